@@ -1,0 +1,64 @@
+"""ember: PyTorch's architecture and API, rebuilt in Python on NumPy.
+
+>>> import ember as torch
+>>> x = torch.ones(2, 3, requires_grad=True)
+>>> (x * 2).sum().backward()
+>>> x.grad
+tensor([[2., 2., 2.],
+        [2., 2., 2.]])
+"""
+__version__ = '0.1.0'
+
+from ._core.dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,
+                          float64, complex64, complex128, promote_types, result_type as _result_type,
+                          get_default_dtype, set_default_dtype, finfo, iinfo)
+from ._core.device import device, set_default_device, get_default_device
+from ._core.dispatch_key import DispatchKey
+from ._core.storage import Storage as UntypedStorage
+from ._tensor import Tensor, Size
+from ._creation import tensor, as_tensor, from_numpy, from_dlpack
+from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state, default_generator
+
+half, float, double, long, int, short, cfloat, cdouble = float16, float32, float64, int64, int32, int16, complex64, complex128
+uint8 = uint8
+contiguous_format, preserve_format, channels_last = 'contiguous_format', 'preserve_format', 'channels_last'
+strided = 'strided'
+
+# operator declarations (the table), then the backends' kernels, then autograd's kernels
+from ._ops import load_all as _load_ops
+_load_ops()
+from ._backends.cpu import register_all as _reg_cpu
+from ._backends.meta import register_all as _reg_meta
+_reg_cpu()
+_reg_meta()
+from .autograd import kernels as _ag_kernels
+_ag_kernels.register_all()
+
+from . import _functions, ops, library
+from ._ops import public as _public
+from . import nn as nn
+
+_public.build(Tensor, _functions.__dict__, nn.functional.__dict__)
+_public.install_operators(Tensor)
+globals().update({k: v for k, v in _functions.__dict__.items() if not k.startswith('__')})
+
+from . import autograd
+from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled
+from ._ops.pointwise import broadcast_shapes
+from ._python_api import *  # noqa: F401,F403  hand-written functions that are not operators
+
+
+def result_type(tensor1, tensor2):
+    return _result_type(tensor1, tensor2)
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(t):
+    return t.is_floating_point()
+
+
+def numel(t):
+    return t.numel()

@@ -1,0 +1,50 @@
+"""CPU kernels for factory operators. ``dtype`` arrives as the resolved NumPy dtype."""
+import numpy as np
+
+
+def _arange(start, end, step, dtype, device):
+    if end is None:
+        start, end = 0, start
+    n = max(0, int(np.ceil((float(end) - float(start)) / float(step))))
+    if np.issubdtype(dtype, np.integer):
+        return (start + step * np.arange(n, dtype=np.int64)).astype(dtype)
+    return (start + step * np.arange(n, dtype=np.float64)).astype(dtype)
+
+
+def _linspace(start, end, steps, dtype, device):
+    if np.issubdtype(dtype, np.integer):
+        return np.linspace(start, end, steps, dtype=np.float64).astype(dtype)
+    return np.linspace(start, end, steps, dtype=np.float64).astype(dtype)
+
+
+def _empty_strided(size, stride, dtype, device):
+    if not size:
+        return np.empty((), dtype)
+    extent = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+    base = np.zeros(max(extent, 1), dtype)
+    isz = base.itemsize
+    return np.ndarray(tuple(size), dtype, base, 0, tuple(s * isz for s in stride))
+
+
+def _randn(size, rng, dtype, device):
+    return rng.standard_normal(size, dtype=np.float64 if dtype not in (np.float32, np.float64) else dtype).astype(dtype, copy=False)
+
+
+def _rand(size, rng, dtype, device):
+    return rng.random(size, dtype=np.float64 if dtype not in (np.float32, np.float64) else dtype).astype(dtype, copy=False)
+
+
+KERNELS = {
+    'empty': lambda size, dtype, device: np.empty(size, dtype),
+    'zeros': lambda size, dtype, device: np.zeros(size, dtype),
+    'ones': lambda size, dtype, device: np.ones(size, dtype),
+    'full': lambda size, fill, dtype, device: np.full(size, fill, dtype),
+    'arange': _arange,
+    'linspace': _linspace,
+    'eye': lambda n, m, dtype, device: np.eye(n, m, dtype=dtype),
+    'empty_strided': _empty_strided,
+    'rand': _rand,
+    'randn': _randn,
+    'randint.low': lambda low, high, size, rng, dtype, device: rng.integers(low, high, size).astype(dtype),
+    'randperm': lambda n, rng, dtype, device: rng.permutation(n).astype(dtype),
+}

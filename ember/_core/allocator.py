@@ -1,0 +1,172 @@
+"""Allocators: where a Storage's bytes come from.
+
+An allocator hands out flat byte buffers (NumPy ``uint8`` arrays, or CuPy ones
+on a GPU). The memory goes back when the last array viewing the buffer dies:
+each buffer carries a ``weakref.finalize`` that returns its block, so tensors,
+views and NumPy arrays made from them all keep the block alive for as long as
+they need it, with no manual free.
+
+`CachingAllocator` is the design of PyTorch's CUDA caching allocator in
+miniature: sizes are rounded to classes, freed blocks go to a free list instead
+of back to the device, a large free block is split to serve a small request,
+and `empty_cache()` gives unused segments back.
+"""
+import bisect
+import weakref
+
+import numpy as np
+
+
+class Allocator:
+    """Interface: ``allocate(nbytes) -> uint8 array`` whose memory lives as long as the array."""
+    alignment = 1
+
+    def allocate(self, nbytes):
+        raise NotImplementedError
+
+    def memory_stats(self):
+        return {}
+
+
+def _aligned_buffer(nbytes, alignment):
+    """A uint8 array of ``nbytes`` whose first byte is ``alignment``-aligned."""
+    raw = np.empty(nbytes + alignment, dtype=np.uint8)
+    shift = -raw.ctypes.data % alignment
+    return raw[shift:shift + nbytes]
+
+
+class CPUAllocator(Allocator):
+    """Plain aligned host memory (64 bytes by default, like c10's alloc_cpu)."""
+
+    def __init__(self, alignment=64):
+        self.alignment = alignment
+        self.stats = {'allocated_bytes': 0, 'num_allocs': 0}
+
+    def allocate(self, nbytes):
+        buf = _aligned_buffer(max(nbytes, 1), self.alignment)[:nbytes]
+        self.stats['num_allocs'] += 1
+        self.stats['allocated_bytes'] += nbytes
+        weakref.finalize(buf, self._release, nbytes)
+        return buf
+
+    def _release(self, nbytes):
+        self.stats['allocated_bytes'] -= nbytes
+
+    def memory_stats(self):
+        return dict(self.stats)
+
+
+class _Block:
+    __slots__ = ('segment', 'offset', 'size', 'free')
+
+    def __init__(self, segment, offset, size):
+        self.segment, self.offset, self.size, self.free = segment, offset, size, True
+
+
+class CachingAllocator(Allocator):
+    """A caching allocator over a raw device allocator ``raw_alloc(nbytes) -> uint8 array``.
+
+    Requests are rounded up to ``round_to`` bytes (512, as CUDA's small
+    blocks); a miss reserves a segment of at least ``segment_size`` bytes
+    from the device. A block bigger than needed is split and the remainder
+    stays cached; neighbouring free blocks of a segment merge again on free.
+
+    >>> import numpy as np
+    >>> a = CachingAllocator(lambda n: np.empty(n, np.uint8), alignment=32)
+    >>> buf = a.allocate(100); del buf
+    >>> buf = a.allocate(200); a.memory_stats()['num_cache_hits']
+    1
+    """
+
+    def __init__(self, raw_alloc, alignment=512, round_to=512, segment_size=2 << 20):
+        self.raw_alloc = raw_alloc
+        self.alignment = alignment
+        self.round_to = max(round_to, alignment)
+        self.segment_size = segment_size
+        self._segments = {}        # id -> (raw array, [blocks in address order])
+        self._free = []            # sorted (size, segment id, offset) of free blocks
+        self._stats = dict.fromkeys(('allocated_bytes', 'reserved_bytes', 'peak_allocated_bytes',
+                                     'num_allocs', 'num_cache_hits', 'num_segments', 'num_frees'), 0)
+
+    def round_size(self, nbytes):
+        r = self.round_to
+        return max(r, (nbytes + r - 1) // r * r)
+
+    def allocate(self, nbytes):
+        size = self.round_size(nbytes)
+        block = self._take_free(size)
+        if block is None:
+            block = self._new_segment(size)
+        else:
+            self._stats['num_cache_hits'] += 1
+        if block.size > size:
+            self._split(block, size)
+        block.free = False
+        st = self._stats
+        st['allocated_bytes'] += block.size
+        st['num_allocs'] += 1
+        st['peak_allocated_bytes'] = max(st['peak_allocated_bytes'], st['allocated_bytes'])
+        raw = self._segments[block.segment][0]
+        buf = raw[block.offset:block.offset + nbytes]
+        weakref.finalize(buf, self._free_block, block)
+        return buf
+
+    def _take_free(self, size):
+        i = bisect.bisect_left(self._free, (size, -1, -1))
+        if i == len(self._free):
+            return None
+        _, seg, off = self._free.pop(i)
+        return next(b for b in self._segments[seg][1] if b.offset == off)
+
+    def _new_segment(self, size):
+        seg_bytes = max(size, self.segment_size)
+        raw = _aligned_buffer(seg_bytes, self.alignment) if self.raw_alloc is None else self.raw_alloc(seg_bytes)
+        if raw.ctypes.data % self.alignment:
+            raise RuntimeError(f"raw allocator returned memory not aligned to {self.alignment} bytes")
+        sid = id(raw)
+        block = _Block(sid, 0, seg_bytes)
+        self._segments[sid] = (raw, [block])
+        self._stats['reserved_bytes'] += seg_bytes
+        self._stats['num_segments'] += 1
+        return block
+
+    def _split(self, block, size):
+        rest = _Block(block.segment, block.offset + size, block.size - size)
+        blocks = self._segments[block.segment][1]
+        blocks.insert(blocks.index(block) + 1, rest)
+        block.size = size
+        bisect.insort(self._free, (rest.size, rest.segment, rest.offset))
+
+    def _free_block(self, block):
+        self._stats['allocated_bytes'] -= block.size
+        self._stats['num_frees'] += 1
+        block.free = True
+        blocks = self._segments[block.segment][1]
+        i = blocks.index(block)
+        for j in (i + 1, i - 1):  # merge with free neighbours (next first keeps i valid)
+            if 0 <= j < len(blocks) and blocks[j].free:
+                other = blocks[j]
+                self._free.remove((other.size, other.segment, other.offset))
+                first, second = (block, other) if j > i else (other, block)
+                first.size += second.size
+                blocks.remove(second)
+                block = first
+        bisect.insort(self._free, (block.size, block.segment, block.offset))
+
+    def empty_cache(self):
+        """Give every segment with no live block back to the device."""
+        for sid, (raw, blocks) in list(self._segments.items()):
+            if len(blocks) == 1 and blocks[0].free:
+                self._free.remove((blocks[0].size, sid, 0))
+                del self._segments[sid]
+                self._stats['reserved_bytes'] -= blocks[0].size
+                self._stats['num_segments'] -= 1
+
+    def memory_stats(self):
+        return dict(self._stats)
+
+    def memory_allocated(self):
+        return self._stats['allocated_bytes']
+
+    def memory_reserved(self):
+        return self._stats['reserved_bytes']

@@ -1,0 +1,151 @@
+"""Devices and the device registry.
+
+A device type (``cpu``, ``meta``, ``cuda``, or one a user adds) is described by
+one `DeviceInterface`: its dispatch key, its allocator, the array module its
+kernels use (NumPy, CuPy, or a stand-in for meta), and how to move arrays to and
+from the host. A new device (PrivateUse1-style) is a new interface in the
+registry plus kernels registered for its key through ``ember.library``.
+"""
+import numpy as np
+
+from .allocator import CPUAllocator
+from .dispatch_key import DispatchKey
+
+
+class DeviceInterface:
+    """What ember needs to know of a device type.
+
+    ``to_host(array) -> np.ndarray`` and ``from_host(np.ndarray, index) -> array`` move data;
+    ``xp`` is the NumPy-like module kernels use; ``allocator`` makes Storages.
+    """
+
+    def __init__(self, name, key, allocator=None, xp=np, to_host=None, from_host=None, device_count=1):
+        self.name, self.key = name, DispatchKey(key)
+        self.allocator = allocator
+        self.xp = xp
+        self.to_host = to_host or (lambda a: a)
+        self.from_host = from_host or (lambda a, index=None: a)
+        self.device_count = device_count
+        self.keyset = 1 << int(key)
+
+
+_REGISTRY = {}
+_BY_KEY = {}
+
+
+def register_device(iface):
+    _REGISTRY[iface.name] = iface
+    _BY_KEY[iface.key] = iface
+    return iface
+
+
+def device_interface(type_name):
+    try:
+        return _REGISTRY[type_name]
+    except KeyError:
+        raise RuntimeError(f"Expected one of {', '.join(_REGISTRY)} device type at start of device string: "
+                           f"{type_name}") from None
+
+
+def interface_for_key(key):
+    return _BY_KEY[key]
+
+
+def registered_types():
+    return tuple(_REGISTRY)
+
+
+class device:
+    """A device, as torch.device: ``device('cuda:0')``, ``device('cuda', 0)``, ``device(type='cpu')``.
+
+    >>> import ember
+    >>> ember.device('cuda:1')
+    device(type='cuda', index=1)
+    """
+    __slots__ = ('type', 'index', '_iface')
+    _cache = {}
+
+    def __new__(cls, type=None, index=None):
+        if isinstance(type, device):
+            return type
+        key = (type, index)
+        hit = cls._cache.get(key)
+        if hit is not None:
+            return hit
+        if isinstance(type, int):
+            type, index = 'cuda', type
+        if not isinstance(type, str):
+            raise TypeError(f"device() received an invalid combination of arguments - got ({type!r})")
+        name = type
+        if ':' in type:
+            if index is not None:
+                raise ValueError(f"type (string) must not include an index because index was passed explicitly: {type}")
+            name, _, idx = type.partition(':')
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            index = int(idx)
+        if index is not None and index < 0:
+            raise RuntimeError(f"Device index must not be negative")
+        self = object.__new__(cls)
+        object.__setattr__(self, 'type', name)
+        object.__setattr__(self, 'index', index)
+        object.__setattr__(self, '_iface', device_interface(name))
+        if len(cls._cache) < 4096:
+            cls._cache[key] = self
+        return self
+
+    def __setattr__(self, k, v):
+        raise AttributeError("device is immutable")
+
+    def __repr__(self):
+        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f'{self.type}:{self.index}'
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and self.type == other.type and self.index == other.index
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+class _MetaXP:
+    """The meta device's 'array module': there is no data to compute on."""
+
+
+register_device(DeviceInterface('cpu', DispatchKey.CPU, CPUAllocator(64)))
+register_device(DeviceInterface('meta', DispatchKey.Meta, None, xp=_MetaXP))
+
+CPU = device('cpu')
+META = device('meta')
+
+
+def canonical(dev):
+    """``'cuda'`` -> ``device('cuda', 0)`` for devices with indices; cpu and meta keep None."""
+    if dev is None:
+        return CPU
+    d = device(dev)
+    if d.index is None and d.type not in ('cpu', 'meta'):
+        return device(d.type, 0)
+    return d
+
+
+_default_device = [CPU]
+
+
+def set_default_device(dev):
+    _default_device[0] = CPU if dev is None else canonical(dev)
+
+
+def get_default_device():
+    return _default_device[0]
+
+
+def current_default_keyset():
+    return _default_device[0]._iface.keyset

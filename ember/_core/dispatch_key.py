@@ -1,0 +1,53 @@
+"""Dispatch keys and key sets.
+
+A `DispatchKeySet` is a plain int used as a bitset: bit ``k.value`` is set when
+key ``k`` is present, and a larger value means a higher priority, so the key to
+run is ``ks.bit_length() - 1``. Plain ints keep the hot path to a few integer
+operations (ARCHITECTURE rule 4); `keyset_names` turns one back into words.
+"""
+import enum
+
+
+class DispatchKey(enum.IntEnum):
+    """Keys in priority order: the last one listed wins."""
+    # backends (lowest priority: reached after every transformation has run)
+    PrivateUse1 = 1
+    Meta = 2
+    CUDA = 3
+    CPU = 4
+    # transformations
+    Autograd = 8
+    AutocastCPU = 9
+    AutocastCUDA = 10
+    Python = 12           # Python dispatch modes (tracing, profiling, fake tensors)
+    # alias keys: never in a key set, only in kernel tables
+    CompositeExplicitAutograd = 20   # a kernel that works for every backend, below Autograd
+    CompositeImplicitAutograd = 21   # a decomposition into other ops; autograd comes for free
+
+
+BACKEND_KEYS = (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta, DispatchKey.PrivateUse1)
+AUTOGRAD_BIT = 1 << DispatchKey.Autograd
+PYTHON_BIT = 1 << DispatchKey.Python
+BACKEND_MASK = sum(1 << k for k in BACKEND_KEYS)
+
+
+def below(key):
+    """The mask that keeps only keys of lower priority than ``key`` (used to redispatch)."""
+    return (1 << int(key)) - 1
+
+
+def highest(ks):
+    return DispatchKey(ks.bit_length() - 1)
+
+
+def keyset(*keys):
+    ks = 0
+    for k in keys:
+        ks |= 1 << int(k)
+    return ks
+
+
+def keyset_names(ks):
+    """``DispatchKeySet(Autograd, CPU)``: the keys of ``ks``, highest priority first."""
+    names = [k.name for k in sorted(DispatchKey, reverse=True) if ks >> int(k) & 1]
+    return 'DispatchKeySet(' + ', '.join(names) + ')'

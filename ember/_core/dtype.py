@@ -1,0 +1,223 @@
+"""Data types and torch's type promotion.
+
+A `dtype` is an immutable singleton that knows its NumPy equivalent. Promotion
+follows torch, not NumPy: categories bool < integer < floating < complex, and
+Python scalars ("wrapped numbers") and 0-dim tensors never raise the result
+above the category of the dimensioned tensors (see NOTE [result type]).
+"""
+import numpy as np
+
+try:  # bfloat16 has no NumPy type of its own; ml_dtypes is the field's standard
+    import ml_dtypes
+    _BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - optional
+    _BF16 = None
+
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
+
+
+class dtype:
+    """A tensor element type, e.g. ``ember.float32``.
+
+    >>> import ember
+    >>> ember.float32.is_floating_point, ember.float32.itemsize
+    (True, 4)
+    """
+    __slots__ = ('name', 'np', 'itemsize', 'category', 'is_signed', '_rank', '__weakref__')
+
+    def __init__(self, name, np_dtype, category, rank):
+        self.name = name
+        self.np = np.dtype(np_dtype) if np_dtype is not None else None
+        self.itemsize = self.np.itemsize if self.np is not None else 2
+        self.category = category
+        self.is_signed = name not in ('uint8', 'bool')
+        self._rank = rank
+
+    is_floating_point = property(lambda self: self.category == _FLOAT)
+    is_complex = property(lambda self: self.category == _COMPLEX)
+
+    def to_real(self):
+        return {'complex64': float32, 'complex128': float64}.get(self.name, self)
+
+    def to_complex(self):
+        return {'float64': complex128, 'complex128': complex128}.get(self.name, complex64)
+
+    def __repr__(self):
+        return 'ember.' + self.name
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self.name,))
+
+
+bool_ = dtype('bool', np.bool_, _BOOL, 0)
+uint8 = dtype('uint8', np.uint8, _INT, 1)
+int8 = dtype('int8', np.int8, _INT, 1)
+int16 = dtype('int16', np.int16, _INT, 2)
+int32 = dtype('int32', np.int32, _INT, 3)
+int64 = dtype('int64', np.int64, _INT, 4)
+float16 = dtype('float16', np.float16, _FLOAT, 1)
+bfloat16 = dtype('bfloat16', _BF16, _FLOAT, 1)
+float32 = dtype('float32', np.float32, _FLOAT, 2)
+float64 = dtype('float64', np.float64, _FLOAT, 3)
+complex64 = dtype('complex64', np.complex64, _COMPLEX, 2)
+complex128 = dtype('complex128', np.complex128, _COMPLEX, 3)
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
+_BY_NAME = {d.name: d for d in ALL}
+# torch's aliases: torch.float, torch.long, torch.half, ...
+ALIASES = {'float': float32, 'double': float64, 'half': float16, 'long': int64, 'int': int32,
+           'short': int16, 'cfloat': complex64, 'cdouble': complex128, 'bool': bool_}
+_FROM_NP = {d.np: d for d in ALL if d.np is not None}
+
+
+def _dtype_by_name(name):
+    return _BY_NAME[name]
+
+
+def from_numpy_dtype(npd):
+    """The ember dtype of a NumPy dtype; TypeError for types torch lacks."""
+    try:
+        return _FROM_NP[npd]
+    except KeyError:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{np.dtype(npd).name}. The only supported "
+                        "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
+                        "int8, uint8, and bool.") from None
+
+
+def _promote_pair(a, b):
+    if a is b:
+        return a
+    if a.category != b.category:
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == _COMPLEX and lo.category == _FLOAT and lo._rank > hi._rank:
+            return complex128
+        return hi
+    if a.category == _INT:
+        if uint8 in (a, b):  # uint8 with a signed type: the smallest signed type holding both
+            other = b if a is uint8 else a
+            return int16 if other is int8 else other
+        return a if a._rank > b._rank else b
+    if a.category == _FLOAT and a._rank == b._rank:  # float16 with bfloat16
+        return float32
+    return a if a._rank > b._rank else b
+
+
+_PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
+
+
+def promote_types(a, b):
+    """The smallest dtype both ``a`` and ``b`` convert to, as torch.promote_types.
+
+    >>> import ember
+    >>> ember.promote_types(ember.uint8, ember.int8)
+    ember.int16
+    """
+    return _PROMOTE[a, b]
+
+
+_default = [float32]
+
+
+def get_default_dtype():
+    return _default[0]
+
+
+def set_default_dtype(d):
+    if d not in (float16, bfloat16, float32, float64):
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default[0] = d
+
+
+def default_complex():
+    return complex128 if _default[0] is float64 else complex64
+
+
+def scalar_dtype(x):
+    """The dtype a Python scalar takes when it becomes a tensor on its own."""
+    t = type(x)
+    if t is bool or isinstance(x, (bool, np.bool_)):
+        return bool_
+    if t is int or isinstance(x, (int, np.integer)):
+        return int64
+    if t is float or isinstance(x, (float, np.floating)):
+        return _default[0]
+    if isinstance(x, complex):
+        return default_complex()
+    raise TypeError(f"expected a number, got {type(x).__name__}")
+
+
+# NOTE [result type]
+# torch keeps three running results: dimensioned tensors, 0-dim tensors and
+# wrapped Python numbers. A lower tier only counts when it is of a higher
+# category than the tier above it (c10's combine_categories), which is why
+# `int64_tensor + 2.5` is float32 (the default dtype) while NumPy says float64.
+
+def _combine(higher, lower):
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.category == _COMPLEX:
+        return higher
+    if lower.category == _COMPLEX:
+        return higher.to_complex() if higher.category == _FLOAT else lower
+    if higher.category == _FLOAT:
+        return higher
+    if higher is bool_ or lower.category == _FLOAT:
+        return _PROMOTE[higher, lower]
+    return higher
+
+
+def result_type_of(dim_result, zero_result, wrapped_result):
+    return _combine(dim_result, _combine(zero_result, wrapped_result))
+
+
+def _tier_update(acc, d):
+    return d if acc is None else _PROMOTE[acc, d]
+
+
+def result_type(*operands):
+    """torch.result_type over tensors (anything with ``dtype`` and ``ndim``) and Python numbers."""
+    dim = zero = wrapped = None
+    for x in operands:
+        d = getattr(x, 'dtype', None)
+        if isinstance(d, dtype):
+            if x.ndim:
+                dim = _tier_update(dim, d)
+            else:
+                zero = _tier_update(zero, d)
+        else:
+            wrapped = _tier_update(wrapped, scalar_dtype(x))
+    return result_type_of(dim, zero, wrapped)
+
+
+class finfo:
+    """Machine limits of a floating dtype (torch.finfo)."""
+
+    def __init__(self, type=None):
+        type = type or _default[0]
+        if type.category not in (_FLOAT, _COMPLEX):
+            raise TypeError(f"finfo expects a floating point dtype, got {type}")
+        info = ml_dtypes.finfo(type.to_real().np) if type is bfloat16 else np.finfo(type.to_real().np)
+        self.dtype = type.to_real().name
+        self.bits = type.to_real().itemsize * 8
+        for k in ('eps', 'max', 'min', 'tiny', 'resolution'):
+            setattr(self, k, float(getattr(info, k)))
+        self.smallest_normal = self.tiny
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Machine limits of an integer dtype (torch.iinfo)."""
+
+    def __init__(self, type):
+        if type.category not in (_INT, _BOOL) or type is bool_:
+            raise TypeError(f"iinfo expects an integer dtype, got {type}")
+        info = np.iinfo(type.np)
+        self.dtype, self.bits, self.min, self.max = type.name, info.bits, int(info.min), int(info.max)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

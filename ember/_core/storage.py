@@ -1,0 +1,107 @@
+"""Storage: a flat buffer of bytes on a device.
+
+On CPU the buffer is a NumPy ``uint8`` array; a tensor is a strided NumPy view
+of it (sizes, strides, offset), so views of one tensor share the same bytes.
+Tensors made by a kernel adopt the kernel's result array; their Storage is
+built on first request (`Storage.of_array`), which keeps the hot path free of
+Storage objects that nobody asks for.
+"""
+import numpy as np
+
+
+class MetaArray:
+    """What a meta tensor has instead of data: shape, byte strides, dtype, offset.
+
+    It mimics the few ndarray attributes ember reads, so a meta tensor flows
+    through the same code as a CPU one without a branch per device.
+    """
+    __slots__ = ('shape', 'strides', 'dtype', 'offset', 'ndim', 'size', 'itemsize')
+
+    def __init__(self, shape, dtype, strides=None, offset=0):
+        shape = tuple(int(s) for s in shape)
+        self.shape, self.dtype, self.offset, self.ndim = shape, dtype, offset, len(shape)
+        self.itemsize = dtype.itemsize
+        n = 1
+        for s in shape:
+            n *= s
+        self.size = n
+        self.strides = strides if strides is not None else contiguous_strides(shape, self.itemsize)
+
+    def reshape(self, *shape):
+        return MetaArray(shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape, self.dtype)
+
+
+def contiguous_strides(shape, itemsize=1):
+    strides, acc = [], itemsize
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+class Storage:
+    """An untyped buffer: ``nbytes()``, ``data_ptr()``, ``device``, and the allocator that made it.
+
+    >>> import ember
+    >>> t = ember.zeros(4)
+    >>> s = t.untyped_storage(); s.nbytes(), s.device.type
+    (16, 'cpu')
+    """
+    __slots__ = ('data', 'device', 'allocator', '_nbytes', '__weakref__')
+
+    def __init__(self, data, device, allocator=None, nbytes=None):
+        self.data = data            # uint8 array (NumPy/CuPy), or None on meta
+        self.device = device
+        self.allocator = allocator
+        self._nbytes = int(data.size) if nbytes is None else nbytes
+
+    @classmethod
+    def allocate(cls, nbytes, device):
+        iface = device._iface
+        if iface.allocator is None:
+            return cls(None, device, None, nbytes)
+        return cls(iface.allocator.allocate(nbytes), device, iface.allocator, nbytes)
+
+    @classmethod
+    def of_array(cls, a, device):
+        """The storage an adopted array lives in, and the array's element offset in it."""
+        root = a
+        while isinstance(getattr(root, 'base', None), type(a)):
+            root = root.base
+        if not root.flags.c_contiguous and not root.flags.f_contiguous:
+            raise RuntimeError("internal error: cannot find the storage of a non-contiguous root array")
+        flat = root.reshape(-1, order='A').view(np.uint8) if root.size else root.view(np.uint8).reshape(-1)
+        offset_bytes = _ptr(a) - _ptr(root)
+        return cls(flat, device, None), offset_bytes // a.itemsize
+
+    def nbytes(self):
+        return self._nbytes
+
+    def size(self):
+        return self._nbytes
+
+    def __len__(self):
+        return self._nbytes
+
+    def element_size(self):
+        return 1
+
+    def data_ptr(self):
+        return 0 if self.data is None else _ptr(self.data)
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def __getitem__(self, i):
+        return int(self.data[i])
+
+    def __repr__(self):
+        return f' {self.device.type} untyped storage of {self._nbytes} bytes'
+
+
+def _ptr(a):
+    if isinstance(a, np.ndarray):
+        return a.__array_interface__['data'][0]
+    if hasattr(a, 'data') and hasattr(a.data, 'ptr'):  # CuPy
+        return a.data.ptr
+    return 0

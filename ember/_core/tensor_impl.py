@@ -1,0 +1,66 @@
+"""TensorImpl: the fields of a tensor.
+
+A tensor is a strided view of a Storage: ``_a`` is the backend array for that
+view (a NumPy array on CPU, CuPy on CUDA, a `MetaArray` on meta), from which
+sizes, strides and offset are read. Other fields:
+
+``_dtype``, ``_device``   ember's dtype and device
+``_keys``                 its DispatchKeySet (backend bit, plus Autograd when it requires grad)
+``_vc``                   the version counter, a one-element list shared by all views of one base
+``_base``                 the tensor this one is a view of, or None
+``_grad_fn`` etc.         autograd metadata (see ember/autograd)
+
+`ember.Tensor` subclasses TensorImpl, so a field read is one attribute lookup:
+the handle and the impl are one Python object (torch needs two because its
+impl lives in C++).
+
+NOTE [version counter]: every in-place kernel and every ``out=`` write bumps
+``_vc[0]``; views share the list object, so a write through any view is seen by
+all of them and by autograd's saved-tensor checks.
+"""
+from .storage import Storage, MetaArray
+from .dispatch_key import AUTOGRAD_BIT
+
+
+class TensorImpl:
+    # defaults live on the class so that creating a tensor sets only what differs
+    _base = None
+    _storage = None
+    _requires_grad = False
+    _grad_fn = None
+    _grad = None
+    _output_nr = 0
+    _retains_grad = False
+    _hooks = None
+    _post_acc_hooks = None
+    _is_inference = False
+    _is_param = False
+    _view_fn = None
+
+    def _storage_or_make(self):
+        s = self._storage
+        if s is None:
+            a = self._a
+            if isinstance(a, MetaArray):
+                s = Storage(None, self._device, None, nbytes=_meta_nbytes(a))
+            else:
+                s, _ = Storage.of_array(a, self._device)
+            self._storage = s
+        return s
+
+    def _set_requires_grad_flag(self, flag):
+        self._requires_grad = flag
+        self._update_keys()
+
+    def _update_keys(self):
+        if self._requires_grad or self._grad_fn is not None:
+            self._keys |= AUTOGRAD_BIT
+        else:
+            self._keys &= ~AUTOGRAD_BIT
+
+
+def _meta_nbytes(a):
+    if a.size == 0:
+        return 0
+    extent = sum((s - 1) * st for s, st in zip(a.shape, a.strides))
+    return a.offset * a.itemsize + extent + a.itemsize

@@ -1,0 +1,299 @@
+"""The dispatcher: operators, their kernel tables, and the call path.
+
+Each operator is an `OpOverload` with a kernel table keyed by `DispatchKey`.
+A call computes the key set of its tensor arguments, adds the thread-local
+include set, removes the exclude set, and runs the kernel of the highest key.
+The (key set -> kernel) answer is cached per operator and the cache is cleared
+by every registration. Kernels in the table take ``(keyset, *args)`` so a
+kernel can redispatch "below" itself: ``op.redispatch(ks & below(key), *args)``.
+
+NOTE [fallback order] -- written once, in `OpOverload._lookup`:
+  1. the kernel registered for the key itself;
+  2. CompositeImplicitAutograd (for any key): a decomposition into other ops;
+  3. for a backend key: CompositeExplicitAutograd;
+  4. the per-key fallback for all operators (Python modes, Autograd);
+  5. keys with nothing registered fall through to the next key below;
+  6. nothing left: NotImplementedError naming the operator and the backend.
+"""
+import threading
+
+import numpy as np
+
+from .._core.dispatch_key import (DispatchKey, BACKEND_KEYS, below, keyset_names)
+from .._core import device as _device_mod
+from .schema import parse_schema
+
+_BACKEND_SET = frozenset(BACKEND_KEYS)
+_CIA = DispatchKey.CompositeImplicitAutograd
+_CEA = DispatchKey.CompositeExplicitAutograd
+
+
+class _DispatchState(threading.local):
+    """Per-thread include/exclude sets (ints). ``keep`` is the complement of the exclude set."""
+
+    def __init__(self):
+        self.include = 0
+        self.keep = -1
+        self.exclude_depth = {}
+
+
+STATE = _DispatchState()
+_FALLBACKS = {}          # DispatchKey -> fallback(op, ks, *args)
+_OPS = {}                # 'aten::add.Tensor' -> OpOverload
+_TRACE = []              # active trace printers (see ember.debug.trace_dispatch)
+
+
+class OpOverload:
+    """One operator overload, e.g. ``ember.ops.aten.add.Tensor``.
+
+    Calling it dispatches; ``decl`` is ember's declaration of the operator
+    (meta function, derivative, kernels) when it has one.
+    """
+
+    def __init__(self, namespace, schema_text, decl=None, tags=()):
+        self.schema = parse_schema(schema_text)
+        self.namespace = namespace
+        self.name = f'{namespace}::{self.schema.full_name}'
+        self.decl = decl
+        self.tags = tags
+        self.kernels = {}
+        self.cache = {}
+        self.__call__ = None
+        self.call = _generate_caller(self)
+        self.__name__ = self.schema.name
+        self.__qualname__ = self.schema.full_name
+
+    def __call__(self, *args, **kwargs):
+        return self.call(*args, **kwargs)
+
+    def __repr__(self):
+        return f'<OpOverload {self.name}>'
+
+    def __reduce__(self):
+        return (lookup_op, (self.name,))
+
+    # --- kernel table -------------------------------------------------------
+    def register(self, key, kernel, allow_override=False):
+        key = DispatchKey(key)
+        if key in self.kernels and not allow_override:
+            raise RuntimeError(f"This is not allowed since there's already a kernel registered from python "
+                               f"overriding {self.name}'s behavior for {key.name} dispatch key and "
+                               f"{self.namespace} namespace.")
+        self.kernels[key] = kernel
+        clear_caches()
+
+    def unregister(self, key):
+        self.kernels.pop(DispatchKey(key), None)
+        clear_caches()
+
+    def has_kernel_for(self, key):
+        return DispatchKey(key) in self.kernels
+
+    # --- resolution -----------------------------------------------------------
+    def resolve(self, ks):
+        """The kernel for key set ``ks`` (cached)."""
+        kernel, key = self._lookup(ks)
+        if _TRACE:
+            return _traced(self, ks, key, kernel)
+        self.cache[ks] = kernel
+        return kernel
+
+    def _lookup(self, ks):
+        while ks > 0:
+            key = DispatchKey(ks.bit_length() - 1)
+            k = self.kernels.get(key)
+            if k is not None:
+                return k, key
+            k = self.kernels.get(_CIA)
+            if k is not None:
+                return k, _CIA
+            if key in _BACKEND_SET:
+                k = self.kernels.get(_CEA)
+                if k is not None:
+                    return k, _CEA
+                break
+            fb = _FALLBACKS.get(key)
+            if fb is not None:
+                return (lambda ks_, *args, _fb=fb: _fb(self, ks_, *args)), key
+            ks &= below(key)
+        backend = _backend_name(ks)
+        raise NotImplementedError(
+            f"Could not run '{self.name}' with arguments from the '{backend}' backend. This could be because the "
+            f"operator doesn't exist for this backend. '{self.name}' is only available for these backends: "
+            f"[{', '.join(k.name for k in self.kernels)}].")
+
+    def redispatch(self, ks, *args):
+        """Call the kernel for key set ``ks`` directly (``ks`` already masked below the caller's key)."""
+        k = self.cache.get(ks)
+        if k is None:
+            k = self.resolve(ks)
+        return k(ks, *args)
+
+
+def _backend_name(ks):
+    for k in BACKEND_KEYS:
+        if ks >> int(k) & 1:
+            try:
+                return _device_mod.interface_for_key(k).name.upper() if k != DispatchKey.Meta else 'Meta'
+            except KeyError:
+                return k.name
+    return 'Undefined'
+
+
+def clear_caches():
+    for op in _OPS.values():
+        op.cache.clear()
+
+
+def register_fallback(key, fn):
+    """``fn(op, ks, *args)`` runs for every operator that has no kernel for ``key``."""
+    _FALLBACKS[DispatchKey(key)] = fn
+    clear_caches()
+
+
+def unregister_fallback(key):
+    _FALLBACKS.pop(DispatchKey(key), None)
+    clear_caches()
+
+
+def _traced(op, ks, key, kernel):
+    def run(ks_, *args):
+        name = getattr(kernel, '__qualname__', repr(kernel))
+        for emit in _TRACE:
+            emit(f'{op.name:<32} {keyset_names(ks):<44} -> {key.name:<26} {name}')
+        return kernel(ks_, *args)
+    return run
+
+
+def lookup_op(qualname):
+    return _OPS[qualname]
+
+
+def all_ops():
+    return dict(_OPS)
+
+
+def define(namespace, schema_text, decl=None, tags=()):
+    op = OpOverload(namespace, schema_text, decl, tags)
+    if op.name in _OPS:
+        raise RuntimeError(f"Tried to register an operator ({op.schema}) with the same name and overload name "
+                           f"multiple times.")
+    _OPS[op.name] = op
+    return op
+
+
+def undefine(op):
+    _OPS.pop(op.name, None)
+
+
+# --- code generation of each operator's entry point ------------------------
+
+_NUMBER = (int, float, complex, bool, np.number, np.bool_)
+_INT = (int, np.integer)
+_SEQ = (list, tuple)
+
+
+def _tensor_types():
+    from .._core.tensor_impl import TensorImpl
+    return TensorImpl
+
+
+_CHECKS = {  # base type -> expression that is true for a valid value
+    'int': 'isinstance({v}, _INT)',
+    'SymInt': 'isinstance({v}, _INT)',
+    'float': 'isinstance({v}, _NUMBER)',
+    'Scalar': 'isinstance({v}, _NUMBER)',
+    'bool': 'isinstance({v}, (bool, np.bool_, int))',
+    'str': 'isinstance({v}, str)',
+    'int[]': 'isinstance({v}, (list, tuple, int, np.integer))',
+    'SymInt[]': 'isinstance({v}, (list, tuple, int, np.integer))',
+    'float[]': 'isinstance({v}, (list, tuple, int, float))',
+    'bool[]': 'isinstance({v}, (list, tuple))',
+}
+
+
+def _generate_caller(op):
+    """Write the operator's entry point as Python source with the schema's signature.
+
+    The generated function checks argument types, folds the tensor arguments'
+    key sets together, applies the thread-local sets and calls the cached kernel:
+    the whole per-call cost of dispatch.
+    """
+    s = op.schema
+    params, checks, keys, call_args = [], [], [], []
+    seen_kwonly = False
+    allow_numbers = 'pointwise' in op.tags or 'wraps_numbers' in op.tags
+    for i, a in enumerate(s.arguments):
+        if a.kwarg_only and not seen_kwonly:
+            params.append('*')
+            seen_kwonly = True
+        params.append(f'{a.name}={_default_src(a.default)}' if a.has_default else a.name)
+        call_args.append(a.name)
+        bt, opt, n = a.base_type, a.optional, a.name
+        where = f"argument '{n}' (position {i + 1})"
+        if bt == 'Tensor':
+            pre = f'{n} is None' if opt else None
+            if allow_numbers:
+                keys.append(f'    if isinstance({n}, _T): ks |= {n}._keys\n'
+                            f'    elif not ({pre + " or " if pre else ""}isinstance({n}, _NUMBER)): _bad({where!r}, "Tensor", {n})')
+            else:
+                keys.append(f'    if isinstance({n}, _T): ks |= {n}._keys\n'
+                            f'    elif {"not " + pre if pre else "True"}: _bad({where!r}, "Tensor", {n})')
+        elif bt == 'Tensor[]':
+            keys.append(f'    if not isinstance({n}, _SEQ):\n'
+                        f'        {"if " + n + " is not None: " if opt else ""}_bad({where!r}, "tuple of Tensors", {n})\n'
+                        f'    else:\n'
+                        f'        for _t in {n}:\n'
+                        f'            if isinstance(_t, _T): ks |= _t._keys\n'
+                        f'            elif _t is not None: _bad({where!r}, "tuple of Tensors", {n})')
+        elif bt in _CHECKS:
+            cond = _CHECKS[bt].format(v=n)
+            if opt:
+                cond = f'{n} is None or {cond}'
+            checks.append(f'    if not ({cond}): _bad({where!r}, {a.type!r}, {n})')
+    factory = not s.tensor_args
+    dev_arg = next((a.name for a in s.arguments if a.base_type == 'Device'), None)
+    body = ['    ks = 0'] + keys + checks
+    if factory or dev_arg:
+        body.append(f'    if ks == 0: ks = _device_keys({dev_arg if dev_arg else "None"})')
+    body += ['    ks = (ks | _S.include) & _S.keep',
+             '    k = _cache.get(ks)',
+             '    if k is None: k = _resolve(ks)',
+             f'    return k(ks, {", ".join(call_args)})']
+    src = f'def {s.name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
+    g = {'_T': _tensor_types(), '_NUMBER': _NUMBER, '_INT': _INT, '_SEQ': _SEQ, 'np': np, '_S': STATE,
+         '_cache': op.cache, '_resolve': op.resolve, '_device_keys': _device_keys,
+         '_bad': _bad_arg_factory(op), '_defaults': {}}
+    exec(compile(src, f'<ember op {op.name}>', 'exec'), g)
+    fn = g[s.name]
+    fn.__qualname__ = s.full_name
+    fn._op = op
+    return fn
+
+
+_DEFAULT_CONSTS = {}
+
+
+def _default_src(v):
+    if v is None or isinstance(v, (bool, int, float, str)):
+        if isinstance(v, float) and (v != v or v in (float('inf'), float('-inf'))):
+            return f'float({str(v)!r})'
+        return repr(v)
+    if isinstance(v, tuple):
+        return repr(v)
+    raise ValueError(f'unsupported default {v!r}')
+
+
+def _bad_arg_factory(op):
+    def bad(where, expected, value):
+        raise TypeError(f"{op.schema.name}(): {where} must be {expected}, not {type(value).__name__}")
+    return bad
+
+
+def _device_keys(dev):
+    """Key set for factory functions: the device argument picks the backend (BackendSelect)."""
+    if dev is None:
+        return _device_mod.current_default_keyset()
+    if isinstance(dev, _device_mod.device):
+        return dev._iface.keyset
+    return _device_mod.device(dev)._iface.keyset

@@ -1,0 +1,1 @@
+"""The generated ``ember.*`` operator functions live in this module's namespace (see _ops/public.py)."""

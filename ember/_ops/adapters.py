@@ -1,0 +1,307 @@
+"""Adapters: turn a backend's array kernel into a dispatcher kernel.
+
+Backends know arrays; the dispatcher calls kernels with tensors. An adapter is
+generated per (operator, backend) and does the operator-layer work that every
+backend must agree on, so that no kernel repeats it:
+
+1. run the operator's meta function (shapes, dtypes, errors; see registry.py),
+2. unwrap tensors to arrays, casting pointwise inputs to the computation dtype,
+3. call the array kernel (or, on Meta, make shape-only outputs),
+4. wrap results as tensors on the input's device.
+
+In-place and ``out=`` variants are generated from the functional kernel: the
+result is computed first and written only once it is known to fit, so a failed
+in-place op leaves its tensor as it was; then the version counter is bumped
+(NOTE [version counter] in _core/tensor_impl.py).
+"""
+import numpy as np
+
+from .._core import device as _devmod
+from .._core.dtype import from_numpy_dtype, promote_types, _PROMOTE
+from .._core.storage import MetaArray
+from .._core.dispatch_key import DispatchKey
+
+T = None   # ember.Tensor, set by ember/_tensor.py (adapters create tensors; kernels never do)
+
+
+def make_tensor(a, dt, dev):
+    t = T.__new__(T)
+    t._a = a
+    t._dtype = dt
+    t._device = dev
+    t._keys = dev._iface.keyset
+    t._vc = [0]
+    return t
+
+
+def adopt(a, dev):
+    """A tensor over a backend array (NumPy on CPU) whose dtype ember knows."""
+    return make_tensor(a, from_numpy_dtype(a.dtype), dev)
+
+
+_SCALARS = frozenset(type(np.zeros((), d)[()]) for d in (np.float16, np.float32, np.float64, np.int8, np.int16,
+                                                        np.int32, np.int64, np.uint8, np.bool_, np.complex64,
+                                                        np.complex128))
+
+
+def _is_meta_key(key):
+    return key == DispatchKey.Meta
+
+
+# --- codegen helpers -------------------------------------------------------
+
+def _signature(op):
+    return [a.name for a in op.schema.arguments]
+
+
+def _unwrap_expr(a, cast):
+    n = a.name
+    if a.base_type == 'Tensor':
+        if cast:
+            return f'(({n}._a if {n}._dtype is _cd else {n}._a.astype(_cd.np)) if isinstance({n}, _T) else {n})'
+        return f'({n}._a if isinstance({n}, _T) else {n})'
+    if a.base_type == 'Generator':
+        return f'({n} if {n} is not None else _default_gen())._rng'
+    if a.base_type == 'Tensor[]':
+        return f'([_x._a if isinstance(_x, _T) else _x for _x in {n}] if {n} is not None else None)'
+    return n
+
+
+def _device_expr(op):
+    """Source for the device of the outputs: a Device argument, else the first tensor argument."""
+    s = op.schema
+    dev = next((a.name for a in s.arguments if a.base_type == 'Device'), None)
+    first = next((a for a in s.arguments if a.base_type in ('Tensor', 'Tensor[]')), None)
+    fallback = '_default_device()'
+    if first is not None:
+        if first.base_type == 'Tensor[]':
+            fallback = f'_first_dev({first.name})'
+        else:
+            fallback = f'({first.name}._device if isinstance({first.name}, _T) else _first_dev([{", ".join(a.name for a in s.arguments if a.base_type == "Tensor")}]))'
+    if dev:
+        return f'(_canon({dev}) if {dev} is not None else {fallback})'
+    return fallback
+
+
+def _first_dev(ts):
+    for t in ts:
+        if isinstance(t, T):
+            return t._device
+    return _devmod.get_default_device()
+
+
+def _default_gen():
+    from .. import random
+    return random.default_generator
+
+
+_GLOBALS = lambda: {'_default_gen': _default_gen, '_T': T, '_canon': _devmod.canonical, '_default_device': _devmod.get_default_device,
+                    '_first_dev': _first_dev, '_make': make_tensor, '_wrap_outputs': wrap_outputs,
+                    '_MetaArray': MetaArray, 'np': np, '_SCALARS': _SCALARS, '_to_numpy': from_numpy_dtype}
+
+
+def _compile(src, name, g):
+    exec(compile(src, f'<ember adapter {name}>', 'exec'), g)
+    return g['kernel']
+
+
+# --- functional kernels ----------------------------------------------------
+
+def functional_kernel(op, fn, key):
+    """The dispatcher kernel for a functional op on a backend (``fn`` is None on Meta)."""
+    decl = op.decl
+    kind = decl.kind if decl is not None else 'generic'
+    if kind == 'view':
+        return view_kernel(op, key)
+    meta = decl.meta if decl is not None else None
+    names = _signature(op)
+    cast = kind == 'pointwise'
+    args = ', '.join('_m[1].np' if (a.base_type == 'ScalarType' and a.name == 'dtype' and meta is not None
+                                   and kind != 'pointwise') else _unwrap_expr(a, cast)
+                     for a in op.schema.arguments)
+    dev = _device_expr(op)
+    meta_backend = fn is None
+    if meta is None and meta_backend:
+        raise RuntimeError(f"{op.name} has no meta function, so it cannot run on the Meta backend")
+    lines = [f'def kernel(_ks, {", ".join(names)}):']
+    if kind == 'pointwise':
+        lines += [f'    _shape, _od, _cd = _meta({", ".join(names)})']
+        if meta_backend:
+            lines += [f'    return _make(_MetaArray(_shape, _od.np), _od, {dev})']
+        else:
+            lines += [f'    _r = _fn({args})',
+                      f'    if _r.__class__ in _SCALARS: _r = np.asarray(_r)',
+                      f'    if _r.dtype != _od.np: _r = _r.astype(_od.np)',
+                      f'    return _make(_r, _od, {dev})']
+    else:
+        if meta is not None:
+            lines += [f'    _m = _meta({", ".join(names)})']
+        if meta_backend:
+            lines += [f'    return _wrap_outputs(None, _m, {dev})']
+        else:
+            lines += [f'    _r = _fn({args})',
+                      f'    return _wrap_outputs(_r, {"_m" if meta is not None else "None"}, {dev})']
+    g = _GLOBALS()
+    g.update(_meta=meta, _fn=fn)
+    k = _compile('\n'.join(lines) + '\n', op.name, g)
+    k.__qualname__ = f'{"meta" if meta_backend else key.name.lower()}::{op.schema.full_name}'
+    return k
+
+
+def wrap_outputs(r, m, dev):
+    """Results of a generic kernel as tensors. ``m`` is the meta result: ``(shape, dtype)``,
+    a list of those for several outputs, or None (then the arrays' own dtypes count)."""
+    if m is None:
+        if isinstance(r, (tuple, list)):
+            return tuple(adopt(np.asarray(x) if isinstance(x, np.generic) else x, dev) for x in r)
+        return adopt(np.asarray(r) if isinstance(r, np.generic) else r, dev)
+    if isinstance(m, list):
+        if r is None:
+            return tuple(make_tensor(MetaArray(s, d.np), d, dev) for s, d in m)
+        return tuple(_one(x, s, d, dev) for x, (s, d) in zip(r, m))
+    if r is None:
+        return make_tensor(MetaArray(m[0], m[1].np), m[1], dev)
+    return _one(r, m[0], m[1], dev)
+
+
+def _one(r, shape, dt, dev):
+    if isinstance(r, np.generic):
+        r = np.asarray(r)
+    if r.dtype != dt.np:
+        r = r.astype(dt.np)
+    if r.shape != shape:
+        if r.size != _numel(shape):
+            raise RuntimeError(f"internal error: kernel returned shape {tuple(r.shape)}, meta says {tuple(shape)}")
+        r = r.reshape(shape)
+    return make_tensor(r, dt, dev)
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+# --- views -------------------------------------------------------------------
+
+def view_kernel(op, key):
+    """Views need no kernel: the meta function gives sizes, strides and offset in elements,
+    and the result shares the input's storage and version counter."""
+    meta = op.decl.meta
+    meta_backend = _is_meta_key(key)
+
+    def kernel(ks, self, *args):
+        shape, strides, offset = meta(self, *args)
+        return make_view(self, shape, strides, offset, meta_backend)
+    kernel.__qualname__ = f'view::{op.schema.full_name}'
+    return kernel
+
+
+def make_view(self, shape, strides, offset, meta_backend=None):
+    a = self._a
+    if meta_backend or isinstance(a, MetaArray):
+        isz = a.itemsize
+        va = MetaArray(shape, a.dtype, tuple(s * isz for s in strides), offset)
+    else:
+        st = self._storage_or_make()
+        isz = a.itemsize
+        va = np.ndarray(shape, a.dtype, st.data, offset * isz, tuple(s * isz for s in strides)) \
+            if isinstance(st.data, np.ndarray) else _xp_view(st.data, a.dtype, shape, strides, offset)
+    t = T.__new__(T)
+    t._a = va
+    t._dtype = self._dtype
+    t._device = self._device
+    t._keys = self._device._iface.keyset
+    t._vc = self._vc
+    t._storage = self._storage
+    t._base = self._base if self._base is not None else self
+    return t
+
+
+def _xp_view(flat, dtype, shape, strides, offset):
+    """A strided view for non-NumPy array modules (CuPy has the same ndarray constructor)."""
+    isz = np.dtype(dtype).itemsize
+    return type(flat)(shape, dtype, flat.data, offset * isz, tuple(s * isz for s in strides))
+
+
+# --- in-place and out= -------------------------------------------------------
+
+def _shape_str(s):
+    return '[' + ', '.join(str(x) for x in s) + ']'
+
+
+def check_inplace_shape(self_shape, shape):
+    if tuple(self_shape) != tuple(shape):
+        raise RuntimeError(f"output with shape {_shape_str(self_shape)} doesn't match the broadcast shape "
+                           f"{_shape_str(shape)}")
+
+
+def check_cast(res, out):
+    """torch's rule for writing a result into an existing tensor: no category downgrade."""
+    if res.category > out.category:
+        raise RuntimeError(f"result type {_tname(res)} can't be cast to the desired output type {_tname(out)}")
+
+
+def _tname(d):
+    return {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'bfloat16': 'BFloat16', 'int64': 'Long',
+            'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool',
+            'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble'}[d.name]
+
+
+def write_into(dst, src_arr):
+    """Copy a result array into a tensor's memory (casting), and bump its version."""
+    a = dst._a
+    if not isinstance(a, MetaArray):
+        if src_arr.dtype != a.dtype:
+            src_arr = src_arr.astype(a.dtype)
+        a[...] = src_arr
+    dst._vc[0] += 1
+    return dst
+
+
+def inplace_kernel(decl, functional):
+    """``add_`` from ``add``: compute out of place, check it fits ``self``, then write."""
+    def kernel(ks, self, *args):
+        r = functional(ks, self, *args)
+        check_inplace_shape(self._a.shape, r._a.shape)
+        check_cast(r._dtype, self._dtype)
+        return write_into(self, r._a)
+    kernel.__qualname__ = f'inplace::{decl.inplace_op.schema.full_name}'
+    return kernel
+
+
+def out_kernel(decl, functional):
+    """``add(..., out=t)``: compute, resize ``out`` if needed, check the cast, write."""
+    n = len(decl.op.schema.returns)
+
+    def kernel(ks, *args):
+        ins, outs = args[:-n], args[-n:]
+        res = functional(ks, *ins)
+        res = res if isinstance(res, tuple) else (res,)
+        for o, r in zip(outs, res):
+            if not isinstance(o, T):
+                raise TypeError(f"{decl.name}(): argument 'out' must be Tensor, not {type(o).__name__}")
+            if o._device != r._device:
+                raise RuntimeError(f"Expected out tensor to have device {r._device}, but got {o._device} instead")
+            check_cast(r._dtype, o._dtype)
+            if o._a.shape != r._a.shape:
+                resize_out(o, r._a.shape)
+            write_into(o, r._a)
+        return outs[0] if n == 1 else tuple(outs)
+    kernel.__qualname__ = f'out::{decl.out_op.schema.full_name}'
+    return kernel
+
+
+def resize_out(o, shape):
+    if o._a.size != 0:
+        import warnings
+        warnings.warn(f"An output with one or more elements was resized since it had shape {list(o._a.shape)}, "
+                      f"which does not match the required output shape {list(shape)}. This behavior is "
+                      "deprecated, and in a future PyTorch release outputs will not be resized unless they "
+                      "have zero elements.", UserWarning, stacklevel=4)
+    if isinstance(o._a, MetaArray):
+        o._a = MetaArray(shape, o._a.dtype)
+    else:
+        o._a = o._device._iface.xp.empty(shape, o._a.dtype)
+    o._storage = None

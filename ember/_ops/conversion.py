@@ -1,0 +1,61 @@
+"""Copies and conversions: ``_to_copy`` (dtype and device moves), ``copy_``, ``clone``, ``contiguous``.
+
+Moving between devices is the one place arrays cross backends, so ``_to_copy``
+and ``copy_`` are written once here over each device's ``to_host``/``from_host``
+(DeviceInterface) instead of a kernel per pair of devices.
+"""
+from .._core.storage import MetaArray
+from .._core.device import canonical
+from . import adapters
+from .pointwise import broadcast_shapes
+from .registry import declare
+
+
+def _move(arr, src_dev, dst_dev):
+    if src_dev == dst_dev:
+        return arr
+    if isinstance(arr, MetaArray):
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    if dst_dev.type == 'meta':
+        return MetaArray(arr.shape, arr.dtype)
+    return dst_dev._iface.from_host(src_dev._iface.to_host(arr), dst_dev.index)
+
+
+def _to_copy(self, dtype=None, device=None, non_blocking=False):
+    dev = canonical(device) if device is not None else self._device
+    dt = dtype or self._dtype
+    a = _move(self._a, self._device, dev)
+    if isinstance(a, MetaArray):
+        a = MetaArray(a.shape, dt.np)
+    elif a is self._a or a.dtype != dt.np:
+        a = a.astype(dt.np)       # always a new array: _to_copy never aliases its input
+    return adapters.make_tensor(a, dt, dev)
+
+
+def _copy_(self, src, non_blocking=False):
+    broadcast_shapes(self._a.shape, src._a.shape)
+    if broadcast_shapes(self._a.shape, src._a.shape) != tuple(self._a.shape):
+        raise RuntimeError(f"output with shape {list(self._a.shape)} doesn't match the broadcast shape "
+                           f"{list(broadcast_shapes(self._a.shape, src._a.shape))}")
+    a = _move(src._a, src._device, self._device)
+    if not isinstance(self._a, MetaArray):
+        xp = self._device._iface.xp
+        self._a[...] = xp.broadcast_to(a.astype(self._a.dtype, copy=False), self._a.shape)
+    self._vc[0] += 1
+    return self
+
+
+def _clone_meta(self, memory_format=None):
+    return tuple(self._a.shape), self._dtype
+
+
+declare('_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool non_blocking=False) -> Tensor',
+        explicit=_to_copy, method=False,
+        derivatives={'self': lambda grad, self: grad.to(self.dtype).to(self.device)})
+declare('copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)', explicit=_copy_,
+        derivatives={'src': lambda grad, src: grad.to(src.dtype).to(src.device)}, function=False, name='copy_')
+declare('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', meta=_clone_meta,
+        derivatives={'self': lambda grad: grad})
+declare('contiguous(Tensor self, *, MemoryFormat memory_format=contiguous_format) -> Tensor', function=False,
+        composite=lambda self, memory_format='contiguous_format':
+            self if self.is_contiguous() else self.clone(memory_format='contiguous_format'))

@@ -1,0 +1,117 @@
+"""Factory operators: no tensor inputs, so the ``device`` argument picks the backend.
+
+Their meta functions resolve the dtype torch would choose (``full(2, 3)`` is
+int64, ``arange(0.5)`` is the default float) and the shape; kernels receive the
+resolved NumPy dtype in place of the ``dtype`` argument.
+"""
+import math
+
+from .._core import dtype as D
+from .registry import declare
+
+_F = '*, ScalarType? dtype=None, Device? device=None'
+
+
+def _size(size):
+    if isinstance(size, int) or hasattr(size, '__index__') and not isinstance(size, (tuple, list)):
+        size = (size,)
+    size = tuple(int(s) for s in size)
+    for s in size:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+    return size
+
+
+def _float_or(dtype):
+    return dtype if dtype is not None else D.get_default_dtype()
+
+
+def _shape_meta(size, dtype=None, *rest):
+    return _size(size), _float_or(dtype)
+
+
+def _full_meta(size, fill_value, dtype=None, device=None):
+    return _size(size), dtype if dtype is not None else D.scalar_dtype(fill_value)
+
+
+def arange_length(start, end, step):
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) / step < 0 and end != start:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    return max(0, math.ceil((end - start) / step))
+
+
+def _arange_meta(start, end=None, step=1, dtype=None, device=None):
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        dtype = D.get_default_dtype() if any(isinstance(v, float) or getattr(v, 'dtype', None) in (D.float32, D.float64)
+                                             for v in (start, end, step)) else D.int64
+    return (arange_length(float(start), float(end), float(step)),), dtype
+
+
+def _linspace_meta(start, end, steps, dtype=None, device=None):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return (int(steps),), _float_or(dtype)
+
+
+def _eye_meta(n, m=None, dtype=None, device=None):
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    return (n, n if m is None else m), _float_or(dtype)
+
+
+def _randint_meta(low, high, size, generator=None, dtype=None, device=None):
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    return _size(size), dtype or D.int64
+
+
+def _randperm_meta(n, generator=None, dtype=None, device=None):
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    return (int(n),), dtype or D.int64
+
+
+def _empty_strided_meta(size, stride, dtype=None, device=None):
+    return _size(size), _float_or(dtype)
+
+
+def _factory(schema, meta, **kw):
+    return declare(schema, kind='factory', meta=meta, method=False, differentiable=False, **kw)
+
+
+_factory(f'empty(SymInt[] size, {_F}) -> Tensor', _shape_meta)
+_factory(f'zeros(SymInt[] size, {_F}) -> Tensor', _shape_meta)
+_factory(f'ones(SymInt[] size, {_F}) -> Tensor', _shape_meta)
+_factory(f'full(SymInt[] size, Scalar fill_value, {_F}) -> Tensor', _full_meta)
+_factory(f'arange(Scalar start, Scalar? end=None, Scalar step=1, {_F}) -> Tensor', _arange_meta)
+_factory(f'linspace(Scalar start, Scalar end, int steps, {_F}) -> Tensor', _linspace_meta)
+_factory(f'eye(int n, int? m=None, {_F}) -> Tensor', _eye_meta)
+_factory(f'empty_strided(SymInt[] size, SymInt[] stride, {_F}) -> Tensor', _empty_strided_meta)
+_factory(f'rand(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None) -> Tensor',
+         _shape_meta)
+_factory(f'randn(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None) -> Tensor',
+         _shape_meta)
+_factory(f'randint.low(int low, int high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, '
+         f'Device? device=None) -> Tensor', _randint_meta, name='_randint')
+_factory(f'randperm(int n, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None) -> Tensor',
+         _randperm_meta)
+
+
+def _like(factory):
+    def fn(self, *args, dtype=None, device=None, memory_format=None):
+        from .registry import DECLS
+        return DECLS[factory].op.call(tuple(self.shape), *args, dtype=dtype or self.dtype,
+                                      device=device if device is not None else self.device)
+    fn.__qualname__ = f'{factory}_like'
+    return fn
+
+
+_L = '*, ScalarType? dtype=None, Device? device=None, MemoryFormat? memory_format=None'
+for _n in ('empty', 'zeros', 'ones', 'rand', 'randn'):
+    declare(f'{_n}_like(Tensor self, {_L}) -> Tensor', composite=_like(_n), method=False, differentiable=False)
+declare(f'full_like(Tensor self, Scalar fill_value, {_L}) -> Tensor', composite=_like('full'), method=False,
+        differentiable=False)

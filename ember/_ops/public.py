@@ -1,0 +1,124 @@
+"""Generate the public API from the operator table.
+
+For every declaration: the ``ember.<name>`` function (with ``out=`` when the
+op has an out variant, ``*size`` varargs for shape arguments and
+``requires_grad=`` for factories), the ``Tensor.<name>`` method, the in-place
+method ``Tensor.<name>_`` and, where declared, ``ember.nn.functional.<name>``.
+Nothing here is written per operator.
+"""
+from .registry import DECLS
+
+_VARARG_NAMES = ('size', 'shape', 'dims', 'sizes', 'repeats')
+
+
+def _vararg_position(op):
+    """Index of an int[] argument that may also be given as ``*ints`` (``x.view(2, 3)``)."""
+    args = op.schema.arguments
+    for i, a in enumerate(args):
+        if a.kwarg_only:
+            return None
+        if a.base_type in ('int[]', 'SymInt[]') and a.name in _VARARG_NAMES:
+            if all(b.kwarg_only or b.has_default for b in args[i + 1:]):
+                return i
+            return None
+        if a.base_type not in ('Tensor',):
+            return None
+    return None
+
+
+def _with_varargs(fn, pos):
+    def wrapper(*args, **kwargs):
+        if len(args) > pos + 1 or (len(args) == pos + 1 and not isinstance(args[pos], (tuple, list))
+                                   and not hasattr(args[pos], 'shape')):
+            args = args[:pos] + (tuple(args[pos:]),)
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+def _with_out(fn, out_fn, n_out):
+    if n_out == 1:
+        def wrapper(*args, out=None, **kwargs):
+            if out is None:
+                return fn(*args, **kwargs)
+            return out_fn(*args, out=out, **kwargs)
+    else:
+        names = [a.name for a in out_fn._op.schema.arguments[-n_out:]]
+
+        def wrapper(*args, out=None, **kwargs):
+            if out is None:
+                return fn(*args, **kwargs)
+            kwargs.update(zip(names, out))
+            return out_fn(*args, **kwargs)
+    return wrapper
+
+
+def _with_requires_grad(fn):
+    def wrapper(*args, requires_grad=False, **kwargs):
+        t = fn(*args, **kwargs)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+    return wrapper
+
+
+def _finish(fn, decl, name):
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = decl.doc or f"{decl.op.schema}\n\nSee torch.{name}."
+    fn._op = decl.op
+    return fn
+
+
+def build(Tensor, functions, nn_functional, results=None):
+    """Install every declared operator into ``functions`` (a dict), ``Tensor`` and ``nn_functional``."""
+    for name, decl in DECLS.items():
+        op = decl.op
+        pos = _vararg_position(op)
+        fn = op.call
+        if decl.out_op is not None:
+            fn = _with_out(fn, decl.out_op.call, len(op.schema.returns))
+        if pos is not None:
+            fn = _with_varargs(fn, pos)
+        if decl.kind == 'factory':
+            fn = _with_requires_grad(fn)
+        if fn is not op.call:   # the bare generated entry point needs no wrapper on the hot path
+            fn = _finish(fn, decl, name)
+        if decl.function:
+            functions[name] = fn
+        if decl.nn:
+            nn_functional[name] = fn
+        if decl.method and decl.kind != 'factory':
+            meth = op.call if pos is None else _with_varargs(op.call, pos)
+            if not hasattr(Tensor, name) or getattr(getattr(Tensor, name), '_generated', True):
+                setattr(Tensor, name, meth)
+        if decl.inplace_op is not None:
+            ip = decl.inplace_op.call
+            if decl.method:
+                setattr(Tensor, name + '_', ip if pos is None else _with_varargs(ip, pos))
+            if decl.function:
+                functions[name + '_'] = ip
+
+
+_BINARY = {'add': 'add', 'sub': 'sub', 'mul': 'mul', 'truediv': 'div', 'floordiv': 'floor_divide',
+           'mod': 'remainder', 'pow': 'pow', 'matmul': 'matmul', 'and': 'bitwise_and', 'or': 'bitwise_or',
+           'xor': 'bitwise_xor', 'lshift': 'bitwise_left_shift', 'rshift': 'bitwise_right_shift'}
+_COMPARE = {'eq': 'eq', 'ne': 'ne', 'lt': 'lt', 'le': 'le', 'gt': 'gt', 'ge': 'ge'}
+_UNARY = {'neg': 'neg', 'abs': 'abs', 'invert': 'bitwise_not', 'pos': 'positive'}
+
+
+def install_operators(Tensor):
+    """Python operators (``a + b``, ``a += b``, ``-a``, ``a @ b``) bound straight to the operators' entry points."""
+    for dunder, name in _BINARY.items():
+        d = DECLS.get(name)
+        if d is None:
+            continue
+        fn = d.op.call
+        setattr(Tensor, f'__{dunder}__', fn)
+        setattr(Tensor, f'__r{dunder}__', (lambda f: lambda self, other: f(other, self))(fn))
+        if d.inplace_op is not None:
+            setattr(Tensor, f'__i{dunder}__', d.inplace_op.call)
+    for dunder, name in _COMPARE.items():
+        if name in DECLS:
+            setattr(Tensor, f'__{dunder}__', DECLS[name].op.call)
+    for dunder, name in _UNARY.items():
+        if name in DECLS:
+            setattr(Tensor, f'__{dunder}__', DECLS[name].op.call)

@@ -1,0 +1,428 @@
+"""View operators: new sizes, strides and offset over the same storage.
+
+A view's meta function returns ``(sizes, strides, storage_offset)`` in
+elements; `adapters.make_view` makes the result share the input's storage and
+version counter on every backend, so no backend has view kernels. Composite
+views (reshape, flatten, split, ...) are written in these primitives.
+"""
+from .registry import declare
+
+
+def wrap_dim(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def _geom(t):
+    return tuple(t._a.shape), t.stride(), t.storage_offset()
+
+
+def infer_size(shape, numel):
+    shape = tuple(int(s) for s in ((shape,) if isinstance(shape, int) else shape))
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = shape[:neg[0]] + (numel // known,) + shape[neg[0] + 1:]
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def view_strides(old_shape, old_strides, new_shape):
+    """Strides for viewing (old_shape, old_strides) as new_shape, or None (torch's computeStride)."""
+    if not old_shape:
+        return tuple(1 for _ in new_shape)
+    numel = 1
+    for s in old_shape:
+        numel *= s
+    if numel == 0:
+        from .._core.storage import contiguous_strides
+        return contiguous_strides(new_shape)
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base = old_strides[-1]
+    tensor_numel, view_numel = 1, 1
+    for d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[d]
+        if d == 0 or (old_shape[d - 1] != 1 and old_strides[d - 1] != tensor_numel * chunk_base):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                chunk_base = old_strides[d - 1]
+                tensor_numel, view_numel = 1, 1
+    if view_d != -1:
+        return None
+    return tuple(new_strides)
+
+
+def _view_meta(self, size):
+    shape, strides, off = _geom(self)
+    new = infer_size(size, int(self._a.size))
+    st = view_strides(shape, strides, new)
+    if st is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return new, st, off
+
+
+def _transpose_meta(self, dim0, dim1):
+    shape, strides, off = _geom(self)
+    n = len(shape)
+    if n == 0:
+        wrap_dim(dim0, 0), wrap_dim(dim1, 0)
+        return shape, strides, off
+    d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+    sh, st = list(shape), list(strides)
+    sh[d0], sh[d1] = sh[d1], sh[d0]
+    st[d0], st[d1] = st[d1], st[d0]
+    return tuple(sh), tuple(st), off
+
+
+def _permute_meta(self, dims):
+    shape, strides, off = _geom(self)
+    n = len(shape)
+    dims = [wrap_dim(d, n) for d in dims]
+    if len(dims) != n:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                           f"length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal to "
+                           f"len(dims) = {len(dims)}")
+    if len(set(dims)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return tuple(shape[d] for d in dims), tuple(strides[d] for d in dims), off
+
+
+def _expand_meta(self, size, implicit=False):
+    shape, strides, off = _geom(self)
+    size = tuple(size)
+    if len(size) < len(shape):
+        raise RuntimeError(f"expand(ember.FloatTensor{{{list(shape)}}}, size={list(size)}): the number of sizes "
+                           f"provided ({len(size)}) must be greater or equal to the number of dimensions in the "
+                           f"tensor ({len(shape)})")
+    lead = len(size) - len(shape)
+    out_sh, out_st = [], []
+    for i, s in enumerate(size):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                                   f"non-existing dimension {i}")
+            out_sh.append(s)
+            out_st.append(0)
+            continue
+        cur, cst = shape[i - lead], strides[i - lead]
+        if s == -1:
+            s = cur
+        if cur == s:
+            out_sh.append(s)
+            out_st.append(cst)
+        elif cur == 1:
+            out_sh.append(s)
+            out_st.append(0)
+        else:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                               f"non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: "
+                               f"{list(shape)}")
+    return tuple(out_sh), tuple(out_st), off
+
+
+def _squeeze_meta(self, dim=None):
+    shape, strides, off = _geom(self)
+    n = len(shape)
+    if dim is None:
+        keep = [i for i in range(n) if shape[i] != 1]
+    else:
+        dims = {wrap_dim(d, n) for d in ((dim,) if isinstance(dim, int) else dim)}
+        keep = [i for i in range(n) if not (i in dims and shape[i] == 1)]
+    return tuple(shape[i] for i in keep), tuple(strides[i] for i in keep), off
+
+
+def _unsqueeze_meta(self, dim):
+    shape, strides, off = _geom(self)
+    d = wrap_dim(dim, len(shape) + 1)
+    st = strides[d] * shape[d] if d < len(shape) else 1
+    return shape[:d] + (1,) + shape[d:], strides[:d] + (st,) + strides[d:], off
+
+
+def _select_meta(self, dim, index):
+    shape, strides, off = _geom(self)
+    if not shape:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, len(shape))
+    n = shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+    index = index + n if index < 0 else index
+    return shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:], off + index * strides[d]
+
+
+def _slice_meta(self, dim=0, start=None, end=None, step=1):
+    shape, strides, off = _geom(self)
+    if not shape:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, len(shape))
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    n = shape[d]
+    start = 0 if start is None else (start + n if start < 0 else start)
+    end = n if end is None else (end + n if end < 0 else end)
+    start, end = min(max(start, 0), n), min(max(end, 0), n)
+    length = max(0, (end - start + step - 1) // step)
+    sh, st = list(shape), list(strides)
+    sh[d], st[d] = length, strides[d] * step
+    return tuple(sh), tuple(st), off + (start * strides[d] if length else 0)
+
+
+def _as_strided_meta(self, size, stride, storage_offset=None):
+    off = self.storage_offset() if storage_offset is None else storage_offset
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    need = off + (1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0)
+    have = self.untyped_storage().nbytes() // self._dtype.itemsize
+    if need > have:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off}, and "
+                           f"itemsize {self._dtype.itemsize} requiring a storage size of {need * self._dtype.itemsize} "
+                           f"are out of bounds for storage of size {have * self._dtype.itemsize}")
+    return size, stride, off
+
+
+def _alias_meta(self):
+    return _geom(self)
+
+
+def _diagonal_meta(self, offset=0, dim1=0, dim2=1):
+    shape, strides, off = _geom(self)
+    n = len(shape)
+    d1, d2 = wrap_dim(dim1, n), wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    if offset >= 0:
+        length = max(0, min(shape[d1], shape[d2] - offset))
+        start = off + (offset * strides[d2] if length else 0)
+    else:
+        length = max(0, min(shape[d1] + offset, shape[d2]))
+        start = off + (-offset * strides[d1] if length else 0)
+    rest = [i for i in range(n) if i not in (d1, d2)]
+    return (tuple(shape[i] for i in rest) + (length,), tuple(strides[i] for i in rest) + (strides[d1] + strides[d2],),
+            start)
+
+
+def _unfold_meta(self, dimension, size, step):
+    shape, strides, off = _geom(self)
+    if not shape:
+        return (1,), (1,), off
+    d = wrap_dim(dimension, len(shape))
+    if size > shape[d]:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {shape[d]} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    n = (shape[d] - size) // step + 1
+    sh, st = list(shape), list(strides)
+    sh[d], st[d] = n, strides[d] * step
+    return tuple(sh) + (size,), tuple(st) + (strides[d],), off
+
+
+def _v(schema, meta, derivatives=None, **kw):
+    return declare(schema, kind='view', meta=meta, derivatives=derivatives, **kw)
+
+
+_v('view(Tensor(a) self, SymInt[] size) -> Tensor(a)', _view_meta,
+   {'self': lambda grad, self_sizes: grad.reshape(self_sizes)}, function=False)
+_v('transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', _transpose_meta,
+   {'self': lambda grad, dim0, dim1: grad.transpose(dim0, dim1)})
+_v('permute(Tensor(a) self, int[] dims) -> Tensor(a)', _permute_meta,
+   {'self': lambda grad, dims: grad.permute(_inverse_perm(dims))})
+_v('expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)', _expand_meta,
+   {'self': lambda grad: grad}, function=False)     # the engine sums the gradient back to self's shape
+_v('squeeze.dims(Tensor(a) self, int[]? dim=None) -> Tensor(a)', _squeeze_meta,
+   {'self': lambda grad, self_sizes: grad.reshape(self_sizes)})
+_v('unsqueeze(Tensor(a) self, int dim) -> Tensor(a)', _unsqueeze_meta,
+   {'self': lambda grad, dim: grad.squeeze(dim)})
+_v('select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)', _select_meta,
+   {'self': lambda grad, self_sizes, self_dtype, self_device, dim, index:
+       _embed(grad.unsqueeze(dim), self_sizes, self_dtype, self_device, dim, index, index + 1 if index != -1 else None, 1)})
+_v('slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)',
+   _slice_meta, {'self': lambda grad, self_sizes, self_dtype, self_device, dim, start, end, step:
+                 _embed(grad, self_sizes, self_dtype, self_device, dim, start, end, step)}, name='slice')
+_v('as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)',
+   _as_strided_meta, {'self': lambda grad, self_sizes, self_strides, self_offset, size, stride, storage_offset:
+                      _as_strided_backward(grad, self_sizes, self_strides, self_offset, size, stride, storage_offset)})
+_v('detach(Tensor(a) self) -> Tensor(a)', _alias_meta, differentiable=False)
+_v('alias(Tensor(a) self) -> Tensor(a)', _alias_meta, {'self': lambda grad: grad})
+_v('diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)', _diagonal_meta,
+   {'self': lambda grad, self_sizes, offset, dim1, dim2: _diagonal_backward(grad, self_sizes, offset, dim1, dim2)})
+_v('unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)', _unfold_meta,
+   {'self': lambda grad, self_sizes, self_strides, self_offset, dimension, size, step:
+       _unfold_backward(grad, self_sizes, dimension, size, step)}, function=False)
+
+
+def _inverse_perm(dims):
+    n = len(dims)
+    inv = [0] * n
+    for i, d in enumerate(dims):
+        inv[d % n] = i
+    return inv
+
+
+def _embed(grad, sizes, dtype, device, dim, start, end, step):
+    """Gradient of a slice: zeros of the input's shape with ``grad`` in the sliced region."""
+    from .registry import DECLS
+    z = DECLS['zeros'].op.call(tuple(sizes), dtype=grad.dtype, device=grad.device)
+    return DECLS['slice_scatter'].op.call(z, grad, dim, start, end, step)
+
+
+def _as_strided_backward(grad, sizes, strides, offset, size, stride, storage_offset):
+    """Scatter-add ``grad`` into a flat buffer laid out like the input's storage, read back as the input."""
+    from .registry import DECLS
+    zeros, idx = DECLS['zeros'].op.call, DECLS['_strided_index'].op.call
+    storage_offset = offset if storage_offset is None else storage_offset
+    extent = offset + sum((n - 1) * s for n, s in zip(sizes, strides)) + 1 if all(sizes) else offset
+    ext2 = storage_offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if all(size) else storage_offset
+    flat = zeros((max(extent, ext2),), dtype=grad.dtype, device=grad.device)
+    flat = flat.index_add(0, idx(tuple(size), tuple(stride), storage_offset, device=grad.device), grad.reshape(-1))
+    return flat.index_select(0, idx(tuple(sizes), tuple(strides), offset, device=grad.device)).reshape(sizes)
+
+
+def _diagonal_backward(grad, sizes, offset, dim1, dim2):
+    from .registry import DECLS
+    z = DECLS['zeros'].op.call(tuple(sizes), dtype=grad.dtype, device=grad.device)
+    return DECLS['diagonal_scatter'].op.call(z, grad, offset, dim1, dim2)
+
+
+def _unfold_backward(grad, sizes, dimension, size, step):
+    from .registry import DECLS
+    return DECLS['unfold_backward'].op.call(grad, tuple(sizes), dimension, size, step)
+
+
+# --- composite views -----------------------------------------------------------
+
+def _reshape(self, shape):
+    shape = infer_size(shape, self.numel())
+    if view_strides(tuple(self.shape), self.stride(), shape) is not None:
+        return self.view(shape)
+    return self.clone(memory_format='contiguous_format').view(shape)
+
+
+def _flatten(self, start_dim=0, end_dim=-1):
+    n = self.dim()
+    if n == 0:
+        return self.reshape(1)
+    s, e = wrap_dim(start_dim, n), wrap_dim(end_dim, n)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = tuple(self.shape)
+    mid = 1
+    for x in shape[s:e + 1]:
+        mid *= x
+    return self.reshape(shape[:s] + (mid,) + shape[e + 1:])
+
+
+def _unflatten(self, dim, sizes):
+    shape = tuple(self.shape)
+    d = wrap_dim(dim, len(shape))
+    sizes = infer_size(sizes, shape[d])
+    return self.view(shape[:d] + tuple(sizes) + shape[d + 1:])
+
+
+def _movedim(self, source, destination):
+    n = self.dim()
+    src = [wrap_dim(s, n) for s in ((source,) if isinstance(source, int) else source)]
+    dst = [wrap_dim(d, n) for d in ((destination,) if isinstance(destination, int) else destination)]
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
+                           f"contain the same number of dims as destination ({list(dst)} dims)")
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(n) if i not in src)
+    return self.permute([o if o is not None else next(rest) for o in order])
+
+
+def _split(self, split_size, dim=0):
+    d = wrap_dim(dim, self.dim())
+    n = self.shape[d]
+    if isinstance(split_size, (list, tuple)):
+        return _split_with_sizes(self, split_size, dim)
+    if split_size <= 0 and n:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
+    starts = range(0, n, split_size) if n else [0]
+    return tuple(self.narrow(d, s, min(split_size, n - s)) for s in starts)
+
+
+def _split_with_sizes(self, split_sizes, dim=0):
+    d = wrap_dim(dim, self.dim())
+    if sum(split_sizes) != self.shape[d]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {self.shape[d]} (input tensor's "
+                           f"size at dimension {d}), but got split_sizes={list(split_sizes)}")
+    out, start = [], 0
+    for s in split_sizes:
+        out.append(self.narrow(d, start, s))
+        start += s
+    return tuple(out)
+
+
+def _chunk(self, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = self.shape[wrap_dim(dim, self.dim())]
+    return _split(self, max(1, -(-n // chunks)), dim)
+
+
+def _narrow(self, dim, start, length):
+    d = wrap_dim(dim, self.dim())
+    n = self.shape[d]
+    if start < 0:
+        start += n
+    if not 0 <= start <= n or length < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return self.slice(d, start, start + length)
+
+
+def _t(self):
+    if self.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+    return self if self.dim() < 2 else self.transpose(0, 1)
+
+
+def _c(schema, fn, **kw):
+    return declare(schema, composite=fn, **kw)
+
+
+_c('reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)', _reshape)
+_c('flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)', _flatten)
+_c('unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)', _unflatten)
+_c('movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)', _movedim)
+_c('moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)', _movedim)
+_c('swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)', lambda self, a, b: self.transpose(a, b))
+_c('swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', lambda self, a, b: self.transpose(a, b))
+_c('split.Tensor(Tensor(a) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]',
+   lambda self, split_size, dim=0: _split(self, split_size[0] if len(split_size) == 1 and not isinstance(split_size, list) else split_size, dim))
+_c('split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]', _split_with_sizes)
+_c('chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]', _chunk)
+_c('unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]',
+   lambda self, dim=0: tuple(self.select(dim, i) for i in range(self.shape[wrap_dim(dim, self.dim())])))
+_c('narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)', _narrow)
+_c('t(Tensor(a) self) -> Tensor(a)', _t)
+_c('view_as(Tensor(a) self, Tensor other) -> Tensor(a)', lambda self, other: self.view(tuple(other.shape)),
+   function=False)
+_c('expand_as(Tensor(a) self, Tensor other) -> Tensor(a)', lambda self, other: self.expand(tuple(other.shape)),
+   function=False)
+_c('reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)', lambda self, other: self.reshape(tuple(other.shape)),
+   function=False)
+_c('adjoint(Tensor(a) self) -> Tensor(a)', lambda self: self.transpose(-2, -1).conj())

@@ -1,0 +1,469 @@
+"""ember.Tensor: the Python handle.
+
+Behaviour lives in operators: the methods below are generated from the
+operator registry (`_ops/public.py`) or are properties reading TensorImpl
+fields. What is written here by hand is what is not an operator: metadata
+queries, conversions to Python and NumPy, and the Python protocols.
+"""
+import numpy as np
+
+from ._core import dtype as D
+from ._core.device import device as _device, canonical
+from ._core.tensor_impl import TensorImpl
+from ._core.storage import MetaArray, _ptr
+from ._ops import adapters
+from ._core.dispatch_key import BACKEND_MASK as _BM
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints with torch's repr and ``numel()``."""
+
+    def __new__(cls, it=()):
+        return tuple.__new__(cls, (int(i) for i in it))
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self):
+        return f'ember.Size([{", ".join(str(s) for s in self)}])'
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+class Tensor(TensorImpl):
+    """A multi-dimensional, strided view of a Storage (see _core/tensor_impl.py).
+
+    >>> import ember
+    >>> x = ember.tensor([[1., 2.], [3., 4.]])
+    >>> (x + 1).sum().item()
+    14.0
+    """
+    __array_priority__ = 1000   # NumPy defers `ndarray + Tensor` to Tensor.__radd__
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("use ember.tensor(data), ember.empty(size) or a factory function to create a Tensor")
+
+    # --- metadata -------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._a.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._a.shape)
+        return self._a.shape[_wrap_dim(dim, self._a.ndim)]
+
+    def stride(self, dim=None):
+        a = self._a
+        isz = a.itemsize
+        st = tuple(s // isz for s in a.strides)
+        return st if dim is None else st[_wrap_dim(dim, a.ndim)]
+
+    def storage_offset(self):
+        a = self._a
+        if isinstance(a, MetaArray):
+            return a.offset
+        st = self._storage_or_make()
+        return (_ptr(a) - st.data_ptr()) // a.itemsize
+
+    def untyped_storage(self):
+        return self._storage_or_make()
+
+    def data_ptr(self):
+        return _ptr(self._a) if not isinstance(self._a, MetaArray) else 0
+
+    def is_contiguous(self, memory_format=None):
+        a = self._a
+        if isinstance(a, MetaArray):
+            from ._core.storage import contiguous_strides
+            return all(st == c or n <= 1 for n, st, c in zip(a.shape, a.strides, contiguous_strides(a.shape, a.itemsize)))
+        return a.flags.c_contiguous
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def ndim(self):
+        return self._a.ndim
+
+    def dim(self):
+        return self._a.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        return int(self._a.size)
+
+    nelement = numel
+
+    def element_size(self):
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self._a.size * self._dtype.itemsize
+
+    @property
+    def is_cuda(self):
+        return self._device.type == 'cuda'
+
+    @property
+    def is_cpu(self):
+        return self._device.type == 'cpu'
+
+    @property
+    def is_meta(self):
+        return self._device.type == 'meta'
+
+    @property
+    def layout(self):
+        return 'strided'
+
+    def is_floating_point(self):
+        return self._dtype.is_floating_point
+
+    def is_complex(self):
+        return self._dtype.is_complex
+
+    @property
+    def _version(self):
+        return self._vc[0]
+
+    @property
+    def is_inference(self):
+        return lambda: self._is_inference
+
+    def get_device(self):
+        return -1 if self._device.type == 'cpu' else (self._device.index or 0)
+
+    # --- conversion -------------------------------------------------------------
+    def numpy(self, *, force=False):
+        """The data as a NumPy array that shares memory with this tensor (CPU only)."""
+        if self._device.type != 'cpu':
+            if force and self._device.type != 'meta':
+                return self._device._iface.to_host(self._a)
+            raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. Use Tensor.cpu() "
+                            "to copy the tensor to host memory first.")
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self._dtype is D.bfloat16 and not force:
+            raise TypeError("Got unsupported ScalarType BFloat16")
+        return self._a
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._host()
+        return a if dtype is None else a.astype(dtype)
+
+    def _host(self):
+        if self._device.type == 'meta':
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        return self._device._iface.to_host(self._a)
+
+    def item(self):
+        if self._a.size != 1:
+            raise RuntimeError(f"a Tensor with {self._a.size} elements cannot be converted to Scalar")
+        return self._host().reshape(()).item()
+
+    def tolist(self):
+        return self._host().tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self._dtype.category > 1 or self._a.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self._a.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __len__(self):
+        if self._a.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._a.shape[0]
+
+    def __iter__(self):
+        if self._a.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    __hash__ = object.__hash__
+
+    def __dlpack__(self, stream=None, **kw):
+        return self._a.__dlpack__(**({'stream': stream} if stream is not None else {}))
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if self._a.ndim == 0 and self._device.type != 'meta':
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, proto):
+        from .serialization import _reduce_tensor
+        return _reduce_tensor(self)
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        with _no_grad():
+            new = self.clone()
+        if type(self) is not Tensor:
+            new = type(self).__new__(type(self))._adopt_from(new) if hasattr(type(self), '_adopt_from') else new
+        new._set_requires_grad_flag(self.requires_grad)
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        new.__dict__.update({k: v for k, v in self.__dict__.items() if not k.startswith('_')})
+        memo[id(self)] = new
+        return new
+
+    # --- dtype / device moves ---------------------------------------------------
+    def to(self, *args, **kwargs):
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``, with ``copy=`` and ``non_blocking=``."""
+        dev, dt, copy = _parse_to(args, kwargs)
+        dev = canonical(dev) if dev is not None else self._device
+        dt = dt or self._dtype
+        if dev == self._device and dt is self._dtype and not copy:
+            return self
+        return _to_copy(self, dt, dev)
+
+    def cpu(self):
+        return self.to('cpu')
+
+    def cuda(self, device=None, non_blocking=False):
+        return self.to('cuda' if device is None else _device('cuda', device) if isinstance(device, int) else device)
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return {'float32': 'ember.FloatTensor', 'float64': 'ember.DoubleTensor', 'int64': 'ember.LongTensor',
+                    'int32': 'ember.IntTensor', 'bool': 'ember.BoolTensor', 'uint8': 'ember.ByteTensor',
+                    'float16': 'ember.HalfTensor', 'int16': 'ember.ShortTensor', 'int8': 'ember.CharTensor'
+                    }.get(self._dtype.name, f'ember.{self._dtype.name}')
+        return self.to(dtype)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        from ._creation import tensor
+        return tensor(data, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
+
+
+for _name, _dt in (('float', D.float32), ('double', D.float64), ('half', D.float16), ('bfloat16', D.bfloat16),
+                   ('long', D.int64), ('int', D.int32), ('short', D.int16), ('char', D.int8), ('byte', D.uint8),
+                   ('bool', D.bool_), ('cfloat', D.complex64), ('cdouble', D.complex128)):
+    setattr(Tensor, _name, (lambda dt: lambda self, memory_format=None: self.to(dt))(_dt))
+
+
+def _wrap_dim(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def _parse_to(args, kwargs):
+    dev = kwargs.pop('device', None)
+    dt = kwargs.pop('dtype', None)
+    copy = kwargs.pop('copy', False)
+    kwargs.pop('non_blocking', None)
+    kwargs.pop('memory_format', None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, D.dtype):
+            dt = a
+        elif isinstance(a, (str, _device, int)) and not isinstance(a, bool):
+            dev = a
+        elif isinstance(a, Tensor):
+            dev, dt = a.device, a.dtype
+        elif isinstance(a, bool):
+            copy = a
+        elif a is not None:
+            raise TypeError(f"to() received an invalid combination of arguments - got {type(a).__name__}")
+    return dev, dt, copy
+
+
+def _to_copy(t, dt, dev):
+    from . import _functions as F
+    return F._to_copy(t, dtype=dt, device=dev)
+
+
+def _no_grad():
+    from .autograd.grad_mode import no_grad
+    return no_grad()
+
+
+adapters.T = Tensor
+
+
+# --- autograd surface (torch.Tensor's autograd attributes) ---------------------
+
+def _requires_grad(self):
+    return self._requires_grad or self._grad_fn is not None
+
+
+def _set_requires_grad(self, flag):
+    if self._grad_fn is not None:
+        if not flag:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
+                               "computed variable in a subgraph that doesn't require differentiation use "
+                               "var_no_grad = var.detach().")
+        return
+    if flag and not (self._dtype.is_floating_point or self._dtype.is_complex):
+        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+    if flag and self._is_inference:
+        raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+    self._set_requires_grad_flag(bool(flag))
+
+
+def requires_grad_(self, requires_grad=True):
+    _set_requires_grad(self, requires_grad)
+    return self
+
+
+def _get_grad(self):
+    if self._grad_fn is not None and not self._retains_grad:
+        import warnings
+        warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+                      "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+                      "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",
+                      UserWarning, stacklevel=2)
+    return self._grad
+
+
+def _set_grad(self, g):
+    if g is not None:
+        if not isinstance(g, Tensor):
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(g).__name__}")
+        if tuple(g.shape) != tuple(self.shape):
+            raise RuntimeError("assigned grad has data of a different size")
+        if g.dtype is not self.dtype:
+            raise RuntimeError("assigned grad has data of a different type")
+    self._grad = g
+
+
+def is_leaf(self):
+    return self._grad_fn is None
+
+
+def _get_data(self):
+    return self.detach()
+
+
+def _set_data(self, new):
+    if not isinstance(new, Tensor):
+        raise TypeError(f"data must be a Tensor, not {type(new).__name__}")
+    self._a, self._dtype, self._device, self._storage = new._a, new._dtype, new._device, new._storage
+    self._keys = new._device._iface.keyset | (self._keys & ~_BM)
+
+
+def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradient of this tensor into the leaves' ``.grad`` (see ember.autograd.backward)."""
+    from . import autograd
+    autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+def register_hook(self, hook):
+    """``hook(grad)`` runs when this tensor's gradient is computed and may return a replacement."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    from .autograd.node import RemovableHandle
+    if self._grad_fn is not None:
+        return self._grad_fn._register_tensor_hook(self._output_nr, hook)
+    if self._hooks is None:
+        self._hooks = {}
+    h = RemovableHandle(self._hooks)
+    self._hooks[h.id] = hook
+    return h
+
+
+def register_post_accumulate_grad_hook(self, hook):
+    if self._grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    from .autograd.node import RemovableHandle
+    if self._post_acc_hooks is None:
+        self._post_acc_hooks = {}
+    h = RemovableHandle(self._post_acc_hooks)
+    self._post_acc_hooks[h.id] = hook
+    return h
+
+
+def retain_grad(self):
+    if not self.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if self._grad_fn is None or self._retains_grad:
+        return
+    import weakref
+    ref = weakref.ref(self)
+
+    def store(g):
+        t = ref()
+        if t is None:
+            return
+        t._grad = g.detach().clone() if t._grad is None else t._grad + g.detach()
+    self._grad_fn._retain_grad_hooks[self._output_nr] = store
+    self._retains_grad = True
+
+
+def detach_(self):
+    if self._base is not None and self._grad_fn is not None:
+        raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+    self._grad_fn = None
+    self._requires_grad = False
+    self._update_keys()
+    return self
+
+
+Tensor.requires_grad = property(_requires_grad, _set_requires_grad)
+Tensor.requires_grad_ = requires_grad_
+Tensor.grad = property(_get_grad, _set_grad)
+Tensor.is_leaf = property(is_leaf)
+Tensor.grad_fn = property(lambda self: self._grad_fn)
+Tensor.retains_grad = property(lambda self: self._retains_grad)
+Tensor.output_nr = property(lambda self: self._output_nr)
+Tensor.data = property(_get_data, _set_data)
+Tensor.backward = backward
+Tensor.register_hook = register_hook
+Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
+Tensor.retain_grad = retain_grad
+Tensor.detach_ = detach_
+Tensor._base_ = property(lambda self: self._base)
+Tensor.T = property(lambda self: self if self.ndim < 2 else self.permute(tuple(range(self.ndim - 1, -1, -1))))
+Tensor.mT = property(lambda self: self.transpose(-2, -1))
+Tensor.H = property(lambda self: self.T.conj() if self.is_complex() else self.T)
+Tensor.mH = property(lambda self: self.mT.conj() if self.is_complex() else self.mT)

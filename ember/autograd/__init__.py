@@ -1,0 +1,74 @@
+"""ember.autograd: reverse-mode automatic differentiation (torch.autograd's API).
+
+>>> import ember
+>>> x = ember.tensor([1., 2.], requires_grad=True)
+>>> (x * x).sum().backward(); x.grad
+tensor([2., 4.])
+"""
+from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
+                        is_inference_mode_enabled)
+from .anomaly import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
+from .node import Node, AccumulateGrad
+from .engine import run_backward
+from . import graph
+
+
+def _make_grads(outputs, grad_outputs, is_grads_batched=False):
+    from .. import ones_like
+    res = []
+    for out, g in zip(outputs, grad_outputs):
+        if g is None:
+            if out.requires_grad and out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not out.dtype.is_floating_point and not out.dtype.is_complex:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
+            g = ones_like(out)
+        elif tuple(g.shape) != tuple(out.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and output[0] has a "
+                               f"shape of {out.shape}.")
+        res.append(g)
+    return res
+
+
+def _tuple(x):
+    if x is None:
+        return None
+    from .._tensor import Tensor
+    return (x,) if isinstance(x, Tensor) else tuple(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (torch.autograd.backward)."""
+    tensors = _tuple(tensors)
+    grad_tensors = _tuple(grad_tensors) or (None,) * len(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    inputs = _tuple(inputs)
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    grads = _make_grads(tensors, grad_tensors)
+    run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, allow_unused=True, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of ``outputs`` with respect to ``inputs``, returned rather than accumulated."""
+    outputs, inputs = _tuple(outputs), _tuple(inputs)
+    grad_outputs = _tuple(grad_outputs) or (None,) * len(outputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in outputs:
+        if not t.requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    grads = _make_grads(outputs, grad_outputs)
+    res = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs, allow_unused=allow_unused,
+                       accumulate=False)
+    if materialize_grads:
+        from .. import zeros_like
+        res = [zeros_like(i) if g is None else g for g, i in zip(res, inputs)]
+    return tuple(res)

@@ -1,0 +1,316 @@
+"""Autograd kernels, generated from the derivative formulas in the operator table.
+
+For each differentiable operator one Node class is made (``MulBackward0``)
+and one kernel is registered for the Autograd key through ember.library. The
+kernel redispatches below Autograd to compute the result, and when an input
+requires grad it records a node: one edge per differentiable input, the
+arguments the formulas name (and nothing else) saved, and the outputs marked.
+
+A formula's parameter names say what it needs, as in derivatives.yaml:
+``grad`` (``grads`` for several outputs), ``result`` (``results``), and the
+operator's own argument names. What the formula returns is summed to the
+input's shape and cast to its dtype here, once (`_fit`), so formulas never
+undo broadcasting themselves.
+"""
+import inspect
+
+from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT, below
+from .._core.tensor_impl import TensorImpl
+from .node import Node, SavedVariable, gradient_edge
+from . import anomaly, saved_hooks
+
+_BELOW = below(DispatchKey.Autograd)
+_SPECIAL = ('grad', 'grads', 'result', 'results')
+
+
+def sum_to(g, shape):
+    """Sum ``g`` down to ``shape`` (undo broadcasting): the one place ember does this."""
+    shape = tuple(shape)
+    gs = tuple(g.shape)
+    if gs == shape:
+        return g
+    lead = len(gs) - len(shape)
+    dims = list(range(lead)) + [lead + i for i, n in enumerate(shape) if n == 1 and gs[lead + i] != 1]
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    if lead:
+        g = g.reshape(shape)
+    return g
+
+
+def _fit(g, meta):
+    if g is None or meta is None:
+        return g
+    shape, dtype = meta
+    if tuple(g.shape) != shape:
+        g = sum_to(g, shape)
+    if g.dtype is not dtype and dtype.category >= 2:
+        g = g.to(dtype)
+    return g
+
+
+class FormulaNode(Node):
+    """A node whose backward is the operator's formulas. Subclasses set ``_formulas``."""
+    _formulas = ()      # (input name, fn, param names, is_list)
+    _n_outputs = 1
+
+    def apply(self, grad_outputs):
+        saved = self._saved
+        if self._n_outputs == 1:
+            grad = grad_outputs[0]
+            if grad is None:
+                return (None,) * len(self.next_functions)
+            grads = None
+        else:
+            grads = tuple(g if g is not None else _zeros(m) for g, m in zip(grad_outputs + (None,) * self._n_outputs,
+                                                                           self._out_meta))
+            grad = grads[0]
+        out, k = [], 0
+        for name, fn, params, is_list in self._formulas:
+            n = self._list_len.get(name, 1) if is_list else 1
+            edges = self.next_functions[k:k + n]
+            if all(e[0] is None for e in edges):
+                out.extend([None] * n)
+                k += n
+                continue
+            kwargs = {}
+            for p in params:
+                if p == 'grad':
+                    kwargs[p] = grad
+                elif p == 'grads':
+                    kwargs[p] = grads
+                else:
+                    kwargs[p] = _unpack(saved[p], self, p)
+            g = fn(**kwargs)
+            if is_list:
+                out.extend(_fit(x, m) for x, m in zip(g, self._in_meta[k:k + n]))
+            else:
+                out.append(_fit(g, self._in_meta[k]))
+            k += n
+        return tuple(out)
+
+
+def _zeros(meta):
+    from .._ops.registry import DECLS
+    shape, dtype, device = meta
+    return DECLS['zeros'].op.call(shape, dtype=dtype, device=device)
+
+
+def _unpack(v, node, name):
+    if isinstance(v, SavedVariable):
+        return v.unpack(node, name)
+    if isinstance(v, tuple) and v and isinstance(v[0], SavedVariable):
+        return tuple(x.unpack(node, name) for x in v)
+    if isinstance(v, list) and v and isinstance(v[0], SavedVariable):
+        return [x.unpack(node, name) for x in v]
+    return v
+
+
+def _save(v, is_output=False):
+    hooks = saved_hooks.current()
+    if isinstance(v, TensorImpl):
+        return SavedVariable(v, is_output, hooks)
+    if isinstance(v, (list, tuple)) and v and all(isinstance(x, TensorImpl) for x in v):
+        return type(v)(SavedVariable(x, is_output, hooks) for x in v)
+    return v
+
+
+_META_SUFFIXES = ('_sizes', '_strides', '_offset', '_dtype', '_device', '_numel', '_ndim')
+
+
+def _meta_param(p, arg_types):
+    """``self_sizes`` and friends: metadata of an argument, saved without saving the tensor itself."""
+    for suf in _META_SUFFIXES:
+        if p.endswith(suf) and arg_types.get(p[:-len(suf)]) == 'Tensor':
+            return suf
+    return None
+
+
+def _meta_value(t, suf):
+    if suf == '_sizes':
+        return tuple(t._a.shape)
+    if suf == '_strides':
+        return t.stride()
+    if suf == '_offset':
+        return t.storage_offset()
+    if suf == '_dtype':
+        return t._dtype
+    if suf == '_device':
+        return t._device
+    if suf == '_numel':
+        return int(t._a.size)
+    return t._a.ndim
+
+
+def node_class(decl):
+    """The Node subclass for an operator, e.g. ``MulBackward0``."""
+    op = decl.op
+    formulas, saved = [], []
+    arg_types = {a.name: a.base_type for a in op.schema.arguments}
+    for name, fn in decl.derivatives.items():
+        if name not in arg_types:
+            raise ValueError(f"{op.name}: derivative for unknown argument '{name}'")
+        params = tuple(inspect.signature(fn).parameters)
+        for p in params:
+            if _meta_param(p, arg_types):
+                if p not in saved:
+                    saved.append(p)
+                continue
+            if p not in _SPECIAL and p not in arg_types:
+                raise ValueError(f"{op.name}: formula for '{name}' names unknown value '{p}'")
+            if p not in saved and p not in ('grad', 'grads'):
+                saved.append(p)
+        formulas.append((name, fn, params, arg_types[name] == 'Tensor[]'))
+    cls_name = decl.grad_name or ''.join(w.capitalize() for w in op.schema.name.strip('_').split('_')) + 'Backward0'
+    return type(cls_name, (FormulaNode,), {'_formulas': tuple(formulas), '_saved_names': tuple(saved),
+                                            '_n_outputs': len(op.schema.returns)})
+
+
+def autograd_kernel(decl):
+    """The Autograd-key kernel for a functional operator with derivative formulas."""
+    op = decl.op
+    cls = node_class(decl)
+    names = [a.name for a in op.schema.arguments]
+    pos = {n: i for i, n in enumerate(names)}
+    diff = [(pos[f[0]], f[3]) for f in cls._formulas]
+    arg_types = {a.name: a.base_type for a in op.schema.arguments}
+    saved_args = [(n, pos[n]) for n in cls._saved_names if n not in ('result', 'results') and n in pos]
+    meta_args = [(n, pos[n[:-len(_meta_param(n, arg_types))]], _meta_param(n, arg_types))
+                 for n in cls._saved_names if n not in pos and _meta_param(n, arg_types)]
+    wants_result = 'result' in cls._saved_names or 'results' in cls._saved_names
+    redispatch = op.redispatch
+    multi = cls._n_outputs > 1
+
+    def kernel(ks, *args):
+        out = redispatch(ks & _BELOW, *args)
+        edges, any_req, in_meta, list_len = [], False, [], {}
+        for p, is_list in diff:
+            x = args[p]
+            items = x if is_list else (x,)
+            if is_list:
+                list_len[names[p]] = len(x)
+            for t in items:
+                if isinstance(t, TensorImpl):
+                    in_meta.append((t._a.shape, t._dtype))
+                    if t._keys & AUTOGRAD_BIT:
+                        edges.append(gradient_edge(t))
+                        any_req = True
+                        continue
+                else:
+                    in_meta.append(None)
+                edges.append((None, 0))
+        if not any_req:
+            return out
+        node = cls()
+        node.next_functions = tuple(edges)
+        node._in_meta = in_meta
+        node._list_len = list_len
+        node._saved = {n: _save(args[i]) for n, i in saved_args}
+        for n, i, suf in meta_args:
+            node._saved[n] = _meta_value(args[i], suf)
+        outs = out if multi else (out,)
+        if multi:
+            node._out_meta = [(o._a.shape, o._dtype, o._device) for o in outs]
+        for i, o in enumerate(outs):
+            if isinstance(o, TensorImpl) and o._dtype.category >= 2:
+                o._grad_fn = node
+                o._output_nr = i
+                o._keys |= AUTOGRAD_BIT
+        if wants_result:
+            if multi:
+                node._saved['results'] = tuple(_save(o, True) for o in outs)
+                node._saved['result'] = node._saved['results'][0]
+            else:
+                node._saved['result'] = _save(out, True)
+        if anomaly._enabled:
+            anomaly.record(node)
+        return out
+    kernel.__qualname__ = f'autograd::{op.schema.full_name}'
+    kernel.node_class = cls
+    return kernel
+
+
+def inplace_autograd_kernel(decl):
+    """``x.add_(y)`` with autograd: compute ``add`` with history, write it into ``x``, rebase ``x``'s history."""
+    from .._ops import adapters
+    needs_self = 'self' in node_class(decl)._saved_names
+    functional = decl.op.call
+
+    def kernel(ks, self, *args):
+        if self._grad_fn is None and self._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        src = self.clone() if needs_self and self._keys & AUTOGRAD_BIT else self
+        tmp = functional(src, *args)
+        adapters.check_inplace_shape(self._a.shape, tmp._a.shape)
+        adapters.check_cast(tmp._dtype, self._dtype)
+        adapters.write_into(self, tmp._a)
+        if tmp._grad_fn is not None:
+            rebase_history(self, tmp)
+        return self
+    kernel.__qualname__ = f'autograd::{decl.inplace_op.schema.full_name}'
+    return kernel
+
+
+def rebase_history(self, tmp):
+    """Make ``self`` (just overwritten in place with ``tmp``'s values) carry ``tmp``'s history.
+    A view's base is rebased too (torch's CopySlices), see views.py."""
+    if self._base is not None and (self._base._keys & AUTOGRAD_BIT or tmp._grad_fn is not None):
+        from .views import copy_slices
+        copy_slices(self, tmp)
+        return
+    self._grad_fn = tmp._grad_fn
+    self._output_nr = tmp._output_nr
+    self._keys |= AUTOGRAD_BIT
+
+
+def out_autograd_kernel(decl):
+    def kernel(ks, *args):
+        if any(isinstance(a, TensorImpl) and a._keys & AUTOGRAD_BIT for a in args):
+            raise RuntimeError(f"{decl.name}(): functions with out=... arguments don't support automatic "
+                               f"differentiation, but one of the arguments requires grad.")
+        return decl.out_op.redispatch(ks & _BELOW, *args)
+    return kernel
+
+
+class NotImplementedNode(Node):
+    def __init__(self, opname):
+        super().__init__()
+        self.opname = opname
+
+    def apply(self, grads):
+        raise NotImplementedError(f"the derivative for '{self.opname}' is not implemented.")
+
+
+def autograd_fallback(op, ks, *args):
+    """Operators with no formula: compute below Autograd; floating outputs of a differentiable op get
+    a node that raises if backward reaches it (torch's "derivative ... is not implemented")."""
+    out = op.redispatch(ks & _BELOW, *args)
+    decl = op.decl
+    if decl is not None and not decl.differentiable:
+        return out
+    req = [a for a in args if isinstance(a, TensorImpl) and a._keys & AUTOGRAD_BIT]
+    if not req:
+        return out
+    node = NotImplementedNode(op.name)
+    node.next_functions = tuple(gradient_edge(a) for a in req)
+    for i, o in enumerate(out if isinstance(out, tuple) else (out,)):
+        if isinstance(o, TensorImpl) and o._dtype.category >= 2:
+            o._grad_fn, o._output_nr = node, i
+            o._keys |= AUTOGRAD_BIT
+    return out
+
+
+def register_all():
+    from ..library import Library
+    from .._ops.registry import BY_OP
+    lib = Library('aten', 'IMPL')
+    lib.fallback(autograd_fallback, 'Autograd', with_keyset=True)
+    for decl in set(BY_OP.values()):
+        if not decl.derivatives or decl.composite is not None:
+            continue
+        lib.impl(decl.op.name, autograd_kernel(decl), 'Autograd', with_keyset=True)
+        if decl.inplace_op is not None:
+            lib.impl(decl.inplace_op.name, inplace_autograd_kernel(decl), 'Autograd', with_keyset=True)
+        if decl.out_op is not None:
+            lib.impl(decl.out_op.name, out_autograd_kernel(decl), 'Autograd', with_keyset=True)
+    return lib

@@ -1,0 +1,179 @@
+"""The autograd graph: Node, AccumulateGrad and saved variables.
+
+A Node is one backward function. ``next_functions`` holds one edge per
+differentiable input: ``(node, input_nr)`` where ``node`` is the input's
+``grad_fn``, its AccumulateGrad (a leaf that requires grad) or None. Nodes for
+operators are generated from the derivative formulas in the operator table
+(see kernels.py); the engine (engine.py) runs them.
+
+NOTE [saved outputs]: a node that saves its own output must not keep the
+output's ``grad_fn`` (itself) alive through it, or every graph would be a
+reference cycle. A SavedVariable of an output keeps only the data and
+re-attaches the node when unpacked.
+"""
+import weakref
+
+from .._core.dispatch_key import AUTOGRAD_BIT
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``; ``remove()`` unregisters it."""
+    _next_id = 0
+
+    def __init__(self, hooks_dict):
+        self._ref = weakref.ref(hooks_dict)
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self):
+        d = self._ref()
+        if d is not None:
+            d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class Node:
+    """Base class of backward functions (torch.autograd.graph.Node)."""
+    _saved = None           # dict of SavedVariable / values, None once released
+    _released = False
+    _anomaly_trace = None
+
+    def __init__(self):
+        self.next_functions = ()
+        self._hooks = {}
+        self._pre_hooks = {}
+        self._tensor_pre_hooks = {}    # output_nr -> {id: hook}: Tensor.register_hook on outputs
+        self._retain_grad_hooks = {}   # output_nr -> hook
+        self.metadata = {}
+
+    def name(self):
+        return type(self).__name__
+
+    def apply(self, grad_outputs):
+        raise NotImplementedError
+
+    def __call__(self, *grads):
+        return self.apply(grads)
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` runs after the node; it may return new grad_inputs."""
+        h = RemovableHandle(self._hooks)
+        self._hooks[h.id] = fn
+        return h
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` runs before the node; it may return new grad_outputs."""
+        h = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[h.id] = fn
+        return h
+
+    def _register_tensor_hook(self, output_nr, fn):
+        d = self._tensor_pre_hooks.setdefault(output_nr, {})
+        h = RemovableHandle(d)
+        d[h.id] = fn
+        return h
+
+    def __repr__(self):
+        return f'<{self.name()} object at {hex(id(self))}>'
+
+    def _release(self):
+        self._saved = None
+        self._released = True
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf tensor: adds incoming gradients into ``variable.grad``."""
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+
+    def apply(self, grad_outputs):
+        from .engine import accumulate_grad
+        accumulate_grad(self.variable, grad_outputs[0])
+        return ()
+
+
+def gradient_edge(t):
+    """The edge through which gradient flows into tensor ``t``: its grad_fn, or its AccumulateGrad."""
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._requires_grad:
+        return (grad_accumulator(t), 0)
+    return (None, 0)
+
+
+def grad_accumulator(t):
+    acc = t.__dict__.get('_acc_ref')
+    node = acc() if acc is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        t.__dict__['_acc_ref'] = weakref.ref(node)
+    return node
+
+
+class SavedVariable:
+    """A tensor saved for backward, with the version it had when saved (NOTE [version counter])."""
+    __slots__ = ('data', 'version', 'is_output', 'output_nr', 'requires_grad', 'packed', 'unpack_hook',
+                 'leaf_ref', 'name')
+
+    def __init__(self, t, is_output=False, hooks=None):
+        if t._is_inference:
+            raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can make a "
+                               "clone to get a normal tensor and use it in autograd.")
+        self.version = t._vc[0]
+        self.is_output = is_output
+        self.output_nr = t._output_nr
+        self.requires_grad = t._requires_grad or t._grad_fn is not None
+        self.unpack_hook = None
+        self.leaf_ref = None
+        if is_output:
+            t = _strip_grad_fn(t)   # NOTE [saved outputs]
+        if hooks is not None:
+            pack, self.unpack_hook = hooks
+            self.packed = pack(t)
+            self.data = None
+        else:
+            self.data = t
+
+    def unpack(self, node, name):
+        t = self.data if self.unpack_hook is None else self.unpack_hook(self.packed)
+        if self.unpack_hook is None and t._vc[0] != self.version:
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: [{_type_str(t)} {list(t.shape)}], which is output {self.output_nr} of "
+                f"{_producer(t, node, self.is_output)}, is at version {t._vc[0]}; expected version {self.version} "
+                f"instead. Hint: enable anomaly detection to find the operation that failed to compute its "
+                f"gradient, with ember.autograd.set_detect_anomaly(True).")
+        if self.is_output:
+            out = _strip_grad_fn(t)
+            out._grad_fn = node
+            out._output_nr = self.output_nr
+            out._keys |= AUTOGRAD_BIT
+            return out
+        return t
+
+
+def _strip_grad_fn(t):
+    """A new handle on the same data and version counter, with no autograd history."""
+    from .._ops.adapters import make_tensor
+    s = make_tensor(t._a, t._dtype, t._device)
+    s._vc, s._storage, s._base = t._vc, t._storage, t._base
+    if t._grad_fn is None and t._requires_grad:
+        return t       # a leaf stays itself, so its gradient edge stays its AccumulateGrad
+    return s
+
+
+def _producer(t, node, is_output):
+    return node.name() if is_output else (t._grad_fn.name() if t._grad_fn is not None else 'a leaf')
+
+
+def _type_str(t):
+    from .._ops.adapters import _tname
+    return f'ember.{_tname(t.dtype)}Tensor'

@@ -1,0 +1,2 @@
+"""ember.nn: modules, layers and losses."""
+from . import functional

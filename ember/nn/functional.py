@@ -1,0 +1,1 @@
+"""ember.nn.functional: generated operator functions (nn=True in the table) plus composites."""
