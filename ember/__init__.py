@@ -45,7 +45,8 @@ globals().update({k: v for k, v in _functions.__dict__.items() if not k.startswi
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled
 from ._ops.pointwise import broadcast_shapes
-from ._python_api import *  # noqa: F401,F403  hand-written functions that are not operators
+from ._api import *  # noqa: F401,F403  hand-written functions that are not single operators
+nn.functional._load()
 
 
 def result_type(tensor1, tensor2):
