@@ -205,11 +205,20 @@ _CHECKS = {  # base type -> expression that is true for a valid value
     'Scalar': 'isinstance({v}, _NUMBER)',
     'bool': 'isinstance({v}, (bool, np.bool_, int))',
     'str': 'isinstance({v}, str)',
-    'int[]': 'isinstance({v}, (list, tuple, int, np.integer))',
-    'SymInt[]': 'isinstance({v}, (list, tuple, int, np.integer))',
+    'int[]': '_intlist_ok({v})',
+    'SymInt[]': '_intlist_ok({v})',
     'float[]': 'isinstance({v}, (list, tuple, int, float))',
     'bool[]': 'isinstance({v}, (list, tuple))',
 }
+
+
+def _intlist_ok(v):
+    if isinstance(v, (list, tuple)):
+        for e in v:
+            if not (isinstance(e, _INT) or (hasattr(e, '__index__') and not isinstance(e, float))):
+                return False
+        return True
+    return isinstance(v, _INT) or hasattr(v, '__index__')
 
 
 def _generate_caller(op):
@@ -261,7 +270,7 @@ def _generate_caller(op):
              '    if k is None: k = _resolve(ks)',
              f'    return k(ks, {", ".join(call_args)})']
     src = f'def {s.name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
-    g = {'_T': _tensor_types(), '_NUMBER': _NUMBER, '_INT': _INT, '_SEQ': _SEQ, 'np': np, '_S': STATE,
+    g = {'_T': _tensor_types(), '_NUMBER': _NUMBER, '_INT': _INT, '_SEQ': _SEQ, '_intlist_ok': _intlist_ok, 'np': np, '_S': STATE,
          '_cache': op.cache, '_resolve': op.resolve, '_device_keys': _device_keys,
          '_bad': _bad_arg_factory(op), '_defaults': {}}
     exec(compile(src, f'<ember op {op.name}>', 'exec'), g)
@@ -286,6 +295,10 @@ def _default_src(v):
 
 def _bad_arg_factory(op):
     def bad(where, expected, value):
+        if expected in ('int[]', 'SymInt[]') or expected.startswith('int['):
+            bad = next((e for e in value if not isinstance(e, _INT)), value) if isinstance(value, (list, tuple)) else value
+            raise TypeError(f"{op.schema.name}(): {where} must be tuple of ints, but found element of type "
+                            f"{type(bad).__name__}")
         raise TypeError(f"{op.schema.name}(): {where} must be {expected}, not {type(value).__name__}")
     return bad
 

@@ -1,0 +1,105 @@
+"""Python dispatch modes: a context manager that sees every operator call (like TorchDispatchMode).
+
+Entering a mode pushes it on a per-thread stack and adds the Python key to the
+thread-local include set, so every call reaches the Python key's fallback,
+which pops the innermost mode and calls its ``__ember_dispatch__``. Inside
+that method the mode is off the stack, so calling ``func`` again continues to
+the next mode or to the ordinary kernels: modes stack like torch's.
+Tracing (fx), profiling and fake tensors are written as modes.
+"""
+import threading
+
+from .._core.dispatch_key import DispatchKey, PYTHON_BIT
+from . import dispatcher
+
+_tls = threading.local()
+
+
+def _stack():
+    s = getattr(_tls, 'stack', None)
+    if s is None:
+        s = _tls.stack = []
+    return s
+
+
+def _sync_key():
+    if _stack():
+        dispatcher.STATE.include |= PYTHON_BIT
+    else:
+        dispatcher.STATE.include &= ~PYTHON_BIT
+
+
+class EmberDispatchMode:
+    """Subclass and define ``__ember_dispatch__(self, func, types, args=(), kwargs=None)``.
+
+    >>> import ember
+    >>> class Log(EmberDispatchMode):
+    ...     def __init__(self): self.seen = []
+    ...     def __ember_dispatch__(self, func, types, args=(), kwargs=None):
+    ...         self.seen.append(func.name)
+    ...         return func(*args, **(kwargs or {}))
+    >>> with Log() as m:
+    ...     _ = ember.ones(2) + 1
+    >>> m.seen
+    ['aten::ones', 'aten::add.Tensor']
+    """
+
+    def __ember_dispatch__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError
+
+    # torch spells it __torch_dispatch__; accept modes written for torch
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return self.__ember_dispatch__(func, types, args, kwargs)
+
+    def __enter__(self):
+        _stack().append(self)
+        _sync_key()
+        return self
+
+    def __exit__(self, *exc):
+        s = _stack()
+        if self in s:
+            s.remove(self)
+        _sync_key()
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        return cls(*args, **kwargs)
+
+
+TorchDispatchMode = EmberDispatchMode
+
+
+def _split_kwargs(op, args):
+    """Positional schema-order arguments -> (args, kwargs) as a user would have written them."""
+    pos, kw = [], {}
+    for a, v in zip(op.schema.arguments, args):
+        if a.kwarg_only:
+            if not (a.has_default and v is a.default):
+                kw[a.name] = v
+        else:
+            pos.append(v)
+    return tuple(pos), kw
+
+
+def python_mode_fallback(op, ks, *args):
+    s = _stack()
+    if not s:   # the key was left on by another thread's state: go below it
+        return op.redispatch(ks & ~PYTHON_BIT, *args)
+    mode = s.pop()
+    _sync_key()
+    try:
+        from .._core.tensor_impl import TensorImpl
+        types = tuple({type(a) for a in args if isinstance(a, TensorImpl)})
+        pargs, kwargs = _split_kwargs(op, args)
+        return mode.__ember_dispatch__(op, types, pargs, kwargs)
+    finally:
+        s.append(mode)
+        _sync_key()
+
+
+def current_modes():
+    return tuple(_stack())
+
+
+dispatcher.register_fallback(DispatchKey.Python, python_mode_fallback)

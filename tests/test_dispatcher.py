@@ -1,0 +1,173 @@
+"""The dispatcher and ember.library: priority order, fallbacks, caching, modes, tracing, schemas."""
+import numpy as np
+import pytest
+
+import ember
+from ember.library import Library
+from ember._core.dispatch_key import DispatchKey, keyset, highest, keyset_names
+from ember._dispatch.schema import parse_schema
+from ember._dispatch.modes import EmberDispatchMode
+
+
+def test_keyset_priority_order():
+    ks = keyset(DispatchKey.CPU, DispatchKey.Autograd, DispatchKey.Python, DispatchKey.AutocastCPU)
+    assert highest(ks) == DispatchKey.Python
+    assert highest(keyset(DispatchKey.CPU, DispatchKey.Autograd)) == DispatchKey.Autograd
+    assert keyset_names(ks) == 'DispatchKeySet(Python, AutocastCPU, Autograd, CPU)'
+
+
+def test_schema_parsing():
+    s = parse_schema('add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor')
+    assert (s.name, s.overload) == ('add', 'Tensor')
+    assert [(a.name, a.type, a.kwarg_only) for a in s.arguments] == [
+        ('self', 'Tensor', False), ('other', 'Tensor', False), ('alpha', 'Scalar', True)]
+    assert s.arguments[2].default == 1
+    s = parse_schema('max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)')
+    assert s.returns == ('Tensor', 'Tensor')
+    s = parse_schema('add_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    assert s.arguments[0].is_write and s.is_mutable
+    s = parse_schema('conv(Tensor x, int[2] stride=1, int[]? dims=None, float eps=1e-05) -> Tensor')
+    assert s.arguments[1].default == (1, 1) and s.arguments[2].optional and s.arguments[3].default == 1e-05
+    with pytest.raises(ValueError):
+        parse_schema('broken(Tensor -> Tensor')
+
+
+def test_generated_entry_point_checks_types():
+    with pytest.raises(TypeError, match=r"argument 'other' \(position 2\) must be Tensor"):
+        ember.add(ember.ones(2), 'x')
+    with pytest.raises(TypeError):
+        ember.ones(2).view('a')
+
+
+def test_library_define_impl_and_ops_namespace():
+    with Library('tlib', 'DEF') as lib:
+        lib.define('twice(Tensor x) -> Tensor')
+        lib.impl('twice', lambda a: a * 2, 'CPU')
+        out = ember.ops.tlib.twice(ember.tensor([1., 2.]))
+        assert out.tolist() == [2., 4.]
+        assert ember.ops.tlib.twice.default(ember.tensor([3.])).tolist() == [6.]
+    with pytest.raises(AttributeError):
+        ember.ops.tlib.twice
+
+
+def test_registering_twice_raises():
+    with Library('tlib2', 'DEF') as lib:
+        lib.define('f(Tensor x) -> Tensor')
+        lib.impl('f', lambda a: a, 'CPU')
+        with pytest.raises(RuntimeError, match='already a kernel registered'):
+            lib.impl('f', lambda a: a, 'CPU')
+        with pytest.raises(RuntimeError, match='multiple times'):
+            lib.define('f(Tensor x) -> Tensor')
+
+
+def test_priority_autograd_before_backend_and_redispatch():
+    calls = []
+    with Library('tlib3', 'DEF') as lib:
+        lib.define('g(Tensor x) -> Tensor')
+        lib.impl('g', lambda a: (calls.append('cpu'), a + 1)[1], 'CPU')
+
+        def ag(ks, x):
+            calls.append('autograd')
+            return ember.ops.tlib3.g.default.redispatch(ks & ember._core.dispatch_key.below(DispatchKey.Autograd), x)
+        lib.impl('g', ag, 'Autograd', with_keyset=True)
+        ember.ops.tlib3.g(ember.ones(2))
+        assert calls == ['cpu']                 # no Autograd key without requires_grad
+        calls.clear()
+        ember.ops.tlib3.g(ember.ones(2, requires_grad=True))
+        assert calls == ['autograd', 'cpu']
+
+
+def test_fallback_order_composite_explicit_perkey_and_error():
+    with Library('tlib4', 'DEF') as lib:
+        lib.define('h(Tensor x) -> Tensor')
+        with pytest.raises(NotImplementedError, match=r"Could not run 'tlib4::h' with arguments from the 'CPU' backend"):
+            ember.ops.tlib4.h(ember.ones(2))
+        lib.impl('h', lambda x: x * 3, 'CompositeExplicitAutograd')
+        assert ember.ops.tlib4.h(ember.ones(1)).item() == 3        # cache was invalidated
+        lib.impl('h', lambda x: x * 5, 'CompositeImplicitAutograd')
+        assert ember.ops.tlib4.h(ember.ones(1)).item() == 5        # implicit beats explicit at a backend key
+        lib.impl('h', lambda a: a * 7, 'CPU')
+        assert ember.ops.tlib4.h(ember.ones(1)).item() == 7        # a direct kernel beats both
+
+
+def test_per_key_fallback_for_all_operators():
+    seen = []
+    with Library('_', 'FRAGMENT') as lib:
+        def fb(op, ks, *args):
+            seen.append(op.name)
+            return op.redispatch(ks & ember._core.dispatch_key.below(DispatchKey.AutocastCPU), *args)
+        lib.fallback(fb, 'AutocastCPU', with_keyset=True)
+        st = ember._dispatch.dispatcher.STATE
+        st.include |= 1 << DispatchKey.AutocastCPU
+        try:
+            (ember.ones(2) * 2).tolist()
+        finally:
+            st.include &= ~(1 << DispatchKey.AutocastCPU)
+    assert seen == ['aten::ones', 'aten::mul.Tensor']
+
+
+def test_cache_is_used_and_cleared():
+    op = ember.ops.aten.mul.Tensor
+    ember.ones(2) * 2
+    assert op.cache                       # resolved once, cached by key set
+    with Library('tlib5', 'DEF') as lib:
+        lib.define('k(Tensor x) -> Tensor')
+        lib.impl('k', lambda a: a, 'CPU')
+        assert not op.cache               # any kernel registration clears every cache
+
+
+class Recorder(EmberDispatchMode):
+    def __init__(self, tag, log):
+        self.tag, self.log = tag, log
+
+    def __ember_dispatch__(self, func, types, args=(), kwargs=None):
+        self.log.append((self.tag, func.name))
+        return func(*args, **(kwargs or {}))
+
+
+def test_mode_sees_every_call_and_modes_stack():
+    log = []
+    with Recorder('outer', log):
+        with Recorder('inner', log):
+            y = ember.ones(3) + 1
+    assert log == [('inner', 'aten::ones'), ('outer', 'aten::ones'),
+                   ('inner', 'aten::add.Tensor'), ('outer', 'aten::add.Tensor')]
+    assert y.tolist() == [2., 2., 2.]
+    log.clear()
+    ember.ones(2) + 1
+    assert log == []                      # the Python key is gone once the modes exit
+
+
+def test_mode_can_replace_results():
+    class Zero(EmberDispatchMode):
+        def __ember_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            return out * 0 if func.name == 'aten::add.Tensor' else out
+    with Zero():
+        r = ember.ones(2) + 5
+    assert r.tolist() == [0., 0.]
+
+
+def test_trace_dispatch_prints_key_and_kernel():
+    with ember.debug.trace_dispatch(file=None) as lines:
+        ember.ones(2, requires_grad=True) * 2
+    mul = [l for l in lines if 'aten::mul.Tensor' in l]
+    assert len(mul) == 2
+    assert 'DispatchKeySet(Autograd, CPU)' in mul[0] and '-> Autograd' in mul[0]
+    assert '-> CPU' in mul[1] and 'cpu::mul.Tensor' in mul[1]
+    assert ember.ops.aten.mul.Tensor.cache == {} or True
+
+
+def test_thread_local_include_set():
+    import threading
+    log = []
+    res = {}
+
+    def other():
+        res['t'] = (ember.ones(1) + 1).item()
+    with Recorder('m', log):
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+    assert res['t'] == 2.0
+    assert log == []                      # the other thread's calls bypass this thread's mode
