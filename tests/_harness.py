@@ -40,6 +40,8 @@ def to_lib(x, lib, requires_grad=False, device=None):
         return [to_lib(y, lib, requires_grad, device) for y in x]
     if isinstance(x, tuple):
         return tuple(to_lib(y, lib, requires_grad, device) for y in x)
+    if isinstance(x, dict):
+        return {k: to_lib(v, lib, requires_grad, device) for k, v in x.items()}
     if lib is torch and isinstance(x, ember.dtype):
         return getattr(torch, x.name)
     return x

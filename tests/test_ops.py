@@ -80,7 +80,7 @@ def test_grad_matches_torch(info, dtype):
         args, kwargs = materialize(s, dtype, seed=i)
         try:
             _, tg, _ = _grads(info, torch, args, kwargs, i)
-        except RuntimeError:
+        except (RuntimeError, IndexError, ValueError, TypeError):   # error samples: test_values checks them
             continue
         _, eg, _ = _grads(info, ember, args, kwargs, i)
         if tg is None:
@@ -101,7 +101,7 @@ def test_gradgrad_matches_torch(info, dtype):
         for lib in (torch, ember):
             try:
                 leaves, g, _ = _grads(info, lib, args, kwargs, i, create_graph=True)
-            except RuntimeError:
+            except (RuntimeError, IndexError, ValueError, TypeError):
                 if lib is torch:
                     break
                 raise

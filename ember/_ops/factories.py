@@ -102,8 +102,9 @@ _factory(f'randperm(int n, *, Generator? generator=None, ScalarType? dtype=None,
 
 
 def _like(factory):
-    def fn(self, *args, dtype=None, device=None, memory_format=None):
+    def fn(self, *args):
         from .registry import DECLS
+        *args, dtype, device, memory_format = args     # the dispatcher passes every schema argument positionally
         return DECLS[factory].op.call(tuple(self.shape), *args, dtype=dtype or self.dtype,
                                       device=device if device is not None else self.device)
     fn.__qualname__ = f'{factory}_like'
