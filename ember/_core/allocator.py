@@ -6,6 +6,12 @@ each buffer carries a ``weakref.finalize`` that returns its block, so tensors,
 views and NumPy arrays made from them all keep the block alive for as long as
 they need it, with no manual free.
 
+NOTE [buffer lifetime]: NumPy collapses chains of views to the array that owns
+the memory, so a plain slice of a segment would let views outlive the block's
+finalizer. Each block is therefore exported through a memoryview
+(`_owned_view`): NumPy stops collapsing at a non-array base, so every view
+made from the block keeps the block's own array alive.
+
 `CachingAllocator` is the design of PyTorch's CUDA caching allocator in
 miniature: sizes are rounded to classes, freed blocks go to a free list instead
 of back to the device, a large free block is split to serve a small request,
@@ -28,6 +34,13 @@ class Allocator:
         return {}
 
 
+def _owned_view(raw, start, stop):
+    """``raw[start:stop]`` as an array that every further view keeps alive (NOTE [buffer lifetime])."""
+    if isinstance(raw, np.ndarray):
+        return np.frombuffer(memoryview(raw)[start:stop], dtype=np.uint8)
+    return raw[start:stop]
+
+
 def _aligned_buffer(nbytes, alignment):
     """A uint8 array of ``nbytes`` whose first byte is ``alignment``-aligned."""
     raw = np.empty(nbytes + alignment, dtype=np.uint8)
@@ -43,7 +56,7 @@ class CPUAllocator(Allocator):
         self.stats = {'allocated_bytes': 0, 'num_allocs': 0}
 
     def allocate(self, nbytes):
-        buf = _aligned_buffer(max(nbytes, 1), self.alignment)[:nbytes]
+        buf = _owned_view(_aligned_buffer(max(nbytes, 1), self.alignment), 0, nbytes)
         self.stats['num_allocs'] += 1
         self.stats['allocated_bytes'] += nbytes
         weakref.finalize(buf, self._release, nbytes)
@@ -107,7 +120,7 @@ class CachingAllocator(Allocator):
         st['num_allocs'] += 1
         st['peak_allocated_bytes'] = max(st['peak_allocated_bytes'], st['allocated_bytes'])
         raw = self._segments[block.segment][0]
-        buf = raw[block.offset:block.offset + nbytes]
+        buf = _owned_view(raw, block.offset, block.offset + nbytes)
         weakref.finalize(buf, self._free_block, block)
         return buf
 

@@ -19,7 +19,7 @@ import threading
 
 import numpy as np
 
-from .._core.dispatch_key import (DispatchKey, BACKEND_KEYS, below, keyset_names)
+from .._core.dispatch_key import (DispatchKey, BACKEND_KEYS, BACKEND_MASK, below, keyset_names)
 from .._core import device as _device_mod
 from .schema import parse_schema
 
@@ -265,6 +265,8 @@ def _generate_caller(op):
     body = ['    ks = 0'] + keys + checks
     if factory or dev_arg:
         body.append(f'    if ks == 0: ks = _device_keys({dev_arg if dev_arg else "None"})')
+    if len(s.tensor_args) > 1 or any(a.base_type == 'Tensor[]' for a in s.arguments):
+        body.append(f'    _b = ks & _BM\n    if _b & (_b - 1): ks = _mixed(ks, {", ".join(a.name for a in s.arguments if a.base_type in ("Tensor", "Tensor[]"))})')
     body += ['    ks = (ks | _S.include) & _S.keep',
              '    k = _cache.get(ks)',
              '    if k is None: k = _resolve(ks)',
@@ -272,7 +274,7 @@ def _generate_caller(op):
     src = f'def {s.name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
     g = {'_T': _tensor_types(), '_NUMBER': _NUMBER, '_INT': _INT, '_SEQ': _SEQ, '_intlist_ok': _intlist_ok, 'np': np, '_S': STATE,
          '_cache': op.cache, '_resolve': op.resolve, '_device_keys': _device_keys,
-         '_bad': _bad_arg_factory(op), '_defaults': {}}
+         '_bad': _bad_arg_factory(op), '_BM': BACKEND_MASK, '_mixed': _mixed_devices}
     exec(compile(src, f'<ember op {op.name}>', 'exec'), g)
     fn = g[s.name]
     fn.__qualname__ = s.full_name
@@ -301,6 +303,21 @@ def _bad_arg_factory(op):
                             f"{type(bad).__name__}")
         raise TypeError(f"{op.schema.name}(): {where} must be {expected}, not {type(value).__name__}")
     return bad
+
+
+def _mixed_devices(ks, *tensor_args):
+    """Tensors on several devices: only 0-dim CPU tensors may join another device (as torch allows)."""
+    from .._core.tensor_impl import TensorImpl
+    ts = []
+    for a in tensor_args:
+        ts.extend(a if isinstance(a, (list, tuple)) else [a])
+    ts = [t for t in ts if isinstance(t, TensorImpl)]
+    devs = {t._device for t in ts if not (t._device.type == 'cpu' and t._a.ndim == 0)}
+    if len(devs) > 1:
+        a, b = sorted(devs, key=str)[:2]
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, {a} and {b}!")
+    keep = next(iter(devs))._iface.keyset if devs else ts[0]._device._iface.keyset
+    return (ks & ~BACKEND_MASK) | keep
 
 
 def _device_keys(dev):

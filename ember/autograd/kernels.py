@@ -121,12 +121,14 @@ _META_SUFFIXES = ('_sizes', '_strides', '_offset', '_dtype', '_device', '_numel'
 def _meta_param(p, arg_types):
     """``self_sizes`` and friends: metadata of an argument, saved without saving the tensor itself."""
     for suf in _META_SUFFIXES:
-        if p.endswith(suf) and arg_types.get(p[:-len(suf)]) == 'Tensor':
+        if p.endswith(suf) and arg_types.get(p[:-len(suf)]) in ('Tensor', 'Tensor[]'):
             return suf
     return None
 
 
 def _meta_value(t, suf):
+    if isinstance(t, (list, tuple)):
+        return [_meta_value(x, suf) if isinstance(x, TensorImpl) else None for x in t]
     if suf == '_sizes':
         return tuple(t._a.shape)
     if suf == '_strides':
@@ -207,7 +209,8 @@ def autograd_kernel(decl):
         node._list_len = list_len
         node._saved = {n: _save(args[i]) for n, i in saved_args}
         for n, i, suf in meta_args:
-            node._saved[n] = _meta_value(args[i], suf)
+            v = args[i]     # a Tensor[] argument saves a list: one entry per tensor
+            node._saved[n] = [_meta_value(x, suf) if x is not None else None for x in v] if isinstance(v, (list, tuple)) else _meta_value(v, suf)
         outs = out if multi else (out,)
         if multi:
             node._out_meta = [(o._a.shape, o._dtype, o._device) for o in outs]
