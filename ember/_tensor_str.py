@@ -1,20 +1,180 @@
-"""Printing tensors in torch's format: ``tensor([1.5000, 2.0000])``."""
+"""Printing tensors in torch's format: ``tensor([1.5000, 2.0000])``.
+
+Follows torch/_tensor_str.py's rules: one formatter per tensor picks integer
+mode (``1.``), fixed (``1.5000``) or scientific (``1.5000e+05``) notation and
+a common width; tensors over ``threshold`` elements are summarised with
+``...``; lines wrap at ``linewidth``; non-default dtypes and devices, and
+autograd state, are listed after the data.
+"""
+import math
+
 import numpy as np
 
 
-def tensor_repr(t):
-    suffix = []
+class _PrintOptions:
+    precision = 4
+    threshold = 1000
+    edgeitems = 3
+    linewidth = 80
+    sci_mode = None
+
+
+PRINT_OPTS = _PrintOptions()
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """As torch.set_printoptions ('default', 'short', 'full' profiles)."""
+    if profile == 'default':
+        PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems, PRINT_OPTS.linewidth = 4, 1000, 3, 80
+    elif profile == 'short':
+        PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems, PRINT_OPTS.linewidth = 2, 1000, 2, 80
+    elif profile == 'full':
+        PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems, PRINT_OPTS.linewidth = 4, math.inf, 3, 80
+    for k, v in (('precision', precision), ('threshold', threshold), ('edgeitems', edgeitems),
+                 ('linewidth', linewidth)):
+        if v is not None:
+            setattr(PRINT_OPTS, k, v)
+    PRINT_OPTS.sci_mode = sci_mode
+
+
+class _Formatter:
+    def __init__(self, values, floating):
+        self.floating = floating
+        self.int_mode, self.sci_mode, self.max_width = True, False, 1
+        p = PRINT_OPTS.precision
+        if not floating:
+            for v in values.ravel().tolist():
+                self.max_width = max(self.max_width, len(str(v)))
+            return
+        vals = values.ravel().astype(np.float64)
+        finite = vals[np.isfinite(vals) & (vals != 0)]
+        if finite.size == 0:
+            for v in vals.tolist():     # only nan/inf/0: widths of their own strings
+                self.max_width = max(self.max_width, len(_fmt_special(v)) if not np.isfinite(v) else 2)
+            return
+        mags = np.abs(finite)
+        lo, hi = float(mags.min()), float(mags.max())
+        self.int_mode = bool(np.all(finite == np.ceil(finite)))
+        if self.int_mode:
+            if hi / lo > 1000. or hi > 1e8:
+                self.sci_mode = True
+                strs = [f'{v:.{p}e}' for v in finite.tolist()]
+            else:
+                strs = [f'{v:.0f}.' for v in finite.tolist()]
+        else:
+            if hi / lo > 1000. or hi > 1e8 or lo < 1e-4:
+                self.sci_mode = True
+                strs = [f'{v:.{p}e}' for v in finite.tolist()]
+            else:
+                strs = [f'{v:.{p}f}' for v in finite.tolist()]
+        self.max_width = max(len(s) for s in strs)
+        if PRINT_OPTS.sci_mode is not None:
+            self.sci_mode = PRINT_OPTS.sci_mode
+
+    def width(self):
+        return self.max_width
+
+    def format(self, v):
+        p = PRINT_OPTS.precision
+        if self.floating:
+            if not math.isfinite(v):
+                s = _fmt_special(v)
+            elif self.sci_mode:
+                s = f'{v:.{p}e}'
+            elif self.int_mode:
+                s = f'{v:.0f}.'
+            else:
+                s = f'{v:.{p}f}'
+        else:
+            s = str(v)
+        return ' ' * (self.max_width - len(s)) + s
+
+
+def _fmt_special(v):
+    return 'nan' if v != v else ('inf' if v > 0 else '-inf')
+
+
+def _summarized(a):
+    e = PRINT_OPTS.edgeitems
+    if a.ndim == 0:
+        return a
+    if a.shape[0] > 2 * e:
+        parts = [_summarized(a[:e]), _summarized(a[-e:])]
+        return np.concatenate(parts) if a.ndim == 1 else np.concatenate(parts, 0)
+    return np.stack([_summarized(x) for x in a]) if a.ndim > 1 else a
+
+
+def _vector(a, indent, summarize, fmt):
+    e = PRINT_OPTS.edgeitems
+    per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / (fmt.width() + 2))))
+    if summarize and a.shape[0] > 2 * e:
+        data = [fmt.format(v) for v in a[:e].tolist()] + [' ...'] + [fmt.format(v) for v in a[-e:].tolist()]
+    else:
+        data = [fmt.format(v) for v in a.tolist()]
+    lines = [', '.join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return '[' + (',\n' + ' ' * (indent + 1)).join(lines) + ']'
+
+
+def _nested(a, indent, summarize, fmt):
+    if a.ndim == 0:
+        return fmt.format(a.item())
+    if a.ndim == 1:
+        return _vector(a, indent, summarize, fmt)
+    e = PRINT_OPTS.edgeitems
+    if summarize and a.shape[0] > 2 * e:
+        slices = [_nested(a[i], indent + 1, summarize, fmt) for i in range(e)] + ['...'] + \
+                 [_nested(a[i], indent + 1, summarize, fmt) for i in range(a.shape[0] - e, a.shape[0])]
+    else:
+        slices = [_nested(a[i], indent + 1, summarize, fmt) for i in range(a.shape[0])]
+    return '[' + (',' + '\n' * (a.ndim - 1) + ' ' * (indent + 1)).join(slices) + ']'
+
+
+def _data_str(a, indent):
+    summarize = a.size > PRINT_OPTS.threshold
+    if a.dtype.kind == 'c':
+        real = _Formatter(_summarized(a.real) if summarize else a.real, True)
+        imag = _Formatter(_summarized(a.imag) if summarize else a.imag, True)
+
+        class _C:
+            def width(self):
+                return real.width() + imag.width() + 2
+
+            def format(self, v):
+                im = imag.format(abs(v.imag)).lstrip()
+                return f'{real.format(v.real)}{"+" if v.imag >= 0 else "-"}{im}j'
+        return _nested(a, indent, summarize, _C())
+    floating = a.dtype.kind == 'f' or a.dtype.name == 'bfloat16'
+    vals = a.astype(np.float64) if floating else a
+    fmt = _Formatter(_summarized(vals) if summarize else vals, floating)
+    return _nested(vals, indent, summarize, fmt)
+
+
+def tensor_repr(t, prefix='tensor('):
+    from ._core import dtype as D
+    indent = len(prefix)
+    suffixes = []
+    dt = t._dtype
+    default_dt = dt in (D.get_default_dtype(), D.int64, D.bool_) or (dt.is_complex and dt is D.default_complex())
     if t._device.type != 'cpu':
-        suffix.append(f"device='{t._device}'")
+        suffixes.append(f"device='{t._device}'")
+    a = t._a
     if t._device.type == 'meta':
         body = '...'
-        suffix.insert(0, f'size={tuple(t._a.shape)}')
+        suffixes.append(f'size={tuple(a.shape)}')
+        if not default_dt:
+            suffixes.append(f'dtype={dt}')
+    elif a.size == 0:
+        if a.ndim != 1:
+            suffixes.append(f'size={tuple(a.shape)}')
+        if dt is not D.get_default_dtype():
+            suffixes.append(f'dtype={dt}')
+        body = '[]'
     else:
-        body = np.array2string(np.asarray(t._host()), separator=', ', prefix='tensor(')
-    if t._dtype.name not in ('float32', 'int64', 'bool') or t._device.type == 'meta':
-        suffix.append(f'dtype={t._dtype}')
+        if not default_dt:
+            suffixes.append(f'dtype={dt}')
+        body = _data_str(np.asarray(t._host()), indent)
     if t._grad_fn is not None:
-        suffix.append(f'grad_fn=<{t._grad_fn.name()}>')
+        suffixes.append(f'grad_fn=<{t._grad_fn.name()}>')
     elif t._requires_grad:
-        suffix.append('requires_grad=True')
-    return 'tensor(' + body + ''.join(', ' + s for s in suffix) + ')'
+        suffixes.append('requires_grad=True')
+    return prefix + body + ''.join(', ' + s for s in suffixes) + ')'
