@@ -11,6 +11,10 @@ from .anomaly import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
 from .node import Node, AccumulateGrad
 from .engine import run_backward
 from . import graph
+from .function import Function, FunctionCtx, once_differentiable
+from . import function
+from .gradcheck import gradcheck, gradgradcheck, GradcheckError
+from . import functional
 
 
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):

@@ -10,7 +10,7 @@ import heapq
 import itertools
 
 from .grad_mode import is_grad_enabled, _set_enabled
-from .node import AccumulateGrad, gradient_edge
+from .node import AccumulateGrad, gradient_edge, _FREED
 
 _seq = itertools.count()
 
@@ -158,6 +158,13 @@ def _incoming(node, buf):
     grads = [buf.get(i) for i in range(n_out)]
     if node._tensor_pre_hooks or node._retain_grad_hooks:
         grads = [_apply_tensor_hooks(node, i, g) if g is not None else g for i, g in enumerate(grads)]
+    if type(node) is AccumulateGrad and node.variable._hooks and grads[0] is not None:
+        g = grads[0]    # a leaf's Tensor.register_hook hooks: they also see gradients captured by grad()
+        for hook in list(node.variable._hooks.values()):
+            r = hook(g)
+            if r is not None:
+                g = r
+        grads[0] = g
     return grads
 
 
@@ -167,11 +174,7 @@ def _call_node(node, grads, retain_graph):
         if r is not None:
             grads = list(r)
     if node._released:
-        raise RuntimeError(
-            "Trying to backward through the graph a second time (or directly access saved tensors after they "
-            "have already been freed). Saved intermediate values of the graph are freed when you call "
-            ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
-            "graph a second time or if you need to access saved tensors after calling backward.")
+        raise RuntimeError(_FREED)
     from . import anomaly
     outs = node.apply(tuple(grads)) if not anomaly.enabled() else anomaly.checked_apply(node, tuple(grads))
     if node._hooks:
@@ -186,10 +189,6 @@ def _call_node(node, grads, retain_graph):
 
 def accumulate_grad(var, g):
     """AccumulateGrad: first gradient becomes ``.grad`` (a new tensor), later ones are added in place."""
-    for hook in list((var._hooks or {}).values()):
-        r = hook(g)
-        if r is not None:
-            g = r
     if g.shape != var.shape:
         from .kernels import sum_to
         g = sum_to(g, var.shape)

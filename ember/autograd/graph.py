@@ -1,3 +1,148 @@
-"""ember.autograd.graph: Node, hooks on saved tensors."""
-from .node import Node
+"""ember.autograd.graph: the graph's Node type, saved-tensor hooks, and graph inspection.
+
+``saved_tensors_nbytes(t)`` walks the graph behind ``t`` and sums the bytes the
+SavedVariables still hold (what checkpointing saves, and what must be zero
+after backward); ``to_dot(t)`` writes the graph as Graphviz DOT text and
+``render`` draws it when the optional ``graphviz`` package is installed.
+
+>>> import ember
+>>> x = ember.ones(3, requires_grad=True)
+>>> y = (x * x).exp()
+>>> saved_tensors_nbytes(y)    # mul saves self and other, exp its result: 3 tensors of 3 floats
+36
+"""
+from .node import Node, SavedVariable, AccumulateGrad
 from .saved_hooks import saved_tensors_hooks, save_on_cpu, disable_saved_tensors_hooks
+
+__all__ = ['Node', 'saved_tensors_hooks', 'save_on_cpu', 'disable_saved_tensors_hooks', 'walk',
+           'saved_tensors_nbytes', 'to_dot', 'render', 'increment_version']
+
+
+def _roots(tensors):
+    from .._core.tensor_impl import TensorImpl
+    if isinstance(tensors, (TensorImpl, Node)):
+        tensors = (tensors,)
+    return [t if isinstance(t, Node) else t._grad_fn for t in tensors]
+
+
+def walk(tensors):
+    """Every node reachable from ``tensors`` (tensors or nodes), each once, roots first."""
+    seen, order, stack = set(), [], [n for n in _roots(tensors) if n is not None]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        order.append(n)
+        stack.extend(nx for nx, _ in reversed(n.next_functions) if nx is not None and id(nx) not in seen)
+    return order
+
+
+def _saved_variables(node):
+    saved = node.__dict__.get('_saved')
+    if not saved:
+        return
+    for v in saved.values():
+        if isinstance(v, SavedVariable):
+            yield v
+        elif isinstance(v, (tuple, list)):
+            for x in v:
+                if isinstance(x, SavedVariable):
+                    yield x
+
+
+def _sv_nbytes(sv):
+    t = sv.data if sv.data is not None else sv.packed
+    a = getattr(t, '_a', None)
+    return 0 if a is None else int(a.size) * t._dtype.itemsize
+
+
+def saved_tensors_nbytes(tensors, distinct=True):
+    """Bytes held by the saved tensors of the graph behind ``tensors``. With ``distinct`` a buffer saved by
+    several nodes (or as several views) counts once, by its memory, as an allocator would see it."""
+    total, seen = 0, set()
+    for node in walk(tensors):
+        for sv in _saved_variables(node):
+            t = sv.data if sv.data is not None else sv.packed
+            a = getattr(t, '_a', None)
+            if a is None:
+                continue
+            key = (a.__array_interface__['data'][0], a.shape, a.strides) if distinct and hasattr(a, '__array_interface__') else id(sv)
+            if key in seen:
+                continue
+            seen.add(key)
+            total += _sv_nbytes(sv)
+    return total
+
+
+def increment_version(tensor):
+    """Bump the version counter as an in-place write would (torch.autograd.graph.increment_version)."""
+    for t in ((tensor,) if not isinstance(tensor, (list, tuple)) else tensor):
+        t._vc[0] += 1
+
+
+def _shape(t):
+    return str(tuple(t.shape))
+
+
+def _q(s):
+    return '"' + str(s).replace('\\', '\\\\').replace('"', '\\"').replace('\n', '\\n') + '"'
+
+
+def to_dot(tensors, params=None, show_saved=True):
+    """The graph behind ``tensors`` as Graphviz DOT text.
+
+    Nodes are the backward functions (``MulBackward0``) with their saved tensors'
+    names and shapes; leaves (AccumulateGrad) show their variable's shape and, when
+    ``params`` (a dict name -> tensor, e.g. ``dict(model.named_parameters())``) names
+    it, its name; the outputs are drawn as their shapes.
+    """
+    names = {id(v): k for k, v in (params or {}).items()}
+    from .._core.tensor_impl import TensorImpl
+    outs = [tensors] if isinstance(tensors, TensorImpl) else [t for t in tensors if isinstance(t, TensorImpl)]
+    nodes = walk(outs)
+    ids = {id(n): f'n{i}' for i, n in enumerate(nodes)}
+    lines = ['digraph autograd {', '  node [shape=box, fontname="monospace", fontsize=10];']
+    for n in nodes:
+        if isinstance(n, AccumulateGrad):
+            v = n.variable
+            label = (names[id(v)] + '\n' if id(v) in names else '') + _shape(v)
+            lines.append(f'  {ids[id(n)]} [label={_q(label)}, style=filled, fillcolor=lightblue];')
+            continue
+        label = n.name()
+        if show_saved:
+            saved = n.__dict__.get('_saved') or {}
+            for k, v in saved.items():
+                if isinstance(v, SavedVariable):
+                    t = v.data if v.data is not None else None
+                    label += f'\n{k}: ' + (_shape(t) if t is not None else '(packed)')
+                elif isinstance(v, (tuple, list)) and v and isinstance(v[0], SavedVariable):
+                    label += f'\n{k}: [{len(v)} tensors]'
+                elif k.endswith(('_sizes', '_strides')) or isinstance(v, (int, float, bool, tuple)) and k != 'result':
+                    label += f'\n{k}: {v}'
+            if n._released:
+                label += '\n(saved tensors freed)'
+        lines.append(f'  {ids[id(n)]} [label={_q(label)}];')
+    for i, t in enumerate(outs):
+        lines.append(f'  out{i} [label={_q("output " + _shape(t))}, style=filled, fillcolor=darkolivegreen1];')
+        if t._grad_fn is not None:
+            lines.append(f'  {ids[id(t._grad_fn)]} -> out{i};')
+    for n in nodes:
+        for nx, _ in n.next_functions:
+            if nx is not None:
+                lines.append(f'  {ids[id(nx)]} -> {ids[id(n)]};')
+    lines.append('}')
+    return '\n'.join(lines) + '\n'
+
+
+def render(tensors, path, format='svg', params=None):
+    """Draw the graph to ``path`` (without extension) with the optional ``graphviz`` package; returns the
+    written file's path."""
+    try:
+        import graphviz
+    except ImportError:
+        raise ImportError("ember.autograd.graph.render needs the optional 'graphviz' package (pip install "
+                          "graphviz, plus the Graphviz 'dot' program); to_dot() gives the DOT text without it.") \
+            from None
+    src = graphviz.Source(to_dot(tensors, params))
+    return src.render(path, format=format, cleanup=True)

@@ -81,9 +81,77 @@ class Node:
     def __repr__(self):
         return f'<{self.name()} object at {hex(id(self))}>'
 
+    def __getattr__(self, name):
+        # ``_saved_self`` / ``_raw_saved_self``: introspection of what the node saved (as torch's nodes do)
+        if name.startswith('_saved_') or name.startswith('_raw_saved_'):
+            return _saved_attr(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def _release(self):
-        self._saved = None
-        self._released = True
+        """Free the saved tensors (after backward without retain_graph). A node that saved no tensor can
+        run again, as in torch; one that did raises "Trying to backward through the graph a second time"."""
+        saved = self._saved
+        if saved and any(isinstance(v, SavedVariable) or (isinstance(v, (tuple, list)) and v and
+                                                          isinstance(v[0], SavedVariable)) for v in saved.values()):
+            self._saved = None
+            self._released = True
+
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
+          "have already been freed). Saved intermediate values of the graph are freed when you call "
+          ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+          "graph a second time or if you need to access saved tensors after calling backward.")
+
+
+def _saved_attr(node, name):
+    raw = name.startswith('_raw_saved_')
+    key = name[len('_raw_saved_'):] if raw else name[len('_saved_'):]
+    saved = node.__dict__.get('_saved')
+    names = getattr(type(node), '_saved_names', None) or (tuple(saved) if saved else ())
+    if key.endswith('_sym_sizes') or key.endswith('_sym_strides') or key.endswith('_sym_numel'):
+        key = key.replace('_sym_', '_')
+    if key not in names and (saved is None or key not in saved):
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
+    if node._released or saved is None:
+        raise RuntimeError(_FREED)
+    v = saved[key]
+    if raw:
+        if isinstance(v, SavedVariable):
+            return SavedTensor(v, node, key)
+        if isinstance(v, (tuple, list)) and v and isinstance(v[0], SavedVariable):
+            return type(v)(SavedTensor(x, node, key) for x in v)
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
+    if isinstance(v, SavedVariable):
+        return v.unpack(node, key)
+    if isinstance(v, (tuple, list)) and v and isinstance(v[0], SavedVariable):
+        return type(v)(x.unpack(node, key) for x in v)
+    return v
+
+
+class SavedTensor:
+    """``node._raw_saved_self``: a handle on one saved tensor (torch._C._autograd.SavedTensor)."""
+
+    def __init__(self, sv, node, name):
+        self._sv, self._node, self._name = sv, node, name
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        """Re-pack the saved tensor through ``pack_hook`` now; backward will call ``unpack_hook``."""
+        sv = self._sv
+        if sv.unpack_hook is not None:
+            raise RuntimeError("SavedTensor hooks have already been set. Please only call register_hooks once.")
+        if sv.data is None:
+            raise RuntimeError(_FREED)
+        t = sv.data
+        sv.packed = pack_hook(t)
+        sv.unpack_hook = unpack_hook
+        sv.data = None
+
+    def unpack(self):
+        return self._sv.unpack(self._node, self._name)
+
+    @property
+    def data(self):
+        return self.unpack()
 
 
 class AccumulateGrad(Node):

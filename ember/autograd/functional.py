@@ -1,0 +1,264 @@
+"""ember.autograd.functional: Jacobians, Hessians and products with them (torch.autograd.functional).
+
+Everything is reverse mode over ``autograd.grad``: a Jacobian is one backward
+per output element; ``jvp`` and ``hvp`` use the double-backward trick (the
+gradient of a vector-Jacobian product with respect to the vector is the
+Jacobian-vector product). ``vectorize=True`` is accepted and computes the same
+result row by row.
+
+>>> import ember
+>>> from ember.autograd.functional import jacobian
+>>> jacobian(lambda x: x * x, ember.tensor([1., 2.]))
+tensor([[2., 0.],
+        [0., 4.]])
+"""
+import numpy as np
+
+from .._core.tensor_impl import TensorImpl
+from .grad_mode import enable_grad
+
+
+def _grad(*args, **kwargs):
+    from . import grad
+    return grad(*args, **kwargs)
+
+
+def _as_tuple(x, arg_name='inputs', fn_name='jacobian'):
+    is_tuple = isinstance(x, (tuple, list))
+    xs = tuple(x) if is_tuple else (x,)
+    for i, t in enumerate(xs):
+        if not isinstance(t, TensorImpl):
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but "
+                            f"the value at index {i} has type {type(t)}.")
+    return is_tuple, xs
+
+
+def _prep(inputs, create_graph, need_graph):
+    """Inputs as fresh leaves (or differentiable aliases with create_graph) that require grad."""
+    res = []
+    for x in inputs:
+        if create_graph and x.requires_grad:
+            res.append(x.view_as(x))
+        else:
+            res.append(x.detach().requires_grad_(need_graph))
+    return tuple(res)
+
+
+def _post(xs, create_graph):
+    return tuple(x if create_graph or x is None else x.detach() for x in xs)
+
+
+def _fill_unused(grads, refs, strict, create_graph, what):
+    from .. import zeros_like
+    out = []
+    for i, (g, r) in enumerate(zip(grads, refs)):
+        if g is None:
+            if strict:
+                raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This "
+                                   f"is not allowed in strict mode.")
+            g = zeros_like(r)
+        out.append(g)
+    return tuple(out)
+
+
+def _check_requires_grad(outputs, strict, what='outputs'):
+    if not strict:
+        return
+    for i, o in enumerate(outputs):
+        if o is None or not o.requires_grad:
+            raise RuntimeError(f"Output {i} of the user-provided function does not require gradients. The outputs "
+                               f"must be computed in a differentiable manner from the input when running in strict "
+                               f"mode.")
+
+
+def _autograd(outputs, inputs, grad_outputs, create_graph):
+    outs, gos = [], []
+    for o, g in zip(outputs, grad_outputs):
+        if o is not None and o.requires_grad:
+            outs.append(o)
+            gos.append(g)
+    if not outs:
+        return (None,) * len(inputs)
+    return _grad(outs, inputs, gos, allow_unused=True, create_graph=create_graph, retain_graph=True)
+
+
+def _ones_like_check(v, outputs, fn_name):
+    if v is None:
+        if len(outputs) != 1 or outputs[0].numel() != 1:
+            raise RuntimeError(f"The vector v can only be None if the user-provided function returns a single "
+                               f"Tensor with a single element.")
+        from .. import ones_like
+        return (ones_like(outputs[0]),)
+    _, v = _as_tuple(v, 'v', fn_name)
+    if len(v) != len(outputs):
+        raise RuntimeError(f"v has invalid size: should be {len(outputs)} but got {len(v)}")
+    for i, (a, b) in enumerate(zip(v, outputs)):
+        if tuple(a.shape) != tuple(b.shape):
+            raise RuntimeError(f"Entry {i} in v has invalid size: should be {list(b.shape)} but got {list(a.shape)}")
+    return v
+
+
+def vjp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(inputs), v^T J)``."""
+    with enable_grad():
+        is_tuple, inputs = _as_tuple(inputs, 'inputs', 'vjp')
+        inputs = _prep(inputs, create_graph, True)
+        out_tuple, outputs = _as_tuple(func(*inputs), 'outputs of the user-provided function', 'vjp')
+        _check_requires_grad(outputs, strict)
+        v = _ones_like_check(v, outputs, 'vjp')
+        grads = _autograd(outputs, inputs, v, create_graph)
+        grads = _fill_unused(grads, inputs, strict, create_graph, 'vjp')
+    outputs, grads = _post(outputs, create_graph), _post(grads, create_graph)
+    return (outputs if out_tuple else outputs[0]), (grads if is_tuple else grads[0])
+
+
+def jvp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(inputs), J v)`` by the double-backward trick."""
+    from .. import zeros_like
+    with enable_grad():
+        is_tuple, inputs = _as_tuple(inputs, 'inputs', 'jvp')
+        inputs = _prep(inputs, create_graph, True)
+        if v is None:
+            if len(inputs) != 1 or inputs[0].numel() != 1:
+                raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
+                                   "single Tensor with a single element.")
+            from .. import ones_like
+            v = (ones_like(inputs[0]),)
+        else:
+            v = _ones_like_check(v, inputs, 'jvp')
+        out_tuple, outputs = _as_tuple(func(*inputs), 'outputs of the user-provided function', 'jvp')
+        _check_requires_grad(outputs, strict)
+        u = tuple(zeros_like(o).requires_grad_(True) for o in outputs)
+        g = _autograd(outputs, inputs, u, True)
+        pairs = [(gi, vi) for gi, vi in zip(g, v) if gi is not None and gi.requires_grad]
+        if pairs:
+            res = _grad([p[0] for p in pairs], u, [p[1] for p in pairs], allow_unused=True, create_graph=create_graph)
+        else:
+            res = (None,) * len(u)
+        res = _fill_unused(res, outputs, strict, create_graph, 'jvp')
+    outputs, res = _post(outputs, create_graph), _post(res, create_graph)
+    return (outputs if out_tuple else outputs[0]), (res if out_tuple else res[0])
+
+
+def _stack_rows(rows, out_shape, in_shape, like):
+    """rows[i] is the gradient of output element i: the Jacobian of shape out_shape + in_shape."""
+    from .. import zeros
+    if not rows:
+        return zeros(tuple(out_shape) + tuple(in_shape), dtype=like.dtype, device=like.device)
+    import ember
+    if hasattr(ember, 'stack'):
+        return ember.stack(rows).reshape(tuple(out_shape) + tuple(in_shape))
+    n = len(rows)      # no stack operator: sum of one-hot outer products (differentiable, small n only)
+    total = None
+    for i, r in enumerate(rows):
+        e = np.zeros(n, dtype=r.dtype.np)
+        e[i] = 1
+        term = ember.from_numpy(e).reshape((n,) + (1,) * r.dim()) * r.unsqueeze(0)
+        total = term if total is None else total + term
+    return total.reshape(tuple(out_shape) + tuple(in_shape))
+
+
+def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy='reverse-mode'):
+    """The Jacobian of ``func`` at ``inputs``: for output i and input j, a tensor of shape
+    ``outputs[i].shape + inputs[j].shape``, nested in tuples as torch does."""
+    if strategy not in ('reverse-mode', 'forward-mode'):
+        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+                         'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+                         'Otherwise, prefer to use "reverse-mode".')
+    from .. import from_numpy, zeros_like
+    with enable_grad():
+        is_tuple, inputs = _as_tuple(inputs, 'inputs', 'jacobian')
+        inputs = _prep(inputs, create_graph, True)
+        out_tuple, outputs = _as_tuple(func(*inputs), 'outputs of the user-provided function', 'jacobian')
+        _check_requires_grad(outputs, strict)
+        result = []
+        for i, o in enumerate(outputs):
+            rows = [[] for _ in inputs]
+            n = o.numel()
+            for j in range(n):
+                e = np.zeros(n, dtype=o.dtype.np)
+                e[j] = 1
+                gs = _autograd((o,), inputs, (from_numpy(e).reshape(tuple(o.shape)).to(o.device),), create_graph)
+                for k, (g, x) in enumerate(zip(gs, inputs)):
+                    if g is None:
+                        if strict:
+                            raise RuntimeError(f"Output {i} of the user-provided function is independent of input "
+                                               f"{k}. This is not allowed in strict mode.")
+                        g = zeros_like(x)
+                    rows[k].append(g)
+            per_in = tuple(_stack_rows(r, tuple(o.shape), tuple(x.shape), x) for r, x in zip(rows, inputs))
+            result.append(_post(per_in, create_graph))
+    if out_tuple:
+        return tuple(r if is_tuple else r[0] for r in result)
+    return result[0] if is_tuple else result[0][0]
+
+
+def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy='reverse-mode'):
+    """The Hessian of a scalar function: for inputs i and j a tensor of shape ``inputs[i].shape + inputs[j].shape``."""
+    is_tuple, ins = _as_tuple(inputs, 'inputs', 'hessian')
+
+    def jac_func(*xs):
+        out = func(*xs)
+        _, outs = _as_tuple(out, 'outputs of the user-provided function', 'hessian')
+        if len(outs) != 1 or outs[0].numel() != 1:
+            raise RuntimeError("The function given to hessian should return a single Tensor with a single element.")
+        return jacobian(lambda *ys: func(*ys), xs, create_graph=True, strict=strict)
+
+    res = jacobian(jac_func, ins, create_graph=create_graph, strict=strict)
+    if not is_tuple:
+        return res[0][0] if isinstance(res, tuple) and isinstance(res[0], tuple) else \
+            (res[0] if isinstance(res, tuple) else res)
+    return res
+
+
+def vhp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(inputs), v^T H)`` for a scalar ``func``."""
+    with enable_grad():
+        is_tuple, inputs = _as_tuple(inputs, 'inputs', 'vhp')
+        inputs = _prep(inputs, create_graph, True)
+        out_tuple, outputs = _as_tuple(func(*inputs), 'outputs of the user-provided function', 'vhp')
+        if len(outputs) != 1 or outputs[0].numel() != 1:
+            raise RuntimeError("The function given to vhp should return a single Tensor with a single element.")
+        v = _hv_check(v, inputs, 'vhp')
+        jac = _autograd(outputs, inputs, (None,), True)
+        pairs = [(j, vi) for j, vi in zip(jac, v) if j is not None and j.requires_grad]
+        res = _grad([p[0] for p in pairs], inputs, [p[1] for p in pairs], allow_unused=True,
+                    create_graph=create_graph) if pairs else (None,) * len(inputs)
+        res = _fill_unused(res, inputs, strict, create_graph, 'vhp')
+    outputs, res = _post(outputs, create_graph), _post(res, create_graph)
+    return outputs[0], (res if is_tuple else res[0])
+
+
+def hvp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(inputs), H v)`` for a scalar ``func`` (double-backward trick)."""
+    from .. import zeros_like
+    with enable_grad():
+        is_tuple, inputs = _as_tuple(inputs, 'inputs', 'hvp')
+        inputs = _prep(inputs, create_graph, True)
+        out_tuple, outputs = _as_tuple(func(*inputs), 'outputs of the user-provided function', 'hvp')
+        if len(outputs) != 1 or outputs[0].numel() != 1:
+            raise RuntimeError("The function given to hvp should return a single Tensor with a single element.")
+        v = _hv_check(v, inputs, 'hvp')
+        jac = _autograd(outputs, inputs, (None,), True)
+        u = tuple(zeros_like(x).requires_grad_(True) for x in inputs)
+        pairs = [(j, ui) for j, ui in zip(jac, u) if j is not None and j.requires_grad]
+        if pairs:
+            db = _grad([p[0] for p in pairs], inputs, [p[1] for p in pairs], allow_unused=True, create_graph=True)
+            pairs2 = [(d, vi) for d, vi in zip(db, v) if d is not None and d.requires_grad]
+            res = _grad([p[0] for p in pairs2], u, [p[1] for p in pairs2], allow_unused=True,
+                        create_graph=create_graph) if pairs2 else (None,) * len(u)
+        else:
+            res = (None,) * len(u)
+        res = _fill_unused(res, inputs, strict, create_graph, 'hvp')
+    outputs, res = _post(outputs, create_graph), _post(res, create_graph)
+    return outputs[0], (res if is_tuple else res[0])
+
+
+def _hv_check(v, inputs, fn_name):
+    if v is None:
+        if len(inputs) != 1 or inputs[0].numel() != 1:
+            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
+                               "single Tensor with a single element.")
+        from .. import ones_like
+        return (ones_like(inputs[0]),)
+    return _ones_like_check(v, inputs, fn_name)
