@@ -45,6 +45,8 @@ _public.install_operators(Tensor)
 globals().update({k: v for k, v in _functions.__dict__.items() if not k.startswith('__')})
 
 from . import autograd
+from .serialization import save, load
+from . import serialization
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled
 from ._ops.pointwise import broadcast_shapes
 from ._api import *  # noqa: F401,F403  hand-written functions that are not single operators

@@ -65,17 +65,22 @@ class Tensor(TensorImpl):
         return self._a.shape[_wrap_dim(dim, self._a.ndim)]
 
     def stride(self, dim=None):
-        a = self._a
-        isz = a.itemsize
-        st = tuple(s // isz for s in a.strides)
-        return st if dim is None else st[_wrap_dim(dim, a.ndim)]
+        st = self._strides
+        if st is None:
+            a = self._a
+            isz = a.itemsize
+            st = self._strides = tuple(s // isz for s in a.strides)
+        return st if dim is None else st[_wrap_dim(dim, len(st))]
 
     def storage_offset(self):
-        a = self._a
-        if isinstance(a, MetaArray):
-            return a.offset
-        st = self._storage_or_make()
-        return (_ptr(a) - st.data_ptr()) // a.itemsize
+        o = self._offset
+        if o is None:
+            a = self._a
+            if isinstance(a, MetaArray):
+                return a.offset
+            self._storage_or_make()
+            o = self._offset
+        return o
 
     def untyped_storage(self):
         return self._storage_or_make()
@@ -388,7 +393,8 @@ def _get_data(self):
 def _set_data(self, new):
     if not isinstance(new, Tensor):
         raise TypeError(f"data must be a Tensor, not {type(new).__name__}")
-    self._a, self._dtype, self._device, self._storage = new._a, new._dtype, new._device, new._storage
+    self._set_array(new._a)
+    self._dtype, self._device, self._storage = new._dtype, new._device, new._storage
     self._keys = new._device._iface.keyset | (self._keys & ~_BM)
 
 

@@ -36,6 +36,8 @@ class TensorImpl:
     _is_inference = False
     _is_param = False
     _view_fn = None
+    _offset = None      # storage offset in elements, once known (views know it at birth)
+    _strides = None     # element strides, cached
 
     def _storage_or_make(self):
         s = self._storage
@@ -44,9 +46,14 @@ class TensorImpl:
             if isinstance(a, MetaArray):
                 s = Storage(None, self._device, None, nbytes=_meta_nbytes(a))
             else:
-                s, _ = Storage.of_array(a, self._device)
+                s, self._offset = Storage.of_array(a, self._device)
             self._storage = s
         return s
+
+    def _set_array(self, a):
+        """Replace the data (resize, ``.data =``): cached geometry and storage go with the old array."""
+        self._a = a
+        self._storage = self._offset = self._strides = None
 
     def _set_requires_grad_flag(self, flag):
         self._requires_grad = flag

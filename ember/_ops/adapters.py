@@ -44,6 +44,15 @@ _SCALARS = frozenset(type(np.zeros((), d)[()]) for d in (np.float16, np.float32,
                                                         np.complex128))
 
 
+def _int_scalar(x, cd):
+    """A Python int operand of an integer-dtype pointwise op: torch wraps it modulo 2**bits (``uint8 + 300``
+    is ``uint8 + 44``) where NumPy 2 raises OverflowError; past int64 both raise OverflowError."""
+    info = np.iinfo(cd.np)
+    if info.min <= x <= info.max:
+        return x
+    return np.array(x, dtype=np.int64).astype(cd.np)[()]
+
+
 def _is_meta_key(key):
     return key == DispatchKey.Meta
 
@@ -57,8 +66,9 @@ def _signature(op):
 def _unwrap_expr(a, cast):
     n = a.name
     if a.base_type == 'Tensor':
-        if cast:
-            return f'(({n}._a if {n}._dtype is _cd else {n}._a.astype(_cd.np)) if isinstance({n}, _T) else {n})'
+        if cast:   # a Python int in an integer computation dtype wraps as in torch (_int_scalar)
+            return (f'(({n}._a if {n}._dtype is _cd else {n}._a.astype(_cd.np)) if isinstance({n}, _T) else '
+                    f'({n} if {n}.__class__ is not int or _cd.category > 1 else _int_scalar({n}, _cd)))')
         return f'({n}._a if isinstance({n}, _T) else {n})'
     if a.base_type == 'Generator':
         return f'({n} if {n} is not None else _default_gen())._rng'
@@ -97,7 +107,7 @@ def _default_gen():
 
 _GLOBALS = lambda: {'_default_gen': _default_gen, '_T': T, '_canon': _devmod.canonical, '_default_device': _devmod.get_default_device,
                     '_first_dev': _first_dev, '_make': make_tensor, '_wrap_outputs': wrap_outputs,
-                    '_MetaArray': MetaArray, 'np': np, '_SCALARS': _SCALARS, '_to_numpy': from_numpy_dtype}
+                    '_MetaArray': MetaArray, 'np': np, '_int_scalar': _int_scalar, '_SCALARS': _SCALARS, '_to_numpy': from_numpy_dtype}
 
 
 def _compile(src, name, g):
@@ -215,6 +225,8 @@ def make_view(self, shape, strides, offset, meta_backend=None):
     t._keys = self._device._iface.keyset
     t._vc = self._vc
     t._storage = self._storage
+    t._offset = offset
+    t._strides = strides
     t._base = self._base if self._base is not None else self
     return t
 
@@ -301,7 +313,6 @@ def resize_out(o, shape):
                       "deprecated, and in a future PyTorch release outputs will not be resized unless they "
                       "have zero elements.", UserWarning, stacklevel=4)
     if isinstance(o._a, MetaArray):
-        o._a = MetaArray(shape, o._a.dtype)
+        o._set_array(MetaArray(shape, o._a.dtype))
     else:
-        o._a = o._device._iface.xp.empty(shape, o._a.dtype)
-    o._storage = None
+        o._set_array(o._device._iface.xp.empty(shape, o._a.dtype))

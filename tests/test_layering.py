@@ -1,0 +1,76 @@
+"""Architecture rules that a test can check: import directions and torch independence."""
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EMBER = os.path.join(ROOT, 'ember')
+
+
+def _imports(path):
+    tree = ast.parse(open(path).read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name, 0
+        elif isinstance(node, ast.ImportFrom):
+            yield (node.module or ''), node.level
+
+
+def _py_files(d):
+    for base, _, files in os.walk(d):
+        for f in files:
+            if f.endswith('.py'):
+                yield os.path.join(base, f)
+
+
+def test_ember_never_imports_torch():
+    for path in _py_files(EMBER):
+        for mod, level in _imports(path):
+            assert not (level == 0 and (mod == 'torch' or mod.startswith('torch.'))), f'{path} imports {mod}'
+
+
+def test_kernel_modules_know_arrays_only():
+    """Backend kernel modules import NumPy/SciPy/the standard library, never ember (no Tensors, no autograd)."""
+    allowed_roots = {'numpy', 'scipy', 'math', 'functools', 'itertools', 'operator', 'warnings', 'ml_dtypes'}
+    for sub in ('cpu',):
+        for path in _py_files(os.path.join(EMBER, '_backends', sub)):
+            if os.path.basename(path) == '__init__.py':
+                continue      # the registration glue, which calls ember.library
+            for mod, level in _imports(path):
+                assert level == 0 and mod.split('.')[0] in allowed_roots, f'{path} imports {"." * level}{mod}'
+
+
+def test_front_end_uses_public_api_only():
+    """nn, optim and utils.data never reach into _core or _backends."""
+    for pkg in ('nn', 'optim', os.path.join('utils', 'data')):
+        d = os.path.join(EMBER, pkg)
+        if not os.path.isdir(d):
+            continue
+        for path in _py_files(d):
+            for mod, level in _imports(path):
+                assert '_backends' not in mod and '_core' not in mod, f'{path} imports {mod}'
+
+
+def test_imports_and_trains_with_torch_blocked():
+    code = textwrap.dedent('''
+        import sys
+        sys.modules['torch'] = None          # any "import torch" now raises ImportError
+        import ember
+        x = ember.randn(16, 3)
+        w = ember.zeros(3, 1, requires_grad=True)
+        y = x.sum(1, keepdim=True)
+        for _ in range(50):
+            loss = ((x.matmul(w) - y) ** 2).mean()
+            loss.backward()
+            with ember.no_grad():
+                w -= 0.1 * w.grad
+                w.grad = None
+        assert loss.item() < 1e-2, loss.item()
+        assert 'torch' not in [m for m in sys.modules if sys.modules[m] is not None]
+        print('ok')
+    ''')
+    r = subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and 'ok' in r.stdout, r.stderr
