@@ -18,6 +18,7 @@ from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT, below
 from .._core.tensor_impl import TensorImpl
 from .node import Node, SavedVariable, gradient_edge
 from . import anomaly, saved_hooks
+from .views import check_inplace
 
 _BELOW = below(DispatchKey.Autograd)
 _SPECIAL = ('grad', 'grads', 'result', 'results')
@@ -182,6 +183,7 @@ def autograd_kernel(decl):
     wants_result = 'result' in cls._saved_names or 'results' in cls._saved_names
     redispatch = op.redispatch
     multi = cls._n_outputs > 1
+    is_view = decl.kind == 'view'
 
     def kernel(ks, *args):
         out = redispatch(ks & _BELOW, *args)
@@ -219,6 +221,8 @@ def autograd_kernel(decl):
                 o._grad_fn = node
                 o._output_nr = i
                 o._keys |= AUTOGRAD_BIT
+        if is_view and out._base is not None:     # NOTE [view history] in views.py
+            out.__dict__['_hist'] = out._base.__dict__.get('_hist', 0)
         if wants_result:
             if multi:
                 node._saved['results'] = tuple(_save(o, True) for o in outs)
@@ -240,8 +244,7 @@ def inplace_autograd_kernel(decl):
     functional = decl.op.call
 
     def kernel(ks, self, *args):
-        if self._grad_fn is None and self._requires_grad:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        check_inplace(self)
         src = self.clone() if needs_self and self._keys & AUTOGRAD_BIT else self
         tmp = functional(src, *args)
         adapters.check_inplace_shape(self._a.shape, tmp._a.shape)
@@ -316,4 +319,6 @@ def register_all():
             lib.impl(decl.inplace_op.name, inplace_autograd_kernel(decl), 'Autograd', with_keyset=True)
         if decl.out_op is not None:
             lib.impl(decl.out_op.name, out_autograd_kernel(decl), 'Autograd', with_keyset=True)
+    from . import views
+    views.register(lib)
     return lib

@@ -171,6 +171,11 @@ def gradient_edge(t):
     """The edge through which gradient flows into tensor ``t``: its grad_fn, or its AccumulateGrad."""
     fn = t._grad_fn
     if fn is not None:
+        b = t._base
+        if b is not None and b.__dict__.get('_hist', 0) != t.__dict__.get('_hist', 0):
+            from .views import regenerate     # NOTE [view history]
+            regenerate(t)
+            return (t._grad_fn, 0)
         return (fn, t._output_nr)
     if t._requires_grad:
         return (grad_accumulator(t), 0)

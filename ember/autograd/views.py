@@ -1,5 +1,243 @@
-"""In-place operations on views: rebasing the base's history (torch's CopySlices)."""
+"""In-place operations on views: rebasing the base's history (torch's CopySlices).
 
+When ``v = base[...]`` is overwritten in place with a value ``tmp`` that has
+history (``v.mul_(2)``, ``v.copy_(y)``, ``base[0] = y``), the base's new value
+is "the old base, with the view's region replaced by tmp". So the base gets a
+``CopySlices`` node with two edges:
+
+  * the base's previous history, which receives the incoming gradient with the
+    view's region zeroed (those elements were overwritten), and
+  * tmp's node, which receives the gradient of the view's region; tmp's own
+    history leads back (through the view's old node) to the old base where the
+    op read it, and the engine sums both contributions there.
+
+The view's own ``grad_fn`` is then regenerated from the base (an
+``AsStridedBackward0`` that embeds the view's gradient into the base's shape),
+as torch does. The region is a fixed array of flat indices into the base
+(computed once from the two geometries), and the three gradient maps
+(extract the region, embed it, zero it) are autograd Functions that are each
+other's adjoints, so ``create_graph=True`` differentiates through them again.
+
+``copy_`` has its own Autograd kernel (``CopyBackwards``): the gradient goes to
+``src`` (summed to its shape, cast to its dtype and device) and the
+overwritten tensor's old value gets zeros.
+"""
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from .._core.dispatch_key import AUTOGRAD_BIT, DispatchKey, below
+from .._core.tensor_impl import TensorImpl
+from .function import Function
+from .node import Node, gradient_edge
+
+_BELOW = below(DispatchKey.Autograd)
+
+
+def check_inplace(self):
+    """torch's errors for writing in place into a leaf that requires grad, or a view of one."""
+    if self._grad_fn is None and self._requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    b = self._base
+    if b is not None and b._grad_fn is None and b._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _region(base, view):
+    """Flat (C-order) indices into ``base`` of each element of ``view``, shaped like ``view``."""
+    b, v = base._a, view._a
+    boff, voff = base.storage_offset(), view.storage_offset()
+    bst, vst = base.stride(), view.stride()
+    ext = lambda off, shape, st: off + sum((n - 1) * s for n, s in zip(shape, st)) + 1 if all(shape) else off
+    buf = np.full(max(ext(boff, b.shape, bst), ext(voff, v.shape, vst), 1), -1, np.int64)
+    as_strided(buf[boff:], b.shape, tuple(s * 8 for s in bst))[...] = np.arange(b.size).reshape(b.shape)
+    idx = as_strided(buf[voff:], v.shape, tuple(s * 8 for s in vst)).copy()
+    if idx.size and idx.min() < 0:
+        raise RuntimeError("in-place operation on a view that is not inside its base's elements")
+    return idx
+
+
+def _make(a, like):
+    from .._ops.adapters import make_tensor
+    return make_tensor(a, like._dtype, like._device)
+
+
+class _Extract(Function):
+    """g (base's shape) -> g at the region (the view's shape)."""
+
+    @staticmethod
+    def forward(ctx, g, idx, base_shape):
+        ctx.idx, ctx.base_shape = idx, base_shape
+        return _make(np.ascontiguousarray(g._a).reshape(-1)[idx.reshape(-1)].reshape(idx.shape), g)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _Embed.apply(g, ctx.idx, ctx.base_shape), None, None
+
+
+class _Embed(Function):
+    """r (the view's shape) -> zeros of the base's shape with r at the region."""
+
+    @staticmethod
+    def forward(ctx, r, idx, base_shape):
+        ctx.idx, ctx.base_shape = idx, base_shape
+        z = np.zeros(base_shape, r._a.dtype)
+        z.reshape(-1)[idx] = r._a
+        return _make(z, r)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _Extract.apply(g, ctx.idx, ctx.base_shape), None, None
+
+
+class _ZeroRegion(Function):
+    """g -> g with the region zeroed (its own adjoint)."""
+
+    @staticmethod
+    def forward(ctx, g, idx):
+        ctx.idx = idx
+        out = np.array(g._a, copy=True, order='C')
+        out.reshape(-1)[idx] = 0
+        return _make(out, g)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _ZeroRegion.apply(g, ctx.idx), None
+
+
+class CopySlices(Node):
+    """The history of a base after an in-place write into one of its views (see the module docstring)."""
+
+    def __init__(self, idx, base_shape):
+        super().__init__()
+        self._idx, self._base_shape = idx, base_shape
+
+    def apply(self, grads):
+        g = grads[0]
+        if g is None:
+            return (None, None)
+        (b, _), (t, _) = self.next_functions
+        return (_ZeroRegion.apply(g, self._idx) if b is not None else None,
+                _Extract.apply(g, self._idx, self._base_shape) if t is not None else None)
+
+
+class AsStridedBackward0(Node):
+    """A view's history regenerated from its rebased base: the view's gradient embedded in the base's shape."""
+
+    def __init__(self, idx, base_shape):
+        super().__init__()
+        self._idx, self._base_shape = idx, base_shape
+
+    def apply(self, grads):
+        g = grads[0]
+        return (None if g is None else _Embed.apply(g, self._idx, self._base_shape),)
+
+
+# NOTE [view history]: every rebase bumps the base's ``_hist`` counter; a view records the counter of
+# its base when its grad_fn is made (kernels.autograd_kernel). A view whose counter is behind its base's
+# was made before an in-place write through another view, so its grad_fn no longer describes its value:
+# gradient_edge regenerates it from the base's current history before it is used.
 
 def copy_slices(view, tmp):
-    raise NotImplementedError("in-place operations on views of tensors that require grad are not supported yet")
+    """Rebase ``view._base`` after ``view`` was overwritten with ``tmp`` (which has a grad_fn)."""
+    base = view._base
+    idx = _region(base, view)
+    shape = tuple(base._a.shape)
+    node = CopySlices(idx, shape)
+    base_edge = gradient_edge(base) if base._keys & AUTOGRAD_BIT else (None, 0)
+    node.next_functions = (base_edge, (tmp._grad_fn, tmp._output_nr))
+    base._grad_fn, base._output_nr = node, 0
+    base._keys |= AUTOGRAD_BIT
+    base.__dict__['_hist'] = base.__dict__.get('_hist', 0) + 1
+    _set_view_history(view, base, idx)
+
+
+def _set_view_history(view, base, idx):
+    regen = AsStridedBackward0(idx, tuple(base._a.shape))
+    regen.next_functions = ((base._grad_fn, base._output_nr),)
+    view._grad_fn, view._output_nr = regen, 0
+    view._keys |= AUTOGRAD_BIT
+    view.__dict__['_hist'] = base.__dict__.get('_hist', 0)
+
+
+def regenerate(view):
+    """A stale view's grad_fn, made again from its base's current history (NOTE [view history])."""
+    base = view._base
+    _set_view_history(view, base, _region(base, view))
+
+
+# --- copy_ ---------------------------------------------------------------------
+
+class CopyBackwards(Node):
+    """``self.copy_(src)``: the gradient goes to src; the overwritten value of self gets zeros."""
+
+    def __init__(self, src_meta):
+        super().__init__()
+        self._src_meta = src_meta
+
+    def apply(self, grads):
+        g = grads[0]
+        if g is None:
+            return (None, None)
+        (s, _), (r, _) = self.next_functions
+        out_self = g.new_zeros(tuple(g.shape)) if s is not None and hasattr(g, 'new_zeros') else \
+            (_zeros_like(g) if s is not None else None)
+        out_src = None
+        if r is not None:
+            shape, dtype, device = self._src_meta
+            from .kernels import sum_to
+            out_src = sum_to(g, shape) if tuple(g.shape) != shape else g
+            if out_src.dtype is not dtype or out_src.device != device:
+                out_src = out_src.to(device=device, dtype=dtype)
+        return (out_self, out_src)
+
+
+def _zeros_like(g):
+    from .. import zeros_like
+    return zeros_like(g)
+
+
+def _copy_kernel(op):
+    redispatch = op.redispatch
+
+    def kernel(ks, self, src, non_blocking=False):
+        src_req = isinstance(src, TensorImpl) and bool(src._keys & AUTOGRAD_BIT)
+        self_req = bool(self._keys & AUTOGRAD_BIT)
+        if self_req or src_req:
+            check_inplace(self)
+        redispatch(ks & _BELOW, self, src, non_blocking)
+        if not (self_req or src_req) or not (self._dtype.is_floating_point or self._dtype.is_complex):
+            return self
+        node = CopyBackwards((tuple(src._a.shape), src._dtype, src._device))
+        self_edge = gradient_edge(self) if self_req and self._base is None else (None, 0)
+        node.next_functions = (self_edge, gradient_edge(src) if src_req else (None, 0))
+        from .kernels import rebase_history
+        rebase_history(self, _Result(node))
+        return self
+    kernel.__qualname__ = 'autograd::copy_'
+    return kernel
+
+
+class _Result:
+    """What rebase_history reads of an in-place op's result: its node and output number."""
+
+    def __init__(self, node, nr=0):
+        self._grad_fn, self._output_nr = node, nr
+
+
+def _detach_kernel(op):
+    redispatch = op.redispatch
+
+    def kernel(ks, self):
+        out = redispatch(ks & _BELOW, self)
+        out._base = None      # detach() is not a differentiable view: in-place writes never rebase self
+        return out
+    kernel.__qualname__ = 'autograd::detach'
+    return kernel
+
+
+def register(lib):
+    """Autograd kernels that are not generated from formulas: copy_ and detach."""
+    from .._dispatch.dispatcher import lookup_op
+    for name, make in (('aten::copy_', _copy_kernel), ('aten::detach', _detach_kernel)):
+        op = lookup_op(name)
+        op.register(DispatchKey.Autograd, make(op), allow_override=True)
