@@ -351,9 +351,14 @@ def _set_requires_grad(self, flag):
         return
     if flag and not (self._dtype.is_floating_point or self._dtype.is_complex):
         raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
-    if flag and self._is_inference:
+    if flag and self._is_inference and not _inference_mode_on():
         raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
     self._set_requires_grad_flag(bool(flag))
+
+
+def _inference_mode_on():
+    from .autograd.grad_mode import is_inference_mode_enabled
+    return is_inference_mode_enabled()
 
 
 def requires_grad_(self, requires_grad=True):

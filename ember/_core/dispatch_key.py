@@ -15,6 +15,8 @@ class DispatchKey(enum.IntEnum):
     Meta = 2
     CUDA = 3
     CPU = 4
+    # marks outputs as inference tensors (in the thread-local include set while inference_mode is on)
+    InferenceMode = 6
     # transformations
     Autograd = 8
     AutocastCPU = 9
@@ -28,6 +30,7 @@ class DispatchKey(enum.IntEnum):
 BACKEND_KEYS = (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta, DispatchKey.PrivateUse1)
 AUTOGRAD_BIT = 1 << DispatchKey.Autograd
 PYTHON_BIT = 1 << DispatchKey.Python
+INFERENCE_BIT = 1 << DispatchKey.InferenceMode
 BACKEND_MASK = sum(1 << k for k in BACKEND_KEYS)
 
 

@@ -6,8 +6,9 @@ and the per-op cost of autograd is zero (not a check inside every kernel).
 """
 import functools
 
-from .._core.dispatch_key import AUTOGRAD_BIT
-from .._dispatch.dispatcher import STATE
+from .._core.dispatch_key import AUTOGRAD_BIT, INFERENCE_BIT, DispatchKey, below
+from .._core.tensor_impl import TensorImpl
+from .._dispatch.dispatcher import STATE, register_fallback
 
 
 def is_grad_enabled():
@@ -97,35 +98,80 @@ class set_grad_enabled(_DecoratorContextManager):
         _set_enabled(self.prev)
 
 
-class _InferenceState:
-    depth = 0
-
-
-import threading
-_inference = threading.local()
-
+# NOTE [inference mode]: inference mode is the InferenceMode key in the thread-local include set (and
+# Autograd removed, as no_grad does). Its fallback runs every operator below itself and marks the new
+# outputs as inference tensors, which also carry the key, so that outside the mode in-place writes into
+# them raise and their views stay inference tensors. With the mode off and no inference tensors
+# around, dispatch never reaches the fallback: the hot path pays nothing.
 
 def is_inference_mode_enabled():
-    return getattr(_inference, 'depth', 0) > 0
+    return bool(STATE.include & INFERENCE_BIT)
+
+
+def _set_inference(flag):
+    if flag:
+        STATE.include |= INFERENCE_BIT
+    else:
+        STATE.include &= ~INFERENCE_BIT
+
+
+_BELOW_INFERENCE = below(DispatchKey.InferenceMode)
+
+
+def _mark(o):
+    if isinstance(o, TensorImpl) and not o._is_inference:
+        o._is_inference = True
+        o._keys |= INFERENCE_BIT
+
+
+def _inference_fallback(op, ks, *args):
+    on = STATE.include & INFERENCE_BIT
+    if not on and op.schema.is_mutable and any(isinstance(a, TensorImpl) and a._is_inference and w
+                                               for a, w in zip(args, _writes(op))):
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                           "clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
+    out = op.redispatch(ks & _BELOW_INFERENCE, *args)
+    if on or (op.decl is not None and op.decl.kind == 'view'):
+        inputs = {id(a) for a in args if isinstance(a, TensorImpl)}
+        for o in (out if isinstance(out, (tuple, list)) else (out,)):
+            if id(o) not in inputs:      # an in-place op returns its (normal) input unchanged in kind
+                _mark(o)
+    return out
+
+
+def _writes(op):
+    w = op.__dict__.get('_writes')
+    if w is None:
+        w = op.__dict__['_writes'] = tuple(a.is_write for a in op.schema.arguments)
+    return w
+
+
+register_fallback(DispatchKey.InferenceMode, _inference_fallback)
 
 
 class inference_mode(_DecoratorContextManager):
     """Like no_grad, and tensors created inside are marked as inference tensors: they can
-    never be saved for backward later (torch.inference_mode)."""
+    never be saved for backward later (torch.inference_mode).
+
+    >>> import ember
+    >>> with ember.inference_mode():
+    ...     y = ember.ones(2) * 2
+    >>> y.is_inference(), y.requires_grad
+    (True, False)
+    """
 
     def __init__(self, mode=True):
-        self.mode = mode
+        self.mode = bool(mode)
 
     def clone(self):
         return inference_mode(self.mode)
 
     def __enter__(self):
-        self.prev = is_grad_enabled()
-        if self.mode:
-            _set_enabled(False)
-            _inference.depth = getattr(_inference, 'depth', 0) + 1
+        self.prev = (is_grad_enabled(), is_inference_mode_enabled())
+        _set_enabled(not self.mode)
+        _set_inference(self.mode)
 
     def __exit__(self, *exc):
-        if self.mode:
-            _inference.depth -= 1
-        _set_enabled(self.prev)
+        _set_enabled(self.prev[0])
+        _set_inference(self.prev[1])

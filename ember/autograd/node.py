@@ -198,8 +198,10 @@ class SavedVariable:
 
     def __init__(self, t, is_output=False, hooks=None):
         if t._is_inference:
-            raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can make a "
-                               "clone to get a normal tensor and use it in autograd.")
+            raise RuntimeError("Inference tensors cannot be saved for backward. Please do not use Tensors created "
+                               "in inference mode in computation tracked by autograd. To work around this, you can "
+                               "make a clone to get a normal tensor and use it in autograd, or use "
+                               "`ember.no_grad()` instead of `ember.inference_mode()`.")
         self.version = t._vc[0]
         self.is_output = is_output
         self.output_nr = t._output_nr
