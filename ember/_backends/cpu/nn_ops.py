@@ -1,0 +1,365 @@
+"""CPU kernels for neural-network operators: convolution, pooling, normalisation, embedding, im2col.
+
+Arrays in, arrays out. Shape checks and errors live in the meta functions (ember/_ops/nn_ops.py).
+
+NOTE [convolution kernel] -- measured on the CNN benchmark shapes (batch 64, 3x3 kernels, padding 1,
+float32, 2 cores; ms per forward, noisy machine):
+                                       1->16 @28x28   16->32 @14x14
+  im2col (N*P, C*K) @ W.T + transpose      13-26          13-50
+  einsum(optimize=True) on the windows     12-15           5-33
+  shift-and-accumulate per kernel tap      17-24           3-8
+  batched W (O, C*K) @ col (N, C*K, P)     0.7-1.2         2-6     <- used
+  torch 2.13                               17              4-13
+The batched product writes the output directly in (N, O, P) order, so no output transpose is needed.
+"""
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view as _swv
+
+
+def _tup(v, n):
+    if isinstance(v, (int, np.integer)):
+        return (int(v),) * n
+    v = tuple(int(x) for x in v)
+    return v * n if len(v) == 1 else v
+
+
+def _prod(t):
+    r = 1
+    for x in t:
+        r *= x
+    return r
+
+
+# --- convolution ---------------------------------------------------------------
+
+def _windows(xp, k, s, d):
+    """(N, C, *S) padded input -> (N, C, *O, *K) view of the receptive fields."""
+    nd = len(k)
+    full = tuple(dd * (kk - 1) + 1 for kk, dd in zip(k, d))
+    w = _swv(xp, full, axis=tuple(range(2, 2 + nd)))
+    idx = (slice(None), slice(None)) + tuple(slice(None, None, ss) for ss in s) + tuple(slice(None, None, dd) for dd in d)
+    return w[idx]
+
+
+def _pad(x, p, value=0):
+    if not any(p):
+        return x
+    return np.pad(x, ((0, 0), (0, 0)) + tuple((pp, pp) for pp in p), constant_values=value)
+
+
+def _conv_forward(x, w, b, stride, padding, dilation, groups):
+    nd = x.ndim - 2
+    s, p, d = _tup(stride, nd), _tup(padding, nd), _tup(dilation, nd)
+    N, C = x.shape[:2]
+    O = w.shape[0]
+    k = w.shape[2:]
+    win = _windows(_pad(x, p), k, s, d)                   # N, C, *O, *K
+    osz = win.shape[2:2 + nd]
+    G = groups
+    # N, G, Cg, *O, *K -> N, G, Cg, *K, *O -> N, G, Cg*K, P
+    win = win.reshape((N, G, C // G) + win.shape[2:])
+    perm = (0, 1, 2) + tuple(range(3 + nd, 3 + 2 * nd)) + tuple(range(3, 3 + nd))
+    col = win.transpose(perm).reshape(N, G, (C // G) * _prod(k), _prod(osz))
+    wm = w.reshape(G, O // G, -1)
+    out = np.matmul(wm, col)                               # N, G, Og, P
+    out = out.reshape((N, O) + osz)
+    if b is not None:
+        out += b.reshape((1, O) + (1,) * nd)
+    return out
+
+
+def _conv_transpose(x, w, b, stride, padding, dilation, output_padding, groups):
+    """The adjoint of the convolution (the gradient of conv w.r.t. its input): W.T @ x, then col2im."""
+    nd = x.ndim - 2
+    s, p, d, op = _tup(stride, nd), _tup(padding, nd), _tup(dilation, nd), _tup(output_padding, nd)
+    N, Cin = x.shape[:2]
+    G = groups
+    Og = w.shape[1]
+    k = w.shape[2:]
+    isz = x.shape[2:]
+    osz = tuple((i - 1) * ss - 2 * pp + dd * (kk - 1) + oo + 1 for i, ss, pp, dd, kk, oo in zip(isz, s, p, d, k, op))
+    wm = w.reshape(G, Cin // G, Og * _prod(k)).transpose(0, 2, 1)      # G, Og*K, Cg
+    xm = x.reshape(N, G, Cin // G, _prod(isz))
+    cols = np.matmul(wm, xm).reshape((N, G * Og) + k + isz)           # N, Cout, *K, *I
+    out = _col2im(cols, osz, k, s, p, d)
+    if b is not None:
+        out += b.reshape((1, -1) + (1,) * nd)
+    return out
+
+
+def _col2im(cols, osz, k, s, p, d):
+    """Sum (N, C, *K, *I) columns into an (N, C, *osz) image: one strided add per kernel tap."""
+    nd = len(k)
+    N, C = cols.shape[:2]
+    isz = cols.shape[2 + nd:]
+    buf_sz = tuple(max(o + 2 * pp, (i - 1) * ss + dd * (kk - 1) + 1)
+                   for o, pp, i, ss, dd, kk in zip(osz, p, isz, s, d, k))
+    buf = np.zeros((N, C) + buf_sz, cols.dtype)
+    for tap in np.ndindex(*k):
+        sl = tuple(slice(t * dd, t * dd + ss * (i - 1) + 1, ss) for t, dd, ss, i in zip(tap, d, s, isz))
+        buf[(slice(None), slice(None)) + sl] += cols[(slice(None), slice(None)) + tap]
+    crop = tuple(slice(pp, pp + o) for pp, o in zip(p, osz))
+    return np.ascontiguousarray(buf[(slice(None), slice(None)) + crop])
+
+
+def convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups):
+    if transposed:
+        return _conv_transpose(x, w, b, stride, padding, dilation, output_padding, groups)
+    return _conv_forward(x, w, b, stride, padding, dilation, groups)
+
+
+# --- im2col / col2im (F.unfold / F.fold) ---------------------------------------
+
+def im2col(x, kernel_size, dilation, padding, stride):
+    k, d, p, s = _tup(kernel_size, 2), _tup(dilation, 2), _tup(padding, 2), _tup(stride, 2)
+    batched = x.ndim == 4
+    xb = x if batched else x[None]
+    win = _windows(_pad(xb, p), k, s, d)                  # N, C, OH, OW, kh, kw
+    N, C, OH, OW = win.shape[:4]
+    out = np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3)).reshape(N, C * k[0] * k[1], OH * OW)
+    return out if batched else out[0]
+
+
+def col2im(x, output_size, kernel_size, dilation, padding, stride):
+    osz, k, d, p, s = _tup(output_size, 2), _tup(kernel_size, 2), _tup(dilation, 2), _tup(padding, 2), _tup(stride, 2)
+    batched = x.ndim == 3
+    xb = x if batched else x[None]
+    N = xb.shape[0]
+    nb = tuple((o + 2 * pp - dd * (kk - 1) - 1) // ss + 1 for o, pp, dd, kk, ss in zip(osz, p, d, k, s))
+    cols = xb.reshape((N, -1) + k + nb)
+    out = _col2im(cols, osz, k, s, p, d)
+    return out if batched else out[0]
+
+
+# --- pooling ---------------------------------------------------------------------
+
+def _pool_out(i, k, s, p, d, ceil):
+    o = (i + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)) // s + 1
+    if ceil and (o - 1) * s >= i + p:
+        o -= 1
+    return o
+
+
+def _pool_pads(isz, k, s, p, d, osz):
+    """Padding on each side so every window (ceil_mode included) lies inside the padded input."""
+    need = tuple((o - 1) * ss + dd * (kk - 1) + 1 for o, ss, dd, kk in zip(osz, s, d, k))
+    return tuple((pp, max(0, n - i - pp)) for pp, n, i in zip(p, need, isz))
+
+
+def _stride_or_kernel(stride, k):
+    if stride is None or (not isinstance(stride, (int, np.integer)) and len(stride) == 0):
+        return k
+    return _tup(stride, 2)
+
+
+def max_pool2d_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode):
+    k = _tup(kernel_size, 2)
+    s = _stride_or_kernel(stride, k)
+    p, d = _tup(padding, 2), _tup(dilation, 2)
+    batched = x.ndim == 4
+    xb = x if batched else x[None]
+    isz = xb.shape[2:]
+    osz = tuple(_pool_out(i, kk, ss, pp, dd, ceil_mode) for i, kk, ss, pp, dd in zip(isz, k, s, p, d))
+    pads = _pool_pads(isz, k, s, p, d, osz)
+    fill = -np.inf if xb.dtype.kind == 'f' else np.iinfo(xb.dtype).min
+    xp = np.pad(xb, ((0, 0), (0, 0)) + pads, constant_values=fill) if any(a or b for a, b in pads) else xb
+    win = _windows(xp, k, s, d)[:, :, :osz[0], :osz[1]]
+    N, C = xb.shape[:2]
+    flatw = win.reshape(N, C, osz[0], osz[1], k[0] * k[1])
+    a = flatw.argmax(-1)
+    val = np.take_along_axis(flatw, a[..., None], -1)[..., 0]
+    ih = (np.arange(osz[0]) * s[0] - p[0])[:, None] + (a // k[1]) * d[0]
+    iw = (np.arange(osz[1]) * s[1] - p[1])[None, :] + (a % k[1]) * d[1]
+    idx = (ih * isz[1] + iw).astype(np.int64)
+    if not batched:
+        val, idx = val[0], idx[0]
+    return np.ascontiguousarray(val), idx
+
+
+def max_pool2d_with_indices_backward(g, x, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    """Scatter-add each output gradient to the input position its max came from (one bincount pass)."""
+    plane = x.shape[-2] * x.shape[-1]
+    lead = _prod(x.shape[:-2])
+    idx = indices.reshape(lead, -1) + (np.arange(lead, dtype=np.int64) * plane)[:, None]
+    r = np.bincount(idx.ravel(), weights=g.reshape(-1), minlength=lead * plane)
+    return r.astype(x.dtype, copy=False).reshape(x.shape)
+
+
+def _avg_setup(x, kernel_size, stride, padding, ceil_mode):
+    k = _tup(kernel_size, 2)
+    s = _stride_or_kernel(stride, k)
+    p = _tup(padding, 2)
+    isz = x.shape[-2:]
+    osz = tuple(_pool_out(i, kk, ss, pp, 1, ceil_mode) for i, kk, ss, pp in zip(isz, k, s, p))
+    return k, s, p, isz, osz
+
+
+def _avg_div(isz, osz, k, s, p, count_include_pad, divisor_override, dtype):
+    """The divisor of each output position: torch's pool size, clipped to the padded (or real) input."""
+    if divisor_override:
+        return np.asarray(divisor_override, dtype)
+    res = []
+    for i, o, kk, ss, pp in zip(isz, osz, k, s, p):
+        start = np.arange(o) * ss - pp
+        end = np.minimum(start + kk, i + pp)
+        res.append(end - start if count_include_pad else np.minimum(end, i) - np.maximum(start, 0))
+    return (res[0][:, None] * res[1][None, :]).astype(dtype)
+
+
+def avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    k, s, p, isz, osz = _avg_setup(x, kernel_size, stride, padding, ceil_mode)
+    batched = x.ndim == 4
+    xb = x if batched else x[None]
+    pads = _pool_pads(isz, k, s, p, (1, 1), osz)
+    xp = np.pad(xb, ((0, 0), (0, 0)) + pads) if any(a or b for a, b in pads) else xb
+    if s == k and xp.shape[2] == osz[0] * k[0] and xp.shape[3] == osz[1] * k[1]:
+        tot = xp.reshape(xp.shape[:2] + (osz[0], k[0], osz[1], k[1])).sum((3, 5))   # non-overlapping: a reshape
+    else:
+        tot = _windows(xp, k, s, (1, 1))[:, :, :osz[0], :osz[1]].sum((-2, -1))
+    out = (tot / _avg_div(isz, osz, k, s, p, count_include_pad, divisor_override, x.dtype)).astype(x.dtype, copy=False)
+    return out if batched else out[0]
+
+
+def avg_pool2d_backward(g, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    k, s, p, isz, osz = _avg_setup(x, kernel_size, stride, padding, ceil_mode)
+    batched = x.ndim == 4
+    gb = g if batched else g[None]
+    gd = (gb / _avg_div(isz, osz, k, s, p, count_include_pad, divisor_override, x.dtype)).astype(x.dtype, copy=False)
+    N, C = gb.shape[:2]
+    cols = np.broadcast_to(gd[:, :, None, None], (N, C) + k + osz)
+    out = _col2im(cols, isz, k, s, p, (1, 1))
+    return out if batched else out[0]
+
+
+def _adaptive_matrix(i, o, dtype):
+    """(o, i) averaging matrix of adaptive pooling: row j averages [floor(j*i/o), ceil((j+1)*i/o))."""
+    j = np.arange(o)
+    start = (j * i) // o
+    end = -((-(j + 1) * i) // o)
+    cols = np.arange(i)
+    m = (cols[None, :] >= start[:, None]) & (cols[None, :] < end[:, None])
+    return (m / (end - start)[:, None]).astype(dtype)
+
+
+def adaptive_avg_pool2d(x, output_size):
+    """Adaptive average pooling is separable: out = A_h @ x @ A_w.T with fixed averaging matrices."""
+    oh, ow = _tup(output_size, 2)
+    ah = _adaptive_matrix(x.shape[-2], oh, x.dtype)
+    aw = _adaptive_matrix(x.shape[-1], ow, x.dtype)
+    return np.matmul(np.matmul(ah, x), aw.T)
+
+
+def adaptive_avg_pool2d_backward(g, x):
+    ah = _adaptive_matrix(x.shape[-2], g.shape[-2], x.dtype)
+    aw = _adaptive_matrix(x.shape[-1], g.shape[-1], x.dtype)
+    return np.matmul(np.matmul(ah.T, g), aw).astype(x.dtype, copy=False)
+
+
+# --- embedding -------------------------------------------------------------------
+
+def embedding(w, idx, padding_idx, scale_grad_by_freq, sparse):
+    if idx.size and (idx.min() < 0 or idx.max() >= w.shape[0]):
+        raise IndexError("index out of range in self")
+    return np.take(w, idx, axis=0)
+
+
+def embedding_dense_backward(g, idx, num_weights, padding_idx, scale_grad_by_freq):
+    """Sum the gradient rows of equal indices: sort the indices once, then np.add.reduceat over the runs."""
+    D = g.shape[-1]
+    flat = idx.reshape(-1).astype(np.int64, copy=False)
+    rows = g.reshape(-1, D)
+    out = np.zeros((num_weights, D), g.dtype)
+    if flat.size == 0:
+        return out
+    order = np.argsort(flat, kind='stable')
+    sidx = flat[order]
+    starts = np.flatnonzero(np.r_[True, sidx[1:] != sidx[:-1]])
+    sums = np.add.reduceat(rows[order], starts, axis=0)
+    uniq = sidx[starts]
+    if scale_grad_by_freq:
+        counts = np.diff(np.r_[starts, sidx.size])
+        sums = sums / counts[:, None].astype(g.dtype)
+    out[uniq] = sums
+    if padding_idx is not None and padding_idx >= 0:
+        out[padding_idx] = 0
+    return out
+
+
+def embedding_renorm(w, idx, max_norm, norm_type):
+    out = w.copy()
+    u = np.unique(idx.reshape(-1))
+    rows = out[u].astype(np.float64)
+    norms = np.sqrt((rows * rows).sum(1)) if norm_type == 2 else np.linalg.norm(rows, ord=norm_type, axis=1)
+    scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    out[u] = (rows * scale[:, None]).astype(w.dtype)
+    return out
+
+
+# --- normalisation ---------------------------------------------------------------
+
+def native_layer_norm(x, normalized_shape, w, b, eps):
+    k = 1 if isinstance(normalized_shape, (int, np.integer)) else len(normalized_shape)
+    lead = x.shape[:x.ndim - k]
+    stat_shape = lead + (1,) * k
+    n = _prod(x.shape[x.ndim - k:])
+    if x.size == 0:
+        return x.copy(), np.full(stat_shape, np.nan, x.dtype), np.full(stat_shape, np.nan, x.dtype)
+    x2 = x.reshape(lead + (n,))
+    mean = x2.mean(-1, keepdims=True)
+    xc = x2 - mean
+    var = np.einsum('...i,...i->...', xc, xc)[..., None] / n
+    rstd = (1.0 / np.sqrt(var + eps)).astype(x.dtype, copy=False)
+    out = xc
+    out *= rstd
+    out = out.reshape(x.shape)
+    if w is not None:
+        out *= w
+    if b is not None:
+        out += b
+    return out, mean.astype(x.dtype, copy=False).reshape(stat_shape), rstd.reshape(stat_shape)
+
+
+def native_batch_norm(x, w, b, running_mean, running_var, training, momentum, eps):
+    C = x.shape[1]
+    axes = (0,) + tuple(range(2, x.ndim))
+    bshape = (1, C) + (1,) * (x.ndim - 2)
+    if training:
+        n = x.size // C
+        mean = x.mean(axes)
+        xc = x - mean.reshape(bshape)
+        var = (xc * xc).mean(axes)
+        invstd = 1.0 / np.sqrt(var + eps)
+        if running_mean is not None:     # torch's native_batch_norm updates the running stats in place
+            running_mean *= 1 - momentum
+            running_mean += momentum * mean
+        if running_var is not None:
+            running_var *= 1 - momentum
+            running_var += momentum * var * (n / max(n - 1, 1))
+        save_mean, save_invstd = mean.astype(x.dtype), invstd.astype(x.dtype)
+    else:
+        xc = x - running_mean.reshape(bshape)
+        invstd = 1.0 / np.sqrt(running_var + eps)
+        save_mean, save_invstd = np.zeros(0, x.dtype), np.zeros(0, x.dtype)
+    scale = invstd if w is None else invstd * w
+    out = xc * scale.reshape(bshape).astype(x.dtype, copy=False)
+    if b is not None:
+        out += b.reshape(bshape)
+    return out.astype(x.dtype, copy=False), save_mean, save_invstd
+
+
+KERNELS = {
+    'convolution': convolution,
+    'im2col': im2col,
+    'col2im': col2im,
+    'max_pool2d_with_indices': max_pool2d_with_indices,
+    'max_pool2d_with_indices_backward': max_pool2d_with_indices_backward,
+    'avg_pool2d': avg_pool2d,
+    'avg_pool2d_backward': avg_pool2d_backward,
+    '_adaptive_avg_pool2d': adaptive_avg_pool2d,
+    '_adaptive_avg_pool2d_backward': adaptive_avg_pool2d_backward,
+    'embedding': embedding,
+    'embedding_dense_backward': embedding_dense_backward,
+    'embedding_renorm': embedding_renorm,
+    'native_layer_norm': native_layer_norm,
+    'native_batch_norm': native_batch_norm,
+}

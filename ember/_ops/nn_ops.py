@@ -1,0 +1,681 @@
+"""Neural-network operators: convolution, pooling, embedding, normalisation, im2col.
+
+Primitives (a kernel each in _backends/cpu/nn_ops.py) are few and closed under differentiation,
+so second-order gradients need nothing more:
+
+* ``convolution`` covers both the convolution F(x, w) and its adjoint in x (``transposed=True``,
+  i.e. conv_transpose). The gradient of F in x is the transposed convolution of the gradient, and
+  the other way round. The gradient in w is again a convolution: of the input (batch and channel
+  axes swapped) with the gradient as the weight, stride and dilation exchanged (`_conv_weight_grad`).
+* pooling ops and their ``*_backward`` ops are each other's adjoints (linear in the gradient).
+* ``native_layer_norm`` / ``native_batch_norm`` are fused (see NOTE [fused normalisation]); their
+  formulas are written in ember ops and take the gradients of the mean and rstd outputs into
+  account, so differentiating a formula again is exact.
+
+Composites (conv2d, layer_norm, group_norm, pixel_shuffle, ...) are written in these and in other
+families' ops. The functional API with torch.nn.functional's signatures is ember/nn/functional/_nn_ops.py.
+"""
+import numpy as np
+
+from .registry import declare, DECLS
+from .views import wrap_dim
+
+
+def _call(name, *args, **kw):
+    return DECLS[name].op.call(*args, **kw)
+
+
+def _shape_str(s):
+    return '[' + ', '.join(str(int(x)) for x in s) + ']'
+
+
+def _tup(v, n, name='stride', op='convolution'):
+    if isinstance(v, (int, np.integer)):
+        return (int(v),) * n
+    v = tuple(int(x) for x in v)
+    if len(v) == 1:
+        return v * n
+    if len(v) != n:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match the "
+                           f"convolution dimensions, but got {name}={list(v)}")
+    return v
+
+
+def _tname(d):
+    from .adapters import _tname as t
+    return t(d)
+
+
+def _is_zero(t):
+    """True for an all-zero gradient that autograd filled in for an unused output (cheap: stats are small)."""
+    return t is None or (not t.requires_grad and isinstance(t._a, np.ndarray) and not t._a.any())
+
+
+# --- convolution -------------------------------------------------------------------
+
+def conv_output_size(isz, k, s, p, d):
+    return tuple((i + 2 * pp - dd * (kk - 1) - 1) // ss + 1 for i, kk, ss, pp, dd in zip(isz, k, s, p, d))
+
+
+def conv_transpose_output_size(isz, k, s, p, d, op):
+    return tuple((i - 1) * ss - 2 * pp + dd * (kk - 1) + oo + 1 for i, kk, ss, pp, dd, oo in zip(isz, k, s, p, d, op))
+
+
+def _conv_params(input, weight, stride, padding, dilation, transposed, output_padding, groups):
+    nd = weight.dim() - 2
+    s, p, d = _tup(stride, nd, 'stride'), _tup(padding, nd, 'padding'), _tup(dilation, nd, 'dilation')
+    op = _tup(output_padding, nd, 'output_padding') if transposed else (0,) * nd
+    return nd, s, p, d, op
+
+
+def _convolution_meta(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    if weight.dim() < 3:
+        raise RuntimeError(f"weight should have at least three dimensions, but got weight of size "
+                           f"{_shape_str(weight.shape)}")
+    nd, s, p, d, op = _conv_params(input, weight, stride, padding, dilation, transposed, output_padding, groups)
+    if input.dim() != nd + 2:
+        raise RuntimeError(f"Expected {nd + 1}-dimensional input for {nd + 1}-dimensional weight "
+                           f"{_shape_str(weight.shape)}, but got {input.dim()}-dimensional input of size "
+                           f"{_shape_str(input.shape)} instead")
+    if any(x <= 0 for x in s):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(x < 0 for x in p):
+        raise RuntimeError("negative padding is not supported")
+    if any(x <= 0 for x in d):
+        raise RuntimeError("dilation should be greater than zero")
+    if any(x < 0 for x in op):
+        raise RuntimeError("negative output_padding is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if input._dtype is not weight._dtype:
+        raise RuntimeError(f"expected scalar type {_tname(input._dtype)} but found {_tname(weight._dtype)}")
+    if bias is not None and bias._dtype is not input._dtype:
+        raise RuntimeError(f"expected scalar type {_tname(input._dtype)} but found {_tname(bias._dtype)}")
+    ish, wsh = tuple(input.shape), tuple(weight.shape)
+    k = wsh[2:]
+    if not transposed:
+        if wsh[0] % groups:
+            raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                               f"but got weight of size [{_shape_str(wsh)}] instead")
+        if ish[1] != wsh[1] * groups:
+            raise RuntimeError(f"Given groups={groups}, weight of size {_shape_str(wsh)}, expected input"
+                               f"{_shape_str(ish)} to have {wsh[1] * groups} channels, but got {ish[1]} channels "
+                               f"instead")
+        cout = wsh[0]
+        padded = tuple(i + 2 * pp for i, pp in zip(ish[2:], p))
+        eff = tuple(dd * (kk - 1) + 1 for kk, dd in zip(k, d))
+        if any(a < b for a, b in zip(padded, eff)):
+            raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+                               f"Kernel size: ({' x '.join(map(str, eff))}). Kernel size can't be greater than "
+                               f"actual input size")
+        osz = conv_output_size(ish[2:], k, s, p, d)
+    else:
+        if ish[1] != wsh[0]:
+            raise RuntimeError(f"Given transposed=1, weight of size {_shape_str(wsh)}, expected input"
+                               f"{_shape_str(ish)} to have {wsh[0]} channels, but got {ish[1]} channels instead")
+        if wsh[0] % groups:
+            raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                               f"but got weight of size [{_shape_str(wsh)}] instead")
+        if any(o >= ss and o >= dd for o, ss, dd in zip(op, s, d)):
+            names = ('depth', 'height', 'width')[-nd:] if nd <= 3 else [str(i) for i in range(nd)]
+            parts = ([f"output_padding_{n}: {o}" for n, o in zip(names, op)] + [f"stride_{n}: {x}" for n, x in zip(names, s)]
+                     + [f"dilation_{n}: {x}" for n, x in zip(names, d)])
+            raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + ' '.join(parts))
+        cout = wsh[1] * groups
+        osz = conv_transpose_output_size(ish[2:], k, s, p, d, op)
+        if any(o <= 0 for o in osz):
+            raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, ish[2:]))}). Calculated output "
+                               f"size per channel: ({' x '.join(map(str, osz))}). Output size is too small")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != cout):
+        raise RuntimeError(f"Given weight of size {_shape_str(wsh)}, expected bias to be 1-dimensional with {cout} "
+                           f"elements, but got bias of size {_shape_str(bias.shape)} instead")
+    return (ish[0], cout) + tuple(osz), input._dtype
+
+
+def _conv_weight_grad(x, g, weight_sizes, stride, padding, dilation, groups):
+    """d<g, conv(x, w)>/dw as a convolution: channels become the batch, the batch becomes channels.
+
+    x: (N, G*Cg, *S), g: (N, G*Og, *P) -> (G*Og, Cg, *K). Differentiable again (it is a convolution)."""
+    nd = len(weight_sizes) - 2
+    N, C = x.shape[0], x.shape[1]
+    G = groups
+    Cg, Og = C // G, g.shape[1] // G
+    S, P = tuple(x.shape[2:]), tuple(g.shape[2:])
+    sp = tuple(range(3, 3 + nd))
+    x2 = x.reshape((N, G, Cg) + S).permute((2, 1, 0) + sp).reshape((Cg, G * N) + S)
+    g2 = g.reshape((N, G, Og) + P).permute((1, 2, 0) + sp).reshape((G * Og, N) + P)
+    r = _call('convolution', x2, g2, None, dilation, padding, stride, False, (0,) * nd, G)   # Cg, G*Og, *K'
+    k = tuple(weight_sizes[2:])
+    for i, kk in enumerate(k):
+        if r.shape[2 + i] != kk:
+            r = r.narrow(2 + i, 0, kk)
+    return r.transpose(0, 1)
+
+
+def _conv_grad_input(grad, weight, input_sizes, stride, padding, dilation, transposed, output_padding, groups):
+    nd = len(input_sizes) - 2
+    s, p, d = _tup(stride, nd), _tup(padding, nd), _tup(dilation, nd)
+    if transposed:
+        return _call('convolution', grad, weight, None, s, p, d, False, (0,) * nd, groups)
+    k = tuple(weight.shape[2:])
+    base = conv_transpose_output_size(tuple(grad.shape[2:]), k, s, p, d, (0,) * nd)
+    op = tuple(i - b for i, b in zip(input_sizes[2:], base))
+    return _call('convolution', grad, weight, None, s, p, d, True, op, groups)
+
+
+def _conv_grad_weight(grad, input, weight_sizes, stride, padding, dilation, transposed, groups):
+    nd = len(weight_sizes) - 2
+    s, p, d = _tup(stride, nd), _tup(padding, nd), _tup(dilation, nd)
+    if transposed:    # out = F^T(x, w): <grad, F^T(x, w)> = <F(grad, w), x>, so the roles of x and grad swap
+        return _conv_weight_grad(grad, input, weight_sizes, s, p, d, groups)
+    return _conv_weight_grad(input, grad, weight_sizes, s, p, d, groups)
+
+
+def _bias_grad(grad):
+    return grad.sum([0] + list(range(2, grad.dim())))
+
+
+declare('convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, '
+        'SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor',
+        meta=_convolution_meta, method=False,
+        derivatives={
+            'input': lambda grad, weight, input_sizes, stride, padding, dilation, transposed, output_padding, groups:
+                _conv_grad_input(grad, weight, input_sizes, stride, padding, dilation, transposed, output_padding,
+                                 groups),
+            'weight': lambda grad, input, weight_sizes, stride, padding, dilation, transposed, groups:
+                _conv_grad_weight(grad, input, weight_sizes, stride, padding, dilation, transposed, groups),
+            'bias': lambda grad: _bias_grad(grad)})
+
+
+def _unbatched(input, nd, name):
+    if input.dim() == nd + 1:
+        return True
+    if input.dim() != nd + 2:
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input "
+                           f"of size: {_shape_str(input.shape)}")
+    return False
+
+
+def conv_nd(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    """conv1d/conv2d/conv3d: unbatched inputs, 'same'/'valid' string padding, then ``convolution``."""
+    unb = _unbatched(input, nd, name)
+    x = input.unsqueeze(0) if unb else input
+    s, d = _tup(stride, nd, 'stride'), _tup(dilation, nd, 'dilation')
+    if isinstance(padding, str):
+        out = _conv_string_padding(x, weight, bias, s, padding, d, groups, nd)
+    else:
+        out = _call('convolution', x, weight, bias, s, _tup(padding, nd, 'padding'), d, False, (0,) * nd, groups)
+    return out.squeeze(0) if unb else out
+
+
+def _conv_string_padding(x, weight, bias, s, padding, d, groups, nd):
+    if padding == 'valid':
+        return _call('convolution', x, weight, bias, s, (0,) * nd, d, False, (0,) * nd, groups)
+    if padding != 'same':
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    if any(ss != 1 for ss in s):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    total = [dd * (kk - 1) for dd, kk in zip(d, weight.shape[2:])]
+    left = [t // 2 for t in total]
+    if all(t % 2 == 0 for t in total):
+        return _call('convolution', x, weight, bias, s, tuple(left), d, False, (0,) * nd, groups)
+    # an odd total padding puts the extra element on the right (as torch does): pad by one more, then trim
+    out = _call('convolution', x, weight, bias, s, tuple(t - t // 2 for t in total), d, False, (0,) * nd, groups)
+    for i, t in enumerate(total):
+        if t % 2:
+            out = out.narrow(2 + i, 0, out.shape[2 + i] - 1)
+    return out
+
+
+def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
+    unb = _unbatched(input, nd, name)
+    x = input.unsqueeze(0) if unb else input
+    out = _call('convolution', x, weight, bias, _tup(stride, nd, 'stride'), _tup(padding, nd, 'padding'),
+                _tup(dilation, nd, 'dilation'), True, _tup(output_padding, nd, 'output_padding'), groups)
+    return out.squeeze(0) if unb else out
+
+
+_CONV_ARGS = 'Tensor input, Tensor weight, Tensor? bias=None, SymInt[{n}] stride={one}, SymInt[{n}] padding={zero}, ' \
+             'SymInt[{n}] dilation={one}, SymInt groups=1'
+_CONVT_ARGS = 'Tensor input, Tensor weight, Tensor? bias=None, SymInt[{n}] stride={one}, SymInt[{n}] padding={zero}, ' \
+              'SymInt[{n}] output_padding={zero}, SymInt groups=1, SymInt[{n}] dilation={one}'
+for _nd in (1, 2, 3):
+    _fmt = dict(n=_nd, one=str([1] * _nd).replace(' ', ' '), zero=str([0] * _nd))
+    declare(f'conv{_nd}d({_CONV_ARGS.format(**_fmt)}) -> Tensor', method=False,
+            composite=(lambda nd: lambda input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1:
+                       conv_nd(input, weight, bias, stride, padding, dilation, groups, nd, f'conv{nd}d'))(_nd))
+    declare(f'conv_transpose{_nd}d.input({_CONVT_ARGS.format(**_fmt)}) -> Tensor', method=False,
+            composite=(lambda nd: lambda input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                       dilation=1: conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
+                                                     dilation, nd, f'conv_transpose{nd}d'))(_nd))
+
+
+# --- im2col / col2im ---------------------------------------------------------------
+
+def _pair(v, name):
+    if isinstance(v, (int, np.integer)):
+        return (int(v),) * 2
+    v = tuple(int(x) for x in v)
+    if len(v) == 1:
+        return v * 2
+    if len(v) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(v)}")
+    return v
+
+
+def _im2col_meta(self, kernel_size, dilation, padding, stride):
+    k, d, p, s = _pair(kernel_size, 'kernel_size'), _pair(dilation, 'dilation'), _pair(padding, 'padding'), \
+        _pair(stride, 'stride')
+    if self.dim() not in (3, 4) or any(x == 0 for x in tuple(self.shape)[-3:]):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {_shape_str(self.shape)}")
+    if min(k) <= 0 or min(s) <= 0 or min(d) <= 0 or min(p) < 0:
+        raise RuntimeError(f"kernel size, stride and dilation should be greater than zero, and padding non-negative, "
+                           f"but got kernel_size={list(k)} stride={list(s)} dilation={list(d)} padding={list(p)}")
+    sh = tuple(self.shape)
+    H, W = sh[-2:]
+    oh, ow = conv_output_size((H, W), k, s, p, d)
+    if oh < 1 or ow < 1:
+        raise RuntimeError(f"Given input with spatial size ({H}, {W}), kernel_size=({k[0]}, {k[1]}), dilation=("
+                           f"{d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), calculated shape of the array of sliding "
+                           f"blocks as ({oh}, {ow}), but its components must be at least one.")
+    return sh[:-3] + (sh[-3] * k[0] * k[1], oh * ow), self._dtype
+
+
+def _col2im_meta(self, output_size, kernel_size, dilation, padding, stride):
+    o = _pair(output_size, 'output_size')
+    k, d, p, s = _pair(kernel_size, 'kernel_size'), _pair(dilation, 'dilation'), _pair(padding, 'padding'), \
+        _pair(stride, 'stride')
+    sh = tuple(self.shape)
+    if self.dim() not in (2, 3) or sh[-1] == 0 or sh[-2] == 0:
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {_shape_str(sh)}")
+    if sh[-2] % (k[0] * k[1]):
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
+                           f"but got input.size(1)={sh[-2]} and kernel_size=({k[0]}, {k[1]})")
+    nb = conv_output_size(o, k, s, p, d)
+    if nb[0] * nb[1] != sh[-1] or min(nb) < 1:
+        raise RuntimeError(f"Given output_size=({o[0]}, {o[1]}), kernel_size=({k[0]}, {k[1]}), dilation=({d[0]}, "
+                           f"{d[1]}), padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), expected size of input's "
+                           f"dimension 2 to match the calculated number of sliding blocks {nb[0]} * {nb[1]} = "
+                           f"{nb[0] * nb[1]}, but got input.size(2)={sh[-1]}.")
+    return sh[:-2] + (sh[-2] // (k[0] * k[1]),) + o, self._dtype
+
+
+declare('im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor',
+        meta=_im2col_meta, method=False,
+        derivatives={'self': lambda grad, self_sizes, kernel_size, dilation, padding, stride:
+                     _call('col2im', grad, tuple(self_sizes[-2:]), kernel_size, dilation, padding, stride)})
+declare('col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, '
+        'int[2] stride) -> Tensor', meta=_col2im_meta, method=False,
+        derivatives={'self': lambda grad, kernel_size, dilation, padding, stride:
+                     _call('im2col', grad, kernel_size, dilation, padding, stride)})
+
+
+# --- pooling -------------------------------------------------------------------------
+
+def pool_output_size(i, k, s, p, d, ceil):
+    o = (i + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)) // s + 1
+    if ceil and (o - 1) * s >= i + p:
+        o -= 1
+    return o
+
+
+def _pool_args(kernel_size, stride, padding, dilation, name):
+    k = _pair(kernel_size, 'kernel_size')
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _pair(stride, 'stride')
+    p, d = _pair(padding, 'padding'), _pair(dilation, 'dilation')
+    if min(k) <= 0 or min(s) <= 0:
+        raise RuntimeError("stride should not be zero" if min(s) <= 0 else
+                           f"kernel size should be greater than zero, but got kH: {k[0]} kW: {k[1]}")
+    if min(d) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {d[0]} dilationW: {d[1]}")
+    return k, s, p, d
+
+
+def _pool_meta(self, kernel_size, stride, padding, dilation, ceil_mode, name):
+    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, name)
+    sh = tuple(self.shape)
+    if self.dim() not in (3, 4) or any(x == 0 for x in sh[-3:]):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    for pp, kk, dd in zip(p, k, d):
+        if pp > (dd * (kk - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pp}, "
+                               f"kernel_size={kk} and dilation={dd}")
+    osz = tuple(pool_output_size(i, kk, ss, pp, dd, ceil_mode) for i, kk, ss, pp, dd in zip(sh[-2:], k, s, p, d))
+    if min(osz) < 1:
+        raise RuntimeError(f"Given input size: ({sh[-3]}x{sh[-2]}x{sh[-1]}). Calculated output size: "
+                           f"({sh[-3]}x{osz[0]}x{osz[1]}). Output size is too small")
+    return sh[:-2] + osz
+
+
+def _max_pool_meta(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    shape = _pool_meta(self, kernel_size, stride, padding, dilation, ceil_mode, 'max_pool2d')
+    if self._dtype.name == 'bool':
+        raise RuntimeError("\"max_pool2d\" not implemented for 'Bool'")
+    from .._core import dtype as D
+    return [(shape, self._dtype), (shape, D.int64)]
+
+
+def _max_pool_grad_meta(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    return tuple(self.shape), self._dtype
+
+
+def _gather_pooled(g, indices):
+    """out[..., i] = g_plane[..., indices[..., i]]: the adjoint of the max-pool scatter."""
+    lead = tuple(indices.shape[:-2])
+    flat = g.reshape(lead + (-1,))
+    idx = indices.reshape(lead + (-1,))
+    return flat.gather(-1, idx).reshape(tuple(indices.shape))
+
+
+declare('max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, '
+        'int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)', meta=_max_pool_meta, method=False, nn=True,
+        derivatives={'self': lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, results:
+                     _call('max_pool2d_with_indices_backward', grad, self, kernel_size, stride, padding, dilation,
+                           ceil_mode, results[1])})
+declare('max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, '
+        'int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor', meta=_max_pool_grad_meta,
+        method=False,
+        derivatives={'grad_output': lambda grad, indices: _gather_pooled(grad, indices),
+                     'self': lambda grad, self: _call('zeros_like', self)})
+
+
+def _avg_pool_meta(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+                   divisor_override=None):
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    if self._dtype.name == 'bool':
+        raise RuntimeError("\"avg_pool2d\" not implemented for 'Bool'")
+    return _pool_meta(self, kernel_size, stride, padding, 1, ceil_mode, 'avg_pool2d'), self._dtype
+
+
+def _avg_pool_grad_meta(grad_output, self, *args):
+    return tuple(self.shape), self._dtype
+
+
+declare('avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, '
+        'bool count_include_pad=True, int? divisor_override=None) -> Tensor', meta=_avg_pool_meta, method=False,
+        nn=True,
+        derivatives={'self': lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override: _call('avg_pool2d_backward', grad, self, kernel_size, stride, padding, ceil_mode,
+                                             count_include_pad, divisor_override)})
+declare('avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, '
+        'bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor', meta=_avg_pool_grad_meta,
+        method=False,
+        derivatives={'grad_output': lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override: _call('avg_pool2d', grad, kernel_size, stride, padding, ceil_mode,
+                                             count_include_pad, divisor_override),
+                     'self': lambda grad, self: _call('zeros_like', self)})
+
+
+def _adaptive_meta(self, output_size):
+    o = _pair(output_size, 'output_size')
+    sh = tuple(self.shape)
+    if self.dim() not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {_shape_str(sh)}")
+    for i in range(1, self.dim()):
+        if sh[i] == 0:
+            raise RuntimeError(f"adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {_shape_str(sh)} with dimension {i} being empty")
+    if min(o) < 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
+                           f"received {{{o[0]}, {o[1]}}}")
+    return sh[:-2] + o, self._dtype
+
+
+declare('_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor', meta=_adaptive_meta, method=False,
+        derivatives={'self': lambda grad, self: _call('_adaptive_avg_pool2d_backward', grad, self)})
+declare('_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor', method=False,
+        meta=lambda grad_output, self: (tuple(self.shape), self._dtype),
+        derivatives={'grad_output': lambda grad, grad_output: _call('_adaptive_avg_pool2d', grad,
+                                                                    tuple(grad_output.shape[-2:])),
+                     'self': lambda grad, self: _call('zeros_like', self)})
+
+
+# --- embedding -----------------------------------------------------------------------
+
+def _check_indices(indices, name):
+    if indices._dtype.name not in ('int64', 'int32'):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {_legacy_name(indices._dtype)} instead (while checking arguments "
+                           f"for {name})")
+
+
+def _legacy_name(d):
+    return f"ember.{_tname(d)}Tensor"
+
+
+def _embedding_meta(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    _check_indices(indices, 'embedding')
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    return tuple(indices.shape) + (weight.shape[1],), weight._dtype
+
+
+def _embedding_bwd_meta(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    _check_indices(indices, 'embedding_backward')
+    return (int(num_weights), grad_output.shape[-1]), grad_output._dtype
+
+
+def _embedding_double_backward(grad, indices, padding_idx):
+    r = _call('embedding', grad, indices)
+    if padding_idx is not None and padding_idx >= 0:
+        keep = (indices == padding_idx).logical_not().unsqueeze(-1)
+        r = r * keep
+    return r
+
+
+declare('embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, '
+        'bool sparse=False) -> Tensor', meta=_embedding_meta, method=False,
+        derivatives={'weight': lambda grad, weight_sizes, indices, padding_idx, scale_grad_by_freq:
+                     _call('embedding_dense_backward', grad, indices, weight_sizes[0], padding_idx, scale_grad_by_freq)})
+declare('embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, '
+        'bool scale_grad_by_freq) -> Tensor', meta=_embedding_bwd_meta, method=False,
+        derivatives={'grad_output': lambda grad, indices, padding_idx, scale_grad_by_freq:
+                     _embedding_double_backward(grad, indices, padding_idx) if not scale_grad_by_freq else
+                     _not_implemented('embedding_dense_backward with scale_grad_by_freq=True (double backward)')})
+
+
+def _not_implemented(what):
+    raise NotImplementedError(f"the derivative of {what} is not implemented.")
+
+
+def _renorm_meta(self, indices, max_norm, norm_type):
+    _check_indices(indices, 'embedding_renorm_')
+    if self.dim() != 2:
+        raise RuntimeError(f"embedding_renorm_(): expected self to be 2-D, but got {self.dim()}-D")
+    return tuple(self.shape), self._dtype
+
+
+# embedding_renorm_ is the public in-place op (F.embedding's max_norm); the functional form is its base.
+declare('embedding_renorm(Tensor self, Tensor indices, float max_norm, float norm_type) -> Tensor',
+        meta=_renorm_meta, method=False, inplace=True, differentiable=False)
+
+
+# --- normalisation ---------------------------------------------------------------------
+# NOTE [fused normalisation] layer_norm on a GPT-sized activation (64*128 rows x 128, float32),
+# forward + backward, ms: fused kernel + formula below ~3.5, composite of mean/sub/mul/rsqrt ~9
+# (each composite op is a separate pass plus dispatch and a saved intermediate).
+
+def _ln_meta(input, normalized_shape, weight, bias, eps):
+    ns = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(int(x) for x in normalized_shape)
+    if not ns:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
+    if weight is not None and tuple(weight.shape) != ns:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                           f"{_shape_str(weight.shape)} and normalized_shape = {_shape_str(ns)}")
+    if bias is not None and tuple(bias.shape) != ns:
+        raise RuntimeError(f"Expected bias to be of same shape as normalized_shape, but got bias of shape "
+                           f"{_shape_str(bias.shape)} and normalized_shape = {_shape_str(ns)}")
+    sh = tuple(input.shape)
+    if len(sh) < len(ns) or sh[len(sh) - len(ns):] != ns:
+        raise RuntimeError(f"Given normalized_shape={_shape_str(ns)}, expected input with shape "
+                           f"[*, {', '.join(map(str, ns))}], but got input of size{_shape_str(sh)}")
+    if input._dtype.category < 2:
+        raise RuntimeError(f"\"LayerNormKernelImpl\" not implemented for '{_tname(input._dtype)}'")
+    stat = sh[:len(sh) - len(ns)] + (1,) * len(ns)
+    return [(sh, input._dtype), (stat, input._dtype), (stat, input._dtype)]
+
+
+def _norm_input_grad(grad, grads, input, weight, mean, rstd, dims, n, wshape):
+    """d/dinput of normalisation over ``dims`` (n elements each), with the gradients of the mean and rstd
+    outputs included, so that differentiating this formula again is exact."""
+    xhat = (input - mean) * rstd
+    gw = grad if weight is None else grad * weight.reshape(wshape)
+    dx = (gw - gw.mean(dims, keepdim=True) - xhat * (gw * xhat).mean(dims, keepdim=True)) * rstd
+    if grads is not None:
+        gm, gr = grads[1], grads[2]
+        if not _is_zero(gm):
+            dx = dx + gm.reshape(mean.shape) / n
+        if not _is_zero(gr):
+            dx = dx - gr.reshape(rstd.shape) * rstd * rstd * xhat / n
+    return dx
+
+
+def _ln_dims(input, normalized_shape):
+    k = 1 if isinstance(normalized_shape, (int, np.integer)) else len(normalized_shape)
+    nd = input.dim()
+    dims = list(range(nd - k, nd))
+    n = 1
+    for d in dims:
+        n *= input.shape[d]
+    return dims, n
+
+
+def _ln_input(grads, input, normalized_shape, weight, results):
+    dims, n = _ln_dims(input, normalized_shape)
+    return _norm_input_grad(grads[0], grads, input, weight, results[1], results[2], dims, n, tuple(weight.shape)
+                            if weight is not None else None)
+
+
+def _ln_weight(grad, input, results):
+    return grad * ((input - results[1]) * results[2])
+
+
+declare('native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) '
+        '-> (Tensor, Tensor, Tensor)', meta=_ln_meta, method=False,
+        derivatives={'input': _ln_input, 'weight': _ln_weight, 'bias': lambda grad: grad})
+
+
+def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    ns = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    return _call('native_layer_norm', input, ns, weight, bias, eps)[0]
+
+
+declare('layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, '
+        'float eps=1e-05, bool cudnn_enable=True) -> Tensor', composite=_layer_norm, method=False)
+
+
+def _bn_meta(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    sh = tuple(input.shape)
+    if input.dim() < 2:
+        raise RuntimeError(f"batch_norm(): expected input to have at least 2 dimensions, but got {input.dim()}")
+    C = sh[1]
+    for name, t in (('weight', weight), ('bias', bias), ('running_mean', running_mean), ('running_var', running_var)):
+        if t is not None and t.numel() != C:
+            raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode")
+    if input._dtype.category < 2:
+        raise RuntimeError(f"\"batch_norm\" not implemented for '{_tname(input._dtype)}'")
+    stat = (C,) if training else (0,)
+    return [(sh, input._dtype), (stat, input._dtype), (stat, input._dtype)]
+
+
+def _bn_dims(input):
+    dims = [0] + list(range(2, input.dim()))
+    n = 1
+    for d in dims:
+        n *= input.shape[d]
+    return dims, n, (1, input.shape[1]) + (1,) * (input.dim() - 2)
+
+
+def _bn_input(grads, input, weight, running_mean, running_var, training, eps, results):
+    dims, n, bshape = _bn_dims(input)
+    if training:
+        st = [None, grads[1], grads[2]]
+        return _norm_input_grad(grads[0], st, input, weight, results[1].reshape(bshape), results[2].reshape(bshape),
+                                dims, n, bshape)
+    invstd = (running_var + eps).rsqrt().reshape(bshape)
+    g = grads[0] * invstd
+    return g if weight is None else g * weight.reshape(bshape)
+
+
+def _bn_weight(grad, input, running_mean, running_var, training, eps, results):
+    dims, n, bshape = _bn_dims(input)
+    if training:
+        xhat = (input - results[1].reshape(bshape)) * results[2].reshape(bshape)
+    else:
+        xhat = (input - running_mean.reshape(bshape)) * (running_var + eps).rsqrt().reshape(bshape)
+    return (grad * xhat).sum(dims)
+
+
+declare('native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, '
+        'bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)', meta=_bn_meta, method=False,
+        derivatives={'input': _bn_input, 'weight': _bn_weight,
+                     'bias': lambda grad: grad.sum([0] + list(range(2, grad.dim())))})
+
+
+# --- shuffles (views and copies only) -----------------------------------------------------
+
+def _pixel_shuffle(self, upscale_factor):
+    r = int(upscale_factor)
+    sh = tuple(self.shape)
+    if self.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{self.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    c, h, w = sh[-3:]
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    lead = sh[:-3]
+    n = len(lead)
+    x = self.reshape(lead + (c // (r * r), r, r, h, w))
+    x = x.permute(tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2))
+    return x.reshape(lead + (c // (r * r), h * r, w * r))
+
+
+def _pixel_unshuffle(self, downscale_factor):
+    r = int(downscale_factor)
+    sh = tuple(self.shape)
+    if self.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{self.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    c, h, w = sh[-3:]
+    if h % r:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)="
+                           f"{h} is not divisible by {r}")
+    if w % r:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)="
+                           f"{w} is not divisible by {r}")
+    lead = sh[:-3]
+    n = len(lead)
+    x = self.reshape(lead + (c, h // r, r, w // r, r))
+    x = x.permute(tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
+    return x.reshape(lead + (c * r * r, h // r, w // r))
+
+
+def _channel_shuffle(self, groups):
+    sh = tuple(self.shape)
+    if self.dim() < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{self.dim()} dimension(s)")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    c = sh[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    x = self.reshape((sh[0], groups, c // groups) + sh[2:]).transpose(1, 2)
+    return x.reshape(sh)
+
+
+declare('pixel_shuffle(Tensor self, int upscale_factor) -> Tensor', composite=_pixel_shuffle, method=False, nn=True)
+declare('pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor', composite=_pixel_unshuffle, method=False,
+        nn=True)
+declare('channel_shuffle(Tensor self, SymInt groups) -> Tensor', composite=_channel_shuffle, method=False, nn=True)

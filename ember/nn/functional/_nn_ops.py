@@ -1,0 +1,497 @@
+"""torch.nn.functional's convolution, pooling, normalisation, embedding, attention and resampling
+functions, with torch's signatures. Argument handling (ints or tuples, unbatched inputs, string
+padding, running statistics) is here; the work is done by the operators of ember/_ops/nn_ops.py
+and of the other families, through the public API only.
+
+>>> import ember
+>>> import ember.nn.functional as F
+>>> F.conv2d(ember.ones(1, 1, 3, 3), ember.ones(1, 1, 2, 2)).shape
+ember.Size([1, 1, 2, 2])
+"""
+import math
+
+import ember
+from ember._ops.nn_ops import conv_nd, conv_transpose_nd
+
+__all__ = ['conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'unfold', 'fold',
+           'max_pool1d', 'max_pool2d', 'max_pool1d_with_indices', 'max_pool2d_with_indices', 'avg_pool1d',
+           'avg_pool2d', 'adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'lp_pool1d', 'lp_pool2d', 'embedding',
+           'layer_norm', 'batch_norm', 'group_norm', 'instance_norm', 'rms_norm', 'local_response_norm',
+           'normalize', 'cosine_similarity', 'pairwise_distance', 'pdist', 'scaled_dot_product_attention',
+           'interpolate', 'upsample', 'upsample_nearest', 'upsample_bilinear', 'pixel_shuffle', 'pixel_unshuffle',
+           'channel_shuffle']
+
+
+# --- convolution -------------------------------------------------------------------
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Applies a 1-D convolution; ``padding`` may be an int, a tuple, ``'valid'`` or ``'same'``."""
+    return conv_nd(input, weight, bias, stride, padding, dilation, groups, 1, 'conv1d')
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Applies a 2-D convolution over (N, C, H, W) or unbatched (C, H, W) input.
+
+    >>> F.conv2d(ember.ones(1, 2, 4, 4), ember.ones(3, 2, 3, 3), padding='same').shape
+    ember.Size([1, 3, 4, 4])
+    """
+    return conv_nd(input, weight, bias, stride, padding, dilation, groups, 2, 'conv2d')
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return conv_nd(input, weight, bias, stride, padding, dilation, groups, 3, 'conv3d')
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
+                             'conv_transpose1d')
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transposed convolution (the gradient of conv2d w.r.t. its input); weight is (C_in, C_out/groups, kH, kW).
+
+    >>> F.conv_transpose2d(ember.ones(1, 2, 3, 3), ember.ones(2, 4, 2, 2), stride=2).shape
+    ember.Size([1, 4, 6, 6])
+    """
+    return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+                             'conv_transpose2d')
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                             'conv_transpose3d')
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Extracts sliding local blocks (im2col): (N, C, H, W) -> (N, C*kH*kW, L)."""
+    if input.dim() not in (3, 4):
+        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
+    return ember.im2col(input, kernel_size, dilation, padding, stride)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Sums sliding local blocks into an image (col2im), the adjoint of :func:`unfold`."""
+    if input.dim() not in (2, 3):
+        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
+                                  f"(got {input.dim()}D)")
+    return ember.col2im(input, output_size, kernel_size, dilation, padding, stride)
+
+
+# --- pooling -----------------------------------------------------------------------
+
+def _one(v, name):
+    if isinstance(v, (tuple, list)):
+        if len(v) != 1:
+            raise RuntimeError(f"max_pool1d() {name} must be an int or a tuple of one int, but got {list(v)}")
+        return int(v[0])
+    return int(v)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return ember.ops.aten.max_pool2d_with_indices(input, kernel_size, () if stride is None else stride, padding,
+                                                  dilation, ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """2-D max pooling; ``return_indices`` gives each max's flat index into its input plane.
+
+    >>> F.max_pool2d(ember.arange(16.).reshape(1, 1, 4, 4), 2)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
+    out, idx = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, idx) if return_indices else out
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+    k = _one(kernel_size, 'kernel_size')
+    s = k if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) else _one(stride, 'stride')
+    out, idx = ember.ops.aten.max_pool2d_with_indices(input.unsqueeze(-2), (1, k), (1, s),
+                                                      (0, _one(padding, 'padding')), (1, _one(dilation, 'dilation')),
+                                                      ceil_mode)
+    return out.squeeze(-2), idx.squeeze(-2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    out, idx = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, idx) if return_indices else out
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return ember.ops.aten.avg_pool2d(input, kernel_size, () if stride is None else stride, padding, ceil_mode,
+                                     count_include_pad, divisor_override)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+    k = _one(kernel_size, 'kernel_size')
+    s = k if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) else _one(stride, 'stride')
+    out = ember.ops.aten.avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _one(padding, 'padding')), ceil_mode,
+                                    count_include_pad, None)
+    return out.squeeze(-2)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed output size; windows are [floor(i*H/OH), ceil((i+1)*H/OH))."""
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    output_size = tuple(input.shape[-2 + i] if o is None else int(o) for i, o in enumerate(output_size))
+    return ember.ops.aten._adaptive_avg_pool2d(input, output_size)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"adaptive_avg_pool1d() argument 'input' must be 2D or 3D, but got {input.dim()}D")
+    o = _one(output_size, 'output_size')
+    return ember.ops.aten._adaptive_avg_pool2d(input.unsqueeze(-2), (1, o)).squeeze(-2)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling: (sum over each window of x**p) ** (1/p)."""
+    kw, kh = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kw * kh).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kernel_size).pow(1.0 / norm_type)
+
+
+# --- embedding ---------------------------------------------------------------------
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    """Looks up rows of ``weight``; rows at ``padding_idx`` get no gradient; ``max_norm`` renormalises the
+    looked-up rows of ``weight`` in place, as torch does.
+
+    >>> F.embedding(ember.tensor([[0, 2]]), ember.eye(3))
+    tensor([[[1., 0., 0.],
+             [0., 0., 1.]]])
+    """
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
+            padding_idx = weight.size(0) + padding_idx
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        input = input.contiguous()
+        with ember.no_grad():
+            ember.embedding_renorm_(weight, input, max_norm, norm_type)
+    return ember.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+# --- normalisation -------------------------------------------------------------------
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalises over the trailing ``normalized_shape`` dimensions (biased variance), then scales and shifts.
+
+    >>> F.layer_norm(ember.tensor([[1., 3.]]), (2,))
+    tensor([[-1.0000,  1.0000]])
+    """
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    return ember.native_layer_norm(input, ns, weight, bias, eps)[0]
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Normalises each channel (dim 1) with batch statistics (``training``) or the running ones. In training the
+    running statistics are updated in place with the unbiased variance, as torch does."""
+    if training:
+        size = 1
+        for i, s in enumerate(input.shape):
+            if i != 1:
+                size *= s
+        if size == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    return ember.native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalises each group of ``C // num_groups`` channels of each sample, then a per-channel affine map."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    sh = tuple(input.shape)
+    N, C = sh[0], sh[1]
+    if C % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(sh)} and num_groups={num_groups}")
+    for name, t in (('weight', weight), ('bias', bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != C):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(t.shape)} and input of shape {list(sh)}")
+    out = ember.native_layer_norm(input.reshape(N, num_groups, -1), (input.numel() // max(N * num_groups, 1),),
+                                  None, None, eps)[0].reshape(sh)
+    bshape = (1, C) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(bshape)
+    if bias is not None:
+        out = out + bias.reshape(bshape)
+    return out
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalises each channel of each sample over its spatial dimensions."""
+    sh = tuple(input.shape)
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher input (got {input.dim()}D input)")
+    N, C = sh[0], sh[1]
+    bshape = (1, C) + (1,) * (input.dim() - 2)
+    if use_input_stats:
+        spatial = input.numel() // max(N * C, 1)
+        if spatial == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+        out, mean, rstd = ember.native_layer_norm(input.reshape(N, C, -1), (spatial,), None, None, eps)
+        out = out.reshape(sh)
+        if running_mean is not None or running_var is not None:
+            with ember.no_grad():
+                if running_mean is not None:
+                    running_mean.mul_(1 - momentum).add_(mean.reshape(N, C).mean(0) * momentum)
+                if running_var is not None:
+                    var = (rstd.reshape(N, C).pow(-2) - eps) * (spatial / (spatial - 1))
+                    running_var.mul_(1 - momentum).add_(var.mean(0) * momentum)
+    else:
+        out = (input - running_mean.reshape(bshape)) * (running_var.reshape(bshape) + eps).rsqrt()
+    if weight is not None:
+        out = out * weight.reshape(bshape)
+    if bias is not None:
+        out = out + bias.reshape(bshape)
+    return out
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x**2 over the trailing dims) + eps) * weight; ``eps`` defaults to finfo(dtype).eps."""
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    sh = tuple(input.shape)
+    if len(sh) < len(ns) or sh[len(sh) - len(ns):] != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape [*, "
+                           f"{', '.join(map(str, ns))}], but got input of size{list(sh)}")
+    if eps is None:
+        eps = ember.finfo(input.dtype).eps
+    dims = list(range(input.dim() - len(ns), input.dim()))
+    out = input * (input * input).mean(dims, keepdim=True).add(eps).rsqrt()
+    return out if weight is None else out * weight
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Normalises over ``size`` neighbouring channels: x / (k + alpha/size * sum(x**2)) ** beta."""
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    sh = tuple(input.shape)
+    sq = (input * input).reshape(sh[0], 1, sh[1], -1)
+    sq = ember.nn.functional.pad(sq, (0, 0, size // 2, (size - 1) // 2))
+    div = avg_pool2d(sq, (size, 1), stride=1).reshape(sh)
+    return input / div.mul(alpha).add(k).pow(beta)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p over ``dim``, eps)."""
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Cosine of the angle between x1 and x2 along ``dim`` (broadcasting), with each norm clamped to ``eps``."""
+    n1 = (x1 * x1).sum(dim, keepdim=True).sqrt().clamp_min(eps)
+    n2 = (x2 * x2).sum(dim, keepdim=True).sqrt().clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dimension."""
+    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+
+
+def pdist(input, p=2):
+    """Distances between all pairs of rows (upper triangle, row-major)."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    n = input.shape[0]
+    i, j = [], []
+    for a in range(n):
+        i.extend([a] * (n - a - 1))
+        j.extend(range(a + 1, n))
+    ii, jj = ember.tensor(i, dtype=ember.int64), ember.tensor(j, dtype=ember.int64)
+    return (input.index_select(0, ii) - input.index_select(0, jj)).norm(p, -1)
+
+
+# --- attention -----------------------------------------------------------------------
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(Q K^T * scale + mask) V. A bool mask keeps the True positions; a float mask is added.
+
+    >>> q = ember.ones(1, 2, 3, 4)
+    >>> F.scaled_dot_product_attention(q, q, q).shape
+    ember.Size([1, 2, 3, 4])
+    """
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
+        rep = query.shape[-3] // key.shape[-3]
+        key = key.repeat_interleave(rep, -3)
+        value = value.repeat_interleave(rep, -3)
+    scores = query.matmul(key.transpose(-2, -1)) * scale
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+        causal = ember.ones(L, S, dtype=ember.bool, device=query.device).tril()
+        scores = scores.masked_fill(causal.logical_not(), float('-inf'))
+    if attn_mask is not None:
+        if attn_mask.dtype == ember.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), float('-inf'))
+        else:
+            scores = scores + attn_mask
+    attn = scores.softmax(-1)
+    if dropout_p > 0.0:
+        attn = ember.nn.functional.dropout(attn, dropout_p, training=True)
+    return attn.matmul(value)
+
+
+# --- resampling ----------------------------------------------------------------------
+
+def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype):
+    """The (n_out, n_in) matrix of 1-D resampling; every mode ember supports is separable."""
+    import numpy as np
+    o = np.arange(n_out, dtype=np.float64)
+    m = np.zeros((n_out, n_in), np.float64)
+    rows = np.arange(n_out)
+    if mode == 'nearest':
+        s = (n_in / n_out) if scale is None else 1.0 / scale
+        src = np.minimum(np.floor(o * s).astype(np.int64), n_in - 1)
+        m[rows, src] = 1
+        return m
+    if mode == 'nearest-exact':
+        s = (n_in / n_out) if scale is None else 1.0 / scale
+        src = np.minimum(np.floor((o + 0.5) * s).astype(np.int64), n_in - 1)
+        m[rows, src] = 1
+        return m
+    if align_corners:
+        s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        x = o * s
+    else:
+        s = (n_in / n_out) if scale is None else 1.0 / scale
+        x = (o + 0.5) * s - 0.5
+    if mode in ('linear', 'bilinear', 'trilinear'):
+        if not align_corners:
+            x = np.maximum(x, 0)
+        x0 = np.minimum(np.floor(x).astype(np.int64), n_in - 1)
+        x1 = np.minimum(x0 + 1, n_in - 1)
+        lam = x - x0
+        np.add.at(m, (rows, x0), 1 - lam)
+        np.add.at(m, (rows, x1), lam)
+        return m
+    if mode == 'bicubic':
+        A = -0.75
+        x0 = np.floor(x).astype(np.int64)
+        t = x - x0
+
+        def near(d):   # |d| <= 1
+            return ((A + 2) * d - (A + 3)) * d * d + 1
+
+        def far(d):    # 1 < |d| < 2
+            return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A
+        ws = [far(t + 1), near(t), near(1 - t), far(2 - t)]
+        for k, w in zip(range(-1, 3), ws):
+            np.add.at(m, (rows, np.clip(x0 + k, 0, n_in - 1)), w)
+        return m
+    raise NotImplementedError(f"Got unsupported interpolation mode: {mode}")
+
+
+_MODES = {'nearest': None, 'nearest-exact': None, 'linear': 1, 'bilinear': 2, 'bicubic': 2, 'trilinear': 3,
+          'area': None}
+
+
+def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """Resamples the spatial dims: nearest, nearest-exact, (bi/tri)linear, bicubic, area. Each is separable, so
+    each spatial dim is one matmul with a fixed (out, in) matrix, and the gradient comes from matmul's.
+
+    >>> F.interpolate(ember.tensor([[[1., 2.]]]), scale_factor=2, mode='linear', align_corners=True)
+    tensor([[[1.0000, 1.3333, 1.6667, 2.0000]]])
+    """
+    if mode not in _MODES:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) "
+                                  f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"nearest-exact (got {mode})")
+    nsp = input.dim() - 2
+    if nsp < 1:
+        raise ValueError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D)")
+    want = _MODES[mode]
+    if want is not None and want != nsp:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {want + 2}D input")
+    if mode in ('nearest', 'nearest-exact', 'area'):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                             "bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    isz = tuple(input.shape[2:])
+    scales = [None] * nsp
+    if size is not None:
+        osz = (size,) * nsp if isinstance(size, int) else tuple(int(s) for s in size)
+        if len(osz) != nsp:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                             f"spatial dimensions of {list(isz)} and output size of {list(osz)}. Please provide "
+                             f"input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
+                             f"format.")
+    else:
+        sf = (scale_factor,) * nsp if isinstance(scale_factor, (int, float)) else tuple(scale_factor)
+        if len(sf) != nsp:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
+                             f"with spatial dimensions of {list(isz)} and scale_factor of shape {list(sf)}. Please "
+                             f"provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, "
+                             f"...,sK) format.")
+        osz = tuple(int(math.floor(i * float(f))) for i, f in zip(isz, sf))
+        if not recompute_scale_factor:
+            scales = [float(f) for f in sf]
+    if mode == 'area':
+        if nsp == 2:
+            return adaptive_avg_pool2d(input, osz)
+        if nsp == 1:
+            return adaptive_avg_pool1d(input, osz[0])
+        raise NotImplementedError("area interpolation of 5-D input is not supported")
+    out = input
+    for d in range(nsp):
+        m = _interp_matrix(isz[d], osz[d], mode, align_corners, scales[d], None)
+        mt = ember.from_numpy(m).to(dtype=input.dtype, device=input.device)
+        out = out.movedim(2 + d, -1).matmul(mt.transpose(0, 1)).movedim(-1, 2 + d)
+    return out.contiguous()
+
+
+def upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None):
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode='nearest')
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode='bilinear', align_corners=True)
+
+
+# --- shuffles ---------------------------------------------------------------------------
+
+def pixel_shuffle(input, upscale_factor):
+    return ember.pixel_shuffle(input, upscale_factor)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    return ember.pixel_unshuffle(input, downscale_factor)
+
+
+def channel_shuffle(input, groups):
+    return ember.channel_shuffle(input, groups)
