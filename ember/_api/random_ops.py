@@ -1,0 +1,138 @@
+"""Public random functions whose torch signatures cover several operator overloads: ``ember.normal``,
+``ember.bernoulli``, ``ember.randint``, and the in-place ``Tensor`` fills (``uniform_``, ``normal_``,
+``bernoulli_``, ``random_``, ...), which the registry declares as functional ops (see _ops/random_ops.py).
+"""
+from .._ops.registry import DECLS
+from .._tensor import Tensor
+
+__all__ = ['normal', 'bernoulli', 'randint']
+
+
+def _op(name):
+    return DECLS[name].op.call
+
+
+def _call(decl_name, args, kwargs, out):
+    d = DECLS[decl_name]
+    if out is not None:
+        return d.out_op.call(*args, out=out, **kwargs)
+    return d.op.call(*args, **kwargs)
+
+
+def _into(out, r):
+    """Write a factory's result into ``out=`` (resized as torch does)."""
+    from .._ops import adapters
+    if tuple(out.shape) != tuple(r.shape):
+        adapters.resize_out(out, tuple(r.shape))
+    return out.copy_(r)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+           pin_memory=False, requires_grad=False):
+    """Samples from N(mean, std**2): tensor means and/or stds (broadcast), or floats with ``size``.
+
+    >>> _ = manual_seed(0); normal(0.0, 1.0, (2, 3)).shape
+    ember.Size([2, 3])
+    """
+    tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if tm and ts:
+        r = _call('_normal_tensor_tensor', (mean, std), {'generator': generator}, out)
+    elif tm:
+        r = _call('normal', (mean, float(std)), {'generator': generator}, out)
+    elif ts:
+        r = _call('_normal_float_tensor', (float(mean), std), {'generator': generator}, out)
+    else:
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments - got (float, float), but "
+                            "expected one of: (Tensor mean, Tensor std), (Tensor mean, float std), (float mean, "
+                            "Tensor std), (float mean, float std, tuple of ints size)")
+        r = _op('_normal_float_float')(float(mean), float(std), tuple(size), generator=generator, dtype=dtype,
+                                       device=device)
+        if out is not None:
+            return _into(out, r)
+    if requires_grad:
+        r.requires_grad_(True)
+    return r
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """Draws 0/1 samples: with probabilities ``input`` (or the float ``p``), in ``input``'s dtype.
+
+    >>> bernoulli(ones(3)).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    if p is None:
+        return _call('bernoulli', (input,), {'generator': generator}, out)
+    r = _op('_bernoulli_p')(input, float(p), generator=generator)
+    return r if out is None else _into(out, r)
+
+
+def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None, pin_memory=False,
+            requires_grad=False, low=None, high=None):
+    """``randint(high, size)`` or ``randint(low, high, size)``: integers in [low, high) (int64 unless ``dtype``).
+
+    >>> randint(3, 5, (4,)).shape
+    ember.Size([4])
+    """
+    args = list(args)
+    if size is None and args and isinstance(args[-1], (tuple, list)):
+        size = args.pop()
+    if high is None and args:
+        high = args.pop()
+    if low is None:
+        low = args.pop() if args else 0
+    if size is None or high is None or args:
+        raise TypeError("randint() received an invalid combination of arguments - expected one of: (int high, "
+                        "tuple of ints size, *, torch.Generator generator, ...), (int low, int high, tuple of ints "
+                        "size, *, torch.Generator generator, ...)")
+    r = _op('_randint')(int(low), int(high), tuple(size), generator=generator, dtype=dtype, device=device)
+    if out is not None:
+        return _into(out, r)
+    if requires_grad:
+        r.requires_grad_(True)
+    return r
+
+
+# --- Tensor methods ---------------------------------------------------------------------------------
+
+def _bernoulli_method(self, p=None, *, generator=None):
+    if p is None:
+        return _op('bernoulli')(self, generator=generator)
+    if isinstance(p, Tensor):
+        return DECLS['_bernoulli_tensor'].op.call(self, p, generator=generator)
+    return _op('_bernoulli_p')(self, float(p), generator=generator)
+
+
+def _bernoulli_(self, p=0.5, *, generator=None):
+    if isinstance(p, Tensor):
+        return DECLS['_bernoulli_tensor'].inplace_op.call(self, p, generator=generator)
+    return DECLS['_bernoulli_p'].inplace_op.call(self, float(p), generator=generator)
+
+
+def _random_(self, *args, generator=None, **kwargs):
+    """``random_()``, ``random_(to)``, ``random_(from, to)``: integers in [from, to) in ``self``'s dtype."""
+    frm, to = 0, None
+    if len(args) == 1:
+        to = args[0]
+    elif len(args) == 2:
+        frm, to = args
+    frm = kwargs.pop('from', frm)
+    to = kwargs.pop('to', to)
+    if kwargs or len(args) > 2:
+        raise TypeError(f"random_() received an invalid combination of arguments")
+    return DECLS['random'].inplace_op.call(self, int(frm), None if to is None else int(to), generator=generator)
+
+
+def _uniform_(self, *args, generator=None, **kwargs):
+    if 'from' in kwargs:
+        kwargs['from_'] = kwargs.pop('from')
+    return DECLS['uniform'].inplace_op.call(self, *args, generator=generator, **kwargs)
+
+
+Tensor.bernoulli = _bernoulli_method
+Tensor.bernoulli_ = _bernoulli_
+Tensor.random_ = _random_
+Tensor.uniform_ = _uniform_
+for _name, _decl in (('normal_', 'normal_functional'), ('exponential_', 'exponential'), ('geometric_', 'geometric'),
+                     ('cauchy_', 'cauchy'), ('log_normal_', 'log_normal')):
+    setattr(Tensor, _name, DECLS[_decl].inplace_op.call)

@@ -1,0 +1,133 @@
+"""CPU kernels for random operators. ``rng`` is a NumPy Generator (ember's Generator unwrapped by the
+adapters); float32 tensors are sampled in float32 directly, other float dtypes through float64."""
+import numpy as np
+
+
+def _fdt(a):
+    """The dtype NumPy samples in for an array of ``a``'s dtype."""
+    return np.float32 if a.dtype == np.float32 else np.float64
+
+
+def _uniform(a, lo, hi, rng):
+    r = rng.random(a.shape, dtype=_fdt(a))
+    if lo != 0 or hi != 1:
+        r *= (hi - lo)
+        r += lo
+    return r.astype(a.dtype, copy=False)
+
+
+def _normal_fill(a, mean, std, rng):
+    r = rng.standard_normal(a.shape, dtype=_fdt(a))
+    if std != 1:
+        r *= std
+    if mean != 0:
+        r += mean
+    return r.astype(a.dtype, copy=False)
+
+
+def _exponential(a, lambd, rng):
+    r = rng.standard_exponential(a.shape, dtype=_fdt(a))
+    r /= lambd
+    return r.astype(a.dtype, copy=False)
+
+
+def _random(a, lo, hi, rng):
+    if hi is None:
+        hi = _max_exact(a.dtype) + 1
+    if a.dtype == np.bool_:
+        return rng.integers(lo, hi, a.shape).astype(np.bool_)
+    return rng.integers(lo, hi, a.shape, dtype=np.int64).astype(a.dtype)
+
+
+def _max_exact(dt):
+    if np.issubdtype(dt, np.integer):
+        return np.iinfo(dt).max
+    if dt == np.bool_:
+        return 1
+    return 2 ** (np.finfo(dt).nmant + 1)
+
+
+def _bernoulli_tensor(a, rng, p=None):
+    p = a if p is None else p
+    if p.size and not (np.all(p >= 0) and np.all(p <= 1)):        # also catches NaN
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
+                           "be improved?  If so, please report an enhancement request to PyTorch.)")
+    return (rng.random(a.shape, dtype=_fdt(p)) < p).astype(a.dtype)
+
+
+def _bernoulli_p(a, p, rng):
+    return (rng.random(a.shape, dtype=_fdt(a)) < p).astype(a.dtype)
+
+
+def _bernoulli_into(a, p, rng):
+    return _bernoulli_tensor(a, rng, p)
+
+
+def _multinomial(probs, n, replacement, rng):
+    p = np.atleast_2d(probs).astype(np.float64)
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    total = p.sum(-1)
+    if np.any(total <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rows, k = p.shape
+    if replacement:
+        # one searchsorted over all rows: row r's CDF is shifted by r, and so are its uniforms
+        cdf = np.cumsum(p / total[:, None], -1)
+        cdf[:, -1] = 1.0
+        off = np.arange(rows, dtype=np.float64)[:, None]
+        u = rng.random((rows, n)) + off
+        idx = np.searchsorted((cdf + off).ravel(), u.ravel(), side='right').reshape(rows, n) - off.astype(np.int64) * k
+        idx = np.minimum(idx, k - 1)
+    else:
+        # exponential race as torch does it: the n largest p_i / E_i are a sample without replacement, in
+        # draw order; once the positive categories run out, zero ones follow (torch raises no error either)
+        keys = p / rng.standard_exponential((rows, k))
+        idx = np.argsort(-keys, axis=-1, kind='stable')[:, :n]
+    idx = idx.astype(np.int64)
+    return idx[0] if probs.ndim == 1 else idx
+
+
+def _normal(mean, std, rng):
+    shape = np.broadcast_shapes(np.shape(mean), np.shape(std))
+    dt = np.result_type(mean, std) if isinstance(mean, np.ndarray) and isinstance(std, np.ndarray) else \
+        (mean.dtype if isinstance(mean, np.ndarray) else std.dtype)
+    if isinstance(std, np.ndarray) and std.size and not np.all(std >= 0):
+        raise RuntimeError(f"normal expects all elements of std >= 0.0")
+    r = rng.standard_normal(shape, dtype=np.float32 if dt == np.float32 else np.float64)
+    return (r * std + mean).astype(dt, copy=False)
+
+
+def _normal_ff(mean, std, size, rng, dtype, device):
+    r = rng.standard_normal(tuple(size), dtype=np.float32 if dtype == np.float32 else np.float64)
+    return (r * std + mean).astype(dtype, copy=False)
+
+
+def _native_dropout(x, p, train, rng):
+    if not train:
+        return x.copy(), np.ones(x.shape, np.bool_)
+    mask = rng.random(x.shape, dtype=_fdt(x)) >= p
+    scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
+    out = np.multiply(x, x.dtype.type(scale))
+    out *= mask
+    return out, mask
+
+
+KERNELS = {
+    'uniform': _uniform,
+    'normal_functional': _normal_fill,
+    'exponential': _exponential,
+    'geometric': lambda a, p, rng: rng.geometric(p, a.shape).astype(a.dtype),
+    'cauchy': lambda a, median, sigma, rng: (median + sigma * rng.standard_cauchy(a.shape)).astype(a.dtype),
+    'log_normal': lambda a, mean, std, rng: rng.lognormal(mean, std, a.shape).astype(a.dtype),
+    'random.from': _random,
+    'bernoulli': lambda a, rng: _bernoulli_tensor(a, rng),
+    'bernoulli.p': _bernoulli_p,
+    'bernoulli.Tensor': _bernoulli_into,
+    'multinomial': _multinomial,
+    'normal.Tensor_float': lambda mean, std, rng: _normal(mean, std, rng),
+    'normal.float_Tensor': lambda mean, std, rng: _normal(mean, std, rng),
+    'normal.Tensor_Tensor': _normal,
+    'normal.float_float': _normal_ff,
+    'native_dropout': _native_dropout,
+}
