@@ -1,2 +1,15 @@
-"""ember.nn: modules, layers and losses."""
+"""ember.nn: modules, layers and losses.
+
+>>> import ember
+>>> from ember import nn
+>>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+>>> model(ember.randn(3, 4)).shape
+ember.Size([3, 2])
+"""
 from . import functional
+from .parameter import Parameter, Buffer
+from .modules import *  # noqa: F401,F403
+from .modules.module import (register_module_forward_pre_hook, register_module_forward_hook,
+                             register_module_full_backward_hook, register_module_full_backward_pre_hook)
+from . import init, utils
+from . import modules

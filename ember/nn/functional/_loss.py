@@ -1,0 +1,456 @@
+"""Loss functions (``ember.nn.functional.cross_entropy`` and friends) with torch's signatures.
+
+Every loss is a composite of ember operators (cross_entropy = log_softmax +
+nll_loss, nll_loss = a gather of the target's log-probabilities), so autograd
+and higher-order gradients come from the operators' own formulas. Argument
+errors are raised before any computation, with torch's exception classes.
+"""
+import math
+import warnings
+
+from ..._tensor import Tensor
+from ... import _functions as _E
+
+__all__ = ['cross_entropy', 'nll_loss', 'mse_loss', 'l1_loss', 'smooth_l1_loss', 'huber_loss',
+           'binary_cross_entropy', 'binary_cross_entropy_with_logits', 'kl_div', 'cosine_embedding_loss',
+           'margin_ranking_loss', 'hinge_embedding_loss', 'triplet_margin_loss', 'triplet_margin_with_distance_loss',
+           'soft_margin_loss', 'multilabel_soft_margin_loss', 'poisson_nll_loss', 'gaussian_nll_loss',
+           'multi_margin_loss', 'pairwise_distance']
+
+_REDUCTIONS = ('none', 'mean', 'sum')
+
+
+def _legacy_reduction(size_average, reduce, emit_warning=True):
+    """torch's _Reduction.legacy_get_string: the old ``size_average``/``reduce`` flags as a ``reduction``."""
+    warning = "size_average and reduce args will be deprecated, please use reduction='{}' instead."
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = 'mean' if size_average and reduce else 'sum' if reduce else 'none'
+    if emit_warning:
+        warnings.warn(warning.format(ret), stacklevel=3)
+    return ret
+
+
+def _resolve(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _reduce(loss, reduction):
+    if reduction == 'mean':
+        return loss.mean()
+    if reduction == 'sum':
+        return loss.sum()
+    return loss
+
+
+def _warn_size(input, target):
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", stacklevel=3)
+
+
+def _weighted(loss, weight, reduction, input, mean_by_weight=True):
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == 'none':
+        return loss
+    if reduction == 'sum':
+        return loss.sum()
+    return loss.sum() / weight.sum() if mean_by_weight else loss.mean()
+
+
+# --- classification ---------------------------------------------------------------
+
+def _check_nll_shapes(input, target):
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if input.dim() == 1:
+        if target.dim() != 0:
+            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported")
+        return
+    if input.size(0) != target.size(0) if target.dim() > 0 else True:
+        raise ValueError(f"Expected input batch_size ({input.size(0)}) to match target batch_size "
+                         f"({target.size(0) if target.dim() > 0 else 0}).")
+    if input.dim() == 2 and target.dim() != 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input.dim() > 2 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {list(input.shape[:1]) + list(input.shape[2:])}, got "
+                           f"{list(target.shape)}")
+
+
+def _class_last(input):
+    """The class dim moved last: (N, C, d1, ...) -> (N, d1, ..., C)."""
+    return input.movedim(1, -1) if input.dim() > 2 else input
+
+
+def _picked(logp, target, ignore_index, weight):
+    """(-logp[target] * w, w): the target's log-probability per sample with its weight (0 where ignored)."""
+    n_classes = logp.size(-1)
+    if target.dtype.is_floating_point or target.dtype.is_complex:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
+    keep = target != ignore_index
+    safe = _E.where(keep, target, 0)
+    if safe.numel() and bool(((safe < 0) | (safe >= n_classes)).any()):
+        bad = safe[(safe < 0) | (safe >= n_classes)].flatten()[0].item()
+        raise IndexError(f"Target {bad} is out of bounds.")
+    picked = logp.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+    if weight is None:
+        w = keep.to(logp.dtype)
+    else:
+        w = weight.index_select(0, safe.flatten()).view(safe.shape) * keep
+    return -picked * w, w
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'):
+    """The negative log-likelihood of ``target`` classes under log-probabilities ``input`` (class dim 1).
+
+    >>> import ember
+    >>> logp = ember.tensor([[0.1, 0.9], [0.8, 0.2]]).log()
+    >>> round(nll_loss(logp, ember.tensor([1, 0])).item(), 4)
+    0.1643
+    """
+    reduction = _resolve(size_average, reduce, reduction)
+    _check_nll_shapes(input, target)
+    if weight is not None and (weight.dim() != 1 or weight.numel() != input.size(1 if input.dim() > 1 else 0)):
+        raise RuntimeError(f"weight tensor should be defined either for all {input.size(1 if input.dim() > 1 else 0)}"
+                           f" classes or no classes but got weight tensor of shape: {list(weight.shape)}")
+    loss, w = _picked(_class_last(input), target, ignore_index, weight)
+    if reduction == 'none':
+        return loss
+    if reduction == 'sum':
+        return loss.sum()
+    return loss.sum() / w.sum()
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean',
+                  label_smoothing=0.0):
+    """log_softmax over the class dim (1, or 0 for unbatched input) then nll_loss; ``target`` holds class
+    indices or class probabilities (same shape as ``input``); ``label_smoothing`` mixes in the uniform
+    distribution as torch does.
+
+    >>> import ember
+    >>> x = ember.tensor([[2.0, 0.5, -1.0]])
+    >>> round(cross_entropy(x, ember.tensor([0])).item(), 4)
+    0.2413
+    """
+    reduction = _resolve(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 0 if input.dim() == 1 else 1
+    n_classes = input.size(class_dim) if input.dim() > 0 else 0
+    if input.dim() == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    logp = _log_softmax(input, class_dim)
+    if target.dtype.is_floating_point:       # class probabilities
+        if target.shape != input.shape:
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        prod = logp * target
+        if weight is not None:
+            prod = prod * weight.view([-1 if d == class_dim else 1 for d in range(input.dim())])
+        loss = -prod.sum(class_dim)
+        if reduction == 'mean':
+            return loss.sum() / (input.numel() // n_classes) if input.numel() else loss.sum() * math.nan
+        return _reduce(loss, reduction)
+    nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    if label_smoothing == 0:
+        return nll
+    keep = target != ignore_index
+    if weight is not None:
+        smooth = -(logp * weight.view([-1 if d == class_dim else 1 for d in range(input.dim())])).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    smooth = smooth * keep
+    if reduction == 'mean':
+        if weight is not None:
+            denom = (weight.index_select(0, _E.where(keep, target, 0).flatten()) * keep.flatten()).sum()
+        else:
+            denom = keep.sum()
+        ret = smooth.sum() / denom
+    else:
+        ret = _reduce(smooth, reduction)
+    return nll * (1 - label_smoothing) + ret * (label_smoothing / n_classes)
+
+
+def _log_softmax(x, dim):
+    from . import log_softmax
+    return log_softmax(x, dim)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
+    """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as torch does."""
+    reduction = _resolve(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
+                         f"({input.size()}) is deprecated. Please ensure they have the same size.")
+    if input.numel() and bool(((input < 0) | (input > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    loss = -(target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction='mean',
+                                     pos_weight=None):
+    """Sigmoid + binary cross-entropy in one numerically stable expression:
+    (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x)."""
+    reduction = _resolve(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    softplus_neg = -_logsigmoid(input)
+    if pos_weight is not None:
+        loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * softplus_neg
+    else:
+        loss = (1 - target) * input + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _logsigmoid(x):
+    from . import logsigmoid
+    return logsigmoid(x)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
+    """log(1 + exp(-y x))."""
+    reduction = _resolve(size_average, reduce, reduction)
+    _warn_size(input, target)
+    return _reduce(-_logsigmoid(target * input), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
+    reduction = _resolve(size_average, reduce, reduction)
+    loss = -(target * _logsigmoid(input) + (1 - target) * _logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(class_dim) / input.size(class_dim)
+    return _reduce(loss, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction='mean'):
+    """sum_{i != y} max(0, margin - x[y] + x[i])^p / C, per sample."""
+    reduction = _resolve(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x = input if input.dim() > 1 else input.unsqueeze(0)
+    t = target.reshape(-1)
+    xy = x.gather(1, t.unsqueeze(1))
+    z = (x - xy + margin).clamp_min(0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight.index_select(0, t).unsqueeze(1)
+    not_y = _E.arange(x.size(1), device=x.device).unsqueeze(0) != t.unsqueeze(1)
+    loss = (z * not_y).sum(1) / x.size(1)
+    if input.dim() <= 1:
+        loss = loss.squeeze(0) if target.dim() == 0 else loss
+    return _reduce(loss, reduction)
+
+
+# --- regression ---------------------------------------------------------------------
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):
+    """(input - target)².
+
+    >>> import ember
+    >>> mse_loss(ember.tensor([1., 2.]), ember.tensor([1., 4.])).item()
+    2.0
+    """
+    _warn_size(input, target)
+    reduction = _resolve(size_average, reduce, reduction)
+    d = input - target
+    loss = d * d
+    if weight is not None:
+        return _weighted(loss, weight, reduction, input)
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):
+    _warn_size(input, target)
+    reduction = _resolve(size_average, reduce, reduction)
+    loss = (input - target).abs()
+    if weight is not None:
+        return _weighted(loss, weight, reduction, input)
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0):
+    """0.5 d²/beta where |d| < beta, else |d| - 0.5 beta."""
+    _warn_size(input, target)
+    reduction = _resolve(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    z = (input - target).abs()
+    if beta == 0:
+        return _reduce(z, reduction)
+    loss = _E.where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction='mean', delta=1.0, weight=None):
+    """0.5 d² where |d| < delta, else delta (|d| - 0.5 delta)."""
+    _warn_size(input, target)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss does not support non-positive values for delta.")
+    z = (input - target).abs()
+    loss = _E.where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta)
+    if weight is not None:
+        return _weighted(loss, weight, reduction, input, mean_by_weight=False)
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False):
+    """target * (log target - input), with ``input`` given as log-probabilities."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in _REDUCTIONS + ('batchmean',):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if reduction == 'mean':
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        pos = target > 0
+        # xlogy(t, t): 0 where t == 0 (log of a safe 1 there keeps the gradient finite)
+        loss = target * _E.where(pos, target, 1).log() - target * input
+    if reduction == 'batchmean':
+        return loss.sum() / input.size(0) if input.dim() != 0 else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction='mean'):
+    reduction = _resolve(size_average, reduce, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        safe = _E.where(target > 1, target, 1)
+        stirling = safe * safe.log() - safe + (safe * (2 * math.pi)).log() * 0.5
+        loss = loss + stirling * (target > 1)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction='mean'):
+    """0.5 (log var + (input - target)² / var), var clamped at ``eps`` (without changing its gradient)."""
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = _E.full(tuple(input.shape), float(var), dtype=input.dtype, device=input.device)
+    if var.shape != input.shape:
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.size(-1) == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    # clamp without touching the gradient: var + (clamped - var).detach()
+    var = var + (var.clamp_min(eps) - var).detach()
+    d = input - target
+    loss = (var.log() + d * d / var) * 0.5
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+# --- embeddings and ranking ---------------------------------------------------------------
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction='mean'):
+    """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1."""
+    reduction = _resolve(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.shape != input2.shape:
+        raise RuntimeError(f"cosine_embedding_loss: Input1 and Input2 must have the same shape, but got "
+                           f"{list(input1.shape)} and {list(input2.shape)}")
+    d = input1.dim() - 1
+    if target.dim() != d:
+        raise RuntimeError(f"{d}D target tensor expects {d + 1}D input tensors, but found inputs with sizes "
+                           f"{list(input1.shape)} and {list(input2.shape)}.")
+    eps = 1e-12
+    prod = (input1 * input2).sum(d)
+    mag1 = (input1 * input1).sum(d) + eps
+    mag2 = (input2 * input2).sum(d) + eps
+    cos = prod / (mag1 * mag2).sqrt()
+    loss = (1 - cos) * (target == 1) + (cos - margin).clamp_min(0) * (target == -1)
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction='mean'):
+    """max(0, -y (x1 - x2) + margin)."""
+    reduction = _resolve(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'):
+    reduction = _resolve(size_average, reduce, reduction)
+    loss = (margin - input).clamp_min(0) * (target != 1) + input * (target != -1)
+    return _reduce(loss, reduction)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """‖x1 - x2 + eps‖_p over the last dim."""
+    diff = x1 - x2 + eps
+    if p == 2:
+        out = (diff * diff).sum(-1, keepdim=keepdim).sqrt()
+    elif p == 1:
+        out = diff.abs().sum(-1, keepdim=keepdim)
+    elif p == math.inf:
+        out = diff.abs().amax(-1, keepdim=keepdim)
+    else:
+        out = (diff.abs() ** p).sum(-1, keepdim=keepdim) ** (1.0 / p)
+    return out
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction='mean'):
+    """max(d(a, p) - d(a, n) + margin, 0) with the p-norm distance (``swap``: use min(d(a, n), d(p, n)))."""
+    reduction = _resolve(size_average, reduce, reduction)
+    a, pdim, n = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == pdim == n):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a}D, positive {pdim}D, and negative {n}D inputs")
+    if margin <= 0:
+        raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = _E.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
+                                      swap=False, reduction='mean'):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                         "instead")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = _E.minimum(d_neg, dist(positive, negative))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)

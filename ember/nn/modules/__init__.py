@@ -1,0 +1,23 @@
+"""The layers of ember.nn, one module per family (torch.nn.modules' layout)."""
+from .module import Module
+from .container import Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
+from .linear import Identity, Linear, Bilinear
+from .flatten import Flatten, Unflatten
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d,
+                      AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
+                      LPPool1d, LPPool2d)
+from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm, RMSNorm, InstanceNorm1d,
+                            InstanceNorm2d, InstanceNorm3d)
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
+from .sparse import Embedding
+from .activation import (Threshold, ReLU, ReLU6, LeakyReLU, PReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Sigmoid, Tanh,
+                         Softplus, Hardtanh, Hardswish, Hardsigmoid, LogSigmoid, Softsign, Softmax, LogSoftmax,
+                         Softmin, Softmax2d, GLU, Hardshrink, Softshrink, Tanhshrink)
+from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss, SmoothL1Loss,
+                   HuberLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss,
+                   HingeEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, PoissonNLLLoss,
+                   GaussianNLLLoss, MultiMarginLoss)
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
+
+__all__ = [n for n in dir() if n[:1].isupper()]

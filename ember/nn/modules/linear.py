@@ -1,0 +1,92 @@
+"""``Identity``, ``Linear`` and ``Bilinear``, with torch's parameter names, shapes and initialisation."""
+import math
+
+from ... import _functions as _E
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ['Identity', 'Linear', 'Bilinear']
+
+
+class Identity(Module):
+    """Returns its input (arguments are accepted and ignored, as in torch)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """y = x Wᵀ + b, with W of shape (out_features, in_features) ~ U(-1/√in, 1/√in).
+
+    >>> import ember
+    >>> m = ember.nn.Linear(20, 30)
+    >>> m(ember.randn(128, 20)).shape
+    ember.Size([128, 30])
+    """
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(_E.empty((out_features, in_features), device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_E.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter('bias', None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        # kaiming_uniform_(a=sqrt(5)) is U(-1/sqrt(fan_in), 1/sqrt(fan_in)), as torch's default
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f'in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}'
+
+
+class Bilinear(Module):
+    """y = x1ᵀ A x2 + b, A of shape (out_features, in1_features, in2_features)."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(_E.empty((out_features, in1_features, in2_features), device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_E.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter('bias', None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        # y[n, o] = sum_ij x1[n, i] W[o, i, j] x2[n, j]: one matmul, then a product summed over j
+        O, I1, I2 = self.weight.shape
+        lead = tuple(input1.shape[:-1])
+        x1 = input1.reshape(-1, I1)
+        x2 = input2.reshape(-1, I2)
+        y = ((x1 @ self.weight.transpose(0, 1).reshape(I1, O * I2)).view(-1, O, I2) * x2.unsqueeze(1)).sum(-1)
+        if self.bias is not None:
+            y = y + self.bias
+        return y.view(lead + (O,))
+
+    def extra_repr(self):
+        return (f'in1_features={self.in1_features}, in2_features={self.in2_features}, '
+                f'out_features={self.out_features}, bias={self.bias is not None}')
