@@ -183,3 +183,441 @@ def _gather_into(grad, dim, index, src_sizes):
     for n, m in zip(reversed(tuple(g.shape)), reversed(tuple(src_sizes))):
         pads += [0, m - n]
     return _call('constant_pad_nd', g, pads, 0)
+
+
+# --- scatter (src / value, optional reduce) and scatter_reduce ------------------------
+
+def _scatter_src_meta(self, dim, index, src):
+    return _scatter_meta_common('scatter', self, dim, index, src)
+
+
+def _scatter_value_meta(self, dim, index, value):
+    return _scatter_meta_common('scatter', self, dim, index)
+
+
+def _check_reduce(reduce):
+    if reduce not in ('add', 'multiply'):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+
+
+def _scatter_reduce_src_meta(self, dim, index, src, reduce):
+    _check_reduce(reduce)
+    import warnings
+    warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
+                  "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+                  UserWarning, stacklevel=4)
+    return _scatter_meta_common('scatter', self, dim, index, src)
+
+
+def _scatter_reduce_value_meta(self, dim, index, value, reduce):
+    _check_reduce(reduce)
+    return _scatter_meta_common('scatter', self, dim, index)
+
+
+declare('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', meta=_scatter_src_meta,
+        inplace=True, out=True,
+        derivatives={'self': lambda grad, dim, index: grad.scatter(dim, index, 0),
+                     'src': lambda grad, dim, index, src_sizes: _gather_into(grad, dim, index, src_sizes)})
+declare('scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', meta=_scatter_value_meta,
+        inplace=True, out=True, derivatives={'self': lambda grad, dim, index: grad.scatter(dim, index, 0)})
+# torch has no derivative for the reduce= overloads (its "derivative for aten::scatter is not implemented")
+declare('scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor',
+        meta=_scatter_reduce_src_meta, inplace=True, out=True)
+declare('scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor',
+        meta=_scatter_reduce_value_meta, inplace=True, out=True)
+
+_REDUCTIONS = ('sum', 'prod', 'mean', 'amax', 'amin')
+
+
+def _scatter_reduce_meta(self, dim, index, src, reduce, include_self=True):
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    return _scatter_meta_common('scatter', self, dim, index, src)
+
+
+def _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result):
+    """torch's scatter_reduce_backward (FunctionsManual.cpp), in ember ops."""
+    gs, gsrc = _scatter_reduce_grads(grad, self, dim, index, src, reduce, include_self, result)
+    if not include_self:
+        gs = gs.scatter(dim, index, 0)
+    return gs, gsrc
+
+
+def _scatter_reduce_grads(grad, self, dim, index, src, reduce, include_self, result):
+    if reduce == 'sum':
+        return grad, _gather_into(grad, dim, index, tuple(src.shape))
+    if reduce == 'mean':
+        n = _ones_like(self).scatter_add(dim, index, _ones_like(src)) if include_self else \
+            _zeros_like(self).scatter_add(dim, index, _ones_like(src))
+        n = n.masked_fill(n == 0, 1)
+        g = grad / n
+        return g, _gather_into(g, dim, index, tuple(src.shape))
+    if reduce in ('amax', 'amin'):
+        value = result.gather(dim, index)
+        self_is = self == result
+        src_is = _sliced(src, index) == value
+        n = self_is.to(grad.dtype).scatter_add(dim, index, src_is.to(grad.dtype))
+        g = grad / n
+        return g * self_is, _pad_to(g.gather(dim, index) * src_is, tuple(src.shape))
+    # prod: exclusive products, with care for zeros
+    masked_self = self.masked_fill(self == 0, 1)
+    masked_self_result = masked_self.scatter_reduce(dim, index, src, reduce, include_self=include_self)
+    grad_self = grad * masked_self_result / masked_self
+    s = _sliced(src, index)
+    src_zero = s == 0
+    src_num_zeros = _zeros_like(self).scatter_add(dim, index, src_zero.to(self.dtype)).gather(dim, index)
+    src_single_zero = src_zero.logical_and(src_num_zeros == 1)
+    masked_src = s.masked_fill(src_single_zero, 1)
+    masked_src_result = self.scatter_reduce(dim, index, masked_src, reduce, include_self=include_self)
+    grad_src = _call('where', src_single_zero, (grad * masked_src_result).gather(dim, index),
+                     (grad * result).gather(dim, index) / s.masked_fill(src_zero, 1))
+    return grad_self, _pad_to(grad_src, tuple(src.shape))
+
+
+def _ones_like(t):
+    return _call('ones', tuple(t.shape), dtype=t.dtype, device=t.device)
+
+
+def _zeros_like(t):
+    return _zeros(tuple(t.shape), t)
+
+
+def _sliced(src, index):
+    """``src`` cut to ``index``'s shape (scatter reads only that corner of src)."""
+    if src.dim() == 0 or tuple(src.shape) == tuple(index.shape):
+        return src.reshape(tuple(index.shape)) if src.dim() == 0 else src
+    for k, n in enumerate(index.shape):
+        if src.shape[k] != n:
+            src = src.narrow(k, 0, n)
+    return src
+
+
+def _pad_to(g, sizes):
+    if g.dim() == 0 or tuple(g.shape) == tuple(sizes):
+        return g.reshape(sizes)
+    pads = []
+    for n, m in zip(reversed(tuple(g.shape)), reversed(tuple(sizes))):
+        pads += [0, m - n]
+    return _call('constant_pad_nd', g, pads, 0)
+
+
+declare('scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) '
+        '-> Tensor', meta=_scatter_reduce_meta, inplace=True, out=True,
+        derivatives={'self': lambda grad, self, dim, index, src, reduce, include_self, result:
+                     _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)[0],
+                     'src': lambda grad, self, dim, index, src, reduce, include_self, result:
+                     _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)[1]})
+
+
+# --- advanced indexing: index.Tensor / index_put ---------------------------------------
+
+def _no_meta(name, *ts):
+    """Operators whose output shape depends on data cannot run on the Meta backend (torch says the same)."""
+    from .._core.storage import MetaArray
+    if any(isinstance(t, TensorImpl) and isinstance(t._a, MetaArray) for t in ts):
+        raise NotImplementedError(f"aten::{name}: attempted to run this operator with Meta tensors, but there was no "
+                                  f"fake impl or Meta kernel registered. The output shape depends on the data.")
+
+
+def _broadcast(shapes, err):
+    out = ()
+    for s in shapes:
+        n = max(len(out), len(s))
+        a, b = (1,) * (n - len(out)) + tuple(out), (1,) * (n - len(s)) + tuple(s)
+        r = []
+        for x, y in zip(a, b):
+            if x != y and x != 1 and y != 1:
+                raise err()
+            r.append(y if x == 1 else x)
+        out = tuple(r)
+    return out
+
+
+def index_result_shape(self, indices):
+    """The shape of ``self[indices]`` by torch's (and NumPy's) advanced-indexing rules, with all checks.
+    Returns None when a boolean mask makes it data-dependent and the data is not at hand (Meta)."""
+    from .._core.storage import MetaArray
+    shape = _shape(self)
+    if len(indices) == 0:
+        raise IndexError("at least one index must be provided")
+    used = sum((t._a.ndim if t._dtype in (D.bool_, D.uint8) else 1) if t is not None else 1 for t in indices)
+    if used > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {used})")
+    dims, adv, pos = [], [], 0          # dims: ('keep', size) or ('adv',); adv: shapes of index tensors
+    for t in indices:
+        if t is None:
+            dims.append(shape[pos])
+            pos += 1
+            continue
+        if t._dtype in (D.bool_, D.uint8):
+            ms = tuple(t._a.shape)
+            for j, n in enumerate(ms):
+                if n != shape[pos + j]:
+                    raise IndexError(f"The shape of the mask {_lst(ms)} at index {j} does not match the shape of the "
+                                     f"indexed tensor {_lst(shape)} at index {pos + j}")
+            if isinstance(t._a, MetaArray):
+                return None
+            count = int(t._device._iface.xp.count_nonzero(t._a))
+            adv.append((count,))
+            pos += len(ms)
+            dims.append(None)
+            continue
+        if t._dtype.category != 1:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        adv.append(tuple(t._a.shape))
+        dims.append(None)
+        pos += 1
+    dims += list(shape[pos:])
+    shapes = [s for s in adv if s is not None]
+
+    def err():
+        return IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                          + ", ".join(_lst(s) for s in shapes))
+    bshape = _broadcast(shapes, err)
+    first = next(i for i, d in enumerate(dims) if d is None)
+    last = max(i for i, d in enumerate(dims) if d is None)
+    rest = [d for d in dims if d is not None]
+    if all(d is None for d in dims[first:last + 1]):
+        before = [d for d in dims[:first]]
+        return tuple(before) + bshape + tuple(d for d in dims[last + 1:])
+    return bshape + tuple(rest)
+
+
+def _index_meta(self, indices):
+    shape = index_result_shape(self, indices)
+    if shape is None:
+        _no_meta('index.Tensor', *indices)
+    return shape, self._dtype
+
+
+declare('index.Tensor(Tensor self, Tensor?[] indices) -> Tensor', meta=_index_meta, out=True, method=False,
+        derivatives={'self': lambda grad, self_sizes, indices:
+                     _zeros(self_sizes, grad).index_put(indices, grad, accumulate=True)})
+
+
+def _index_put_meta(self, indices, values, accumulate=False):
+    if values._dtype is not self._dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got {_tname(self._dtype)} "
+                           f"for the destination and {_tname(values._dtype)} for the source.")
+    shape = index_result_shape(self, indices)
+    vs = _shape(values)
+    if shape is not None:
+        ok = len(vs) <= len(shape) and all(v == 1 or v == s for v, s in zip(reversed(vs), reversed(shape)))
+        if not ok:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {_lst(vs)} cannot be broadcast to indexing "
+                               f"result of shape {_lst(shape)}")
+    return _shape(self), self._dtype
+
+
+def _index_put_self_grad(grad, indices, values, accumulate):
+    if accumulate:
+        return grad
+    return grad.index_put(indices, _zeros((), grad).expand(tuple(values.shape)), False)
+
+
+declare('index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor',
+        meta=_index_put_meta, inplace=True, out=True,
+        derivatives={'self': lambda grad, indices, values, accumulate: _index_put_self_grad(grad, indices, values,
+                                                                                            accumulate),
+                     'values': lambda grad, indices: _call('index', grad, indices)})
+
+
+# --- index_copy / index_fill ---------------------------------------------------------------
+
+def _index_copy_meta(self, dim, index, source):
+    shape, sshape = _shape(self), _shape(source)
+    d = wrap_dim(dim, len(shape))
+    if index._a.ndim >= 2:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index._a.ndim})")
+    n = int(index._a.size)
+    if not sshape and n != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element (got {n})")
+    if len(sshape) != len(shape) and sshape and shape:
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({len(sshape)}), destination dimensionality ({len(shape)})")
+    if index._dtype is not D.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {_tname(index._dtype)}")
+    if source._dtype is not self._dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{_tname(self._dtype)} and (source) {_tname(source._dtype)}")
+    a, b = list(shape), list(sshape)
+    if a:
+        del a[d]
+    if b:
+        del b[d]
+    if a != b:
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination slice "
+                           f"shape: {_lst(a)} at dimension {d} and source slice shape: {_lst(b)} at dimension 0.")
+    if sshape and n != sshape[d]:
+        raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) ({sshape[d]})")
+    return shape, self._dtype
+
+
+declare('index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor', meta=_index_copy_meta,
+        inplace=True, out=True,
+        derivatives={'self': lambda grad, dim, index: grad.index_fill(dim, index, 0),
+                     'source': lambda grad, dim, index, source_ndim: _index_add_source_grad(grad, dim, index,
+                                                                                            source_ndim, 1)})
+
+
+def _index_fill_meta(self, dim, index, value):
+    shape = _shape(self)
+    d = wrap_dim(dim, len(shape))
+    if index._dtype is not D.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if index._a.ndim > 1:
+        raise IndexError("index_fill_(): Index is supposed to be a vector")
+    if isinstance(value, TensorImpl) and value._a.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value._a.ndim} dimension(s).")
+    return shape, self._dtype
+
+
+declare('index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', meta=_index_fill_meta,
+        inplace=True, out=True, derivatives={'self': lambda grad, dim, index: grad.index_fill(dim, index, 0)})
+declare('index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor', meta=_index_fill_meta,
+        inplace=True, out=True,
+        derivatives={'self': lambda grad, dim, index: grad.index_fill(dim, index, 0),
+                     'value': lambda grad, dim, index: (grad.index_select(dim, index) if grad.dim()
+                                                        else grad.reshape(1).index_select(0, index)).sum()})
+
+
+# --- masked ops ------------------------------------------------------------------------------
+
+def _bcast2(a, b):
+    from .pointwise import broadcast_shapes
+    return broadcast_shapes(_shape(a), _shape(b))
+
+
+def _masked_fill_meta(self, mask, value):
+    if mask._dtype is not D.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_cname(mask._dtype)}")
+    if isinstance(value, TensorImpl) and value._a.ndim:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value._a.ndim} dimension(s).")
+    return _bcast2(self, mask), self._dtype
+
+
+def _cname(d):
+    """dtype names as torch's C++ messages print them (``unsigned char``)."""
+    return {'uint8': 'unsigned char', 'int8': 'signed char', 'int16': 'short', 'int32': 'int', 'int64': 'long int',
+            'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16'}.get(d.name,
+                                                                                                         d.name)
+
+
+declare('masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor', meta=_masked_fill_meta,
+        inplace=True, out=True, derivatives={'self': lambda grad, mask: grad.masked_fill(mask, 0)})
+declare('masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor', meta=_masked_fill_meta,
+        inplace=True, out=True,
+        derivatives={'self': lambda grad, mask: grad.masked_fill(mask, 0),
+                     'value': lambda grad, mask: grad.masked_fill(mask.logical_not(), 0)})
+
+
+def _masked_scatter_meta(self, mask, source):
+    if mask._dtype is not D.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{_tname(mask._dtype)}")
+    if source._dtype is not self._dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
+                           f"{_tname(self._dtype)} and {_tname(source._dtype)}")
+    return _bcast2(self, mask), self._dtype
+
+
+def _masked_scatter_source_grad(grad, mask, source_sizes):
+    n = 1
+    for s in source_sizes:
+        n *= s
+    g = grad.masked_select(mask)
+    if g.numel() < n:
+        g = _call('cat', [g, _zeros((n - g.numel(),), grad)])
+    return g.reshape(source_sizes)
+
+
+declare('masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor', meta=_masked_scatter_meta,
+        inplace=True, out=True,
+        derivatives={'self': lambda grad, mask: grad.masked_fill(mask, 0),
+                     'source': lambda grad, mask, source_sizes: _masked_scatter_source_grad(grad, mask, source_sizes)})
+
+
+def _masked_select_meta(self, mask):
+    if mask._dtype is not D.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    _bcast2(self, mask)
+    _no_meta('masked_select', self, mask)
+    return None
+
+
+def _masked_select_backward(grad, self_sizes, mask):
+    from .pointwise import broadcast_shapes
+    shape = broadcast_shapes(tuple(self_sizes), tuple(mask.shape))
+    return _zeros(shape, grad).masked_scatter(mask, grad)
+
+
+declare('masked_select(Tensor self, Tensor mask) -> Tensor', meta=_masked_select_meta, out=True,
+        derivatives={'self': _masked_select_backward})
+
+
+# --- take / put / take_along_dim ----------------------------------------------------------
+
+def _take_meta(self, index):
+    if index._dtype is not D.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_tname(index._dtype)}")
+    return _shape(index), self._dtype
+
+
+declare('take(Tensor self, Tensor index) -> Tensor', meta=_take_meta, out=True,
+        derivatives={'self': lambda grad, self_sizes, index: _zeros(self_sizes, grad).put(index, grad, True)})
+
+
+def _put_meta(self, index, source, accumulate=False):
+    if index._dtype is not D.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_tname(index._dtype)}")
+    if source._dtype is not self._dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{_tname(self._dtype)} and source.dtype = {_tname(source._dtype)}")
+    if index._a.size != source._a.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source._a.size}, index.numel() = {index._a.size}")
+    return _shape(self), self._dtype
+
+
+def _put_self_grad(grad, index, accumulate):
+    return grad if accumulate else grad.put(index, _zeros(tuple(index.shape), grad), False)
+
+
+declare('put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor', meta=_put_meta,
+        inplace=True,
+        derivatives={'self': lambda grad, index, accumulate: _put_self_grad(grad, index, accumulate),
+                     'source': lambda grad, index, source_sizes: grad.take(index).reshape(source_sizes)})
+
+
+def _take_along_dim(self, indices, dim=None):
+    if dim is None:
+        return self.reshape(-1).gather(0, indices.reshape(-1))
+    from .pointwise import broadcast_shapes
+    n = self.dim()
+    if indices.dim() != n:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {n} dimensions for input, and {indices.dim()} dimensions for indices")
+    d = wrap_dim(dim, n)
+    ss, si = list(self.shape), list(indices.shape)
+    ss[d] = si[d] = 1
+    b = broadcast_shapes(tuple(ss), tuple(si))
+    bs, bi = list(b), list(b)
+    bs[d], bi[d] = self.shape[d], indices.shape[d]
+    return self.expand(tuple(bs)).gather(d, indices.expand(tuple(bi)))
+
+
+declare('take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor', composite=_take_along_dim)
+
+
+# --- nonzero / argwhere ---------------------------------------------------------------------
+
+def _nonzero_meta(self):
+    _no_meta('nonzero', self)
+    return None
+
+
+declare('nonzero(Tensor self) -> Tensor', meta=_nonzero_meta, out=True, differentiable=False)
+declare('argwhere(Tensor self) -> Tensor', composite=lambda self: self.nonzero())

@@ -188,3 +188,524 @@ def _unfold_backward_meta(grad_in, input_sizes, dim, size, step):
 declare('unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor',
         meta=_unfold_backward_meta, method=False,
         derivatives={'grad_in': lambda grad, dim, size, step: grad.unfold(dim, size, step)})
+
+
+# --- reordering: flip, roll, rot90 ------------------------------------------------------
+
+def _flip_meta(self, dims):
+    n = self._a.ndim
+    seen = set()
+    for d in dims:
+        w = wrap_dim(d, n)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.add(w)
+    return tuple(self._a.shape), self._dtype
+
+
+declare('flip(Tensor self, int[] dims) -> Tensor', meta=_flip_meta, out=True,
+        derivatives={'self': lambda grad, dims: grad.flip(dims)})
+
+
+def _fliplr(self):
+    if self.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return self.flip([1])
+
+
+def _flipud(self):
+    if self.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return self.flip([0])
+
+
+declare('fliplr(Tensor self) -> Tensor', composite=_fliplr)
+declare('flipud(Tensor self) -> Tensor', composite=_flipud)
+
+
+def _ints(v):
+    return (int(v),) if not isinstance(v, (list, tuple)) else tuple(int(x) for x in v)
+
+
+def _roll_meta(self, shifts, dims=()):
+    shifts, dims = _ints(shifts), _ints(dims)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if (dims or len(shifts) != 1) and len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    for d in dims:
+        wrap_dim(d, self._a.ndim)
+    return tuple(self._a.shape), self._dtype
+
+
+declare('roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor', meta=_roll_meta, out=True,
+        derivatives={'self': lambda grad, shifts, dims: grad.roll(tuple(-s for s in _ints(shifts)), dims)})
+
+
+def _rot90(self, k=1, dims=(0, 1)):
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    n = self.dim()
+    if n < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {n}")
+    d0, d1 = wrap_dim(dims[0], n), wrap_dim(dims[1], n)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    k %= 4
+    if k == 1:
+        return self.flip([d1]).transpose(d0, d1)
+    if k == 2:
+        return self.flip([d0, d1])
+    if k == 3:
+        return self.flip([d0]).transpose(d0, d1)
+    return self.clone()
+
+
+declare('rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor', composite=_rot90)
+
+
+# --- repeat, tile, repeat_interleave ------------------------------------------------------
+
+def _repeat_meta(self, repeats):
+    repeats = _ints(repeats)
+    shape = tuple(self._a.shape)
+    if len(repeats) < len(shape):
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    padded = (1,) * (len(repeats) - len(shape)) + shape
+    out = tuple(r * s for r, s in zip(repeats, padded))
+    if any(r < 0 for r in repeats):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {_lst(out)}")
+    return out, self._dtype
+
+
+def _repeat_backward(grad, self_sizes, repeats):
+    """Sum the gradient over the tiled copies: view it as (r0, s0, r1, s1, ...) and sum the r axes."""
+    repeats = _ints(repeats)
+    sizes = (1,) * (len(repeats) - len(self_sizes)) + tuple(self_sizes)
+    split = []
+    for r, s in zip(repeats, sizes):
+        split += [r, s]
+    if not split:
+        return grad
+    g = grad.reshape(tuple(split)).sum(list(range(0, len(split), 2)))
+    return g.reshape(tuple(self_sizes))
+
+
+declare('repeat(Tensor self, SymInt[] repeats) -> Tensor', meta=_repeat_meta, function=False,
+        derivatives={'self': _repeat_backward})
+
+
+def _tile(self, dims):
+    dims = _ints(dims)
+    if len(dims) < self.dim():
+        dims = (1,) * (self.dim() - len(dims)) + dims
+    return self.repeat(dims)
+
+
+declare('tile(Tensor self, SymInt[] dims) -> Tensor', composite=_tile)
+
+
+def _repeats_meta(repeats, output_size=None):
+    if repeats._a.ndim > 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if repeats._dtype not in (D.int64, D.int32):
+        raise RuntimeError("repeats has to be Long or Int tensor")
+    if output_size is not None:
+        return (int(output_size),), repeats._dtype
+    from .indexing import _no_meta
+    _no_meta('repeat_interleave.Tensor', repeats)
+    return None
+
+
+declare('repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor', meta=_repeats_meta,
+        method=False, differentiable=False)
+
+
+def _repeat_interleave_tensor(self, repeats, dim=None, output_size=None):
+    if dim is None:
+        self, dim = self.reshape(-1), 0
+    d = wrap_dim(dim, self.dim())
+    n = self.shape[d] if self.dim() else 1
+    if repeats.dim() == 0 or (repeats.dim() == 1 and repeats.shape[0] == 1):
+        repeats = repeats.reshape(1).expand((n,))
+    elif repeats.dim() == 1 and repeats.shape[0] != n:
+        raise RuntimeError("repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {repeats.shape[0]} and input.size({d}) = {n}")
+    idx = _call('repeat_interleave', repeats, output_size=output_size)
+    return self.index_select(d, idx)
+
+
+def _repeat_interleave_int(self, repeats, dim=None, output_size=None):
+    if repeats < 0:
+        raise RuntimeError("repeats can not be negative")
+    if dim is None:
+        self, dim = self.reshape(-1), 0
+    if self.dim() == 0:
+        return self.reshape(1).expand((repeats,)).contiguous()
+    d = wrap_dim(dim, self.dim())
+    shape = tuple(self.shape)
+    x = self.unsqueeze(d + 1).expand(shape[:d + 1] + (repeats,) + shape[d + 1:])
+    return x.reshape(shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+
+
+declare('repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) '
+        '-> Tensor', composite=_repeat_interleave_tensor)
+declare('repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) '
+        '-> Tensor', composite=_repeat_interleave_int)
+
+
+# --- triangles ----------------------------------------------------------------------------
+
+def _tri_meta(name):
+    def meta(self, diagonal=0):
+        if self._a.ndim < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        return tuple(self._a.shape), self._dtype
+    return meta
+
+
+declare('tril(Tensor self, int diagonal=0) -> Tensor', meta=_tri_meta('tril'), inplace=True, out=True,
+        derivatives={'self': lambda grad, diagonal: grad.tril(diagonal)})
+declare('triu(Tensor self, int diagonal=0) -> Tensor', meta=_tri_meta('triu'), inplace=True, out=True,
+        derivatives={'self': lambda grad, diagonal: grad.triu(diagonal)})
+
+
+def _tri_count(row, col, offset, lower):
+    """Number of entries in the lower (or upper) triangle of a row x col matrix (torch's get_tril_size)."""
+    import numpy as np
+    i = np.arange(row)
+    if lower:
+        return int(np.clip(i + offset + 1, 0, col).sum()) if row and col else 0
+    return int(np.clip(col - (i + offset), 0, col).sum()) if row and col else 0
+
+
+def _tri_indices_meta(lower):
+    def meta(row, col, offset=0, dtype=None, device=None):
+        if row < 0:
+            raise RuntimeError(f"row must be non-negative, got{row}")
+        if col < 0:
+            raise RuntimeError(f"col must be non-negative, got{col}")
+        dt = D.int64 if dtype in (None, 'long') else dtype
+        if dt not in (D.int64, D.int32):
+            raise RuntimeError(f"\"tril_indices\" not implemented for '{_tname(dt)}'")
+        return (2, _tri_count(row, col, offset, lower)), dt
+    return meta
+
+
+declare('tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Device? device=None) -> Tensor',
+        kind='factory', meta=_tri_indices_meta(True), method=False, differentiable=False)
+declare('triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Device? device=None) -> Tensor',
+        kind='factory', meta=_tri_indices_meta(False), method=False, differentiable=False)
+
+
+# --- broadcasting and stacking composites ------------------------------------------------
+
+def _broadcast_tensors(tensors):
+    from .pointwise import broadcast_shapes
+    shape = broadcast_shapes(*[tuple(t.shape) for t in tensors]) if tensors else ()
+    return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in tensors)
+
+
+declare('broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)', composite=lambda self, size: self.expand(size))
+declare('broadcast_tensors(Tensor[] tensors) -> Tensor[]', composite=_broadcast_tensors, method=False)
+
+
+def atleast_nd(t, n):
+    if t.dim() >= n:
+        return t
+    if n == 1 or t.dim() == 0:
+        return t.reshape((1,) * n) if t.dim() == 0 else t
+    if n == 2:
+        return t.unsqueeze(0)
+    return t.unsqueeze(0).unsqueeze(-1) if t.dim() == 1 else t.unsqueeze(-1)
+
+
+def _hstack(tensors):
+    ts = [atleast_nd(t, 1) for t in tensors]
+    return _call('cat', ts, 0 if ts and ts[0].dim() == 1 else 1)
+
+
+def _column_stack(tensors):
+    ts = [t.reshape(t.numel(), 1) if t.dim() <= 1 else t for t in tensors]
+    return _call('cat', ts, 1)
+
+
+declare('hstack(Tensor[] tensors) -> Tensor', composite=_hstack, out=True, method=False)
+declare('vstack(Tensor[] tensors) -> Tensor', composite=lambda tensors: _call('cat', [atleast_nd(t, 2) for t in tensors], 0),
+        out=True, method=False)
+declare('row_stack(Tensor[] tensors) -> Tensor', composite=lambda tensors: _call('vstack', tensors), method=False)
+declare('dstack(Tensor[] tensors) -> Tensor', composite=lambda tensors: _call('cat', [atleast_nd(t, 3) for t in tensors], 2),
+        out=True, method=False)
+declare('column_stack(Tensor[] tensors) -> Tensor', composite=_column_stack, out=True, method=False)
+
+
+def _cartesian_prod(tensors):
+    for t in tensors:
+        if t.dim() != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {_lst(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    from .pointwise import broadcast_shapes
+    n = len(tensors)
+    shape = tuple(t.shape[0] for t in tensors)
+    grids = [t.reshape((1,) * i + (-1,) + (1,) * (n - i - 1)).expand(shape) for i, t in enumerate(tensors)]
+    return _call('stack', [g.reshape(-1) for g in grids], 1)
+
+
+declare('cartesian_prod(Tensor[] tensors) -> Tensor', composite=_cartesian_prod, method=False)
+
+
+def _block_diag(tensors):
+    ts = []
+    for i, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.dim()} dimensions")
+        ts.append(t.reshape(1, -1) if t.dim() == 1 else t.reshape(1, 1) if t.dim() == 0 else t)
+    if not ts:
+        return _call('zeros', (1, 0))
+    dt = ts[0].dtype
+    for t in ts[1:]:
+        dt = D._PROMOTE[dt, t.dtype]
+    cols = sum(t.shape[1] for t in ts)
+    rows, left = [], 0
+    for t in ts:
+        c = t.shape[1]
+        rows.append(_call('constant_pad_nd', t.to(dt), [left, cols - left - c], 0))
+        left += c
+    return _call('cat', rows, 0)
+
+
+declare('block_diag(Tensor[] tensors) -> Tensor', composite=_block_diag, method=False)
+
+
+# --- padding -------------------------------------------------------------------------------
+
+def _constant_pad_meta(self, pad, value=0):
+    pad = _ints(pad)
+    shape = tuple(self._a.shape)
+    if len(pad) % 2:
+        raise RuntimeError("Length of pad must be even but instead it equals " + str(len(pad)))
+    if len(pad) > 2 * len(shape):
+        raise RuntimeError(f"Length of pad should be no more than twice the number of dimensions of the input. Pad "
+                           f"length is {len(pad)} while the input has {len(shape)} dimensions.")
+    out = list(shape)
+    for i in range(len(pad) // 2):
+        d = len(shape) - 1 - i
+        n = shape[d] + pad[2 * i] + pad[2 * i + 1]
+        if n < 0:
+            raise RuntimeError(f"The input size {shape[d]}, plus negative padding {pad[2 * i]} and {pad[2 * i + 1]} "
+                               f"resulted in a negative output size, which is invalid. Check dimension {d} of your "
+                               f"input.")
+        out[d] = n
+    return tuple(out), self._dtype
+
+
+declare('constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor', meta=_constant_pad_meta, method=False,
+        derivatives={'self': lambda grad, pad: _call('constant_pad_nd', grad, [-p for p in _ints(pad)], 0)})
+
+_PAD_HELP = ("Supported combinations for non-constant padding:\n"
+             "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
+def _pad_index(n, left, right, mode):
+    """Positions of ``input`` that make up each padded position along one dimension."""
+    import numpy as np
+    j = np.arange(-left, n + right)
+    if mode == 'reflect':
+        j = np.abs(j)
+        j = np.where(j >= n, 2 * (n - 1) - j, j)
+    elif mode == 'replicate':
+        j = np.clip(j, 0, n - 1)
+    else:
+        j = j % n
+    return j
+
+
+def _pad(self, pad, mode='constant', value=None):
+    """torch.nn.functional.pad. Non-constant modes are gathers along the padded dimensions
+    (``index_select`` with the reflected/clamped/wrapped positions), so autograd comes for free."""
+    pad = tuple(pad)
+    for p in pad:
+        if not isinstance(p, int) and not hasattr(p, '__index__'):
+            raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
+                            f"{type(p).__name__} at pos 0")
+    pad = _ints(pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > self.dim():
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {self.dim()}")
+    if mode == 'constant':
+        return _call('constant_pad_nd', self, list(pad), 0 if value is None else value)
+    if mode not in ('reflect', 'replicate', 'circular'):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    k, nd = len(pad) // 2, self.dim()
+    if not (1 <= k <= 3 and k + 1 <= nd <= k + 2):
+        raise NotImplementedError(f"Padding size {len(pad)} is not supported for {nd}D input tensor.\n{_PAD_HELP}")
+    shape = tuple(self.shape)
+    if mode != 'circular' and 0 in (shape[1:] if nd == k + 2 else shape):
+        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {_lst(shape)}")
+    out = self
+    import numpy as np
+    for i in range(k):
+        d = nd - 1 - i
+        n, l, r = shape[d], pad[2 * i], pad[2 * i + 1]
+        if mode == 'reflect' and (l >= n or r >= n):
+            raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({l}, {r}) at dimension {d} of input {_lst(shape)}")
+        if mode == 'circular':
+            if l > n or r > n:
+                raise RuntimeError("Padding value causes wrapping around more than once.")
+            if n + l + r <= 0 or n + l <= 0 or n + r <= 0:
+                raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        if n + l + r < 0:
+            raw = list(shape)
+            raw[d] = n + l + r
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n + l + r}: {_lst(raw)}")
+        idx = _pad_index(n, l, r, mode)
+        out = out.index_select(d, _from_np(idx.astype(np.int64), self.device))
+    return out
+
+
+def _from_np(a, device):
+    from .. import _creation
+    return _creation.tensor(a, device=device)
+
+
+declare('pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor', composite=_pad,
+        nn=True, function=False, method=False)
+
+
+# --- unique ----------------------------------------------------------------------------------
+
+def _unique_meta(self, *args):
+    from .indexing import _no_meta
+    _no_meta('_unique2', self)
+    return None
+
+
+def _unique_dim_meta(self, dim, *args):
+    wrap_dim(dim, self._a.ndim)
+    from .indexing import _no_meta
+    _no_meta('unique_dim', self)
+    return None
+
+
+def _unique_consecutive_meta(self, return_inverse=False, return_counts=False, dim=None):
+    if dim is not None:
+        wrap_dim(dim, self._a.ndim)
+    from .indexing import _no_meta
+    _no_meta('unique_consecutive', self)
+    return None
+
+
+declare('_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) '
+        '-> (Tensor, Tensor, Tensor)', meta=_unique_meta, method=False)
+declare('unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) '
+        '-> (Tensor, Tensor, Tensor)', meta=_unique_dim_meta, method=False)
+declare('unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) '
+        '-> (Tensor, Tensor, Tensor)', meta=_unique_consecutive_meta, method=False, function=False)
+
+
+# --- comparisons of whole tensors ---------------------------------------------------------------
+
+def _isclose_meta(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if self._dtype is not other._dtype:
+        raise RuntimeError(f"{_tname(self._dtype)} did not match {_tname(other._dtype)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    from .pointwise import broadcast_shapes
+    return broadcast_shapes(tuple(self._a.shape), tuple(other._a.shape)), D.bool_
+
+
+declare('isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor',
+        meta=_isclose_meta, differentiable=False)
+
+
+def _allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    c = _call('isclose', self, other, rtol, atol, equal_nan)
+    return c.numel() == 0 or bool(c.logical_not().nonzero().shape[0] == 0)
+
+
+def _equal(self, other):
+    if tuple(self.shape) != tuple(other.shape):
+        return False
+    if self.dtype is not other.dtype:
+        other = other.to(D._PROMOTE[self.dtype, other.dtype])
+        self = self.to(other.dtype)
+    return self.numel() == 0 or bool(self.eq(other).logical_not().nonzero().shape[0] == 0)
+
+
+declare('allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool',
+        composite=_allclose)
+declare('equal(Tensor self, Tensor other) -> bool', composite=_equal)
+
+
+# --- searchsorted / bucketize ------------------------------------------------------------------------
+
+def _searchsorted_meta(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None):
+    seq = tuple(sorted_sequence._a.shape)
+    val = tuple(self._a.shape) if isinstance(self, TensorImpl) else ()
+    if side is not None and side not in ('left', 'right'):
+        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+    if side == 'left' and right:
+        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left while "
+                           "right was True")
+    if sorter is not None and tuple(sorter._a.shape) != seq:
+        raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+                           f"tensor {_lst(seq)}and got sorter tensor {_lst(sorter._a.shape)}")
+    if len(seq) > 1 and (not isinstance(self, TensorImpl) or seq[:-1] != val[:-1]):
+        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                           f"dimensions of boundaries tensor and input value tensor must match, but we got "
+                           f"boundaries tensor {_lst(seq)} and input value tensor {_lst(val)}")
+    if not seq:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+                           "dimension")
+    return val, D.int32 if out_int32 else D.int64
+
+
+declare('searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, '
+        'str? side=None, Tensor? sorter=None) -> Tensor', meta=_searchsorted_meta, method=False,
+        differentiable=False)
+declare('searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, '
+        'str? side=None, Tensor? sorter=None) -> Tensor', meta=_searchsorted_meta, method=False,
+        differentiable=False)
+
+
+def _bucketize_meta(self, boundaries, out_int32=False, right=False):
+    if boundaries._a.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries._a.ndim})")
+    return tuple(self._a.shape), D.int32 if out_int32 else D.int64
+
+
+declare('bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor',
+        meta=_bucketize_meta, differentiable=False)
+
+
+# --- one_hot ------------------------------------------------------------------------------------
+
+def _one_hot_meta(self, num_classes=-1):
+    if self._dtype is not D.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if self._a.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        from .indexing import _no_meta
+        _no_meta('one_hot', self)
+        return None
+    if num_classes < -1:
+        raise RuntimeError("num_classes should be positive")
+    return tuple(self._a.shape) + (int(num_classes),), D.int64
+
+
+declare('one_hot(Tensor self, int num_classes=-1) -> Tensor', meta=_one_hot_meta, nn=True, function=False,
+        method=False, differentiable=False)

@@ -61,6 +61,132 @@ def _unfold_backward(g, input_sizes, dim, size, step):
     return out
 
 
+def _ints(v):
+    return (int(v),) if not isinstance(v, (list, tuple)) else tuple(int(x) for x in v)
+
+
+def _flip(a, dims):
+    return np.flip(a, tuple(_wrap(d, a.ndim) for d in dims)).copy() if dims else a.copy()
+
+
+def _roll(a, shifts, dims):
+    shifts, dims = _ints(shifts), _ints(dims)
+    if not dims:
+        return np.roll(a.reshape(-1), shifts[0]).reshape(a.shape)
+    return np.roll(a, shifts, tuple(_wrap(d, a.ndim) for d in dims))
+
+
+def _repeat(a, repeats):
+    repeats = _ints(repeats)
+    a = a.reshape((1,) * (len(repeats) - a.ndim) + a.shape)
+    return np.tile(a, repeats) if repeats else a.copy()
+
+
+def _repeats_index(repeats, output_size):
+    repeats = repeats.reshape(-1)
+    if repeats.size and repeats.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    idx = np.repeat(np.arange(repeats.size, dtype=repeats.dtype), repeats)
+    if output_size is not None and idx.size != output_size:
+        raise RuntimeError(f"allocated size does not match required size")
+    return idx
+
+
+def _tri_indices(lower):
+    def k(row, col, offset, dtype, device):
+        r, c = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
+        return np.stack([r, c]).astype(dtype)
+    return k
+
+
+def _constant_pad_nd(a, pad, value):
+    pad = _ints(pad)
+    nd = a.ndim
+    widths = [(0, 0)] * nd
+    crops = [slice(None)] * nd
+    for i in range(len(pad) // 2):
+        d = nd - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        widths[d] = (max(lo, 0), max(hi, 0))
+        crops[d] = slice(max(-lo, 0), a.shape[d] - max(-hi, 0))
+    a = a[tuple(crops)]
+    if a.size == 0 or any(w != (0, 0) for w in widths):
+        out = np.full(tuple(n + l + r for n, (l, r) in zip(a.shape, widths)), value, a.dtype) \
+            if not isinstance(value, bool) or a.dtype == np.bool_ else \
+            np.full(tuple(n + l + r for n, (l, r) in zip(a.shape, widths)), value).astype(a.dtype)
+        out[tuple(slice(l, l + n) for n, (l, r) in zip(a.shape, widths))] = a
+        return out
+    return a.copy()
+
+
+def _unique2(a, sorted, return_inverse, return_counts):
+    out, inv, cnt = np.unique(a.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False)
+    inv = inv.reshape(a.shape).astype(np.int64) if return_inverse else np.empty(0, np.int64)
+    cnt = cnt.astype(np.int64) if return_counts else np.empty(0, np.int64)
+    return out, inv, cnt
+
+
+def _unique_dim(a, dim, sorted, return_inverse, return_counts):
+    d = _wrap(dim, a.ndim)
+    if a.shape[d] == 0:
+        return a.copy(), np.empty(0, np.int64), np.empty(0, np.int64)
+    out, inv, cnt = np.unique(a, axis=d, return_inverse=True, return_counts=True)
+    return (out, inv.reshape(-1).astype(np.int64) if return_inverse else np.empty(0, np.int64),
+            cnt.astype(np.int64) if return_counts else np.empty(0, np.int64))
+
+
+def _unique_consecutive(a, return_inverse, return_counts, dim):
+    if dim is None:
+        flat = a.reshape(-1)
+        change = flat[1:] != flat[:-1]
+        moved = flat
+    else:
+        d = _wrap(dim, a.ndim)
+        moved = np.moveaxis(a, d, 0)
+        rows = moved.reshape(moved.shape[0], -1)
+        change = (rows[1:] != rows[:-1]).any(axis=1) if rows.shape[1] else np.zeros(max(rows.shape[0] - 1, 0), bool)
+    n = moved.shape[0]
+    starts = np.concatenate([[0], np.nonzero(change)[0] + 1]).astype(np.int64) if n else np.zeros(0, np.int64)
+    out = moved[starts]
+    if dim is not None:
+        out = np.moveaxis(out, 0, _wrap(dim, a.ndim))
+    inv = np.cumsum(np.concatenate([[0], change.astype(np.int64)])) if n else np.zeros(0, np.int64)
+    inv = inv.reshape(a.shape) if dim is None else inv
+    cnt = np.diff(np.append(starts, n))
+    return (np.ascontiguousarray(out), inv.astype(np.int64) if return_inverse else np.empty(0, np.int64),
+            cnt.astype(np.int64) if return_counts else np.empty(0, np.int64))
+
+
+def _isclose(a, b, rtol, atol, equal_nan):
+    if a.dtype == np.bool_:
+        return np.equal(a, b)
+    return np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def _searchsorted(seq, vals, out_int32, right, side, sorter):
+    side = side or ('right' if right else 'left')
+    if sorter is not None:
+        seq = np.take_along_axis(seq, sorter, -1)
+    vals = np.asarray(vals)
+    if seq.ndim == 1:
+        return np.searchsorted(seq, vals, side=side)
+    s2, v2 = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
+    out = np.empty(v2.shape, np.int64)
+    for i in range(s2.shape[0]):       # one vectorised search per boundary row
+        out[i] = np.searchsorted(s2[i], v2[i], side=side)
+    return out.reshape(vals.shape)
+
+
+def _one_hot(a, num_classes):
+    if a.size and a.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = int(a.max()) + 1
+    elif a.size and a.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return (a[..., None] == np.arange(num_classes)).astype(np.int64)
+
+
 KERNELS = {
     'cat': _cat,
     'stack': _stack,
@@ -69,4 +195,21 @@ KERNELS = {
     'diagonal_scatter': _diagonal_scatter,
     '_strided_index': _strided_index,
     'unfold_backward': _unfold_backward,
+    'flip': _flip,
+    'roll': _roll,
+    'repeat': _repeat,
+    'repeat_interleave.Tensor': _repeats_index,
+    'tril': lambda a, k: np.tril(a, k),
+    'triu': lambda a, k: np.triu(a, k),
+    'tril_indices': _tri_indices(True),
+    'triu_indices': _tri_indices(False),
+    'constant_pad_nd': _constant_pad_nd,
+    '_unique2': _unique2,
+    'unique_dim': _unique_dim,
+    'unique_consecutive': _unique_consecutive,
+    'isclose': _isclose,
+    'searchsorted.Tensor': _searchsorted,
+    'searchsorted.Scalar': _searchsorted,
+    'bucketize.Tensor': lambda a, b, out_int32, right: np.searchsorted(b, a, side='right' if right else 'left'),
+    'one_hot': _one_hot,
 }

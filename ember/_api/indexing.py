@@ -1,0 +1,333 @@
+"""``Tensor.__getitem__`` / ``__setitem__`` with torch's semantics, and the overload choosers of the
+indexing operators (``scatter`` with a tensor or a value, ``masked_fill`` with a number or a 0-d
+tensor, ``nonzero(as_tuple=True)``, one-argument ``where``).
+
+Indexing is two steps, as in torch's python_variable_indexing.cpp:
+
+1. basic indices (ints, slices, None, Ellipsis) become view operators applied left to right
+   (``select``, ``slice``, ``unsqueeze``), so ``x[0]`` and ``x[:, 1:3]`` are views recorded by autograd
+   like any other view and never touch the advanced path;
+2. what remains (integer/boolean tensors, lists) is one ``index.Tensor`` call (``index_put_`` when
+   assigning) on the result of step 1, with None for the dimensions not indexed.
+
+>>> import ember
+>>> x = ember.arange(6).reshape(2, 3)
+>>> x[1, 1:]
+tensor([4, 5])
+>>> x[:, ember.tensor([0, 2])]
+tensor([[0, 2],
+        [3, 5]])
+"""
+import warnings
+
+import numpy as np
+
+from .._core import dtype as D
+from .._ops.registry import BY_OP, DECLS
+from .._tensor import Tensor
+
+__all__ = ['where', 'nonzero', 'scatter', 'masked_fill', 'index_fill', 'index_put', 'index_put_']
+
+
+def _op(name):
+    return BY_OP[f'aten::{name}'].op.call
+
+
+def _inplace(name):
+    return BY_OP[f'aten::{name}'].inplace_op.call
+
+
+_select = DECLS['select'].op.call
+_slice = DECLS['slice'].op.call
+_unsqueeze = DECLS['unsqueeze'].op.call
+_alias = DECLS['alias'].op.call
+_index = _op('index.Tensor')
+_index_put_ = _inplace('index_put')
+_copy_ = DECLS['copy_'].op.call
+_INTS = (int, np.integer)
+_SEQ_ITEMS = (slice, type(Ellipsis), type(None), list, tuple, Tensor, np.ndarray)
+
+
+def _bad_index(x):
+    return IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+                      f"indices (got {type(x).__name__})")
+
+
+def _as_index_tensor(x, device):
+    """Lists, NumPy arrays and bools used as indices become tensors (``x[[0, 2]]``)."""
+    from .._creation import tensor
+    try:
+        return tensor(x, device=device)
+    except (TypeError, ValueError):
+        raise _bad_index(x) from None
+
+
+def _normalize(self, idx):
+    """The index as a tuple (torch's rules for treating a list as a tuple of indices)."""
+    if type(idx) is tuple:
+        return idx
+    if isinstance(idx, list) and any(isinstance(i, _SEQ_ITEMS) for i in idx):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
+                      "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
+                      "interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error "
+                      "or a different result", UserWarning, stacklevel=3)
+        return tuple(idx)
+    return (idx,)
+
+
+def _int_index(v):
+    """An index that selects (a Python/NumPy int or a 0-d integer tensor), as an int; else None."""
+    if isinstance(v, _INTS) and not isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, Tensor) and v.ndim == 0 and v.dtype.category == 1:
+        return int(v.item())
+    return None
+
+
+def _apply(self, idx):
+    """Step 1 (views) of indexing; returns the view and the advanced indices as ``[(dim, tensor)]``."""
+    items = _normalize(self, idx)
+    consumed, ellipsis = 0, False
+    for it in items:
+        if it is None or isinstance(it, (bool, np.bool_)):
+            continue
+        if it is Ellipsis:
+            if ellipsis:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            ellipsis = True
+        elif isinstance(it, Tensor) and it.dtype in (D.bool_, D.uint8):
+            consumed += it.ndim if it.ndim else 0
+        else:
+            consumed += 1
+    ndim = self.ndim
+    if consumed > ndim:
+        if ndim == 0 and len(items) == 1 and _int_index(items[0]) is not None:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                             "in C++ to convert a 0-dim tensor to a number")
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    res, dim, adv = self, 0, []
+    for it in items:
+        i = _int_index(it)
+        if i is not None:
+            n = res.shape[dim]
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
+            res = _select(res, dim, i)
+            continue
+        if type(it) is slice:
+            res = _slice_view(res, dim, it)
+            dim += 1
+        elif it is None:
+            res = _unsqueeze(res, dim)
+            dim += 1
+        elif it is Ellipsis:
+            dim += ndim - consumed
+        elif isinstance(it, (bool, np.bool_)):
+            res = _unsqueeze(res, dim)
+            adv.append((dim, _as_index_tensor([bool(it)], self.device)))
+            dim += 1
+        else:
+            t = it if isinstance(it, Tensor) else _as_index_tensor(it, self.device)
+            if t.dtype.category >= 2:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            if t.dtype in (D.bool_, D.uint8) and t.ndim == 0:
+                res = _unsqueeze(res, dim)
+                t = t.reshape(1)
+            adv.append((dim, t))
+            dim += t.ndim if t.dtype in (D.bool_, D.uint8) else 1
+    return res, adv
+
+
+def _slice_view(t, dim, s):
+    start, stop, step = s.start, s.stop, s.step
+    if step is not None:
+        step = int(step)
+        if step == 0:
+            raise ValueError("slice step cannot be zero")
+    else:
+        step = 1
+    start = None if start is None else int(start)
+    stop = None if stop is None else int(stop)
+    return _slice(t, dim, start, stop, step)
+
+
+def _indices_list(adv):
+    out = []
+    for d, t in adv:
+        while len(out) < d:
+            out.append(None)
+        out.append(t)
+    return out
+
+
+def getitem(self, idx):
+    # fast paths: x[i], x[a:b]
+    t = type(idx)
+    if t is int:
+        if self.ndim == 0:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                             "in C++ to convert a 0-dim tensor to a number")
+        n = self.shape[0]
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} is out of bounds for dimension 0 with size {n}")
+        return _select(self, 0, idx)
+    if t is slice and self.ndim:
+        return _slice_view(self, 0, idx)
+    if idx is Ellipsis or (t is tuple and not idx):
+        return _alias(self)
+    res, adv = _apply(self, idx)
+    if not adv:
+        return res if res is not self else _alias(self)
+    return _index(res, _indices_list(adv))
+
+
+def setitem(self, idx, value):
+    if isinstance(value, Tensor):
+        v = value
+    elif isinstance(value, (int, float, bool, complex, np.number, np.bool_)):
+        v = None
+    else:
+        from .._creation import tensor
+        v = tensor(value, dtype=self.dtype, device=self.device)
+    res, adv = _apply(self, idx)
+    if not adv:
+        if v is None:
+            v = DECLS['full'].op.call((), value, dtype=self.dtype, device=self.device)
+        _copy_(res, _strip_leading_ones(v, res.ndim))
+        return
+    if v is None:
+        v = DECLS['full'].op.call((), value, dtype=self.dtype, device=self.device)
+    elif v.dtype is not self.dtype or v.device != self.device:
+        v = v.to(self.device, self.dtype)
+    _index_put_(res, _indices_list(adv), _strip_leading_ones(v, None), False)
+
+
+def _strip_leading_ones(v, ndim):
+    """torch drops leading size-1 dimensions of the value (``x[0] = y[None]`` works)."""
+    shape = tuple(v.shape)
+    k = 0
+    while k < len(shape) and shape[k] == 1 and (ndim is None or len(shape) - k > ndim):
+        k += 1
+    return v.reshape(shape[k:]) if k else v
+
+
+Tensor.__getitem__ = getitem
+Tensor.__setitem__ = setitem
+
+
+# --- overload choosers ------------------------------------------------------------------------
+
+def where(condition, input=None, other=None, *, out=None):
+    """``where(condition, x, y)`` chooses elementwise; ``where(condition)`` is ``nonzero(condition, as_tuple=True)``.
+
+    >>> import ember
+    >>> ember.where(ember.tensor([True, False, True]))
+    (tensor([0, 2]),)
+    """
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    d = DECLS['where']
+    if out is not None:
+        return d.out_op.call(condition, input, other, out=out) if d.out_op is not None else \
+            out.copy_(d.op.call(condition, input, other))
+    return d.op.call(condition, input, other)
+
+
+def nonzero(input, *, out=None, as_tuple=False):
+    """Indices of the non-zero elements: an (n, ndim) tensor, or one 1-D tensor per dimension.
+
+    >>> import ember
+    >>> ember.nonzero(ember.tensor([0, 3, 0, 4]))
+    tensor([[1],
+            [3]])
+    """
+    if not as_tuple:
+        return DECLS['nonzero'].op.call(input) if out is None else DECLS['nonzero'].out_op.call(input, out=out)
+    r = DECLS['nonzero'].op.call(input.reshape(1) if input.ndim == 0 else input)
+    return tuple(r.unbind(1))
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
+    """Write ``src`` (a tensor, or a number as ``value``) into ``input`` at ``index`` along ``dim``.
+
+    >>> import ember
+    >>> ember.zeros(3).scatter(0, ember.tensor([2]), ember.tensor([5.]))
+    tensor([0., 0., 5.])
+    """
+    name, args = _scatter_overload(src, value, reduce)
+    f = BY_OP[f'aten::scatter.{name}']
+    kw = {'reduce': reduce} if reduce is not None else {}
+    if out is not None:
+        return f.out_op.call(input, dim, index, args, out=out, **kw)
+    return f.op.call(input, dim, index, args, **kw)
+
+
+def _scatter_overload(src, value, reduce):
+    v = src if src is not None else value
+    if v is None:
+        raise TypeError("scatter() missing required argument 'src' or 'value'")
+    if isinstance(v, Tensor):
+        return ('src' if reduce is None else 'reduce'), v
+    return ('value' if reduce is None else 'value_reduce'), v
+
+
+def _scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    name, args = _scatter_overload(src, value, reduce)
+    kw = {'reduce': reduce} if reduce is not None else {}
+    return BY_OP[f'aten::scatter.{name}'].inplace_op.call(self, dim, index, args, **kw)
+
+
+def masked_fill(input, mask, value):
+    """Fill ``input`` with ``value`` where ``mask`` is True (``value``: a number or a 0-d tensor).
+
+    >>> import ember
+    >>> ember.masked_fill(ember.zeros(3), ember.tensor([True, False, True]), 1.)
+    tensor([1., 0., 1.])
+    """
+    return _op('masked_fill.Tensor' if isinstance(value, Tensor) else 'masked_fill.Scalar')(input, mask, value)
+
+
+def _masked_fill_(self, mask, value):
+    return _inplace('masked_fill.Tensor' if isinstance(value, Tensor) else 'masked_fill.Scalar')(self, mask, value)
+
+
+def index_fill(input, dim, index, value):
+    """Fill the entries at ``index`` along ``dim`` with ``value`` (a number or a 0-d tensor).
+
+    >>> import ember
+    >>> ember.index_fill(ember.zeros(2, 2), 1, ember.tensor([0]), 7.)
+    tensor([[7., 0.],
+            [7., 0.]])
+    """
+    return _op('index_fill.int_Tensor' if isinstance(value, Tensor) else 'index_fill.int_Scalar')(input, dim, index,
+                                                                                                  value)
+
+
+def _index_fill_(self, dim, index, value):
+    return _inplace('index_fill.int_Tensor' if isinstance(value, Tensor) else 'index_fill.int_Scalar')(
+        self, dim, index, value)
+
+
+def index_put(input, indices, values, accumulate=False):
+    """Out-of-place ``input[indices] = values`` (``accumulate=True`` adds, summing repeated indices).
+
+    >>> import ember
+    >>> ember.index_put(ember.zeros(3), (ember.tensor([0, 0]),), ember.tensor([1., 2.]), accumulate=True)
+    tensor([3., 0., 0.])
+    """
+    return DECLS['index_put'].op.call(input, list(indices), values, accumulate)
+
+
+def index_put_(input, indices, values, accumulate=False):
+    return DECLS['index_put'].inplace_op.call(input, list(indices), values, accumulate)
+
+
+Tensor.scatter = scatter
+Tensor.scatter_ = _scatter_
+Tensor.masked_fill = masked_fill
+Tensor.masked_fill_ = _masked_fill_
+Tensor.index_fill = index_fill
+Tensor.index_fill_ = _index_fill_
+Tensor.index_put = index_put
+Tensor.index_put_ = index_put_
+Tensor.nonzero = lambda self, *, as_tuple=False: nonzero(self, as_tuple=as_tuple)

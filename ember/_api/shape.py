@@ -1,0 +1,191 @@
+"""Hand-written entry points for joining and shape operators whose torch signatures are not one schema:
+overload choosers (``repeat_interleave`` with an int or a tensor), varargs forms (``meshgrid(a, b)``,
+``atleast_2d(a, b)``) and Python-value results (``unique`` returning a tensor or a tuple)."""
+from .._ops.registry import BY_OP, DECLS
+from .._tensor import Tensor
+
+__all__ = ['repeat_interleave', 'meshgrid', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'unique',
+           'unique_consecutive', 'searchsorted', 'broadcast_tensors', 'cartesian_prod', 'block_diag']
+
+
+def _op(name):
+    return BY_OP[f'aten::{name}'].op.call
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeat elements of a tensor.
+
+    >>> import ember
+    >>> ember.repeat_interleave(ember.tensor([1, 2]), 2)
+    tensor([1, 1, 2, 2])
+    """
+    if repeats is None:
+        return _op('repeat_interleave.Tensor')(input, output_size=output_size)
+    if isinstance(repeats, Tensor):
+        return _op('repeat_interleave.self_Tensor')(input, repeats, dim, output_size=output_size)
+    return _op('repeat_interleave.self_int')(input, int(repeats), dim, output_size=output_size)
+
+
+def _seq(tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return list(tensors[0])
+    return list(tensors)
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids from 1-D tensors (``indexing='ij'`` or ``'xy'``); the results are views.
+
+    >>> import ember
+    >>> x, y = ember.meshgrid(ember.tensor([1, 2]), ember.tensor([3, 4, 5]), indexing='ij')
+    >>> tuple(x.shape)
+    (2, 3)
+    """
+    ts = _seq(tensors)
+    if indexing is None:
+        indexing = 'ij'
+    if indexing not in ('ij', 'xy'):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if not ts:
+        return ()
+    for t in ts:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    dt, dev = ts[0].dtype, ts[0].device
+    for t in ts[1:]:
+        if t.dtype is not dt:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if t.device != dev:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
+    swap = indexing == 'xy' and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    n = len(ts)
+    shape = tuple(t.numel() for t in ts)
+    out = [t.reshape((1,) * i + (-1,) + (1,) * (n - i - 1)).expand(shape) for i, t in enumerate(ts)]
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)
+
+
+def _atleast(n):
+    from .._ops.shape import atleast_nd
+
+    def fn(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+            return atleast_nd(tensors[0], n)
+        return tuple(atleast_nd(t, n) for t in _seq(tensors))
+    fn.__name__ = fn.__qualname__ = f'atleast_{n}d'
+    fn.__doc__ = f"""Views of the inputs with at least {n} dimensions.
+
+    >>> import ember
+    >>> ember.atleast_{n}d(ember.tensor(1.)).dim()
+    {n}
+    """
+    return fn
+
+
+atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The unique elements (sorted), optionally with the inverse indices and the counts.
+
+    >>> import ember
+    >>> ember.unique(ember.tensor([3, 1, 3]))
+    tensor([1, 3])
+    """
+    if dim is None:
+        out, inv, cnt = _op('_unique2')(input, sorted, return_inverse, return_counts)
+    else:
+        out, inv, cnt = _op('unique_dim')(input, dim, sorted, return_inverse, return_counts)
+    return _pick(out, inv, cnt, return_inverse, return_counts)
+
+
+def _pick(out, inv, cnt, return_inverse, return_counts):
+    if return_inverse and return_counts:
+        return out, inv, cnt
+    if return_inverse:
+        return out, inv
+    if return_counts:
+        return out, cnt
+    return out
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse runs of equal consecutive elements.
+
+    >>> import ember
+    >>> ember.unique_consecutive(ember.tensor([1, 1, 2, 1]))
+    tensor([1, 2, 1])
+    """
+    out, inv, cnt = _op('unique_consecutive')(input, return_inverse, return_counts, dim)
+    return _pick(out, inv, cnt, return_inverse, return_counts)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+    """Indices where ``input`` would be inserted into ``sorted_sequence`` to keep it sorted.
+
+    >>> import ember
+    >>> ember.searchsorted(ember.tensor([1, 3, 5]), ember.tensor([3, 6]))
+    tensor([1, 3])
+    """
+    if not isinstance(input, Tensor):
+        r = _op('searchsorted.Scalar')(sorted_sequence, input, out_int32=out_int32, right=right, side=side,
+                                       sorter=sorter)
+    else:
+        r = _op('searchsorted.Tensor')(sorted_sequence, input, out_int32=out_int32, right=right, side=side,
+                                       sorter=sorter)
+    if out is not None:
+        from .._ops import adapters
+        if tuple(out.shape) != tuple(r.shape):
+            adapters.resize_out(out, tuple(r.shape))
+        out.copy_(r)
+        return out
+    return r
+
+
+def broadcast_tensors(*tensors):
+    """Expand tensors to one broadcast shape (views).
+
+    >>> import ember
+    >>> [tuple(t.shape) for t in ember.broadcast_tensors(ember.zeros(3, 1), ember.zeros(4))]
+    [(3, 4), (3, 4)]
+    """
+    return DECLS['broadcast_tensors'].op.call(_seq(tensors))
+
+
+def cartesian_prod(*tensors):
+    """Cartesian product of 1-D tensors.
+
+    >>> import ember
+    >>> tuple(ember.cartesian_prod(ember.tensor([1, 2]), ember.tensor([3, 4])).shape)
+    (4, 2)
+    """
+    return DECLS['cartesian_prod'].op.call(_seq(tensors))
+
+
+def block_diag(*tensors):
+    """Block-diagonal matrix from the given tensors.
+
+    >>> import ember
+    >>> tuple(ember.block_diag(ember.ones(2, 2), ember.ones(1, 3)).shape)
+    (3, 5)
+    """
+    return DECLS['block_diag'].op.call(list(tensors))
+
+
+def _method_repeat_interleave(self, repeats, dim=None, *, output_size=None):
+    return repeat_interleave(self, repeats, dim, output_size=output_size)
+
+
+def _method_unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    return unique(self, sorted, return_inverse, return_counts, dim)
+
+
+def _method_unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    return unique_consecutive(self, return_inverse, return_counts, dim)
+
+
+Tensor.repeat_interleave = _method_repeat_interleave
+Tensor.unique = _method_unique
+Tensor.unique_consecutive = _method_unique_consecutive
