@@ -1,4 +1,15 @@
-"""Anomaly mode: record where each node was created, and check backward outputs for NaN."""
+"""Anomaly mode: record where each node was created, and check backward outputs for NaN.
+
+>>> import ember, warnings
+>>> x = ember.tensor([0.], requires_grad=True)
+>>> with warnings.catch_warnings(record=True), ember.autograd.detect_anomaly():
+...     y = x.sqrt()          # d sqrt(x)/dx at 0 is inf; times 0 gives nan
+...     try:
+...         y.backward(ember.zeros(1))
+...     except RuntimeError as e:
+...         print(e)
+Function 'SqrtBackward0' returned nan values in its 0th output.
+"""
 import traceback
 
 _enabled = False
@@ -21,17 +32,24 @@ def checked_apply(node, grads):
         raise
     if _check_nan:
         for i, g in enumerate(outs):
-            if g is not None and g.dtype.category >= 2 and bool(g.isnan().any()):
+            if g is not None and g.dtype.category >= 2 and _has_nan(g):
                 _report(node)
                 raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
     return outs
+
+
+def _has_nan(g):
+    import numpy as np
+    a = g._a
+    return not isinstance(a, np.ndarray) and hasattr(g, '_host') and bool(np.isnan(g._host()).any()) or \
+        isinstance(a, np.ndarray) and bool(np.isnan(a).any())
 
 
 def _report(node):
     import warnings
     trace = node._anomaly_trace or '(no forward traceback: the node was created outside anomaly mode)\n'
     warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{trace}",
-                  RuntimeWarning, stacklevel=3)
+                  UserWarning, stacklevel=3)
 
 
 class detect_anomaly:
@@ -42,6 +60,9 @@ class detect_anomaly:
 
     def __enter__(self):
         global _enabled, _check_nan
+        import warnings
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
+                      "enabled for debugging.", UserWarning, stacklevel=2)
         self.prev = (_enabled, _check_nan)
         _enabled, _check_nan = True, self.check_nan
 

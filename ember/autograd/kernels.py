@@ -242,11 +242,14 @@ def inplace_autograd_kernel(decl):
     from .._ops import adapters
     needs_self = 'self' in node_class(decl)._saved_names
     functional = decl.op.call
+    npos = sum(1 for a in decl.op.schema.arguments if not a.kwarg_only) - 1
+    kwnames = [a.name for a in decl.op.schema.arguments if a.kwarg_only]
 
     def kernel(ks, self, *args):
         check_inplace(self)
-        src = self.clone() if needs_self and self._keys & AUTOGRAD_BIT else self
-        tmp = functional(src, *args)
+        # the old value of self is saved for the other inputs' formulas even when self needs no grad
+        src = self.clone() if needs_self else self
+        tmp = functional(src, *args[:npos], **dict(zip(kwnames, args[npos:]))) if kwnames else functional(src, *args)
         adapters.check_inplace_shape(self._a.shape, tmp._a.shape)
         adapters.check_cast(tmp._dtype, self._dtype)
         adapters.write_into(self, tmp._a)

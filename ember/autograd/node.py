@@ -21,14 +21,12 @@ class RemovableHandle:
     _next_id = 0
 
     def __init__(self, hooks_dict):
-        self._ref = weakref.ref(hooks_dict)
+        self._dict = hooks_dict      # plain dicts cannot be weakly referenced; a handle keeps only this dict
         self.id = RemovableHandle._next_id
         RemovableHandle._next_id += 1
 
     def remove(self):
-        d = self._ref()
-        if d is not None:
-            d.pop(self.id, None)
+        self._dict.pop(self.id, None)
 
     def __enter__(self):
         return self
@@ -160,6 +158,9 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__()
         self.variable = variable
+
+    def name(self):
+        return 'torch::autograd::AccumulateGrad'     # torch's C++ name, which user code may compare
 
     def apply(self, grad_outputs):
         from .engine import accumulate_grad

@@ -107,6 +107,9 @@ class _ZeroRegion(Function):
 class CopySlices(Node):
     """The history of a base after an in-place write into one of its views (see the module docstring)."""
 
+    def name(self):
+        return 'torch::autograd::CopySlices'
+
     def __init__(self, idx, base_shape):
         super().__init__()
         self._idx, self._base_shape = idx, base_shape
@@ -169,6 +172,9 @@ def regenerate(view):
 
 class CopyBackwards(Node):
     """``self.copy_(src)``: the gradient goes to src; the overwritten value of self gets zeros."""
+
+    def name(self):
+        return 'torch::autograd::CopyBackwards'
 
     def __init__(self, src_meta):
         super().__init__()
