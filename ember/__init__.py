@@ -67,3 +67,5 @@ def is_floating_point(t):
 
 def numel(t):
     return t.numel()
+
+from . import optim  # noqa: E402  (after the operators: optim uses the public API)

@@ -59,3 +59,15 @@ declare('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', met
 declare('contiguous(Tensor self, *, MemoryFormat memory_format=contiguous_format) -> Tensor', function=False,
         composite=lambda self, memory_format='contiguous_format':
             self if self.is_contiguous() else self.clone(memory_format='contiguous_format'))
+
+
+def _fill_meta(self, value):
+    if hasattr(value, 'dim') and value.dim() != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} "
+                           "dimensions.")
+    return tuple(self._a.shape), self._dtype
+
+
+declare('fill.Scalar(Tensor self, Scalar value) -> Tensor', meta=_fill_meta, inplace=True, function=False,
+        derivatives={'self': lambda grad: grad * 0})
+declare('zero_(Tensor(a!) self) -> Tensor(a!)', composite=lambda self: self.fill_(0), function=False)

@@ -1,0 +1,9 @@
+"""ember.optim: optimizers and learning-rate schedulers with torch.optim's API and state-dict layout."""
+from .optimizer import Optimizer
+from .algorithms import SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, sgd, adam, rmsprop, adagrad, \
+    adamax, nadam, radam
+from .lbfgs import LBFGS
+from . import lr_scheduler
+
+__all__ = ['Optimizer', 'SGD', 'Adam', 'AdamW', 'RMSprop', 'Adagrad', 'Adamax', 'NAdam', 'RAdam', 'LBFGS',
+           'lr_scheduler']

@@ -1,0 +1,417 @@
+"""The optimizers: each class validates options and keeps state; a function beside it does the math.
+
+The update rules follow torch.optim's documented algorithms (single-tensor,
+non-capturable path), so parameter trajectories match torch's to float
+rounding. See NOTE [foreach] in optimizer.py for why there is one variant.
+"""
+import math
+
+import ember
+from .optimizer import Optimizer, _required, _zeros0, _closure_loss, _check_lr
+
+
+def _grad(p, maximize):
+    return -p.grad if maximize else p.grad
+
+
+def _lr(group):
+    lr = group['lr']
+    return lr.item() if isinstance(lr, ember.Tensor) else lr
+
+
+# --- SGD -------------------------------------------------------------------------
+
+def sgd(params, grads, momentum_buffers, *, lr, weight_decay, momentum, dampening, nesterov, maximize):
+    r"""for each p: g = -g if maximize; g += wd*p; b = mu*b + (1-dampening)*g (b = g at first);
+    g = g + mu*b if nesterov else b; p -= lr*g"""
+    for i, (p, g) in enumerate(zip(params, grads)):
+        if maximize:
+            g = -g
+        if weight_decay:
+            g = g.add(p, alpha=weight_decay)
+        if momentum:
+            buf = momentum_buffers[i]
+            if buf is None:
+                buf = momentum_buffers[i] = g.clone().detach()
+            else:
+                buf.mul_(momentum).add_(g, alpha=1 - dampening)
+            g = g.add(buf, alpha=momentum) if nesterov else buf
+        p.add_(g, alpha=-lr)
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False, fused=None):
+        _check_lr(lr)
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                                      nesterov=nesterov, maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
+
+    @ember.no_grad()
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            params = [p for p in group['params'] if p.grad is not None]
+            bufs = [self.state[p].get('momentum_buffer') if p in self.state else None for p in params]
+            sgd(params, [p.grad for p in params], bufs, lr=_lr(group), weight_decay=group['weight_decay'],
+                momentum=group['momentum'], dampening=group['dampening'], nesterov=group['nesterov'],
+                maximize=group['maximize'])
+            if group['momentum']:
+                for p, b in zip(params, bufs):
+                    self.state[p]['momentum_buffer'] = b
+        return loss
+
+
+# --- Adam / AdamW ------------------------------------------------------------------
+
+def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, lr, beta1, beta2, eps, weight_decay,
+         amsgrad, maximize, decoupled_weight_decay):
+    r"""m = lerp(m, g, 1-b1); v = b2*v + (1-b2)*g^2; p -= lr/(1-b1^t) * m / (sqrt(v_or_vmax)/sqrt(1-b2^t) + eps)"""
+    for i, (p, g) in enumerate(zip(params, grads)):
+        if maximize:
+            g = -g
+        steps[i].add_(1)
+        if weight_decay:
+            if decoupled_weight_decay:
+                p.mul_(1 - lr * weight_decay)
+            else:
+                g = g.add(p, alpha=weight_decay)
+        exp_avgs[i].lerp_(g, 1 - beta1)
+        exp_avg_sqs[i].mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        step = steps[i].item()
+        bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
+        v = exp_avg_sqs[i]
+        if amsgrad:
+            ember.maximum(max_exp_avg_sqs[i], v, out=max_exp_avg_sqs[i])
+            v = max_exp_avg_sqs[i]
+        denom = (v.sqrt() / math.sqrt(bc2)).add_(eps)
+        p.addcdiv_(exp_avgs[i], denom, value=-lr / bc1)
+
+
+class Adam(Optimizer):
+    """Adam (and, with ``decoupled_weight_decay=True``, AdamW)."""
+    _decoupled_default = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=None):
+        _check_lr(lr)
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if decoupled_weight_decay is None:
+            decoupled_weight_decay = self._decoupled_default
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                      amsgrad=amsgrad, maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay))
+
+    @ember.no_grad()
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            params = [p for p in group['params'] if p.grad is not None]
+            for p in params:
+                st = self.state[p]
+                if not st:
+                    st['step'] = _zeros0()
+                    st['exp_avg'] = ember.zeros_like(p)
+                    st['exp_avg_sq'] = ember.zeros_like(p)
+                    if group['amsgrad']:
+                        st['max_exp_avg_sq'] = ember.zeros_like(p)
+            sts = [self.state[p] for p in params]
+            adam(params, [p.grad for p in params], [s['exp_avg'] for s in sts], [s['exp_avg_sq'] for s in sts],
+                 [s.get('max_exp_avg_sq') for s in sts], [s['step'] for s in sts], lr=_lr(group),
+                 beta1=group['betas'][0], beta2=group['betas'][1], eps=group['eps'],
+                 weight_decay=group['weight_decay'], amsgrad=group['amsgrad'], maximize=group['maximize'],
+                 decoupled_weight_decay=group['decoupled_weight_decay'])
+        return loss
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (default 1e-2)."""
+    _decoupled_default = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+
+# --- RMSprop ------------------------------------------------------------------------
+
+def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers, steps, *, lr, alpha, eps, weight_decay,
+            momentum, centered, maximize):
+    r"""v = a*v + (1-a)*g^2; avg = sqrt(v - gbar^2 if centered else v) + eps; p -= lr * (buf or g/avg)"""
+    for i, (p, g) in enumerate(zip(params, grads)):
+        if maximize:
+            g = -g
+        steps[i].add_(1)
+        if weight_decay:
+            g = g.add(p, alpha=weight_decay)
+        sq = square_avgs[i]
+        sq.mul_(alpha).addcmul_(g, g, value=1 - alpha)
+        if centered:
+            ga = grad_avgs[i]
+            ga.lerp_(g, 1 - alpha)
+            avg = sq.addcmul(ga, ga, value=-1).sqrt_()
+        else:
+            avg = sq.sqrt()
+        avg = avg.add_(eps)
+        if momentum > 0:
+            buf = momentum_buffers[i]
+            buf.mul_(momentum).addcdiv_(g, avg)
+            p.add_(buf, alpha=-lr)
+        else:
+            p.addcdiv_(g, avg, value=-lr)
+
+
+class RMSprop(Optimizer):
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        _check_lr(lr)
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                                      weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable))
+
+    @ember.no_grad()
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            params = [p for p in group['params'] if p.grad is not None]
+            for p in params:
+                st = self.state[p]
+                if not st:
+                    st['step'] = _zeros0()
+                    st['square_avg'] = ember.zeros_like(p)
+                    if group['momentum'] > 0:
+                        st['momentum_buffer'] = ember.zeros_like(p)
+                    if group['centered']:
+                        st['grad_avg'] = ember.zeros_like(p)
+            sts = [self.state[p] for p in params]
+            rmsprop(params, [p.grad for p in params], [s['square_avg'] for s in sts], [s.get('grad_avg') for s in sts],
+                    [s.get('momentum_buffer') for s in sts], [s['step'] for s in sts], lr=_lr(group),
+                    alpha=group['alpha'], eps=group['eps'], weight_decay=group['weight_decay'],
+                    momentum=group['momentum'], centered=group['centered'], maximize=group['maximize'])
+        return loss
+
+
+# --- Adagrad ------------------------------------------------------------------------
+
+def adagrad(params, grads, state_sums, steps, *, lr, weight_decay, lr_decay, eps, maximize):
+    r"""s += g^2; p -= lr/(1+(t-1)*lr_decay) * g / (sqrt(s)+eps)"""
+    for i, (p, g) in enumerate(zip(params, grads)):
+        if maximize:
+            g = -g
+        steps[i].add_(1)
+        step = steps[i].item()
+        if weight_decay:
+            g = g.add(p, alpha=weight_decay)
+        clr = lr / (1 + (step - 1) * lr_decay)
+        state_sums[i].addcmul_(g, g, value=1)
+        p.addcdiv_(g, state_sums[i].sqrt().add_(eps), value=-clr)
+
+
+class Adagrad(Optimizer):
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        _check_lr(lr)
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable, fused=fused))
+        for group in self.param_groups:      # torch creates Adagrad's state eagerly
+            for p in group['params']:
+                self.state[p]['step'] = _zeros0()
+                self.state[p]['sum'] = ember.full_like(p, group['initial_accumulator_value'])
+
+    @ember.no_grad()
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            params = [p for p in group['params'] if p.grad is not None]
+            sts = [self.state[p] for p in params]
+            adagrad(params, [p.grad for p in params], [s['sum'] for s in sts], [s['step'] for s in sts],
+                    lr=_lr(group), weight_decay=group['weight_decay'], lr_decay=group['lr_decay'], eps=group['eps'],
+                    maximize=group['maximize'])
+        return loss
+
+
+# --- Adamax -------------------------------------------------------------------------
+
+def adamax(params, grads, exp_avgs, exp_infs, steps, *, lr, beta1, beta2, eps, weight_decay, maximize):
+    r"""m = lerp(m, g, 1-b1); u = max(b2*u, |g|+eps); p -= lr/(1-b1^t) * m/u"""
+    for i, (p, g) in enumerate(zip(params, grads)):
+        if maximize:
+            g = -g
+        steps[i].add_(1)
+        if weight_decay:
+            g = g.add(p, alpha=weight_decay)
+        exp_avgs[i].lerp_(g, 1 - beta1)
+        ember.maximum(exp_infs[i].mul_(beta2), g.abs().add_(eps), out=exp_infs[i])
+        clr = lr / (1 - beta1 ** steps[i].item())
+        p.addcdiv_(exp_avgs[i], exp_infs[i], value=-clr)
+
+
+class Adamax(Optimizer):
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
+                 maximize=False, differentiable=False, capturable=False):
+        _check_lr(lr)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable, capturable=capturable))
+
+    @ember.no_grad()
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            params = [p for p in group['params'] if p.grad is not None]
+            for p in params:
+                st = self.state[p]
+                if not st:
+                    st['step'] = _zeros0()
+                    st['exp_avg'] = ember.zeros_like(p)
+                    st['exp_inf'] = ember.zeros_like(p)
+            sts = [self.state[p] for p in params]
+            adamax(params, [p.grad for p in params], [s['exp_avg'] for s in sts], [s['exp_inf'] for s in sts],
+                   [s['step'] for s in sts], lr=_lr(group), beta1=group['betas'][0], beta2=group['betas'][1],
+                   eps=group['eps'], weight_decay=group['weight_decay'], maximize=group['maximize'])
+        return loss
+
+
+# --- NAdam --------------------------------------------------------------------------
+
+def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, steps, *, lr, beta1, beta2, eps, weight_decay,
+          momentum_decay, decoupled_weight_decay, maximize):
+    r"""Adam with Nesterov momentum and the momentum schedule mu_t = b1*(1 - 0.5*0.96^(t*psi))."""
+    for i, (p, g) in enumerate(zip(params, grads)):
+        if maximize:
+            g = -g
+        steps[i].add_(1)
+        step = steps[i].item()
+        bc2 = 1 - beta2 ** step
+        if weight_decay:
+            if decoupled_weight_decay:
+                p.mul_(1 - lr * weight_decay)
+            else:
+                g = g.add(p, alpha=weight_decay)
+        mu = beta1 * (1. - 0.5 * (0.96 ** (step * momentum_decay)))
+        mu_next = beta1 * (1. - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+        mu_products[i].mul_(mu)
+        mu_product = mu_products[i].item()
+        exp_avgs[i].lerp_(g, 1 - beta1)
+        exp_avg_sqs[i].mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        denom = exp_avg_sqs[i].div(bc2).sqrt().add_(eps)
+        p.addcdiv_(g, denom, value=-lr * (1. - mu) / (1. - mu_product))
+        p.addcdiv_(exp_avgs[i], denom, value=-lr * mu_next / (1. - mu_product * mu_next))
+
+
+class NAdam(Optimizer):
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False):
+        _check_lr(lr)
+        if not 0.0 <= momentum_decay:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                      momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable))
+
+    @ember.no_grad()
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            params = [p for p in group['params'] if p.grad is not None]
+            for p in params:
+                st = self.state[p]
+                if not st:
+                    st['step'] = _zeros0()
+                    st['mu_product'] = ember.tensor(1., dtype=ember.float32)
+                    st['exp_avg'] = ember.zeros_like(p)
+                    st['exp_avg_sq'] = ember.zeros_like(p)
+            sts = [self.state[p] for p in params]
+            nadam(params, [p.grad for p in params], [s['exp_avg'] for s in sts], [s['exp_avg_sq'] for s in sts],
+                  [s['mu_product'] for s in sts], [s['step'] for s in sts], lr=_lr(group), beta1=group['betas'][0],
+                  beta2=group['betas'][1], eps=group['eps'], weight_decay=group['weight_decay'],
+                  momentum_decay=group['momentum_decay'], decoupled_weight_decay=group['decoupled_weight_decay'],
+                  maximize=group['maximize'])
+        return loss
+
+
+# --- RAdam --------------------------------------------------------------------------
+
+def radam(params, grads, exp_avgs, exp_avg_sqs, steps, *, lr, beta1, beta2, eps, weight_decay,
+          decoupled_weight_decay, maximize):
+    r"""Adam whose adaptive term is used only once the variance estimate is tractable (rho_t > 5)."""
+    rho_inf = 2 / (1 - beta2) - 1
+    for i, (p, g) in enumerate(zip(params, grads)):
+        if maximize:
+            g = -g
+        steps[i].add_(1)
+        step = steps[i].item()
+        if weight_decay:
+            if decoupled_weight_decay:
+                p.mul_(1 - lr * weight_decay)
+            else:
+                g = g.add(p, alpha=weight_decay)
+        exp_avgs[i].lerp_(g, 1 - beta1)
+        exp_avg_sqs[i].mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
+        corrected = exp_avgs[i] / bc1
+        rho_t = rho_inf - 2 * step * (beta2 ** step) / bc2
+        if rho_t > 5.:
+            rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+            adaptive = math.sqrt(bc2) / exp_avg_sqs[i].sqrt().add_(eps)
+            p.add_(corrected * lr * adaptive * rect, alpha=-1.0)
+        else:
+            p.add_(corrected * lr, alpha=-1.0)
+
+
+class RAdam(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
+                 *, foreach=None, maximize=False, capturable=False, differentiable=False):
+        _check_lr(lr)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      decoupled_weight_decay=decoupled_weight_decay, differentiable=differentiable))
+
+    @ember.no_grad()
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            params = [p for p in group['params'] if p.grad is not None]
+            for p in params:
+                st = self.state[p]
+                if not st:
+                    st['step'] = _zeros0()
+                    st['exp_avg'] = ember.zeros_like(p)
+                    st['exp_avg_sq'] = ember.zeros_like(p)
+            sts = [self.state[p] for p in params]
+            radam(params, [p.grad for p in params], [s['exp_avg'] for s in sts], [s['exp_avg_sq'] for s in sts],
+                  [s['step'] for s in sts], lr=_lr(group), beta1=group['betas'][0], beta2=group['betas'][1],
+                  eps=group['eps'], weight_decay=group['weight_decay'],
+                  decoupled_weight_decay=group['decoupled_weight_decay'], maximize=group['maximize'])
+        return loss

@@ -1,0 +1,560 @@
+"""Learning-rate schedulers (torch.optim.lr_scheduler), with torch's recursive (chainable) update rules.
+
+Each scheduler's ``get_lr()`` computes the next learning rates from the
+current ones (as torch does, so schedulers compose by stacking); ``step()``
+advances ``last_epoch`` and writes ``group['lr']``.
+"""
+import math
+import types
+import warnings
+import weakref
+from bisect import bisect_right
+from collections import Counter
+
+from .optimizer import Optimizer
+
+
+class LRScheduler:
+    _get_lr_called_within_step = False
+
+    def __init__(self, optimizer, last_epoch=-1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault('initial_lr', group['lr'])
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if 'initial_lr' not in group:
+                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] when resuming an "
+                                   "optimizer")
+        self.base_lrs = [group['initial_lr'] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._step_count = 0
+        self._initial_step()
+
+    def _initial_step(self):
+        self._step_count = 0
+        self.step()
+
+    def state_dict(self):
+        return {k: v for k, v in self.__dict__.items() if k != 'optimizer'}
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.update(state_dict)
+
+    def get_last_lr(self):
+        return self._last_lr
+
+    def get_lr(self):
+        raise NotImplementedError
+
+    def step(self, epoch=None):
+        self._step_count += 1
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:
+            warnings.warn("The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
+                          "where possible.", UserWarning, stacklevel=2)
+            self.last_epoch = epoch
+            values = self._get_closed_form_lr() if hasattr(self, '_get_closed_form_lr') else self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group['lr'] = lr
+        self._last_lr = [group['lr'] for group in self.optimizer.param_groups]
+
+    def _lrs(self):
+        return [group['lr'] for group in self.optimizer.param_groups]
+
+
+_LRScheduler = LRScheduler
+
+
+class LambdaLR(LRScheduler):
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        n = len(optimizer.param_groups)
+        self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * n
+        if len(self.lr_lambdas) != n:
+            raise ValueError(f"Expected {n} lr_lambdas, but got {len(self.lr_lambdas)}")
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self):
+        sd = {k: v for k, v in self.__dict__.items() if k not in ('optimizer', 'lr_lambdas')}
+        sd['lr_lambdas'] = [None if isinstance(f, types.FunctionType) else f.__dict__.copy() for f in self.lr_lambdas]
+        return sd
+
+    def load_state_dict(self, state_dict):
+        lambdas = state_dict.pop('lr_lambdas')
+        self.__dict__.update(state_dict)
+        state_dict['lr_lambdas'] = lambdas
+        for f, s in zip(self.lr_lambdas, lambdas):
+            if s is not None:
+                f.__dict__.update(s)
+
+    def get_lr(self):
+        return [base * f(self.last_epoch) for f, base in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(LambdaLR):
+    def get_lr(self):
+        if self.last_epoch > 0:
+            return [g['lr'] * f(self.last_epoch) for f, g in zip(self.lr_lambdas, self.optimizer.param_groups)]
+        return self._lrs()
+
+
+class StepLR(LRScheduler):
+    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+        self.step_size, self.gamma = step_size, gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return self._lrs()
+        return [lr * self.gamma for lr in self._lrs()]
+
+    def _get_closed_form_lr(self):
+        return [b * self.gamma ** (self.last_epoch // self.step_size) for b in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        self.milestones, self.gamma = Counter(milestones), gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch not in self.milestones:
+            return self._lrs()
+        return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in self._lrs()]
+
+    def _get_closed_form_lr(self):
+        ms = sorted(self.milestones.elements())
+        return [b * self.gamma ** bisect_right(ms, self.last_epoch) for b in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in self._lrs()]
+        if self.last_epoch != self.total_iters:
+            return self._lrs()
+        return [lr * (1.0 / self.factor) for lr in self._lrs()]
+
+    def _get_closed_form_lr(self):
+        return [b * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor)) for b in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0:
+            return [lr * self.start_factor for lr in self._lrs()]
+        if self.last_epoch > self.total_iters:
+            return self._lrs()
+        s, e, n = self.start_factor, self.end_factor, self.total_iters
+        return [lr * (1.0 + (e - s) / (n * s + (self.last_epoch - 1) * (e - s))) for lr in self._lrs()]
+
+    def _get_closed_form_lr(self):
+        s, e, n = self.start_factor, self.end_factor, self.total_iters
+        return [b * (s + (e - s) * min(n, self.last_epoch) / n) for b in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0:
+            return self._lrs()
+        return [lr * self.gamma for lr in self._lrs()]
+
+    def _get_closed_form_lr(self):
+        return [b * self.gamma ** self.last_epoch for b in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+        self.T_max, self.eta_min = T_max, eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        e, T, m = self.last_epoch, self.T_max, self.eta_min
+        if e == 0:
+            return self._lrs()
+        if self._step_count == 1 and e > 0:
+            return [m + (b - m) * (1 + math.cos(e * math.pi / T)) / 2 for b in self.base_lrs]
+        if (e - 1 - T) % (2 * T) == 0:
+            return [lr + (b - m) * (1 - math.cos(math.pi / T)) / 2 for lr, b in zip(self._lrs(), self.base_lrs)]
+        return [(1 + math.cos(math.pi * e / T)) / (1 + math.cos(math.pi * (e - 1) / T)) * (lr - m) + m
+                for lr in self._lrs()]
+
+    def _get_closed_form_lr(self):
+        return [self.eta_min + (b - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for b in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.eta_min + (b - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for b in self.base_lrs]
+
+    def step(self, epoch=None):
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur -= self.T_i
+                self.T_i *= self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** n
+            else:
+                self.T_i, self.T_cur = self.T_0, epoch
+        self.last_epoch = math.floor(epoch)
+        self._step_count += 1
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group['lr'] = lr
+        self._last_lr = self._lrs()
+
+
+class _Cycler:
+    """Shared momentum handling of OneCycleLR and CyclicLR."""
+
+    def _momentum_keys(self, optimizer):
+        d = optimizer.defaults
+        if 'momentum' not in d and 'betas' not in d:
+            raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+        return 'betas' in d
+
+    @staticmethod
+    def _set_momentum(group, m, use_beta1):
+        if use_beta1:
+            group['betas'] = (m, *group['betas'][1:])
+        else:
+            group['momentum'] = m
+
+
+def _format_param(name, optimizer, param):
+    if isinstance(param, (list, tuple)):
+        if len(param) != len(optimizer.param_groups):
+            raise ValueError(f"expected {len(optimizer.param_groups)} values for {name}, got {len(param)}")
+        return list(param)
+    return [param] * len(optimizer.param_groups)
+
+
+class OneCycleLR(LRScheduler, _Cycler):
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
+                 anneal_strategy='cos', cycle_momentum=True, base_momentum=0.85, max_momentum=0.95, div_factor=25.0,
+                 final_div_factor=1e4, three_phase=False, last_epoch=-1):
+        if total_steps is None:
+            if epochs is None or steps_per_epoch is None:
+                raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+            total_steps = epochs * steps_per_epoch
+        if total_steps <= 0:
+            raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+        if not 0 <= pct_start <= 1:
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ('cos', 'linear'):
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+        self.total_steps = total_steps
+        if three_phase:
+            self._schedule_phases = [
+                {'end_step': float(pct_start * total_steps) - 1, 'start_lr': 'initial_lr', 'end_lr': 'max_lr',
+                 'start_momentum': 'max_momentum', 'end_momentum': 'base_momentum'},
+                {'end_step': float(2 * pct_start * total_steps) - 2, 'start_lr': 'max_lr', 'end_lr': 'initial_lr',
+                 'start_momentum': 'base_momentum', 'end_momentum': 'max_momentum'},
+                {'end_step': total_steps - 1, 'start_lr': 'initial_lr', 'end_lr': 'min_lr',
+                 'start_momentum': 'max_momentum', 'end_momentum': 'max_momentum'}]
+        else:
+            self._schedule_phases = [
+                {'end_step': float(pct_start * total_steps) - 1, 'start_lr': 'initial_lr', 'end_lr': 'max_lr',
+                 'start_momentum': 'max_momentum', 'end_momentum': 'base_momentum'},
+                {'end_step': total_steps - 1, 'start_lr': 'max_lr', 'end_lr': 'min_lr',
+                 'start_momentum': 'base_momentum', 'end_momentum': 'max_momentum'}]
+        max_lrs = _format_param('max_lr', optimizer, max_lr)
+        if last_epoch == -1:
+            for lr, group in zip(max_lrs, optimizer.param_groups):
+                group['initial_lr'] = lr / div_factor
+                group['max_lr'] = lr
+                group['min_lr'] = group['initial_lr'] / final_div_factor
+        self.anneal_func = self._annealing_cos if anneal_strategy == 'cos' else self._annealing_linear
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self.use_beta1 = self._momentum_keys(optimizer)
+            for mm, bm, group in zip(_format_param('max_momentum', optimizer, max_momentum),
+                                     _format_param('base_momentum', optimizer, base_momentum), optimizer.param_groups):
+                if last_epoch == -1:
+                    self._set_momentum(group, mm, self.use_beta1)
+                    group['max_momentum'], group['base_momentum'] = mm, bm
+        super().__init__(optimizer, last_epoch)
+
+    @staticmethod
+    def _annealing_cos(start, end, pct):
+        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+    @staticmethod
+    def _annealing_linear(start, end, pct):
+        return (end - start) * pct + start
+
+    def state_dict(self):
+        sd = super().state_dict()
+        sd.pop('anneal_func', None)
+        sd['_anneal_strategy'] = 'cos' if self.anneal_func == self._annealing_cos else 'linear'
+        return sd
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        strat = state_dict.pop('_anneal_strategy', 'cos')
+        super().load_state_dict(state_dict)
+        self.anneal_func = self._annealing_cos if strat == 'cos' else self._annealing_linear
+
+    def get_lr(self):
+        lrs = []
+        step_num = self.last_epoch
+        if step_num > self.total_steps:
+            raise ValueError(f"Tried to step {step_num} times. The specified number of total steps is "
+                             f"{self.total_steps}")
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end_step = phase['end_step']
+                if step_num <= end_step or i == len(self._schedule_phases) - 1:
+                    pct = (step_num - start_step) / (end_step - start_step)
+                    lr = self.anneal_func(group[phase['start_lr']], group[phase['end_lr']], pct)
+                    if self.cycle_momentum:
+                        m = self.anneal_func(group[phase['start_momentum']], group[phase['end_momentum']], pct)
+                    break
+                start_step = phase['end_step']
+            lrs.append(lr)
+            if self.cycle_momentum:
+                self._set_momentum(group, m, self.use_beta1)
+        return lrs
+
+
+class CyclicLR(LRScheduler, _Cycler):
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode='triangular',
+                 gamma=1.0, scale_fn=None, scale_mode='cycle', cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1):
+        base_lrs = _format_param('base_lr', optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group['lr'] = lr
+        self.max_lrs = _format_param('max_lr', optimizer, max_lr)
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+        if mode not in ('triangular', 'triangular2', 'exp_range') and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma = mode, gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode if scale_fn is not None else ('iterations' if mode == 'exp_range' else 'cycle')
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self.use_beta1 = self._momentum_keys(optimizer)
+            self.base_momentums = _format_param('base_momentum', optimizer, base_momentum)
+            self.max_momentums = _format_param('max_momentum', optimizer, max_momentum)
+            if last_epoch == -1:
+                for m, group in zip(self.max_momentums, optimizer.param_groups):
+                    self._set_momentum(group, m, self.use_beta1)
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x):
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == 'triangular':
+            return 1.0
+        if self.mode == 'triangular2':
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x
+
+    def state_dict(self):
+        sd = super().state_dict()
+        sd.pop('_scale_fn_custom', None)
+        return sd
+
+    def get_lr(self):
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        scale = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        arg = cycle if self.scale_mode == 'cycle' else self.last_epoch
+        lrs = [b + (m - b) * scale * self.scale_fn(arg) for b, m in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, bm, mm in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                self._set_momentum(group, mm - (mm - bm) * scale * self.scale_fn(arg), self.use_beta1)
+        return lrs
+
+
+class SequentialLR(LRScheduler):
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        if len(schedulers) < 1:
+            raise ValueError("SequentialLR expects at least one scheduler")
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(f"Sequential Schedulers expects number of schedulers provided to be one more than the "
+                             f"number of milestone points, but got number of schedulers {len(schedulers)} and the "
+                             f"number of milestones to be equal to {len(milestones)}")
+        for s in schedulers:
+            if s.optimizer is not optimizer:
+                raise ValueError("Sequential Schedulers expects all schedulers to belong to the same optimizer")
+        self._schedulers, self._milestones = list(schedulers), list(milestones)
+        self.optimizer = optimizer
+        self.last_epoch = last_epoch + 1
+        for group in optimizer.param_groups:
+            group['lr'] = group['initial_lr']
+        for s in self._schedulers:      # undo the initial steps the sub-schedulers took
+            s.last_epoch -= 1
+        self._schedulers[0]._initial_step()
+        self._last_lr = schedulers[0].get_last_lr()
+
+    def step(self):
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        s = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            _silent_step0(s)
+        else:
+            s.step()
+        self._last_lr = s.get_last_lr()
+
+    def state_dict(self):
+        sd = {k: v for k, v in self.__dict__.items() if k not in ('optimizer', '_schedulers')}
+        sd['_schedulers'] = [s.state_dict() for s in self._schedulers]
+        return sd
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        subs = state_dict.pop('_schedulers')
+        self.__dict__.update(state_dict)
+        for s, sd in zip(self._schedulers, subs):
+            s.load_state_dict(sd)
+
+
+def _silent_step0(s):
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        s.step(0)
+
+
+class ChainedScheduler(LRScheduler):
+    def __init__(self, schedulers, optimizer=None):
+        if len(schedulers) < 1:
+            raise ValueError("ChainedScheduler expects at least one scheduler")
+        optimizer = optimizer or schedulers[0].optimizer
+        self._schedulers = list(schedulers)
+        self.optimizer = optimizer
+        self._last_lr = [g['lr'] for g in optimizer.param_groups]
+
+    def step(self):
+        for s in self._schedulers:
+            s.step()
+        self._last_lr = [g['lr'] for g in self._schedulers[-1].optimizer.param_groups]
+
+    def state_dict(self):
+        sd = {k: v for k, v in self.__dict__.items() if k not in ('optimizer', '_schedulers')}
+        sd['_schedulers'] = [s.state_dict() for s in self._schedulers]
+        return sd
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        subs = state_dict.pop('_schedulers')
+        self.__dict__.update(state_dict)
+        for s, sd in zip(self._schedulers, subs):
+            s.load_state_dict(sd)
+
+
+class ReduceLROnPlateau(LRScheduler):
+    def __init__(self, optimizer, mode='min', factor=0.1, patience=10, threshold=1e-4, threshold_mode='rel',
+                 cooldown=0, min_lr=0, eps=1e-8):
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        if mode not in ('min', 'max'):
+            raise ValueError(f"mode {mode} is unknown!")
+        if threshold_mode not in ('rel', 'abs'):
+            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
+        self.optimizer, self.factor = optimizer, factor
+        self.min_lrs = _format_param('min_lr', optimizer, min_lr)
+        self.default_min_lr = None if isinstance(min_lr, (list, tuple)) else min_lr
+        self.patience, self.cooldown, self.cooldown_counter = patience, cooldown, 0
+        self.mode, self.threshold, self.threshold_mode, self.eps = mode, threshold, threshold_mode, eps
+        self.last_epoch = 0
+        self.best = math.inf if mode == 'min' else -math.inf
+        self.num_bad_epochs = 0
+        self._last_lr = [g['lr'] for g in optimizer.param_groups]
+
+    def is_better(self, a, best):
+        if self.mode == 'min':
+            return a < (best * (1. - self.threshold) if self.threshold_mode == 'rel' else best - self.threshold)
+        return a > (best * (self.threshold + 1.) if self.threshold_mode == 'rel' else best + self.threshold)
+
+    def step(self, metrics, epoch=None):
+        current = float(metrics)
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        if self.is_better(current, self.best):
+            self.best, self.num_bad_epochs = current, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            for i, group in enumerate(self.optimizer.param_groups):
+                old = float(group['lr'])
+                new = max(old * self.factor, self.min_lrs[i])
+                if old - new > self.eps:
+                    group['lr'] = new
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = [g['lr'] for g in self.optimizer.param_groups]
+
+    @property
+    def in_cooldown(self):
+        return self.cooldown_counter > 0
+
+
+class PolynomialLR(LRScheduler):
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0 or self.last_epoch > self.total_iters:
+            return self._lrs()
+        f = ((1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [lr * f for lr in self._lrs()]
+
+    def _get_closed_form_lr(self):
+        return [b * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for b in self.base_lrs]
