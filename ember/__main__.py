@@ -1,0 +1,39 @@
+"""The ``ember`` command: ``ember demo``, ``ember run script.py``, ``ember compat-report script.py``."""
+import argparse
+import sys
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ('-h', '--help'):
+        print("usage: ember demo [--minutes M | --steps N] [--out DIR]\n"
+              "       ember run script.py [args...]        run a PyTorch script with torch resolving to ember\n"
+              "       ember compat-report script.py       list the torch APIs a script uses that ember lacks")
+        return 0
+    cmd, rest = argv[0], argv[1:]
+    if cmd == 'demo':
+        from .demo import main as demo_main
+        return demo_main(rest)
+    if cmd == 'run':
+        if not rest:
+            print('usage: ember run script.py [args...]', file=sys.stderr)
+            return 2
+        from .compat import run
+        run(rest[0], rest[1:])
+        return 0
+    if cmd == 'compat-report':
+        ap = argparse.ArgumentParser(prog='ember compat-report')
+        ap.add_argument('script')
+        a = ap.parse_args(rest)
+        from .compat import report
+        found, missing = report(a.script)
+        print(f'{a.script}: {len(found)} torch APIs available in ember, {len(missing)} missing')
+        for m in missing:
+            print(f'  missing: {m}')
+        return 1 if missing else 0
+    print(f"ember: unknown command '{cmd}' (try 'ember --help')", file=sys.stderr)
+    return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main())

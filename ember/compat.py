@@ -1,0 +1,151 @@
+"""Run unmodified PyTorch scripts on ember, and report which torch APIs a script uses that ember lacks.
+
+``ember run script.py`` (or ``python -m ember.compat script.py``) installs an
+import hook so that ``import torch``, ``import torch.nn as nn`` and
+``from torch.utils.data import DataLoader`` resolve to ember's modules. Every
+``torch...`` module is a thin alias of its ember namesake: a name ember lacks
+raises ``AttributeError: ember does not implement torch.xxx`` and a missing
+module raises ``ModuleNotFoundError`` naming the torch module, never a silent
+stand-in.
+"""
+import ast
+import importlib
+import importlib.abc
+import importlib.util
+import runpy
+import sys
+import types
+
+
+class _Alias(types.ModuleType):
+    """``torch.<x>`` seen through ember: attributes come from the ember module of the same path."""
+
+    def __init__(self, torch_name, target):
+        super().__init__(torch_name)
+        object.__setattr__(self, '_target', target)
+        self.__dict__.update({k: v for k, v in target.__dict__.items() if k not in ('__name__', '__spec__',
+                                                                                     '__loader__')})
+
+    def __getattr__(self, name):
+        if name.startswith('__'):
+            raise AttributeError(name)
+        try:
+            return getattr(self._target, name)
+        except AttributeError:
+            sub = f'{self.__name__}.{name}'
+            try:
+                return importlib.import_module(sub)
+            except ImportError:
+                raise AttributeError(f"ember does not implement {sub} (module '{self._target.__name__}' has no "
+                                     f"attribute '{name}')") from None
+
+    def __setattr__(self, name, value):
+        setattr(self._target, name, value)
+        self.__dict__[name] = value
+
+
+class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == 'torch' or fullname.startswith('torch.'):
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        ember_name = 'ember' + spec.name[len('torch'):]
+        try:
+            target = importlib.import_module(ember_name)
+        except ModuleNotFoundError:
+            raise ModuleNotFoundError(f"ember does not implement the torch module '{spec.name}'",
+                                      name=spec.name) from None
+        return _Alias(spec.name, target)
+
+    def exec_module(self, module):
+        pass
+
+
+def install():
+    """Make ``import torch`` resolve to ember for the rest of this process."""
+    if not any(isinstance(f, _TorchFinder) for f in sys.meta_path):
+        for name in [m for m in sys.modules if m == 'torch' or m.startswith('torch.')]:
+            del sys.modules[name]
+        sys.meta_path.insert(0, _TorchFinder())
+
+
+def run(script, argv=()):
+    """Run ``script`` as ``__main__`` with torch resolving to ember."""
+    install()
+    sys.argv = [script, *argv]
+    runpy.run_path(script, run_name='__main__')
+
+
+# --- compat report -------------------------------------------------------------------
+
+def _torch_names(tree):
+    """Local names bound to torch modules or objects: {'nn': 'torch.nn', 'DataLoader': 'torch.utils.data.DataLoader'}."""
+    names = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == 'torch' or a.name.startswith('torch.'):
+                    names[a.asname or a.name.split('.')[0]] = a.name if a.asname else 'torch'
+        elif isinstance(node, ast.ImportFrom) and node.module and (node.module == 'torch' or
+                                                                    node.module.startswith('torch.')):
+            for a in node.names:
+                names[a.asname or a.name] = f'{node.module}.{a.name}'
+    return names
+
+
+def _dotted(node):
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return list(reversed(parts))
+    return None
+
+
+def _resolve(path):
+    """Does torch path ``torch.a.b`` exist in ember?"""
+    parts = path.split('.')
+    obj = importlib.import_module('ember')
+    for i, p in enumerate(parts[1:], 1):
+        if hasattr(obj, p):
+            obj = getattr(obj, p)
+            continue
+        try:
+            obj = importlib.import_module('ember.' + '.'.join(parts[1:i + 1]))
+        except ImportError:
+            return False
+    return True
+
+
+def report(script):
+    """The torch APIs ``script`` references, split into those ember has and those it lacks."""
+    tree = ast.parse(open(script).read(), script)
+    names = _torch_names(tree)
+    used = set(v for v in names.values())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            d = _dotted(node)
+            if d and d[0] in names:
+                used.add('.'.join([names[d[0]]] + d[1:]))
+    # keep only the longest chains that are not prefixes of attribute uses on results (x.shape stays out)
+    found, missing = [], []
+    for path in sorted(used):
+        (found if _resolve(path) else missing).append(path)
+    return found, missing
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        print("usage: python -m ember.compat script.py [args...]")
+        return 2
+    run(argv[0], argv[1:])
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
