@@ -23,7 +23,7 @@ from .._core.dispatch_key import DispatchKey
 class OpDecl:
     def __init__(self, schema, meta=None, kind='generic', derivatives=None, composite=None, inplace=False,
                  out=False, method=True, function=True, nn=False, name=None, samples=None,
-                 grad_name=None, differentiable=True, tags=(), doc=None, explicit=None):
+                 grad_name=None, differentiable=True, tags=(), doc=None, explicit=None, output_differentiability=None):
         self.schema_text = schema
         self.meta = meta
         self.kind = kind
@@ -37,6 +37,7 @@ class OpDecl:
         self.samples = samples
         self.grad_name = grad_name
         self.differentiable = differentiable
+        self.output_differentiability = output_differentiability   # per output, as derivatives.yaml; None: all
         self.tags = tuple(tags) + ((kind,) if kind == 'pointwise' else ())
         self.doc = doc
         self.op = dispatcher.define('aten', schema, decl=self, tags=self.tags)

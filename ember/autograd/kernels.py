@@ -184,6 +184,7 @@ def autograd_kernel(decl):
     redispatch = op.redispatch
     multi = cls._n_outputs > 1
     is_view = decl.kind == 'view'
+    out_diff = getattr(decl, 'output_differentiability', None) or (True,) * cls._n_outputs
 
     def kernel(ks, *args):
         out = redispatch(ks & _BELOW, *args)
@@ -217,7 +218,7 @@ def autograd_kernel(decl):
         if multi:
             node._out_meta = [(o._a.shape, o._dtype, o._device) for o in outs]
         for i, o in enumerate(outs):
-            if isinstance(o, TensorImpl) and o._dtype.category >= 2:
+            if isinstance(o, TensorImpl) and o._dtype.category >= 2 and out_diff[i]:
                 o._grad_fn = node
                 o._output_nr = i
                 o._keys |= AUTOGRAD_BIT
