@@ -92,13 +92,13 @@ class BackwardCFunction(FunctionCtx, Node):
     def apply(self, grad_outputs):
         cls = self._forward_cls
         grads = list(grad_outputs)
+        grads += [None] * (len(self._out_meta) - len(grads))
         if self.materialize_grads:
             for i, g in enumerate(grads):
-                if g is None:
+                if g is None and self._out_meta[i][1] is not None:     # not for non-tensor outputs
                     shape, dtype, device = self._out_meta[i]
                     from .. import zeros
                     grads[i] = zeros(shape, dtype=dtype, device=device)
-        grads += [None] * (len(self._out_meta) - len(grads))
         res = cls.backward(self, *grads)
         if not isinstance(res, tuple):
             res = (res,)
@@ -236,6 +236,7 @@ def _wire(node, args, output):
         if id(o) in dirty:
             if o._grad_fn is None and o._requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+            o._vc[0] += 1        # as torch does for tensors marked dirty
         elif id(o) in inputs:
             o = outs[i] = o.detach()     # an input returned as is: a new tensor sharing its data
         if id(outs[i]) in non_diff or id(o) in non_diff or not (o._dtype.is_floating_point or o._dtype.is_complex):
@@ -305,7 +306,7 @@ def once_differentiable(fn):
 
 class _OnceDifferentiableNode(Node):
     def name(self):
-        return 'DelayedError'
+        return 'torch::autograd::Error'
 
     def apply(self, grads):
         raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
