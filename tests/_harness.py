@@ -73,7 +73,7 @@ def flat(out):
 
 def as_np(t):
     if isinstance(t, torch.Tensor):
-        return t.detach().numpy() if t.dtype != torch.bfloat16 else t.detach().float().numpy()
+        return t.detach().numpy(force=True) if t.dtype != torch.bfloat16 else t.detach().float().numpy()  # force: ZeroTensor grads
     if isinstance(t, ember.Tensor):
         return np.asarray(t.detach()._a)
     return np.asarray(t)

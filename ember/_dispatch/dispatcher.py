@@ -268,9 +268,9 @@ def _generate_caller(op):
     if len(s.tensor_args) > 1 or any(a.base_type == 'Tensor[]' for a in s.arguments):
         body.append(f'    _b = ks & _BM\n    if _b & (_b - 1): ks = _mixed(ks, {", ".join(a.name for a in s.arguments if a.base_type in ("Tensor", "Tensor[]"))})')
     body += ['    ks = (ks | _S.include) & _S.keep',
-             '    k = _cache.get(ks)',
-             '    if k is None: k = _resolve(ks)',
-             f'    return k(ks, {", ".join(call_args)})']
+             '    _k = _cache.get(ks)',     # '_k': schemas have arguments named k (topk)
+             '    if _k is None: _k = _resolve(ks)',
+             f'    return _k(ks, {", ".join(call_args)})']
     src = f'def {s.name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
     g = {'_T': _tensor_types(), '_NUMBER': _NUMBER, '_INT': _INT, '_SEQ': _SEQ, '_intlist_ok': _intlist_ok, 'np': np, '_S': STATE,
          '_cache': op.cache, '_resolve': op.resolve, '_device_keys': _device_keys,

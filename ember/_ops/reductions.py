@@ -64,3 +64,556 @@ def _unreduce(grad, sizes, dim, keepdim):
 declare('sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
         meta=_sum_meta, name='sum', grad_name='SumBackward0',
         derivatives={'self': lambda grad, self_sizes, dim, keepdim: _unreduce(grad, self_sizes, dim, keepdim)})
+
+
+# --- helpers for formulas --------------------------------------------------------
+
+def _call(name, *args, **kw):
+    from .registry import DECLS
+    return DECLS[name].op.call(*args, **kw)
+
+
+def _keep(t, sizes, dim, keepdim):
+    """``t`` (a reduction's output) with the reduced dims put back as size 1."""
+    sizes = tuple(sizes)
+    if keepdim or not sizes:
+        return t
+    return t.reshape(reduced_shape(sizes, reduce_dims(dim, len(sizes)), True))
+
+
+def _zeros(sizes, like):
+    return _call('zeros', tuple(sizes), dtype=like.dtype, device=like.device)
+
+
+def _scatter_grad(grad, indices, sizes, dim, keepdim=True):
+    """Gradient of an op that picked ``self``'s elements at ``indices`` along ``dim``: scatter it back
+    (add, so repeated indices as in cummax accumulate)."""
+    sizes = tuple(sizes)
+    if not sizes:
+        return grad.reshape(())
+    d = wrap_dim(dim, len(sizes))
+    if not keepdim:
+        grad, indices = grad.unsqueeze(d), indices.unsqueeze(d)
+    return _zeros(sizes, grad).scatter_add(d, indices, grad)
+
+
+def _evenly(grad, self, result, dim=None, keepdim=False):
+    """Gradient of max/min/amax/amin/median over ``dim``: shared evenly among the elements that tie."""
+    sizes = tuple(self.shape)
+    r = _keep(result, sizes, dim, keepdim)
+    g = _keep(grad, sizes, dim, keepdim)
+    mask = self == r
+    return g * mask / mask.sum(dim if sizes else None, keepdim=True)
+
+
+def _check_nonempty_dims(name, shape, dims, dim_given):
+    if not dim_given and any(n == 0 for n in shape):
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                           "Specify the reduction dim with the 'dim' argument.")
+    for d in dims:
+        if shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _tn(d):
+    from .adapters import _tname
+    return _tname(d)
+
+
+def _float_only(name, d, msg=None):
+    if d.category < 2:
+        raise RuntimeError(msg or f"{name}(): could not infer output dtype. Input dtype must be either a floating "
+                           f"point or complex dtype. Got: {_tn(d)}")
+
+
+# --- sum-like --------------------------------------------------------------------
+
+declare('nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+        meta=_sum_meta,
+        derivatives={'self': lambda grad, self, dim, keepdim:
+                     _unreduce(grad, self.shape, dim, keepdim) * (self == self)})
+
+
+def _mean_meta(self, dim=None, keepdim=False, dtype=None):
+    shape = tuple(self._a.shape)
+    _float_only('mean', dtype if dtype is not None else self._dtype)
+    dims = reduce_dims(dim, len(shape))
+    return reduced_shape(shape, dims, keepdim), dtype if dtype is not None else self._dtype
+
+
+def _count(sizes, dim):
+    sizes = tuple(sizes)
+    n = 1
+    for d in reduce_dims(dim, len(sizes)):
+        n *= sizes[d]
+    return n
+
+
+declare('mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+        meta=_mean_meta, name='mean', grad_name='MeanBackward0',
+        derivatives={'self': lambda grad, self_sizes, dim, keepdim:
+                     _unreduce(grad, self_sizes, dim, keepdim) / _count(self_sizes, dim)})
+
+
+def _nanmean(self, dim=None, keepdim=False, dtype=None):
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{_tn(self.dtype)}")
+    notnan = (self == self).sum(dim, keepdim=keepdim)
+    return self.nansum(dim, keepdim=keepdim, dtype=dtype) / notnan
+
+
+declare('nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+        composite=_nanmean)
+
+
+def _prod_meta(self, dim=None, keepdim=False, dtype=None):
+    shape = tuple(self._a.shape)
+    dims = reduce_dims(dim, len(shape))
+    return reduced_shape(shape, dims, keepdim), dtype if dtype is not None else _int_to_long(self._dtype)
+
+
+def _prod_backward(grad, self, result, dim, keepdim):
+    """d prod / d x_i = product of the others: result / x_i where no zeros; the exclusive products
+    (cumprod from each side) where there are, so zeros give torch's exact values."""
+    sizes = tuple(self.shape)
+    if not sizes:
+        return grad
+    g = _keep(grad, sizes, dim, keepdim)
+    if not bool((self == 0).any()):
+        return g * _keep(result, sizes, dim, keepdim) / self
+    if dim is None:
+        flat = self.reshape(-1)
+        return (g.reshape(-1) * _exclusive_prod(flat, 0)).reshape(sizes)
+    return g * _exclusive_prod(self, dim)
+
+
+def _exclusive_prod(x, dim):
+    d = wrap_dim(dim, x.dim())
+    n = x.shape[d]
+    ones = _call('ones', tuple(1 if i == d else s for i, s in enumerate(x.shape)), dtype=x.dtype, device=x.device)
+    left = _call('cat', [ones, x.narrow(d, 0, n - 1)], d).cumprod(d)
+    right = _call('cat', [x.narrow(d, 1, n - 1), ones], d).flip([d]).cumprod(d).flip([d])
+    return left * right
+
+
+declare('prod.dim_int(Tensor self, int? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+        meta=_prod_meta, name='prod', grad_name='ProdBackward0',
+        derivatives={'self': lambda grad, self, result, dim, keepdim: _prod_backward(grad, self, result, dim, keepdim)})
+
+
+# --- max / min ---------------------------------------------------------------------
+
+def _full_extreme_meta(name):
+    def meta(self):
+        shape = tuple(self._a.shape)
+        if any(n == 0 for n in shape):
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.")
+        return (), self._dtype
+    return meta
+
+
+def _dim_extreme_meta(name):
+    def meta(self, dim, keepdim=False):
+        shape = tuple(self._a.shape)
+        dims = reduce_dims(dim, len(shape))
+        _check_nonempty_dims(name, shape, dims, True)
+        out = reduced_shape(shape, dims, keepdim)
+        return [(out, self._dtype), (out, D.int64)]
+    return meta
+
+
+def _amax_meta(name):
+    def meta(self, dim=(), keepdim=False):
+        shape = tuple(self._a.shape)
+        dims = reduce_dims(dim, len(shape))
+        given = dim is not None and (isinstance(dim, int) or len(dim) > 0)
+        _check_nonempty_dims(name, shape, dims, given)
+        return reduced_shape(shape, dims, keepdim), self._dtype
+    return meta
+
+
+for _n in ('max', 'min'):
+    declare(f'{_n}(Tensor self) -> Tensor', meta=_full_extreme_meta(_n), name=f'_{_n}_all', function=False,
+            method=False, grad_name=f'{_n.capitalize()}Backward1',
+            derivatives={'self': lambda grad, self, result: _evenly(grad, self, result)})
+    declare(f'{_n}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+            meta=_dim_extreme_meta(_n), name=f'_{_n}_dim', function=False, method=False,
+            grad_name=f'{_n.capitalize()}Backward0',
+            derivatives={'self': lambda grad, results, self_sizes, dim, keepdim:
+                         _scatter_grad(grad, results[1], self_sizes, dim, keepdim)})
+    declare(f'a{_n}(Tensor self, int[1]? dim=[], bool keepdim=False) -> Tensor', meta=_amax_meta(f'a{_n}'),
+            derivatives={'self': lambda grad, self, result, dim, keepdim: _evenly(grad, self, result, dim, keepdim)})
+
+
+def _aminmax_meta(self, dim=None, keepdim=False):
+    shape = tuple(self._a.shape)
+    if dim is None:
+        if any(n == 0 for n in shape):
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has "
+                               "no identity.")
+        out = tuple(1 for _ in shape) if keepdim else ()
+    else:
+        dims = reduce_dims(dim, len(shape))
+        for d in dims:
+            if shape[d] == 0:
+                raise IndexError(f"aminmax(): Expected reduction dim {d} to have non-zero size.")
+        out = reduced_shape(shape, dims, keepdim)
+    return [(out, self._dtype), (out, self._dtype)]
+
+
+declare('aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)', meta=_aminmax_meta,
+        derivatives={'self': lambda grads, self, results, dim, keepdim:
+                     _evenly(grads[0], self, results[0], dim, keepdim) +
+                     _evenly(grads[1], self, results[1], dim, keepdim)})
+
+
+def _arg_meta(name):
+    def meta(self, dim=None, keepdim=False):
+        shape = tuple(self._a.shape)
+        if dim is None:
+            if any(n == 0 for n in shape):
+                raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+            return (tuple(1 for _ in shape) if keepdim else ()), D.int64
+        dims = reduce_dims(dim, len(shape))
+        for d in dims:
+            if shape[d] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        return reduced_shape(shape, dims, keepdim), D.int64
+    return meta
+
+
+declare('argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', meta=_arg_meta('argmax'),
+        differentiable=False)
+declare('argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', meta=_arg_meta('argmin'),
+        differentiable=False)
+
+
+# --- var / std ---------------------------------------------------------------------
+
+def _var_meta(self, dim=None, correction=None, keepdim=False):
+    shape = tuple(self._a.shape)
+    if self._dtype.category < 2:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dims = reduce_dims(dim, len(shape))
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    c = 1 if correction is None else correction
+    if n - c <= 0:
+        import warnings
+        warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      "factor (input numel divided by output numel).", UserWarning, stacklevel=5)
+    return reduced_shape(shape, dims, keepdim), self._dtype.to_real()
+
+
+def _dof(sizes, dim, correction):
+    return max(0, _count(sizes, dim) - (1 if correction is None else correction))
+
+
+def _var_backward(grad, self, dim, correction, keepdim):
+    sizes = tuple(self.shape)
+    g = _keep(grad, sizes, dim, keepdim)
+    dof = _dof(sizes, dim, correction)
+    return g * (2.0 / dof if dof else float('inf')) * (self - self.mean(dim, keepdim=True))
+
+
+def _std_backward(grad, self, result, dim, correction, keepdim):
+    sizes = tuple(self.shape)
+    g = _keep(grad, sizes, dim, keepdim) / _keep(result, sizes, dim, keepdim)
+    dof = _dof(sizes, dim, correction)
+    return g * (self - self.mean(dim, keepdim=True)) / (dof if dof else 0.0)
+
+
+declare('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor',
+        meta=_var_meta, name='_var', function=False, method=False, grad_name='VarBackward0',
+        derivatives={'self': _var_backward})
+declare('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor',
+        meta=_var_meta, name='_std', function=False, method=False, grad_name='StdBackward0',
+        derivatives={'self': _std_backward})
+
+
+# --- logsumexp, softmax ------------------------------------------------------------
+
+def _logsumexp_meta(self, dim=(), keepdim=False):
+    shape = tuple(self._a.shape)
+    dims = reduce_dims(dim, len(shape))
+    d = self._dtype
+    return reduced_shape(shape, dims, keepdim), d if d.category >= 2 else D.get_default_dtype()
+
+
+declare('logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor', meta=_logsumexp_meta,
+        derivatives={'self': lambda grad, self, result, dim, keepdim:
+                     _keep(grad, self.shape, dim, keepdim) * (self - _keep(result, self.shape, dim, keepdim)).exp()})
+
+
+def _softmax_meta(name):
+    def meta(self, dim, dtype=None):
+        shape = tuple(self._a.shape)
+        w = wrap_dim(dim, len(shape))
+        d = dtype if dtype is not None else self._dtype
+        if d.category < 2 and self._a.size:
+            last = '_lastdim' if w == len(shape) - 1 or not shape else ''
+            raise NotImplementedError(f'"{name}{last}_kernel_impl" not implemented for \'{_tn(d)}\'')
+        return shape, d
+    return meta
+
+
+declare('softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', meta=_softmax_meta('softmax'),
+        name='softmax', grad_name='SoftmaxBackward0',
+        derivatives={'self': lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True))})
+declare('log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', meta=_softmax_meta('log_softmax'),
+        name='log_softmax', grad_name='LogSoftmaxBackward0',
+        derivatives={'self': lambda grad, result, dim: grad - result.exp() * grad.sum(dim, keepdim=True)})
+
+
+# --- logical reductions, counting ----------------------------------------------------
+
+def _logical_meta(self, dim=None, keepdim=False):
+    shape = tuple(self._a.shape)
+    # unlike sum's, all/any's dim=() reduces nothing
+    dims = () if dim is not None and not isinstance(dim, int) and len(dim) == 0 else reduce_dims(dim, len(shape))
+    return reduced_shape(shape, dims, keepdim), D.uint8 if self._dtype is D.uint8 else D.bool_
+
+
+declare('all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor', meta=_logical_meta, name='all',
+        differentiable=False)
+declare('any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor', meta=_logical_meta, name='any',
+        differentiable=False)
+
+
+def _count_nonzero_meta(self, dim=None):
+    shape = tuple(self._a.shape)
+    return reduced_shape(shape, reduce_dims(dim, len(shape)), False), D.int64
+
+
+declare('count_nonzero.dim_IntList(Tensor self, int[1]? dim=None) -> Tensor', meta=_count_nonzero_meta,
+        name='count_nonzero', differentiable=False)
+
+
+# --- norms ------------------------------------------------------------------------
+
+def _vector_norm_meta(self, ord=2, dim=None, keepdim=False, dtype=None):
+    shape = tuple(self._a.shape)
+    if self._dtype.category < 2:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_tn(self._dtype)}")
+    if isinstance(ord, (int, float)) and not isinstance(ord, bool) and ord < 0 or ord == float('inf'):
+        if dim is None or (not isinstance(dim, int) and len(dim) == 0):
+            if any(n == 0 for n in shape):
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor because "
+                                   "the operation does not have an identity")
+    dims = reduce_dims(dim, len(shape))
+    if isinstance(ord, (int, float)) and (ord < 0 or ord == float('inf')):
+        for d in dims:
+            if shape[d] == 0 and dim is not None and (isinstance(dim, int) or len(dim)):
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on the dimension {d}because "
+                                   "this dimension is empty and the operation does not have an identity")
+    out = dtype if dtype is not None else self._dtype
+    return reduced_shape(shape, dims, keepdim), out.to_real()
+
+
+def _vector_norm_backward(grad, self, result, ord, dim, keepdim):
+    sizes = tuple(self.shape)
+    g = _keep(grad, sizes, dim, keepdim)
+    r = _keep(result, sizes, dim, keepdim)
+    ord = float(ord)
+    if ord == 0.0:
+        return self * 0
+    if ord == 1.0:
+        return g * self.sgn()
+    if ord == 2.0:
+        return self * _call('where', r == 0, 0.0, g / r)
+    if ord in (float('inf'), float('-inf')):
+        a = self.abs()
+        mask = a == r
+        return g * self.sgn() * mask / mask.sum(dim, keepdim=True)
+    # |x|^(p-1) sgn(x) / r^(p-1); zero where the norm is 0 (torch's subgradient)
+    scale = _call('where', r == 0, 0.0, g / r.pow(ord - 1))
+    return self.sgn() * self.abs().pow(ord - 1) * scale
+
+
+declare('linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, '
+        'ScalarType? dtype=None) -> Tensor', meta=_vector_norm_meta, method=False,
+        grad_name='LinalgVectorNormBackward0', derivatives={'self': _vector_norm_backward})
+
+
+# --- sorting and selection -----------------------------------------------------------
+
+def _sort_meta(self, dim=-1, descending=False, stable=False):
+    shape = tuple(self._a.shape)
+    wrap_dim(dim, len(shape))
+    return [(shape, self._dtype), (shape, D.int64)]
+
+
+declare('sort(Tensor self, int dim=-1, bool descending=False, *, bool? stable=False) -> (Tensor values, '
+        'Tensor indices)', meta=_sort_meta, name='_sort', function=False, method=False, grad_name='SortBackward0',
+        derivatives={'self': lambda grad, results, self_sizes, dim: _scatter_grad(grad, results[1], self_sizes, dim)})
+
+
+def _topk_meta(self, k, dim=-1, largest=True, sorted=True):
+    shape = tuple(self._a.shape)
+    d = wrap_dim(dim, len(shape))
+    n = shape[d] if shape else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    out = shape[:d] + (k,) + shape[d + 1:] if shape else ()
+    return [(out, self._dtype), (out, D.int64)]
+
+
+declare('topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, '
+        'Tensor indices)', meta=_topk_meta, name='_topk', function=False, method=False, grad_name='TopkBackward0',
+        derivatives={'self': lambda grad, results, self_sizes, dim: _scatter_grad(grad, results[1], self_sizes, dim)})
+
+
+def _kth_meta(self, k, dim=-1, keepdim=False):
+    shape = tuple(self._a.shape)
+    d = wrap_dim(dim, len(shape))
+    n = shape[d] if shape else 1
+    if shape and n == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    out = reduced_shape(shape, (d,) if shape else (), keepdim)
+    return [(out, self._dtype), (out, D.int64)]
+
+
+declare('kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
+        meta=_kth_meta, name='_kthvalue', function=False, method=False, grad_name='KthvalueBackward0',
+        derivatives={'self': lambda grad, results, self_sizes, dim, keepdim:
+                     _scatter_grad(grad, results[1], self_sizes, dim, keepdim)})
+
+
+def _median_dim_meta(name):
+    def meta(self, dim, keepdim=False):
+        shape = tuple(self._a.shape)
+        d = wrap_dim(dim, len(shape))
+        if shape and shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        out = reduced_shape(shape, (d,) if shape else (), keepdim)
+        return [(out, self._dtype), (out, D.int64)]
+    return meta
+
+
+def _median_all_meta(self):
+    return (), self._dtype
+
+
+declare('median(Tensor self) -> Tensor', meta=_median_all_meta, name='_median_all', function=False, method=False,
+        grad_name='MedianBackward0', derivatives={'self': lambda grad, self, result: _evenly(grad, self, result)})
+declare('median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+        meta=_median_dim_meta('median'), name='_median_dim', function=False, method=False,
+        grad_name='MedianBackward1', derivatives={'self': lambda grad, results, self_sizes, dim, keepdim:
+                                                  _scatter_grad(grad, results[1], self_sizes, dim, keepdim)})
+declare('mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
+        meta=_median_dim_meta('mode'), name='_mode', function=False, method=False, grad_name='ModeBackward0',
+        derivatives={'self': lambda grad, results, self_sizes, dim, keepdim:
+                     _scatter_grad(grad, results[1], self_sizes, dim, keepdim)})
+
+
+# --- scans ---------------------------------------------------------------------------
+
+def _scan_meta(name, int_to_long=True, float_only=False):
+    def meta(self, dim, dtype=None):
+        shape = tuple(self._a.shape)
+        wrap_dim(dim, len(shape))
+        if dtype is not None:
+            return shape, dtype
+        if float_only and self._dtype.category < 2:
+            raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'{_tn(self._dtype)}\'')
+        return shape, _int_to_long(self._dtype) if int_to_long else self._dtype
+    return meta
+
+
+def _rev_cumsum(g, dim):
+    """sum over j >= i of g_j: the adjoint of cumsum."""
+    return g.sum(dim, keepdim=True) - g.cumsum(dim) + g if g.dim() else g
+
+
+def _cumprod_backward(grad, self, result, dim):
+    if not self.dim():
+        return grad
+    if not bool((self == 0).any()):
+        return _rev_cumsum(grad * result, dim) / self
+    # with zeros: d out_j / d x_i = prod_{k<=j, k!=i} x_k, built from exclusive products (O(n^2) per row)
+    d = wrap_dim(dim, self.dim())
+    n = self.shape[d]
+    xs = self.movedim(d, -1).unsqueeze(-2)                          # (..., 1, n)
+    eye = _call('eye', n, dtype=D.bool_, device=self.device)      # (i, k)
+    ones = _call('ones', (), dtype=self.dtype, device=self.device)
+    others = _call('where', eye, ones, xs)                          # (..., i, k): x_k, 1 at k == i
+    partial = others.cumprod(-1)                                     # (..., i, j): prod_{k<=j, k != i} x_k
+    tri = _call('arange', n, device=self.device).unsqueeze(0) >= _call('arange', n, device=self.device).unsqueeze(1)
+    g = grad.movedim(d, -1).unsqueeze(-2)                             # (..., 1, j)
+    return (g * partial * tri).sum(-1).movedim(-1, d)
+
+
+def _logcumsumexp_backward(grad, self, result, dim):
+    if not self.dim():
+        return grad
+    # sum_{j>=i} g_j exp(x_i - out_j), shifted by the row's first output (out is nondecreasing) for range
+    c = result.narrow(wrap_dim(dim, self.dim()), 0, 1) if self.shape[wrap_dim(dim, self.dim())] else result
+    return _rev_cumsum(grad * (c - result).exp(), dim) * (self - c).exp()
+
+
+declare('cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', meta=_scan_meta('cumsum'),
+        derivatives={'self': lambda grad, dim: _rev_cumsum(grad, dim)})
+declare('cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', meta=_scan_meta('cumprod'),
+        derivatives={'self': _cumprod_backward})
+declare('logcumsumexp(Tensor self, int dim) -> Tensor', meta=_scan_meta('logcumsumexp', False, True),
+        derivatives={'self': _logcumsumexp_backward})
+
+
+def _cumext_meta(self, dim):
+    shape = tuple(self._a.shape)
+    wrap_dim(dim, len(shape))
+    return [(shape, self._dtype), (shape, D.int64)]
+
+
+for _n in ('cummax', 'cummin'):
+    declare(f'{_n}(Tensor self, int dim) -> (Tensor values, Tensor indices)', meta=_cumext_meta, name=f'_{_n}',
+            function=False, method=False, grad_name=f'{_n.capitalize()}Backward0',
+            derivatives={'self': lambda grad, results, self_sizes, dim:
+                         _scatter_grad(grad, results[1], self_sizes, dim)})
+
+
+# --- composites ----------------------------------------------------------------------
+
+def _trace(self):
+    if self.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.dim()}")
+    if self.dtype is D.bool_:
+        raise NotImplementedError('"trace" not implemented for \'Bool\'')
+    return self.diagonal().sum()
+
+
+declare('trace(Tensor self) -> Tensor', composite=_trace)
+
+
+def _diff(self, n=1, dim=-1, prepend=None, append=None):
+    if self.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = wrap_dim(dim, self.dim())
+    x = self
+    if prepend is not None or append is not None:
+        parts = [p if p.dim() else p.expand(tuple(1 if i == d else s for i, s in enumerate(self.shape)))
+                 for p in (prepend, self, append) if p is not None]
+        x = _call('cat', parts, d)
+    for _ in range(n):
+        m = x.shape[d]
+        if m == 0:
+            break
+        hi, lo = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
+        x = hi - lo if x.dtype is not D.bool_ else (hi == lo).logical_not()     # bool: xor
+    return x
+
+
+declare('diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor',
+        composite=_diff)
+declare('msort(Tensor self) -> Tensor', composite=lambda self: _call('_sort', self, 0)[0])
+declare('argsort(Tensor self, int dim=-1, bool descending=False, *, bool stable=False) -> Tensor',
+        composite=lambda self, dim=-1, descending=False, stable=False:
+        _call('_sort', self, dim, descending, stable=stable)[1])

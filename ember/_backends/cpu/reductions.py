@@ -2,6 +2,7 @@
 
 ``dim`` arrives as the user gave it (int, sequence, None); ``dtype`` arrives as
 the NumPy dtype of the result, already resolved by the operator's meta function.
+Every kernel returns new arrays (never a view of its input).
 """
 import numpy as np
 
@@ -17,14 +18,393 @@ def _axes(dim, ndim):
     return dim
 
 
+def _ax1(dim, ndim):
+    """A single torch dim as a NumPy axis (0-d tensors: None, handled by the callers)."""
+    return None if ndim == 0 else dim
+
+
+def _copy0(a, dtype=None):
+    return a.astype(dtype if dtype is not None else a.dtype, copy=True)
+
+
+# --- sum-like -------------------------------------------------------------------
+
 def _sum(a, dim, keepdim, dtype):
     if a.ndim == 0:
-        return a.astype(dtype, copy=True)
-    # dtype= only when it changes something: NumPy's default loop is fastest
-    r = np.add.reduce(a, axis=_axes(dim, a.ndim), dtype=None if a.dtype == dtype else dtype, keepdims=keepdim)
-    return r
+        return _copy0(a, dtype)
+    # dtype= only when it changes something: NumPy's own loop is fastest
+    return np.add.reduce(a, axis=_axes(dim, a.ndim), dtype=None if a.dtype == dtype else dtype, keepdims=keepdim)
+
+
+def _nansum(a, dim, keepdim, dtype):
+    if a.dtype.kind == 'f':
+        a = np.where(np.isnan(a), 0, a)
+    return _sum(a, dim, keepdim, dtype)
+
+
+def _mean(a, dim, keepdim, dtype):
+    if a.ndim == 0:
+        return _copy0(a, dtype)
+    if a.dtype != dtype:
+        a = a.astype(dtype)
+    with np.errstate(invalid='ignore', divide='ignore'):
+        return np.mean(a, axis=_axes(dim, a.ndim), keepdims=keepdim)
+
+
+def _prod(a, dim, keepdim, dtype):
+    if a.ndim == 0:
+        return _copy0(a, dtype)
+    return np.multiply.reduce(a, axis=dim, dtype=None if a.dtype == dtype else dtype, keepdims=keepdim)
+
+
+# --- max / min ---------------------------------------------------------------------
+
+def _extreme(ufunc):
+    def full(a):
+        return np.asarray(ufunc.reduce(a, axis=None))
+
+    def amax(a, dim, keepdim):
+        if a.ndim == 0:
+            return _copy0(a)
+        return ufunc.reduce(a, axis=_axes(dim, a.ndim), keepdims=keepdim)
+    return full, amax
+
+
+_max_all, _amax = _extreme(np.maximum)
+_min_all, _amin = _extreme(np.minimum)
+
+
+def _arg(fn):
+    def kernel(a, dim=None, keepdim=False):
+        if a.ndim == 0:
+            return np.zeros((), np.int64)
+        if dim is None:
+            r = fn(a.reshape(-1))
+            return np.full((1,) * a.ndim if keepdim else (), r, np.int64)
+        return fn(a, axis=dim, keepdims=keepdim).astype(np.int64, copy=False)
+    return kernel
+
+
+_argmax, _argmin = _arg(np.argmax), _arg(np.argmin)
+
+
+def _dim_extreme(argfn):
+    def kernel(a, dim, keepdim):
+        if a.ndim == 0:
+            return _copy0(a), np.zeros((), np.int64)
+        if a.size == 0:
+            shape = list(a.shape)
+            shape[dim] = 1
+            if not keepdim:
+                del shape[dim]
+            return np.empty(shape, a.dtype), np.empty(shape, np.int64)
+        idx = np.expand_dims(argfn(a, axis=dim), dim)     # NumPy's argmax/argmin pick the first NaN, as torch does
+        vals = np.take_along_axis(a, idx, dim)
+        if not keepdim:
+            idx, vals = idx.squeeze(dim), vals.squeeze(dim)
+        return vals, idx.astype(np.int64, copy=False)
+    return kernel
+
+
+_max_dim, _min_dim = _dim_extreme(np.argmax), _dim_extreme(np.argmin)
+
+
+def _aminmax(a, dim, keepdim):
+    if dim is None:
+        mn, mx = np.min(a), np.max(a)
+        shape = (1,) * a.ndim if keepdim else ()
+        return np.full(shape, mn, a.dtype), np.full(shape, mx, a.dtype)
+    return _amin(a, dim, keepdim), _amax(a, dim, keepdim)
+
+
+# --- var / std ---------------------------------------------------------------------
+
+def _var(a, dim, correction, keepdim):
+    c = 1 if correction is None else correction
+    acc = np.float64 if a.dtype.itemsize < 8 and a.dtype.kind == 'f' else None   # accuracy like torch's
+    if a.ndim == 0:
+        with np.errstate(invalid='ignore', divide='ignore'):
+            return np.asarray(np.float64(0.0) / max(0, 1 - c)).astype(a.dtype)
+    ax = _axes(dim, a.ndim)
+    n = a.size if ax is None else int(np.prod([a.shape[d] for d in (ax if isinstance(ax, tuple) else (ax,))]))
+    with np.errstate(invalid='ignore', divide='ignore'):
+        m = np.mean(a, axis=ax, dtype=acc, keepdims=True)
+        d = np.subtract(a, m)
+        if d.dtype.kind == 'c':
+            d = (d * d.conj()).real
+        else:
+            np.multiply(d, d, out=d)
+        r = np.add.reduce(d, axis=ax, keepdims=keepdim) / max(0, n - c)
+    return r.astype(a.real.dtype, copy=False)
+
+
+def _std(a, dim, correction, keepdim):
+    r = _var(a, dim, correction, keepdim)
+    return np.sqrt(r, out=r) if r.ndim else np.sqrt(r)
+
+
+# --- logsumexp, softmax ----------------------------------------------------------------
+
+def _logsumexp(a, dim, keepdim):
+    if a.dtype.kind not in 'fc':
+        a = a.astype(np.float32)
+    if a.ndim == 0:
+        return _copy0(a)
+    ax = _axes(dim, a.ndim)
+    if a.size == 0:
+        with np.errstate(divide='ignore'):
+            return np.log(np.add.reduce(np.exp(a), axis=ax, keepdims=keepdim))
+    m = np.maximum.reduce(a, axis=ax, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)              # rows of -inf / inf: no shift
+    e = np.subtract(a, m)
+    np.exp(e, out=e)
+    s = np.add.reduce(e, axis=ax, keepdims=True)
+    with np.errstate(divide='ignore'):
+        np.log(s, out=s)
+    s += m
+    return s if keepdim else s.squeeze(ax) if ax is not None else s.reshape(())
+
+
+def _shifted(a, dim, dtype):
+    """``a - max(a, dim)`` as a new array in the result dtype (softmax's numerically safe start)."""
+    if a.dtype != dtype:
+        a = a.astype(dtype)
+    m = np.maximum.reduce(a, axis=dim, keepdims=True)
+    return np.subtract(a, m)
+
+
+def _softmax(a, dim, dtype):
+    if a.dtype.kind in 'biu' and np.dtype(dtype).kind in 'biu':    # empty integer input: torch allows it
+        return np.empty(a.shape, dtype)
+    if a.ndim == 0:
+        return np.ones((), dtype) if not np.isnan(a) else np.full((), np.nan, dtype)
+    if a.size == 0:
+        return np.empty(a.shape, dtype)
+    e = _shifted(a, dim, dtype)
+    np.exp(e, out=e)
+    e /= np.add.reduce(e, axis=dim, keepdims=True)
+    return e
+
+
+def _log_softmax(a, dim, dtype):
+    if a.dtype.kind in 'biu' and np.dtype(dtype).kind in 'biu':
+        return np.empty(a.shape, dtype)
+    if a.ndim == 0:
+        return np.zeros((), dtype) if not np.isnan(a) else np.full((), np.nan, dtype)
+    if a.size == 0:
+        return np.empty(a.shape, dtype)
+    e = _shifted(a, dim, dtype)
+    s = np.exp(e)
+    s = np.add.reduce(s, axis=dim, keepdims=True)
+    np.log(s, out=s)
+    e -= s
+    return e
+
+
+# --- logical, counting, norms --------------------------------------------------------
+
+def _logical(fn):
+    def kernel(a, dim, keepdim):
+        if isinstance(dim, (list, tuple)) and not len(dim):     # all/any over no dims: just the truth values
+            return a != 0
+        return np.asarray(fn(a, axis=_axes(dim, a.ndim), keepdims=keepdim))
+    return kernel
+
+
+_all, _any = _logical(np.all), _logical(np.any)
+
+
+def _count_nonzero(a, dim):
+    return np.asarray(np.count_nonzero(a, axis=_axes(dim, a.ndim)), dtype=np.int64)
+
+
+def _vector_norm(a, ord, dim, keepdim, dtype):
+    if a.dtype != dtype and a.dtype.kind != 'c':
+        a = a.astype(dtype)
+    ax = _axes(dim, a.ndim)
+    x = np.abs(a)
+    ord = float(ord)
+    if ord == 2.0:
+        if a.dtype.kind != 'c':
+            x = np.multiply(a, a)
+        else:
+            np.multiply(x, x, out=x)
+        r = np.add.reduce(x, axis=ax, keepdims=keepdim)
+        return np.sqrt(r, out=r) if isinstance(r, np.ndarray) and r.ndim else np.sqrt(r)
+    if ord == float('inf'):
+        return np.maximum.reduce(x, axis=ax, keepdims=keepdim)
+    if ord == float('-inf'):
+        return np.minimum.reduce(x, axis=ax, keepdims=keepdim)
+    if ord == 0.0:
+        return np.add.reduce((x != 0).astype(x.dtype), axis=ax, keepdims=keepdim)
+    if ord == 1.0:
+        return np.add.reduce(x, axis=ax, keepdims=keepdim)
+    with np.errstate(divide='ignore'):
+        return np.power(np.add.reduce(np.power(x, ord), axis=ax, keepdims=keepdim), 1.0 / ord)
+
+
+# --- sorting and selection ------------------------------------------------------------
+
+def _argsort(a, dim, descending, stable=True):
+    """Indices that sort ``a`` along ``dim``; NaN is the largest value, as in torch. Descending order keeps
+    equal elements in their original order (argsort of the reversed array, reversed back)."""
+    if not descending:
+        return np.argsort(a, axis=dim, kind='stable')
+    n = a.shape[dim]
+    rev = np.flip(a, dim)
+    idx = np.flip(np.argsort(rev, axis=dim, kind='stable'), dim)
+    return (n - 1) - idx
+
+
+def _sort(a, dim, descending, stable):
+    if a.ndim == 0:
+        return _copy0(a), np.zeros((), np.int64)
+    idx = _argsort(a, dim, descending)
+    return np.take_along_axis(a, idx, dim), idx.astype(np.int64, copy=False)
+
+
+def _topk(a, k, dim, largest, sorted):
+    if a.ndim == 0:
+        return _copy0(a), np.zeros((), np.int64)
+    idx = np.take(_argsort(a, dim, largest), np.arange(k), axis=dim)
+    return np.take_along_axis(a, idx, dim), idx.astype(np.int64, copy=False)
+
+
+def _pick(a, idx, dim, keepdim):
+    idx = np.expand_dims(idx, dim)
+    vals = np.take_along_axis(a, idx, dim)
+    if not keepdim:
+        vals, idx = vals.squeeze(dim), idx.squeeze(dim)
+    return vals, idx.astype(np.int64, copy=False)
+
+
+def _kthvalue(a, k, dim, keepdim):
+    if a.ndim == 0:
+        return _copy0(a), np.zeros((), np.int64)
+    idx = np.take(_argsort(a, dim, False), k - 1, axis=dim)
+    return _pick(a, idx, dim, keepdim)
+
+
+def _median_idx(a, dim):
+    """Index of the lower median along ``dim``; where a row has NaN, its first NaN (torch's rule)."""
+    n = a.shape[dim]
+    idx = np.take(_argsort(a, dim, False), (n - 1) // 2, axis=dim)
+    if a.dtype.kind == 'f':
+        nan = np.isnan(a)
+        has = nan.any(axis=dim)
+        if has.any():
+            idx = np.where(has, np.argmax(nan, axis=dim), idx)
+    return idx
+
+
+def _median_all(a):
+    if a.size == 0:
+        return np.full((), np.nan, a.dtype)
+    flat = a.reshape(-1)
+    return np.asarray(flat[_median_idx(flat, 0)]).copy()
+
+
+def _median_dim(a, dim, keepdim):
+    if a.ndim == 0:
+        return _copy0(a), np.zeros((), np.int64)
+    if a.size == 0:
+        return _dim_extreme(np.argmax)(a, dim, keepdim)
+    return _pick(a, _median_idx(a, dim), dim, keepdim)
+
+
+def _mode(a, dim, keepdim):
+    """Most frequent value along ``dim`` (the smallest of those tied) and the index of its last occurrence."""
+    if a.ndim == 0:
+        return _copy0(a), np.zeros((), np.int64)
+    if a.size == 0:
+        return _dim_extreme(np.argmax)(a, dim, keepdim)
+    x = np.moveaxis(a, dim, -1)
+    lead, n = x.shape[:-1], x.shape[-1]
+    x = x.reshape(-1, n)
+    s = np.sort(x, axis=1)
+    pos = np.arange(n)
+    start = np.ones(s.shape, bool)
+    start[:, 1:] = s[:, 1:] != s[:, :-1]
+    run_start = np.maximum.accumulate(np.where(start, pos, 0), axis=1)
+    count = pos - run_start + 1
+    best = np.argmax(count, axis=1)                       # first maximal run: the smallest value
+    vals = s[np.arange(len(s)), best]
+    eq = x == vals[:, None]
+    idx = n - 1 - np.argmax(eq[:, ::-1], axis=1)
+    vals, idx = vals.reshape(lead), idx.reshape(lead).astype(np.int64)
+    if keepdim:
+        vals, idx = np.expand_dims(vals, dim), np.expand_dims(idx, dim)
+    return vals, idx
+
+
+# --- scans ---------------------------------------------------------------------------
+
+def _cumsum(a, dim, dtype):
+    if a.ndim == 0:
+        return _copy0(a, dtype)
+    return np.cumsum(a, axis=dim, dtype=dtype)
+
+
+def _cumprod(a, dim, dtype):
+    if a.ndim == 0:
+        return _copy0(a, dtype)
+    return np.cumprod(a, axis=dim, dtype=dtype)
+
+
+def _logcumsumexp(a, dim):
+    if a.ndim == 0:
+        return _copy0(a)
+    return np.logaddexp.accumulate(a, axis=dim)
+
+
+def _cumext(ufunc):
+    def kernel(a, dim):
+        if a.ndim == 0:
+            return _copy0(a), np.zeros((), np.int64)
+        vals = ufunc.accumulate(a, axis=dim)
+        hit = a == vals
+        if a.dtype.kind == 'f':
+            hit |= np.isnan(a)
+        shape = [1] * a.ndim
+        shape[dim] = a.shape[dim]
+        pos = np.arange(a.shape[dim]).reshape(shape)
+        idx = np.maximum.accumulate(np.where(hit, pos, 0), axis=dim)   # the latest position of the running extreme
+        return vals, idx.astype(np.int64, copy=False)
+    return kernel
 
 
 KERNELS = {
     'sum.dim_IntList': _sum,
+    'nansum': _nansum,
+    'mean.dim': _mean,
+    'prod.dim_int': _prod,
+    'max': _max_all,
+    'min': _min_all,
+    'max.dim': _max_dim,
+    'min.dim': _min_dim,
+    'amax': _amax,
+    'amin': _amin,
+    'aminmax': _aminmax,
+    'argmax': _argmax,
+    'argmin': _argmin,
+    'var.correction': _var,
+    'std.correction': _std,
+    'logsumexp': _logsumexp,
+    'softmax.int': _softmax,
+    'log_softmax.int': _log_softmax,
+    'all.dims': _all,
+    'any.dims': _any,
+    'count_nonzero.dim_IntList': _count_nonzero,
+    'linalg_vector_norm': _vector_norm,
+    'sort': _sort,
+    'topk': _topk,
+    'kthvalue': _kthvalue,
+    'median': _median_all,
+    'median.dim': _median_dim,
+    'mode': _mode,
+    'cumsum': _cumsum,
+    'cumprod': _cumprod,
+    'logcumsumexp': _logcumsumexp,
+    'cummax': _cumext(np.maximum),
+    'cummin': _cumext(np.minimum),
 }

@@ -1,0 +1,271 @@
+"""Public reductions whose torch signatures cover several operator overloads, and torch's return types.
+
+``ember.max(x)`` is the full reduction, ``ember.max(x, 1)`` the ``max.dim`` operator returning
+``ember.return_types.max(values, indices)``, ``ember.max(x, y)`` is ``maximum``; ``var``/``std`` take
+``unbiased`` positionally or ``correction=``; ``norm`` maps ``p`` onto ``linalg.vector_norm``. Each
+function here is also installed as the ``Tensor`` method of the same name.
+"""
+import sys
+import types
+from collections import namedtuple
+
+from .._ops.registry import DECLS
+from .._tensor import Tensor
+
+__all__ = ['max', 'min', 'var', 'std', 'var_mean', 'std_mean', 'norm', 'sort', 'topk', 'kthvalue', 'median',
+           'mode', 'cummax', 'cummin', 'aminmax', 'return_types']
+
+
+def _op(name):
+    return DECLS[name].op.call
+
+
+# --- return types ----------------------------------------------------------------
+
+def _structseq(name, fields):
+    base = namedtuple(name, fields)
+
+    def __repr__(self):
+        body = ',\n'.join(f'{f}={v!r}' for f, v in zip(fields, self))
+        return f'ember.return_types.{name}(\n{body})'
+    cls = type(name, (base,), {'__slots__': (), '__repr__': __repr__, '__module__': 'ember.return_types'})
+    cls.__qualname__ = name
+    return cls
+
+
+return_types = types.ModuleType('ember.return_types', 'Named result tuples, as torch.return_types.')
+for _name, _fields in [('max', 'values indices'), ('min', 'values indices'), ('sort', 'values indices'),
+                       ('topk', 'values indices'), ('kthvalue', 'values indices'), ('median', 'values indices'),
+                       ('nanmedian', 'values indices'), ('mode', 'values indices'), ('cummax', 'values indices'),
+                       ('cummin', 'values indices'), ('aminmax', 'min max')]:
+    setattr(return_types, _name, _structseq(_name, _fields.split()))
+sys.modules['ember.return_types'] = return_types
+_RT = return_types
+
+
+def _write_out(out, res):
+    """``out=`` for the hand-written functions: resize (as torch does) and copy each result."""
+    from .._ops import adapters
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    ress = res if isinstance(res, tuple) else (res,)
+    for o, r in zip(outs, ress):
+        adapters.check_cast(r.dtype, o.dtype)
+        if tuple(o.shape) != tuple(r.shape):
+            adapters.resize_out(o, tuple(r.shape))
+        o.copy_(r)
+    return out if isinstance(res, tuple) else outs[0]
+
+
+def _finish(res, out, rt=None):
+    if out is not None:
+        res = _write_out(out, res)
+        return rt(*res) if rt is not None else res
+    return rt(*res) if rt is not None else res
+
+
+# --- max / min ---------------------------------------------------------------------
+
+def _extreme(name, pointwise):
+    def fn(input, dim=None, keepdim=False, *, other=None, out=None):
+        if other is not None or isinstance(dim, Tensor):
+            o = other if other is not None else dim
+            return _op(pointwise)(input, o) if out is None else _write_out(out, _op(pointwise)(input, o))
+        if dim is None:
+            if keepdim:
+                raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                                "keepdim=bool), but expected one of: (Tensor input), (Tensor input, int dim, bool "
+                                "keepdim = False), (Tensor input, Tensor other)")
+            return _finish(_op(f'_{name}_all')(input), out)
+        return _finish(_op(f'_{name}_dim')(input, dim, keepdim), out, getattr(_RT, name))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""{name}(input) -> Tensor; {name}(input, dim, keepdim=False) -> (values, indices);
+    {name}(input, other) -> {pointwise}(input, other).
+
+    >>> x = tensor([[1., 5.], [4., 2.]])
+    >>> {name}(x, 1).indices.tolist()
+    {[1, 0] if name == 'max' else [0, 1]}
+    """
+    return fn
+
+
+max = _extreme('max', 'maximum')
+min = _extreme('min', 'minimum')
+
+
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    """(min, max) of ``input``, over ``dim`` or all elements.
+
+    >>> aminmax(tensor([3, 1, 2]))
+    ember.return_types.aminmax(
+    min=tensor(1),
+    max=tensor(3))
+    """
+    return _finish(_op('aminmax')(input, dim=dim, keepdim=keepdim), out, _RT.aminmax)
+
+
+# --- var / std ----------------------------------------------------------------------
+
+def _correction(name, dim, unbiased, correction):
+    if isinstance(dim, bool):     # var(x, True): the unbiased overload
+        dim, unbiased = None, dim
+    if unbiased is not None:
+        if correction is not None:
+            raise RuntimeError(f"{name}: Cannot pass both unbiased and correction arguments")
+        correction = 1 if unbiased else 0
+    return dim, correction
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` means 0).
+
+    >>> var(tensor([1., 2., 3., 4.])).item()
+    1.6666666269302368
+    """
+    dim, correction = _correction('var', dim, unbiased, correction)
+    return _finish(_op('_var')(input, dim, correction=correction, keepdim=keepdim), out)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """Standard deviation over ``dim`` (see `var`).
+
+    >>> round(std(tensor([1., 2., 3., 4.])).item(), 4)
+    1.291
+    """
+    dim, correction = _correction('std', dim, unbiased, correction)
+    return _finish(_op('_std')(input, dim, correction=correction, keepdim=keepdim), out)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var(input, dim), mean(input, dim))``.
+
+    >>> [t.item() for t in var_mean(tensor([1., 3.]))]
+    [2.0, 2.0]
+    """
+    return var(input, dim, unbiased, keepdim, correction=correction), input.mean(
+        None if isinstance(dim, bool) else dim, keepdim=keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std(input, dim), mean(input, dim))``.
+
+    >>> [round(t.item(), 4) for t in std_mean(tensor([1., 3.]))]
+    [1.4142, 2.0]
+    """
+    return std(input, dim, unbiased, keepdim, correction=correction), input.mean(
+        None if isinstance(dim, bool) else dim, keepdim=keepdim)
+
+
+# --- norms ------------------------------------------------------------------------
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The ``ord``-norm of ``x`` over ``dim`` (all elements by default), as torch.linalg.vector_norm.
+
+    >>> vector_norm(tensor([3., 4.])).item()
+    5.0
+    """
+    if isinstance(dim, int):
+        dim = (dim,)
+    return _finish(_op('linalg_vector_norm')(x, ord, dim, keepdim, dtype=dtype), out)
+
+
+def norm(input, p='fro', dim=None, keepdim=False, out=None, dtype=None):
+    """torch.norm: vector norms over ``dim`` ('fro' is the 2-norm of the elements); 'nuc' is the nuclear norm.
+
+    >>> norm(tensor([[3., 0.], [0., 4.]])).item()
+    5.0
+    """
+    if isinstance(dim, int):
+        dim = (dim,)
+    if isinstance(p, str):
+        if p == 'fro':
+            if dim is not None and len(dim) > 2:
+                raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+            return vector_norm(input, 2, dim, keepdim, dtype=dtype, out=out)
+        if p == 'nuc':
+            from .. import linalg
+            r = linalg.matrix_norm(input, 'nuc', dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+            return _finish(r, out)
+        raise RuntimeError(f"norm(): unsupported norm type {p!r}")
+    return vector_norm(input, p, dim, keepdim, dtype=dtype, out=out)
+
+
+# --- sorting and selection ---------------------------------------------------------------
+
+def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+    """Values sorted along ``dim`` and the indices that sort them (stable; NaN sorts as the largest).
+
+    >>> sort(tensor([3, 1, 2])).indices.tolist()
+    [1, 2, 0]
+    """
+    return _finish(_op('_sort')(input, dim, descending, stable=stable), out, _RT.sort)
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    """The ``k`` largest (or smallest) elements along ``dim`` and their indices.
+
+    >>> topk(tensor([1., 5., 3.]), 2).values.tolist()
+    [5.0, 3.0]
+    """
+    return _finish(_op('_topk')(input, k, dim, largest, sorted), out, _RT.topk)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    """The ``k``-th smallest element along ``dim`` and its index.
+
+    >>> kthvalue(tensor([4., 1., 3.]), 2).values.item()
+    3.0
+    """
+    return _finish(_op('_kthvalue')(input, k, dim, keepdim), out, _RT.kthvalue)
+
+
+def median(input, dim=None, keepdim=False, *, out=None):
+    """The lower median of all elements, or ``(values, indices)`` along ``dim``.
+
+    >>> median(tensor([1., 4., 2., 3.])).item()
+    2.0
+    """
+    if dim is None:
+        return _finish(_op('_median_all')(input), out)
+    return _finish(_op('_median_dim')(input, dim, keepdim), out, _RT.median)
+
+
+def mode(input, dim=-1, keepdim=False, *, out=None):
+    """The most frequent value along ``dim`` (the smallest of ties) and the index of its last occurrence.
+
+    >>> mode(tensor([1, 2, 2, 3])).values.item()
+    2
+    """
+    return _finish(_op('_mode')(input, dim, keepdim), out, _RT.mode)
+
+
+def cummax(input, dim, *, out=None):
+    """Running maximum along ``dim`` and where it was found.
+
+    >>> cummax(tensor([1, 3, 2]), 0).values.tolist()
+    [1, 3, 3]
+    """
+    return _finish(_op('_cummax')(input, dim), out, _RT.cummax)
+
+
+def cummin(input, dim, *, out=None):
+    """Running minimum along ``dim`` and where it was found.
+
+    >>> cummin(tensor([3, 1, 2]), 0).indices.tolist()
+    [0, 1, 1]
+    """
+    return _finish(_op('_cummin')(input, dim), out, _RT.cummin)
+
+
+def _methods():
+    def method(f):
+        def m(self, *args, **kwargs):
+            return f(self, *args, **kwargs)
+        m.__name__ = m.__qualname__ = f.__name__
+        m.__doc__ = f.__doc__
+        m._generated = False
+        return m
+    for f in (max, min, var, std, norm, sort, topk, kthvalue, median, mode, cummax, cummin, aminmax):
+        setattr(Tensor, f.__name__, method(f))
+
+
+_methods()

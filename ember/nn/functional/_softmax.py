@@ -1,0 +1,48 @@
+"""softmax, log_softmax and softmin with torch.nn.functional's signatures (the operators live in
+_ops/reductions.py); ``dim=None`` picks torch's legacy implicit dimension, with its deprecation warning."""
+import warnings
+
+from ..._ops.registry import DECLS
+
+__all__ = ['softmax', 'log_softmax', 'softmin']
+
+
+def _get_softmax_dim(name, ndim, stacklevel):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / sum(exp(x)) along ``dim``, computed stably; ``dtype`` casts the input first.
+
+    >>> softmax(ember.tensor([0., 0.]), dim=0).tolist()
+    [0.5, 0.5]
+    """
+    if dim is None:
+        dim = _get_softmax_dim('softmax', input.dim(), _stacklevel)
+    return DECLS['softmax'].op.call(input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """log(softmax(x)) along ``dim``, computed as x - logsumexp(x).
+
+    >>> round(log_softmax(ember.tensor([0., 0.]), dim=0)[0].item(), 4)
+    -0.6931
+    """
+    if dim is None:
+        dim = _get_softmax_dim('log_softmax', input.dim(), _stacklevel)
+    return DECLS['log_softmax'].op.call(input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-x) along ``dim``.
+
+    >>> softmin(ember.tensor([0., 0.]), dim=0).tolist()
+    [0.5, 0.5]
+    """
+    if dim is None:
+        dim = _get_softmax_dim('softmin', input.dim(), _stacklevel)
+    if dtype is not None:
+        input = input.to(dtype)
+    return DECLS['softmax'].op.call(-input, dim)
