@@ -50,6 +50,7 @@ from . import serialization
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled
 from ._ops.pointwise import broadcast_shapes
 from ._api import *  # noqa: F401,F403  hand-written functions that are not single operators
+from . import linalg  # noqa: E402  the torch.linalg namespace
 nn.functional._load()
 
 

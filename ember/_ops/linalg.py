@@ -53,9 +53,10 @@ def _mm_dtypes(d1, d2):
     _no_bool(d1, 'addmm_impl_cpu_')
 
 
-def _mv_shapes(m, v):
-    if m[1] != v[0]:
-        raise RuntimeError(f"size mismatch, got input ({m[0]}), mat ({_x(m)}), vec ({v[0]})")
+def _mv_shapes(m, v, inp=None):
+    n = m[0] if inp is None else inp
+    if m[1] != v[0] or n not in (1, m[0]):
+        raise RuntimeError(f"size mismatch, got input ({n}), mat ({_x(m)}), vec ({v[0]})")
 
 
 def _mv_dtypes(dm, dv):
@@ -255,3 +256,425 @@ def _linear_grad_weight(grad, input, weight):
 declare('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', meta=_linear_meta, nn=True,
         function=False, method=False,
         derivatives={'input': _linear_grad_input, 'weight': _linear_grad_weight, 'bias': lambda grad: grad})
+
+
+# --- fused add-products: beta * input + alpha * (product) ------------------------------------
+
+def _expand_check(shape, target, name='torch.FloatTensor'):
+    """torch's expand(): ``shape`` must broadcast to exactly ``target``; the error names the rightmost clash."""
+    shape, target = tuple(shape), tuple(target)
+    if len(shape) > len(target):
+        raise RuntimeError(f"expand({name}{{{list(shape)}}}, size={list(target)}): the number of sizes provided "
+                           f"({len(target)}) must be greater or equal to the number of dimensions in the tensor "
+                           f"({len(shape)})")
+    off = len(target) - len(shape)
+    for i in range(len(shape) - 1, -1, -1):
+        if shape[i] != 1 and shape[i] != target[off + i]:
+            raise RuntimeError(f"The expanded size of the tensor ({target[off + i]}) must match the existing size "
+                               f"({shape[i]}) at non-singleton dimension {off + i}.  Target sizes: {list(target)}.  "
+                               f"Tensor sizes: {list(shape)}")
+
+
+def _addmm_meta(self, mat1, mat2, beta=1, alpha=1):
+    a, b = mat1._a.shape, mat2._a.shape
+    if len(a) != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {len(a)}-D tensor")
+    if len(b) != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {len(b)}-D tensor")
+    _mm_shapes(a, b)
+    shape = (a[0], b[1])
+    _expand_check(self._a.shape, shape)
+    if self._dtype is not mat2._dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_tname(self._dtype)} and "
+                           f"{_tname(mat2._dtype)}")
+    _mm_dtypes(mat1._dtype, mat2._dtype)
+    return shape, self._dtype
+
+
+def _addmv_meta(self, mat, vec, beta=1, alpha=1):
+    a, b = mat._a.shape, vec._a.shape
+    if len(a) != 2 or len(b) != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {self._a.ndim}, {len(a)}, {len(b)}")
+    _mv_shapes(a, b, self._a.shape[0] if self._a.ndim == 1 else None)
+    _expand_check(self._a.shape, (a[0],))
+    if not self._dtype is mat._dtype is vec._dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_tname(self._dtype)}, "
+                           f"{_tname(mat._dtype)}, and {_tname(vec._dtype)}")
+    _no_bool(mat._dtype, 'addmv_impl_cpu')
+    return (a[0],), self._dtype
+
+
+def _baddbmm_meta(self, batch1, batch2, beta=1, alpha=1):
+    a, b = batch1._a.shape, batch2._a.shape
+    if len(a) != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if len(b) != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    _bmm_checks(a, b, batch1._dtype, batch1._dtype)
+    shape = (a[0], a[1], b[2])
+    _expand_check(self._a.shape, shape)
+    if not self._dtype is batch1._dtype is batch2._dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_CNAME[self._dtype.name]}, batch1: "
+                           f"{_CNAME[batch1._dtype.name]}, batch2: {_CNAME[batch2._dtype.name]}")
+    _no_bool(self._dtype, 'baddbmm_cpu')
+    return shape, self._dtype
+
+
+def _addbmm_meta(self, batch1, batch2, beta=1, alpha=1):
+    a, b = batch1._a.shape, batch2._a.shape
+    if len(a) != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if len(b) != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if a[0] != b[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {a[0]} and {b[0]}")
+    if a[2] != b[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({a[1]}x{a[2]} and {b[1]}x{b[2]})")
+    shape = (a[1], b[2])
+    _expand_check(self._a.shape, shape)
+    if self._dtype is not batch2._dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_tname(self._dtype)} and "
+                           f"{_tname(batch2._dtype)}")
+    _mm_dtypes(batch1._dtype, batch2._dtype)
+    return shape, self._dtype
+
+
+def _scaled(g, s):
+    return g if s == 1 else g * s
+
+
+_ADD = 'Scalar beta=1, Scalar alpha=1'
+declare(f'addmm(Tensor self, Tensor mat1, Tensor mat2, *, {_ADD}) -> Tensor', meta=_addmm_meta, out=True,
+        inplace=True, derivatives={
+            'self': lambda grad, beta: _scaled(grad, beta),
+            'mat1': lambda grad, mat2, alpha: _scaled(grad.mm(mat2.t()), alpha),
+            'mat2': lambda grad, mat1, alpha: _scaled(mat1.t().mm(grad), alpha)})
+declare(f'addmv(Tensor self, Tensor mat, Tensor vec, *, {_ADD}) -> Tensor', meta=_addmv_meta, out=True,
+        inplace=True, derivatives={
+            'self': lambda grad, beta: _scaled(grad, beta),
+            'mat': lambda grad, vec, alpha: _scaled(grad.unsqueeze(-1) * vec, alpha),
+            'vec': lambda grad, mat, alpha: _scaled(mat.t().mv(grad), alpha)})
+declare(f'baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, {_ADD}) -> Tensor', meta=_baddbmm_meta, out=True,
+        inplace=True, derivatives={
+            'self': lambda grad, beta: _scaled(grad, beta),
+            'batch1': lambda grad, batch2, alpha: _scaled(grad.bmm(batch2.transpose(1, 2)), alpha),
+            'batch2': lambda grad, batch1, alpha: _scaled(batch1.transpose(1, 2).bmm(grad), alpha)})
+declare(f'addbmm(Tensor self, Tensor batch1, Tensor batch2, *, {_ADD}) -> Tensor', meta=_addbmm_meta, out=True,
+        inplace=True, derivatives={
+            'self': lambda grad, beta: _scaled(grad, beta),
+            'batch1': lambda grad, batch2, alpha: _scaled(grad.unsqueeze(0).matmul(batch2.transpose(1, 2)), alpha),
+            'batch2': lambda grad, batch1, alpha: _scaled(batch1.transpose(1, 2).matmul(grad.unsqueeze(0)), alpha)})
+
+
+# --- einsum ----------------------------------------------------------------------------------------
+# A primitive over NumPy's einsum (BLAS-backed contraction paths); its derivative is einsum again:
+# d/dA_k of "s_1,...,s_n->out" is "out,s_1..(not k)..,s_n->s_k" applied to grad and the other operands.
+# Two cases need help: a letter repeated within s_k (a diagonal) gets a fresh name and an identity
+# matrix linking the two, and letters (or an ellipsis) found nowhere but in s_k get a ones operand of
+# A_k's shape, so the result is broadcast along them.
+
+_LETTERS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ')
+_EINSUM_CACHE = {}
+
+
+def parse_einsum(equation, ndims):
+    """``(input subscripts, output subscript)`` of an equation (ellipsis kept as '...', output made explicit),
+    checked against the operands' numbers of dimensions with torch's errors."""
+    key = (equation, tuple(ndims))
+    hit = _EINSUM_CACHE.get(key)
+    if hit is not None:
+        return hit
+    eq = equation.replace(' ', '')
+    lhs, arrow, rhs = eq.partition('->')
+    subs = lhs.split(',')
+    for i, ch in enumerate(eq):
+        if ch not in _LETTERS and ch not in ',.->':
+            raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation string, subscripts "
+                               f"must be in [a-zA-Z]")
+    if len(subs) > len(ndims):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(subs) < len(ndims):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    for k, (s, n) in enumerate(zip(subs, ndims)):
+        letters = len(s.replace('...', ''))
+        if '.' in s.replace('...', '') or s.count('...') > 1:
+            raise RuntimeError(f"einsum(): found '.' for operand {k} that is not part of any ellipsis")
+        if '...' in s:
+            if letters > n:
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation ({letters}) is more than the "
+                                   f"number of dimensions ({n}) for operand {k}")
+        elif letters != n:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({letters}) does not match the "
+                               f"number of dimensions ({n}) for operand {k} and no ellipsis was given")
+    if not arrow:
+        counts = {}
+        for s in subs:
+            for ch in s.replace('...', ''):
+                counts[ch] = counts.get(ch, 0) + 1
+        rhs = ('...' if any('...' in s for s in subs) else '') + ''.join(sorted(c for c, n in counts.items() if n == 1))
+    else:
+        seen = set()
+        for ch in rhs.replace('...', ''):
+            if ch in seen:
+                raise RuntimeError(f"einsum(): output subscript {ch} appears more than once in the output")
+            seen.add(ch)
+            if not any(ch in s for s in subs):
+                raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the equation for any input "
+                                   f"operand")
+    res = (tuple(subs), rhs)
+    _EINSUM_CACHE[key] = res
+    return res
+
+
+def _einsum_meta(equation, tensors, path=None):
+    shapes = [t._a.shape for t in tensors]
+    subs, out = parse_einsum(equation, [len(s) for s in shapes])
+    sizes, ell = {}, ()
+    for k, (s, shape) in enumerate(zip(subs, shapes)):
+        pre, _, post = s.partition('...') if '...' in s else (s, '', '')
+        n_ell = len(shape) - len(pre) - len(post)
+        dims = list(zip(pre, shape[:len(pre)])) + list(zip(post, shape[len(shape) - len(post):]))
+        own = {}
+        for ch, n in dims:
+            if ch in own and own[ch] != n:
+                raise RuntimeError(f"einsum(): subscript {ch} is repeated for operand {k} but the sizes don't match, "
+                                   f"{n} != {own[ch]}")
+            own[ch] = n
+            prev = sizes.get(ch)
+            if prev is None or prev == 1:
+                sizes[ch] = n
+            elif n != 1 and n != prev:
+                raise RuntimeError(f"einsum(): subscript {ch} has size {n} for operand {k} which does not broadcast "
+                                   f"with previously seen size {prev}")
+        if '...' in s:
+            ell = broadcast_shapes(ell, shape[len(pre):len(pre) + n_ell])
+    d0 = tensors[0]._dtype
+    for t in tensors[1:]:
+        if t._dtype is not d0:
+            raise RuntimeError(f"expected scalar type {_tname(d0)} but found {_tname(t._dtype)}")
+    pre, _, post = out.partition('...') if '...' in out else (out, '', '')
+    return tuple(sizes[c] for c in pre) + (ell if '...' in out else ()) + tuple(sizes[c] for c in post), d0
+
+
+def _einsum_backward(grad, equation, tensors):
+    subs, out = parse_einsum(equation, [t.dim() for t in tensors])
+    grads = []
+    for k, t in enumerate(tensors):
+        others = [(s, x) for j, (s, x) in enumerate(zip(subs, tensors)) if j != k]
+        target, extra = _grad_target(subs[k], t, out, [s for s, _ in others])
+        ops = [(out, grad)] + others + extra
+        eq = ','.join(s for s, _ in ops) + '->' + target
+        grads.append(DECLS['einsum'].op.call(eq, [x for _, x in ops]))
+    return grads
+
+
+def _grad_target(s, t, out, other_subs):
+    """Output subscript for d/d(operand with subscript ``s``) and the helper operands it needs."""
+    from .registry import DECLS as R
+    used = set(out) | set(''.join(other_subs)) | set(s)
+    fresh = (c for c in sorted(_LETTERS) if c not in used)
+    target, extra, seen = '', [], {}
+    body = s.replace('...', '.')
+    pos = 0
+    shape = tuple(t.shape)
+    n_ell = len(shape) - len(body.replace('.', ''))
+    for ch in body:
+        if ch == '.':
+            target += '...'
+            pos += n_ell
+            continue
+        if ch in seen:       # a diagonal: name the repeat afresh and tie it to the first with an identity
+            f = next(fresh)
+            extra.append((ch + f, R['eye'].op.call(shape[pos], dtype=t.dtype, device=t.device)))
+            target += f
+        else:
+            seen[ch] = True
+            target += ch
+        pos += 1
+    known = set(out) | set(''.join(other_subs)) | set(''.join(e for e, _ in extra))
+    lonely = any(ch not in known for ch in target.replace('...', '')) or ('...' in target and '...' not in out
+                                                                         and not any('...' in o for o in other_subs))
+    if lonely:
+        extra.append((target, R['ones'].op.call(shape, dtype=t.dtype, device=t.device)))
+    return target, extra
+
+
+declare('einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor', meta=_einsum_meta,
+        method=False, derivatives={'tensors': _einsum_backward})
+
+
+# --- composites over the products --------------------------------------------------------------------
+
+def _tensordot(a, b, dims=2, out=None):
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.dim(), b.dim()):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da, db = list(range(-dims, 0)), list(range(dims))
+    else:
+        da, db = dims[0], dims[1]
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    if a.dtype is not b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    from .views import wrap_dim
+    for x, y in zip(da, db):
+        if a.shape[x] != b.shape[y] and a.shape[x] != 1 and b.shape[y] != 1:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {x} and "
+                               f"second has size {b.shape[y]} in dim {y}")
+    da = [wrap_dim(d, a.dim()) for d in da]
+    db = [wrap_dim(d, b.dim()) for d in db]
+    ka = [d for d in range(a.dim()) if d not in da]
+    kb = [d for d in range(b.dim()) if d not in db]
+    n = _prod(max(a.shape[x], b.shape[y]) for x, y in zip(da, db))
+    pa = a.permute(ka + da).reshape(_prod(a.shape[d] for d in ka), n) if all(a.shape[x] == b.shape[y] for x, y in
+                                                                             zip(da, db)) else None
+    if pa is None:      # size-1 contracted dims broadcast (torch sums the other side over them)
+        return DECLS['einsum'].op.call(_tensordot_eq(a.dim(), b.dim(), da, db), [a, b])
+    pb = b.permute(db + kb).reshape(n, _prod(b.shape[d] for d in kb))
+    r = pa.mm(pb).reshape([a.shape[d] for d in ka] + [b.shape[d] for d in kb])
+    return r if out is None else out.copy_(r)
+
+
+def _tensordot_eq(na, nb, da, db):
+    L = sorted(_LETTERS)
+    sa = [L[i] for i in range(na)]
+    sb = [L[na + i] for i in range(nb)]
+    for x, y in zip(da, db):
+        sb[y] = sa[x]
+    out = [c for i, c in enumerate(sa) if i not in da] + [c for i, c in enumerate(sb) if i not in db]
+    return ''.join(sa) + ',' + ''.join(sb) + '->' + ''.join(out)
+
+
+def _inner(self, other):
+    if self.dim() == 0 or other.dim() == 0:
+        return self * other
+    if self.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(self.shape)} and {list(other.shape)}")
+    return _tensordot(self, other, ([-1], [-1]))
+
+
+def _outer(self, vec2):
+    if self.dim() != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument self, but got {self.dim()}-D")
+    if vec2.dim() != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument vec2, but got {vec2.dim()}-D")
+    return self.reshape(-1, 1) * vec2
+
+
+def _kron(self, other):
+    n = max(self.dim(), other.dim())
+    a = self.reshape((1,) * (n - self.dim()) + tuple(self.shape))
+    b = other.reshape((1,) * (n - other.dim()) + tuple(other.shape))
+    ia = [x for s in a.shape for x in (s, 1)]
+    ib = [x for s in b.shape for x in (1, s)]
+    return (a.reshape(ia) * b.reshape(ib)).reshape([x * y for x, y in zip(a.shape, b.shape)])
+
+
+def _bilinear(input1, input2, weight, bias=None):
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {input1.shape[i]} "
+                               f"and {input2.shape[i]}")
+    if weight.dim() != 3:
+        raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {weight.dim()}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
+                           f"expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+                           f"expected {weight.shape[2]}")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[-1] if bias.dim() else 0} "
+                           f"but expected {weight.shape[0]}")
+    y = DECLS['einsum'].op.call('...i,oij,...j->...o', [input1, weight, input2])
+    return y if bias is None else y + bias
+
+
+def _with_out(fn):
+    def wrapped(*args, out=None):
+        r = fn(*args)
+        return r if out is None else out.copy_(r)
+    wrapped.__qualname__ = fn.__qualname__
+    return wrapped
+
+
+declare('tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor', name='_tensordot',
+        composite=lambda a, b, da, db: _tensordot(a, b, (list(da), list(db))), method=False, function=False)
+declare('inner(Tensor self, Tensor other) -> Tensor', composite=_inner)
+declare('outer(Tensor self, Tensor vec2) -> Tensor', composite=_outer)
+declare('ger(Tensor self, Tensor vec2) -> Tensor', composite=_outer)
+declare('kron(Tensor self, Tensor other) -> Tensor', composite=_kron)
+declare('bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor', composite=_bilinear,
+        nn=True, method=False)
+
+
+# --- diagonals -------------------------------------------------------------------------------------
+
+def _diag_embed_meta(self, offset=0, dim1=-2, dim2=-1):
+    from .views import wrap_dim
+    n = self._a.ndim + 1
+    d1, d2 = wrap_dim(dim1, n), wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    shape = list(self._a.shape)
+    m = (shape.pop() if shape else 1) + abs(offset)
+    for d in sorted((d1, d2)):
+        shape.insert(d, m)
+    return tuple(shape), self._dtype
+
+
+declare('diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor', meta=_diag_embed_meta,
+        derivatives={'self': lambda grad, offset, dim1, dim2: grad.diagonal(offset, dim1, dim2)})
+
+
+def _diag(self, diagonal=0):
+    if self.dim() == 1:
+        return self.diag_embed(diagonal)
+    if self.dim() == 2:
+        return self.diagonal(diagonal).clone()
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self.dim()}D")
+
+
+declare('diag(Tensor self, int diagonal=0) -> Tensor', composite=_diag)
+
+
+# --- cross product ---------------------------------------------------------------------------------
+
+def _cross_meta(self, other, dim=-1):
+    from .views import wrap_dim
+    if self._a.ndim != other._a.ndim:
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
+    shape = broadcast_shapes(self._a.shape, other._a.shape)
+    d = wrap_dim(dim, len(shape))
+    if self._a.shape[d] != 3 or other._a.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {self._a.shape[d]} and "
+                           f"{other._a.shape[d]}")
+    return shape, D.promote_types(self._dtype, other._dtype)
+
+
+declare('linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor', meta=_cross_meta, method=False, function=False,
+        out=True, derivatives={'self': lambda grad, other, dim: DECLS['linalg_cross'].op.call(other, grad, dim=dim),
+                               'other': lambda grad, self, dim: DECLS['linalg_cross'].op.call(grad, self, dim=dim)})
+
+
+def _cross(self, other, dim=None):
+    if dim is None:
+        import warnings
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=3)
+        shape = broadcast_shapes(tuple(self.shape), tuple(other.shape))
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return DECLS['linalg_cross'].op.call(self, other, dim=dim)
+
+
+declare('cross(Tensor self, Tensor other, int? dim=None) -> Tensor', composite=_cross)

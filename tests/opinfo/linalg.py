@@ -37,3 +37,73 @@ op('linear', lambda dt: [S(Arg((4, 3)), Arg((5, 3))), S(Arg((4, 3)), Arg((5, 3))
                          S(Arg((3, 4), noncontig=True), Arg((5, 4)), Arg((1,))), S(Arg((0, 3)), Arg((5, 3)), Arg((5,))),
                          S(Arg((2, 3)), Arg((4, 5))), S(Arg((2, 3)), Arg((4, 3)), Arg((5,))), S(Arg(()), Arg((4, 3)))],
    torch_name='nn.functional.linear', atol=1e-4, rtol=1e-5)
+
+
+def _add_samples(inp, m1, m2, bad):
+    def gen(dt):
+        for s in inp:
+            yield S(Arg(s), Arg(m1), Arg(m2))
+        yield S(Arg(inp[0]), Arg(m1), Arg(m2), beta=0.5, alpha=2)
+        yield S(Arg(inp[0]), Arg(m1), Arg(m2), beta=0, alpha=-1)
+        for b in bad:
+            yield S(*[Arg(x) for x in b])
+    return gen
+
+
+op('addmm', _add_samples([(2, 4), (4,), (), (1, 4), (2, 1)], (2, 3), (3, 4),
+                         [((3,), (2, 3), (3, 4)), ((2, 5), (2, 3), (3, 4)), ((4,), (2, 3), (4, 4)),
+                          ((4,), (2, 3, 1), (4, 4)), ((2, 2, 4), (2, 3), (3, 4))]), dtypes=INT_FLOATS, atol=1e-4, rtol=1e-5)
+op('addmv', _add_samples([(2,), (1,), ()], (2, 3), (3,), [((3,), (2, 3), (3,)), ((2,), (2, 3), (4,))]),
+   dtypes=INT_FLOATS, atol=1e-4, rtol=1e-5)
+op('baddbmm', _add_samples([(2, 2, 4), (4,), (2, 1, 4)], (2, 2, 3), (2, 3, 4),
+                           [((3,), (2, 2, 3), (2, 3, 4)), ((4,), (2, 2, 3), (2, 4, 4))]), dtypes=INT_FLOATS,
+   atol=1e-4, rtol=1e-5)
+op('addbmm', _add_samples([(2, 4), (4,), ()], (3, 2, 3), (3, 3, 4),
+                          [((3,), (2, 2, 3), (2, 3, 4)), ((4,), (2, 2, 3), (3, 3, 4)), ((4,), (2, 3), (3, 3, 4)),
+                           ((4,), (2, 2, 3), (2, 4, 4))]), dtypes=INT_FLOATS, atol=1e-4, rtol=1e-5)
+
+
+def _einsum_samples(dt):
+    for eq, shapes in [('ij,jk->ik', [(2, 3), (3, 4)]), ('ij,jk', [(2, 3), (3, 4)]), ('i,i->', [(3,), (3,)]),
+                       ('i,j->ij', [(2,), (3,)]), ('ii->i', [(3, 3)]), ('ii', [(3, 3)]), ('iij->ij', [(2, 2, 3)]),
+                       ('ij->', [(2, 3)]), ('ij->j', [(2, 3)]), ('ij->ji', [(2, 3)]), ('bij,bjk->bik', [(2, 2, 3), (2, 3, 4)]),
+                       ('...ij,...jk', [(2, 2, 3), (5, 1, 3, 4)]), ('...ij->...', [(2, 3, 4)]), ('i...->...', [(2, 3, 4)]),
+                       ('ij,ij->ij', [(1, 3), (2, 3)]), ('ab,bc,cd->ad', [(2, 3), (3, 4), (4, 2)]),
+                       ('i j , j k -> i k', [(2, 3), (3, 4)]), ('ij,kl->ijkl', [(2, 1), (3, 2)]), ('i->i', [(0,)]),
+                       ('ij,jk->ik', [(0, 3), (3, 2)]), ('Ab,bC->AC', [(2, 3), (3, 2)]), ('ij,j->i', [(3, 4), (4,)]),
+                       ('ji,jk->ik', [(3, 2), (3, 4)]), ('iji,j->j', [(2, 3, 2), (3,)]),
+                       # errors
+                       ('ij,jk', [(2, 3), (4, 5)]), ('ij,jk->ik', [(2, 3)]), ('ij,jk->ik', [(2, 3), (3, 4), (2,)]),
+                       ('ijk,jk->ik', [(2, 3), (3, 4)]), ('ij,jk->iz', [(2, 3), (3, 4)]), ('ij,jk->ii', [(2, 3), (3, 4)]),
+                       ('ii', [(2, 3)]), ('i1', [(2, 3)])]:
+        yield S(eq, *[Arg(s) for s in shapes])
+    yield S('ij,jk->ik', Arg((3, 2), noncontig=True), Arg((2, 4)))
+    yield S('ij,jk->ik', [Arg((2, 3)), Arg((3, 4))])
+
+
+op('einsum', _einsum_samples, dtypes=FLOATS,  # torch's integer einsum promotes only on some paths
+   atol=1e-4, rtol=1e-5)
+op('tensordot', lambda dt: [S(Arg((2, 3)), Arg((3, 4)), 1), S(Arg((2, 3, 4)), Arg((3, 4, 5))), S(Arg((2, 3)), Arg((4, 5)), 0),
+                            S(Arg((2, 3)), Arg((3, 4)), ([1], [0])), S(Arg((2, 3, 4)), Arg((4, 2, 5)), ([0, 2], [1, 0])),
+                            S(Arg((2, 3)), Arg((4, 4)), 1), S(Arg((2, 3)), Arg((3, 4)), ([1], [1])),
+                            S(Arg((2, 3)), Arg((3, 4)), ([1, 0], [0]))], dtypes=INT_FLOATS, atol=1e-4, rtol=1e-5)
+op('inner', lambda dt: [S(Arg((2, 3)), Arg((4, 3))), S(Arg((3,)), Arg((3,))), S(Arg(()), Arg((2, 3))),
+                        S(Arg((2, 3, 4)), Arg((4,))), S(Arg((2, 3)), Arg((4,)))], dtypes=INT_FLOATS, atol=1e-4, rtol=1e-5)
+op('outer', lambda dt: [S(Arg((2,)), Arg((3,))), S(Arg((0,)), Arg((3,))), S(Arg((2,)), Arg((3,), 'float64')),
+                        S(Arg((2, 3)), Arg((3,))), S(Arg((2,)), Arg((3, 1)))], dtypes=INT_FLOATS)
+op('ger', lambda dt: [S(Arg((2,)), Arg((3,))), S(Arg((2, 3)), Arg((3,)))], dtypes=FLOATS)
+op('kron', lambda dt: [S(Arg((2, 3)), Arg((3, 2))), S(Arg((2, 3)), Arg((3,))), S(Arg(()), Arg((2,))),
+                       S(Arg((2, 1, 2)), Arg((2, 2))), S(Arg((2,)), Arg((3,), 'float64'))], dtypes=INT_FLOATS)
+op('bilinear', lambda dt: [S(Arg((4, 3)), Arg((4, 2)), Arg((5, 3, 2))), S(Arg((4, 3)), Arg((4, 2)), Arg((5, 3, 2)), Arg((5,))),
+                           S(Arg((2, 4, 3)), Arg((2, 4, 2)), Arg((5, 3, 2)), Arg((5,))), S(Arg((3,)), Arg((2,)), Arg((5, 3, 2))),
+                           S(Arg((4, 3)), Arg((4, 2)), Arg((5, 2, 2))), S(Arg((4, 3)), Arg((3, 2)), Arg((5, 3, 2)))],
+   torch_name='nn.functional.bilinear', atol=1e-4, rtol=1e-5)
+op('diag', lambda dt: [S(Arg((3,))), S(Arg((3,)), 1), S(Arg((3,)), -2), S(Arg((3, 4))), S(Arg((3, 4)), 1), S(Arg((3, 4)), -1),
+                       S(Arg((0,))), S(Arg((3, 4), noncontig=True), 2), S(Arg((2, 3, 4)))], dtypes=INT_FLOATS)
+op('diag_embed', lambda dt: [S(Arg((3,))), S(Arg((2, 3)), 1), S(Arg((2, 3)), -1, 0, 2), S(Arg((2, 3)), 0, 2, 0),
+                             S(Arg((2, 3, 4)), 0, 1, 3), S(Arg((2, 3)), 0, 1, 1), S(Arg(())), S(Arg((2, 0)))], dtypes=INT_FLOATS)
+op('cross', lambda dt: [S(Arg((4, 3)), Arg((4, 3))), S(Arg((3, 4)), Arg((3, 4))), S(Arg((3, 4)), Arg((3, 4)), 0),
+                        S(Arg((4, 3)), Arg((1, 3))), S(Arg((4, 2)), Arg((4, 2))), S(Arg((2, 3)), Arg((2, 3)), -1)],
+   dtypes=INT_FLOATS)
+op('linalg.cross', lambda dt: [S(Arg((4, 3)), Arg((4, 3))), S(Arg((3, 4)), Arg((3, 4)), dim=0), S(Arg((2, 4, 3)), Arg((4, 3))),
+                               S(Arg((4, 2)), Arg((4, 2)))], dtypes=INT_FLOATS)

@@ -1,0 +1,46 @@
+"""Public product functions with torch's flexible signatures: ``einsum`` (operands as varargs or one
+list), ``tensordot`` (``dims`` as an int, a pair of lists or a tensor), ``chain_matmul``."""
+from .._ops.linalg import _tensordot
+from .._ops.registry import DECLS
+from .._tensor import Tensor
+
+__all__ = ['einsum', 'tensordot', 'chain_matmul']
+
+
+def einsum(equation, *operands):
+    """Einstein summation: ``einsum('ij,jk->ik', a, b)`` or ``einsum('ij,jk->ik', [a, b])``.
+
+    >>> einsum('i,i->', ones(3), ones(3)).item()
+    3.0
+    """
+    if not isinstance(equation, str):     # torch's sublist format is not supported; say so plainly
+        raise TypeError(f"einsum(): equation must be a string, got {type(equation).__name__}")
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = operands[0]
+    return DECLS['einsum'].op.call(equation, list(operands))
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Contract ``dims`` dimensions of ``a`` with ``b`` (the last ``dims`` of ``a`` with the first of ``b``,
+    or the listed pairs).
+
+    >>> tensordot(ones(2, 3), ones(3, 4), 1).shape
+    ember.Size([2, 4])
+    """
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+        if isinstance(dims, int):
+            pass
+        elif len(dims) == 2 and all(isinstance(d, list) for d in dims):
+            dims = (dims[0], dims[1])
+    return _tensordot(a, b, dims, out=out)
+
+
+def chain_matmul(*matrices, out=None):
+    """The product of the matrices, left to right (torch.linalg.multi_dot without the reordering)."""
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = matrices[0]
+    r = matrices[0]
+    for m in matrices[1:]:
+        r = r.mm(m)
+    return r if out is None else out.copy_(r)
