@@ -382,3 +382,8 @@ def test_distributed_sampler_epochs_and_errors():
     assert sorted(list(s) + list(other)) == ds
     with pytest.raises(ValueError, match=r"Invalid rank 2, rank should be in the interval \[0, 1\]"):
         eud.DistributedSampler(ds, num_replicas=2, rank=2)
+
+
+def test_reachable_as_torch_utils_data():
+    assert ember.utils.data is eud and ember.utils.data.DataLoader is eud.DataLoader
+    assert set(eud.__all__) >= {'DataLoader', 'Dataset', 'TensorDataset', 'get_worker_info', 'random_split'}

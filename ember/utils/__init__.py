@@ -39,3 +39,11 @@ def generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, f
         Module = getattr(_m, 'Module', None)
         if Module is not None:
             setattr(Module, name, lambda self, device=None: self.to(device or name))
+
+
+def __getattr__(name):
+    # ember.utils.data is imported on first use, so `import ember` stays light (it pulls in multiprocessing)
+    if name == 'data':
+        import importlib
+        return importlib.import_module('.data', __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
