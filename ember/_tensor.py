@@ -69,7 +69,11 @@ class Tensor(TensorImpl):
         if st is None:
             a = self._a
             isz = a.itemsize
-            st = self._strides = tuple(s // isz for s in a.strides)
+            st = tuple(s // isz for s in a.strides)
+            if a.size == 0 and st and not any(st):   # NumPy zeroes the strides of new empty arrays
+                from ._core.storage import contiguous_strides
+                st = contiguous_strides(a.shape)
+            self._strides = st
         return st if dim is None else st[_wrap_dim(dim, len(st))]
 
     def storage_offset(self):

@@ -24,7 +24,9 @@ def materialize(sample, dtype, seed=0):
 def to_lib(x, lib, requires_grad=False, device=None):
     """NumPy arrays -> tensors of ``lib`` (ember or torch), keeping non-contiguous layouts."""
     if isinstance(x, np.ndarray):
-        if lib is torch:
+        if lib is torch and x.size == 0:   # NumPy gives new empty arrays zero strides; torch's own tensors have real ones
+            t = torch.empty(x.shape, dtype=torch.from_numpy(x.copy()).dtype)
+        elif lib is torch:
             t = torch.from_numpy(np.ascontiguousarray(x.T).T.copy() if not x.flags.c_contiguous else x.copy())
             if not x.flags.c_contiguous and x.ndim == 2:
                 t = torch.from_numpy(np.ascontiguousarray(x.T).copy()).T

@@ -216,6 +216,8 @@ def make_view(self, shape, strides, offset, meta_backend=None):
     else:
         st = self._storage_or_make()
         isz = a.itemsize
+        if offset * isz > st.data.nbytes and 0 in shape:
+            offset = 0      # an empty view past the end of its storage (x[:, 5:] of an empty x): NumPy refuses the offset
         va = np.ndarray(shape, a.dtype, st.data, offset * isz, tuple(s * isz for s in strides)) \
             if isinstance(st.data, np.ndarray) else _xp_view(st.data, a.dtype, shape, strides, offset)
     t = T.__new__(T)

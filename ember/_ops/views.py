@@ -164,7 +164,7 @@ def _select_meta(self, dim, index):
     d = wrap_dim(dim, len(shape))
     n = shape[d]
     if not -n <= index < n:
-        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(shape)} at dimension {d}")
     index = index + n if index < 0 else index
     return shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:], off + index * strides[d]
 
@@ -175,7 +175,7 @@ def _slice_meta(self, dim=0, start=None, end=None, step=1):
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, len(shape))
     if step <= 0:
-        raise ValueError("step must be greater than zero")
+        raise RuntimeError("slice step must be positive")
     n = shape[d]
     start = 0 if start is None else (start + n if start < 0 else start)
     end = n if end is None else (end + n if end < 0 else end)
@@ -183,7 +183,7 @@ def _slice_meta(self, dim=0, start=None, end=None, step=1):
     length = max(0, (end - start + step - 1) // step)
     sh, st = list(shape), list(strides)
     sh[d], st[d] = length, strides[d] * step
-    return tuple(sh), tuple(st), off + (start * strides[d] if length else 0)
+    return tuple(sh), tuple(st), off + start * strides[d]
 
 
 def _as_strided_meta(self, size, stride, storage_offset=None):
@@ -381,6 +381,8 @@ def _chunk(self, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = self.shape[wrap_dim(dim, self.dim())]
+    if n == 0:      # torch keeps the number of chunks: that many empty pieces
+        return _split_with_sizes(self, [0] * chunks, dim)
     return _split(self, max(1, -(-n // chunks)), dim)
 
 

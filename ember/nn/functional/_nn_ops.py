@@ -254,12 +254,13 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if running_mean is not None or running_var is not None:
             with ember.no_grad():
                 if running_mean is not None:
-                    running_mean.mul_(1 - momentum).add_(mean.reshape(N, C).mean(0) * momentum)
+                    running_mean.mul_(1 - momentum).add_(mean.reshape(N, C).sum(0) * (momentum / N))
                 if running_var is not None:
-                    var = (rstd.reshape(N, C).pow(-2) - eps) * (spatial / (spatial - 1))
-                    running_var.mul_(1 - momentum).add_(var.mean(0) * momentum)
+                    r = rstd.reshape(N, C)
+                    var = (1 / (r * r) - eps) * (spatial / (spatial - 1))
+                    running_var.mul_(1 - momentum).add_(var.sum(0) * (momentum / N))
     else:
-        out = (input - running_mean.reshape(bshape)) * (running_var.reshape(bshape) + eps).rsqrt()
+        out = (input - running_mean.reshape(bshape)) / (running_var.reshape(bshape) + eps).sqrt()
     if weight is not None:
         out = out * weight.reshape(bshape)
     if bias is not None:
@@ -277,7 +278,10 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if eps is None:
         eps = ember.finfo(input.dtype).eps
     dims = list(range(input.dim() - len(ns), input.dim()))
-    out = input * (input * input).mean(dims, keepdim=True).add(eps).rsqrt()
+    n = 1
+    for d in ns:
+        n *= d
+    out = input / ((input * input).sum(dims, keepdim=True) / n + eps).sqrt()
     return out if weight is None else out * weight
 
 

@@ -17,7 +17,7 @@ class _NormBase(Module):
     _version = 2
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
-                 dtype=None):
+                 dtype=None, *, bias=True):
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -26,7 +26,10 @@ class _NormBase(Module):
         self.track_running_stats = track_running_stats
         if self.affine:
             self.weight = Parameter(_E.empty(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(_E.empty(num_features, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(_E.empty(num_features, device=device, dtype=dtype))
+            else:
+                self.register_parameter('bias', None)
         else:
             self.register_parameter('weight', None)
             self.register_parameter('bias', None)
@@ -50,14 +53,15 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
 
     def extra_repr(self):
-        return ('{num_features}, eps={eps}, momentum={momentum}, affine={affine}, '
-                'track_running_stats={track_running_stats}'.format(**self.__dict__))
+        return ('{num_features}, eps={eps}, momentum={momentum}, affine={affine}, bias={use_bias}, '
+                'track_running_stats={track_running_stats}'.format(**self.__dict__, use_bias=self.bias is not None))
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):
@@ -178,11 +182,12 @@ class LayerNorm(Module):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return '{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}'.format(**self.__dict__)
+        return '{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, bias={use_bias}'.format(
+            **self.__dict__, use_bias=self.bias is not None)
 
 
 class GroupNorm(Module):
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
@@ -192,7 +197,10 @@ class GroupNorm(Module):
         self.affine = affine
         if affine:
             self.weight = Parameter(_E.empty(num_channels, device=device, dtype=dtype))
-            self.bias = Parameter(_E.empty(num_channels, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(_E.empty(num_channels, device=device, dtype=dtype))
+            else:
+                self.register_parameter('bias', None)
         else:
             self.register_parameter('weight', None)
             self.register_parameter('bias', None)
@@ -201,13 +209,15 @@ class GroupNorm(Module):
     def reset_parameters(self):
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return '{num_groups}, {num_channels}, eps={eps}, affine={affine}'.format(**self.__dict__)
+        return '{num_groups}, {num_channels}, eps={eps}, affine={affine}, bias={use_bias}'.format(
+            **self.__dict__, use_bias=self.bias is not None)
 
 
 class RMSNorm(Module):
