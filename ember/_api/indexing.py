@@ -144,6 +144,8 @@ def _slice_view(t, dim, s):
         step = int(step)
         if step == 0:
             raise ValueError("slice step cannot be zero")
+        if step < 0:
+            raise ValueError("step must be greater than zero")
     else:
         step = 1
     start = None if start is None else int(start)

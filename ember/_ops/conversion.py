@@ -16,9 +16,19 @@ def _move(arr, src_dev, dst_dev):
         return arr
     if isinstance(arr, MetaArray):
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
-    if dst_dev.type == 'meta':
-        return MetaArray(arr.shape, arr.dtype)
+    if dst_dev.type == 'meta':     # keep the layout, as torch's preserve_format does
+        return MetaArray(arr.shape, arr.dtype, _k_strides(arr.shape, arr.strides, arr.itemsize))
     return dst_dev._iface.from_host(src_dev._iface.to_host(arr), dst_dev.index)
+
+
+def _k_strides(shape, strides, itemsize):
+    """Byte strides of a dense copy that keeps the order of ``strides`` (NumPy's order='K')."""
+    order = sorted(range(len(shape)), key=lambda i: -abs(strides[i]))
+    out, acc = [0] * len(shape), itemsize
+    for i in reversed(order):
+        out[i] = acc
+        acc *= max(shape[i], 1)
+    return tuple(out)
 
 
 def _to_copy(self, dtype=None, device=None, non_blocking=False):
@@ -26,7 +36,7 @@ def _to_copy(self, dtype=None, device=None, non_blocking=False):
     dt = dtype or self._dtype
     a = _move(self._a, self._device, dev)
     if isinstance(a, MetaArray):
-        a = MetaArray(a.shape, dt.np)
+        a = MetaArray(a.shape, dt.np, _k_strides(a.shape, a.strides, dt.np.itemsize))
     elif a is self._a or a.dtype != dt.np:
         a = a.astype(dt.np)       # always a new array: _to_copy never aliases its input
     return adapters.make_tensor(a, dt, dev)
