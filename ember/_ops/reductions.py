@@ -62,7 +62,7 @@ def _unreduce(grad, sizes, dim, keepdim):
 
 
 declare('sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
-        meta=_sum_meta, name='sum', grad_name='SumBackward0',
+        meta=_sum_meta, name='sum', out=True, grad_name='SumBackward0',
         derivatives={'self': lambda grad, self_sizes, dim, keepdim: _unreduce(grad, self_sizes, dim, keepdim)})
 
 
@@ -129,7 +129,7 @@ def _float_only(name, d, msg=None):
 # --- sum-like --------------------------------------------------------------------
 
 declare('nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
-        meta=_sum_meta,
+        meta=_sum_meta, out=True,
         derivatives={'self': lambda grad, self, dim, keepdim:
                      _unreduce(grad, self.shape, dim, keepdim) * (self == self)})
 
@@ -150,7 +150,7 @@ def _count(sizes, dim):
 
 
 declare('mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
-        meta=_mean_meta, name='mean', grad_name='MeanBackward0',
+        meta=_mean_meta, name='mean', out=True, grad_name='MeanBackward0',
         derivatives={'self': lambda grad, self_sizes, dim, keepdim:
                      _unreduce(grad, self_sizes, dim, keepdim) / _count(self_sizes, dim)})
 
@@ -198,7 +198,7 @@ def _exclusive_prod(x, dim):
 
 
 declare('prod.dim_int(Tensor self, int? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
-        meta=_prod_meta, name='prod', grad_name='ProdBackward0',
+        meta=_prod_meta, name='prod', out=True, grad_name='ProdBackward0',
         derivatives={'self': lambda grad, self, result, dim, keepdim: _prod_backward(grad, self, result, dim, keepdim)})
 
 
@@ -243,7 +243,7 @@ for _n in ('max', 'min'):
             grad_name=f'{_n.capitalize()}Backward0',
             derivatives={'self': lambda grad, results, self_sizes, dim, keepdim:
                          _scatter_grad(grad, results[1], self_sizes, dim, keepdim)})
-    declare(f'a{_n}(Tensor self, int[1]? dim=[], bool keepdim=False) -> Tensor', meta=_amax_meta(f'a{_n}'),
+    declare(f'a{_n}(Tensor self, int[1]? dim=[], bool keepdim=False) -> Tensor', meta=_amax_meta(f'a{_n}'), out=True,
             derivatives={'self': lambda grad, self, result, dim, keepdim: _evenly(grad, self, result, dim, keepdim)})
 
 
@@ -284,9 +284,9 @@ def _arg_meta(name):
     return meta
 
 
-declare('argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', meta=_arg_meta('argmax'),
+declare('argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', meta=_arg_meta('argmax'), out=True,
         differentiable=False)
-declare('argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', meta=_arg_meta('argmin'),
+declare('argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', meta=_arg_meta('argmin'), out=True,
         differentiable=False)
 
 
@@ -343,7 +343,7 @@ def _logsumexp_meta(self, dim=(), keepdim=False):
     return reduced_shape(shape, dims, keepdim), d if d.category >= 2 else D.get_default_dtype()
 
 
-declare('logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor', meta=_logsumexp_meta,
+declare('logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor', meta=_logsumexp_meta, out=True,
         derivatives={'self': lambda grad, self, result, dim, keepdim:
                      _keep(grad, self.shape, dim, keepdim) * (self - _keep(result, self.shape, dim, keepdim)).exp()})
 
@@ -377,9 +377,9 @@ def _logical_meta(self, dim=None, keepdim=False):
     return reduced_shape(shape, dims, keepdim), D.uint8 if self._dtype is D.uint8 else D.bool_
 
 
-declare('all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor', meta=_logical_meta, name='all',
+declare('all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor', meta=_logical_meta, name='all', out=True,
         differentiable=False)
-declare('any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor', meta=_logical_meta, name='any',
+declare('any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor', meta=_logical_meta, name='any', out=True,
         differentiable=False)
 
 
@@ -557,11 +557,11 @@ def _logcumsumexp_backward(grad, self, result, dim):
     return _rev_cumsum(grad * (c - result).exp(), dim) * (self - c).exp()
 
 
-declare('cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', meta=_scan_meta('cumsum'),
+declare('cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', meta=_scan_meta('cumsum'), out=True,
         derivatives={'self': lambda grad, dim: _rev_cumsum(grad, dim)})
-declare('cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', meta=_scan_meta('cumprod'),
+declare('cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', meta=_scan_meta('cumprod'), out=True,
         derivatives={'self': _cumprod_backward})
-declare('logcumsumexp(Tensor self, int dim) -> Tensor', meta=_scan_meta('logcumsumexp', False, True),
+declare('logcumsumexp(Tensor self, int dim) -> Tensor', meta=_scan_meta('logcumsumexp', False, True), out=True,
         derivatives={'self': _logcumsumexp_backward})
 
 

@@ -64,8 +64,16 @@ op('nanmean', reduction_samples(), dtypes=FLOATS + ('int64',))
 op('prod', lambda dt: [S(Arg(s)) for s in [(), (5,), (3, 4), (0, 3)]] +
    [S(Arg((3, 4)), 1), S(Arg((3, 4)), -1, True), S(Arg(()), 0), S(Arg((0, 3)), 0), S(Arg((3, 4), noncontig=True), 0),
     S(Arg((3, 4)), 2), S(Arg((3, 4)), 1, dtype=F64), S(Arg((2, 3), low=-1, high=1), 1)], dtypes=ALL_NUMERIC)
-op('max', lambda dt: [*reduction_samples(dims=False)(dt), *single_dim_samples()(dt)], dtypes=ALL_NUMERIC)
-op('min', lambda dt: [*reduction_samples(dims=False)(dt), *single_dim_samples()(dt)], dtypes=ALL_NUMERIC)
+def _extreme_samples(dtype):
+    yield from reduction_samples(dims=False)(dtype)
+    yield from single_dim_samples()(dtype)
+    yield S(Arg((3, 4)), dim=1, keepdim=True)
+    yield S(Arg((3, 4)), Arg((3, 4)))              # max(input, other): maximum
+    yield S(Arg((3, 1)), other=Arg((4,)))
+
+
+op('max', _extreme_samples, dtypes=ALL_NUMERIC)
+op('min', _extreme_samples, dtypes=ALL_NUMERIC)
 op('amax', reduction_samples(), dtypes=ALL_NUMERIC)
 op('amin', reduction_samples(), dtypes=ALL_NUMERIC)
 op('aminmax', lambda dt: [S(Arg((3, 4))), S(Arg(())), S(Arg((3, 4)), dim=1), S(Arg((3, 4)), dim=-1, keepdim=True),
