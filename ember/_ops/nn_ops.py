@@ -46,11 +46,6 @@ def _tname(d):
     return t(d)
 
 
-def _is_zero(t):
-    """True for an all-zero gradient that autograd filled in for an unused output (cheap: stats are small)."""
-    return t is None or (not t.requires_grad and isinstance(t._a, np.ndarray) and not t._a.any())
-
-
 # --- convolution -------------------------------------------------------------------
 
 def conv_output_size(isz, k, s, p, d):
@@ -219,11 +214,12 @@ def _conv_string_padding(x, weight, bias, s, padding, d, groups, nd):
     left = [t // 2 for t in total]
     if all(t % 2 == 0 for t in total):
         return _call('convolution', x, weight, bias, s, tuple(left), d, False, (0,) * nd, groups)
-    # an odd total padding puts the extra element on the right (as torch does): pad by one more, then trim
+    # an odd total padding puts the extra element on the right (as torch does): pad both sides by the larger
+    # half, then drop the first output position, which saw the surplus left padding
     out = _call('convolution', x, weight, bias, s, tuple(t - t // 2 for t in total), d, False, (0,) * nd, groups)
     for i, t in enumerate(total):
         if t % 2:
-            out = out.narrow(2 + i, 0, out.shape[2 + i] - 1)
+            out = out.narrow(2 + i, 1, out.shape[2 + i] - 1)
     return out
 
 
@@ -357,7 +353,21 @@ def _max_pool_meta(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mod
     return [(shape, self._dtype), (shape, D.int64)]
 
 
+def _check_pool_grad(grad_output, expected):
+    g, e = tuple(grad_output.shape), tuple(expected)
+    if g != e:
+        if len(g) != len(e):
+            raise RuntimeError(f"Expected a tensor of dimension {len(e)} but got: dimension {len(g)}")
+        i = next(i for i in range(len(e)) if g[i] != e[i])
+        raise RuntimeError(f"Expected a tensor of dimension {len(e)} and tensor.size[{i}] == {e[i]} but got: "
+                           f"dimension {len(g)} and tensor.size[{i}] = {g[i]}")
+
+
 def _max_pool_grad_meta(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    _check_pool_grad(grad_output, _pool_meta(self, kernel_size, stride, padding, dilation, ceil_mode, 'max_pool2d'))
+    if tuple(indices.shape) != tuple(grad_output.shape):
+        raise RuntimeError(f"Expected indices of shape {_shape_str(grad_output.shape)}, but got "
+                           f"{_shape_str(indices.shape)}")
     return tuple(self.shape), self._dtype
 
 
@@ -390,7 +400,9 @@ def _avg_pool_meta(self, kernel_size, stride=(), padding=0, ceil_mode=False, cou
     return _pool_meta(self, kernel_size, stride, padding, 1, ceil_mode, 'avg_pool2d'), self._dtype
 
 
-def _avg_pool_grad_meta(grad_output, self, *args):
+def _avg_pool_grad_meta(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override):
+    _check_pool_grad(grad_output, _pool_meta(self, kernel_size, stride, padding, 1, ceil_mode, 'avg_pool2d'))
     return tuple(self.shape), self._dtype
 
 
@@ -458,7 +470,9 @@ def _embedding_bwd_meta(grad_output, indices, num_weights, padding_idx, scale_gr
     return (int(num_weights), grad_output.shape[-1]), grad_output._dtype
 
 
-def _embedding_double_backward(grad, indices, padding_idx):
+def _embedding_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """The adjoint of embedding_dense_backward: gather the rows again."""
+    # torch's embedding_dense_double_backward ignores scale_grad_by_freq; ember matches torch
     r = _call('embedding', grad, indices)
     if padding_idx is not None and padding_idx >= 0:
         keep = (indices == padding_idx).logical_not().unsqueeze(-1)
@@ -472,13 +486,8 @@ declare('embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool sc
                      _call('embedding_dense_backward', grad, indices, weight_sizes[0], padding_idx, scale_grad_by_freq)})
 declare('embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, '
         'bool scale_grad_by_freq) -> Tensor', meta=_embedding_bwd_meta, method=False,
-        derivatives={'grad_output': lambda grad, indices, padding_idx, scale_grad_by_freq:
-                     _embedding_double_backward(grad, indices, padding_idx) if not scale_grad_by_freq else
-                     _not_implemented('embedding_dense_backward with scale_grad_by_freq=True (double backward)')})
-
-
-def _not_implemented(what):
-    raise NotImplementedError(f"the derivative of {what} is not implemented.")
+        derivatives={'grad_output': lambda grad, indices, num_weights, padding_idx, scale_grad_by_freq:
+                     _embedding_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)})
 
 
 def _renorm_meta(self, indices, max_norm, norm_type):
@@ -519,19 +528,23 @@ def _ln_meta(input, normalized_shape, weight, bias, eps):
     return [(sh, input._dtype), (stat, input._dtype), (stat, input._dtype)]
 
 
-def _norm_input_grad(grad, grads, input, weight, mean, rstd, dims, n, wshape):
-    """d/dinput of normalisation over ``dims`` (n elements each), with the gradients of the mean and rstd
-    outputs included, so that differentiating this formula again is exact."""
+def _stats(input, mean, rstd, dims, n, eps):
+    """The normalisation statistics for a formula. The saved ones are constants (torch marks those outputs
+    non-differentiable), which is exact for a first-order backward; when the backward is itself recorded
+    (create_graph), they are recomputed from ``input`` in ember ops so that the second derivative sees them."""
+    from ..autograd.grad_mode import is_grad_enabled
+    if not (is_grad_enabled() and input.requires_grad):
+        return mean, rstd
+    mean = input.sum(dims, keepdim=True) / n
+    xc = input - mean
+    return mean, 1 / ((xc * xc).sum(dims, keepdim=True) / n + eps).sqrt()
+
+
+def _norm_input_grad(grad, input, weight, mean, rstd, dims, n, wshape):
+    """d/dinput of (input - mean) * rstd * weight, normalising over ``dims`` (n elements each)."""
     xhat = (input - mean) * rstd
     gw = grad if weight is None else grad * weight.reshape(wshape)
-    dx = (gw - gw.mean(dims, keepdim=True) - xhat * (gw * xhat).mean(dims, keepdim=True)) * rstd
-    if grads is not None:
-        gm, gr = grads[1], grads[2]
-        if not _is_zero(gm):
-            dx = dx + gm.reshape(mean.shape) / n
-        if not _is_zero(gr):
-            dx = dx - gr.reshape(rstd.shape) * rstd * rstd * xhat / n
-    return dx
+    return (gw - gw.sum(dims, keepdim=True) / n - xhat * ((gw * xhat).sum(dims, keepdim=True) / n)) * rstd
 
 
 def _ln_dims(input, normalized_shape):
@@ -544,18 +557,21 @@ def _ln_dims(input, normalized_shape):
     return dims, n
 
 
-def _ln_input(grads, input, normalized_shape, weight, results):
+def _ln_input(grad, input, normalized_shape, weight, eps, results):
     dims, n = _ln_dims(input, normalized_shape)
-    return _norm_input_grad(grads[0], grads, input, weight, results[1], results[2], dims, n, tuple(weight.shape)
-                            if weight is not None else None)
+    mean, rstd = _stats(input, results[1], results[2], dims, n, eps)
+    return _norm_input_grad(grad, input, weight, mean, rstd, dims, n, tuple(weight.shape) if weight is not None
+                            else None)
 
 
-def _ln_weight(grad, input, results):
-    return grad * ((input - results[1]) * results[2])
+def _ln_weight(grad, input, normalized_shape, eps, results):
+    dims, n = _ln_dims(input, normalized_shape)
+    mean, rstd = _stats(input, results[1], results[2], dims, n, eps)
+    return grad * ((input - mean) * rstd)
 
 
 declare('native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) '
-        '-> (Tensor, Tensor, Tensor)', meta=_ln_meta, method=False,
+        '-> (Tensor, Tensor, Tensor)', meta=_ln_meta, method=False, output_differentiability=(True, False, False),
         derivatives={'input': _ln_input, 'weight': _ln_weight, 'bias': lambda grad: grad})
 
 
@@ -592,28 +608,31 @@ def _bn_dims(input):
     return dims, n, (1, input.shape[1]) + (1,) * (input.dim() - 2)
 
 
-def _bn_input(grads, input, weight, running_mean, running_var, training, eps, results):
+def _bn_stats(input, training, running_mean, running_var, eps, results):
     dims, n, bshape = _bn_dims(input)
     if training:
-        st = [None, grads[1], grads[2]]
-        return _norm_input_grad(grads[0], st, input, weight, results[1].reshape(bshape), results[2].reshape(bshape),
-                                dims, n, bshape)
-    invstd = (running_var + eps).rsqrt().reshape(bshape)
-    g = grads[0] * invstd
+        return _stats(input, results[1].reshape(bshape), results[2].reshape(bshape), dims, n, eps)
+    return running_mean.reshape(bshape), (1 / (running_var + eps).sqrt()).reshape(bshape)
+
+
+def _bn_input(grad, input, weight, running_mean, running_var, training, eps, results):
+    dims, n, bshape = _bn_dims(input)
+    mean, invstd = _bn_stats(input, training, running_mean, running_var, eps, results)
+    if training:
+        return _norm_input_grad(grad, input, weight, mean, invstd, dims, n, bshape)
+    g = grad * invstd
     return g if weight is None else g * weight.reshape(bshape)
 
 
 def _bn_weight(grad, input, running_mean, running_var, training, eps, results):
     dims, n, bshape = _bn_dims(input)
-    if training:
-        xhat = (input - results[1].reshape(bshape)) * results[2].reshape(bshape)
-    else:
-        xhat = (input - running_mean.reshape(bshape)) * (running_var + eps).rsqrt().reshape(bshape)
-    return (grad * xhat).sum(dims)
+    mean, invstd = _bn_stats(input, training, running_mean, running_var, eps, results)
+    return (grad * ((input - mean) * invstd)).sum(dims)
 
 
 declare('native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, '
         'bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)', meta=_bn_meta, method=False,
+        output_differentiability=(True, False, False),
         derivatives={'input': _bn_input, 'weight': _bn_weight,
                      'bias': lambda grad: grad.sum([0] + list(range(2, grad.dim())))})
 

@@ -1,0 +1,233 @@
+"""OpInfo records for neural-network operators (ember/_ops/nn_ops.py) and the nn.functional wrappers over them."""
+import numpy as np
+import torch
+
+from .core import op, S, Arg, FLOATS
+
+_F = 'nn.functional.'
+
+
+# --- convolution ---------------------------------------------------------------------
+
+def _conv2d_samples(dt):
+    yield S(Arg((2, 3, 6, 5)), Arg((4, 3, 3, 3)), Arg((4,)))
+    yield S(Arg((1, 4, 7, 7)), Arg((6, 2, 3, 2)), None, stride=2, padding=1, groups=2)
+    yield S(Arg((2, 2, 8, 8)), Arg((2, 2, 3, 3)), Arg((2,)), stride=(2, 1), padding=(2, 1), dilation=(2, 3))
+    yield S(Arg((2, 5, 5)), Arg((3, 2, 2, 2)), None)                      # unbatched
+    yield S(Arg((1, 2, 5, 6)), Arg((3, 2, 4, 3)), Arg((3,)), padding='same', dilation=(1, 2))
+    yield S(Arg((1, 2, 5, 6)), Arg((3, 2, 3, 3)), padding='valid')
+    yield S(Arg((0, 2, 5, 5)), Arg((3, 2, 3, 3)))                         # empty batch
+    yield S(Arg((2, 3, 5, 5)), Arg((4, 2, 3, 3)))                         # channel mismatch: error
+    yield S(Arg((1, 3, 2, 2)), Arg((4, 3, 3, 3)))                         # kernel larger than input: error
+
+
+def _conv1d_samples(dt):
+    yield S(Arg((2, 3, 9)), Arg((4, 3, 3)), Arg((4,)), stride=2, padding=1)
+    yield S(Arg((4, 8)), Arg((4, 2, 2)), None, dilation=2, groups=2)
+    yield S(Arg((2, 2, 7)), Arg((2, 2, 4)), padding='same')
+
+
+def _conv3d_samples(dt):
+    yield S(Arg((1, 2, 4, 4, 4)), Arg((3, 2, 2, 2, 2)), Arg((3,)), stride=(1, 2, 1), padding=1)
+
+
+def _convt2d_samples(dt):
+    yield S(Arg((2, 3, 4, 4)), Arg((3, 2, 3, 3)), Arg((2,)))
+    yield S(Arg((1, 4, 3, 5)), Arg((4, 3, 3, 2)), None, stride=2, padding=1, output_padding=1, groups=2)
+    yield S(Arg((1, 2, 3, 3)), Arg((2, 2, 2, 2)), Arg((2,)), stride=(2, 3), dilation=(2, 1), output_padding=(1, 0))
+    yield S(Arg((2, 3, 3)), Arg((2, 3, 2, 2)), None)                      # unbatched
+    yield S(Arg((1, 4, 3, 3)), Arg((3, 2, 3, 3)))                         # channel mismatch: error
+
+
+def _convt1d_samples(dt):
+    yield S(Arg((2, 3, 5)), Arg((3, 4, 3)), Arg((4,)), stride=2, padding=1, output_padding=1)
+
+
+def _convolution_samples(dt):
+    yield S(Arg((2, 2, 5, 5)), Arg((3, 2, 3, 3)), Arg((3,)), [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    yield S(Arg((2, 4, 4)), Arg((4, 3, 3)), Arg((6,)), [2], [1], [1], True, [1], 2)
+
+
+_conv_kw = dict(atol=1e-4, rtol=1e-5)
+op('conv2d', _conv2d_samples, torch_name=_F + 'conv2d', **_conv_kw)
+op('conv1d', _conv1d_samples, torch_name=_F + 'conv1d', **_conv_kw)
+op('conv3d', _conv3d_samples, torch_name=_F + 'conv3d', **_conv_kw)
+op('conv_transpose2d', _convt2d_samples, torch_name=_F + 'conv_transpose2d', **_conv_kw)
+op('conv_transpose1d', _convt1d_samples, torch_name=_F + 'conv_transpose1d', **_conv_kw)
+op('conv_transpose3d', lambda dt: [S(Arg((1, 2, 3, 3, 3)), Arg((2, 2, 2, 2, 2)), None, stride=2)],
+   torch_name=_F + 'conv_transpose3d', **_conv_kw)
+op('convolution', _convolution_samples, **_conv_kw)
+
+
+def _unfold_samples(dt):
+    yield S(Arg((2, 3, 5, 6)), 2)
+    yield S(Arg((1, 2, 6, 6)), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
+    yield S(Arg((2, 5, 5)), 3, padding=1)
+
+
+def _fold_samples(dt):
+    yield S(Arg((2, 12, 20)), (5, 6), 2)
+    yield S(Arg((1, 8, 9)), (4, 4), (2, 2), padding=1, stride=2)
+    yield S(Arg((12, 9)), (4, 4), 2)
+
+
+op('im2col', _unfold_samples, torch_name=_F + 'unfold')
+op('col2im', _fold_samples, torch_name=_F + 'fold', atol=1e-5)
+
+
+# --- pooling -------------------------------------------------------------------------
+
+def _maxpool2d_samples(dt):
+    yield S(Arg((2, 3, 6, 6)), 2)
+    yield S(Arg((1, 2, 7, 8)), 3, stride=2, padding=1, return_indices=True)
+    yield S(Arg((1, 2, 7, 8)), (3, 2), stride=(2, 3), padding=(1, 1), dilation=(2, 1), ceil_mode=True,
+            return_indices=True)
+    yield S(Arg((2, 5, 5)), 2, ceil_mode=True, return_indices=True)   # unbatched
+    yield S(Arg((1, 1, 5, 5)), 3, padding=2)                          # pad too large: error
+    yield S(Arg((1, 1, 2, 2)), 3)                                     # output too small: error
+
+
+def _maxpool_with_indices_samples(dt):
+    yield S(Arg((2, 2, 6, 5)), (2, 2))
+    yield S(Arg((1, 2, 7, 7)), (3, 3), (2, 2), (1, 1), (1, 1), True)
+
+
+def _pool_grad_args(x_shape, k, s, p, d, ceil, rng_seed=0):
+    rng = np.random.default_rng(rng_seed)
+    x = rng.uniform(-3, 3, x_shape)
+    out, idx = torch.nn.functional.max_pool2d(torch.from_numpy(x), k, s, p, d, ceil, return_indices=True)
+    return x, idx.numpy(), tuple(out.shape)
+
+
+def _maxpool_bwd_samples(dt):
+    for (shape, k, s, p, d, ceil) in [((2, 2, 6, 6), (2, 2), (2, 2), (0, 0), (1, 1), False),
+                                      ((1, 2, 7, 6), (3, 3), (2, 1), (1, 1), (1, 2), True)]:
+        x, idx, oshape = _pool_grad_args(shape, k, s, p, d, ceil)
+        yield S(Arg(oshape), x.astype(dt), k, s, p, d, ceil, idx)
+
+
+def _maxpool1d_samples(dt):
+    yield S(Arg((2, 3, 9)), 3, stride=2, padding=1)
+    yield S(Arg((3, 8)), 2, return_indices=True, ceil_mode=True)
+
+
+op('max_pool2d_with_indices', _maxpool2d_samples, torch_name=_F + 'max_pool2d')
+op('nn.functional.max_pool2d_with_indices', _maxpool_with_indices_samples,
+   torch_name='ops.aten.max_pool2d_with_indices')
+op('max_pool2d_with_indices_backward', _maxpool_bwd_samples, torch_name='ops.aten.max_pool2d_with_indices_backward')
+op('nn.functional.max_pool1d', _maxpool1d_samples, torch_name=_F + 'max_pool1d')
+
+
+def _avgpool2d_samples(dt):
+    yield S(Arg((2, 3, 6, 6)), 2)
+    yield S(Arg((1, 2, 7, 8)), 3, stride=2, padding=1)
+    yield S(Arg((1, 2, 7, 8)), 3, stride=2, padding=1, count_include_pad=False, ceil_mode=True)
+    yield S(Arg((1, 2, 7, 8)), (3, 2), stride=(2, 3), padding=(1, 1), ceil_mode=True)
+    yield S(Arg((2, 5, 5)), 2, divisor_override=3)
+    yield S(Arg((1, 1, 2, 2)), 3)                                     # output too small: error
+
+
+def _avgpool_bwd_samples(dt):
+    yield S(Arg((2, 2, 3, 3)), Arg((2, 2, 6, 6)), (2, 2), (2, 2), (0, 0), False, True, None)
+    yield S(Arg((1, 2, 4, 5)), Arg((1, 2, 7, 8)), (3, 3), (2, 2), (1, 1), True, False, None)
+    yield S(Arg((1, 2, 4, 4)), Arg((1, 2, 7, 8)), (3, 3), (2, 2), (1, 1), False, True, 2)
+    yield S(Arg((1, 2, 3, 4)), Arg((1, 2, 7, 8)), (3, 3), (2, 2), (1, 1), False, True, 2)   # wrong grad shape
+
+
+def _avgpool1d_samples(dt):
+    yield S(Arg((2, 3, 9)), 3, stride=2, padding=1)
+    yield S(Arg((3, 8)), 3, ceil_mode=True, count_include_pad=False)
+
+
+op('avg_pool2d', _avgpool2d_samples, torch_name=_F + 'avg_pool2d')
+op('avg_pool2d_backward', _avgpool_bwd_samples, torch_name='ops.aten.avg_pool2d_backward')
+op('nn.functional.avg_pool1d', _avgpool1d_samples, torch_name=_F + 'avg_pool1d')
+
+
+def _adaptive_samples(dt):
+    yield S(Arg((2, 3, 6, 6)), 3)
+    yield S(Arg((1, 2, 7, 5)), (3, 4))          # non-divisible sizes
+    yield S(Arg((2, 5, 5)), (None, 2))
+    yield S(Arg((1, 2, 3, 3)), (5, 7))          # upsampling windows overlap
+
+
+op('_adaptive_avg_pool2d', _adaptive_samples, torch_name=_F + 'adaptive_avg_pool2d')
+op('_adaptive_avg_pool2d_backward', lambda dt: [S(Arg((2, 2, 3, 4)), Arg((2, 2, 7, 5))),
+                                                S(Arg((1, 2, 5, 7)), Arg((1, 2, 3, 3)))],
+   torch_name='ops.aten._adaptive_avg_pool2d_backward')
+op('nn.functional.adaptive_avg_pool1d', lambda dt: [S(Arg((2, 3, 7)), 3), S(Arg((3, 5)), 4)],
+   torch_name=_F + 'adaptive_avg_pool1d')
+
+
+# --- embedding -------------------------------------------------------------------------
+
+def _emb_samples(dt):
+    yield S(np.array([[0, 2, 4], [4, 3, 0]]), Arg((5, 3)))
+    yield S(np.array([1, 1, 2, 0, 1]), Arg((4, 2)), padding_idx=1)
+    yield S(np.array([1, 1, 2, 0, 1]), Arg((4, 2)), padding_idx=-1, scale_grad_by_freq=True)
+    yield S(np.zeros((0,), np.int64), Arg((4, 2)))
+    yield S(np.array([1.0]), Arg((4, 2)))                               # float indices: error
+
+
+def _emb_bwd_samples(dt):
+    yield S(Arg((2, 3, 4)), np.array([[0, 2, 4], [4, 3, 0]]), 6, -1, False)
+    yield S(Arg((5, 2)), np.array([1, 1, 2, 0, 1]), 4, 1, False)
+    yield S(Arg((5, 2)), np.array([1, 1, 2, 0, 1]), 4, -1, True)
+
+
+op('embedding', _emb_samples, torch_name=_F + 'embedding')
+op('embedding_dense_backward', _emb_bwd_samples, torch_name='ops.aten.embedding_dense_backward')
+op('embedding_renorm', lambda dt: [S(Arg((5, 3)), np.array([0, 2, 2]), 1.0, 2.0),
+                                   S(Arg((5, 3)), np.array([[1, 4]]), 2.0, 1.0)],
+   torch_name='embedding_renorm_', grad=False)
+
+
+# --- normalisation -----------------------------------------------------------------------
+
+def _native_ln_samples(dt):
+    yield S(Arg((3, 4)), [4], Arg((4,)), Arg((4,)), 1e-5)
+    yield S(Arg((2, 3, 4)), [3, 4], Arg((3, 4)), None, 1e-3)   # (torch cannot double-backward weight=None here)
+    yield S(Arg((2, 5)), [5], Arg((5,)), None, 1e-5)
+
+
+def _ln_samples(dt):
+    yield S(Arg((3, 4)), (4,))
+    yield S(Arg((2, 3, 4)), [3, 4], Arg((3, 4)), Arg((3, 4)), eps=1e-3)
+    yield S(Arg((4, 3), noncontig=True), (3,), Arg((3,)))
+    yield S(Arg((2, 3)), (4,))                                          # shape mismatch: error
+
+
+def _native_bn_samples(dt):
+    yield S(Arg((4, 3)), Arg((3,)), Arg((3,)), Arg((3,)), Arg((3,), low=0.5, high=2), True, 0.1, 1e-5)
+    yield S(Arg((2, 3, 4, 4)), None, None, None, None, True, 0.1, 1e-5)
+    yield S(Arg((2, 3, 5)), Arg((3,)), Arg((3,)), Arg((3,)), Arg((3,), low=0.5, high=2), False, 0.1, 1e-5)
+
+
+def _bn_samples(dt):
+    yield S(Arg((4, 3)), Arg((3,)), Arg((3,), low=0.5, high=2), Arg((3,)), Arg((3,)), training=True)
+    yield S(Arg((2, 3, 4, 4)), None, None, training=True, momentum=0.3)
+    yield S(Arg((2, 3, 5)), Arg((3,)), Arg((3,), low=0.5, high=2), Arg((3,)), Arg((3,)))
+    yield S(Arg((2, 3, 4)), Arg((3,)), Arg((3,), low=0.5, high=2), training=False)
+
+
+op('native_layer_norm', _native_ln_samples, torch_name='native_layer_norm', atol=1e-5, rtol=1e-5)
+op('layer_norm', _ln_samples, torch_name=_F + 'layer_norm', atol=1e-5, rtol=1e-5)
+op('native_batch_norm', _native_bn_samples, torch_name='native_batch_norm', atol=1e-5, rtol=1e-5)
+op('nn.functional.batch_norm', _bn_samples, torch_name=_F + 'batch_norm', atol=1e-5, rtol=1e-5)
+op('nn.functional.group_norm', lambda dt: [S(Arg((2, 6, 4)), 3, Arg((6,)), Arg((6,))),
+                                           S(Arg((2, 4, 3, 3)), 2), S(Arg((2, 6, 4)), 4)],
+   torch_name=_F + 'group_norm', atol=1e-5, rtol=1e-5)
+op('nn.functional.instance_norm', lambda dt: [S(Arg((2, 3, 5)), weight=Arg((3,)), bias=Arg((3,))),
+                                              S(Arg((2, 3, 4, 4)))],
+   torch_name=_F + 'instance_norm', atol=1e-5, rtol=1e-5)
+op('nn.functional.rms_norm', lambda dt: [S(Arg((3, 4)), (4,), Arg((4,))), S(Arg((2, 3, 4)), [3, 4], eps=1e-3)],
+   torch_name=_F + 'rms_norm', atol=1e-5, rtol=1e-5)
+
+
+# --- shuffles ------------------------------------------------------------------------------
+
+op('pixel_shuffle', lambda dt: [S(Arg((2, 8, 3, 2)), 2), S(Arg((9, 2, 2)), 3), S(Arg((1, 5, 2, 2)), 2)],
+   torch_name=_F + 'pixel_shuffle')
+op('pixel_unshuffle', lambda dt: [S(Arg((2, 2, 4, 6)), 2), S(Arg((1, 6, 6)), 3), S(Arg((1, 1, 3, 4)), 2)],
+   torch_name=_F + 'pixel_unshuffle')
+op('channel_shuffle', lambda dt: [S(Arg((2, 6, 3)), 3), S(Arg((1, 4, 2, 2)), 2)], torch_name=_F + 'channel_shuffle')
