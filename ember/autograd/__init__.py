@@ -5,6 +5,8 @@
 >>> (x * x).sum().backward(); x.grad
 tensor([2., 4.])
 """
+import numpy as _np
+
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled)
 from .anomaly import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
@@ -18,20 +20,28 @@ from . import functional
 
 
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):
-    from .. import ones_like
     res = []
     for out, g in zip(outputs, grad_outputs):
         if g is None:
-            if out.requires_grad and out.numel() != 1:
+            if out.requires_grad and out._a.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not out.dtype.is_floating_point and not out.dtype.is_complex:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-            g = ones_like(out)
+            g = _ones_like(out)
         elif tuple(g.shape) != tuple(out.shape):
             raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and output[0] has a "
                                f"shape of {out.shape}.")
         res.append(g)
     return res
+
+
+def _ones_like(out):
+    a = out._a
+    if type(a) is _np.ndarray:      # the implicit grad of a loss: skip the dispatcher on this hot path
+        from .._ops.adapters import make_tensor
+        return make_tensor(_np.ones(a.shape, a.dtype), out._dtype, out._device)
+    from .. import ones_like
+    return ones_like(out)
 
 
 def _tuple(x):

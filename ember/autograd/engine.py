@@ -5,119 +5,136 @@ edges lead into it, (2) keeps a ready queue of nodes whose incoming gradients
 are all summed, and (3) runs each node once, passing its outputs along its
 ``next_functions``. With ``inputs=`` only the nodes on a path to those inputs
 run, and their gradients are captured instead of accumulated.
-"""
-import heapq
-import itertools
 
+The main loop is the hot path of every backward: nodes are dictionary keys
+(hashed by identity), the ready queue is a heap keyed by the node's creation
+number (set once in Node.__init__), and hooks cost a truth test when absent.
+"""
+from heapq import heappush, heappop
+
+import numpy as np
+
+from .._core.dispatch_key import DispatchKey
 from .grad_mode import is_grad_enabled, _set_enabled
 from .node import AccumulateGrad, gradient_edge, _FREED
-
-_seq = itertools.count()
+from . import anomaly
 
 
 def _dependencies(roots):
-    deps, seen, stack = {}, set(), [n for n in roots if n is not None]
-    seen.update(id(n) for n in stack)
-    order = {}
+    """For every node reachable from ``roots``: how many edges lead into it."""
+    deps, stack = {}, [n for n in roots if n is not None]
+    seen = set(stack)
     while stack:
-        node = stack.pop()
-        order[id(node)] = node
-        for nxt, _ in node.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if id(nxt) not in seen:
-                seen.add(id(nxt))
-                stack.append(nxt)
-    return deps, order
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+    return deps
 
 
-def _needed(roots, targets, order):
-    """Nodes from which some target edge is reachable (torch's exec_info)."""
-    target_nodes = {id(n) for n, _ in targets}
-    memo = {}
-
-    def visit(node):
-        k = id(node)
-        if k in memo:
-            return memo[k]
-        memo[k] = False
-        res = k in target_nodes
-        for nxt, _ in node.next_functions:
-            if nxt is not None and visit(nxt):
-                res = True
-        memo[k] = res
-        return res
-    import sys
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 10 * len(order) + 1000))
-    try:
-        for r in roots:
-            if r is not None:
-                visit(r)
-    finally:
-        sys.setrecursionlimit(old)
-    return {k for k, v in memo.items() if v}
+def _needed(roots, targets):
+    """Nodes from which some target edge is reachable (torch's exec_info): an iterative post-order walk,
+    then one sweep in which every node comes after the nodes it leads to."""
+    target_nodes = {n for n, _ in targets}
+    order, seen = [], set()
+    stack = []
+    for r in roots:
+        if r is not None and r not in seen:
+            seen.add(r)
+            stack.append((r, iter(r.next_functions)))
+        while stack:
+            node, it = stack[-1]
+            for nxt, _ in it:
+                if nxt is not None and nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, iter(nxt.next_functions)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    needed = set()
+    for node in order:
+        if node in target_nodes or any(nxt in needed for nxt, _ in node.next_functions if nxt is not None):
+            needed.add(node)
+    return needed
 
 
 def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None, allow_unused=False,
                  accumulate=True):
     """Execute the graph task. Returns captured grads for ``inputs`` when ``accumulate`` is False."""
     roots = [gradient_edge(t) for t in tensors]
-    for (node, _), t in zip(roots, tensors):
+    for node, _ in roots:
         if node is None:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-    targets = [gradient_edge(t) if t._grad_fn is not None or t._requires_grad else (None, 0) for t in inputs] \
-        if inputs is not None else None
-    deps, order = _dependencies([n for n, _ in roots])
-    needed = _needed([n for n, _ in roots], [e for e in targets if e[0] is not None], order) \
-        if targets is not None else None
-    captured = {}
-    capture_at = {}
-    if targets is not None:
+    root_nodes = [n for n, _ in roots]
+    deps = _dependencies(root_nodes)
+    targets = needed = None
+    capture_at = {}      # (node, input_nr) -> indices of the inputs whose gradient flows in there
+    if inputs is not None:
+        targets = [gradient_edge(t) if t._grad_fn is not None or t._requires_grad else (None, 0) for t in inputs]
+        needed = _needed(root_nodes, [e for e in targets if e[0] is not None])
         for i, (n, nr) in enumerate(targets):
             if n is not None:
-                capture_at.setdefault((id(n), nr), []).append(i)
+                capture_at.setdefault((n, nr), []).append(i)
+    captured = {}
 
-    buffers = {}     # id(node) -> list of summed grads per output
+    buffers = {}     # node -> {input_nr: summed gradient}
     heap = []        # ready nodes, the most recently created first (torch's sequence-number order)
-
-    def add_grad(node, nr, g):
-        buf = buffers.get(id(node))
-        if buf is None:
-            buf = buffers[id(node)] = {}
-        prev = buf.get(nr)
-        buf[nr] = g if prev is None else prev + g
-
     for (node, nr), g in zip(roots, grad_tensors):
-        add_grad(node, nr, g)
-    for node, _ in roots:
-        if deps.get(node, 0) == 0 and id(node) not in {id(h[2]) for h in heap}:
-            heapq.heappush(heap, (-_seqno(node), next(_seq), node))
+        _add(buffers, node, nr, g)
+    pushed = set()
+    for node in root_nodes:
+        if node not in deps and node not in pushed:
+            pushed.add(node)
+            heappush(heap, (-node._seq, node))
 
     prev_mode = is_grad_enabled()
     _set_enabled(create_graph)
     try:
         while heap:
-            _, _, node = heapq.heappop(heap)
-            grads = _incoming(node, buffers.pop(id(node), {}))
+            node = heappop(heap)[1]
+            buf = buffers.pop(node, None)
+            if buf is None:
+                grads = [None]
+            elif len(buf) == 1 and 0 in buf:
+                grads = [buf[0]]
+            else:
+                grads = [buf.get(i) for i in range(max(buf) + 1)]
+            is_acc = type(node) is AccumulateGrad
+            if is_acc or node._tensor_pre_hooks or node._retain_grad_hooks:
+                grads = _incoming(node, grads)
             if capture_at:
                 for nr, g in enumerate(grads):
-                    for i in capture_at.get((id(node), nr), ()):
+                    for i in capture_at.get((node, nr), ()):
                         captured[i] = g
-            run = needed is None or id(node) in needed
-            if isinstance(node, AccumulateGrad) and (not accumulate or (targets is not None and
-                                                                         (id(node), 0) not in capture_at)):
-                run = False
-            outs = _call_node(node, grads, retain_graph) if run else None
+            if is_acc:
+                if accumulate and (targets is None or (node, 0) in capture_at) and grads[0] is not None:
+                    _call_node(node, grads, retain_graph)
+                continue
+            outs = _call_node(node, grads, retain_graph) if needed is None or node in needed else ()
+            n_outs = len(outs)
             for i, (nxt, nr) in enumerate(node.next_functions):
                 if nxt is None:
                     continue
-                if outs is not None and i < len(outs) and outs[i] is not None:
-                    add_grad(nxt, nr, outs[i])
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(heap, (-_seqno(nxt), next(_seq), nxt))
+                if i < n_outs:
+                    g = outs[i]
+                    if g is not None:
+                        b = buffers.get(nxt)
+                        if b is None:
+                            buffers[nxt] = {nr: g}
+                        else:
+                            prev = b.get(nr)
+                            b[nr] = g if prev is None else prev + g
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    heappush(heap, (-nxt._seq, nxt))
     finally:
         _set_enabled(prev_mode)
     if inputs is None:
@@ -134,11 +151,13 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     return result
 
 
-def _seqno(node):
-    s = node.__dict__.get('_seq')
-    if s is None:
-        s = node.__dict__['_seq'] = next(_seq)
-    return s
+def _add(buffers, node, nr, g):
+    b = buffers.get(node)
+    if b is None:
+        buffers[node] = {nr: g}
+    else:
+        prev = b.get(nr)
+        b[nr] = g if prev is None else prev + g
 
 
 def _apply_tensor_hooks(node, nr, g):
@@ -152,10 +171,8 @@ def _apply_tensor_hooks(node, nr, g):
     return g
 
 
-def _incoming(node, buf):
-    """The summed gradients for each output of ``node``, after the outputs' tensor hooks."""
-    n_out = max(buf) + 1 if buf else 1
-    grads = [buf.get(i) for i in range(n_out)]
+def _incoming(node, grads):
+    """The gradients flowing into ``node``'s outputs after the tensor hooks of those outputs."""
     if node._tensor_pre_hooks or node._retain_grad_hooks:
         grads = [_apply_tensor_hooks(node, i, g) if g is not None else g for i, g in enumerate(grads)]
     if type(node) is AccumulateGrad and node.variable._hooks and grads[0] is not None:
@@ -169,35 +186,47 @@ def _incoming(node, buf):
 
 
 def _call_node(node, grads, retain_graph):
-    for hook in list(node._pre_hooks.values()):
-        r = hook(tuple(grads))
-        if r is not None:
-            grads = list(r)
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks.values()):
+            r = hook(tuple(grads))
+            if r is not None:
+                grads = list(r)
     if node._released:
         raise RuntimeError(_FREED)
-    from . import anomaly
-    outs = node.apply(tuple(grads)) if not anomaly.enabled() else anomaly.checked_apply(node, tuple(grads))
+    outs = node.apply(tuple(grads)) if not anomaly._enabled else anomaly.checked_apply(node, tuple(grads))
     if node._hooks:
         for hook in list(node._hooks.values()):
             r = hook(tuple(outs), tuple(grads))
             if r is not None:
                 outs = tuple(r)
-    if not retain_graph and node._saved is not None:
+    if not retain_graph and node._saved:
         node._release()
     return outs
 
 
+# key bits that must see an in-place add on .grad (modes, inference marking): otherwise NumPy adds directly
+_DISPATCHED = sum(1 << int(k) for k in DispatchKey
+                  if DispatchKey.InferenceMode <= k < DispatchKey.CompositeExplicitAutograd)
+
+
 def accumulate_grad(var, g):
     """AccumulateGrad: first gradient becomes ``.grad`` (a new tensor), later ones are added in place."""
-    if g.shape != var.shape:
+    if g._a.shape != var._a.shape:
         from .kernels import sum_to
-        g = sum_to(g, var.shape)
+        g = sum_to(g, var._a.shape)
     prev = var._grad
     if prev is None:
         var._grad = g.detach().clone() if not is_grad_enabled() else g.clone()
     elif is_grad_enabled():
         var._grad = prev + g
     else:
-        prev.add_(g)
-    for hook in list((var._post_acc_hooks or {}).values()):
-        hook(var)
+        pa, ga = prev._a, g._a
+        if type(pa) is np.ndarray and type(ga) is np.ndarray and pa.dtype == ga.dtype and not \
+                prev._keys & _DISPATCHED:
+            np.add(pa, ga, out=pa)      # the common case, without a trip through the dispatcher
+            prev._vc[0] += 1
+        else:
+            prev.add_(g)
+    if var._post_acc_hooks:
+        for hook in list(var._post_acc_hooks.values()):
+            hook(var)

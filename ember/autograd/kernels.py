@@ -43,9 +43,9 @@ def _fit(g, meta):
     if g is None or meta is None:
         return g
     shape, dtype = meta
-    if tuple(g.shape) != shape:
+    if g._a.shape != shape:      # array shapes are tuples: no Size object on this hot path
         g = sum_to(g, shape)
-    if g.dtype is not dtype and dtype.category >= 2:
+    if g._dtype is not dtype and dtype.category >= 2:
         g = g.to(dtype)
     return g
 
@@ -69,8 +69,8 @@ class FormulaNode(Node):
         out, k = [], 0
         for name, fn, params, is_list in self._formulas:
             n = self._list_len.get(name, 1) if is_list else 1
-            edges = self.next_functions[k:k + n]
-            if all(e[0] is None for e in edges):
+            if (self.next_functions[k][0] is None) if n == 1 else \
+                    all(e[0] is None for e in self.next_functions[k:k + n]):
                 out.extend([None] * n)
                 k += n
                 continue

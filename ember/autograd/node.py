@@ -11,9 +11,13 @@ output's ``grad_fn`` (itself) alive through it, or every graph would be a
 reference cycle. A SavedVariable of an output keeps only the data and
 re-attaches the node when unpacked.
 """
+import itertools
 import weakref
 
 from .._core.dispatch_key import AUTOGRAD_BIT
+
+
+_SEQ = itertools.count()
 
 
 class RemovableHandle:
@@ -42,6 +46,7 @@ class Node:
     _anomaly_trace = None
 
     def __init__(self):
+        self._seq = next(_SEQ)       # creation order: the engine runs the most recent ready node first
         self.next_functions = ()
         self._hooks = {}
         self._pre_hooks = {}
