@@ -4,12 +4,38 @@ overload choosers (``repeat_interleave`` with an int or a tensor), varargs forms
 from .._ops.registry import BY_OP, DECLS
 from .._tensor import Tensor
 
-__all__ = ['repeat_interleave', 'meshgrid', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'unique',
+__all__ = ['cat', 'concat', 'concatenate', 'stack', 'repeat_interleave', 'meshgrid', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'unique',
            'unique_consecutive', 'searchsorted', 'broadcast_tensors', 'cartesian_prod', 'block_diag']
 
 
 def _op(name):
     return BY_OP[f'aten::{name}'].op.call
+
+
+def _joiner(name, empty_error):
+    decl = DECLS[name]
+
+    def fn(tensors, dim=0, *, out=None):
+        if isinstance(tensors, Tensor):
+            raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+        if len(tensors) == 0:
+            raise empty_error
+        if out is not None:
+            return decl.out_op.call(tensors, dim, out=out)
+        return decl.op.call(tensors, dim)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""torch.{name}: join tensors along ``dim`` (an empty list is an error, as in torch).
+
+    >>> import ember
+    >>> tuple(ember.{name}([ember.zeros(2, 3), ember.zeros(2, 3)]).shape)
+    {(4, 3) if name != 'stack' else (2, 2, 3)}
+    """
+    return fn
+
+
+cat = _joiner('cat', ValueError("torch.cat(): expected a non-empty list of Tensors"))
+concat = concatenate = cat
+stack = _joiner('stack', RuntimeError("stack expects a non-empty TensorList"))
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):

@@ -520,8 +520,9 @@ def _pad_index(n, left, right, mode):
         j = np.where(j >= n, 2 * (n - 1) - j, j)
     elif mode == 'replicate':
         j = np.clip(j, 0, n - 1)
-    else:
-        j = j % n
+    else:       # circular: crop first, then wrap around what is left (torch's _pad_circular)
+        s, m = max(-left, 0), n + min(left, 0) + min(right, 0)
+        j = s + (np.arange(-max(left, 0), m + max(right, 0)) % m)
     return j
 
 
