@@ -135,18 +135,26 @@ def test_seeded_shuffle_reproducible_with_workers():
     assert runs[0] == runs[1] and runs[0] != list(range(30))
 
 
-def test_batches_arrive_zero_copy_through_shared_memory():
-    it = iter(eud.DataLoader(Images(8, (64, 64)), batch_size=4, num_workers=1))
-    batch = next(it)
-    base = batch['img'].numpy()
+def test_batches_arrive_zero_copy_through_reused_shared_memory():
+    ds = Images(80, (32, 32))
+    it = iter(eud.DataLoader(ds, batch_size=2, num_workers=1))
+    held = next(it)
+    base = held['img'].numpy()
     while isinstance(base.base, np.ndarray):
         base = base.base
-    assert type(base.base).__name__ == 'mmap'   # a view of the shared segment, not an unpickled copy
-    # its name is unlinked on receipt (the mapping keeps the data); later batches may be in flight
-    assert it._pool.prefix + '0_0' not in os.listdir('/dev/shm')
-    del it
+    owner = base.base.obj if isinstance(base.base, memoryview) else base.base
+    assert type(owner).__name__ == 'mmap'   # a view of the shared segment, not an unpickled copy
+    view = held['img'].select(0, 1)   # an ember view op: shares the segment
+    del held
+    names = set()
+    for i, batch in enumerate(it):   # later batches reuse freed segments, never the one `view` still uses
+        np.testing.assert_array_equal(batch['img'].numpy(), ds.x[2 * i + 2:2 * i + 4])
+        names |= set(our_segments())
+    np.testing.assert_array_equal(view.numpy(), ds.x[1])
+    assert 1 < len(names) <= 6, names   # a small pool, not one segment per batch
+    del it, batch
     gc.collect()
-    np.testing.assert_array_equal(batch['img'].numpy(), Images(8, (64, 64)).x[:4])
+    np.testing.assert_array_equal(view.numpy(), ds.x[1])   # still valid after the iterator shut down
 
 
 def _custom_collate(samples):

@@ -272,6 +272,7 @@ class _WorkerPool:
         self.index_queues, self.conns, self.workers = [], [], []
         self.closed = False
         self.owner_pid = os.getpid()
+        self.receiver = shm.Receiver()
         try:
             for wid in range(loader.num_workers):
                 q = ctx.Queue()
@@ -289,6 +290,13 @@ class _WorkerPool:
         except BaseException:
             self.shutdown()
             raise
+
+    def return_segments(self):
+        """Tell the workers which of their shared-memory segments no batch uses any more."""
+        freed = self.receiver.freed
+        while freed:
+            wid, name = freed.popleft()
+            self.index_queues[wid].put(shm.FreeSegment(name))
 
     def shutdown(self):
         """Stop every worker (politely, then by force), close the channels, unlink leftover shared memory."""
@@ -314,6 +322,7 @@ class _WorkerPool:
                     p.join()
             for q in self.index_queues:
                 q.close()
+            self.receiver.close()
         finally:
             shm.unlink_prefix(self.prefix)
 
@@ -395,7 +404,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         for c in ready:
             if isinstance(c, mp.connection.Connection):
                 try:
-                    return shm.loads_batch(c.recv_bytes())
+                    return pool.receiver.loads(c.recv_bytes())
                 except EOFError:   # the worker closed its pipe: give it a moment to exit, then find out why
                     pool.workers[pool.conns.index(c)].join(1.0)
                     break
@@ -412,6 +421,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly ({why})")
 
     def _next_data(self):
+        self._pool.return_segments()
         while True:
             while self._rcvd_idx < self._send_idx:   # skip tasks consumed out of order or of exhausted workers
                 info = self._task_info.get(self._rcvd_idx)

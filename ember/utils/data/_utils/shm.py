@@ -2,27 +2,36 @@
 
 NOTE [DataLoader shared memory]
 A worker collates a batch straight into POSIX shared-memory segments (``empty``
-below, used by default_collate), and tensors a custom collate_fn made
-elsewhere are copied into one. What travels through the pipe is a pickle in
-which every tensor is only ``(segment name, offset, shape, strides, dtype)``;
-the main process maps the segment and wraps it with ``ember.from_numpy``, zero
-copy.
+below, which default_collate uses), and a tensor a custom collate_fn made
+elsewhere is copied into one. What travels through the pipe is a pickle in
+which every tensor is only ``(worker, segment name, size, offset, shape,
+strides, dtype)``; the main process maps the segment once (it keeps the
+mapping) and wraps it with ``ember.from_numpy``, zero copy.
 
-Lifetime: the main process unlinks a segment's name as soon as it has mapped
-it, so nothing stays in /dev/shm once a batch is received; the memory itself
-is released by the kernel when the last array viewing the mapping is freed (a
-tensor, or any view of it that outlives it, keeps the mmap alive through its
-NumPy base; unmapping on the tensor's own finalizer would leave such views
-dangling). Segments that were created but never received (the iterator shut
-down with batches in flight, a worker was killed) carry the iterator's name
-prefix, and ``unlink_prefix`` removes them when the iterator shuts down.
+Segments are a pool that each worker reuses, because a fresh segment costs a
+page fault and zero-filling per 4 KiB page, more than collating into it. The
+lifetime rule: every array the main process builds on a segment hangs off one
+root array per received segment (NumPy keeps that root as the ``.base`` of
+every view, and an ember tensor keeps its array), and
+``weakref.finalize(root)`` tells the owning worker (through its index queue)
+that the segment is free once the last tensor or view on it is gone; only then
+does the worker write into it again. Names are unlinked when the iterator
+shuts down (``unlink_prefix``: every name carries the iterator's prefix, so
+segments of killed workers and batches still in flight go too) or when a
+worker exits; a mapping the user still holds stays valid after its name is
+unlinked, and the kernel frees the memory with the last mapping.
+
+Tensors under 4 KiB (labels, say) travel inline in the pickle: a segment
+round trip costs more than copying them.
 """
+import collections
 import io
 import itertools
 import mmap
 import os
 import pickle
 import threading
+import weakref
 
 import numpy as np
 
@@ -35,41 +44,38 @@ except ImportError:   # not POSIX: fall back to the standard library's class
 
 SHM_DIR = '/dev/shm'
 _SHM_MIN = 1 << 12   # below this, a segment costs more than pickling the bytes
+_FREE_PER_SIZE = 8   # spare segments a worker keeps per size
+# map all pages at once: one syscall instead of a page fault per 4 KiB page
+_MAP_FLAGS = mmap.MAP_SHARED | getattr(mmap, 'MAP_POPULATE', 0)
 
 
 def _create(name, nbytes):
     """Create segment ``name`` of ``nbytes`` and map it; the name is not registered with any tracker."""
-    if _posixshmem is None:
-        from multiprocessing import shared_memory
-        seg = shared_memory.SharedMemory(name, create=True, size=nbytes)
-        return seg._mmap
     fd = _posixshmem.shm_open('/' + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, mode=0o600)
     try:
         os.ftruncate(fd, nbytes)
-        return mmap.mmap(fd, nbytes)
+        return mmap.mmap(fd, nbytes, flags=_MAP_FLAGS)
     finally:
         os.close(fd)
 
 
-def _open_and_unlink(name, nbytes):
+def _open(name, nbytes):
     fd = _posixshmem.shm_open('/' + name, os.O_RDWR, mode=0o600)
     try:
-        mm = mmap.mmap(fd, nbytes)
+        return mmap.mmap(fd, nbytes, flags=_MAP_FLAGS)
     finally:
         os.close(fd)
-        _posixshmem.shm_unlink('/' + name)
-    return mm
 
 
 def unlink(name):
     try:
         _posixshmem.shm_unlink('/' + name)
-    except (FileNotFoundError, AttributeError):
+    except FileNotFoundError:
         pass
 
 
 def unlink_prefix(prefix):
-    """Remove every leftover segment whose name starts with ``prefix`` (Linux lists them in /dev/shm)."""
+    """Remove every segment whose name starts with ``prefix`` (Linux lists them in /dev/shm)."""
     if not os.path.isdir(SHM_DIR):
         return
     for name in os.listdir(SHM_DIR):
@@ -79,35 +85,71 @@ def unlink_prefix(prefix):
 
 # --- worker side --------------------------------------------------------------
 class _Arena:
-    """The segments a worker creates for the batch it is working on."""
+    """A worker's segments: spare ones by size, those of the batch being built, those the main process holds."""
 
-    def __init__(self, prefix):
-        self.prefix = prefix
+    def __init__(self, prefix, worker_id):
+        self.prefix, self.worker_id = prefix, worker_id
         self.counter = itertools.count()
-        self.live = {}   # id(mmap) -> (name, mmap, nbytes)
+        self.spare = {}   # nbytes -> [(name, mmap)]
+        self.live = {}    # id(mmap) -> (name, mmap, nbytes): handed out for the current batch
+        self.lent = {}    # name -> (mmap, nbytes): sent; free again when the main process says so
 
     def empty(self, shape, dtype):
         dtype = np.dtype(dtype)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        name = f'{self.prefix}{next(self.counter)}'
-        mm = _create(name, max(nbytes, 1))
-        self.live[id(mm)] = (name, mm, max(nbytes, 1))
+        nbytes = max(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, 1)
+        pool = self.spare.get(nbytes)
+        if pool:
+            name, mm = pool.pop()
+        else:
+            name = f'{self.prefix}{next(self.counter)}'
+            mm = _create(name, nbytes)
+        self.live[id(mm)] = (name, mm, nbytes)
         return np.ndarray(shape, dtype, buffer=mm)
 
-    def drop_unsent(self, sent):
-        """After a batch went out, forget its segments; unlink those the main process will never open."""
-        for key, (name, _, _) in self.live.items():
-            if name not in sent:
-                unlink(name)
+    def batch_sent(self, sent):
+        """The batch went out: its segments in ``sent`` are lent to the main process, the others are spare."""
+        for name, mm, nbytes in self.live.values():
+            if name in sent:
+                self.lent[name] = (mm, nbytes)
+            else:
+                self._keep(name, mm, nbytes)
         self.live.clear()
+
+    def release(self, name):
+        entry = self.lent.pop(name, None)
+        if entry is not None:
+            self._keep(name, *entry)
+
+    def _keep(self, name, mm, nbytes):
+        pool = self.spare.setdefault(nbytes, [])
+        if len(pool) < _FREE_PER_SIZE:
+            pool.append((name, mm))
+        else:
+            unlink(name)
+
+    def close(self):
+        for pool in self.spare.values():
+            for name, _ in pool:
+                unlink(name)
+        for name in list(self.lent) + [e[0] for e in self.live.values()]:
+            unlink(name)
+        self.spare, self.lent, self.live = {}, {}, {}
+
+
+class FreeSegment:
+    """Main process -> worker: the main process no longer uses segment ``name``."""
+    __slots__ = ('name',)
+
+    def __init__(self, name):
+        self.name = name
 
 
 _worker_arena = None
 
 
-def set_worker_arena(prefix):
+def set_worker_arena(prefix, worker_id):
     global _worker_arena
-    _worker_arena = _Arena(prefix)
+    _worker_arena = _Arena(prefix, worker_id)
     return _worker_arena
 
 
@@ -143,7 +185,7 @@ class _BatchPickler(pickle.Pickler):
         root = _root(a)
         entry = self.arena.live.get(id(root.base))
         if entry is None or entry[1] is not root.base:
-            if a.nbytes < _SHM_MIN:   # small tensors travel inline
+            if a.nbytes < _SHM_MIN:
                 return _rebuild_inline, (np.ascontiguousarray(a), obj.dtype, obj.requires_grad, str(obj.device))
             copy = self.arena.empty(a.shape, a.dtype)
             np.copyto(copy, a)
@@ -151,29 +193,62 @@ class _BatchPickler(pickle.Pickler):
             entry = self.arena.live[id(root.base)]
         name, _, nbytes = entry
         self.sent.add(name)
-        offset = _ptr(a) - _ptr(root)
-        return _rebuild_shm, (name, nbytes, offset, a.shape, a.strides, a.dtype, obj.dtype, obj.requires_grad,
-                              str(obj.device))
+        return _rebuild_shm, (self.arena.worker_id, name, nbytes, _ptr(a) - _ptr(root), a.shape, a.strides, a.dtype,
+                              obj.dtype, obj.requires_grad, str(obj.device))
 
 
 def dumps_batch(obj, arena):
     buf = io.BytesIO()
     p = _BatchPickler(buf, arena)
-    p.dump(obj)
-    arena.drop_unsent(p.sent)
+    done = False
+    try:
+        p.dump(obj)
+        done = True
+    finally:
+        arena.batch_sent(p.sent if done else ())
     return buf.getvalue()
 
 
 # --- main side ----------------------------------------------------------------
-_receiving = threading.local()   # name -> mmap for the message being unpickled (a segment may back several tensors)
+class Receiver:
+    """The main process's end: mappings of the workers' segments, and who to tell when one is free again."""
+
+    _MAX_MAPS = 64
+
+    def __init__(self):
+        self.maps = {}        # name -> mmap, kept while the iterator lives: reused segments need no new mapping
+        # (worker id, name) of segments no array uses any more. A finalizer may run inside any allocation (a
+        # garbage collection), so it only appends here (atomic, no lock); the iterator tells the workers later.
+        self.freed = collections.deque()
+
+    def _release(self, worker_id, name):
+        self.freed.append((worker_id, name))
+        if len(self.maps) > self._MAX_MAPS:   # the worker may drop spare segments: do not pin them all
+            self.maps.pop(name, None)
+
+    def loads(self, data):
+        _current.receiver, _current.roots = self, {}
+        try:
+            return pickle.loads(data)
+        finally:
+            _current.receiver = _current.roots = None
+
+    def root(self, worker_id, name, nbytes):
+        roots = _current.roots
+        root = roots.get(name)
+        if root is None:
+            mm = self.maps.get(name)
+            if mm is None or len(mm) != nbytes:
+                mm = self.maps[name] = _open(name, nbytes)
+            root = roots[name] = np.frombuffer(mm, np.uint8, nbytes)
+            weakref.finalize(root, self._release, worker_id, name).atexit = False
+        return root
+
+    def close(self):
+        self.maps = {}   # dropping (not closing) the mappings: arrays still using them keep them alive
 
 
-def loads_batch(data):
-    _receiving.maps = {}
-    try:
-        return pickle.loads(data)
-    finally:
-        _receiving.maps = None
+_current = threading.local()
 
 
 def _finish(t, dtype, requires_grad, device):
@@ -186,14 +261,9 @@ def _finish(t, dtype, requires_grad, device):
     return t
 
 
-def _rebuild_shm(name, nbytes, offset, shape, strides, np_dtype, dtype, requires_grad, device):
-    maps = getattr(_receiving, 'maps', None)
-    mm = maps.get(name) if maps is not None else None
-    if mm is None:
-        mm = _open_and_unlink(name, nbytes)
-        if maps is not None:
-            maps[name] = mm
-    a = np.ndarray(shape, np_dtype, buffer=mm, offset=offset, strides=strides)
+def _rebuild_shm(worker_id, name, nbytes, offset, shape, strides, np_dtype, dtype, requires_grad, device):
+    root = _current.receiver.root(worker_id, name, nbytes)
+    a = np.ndarray(shape, np_dtype, buffer=root, offset=offset, strides=strides)
     return _finish(ember.from_numpy(a), dtype, requires_grad, device)
 
 

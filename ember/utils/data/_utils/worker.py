@@ -134,7 +134,6 @@ def _send(conn, obj, arena):
     try:
         payload = shm.dumps_batch(obj, arena)
     except Exception:   # the batch (or an exception) cannot be pickled: report that instead
-        arena.drop_unsent(())
         payload = shm.dumps_batch((obj[0], ExceptionWrapper(where="in DataLoader worker process while sending "
                                                                   "a batch")), arena)
     conn.send_bytes(payload)
@@ -149,7 +148,7 @@ def _worker_loop(iterable, dataset, index_queue, result_conn, done_event, auto_c
         ember.manual_seed(seed)
         np.random.seed(_generate_state(base_seed, worker_id))
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
-        arena = shm.set_worker_arena(f'{shm_prefix}{worker_id}_')
+        arena = shm.set_worker_arena(f'{shm_prefix}{worker_id}_', worker_id)
         init_exception = fetcher = None
         try:
             if init_fn is not None:
@@ -162,6 +161,9 @@ def _worker_loop(iterable, dataset, index_queue, result_conn, done_event, auto_c
             try:
                 r = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
             except queue.Empty:
+                continue
+            if isinstance(r, shm.FreeSegment):
+                arena.release(r.name)
                 continue
             if isinstance(r, _ResumeIteration):
                 _send(result_conn, (r, None), arena)
@@ -191,6 +193,8 @@ def _worker_loop(iterable, dataset, index_queue, result_conn, done_event, auto_c
     except (KeyboardInterrupt, BrokenPipeError, ConnectionResetError, EOFError, OSError):
         pass   # the main process is shutting down (or raising KeyboardInterrupt itself)
     finally:
+        if shm._worker_arena is not None:
+            shm._worker_arena.close()   # the main process's mappings stay valid; the names go
         try:
             result_conn.close()
         except OSError:
