@@ -1,10 +1,107 @@
-"""ember.linalg: torch.linalg's functions (matrix products, decompositions, solvers and norms).
+"""ember.linalg: torch.linalg's functions (products, inverses, solvers, decompositions and norms).
 
 Each is an operator declared in ember/_ops/linalg.py (or a composite of them); this module gives
 them their torch.linalg names.
+
+>>> import ember
+>>> A = ember.tensor([[2.0, 0.0], [0.0, 4.0]])
+>>> ember.linalg.inv(A)
+tensor([[0.5000, 0.0000],
+        [0.0000, 0.2500]])
 """
 from ._ops.registry import DECLS as _D
+from ._backends.cpu.linalg import LinAlgError  # noqa: F401  raised by kernels, so defined where they can reach it
 
-matmul = _D['matmul'].op.call
-cross = _D['linalg_cross'].op.call
 
+def _call(name):
+    return _D[name].op.call
+
+
+def _with_out(name):
+    d = _D[name]
+
+    def fn(*args, out=None, **kwargs):
+        if out is None:
+            return d.op.call(*args, **kwargs)
+        if isinstance(out, (tuple, list)):
+            names = [a.name for a in d.out_op.schema.arguments[-len(out):]]
+            kwargs.update(zip(names, out))
+            return d.out_op.call(*args, **kwargs)
+        return d.out_op.call(*args, out=out, **kwargs)
+    fn.__name__ = fn.__qualname__ = name.replace('linalg_', '')
+    fn.__doc__ = f"See torch.linalg.{fn.__name__}."
+    return fn
+
+
+def _plain(name, public):
+    def fn(*args, out=None, **kwargs):
+        r = _D[name].op.call(*args, **kwargs)
+        if out is None:
+            return r
+        if isinstance(r, tuple):
+            return tuple(o.copy_(x) if tuple(o.shape) == tuple(x.shape) else _resized(o, x) for o, x in zip(out, r))
+        return out.copy_(r) if tuple(out.shape) == tuple(r.shape) else _resized(out, r)
+    fn.__name__ = fn.__qualname__ = public
+    fn.__doc__ = f"See torch.linalg.{public}."
+    return fn
+
+
+def _resized(o, r):
+    from ._ops import adapters
+    adapters.resize_out(o, tuple(r.shape))
+    return o.copy_(r)
+
+
+matmul = _with_out('matmul')
+cross = _with_out('linalg_cross')
+inv = _with_out('linalg_inv')
+det = _with_out('linalg_det')
+slogdet = _plain('linalg_slogdet', 'slogdet')
+solve = _plain('linalg_solve', 'solve')
+cholesky = _with_out('linalg_cholesky')
+qr = _plain('linalg_qr', 'qr')
+svd = _plain('linalg_svd', 'svd')
+svdvals = _plain('linalg_svdvals', 'svdvals')
+_norm_num, _norm_str = _plain('linalg_norm', 'norm'), _plain('_linalg_norm_str', 'norm')
+_mnorm_num, _mnorm_str = _plain('linalg_matrix_norm', 'matrix_norm'), _plain('_linalg_matrix_norm_str', 'matrix_norm')
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
+    """Vector or matrix norm (torch.linalg.norm): a matrix norm when ``dim`` is a pair or ``ord`` is a string.
+
+    >>> import ember
+    >>> norm(ember.tensor([3.0, 4.0])).item()
+    5.0
+    """
+    f = _norm_str if isinstance(ord, str) else _norm_num
+    return f(A, ord, dim, keepdim, dtype=dtype, out=out)
+
+
+def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """Frobenius, nuclear, 1, inf, 2 (and negative) matrix norms over ``dim`` (torch.linalg.matrix_norm)."""
+    if not isinstance(dim, (tuple, list)):
+        raise TypeError(f"linalg_matrix_norm(): argument 'dim' must be tuple of ints, not {type(dim).__name__}")
+    f = _mnorm_str if isinstance(ord, str) else _mnorm_num
+    return f(A, ord, dim, keepdim, dtype=dtype, out=out)
+
+
+matrix_power = _plain('linalg_matrix_power', 'matrix_power')
+multi_dot = _plain('linalg_multi_dot', 'multi_dot')
+pinv = _plain('linalg_pinv', 'pinv')
+vecdot = _plain('linalg_vecdot', 'vecdot')
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """torch.linalg.diagonal: ``A.diagonal`` with the last two dimensions as the default."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    """``(inverse, info)``; info is 0 where the inverse exists (ember raises for singular input either way)."""
+    from . import zeros, int32
+    return inv(A), zeros(tuple(A.shape[:-2]), dtype=int32)
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    from . import zeros, int32
+    return cholesky(A, upper=upper), zeros(tuple(A.shape[:-2]), dtype=int32)

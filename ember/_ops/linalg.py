@@ -678,3 +678,396 @@ def _cross(self, other, dim=None):
 
 
 declare('cross(Tensor self, Tensor other, int? dim=None) -> Tensor', composite=_cross)
+
+
+# --- ember.linalg: inverses, determinants, solvers, decompositions ----------------------------------
+# Kernels raise the LinAlgError of _backends/cpu/linalg.py (a RuntimeError, as torch's) for singular or
+# indefinite input: that depends on the data, so it cannot be checked by the meta functions.
+
+def _square(name, A, floating=True):
+    shape = A._a.shape
+    if len(shape) < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if shape[-1] != shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {shape[-2]} by {shape[-1]} "
+                           f"matrices")
+    if floating:
+        _float_input(name, A)
+    return tuple(shape)
+
+
+def _float_input(name, A):
+    if A._dtype.category < 2:
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {_tname(A._dtype)}")
+
+
+def _inv_meta(A):
+    return _square('linalg.inv', A), A._dtype
+
+
+def _det_meta(A):
+    return _square('linalg.det', A)[:-2], A._dtype
+
+
+def _slogdet_meta(A):
+    s = _square('linalg.slogdet', A)[:-2]
+    return [(s, A._dtype), (s, A._dtype)]
+
+
+def _inv_grad(grad, result):
+    return -result.mT.matmul(grad).matmul(result.mT)
+
+
+def _det_grad(grad, A, result):
+    # d det(A) = det(A) tr(A^-1 dA); needs A invertible (torch switches to an SVD formula when it is not)
+    return (grad * result).unsqueeze(-1).unsqueeze(-1) * DECLS['linalg_inv'].op.call(A).mT
+
+
+def _slogdet_grad(grads, A):
+    return grads[1].unsqueeze(-1).unsqueeze(-1) * DECLS['linalg_inv'].op.call(A).mT
+
+
+declare('linalg_inv(Tensor A) -> Tensor', meta=_inv_meta, method=False, function=False, out=True,
+        derivatives={'A': _inv_grad})
+declare('inverse(Tensor self) -> Tensor', composite=lambda self: DECLS['linalg_inv'].op.call(self))
+declare('linalg_det(Tensor A) -> Tensor', meta=_det_meta, method=False, function=False, out=True,
+        derivatives={'A': _det_grad})
+declare('det(Tensor self) -> Tensor', composite=lambda self: DECLS['linalg_det'].op.call(self))
+declare('linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)', meta=_slogdet_meta, method=False,
+        function=False, derivatives={'A': _slogdet_grad})
+declare('slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)',
+        composite=lambda self: DECLS['linalg_slogdet'].op.call(self))
+
+
+def _logdet(self):
+    sign, logabs = DECLS['linalg_slogdet'].op.call(self)
+    # torch: nan for a negative determinant, -inf for a zero one
+    return DECLS['where'].op.call(sign < 0, float('nan'), logabs)
+
+
+declare('logdet(Tensor self) -> Tensor', composite=_logdet)
+
+
+def solve_is_vector(a_shape, b_shape):
+    """torch's rule: B is a (batch of) vector(s) if 1-D, or if its shape is A's without the last dim."""
+    return len(b_shape) == 1 or (len(b_shape) == len(a_shape) - 1 and tuple(b_shape) == tuple(a_shape[:-1]))
+
+
+def _solve_meta(A, B):
+    a = _square('linalg.solve', A)
+    b = tuple(B._a.shape)
+    if A._dtype is not B._dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{_tname(A._dtype)} and B of type {_tname(B._dtype)} instead")
+    vec = solve_is_vector(a, b)
+    bm = b + (1,) if vec else b
+    if len(bm) < 2 or bm[-2] != a[-1]:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B ({a[-2]}x{a[-1]} "
+                           f"and {bm[-2] if len(bm) > 1 else 1}x{bm[-1]})")
+    batch = broadcast_shapes(a[:-2], bm[:-2])
+    return batch + ((a[-1],) if vec else (a[-1], bm[-1])), A._dtype
+
+
+def _solve_grad_B(grad, A):
+    return DECLS['_linalg_solve'].op.call(A.mT, grad)
+
+
+def _solve_grad_A(grad, A, B_sizes, result):
+    gB = DECLS['_linalg_solve'].op.call(A.mT, grad)
+    if solve_is_vector(tuple(A.shape), B_sizes):
+        return -(gB.unsqueeze(-1) * result.unsqueeze(-2))
+    return -gB.matmul(result.mT)
+
+
+declare('_linalg_solve(Tensor A, Tensor B) -> Tensor', meta=_solve_meta, method=False, function=False,
+        grad_name='LinalgSolveBackward0', derivatives={'A': _solve_grad_A, 'B': _solve_grad_B})
+
+
+def _linalg_solve(A, B, left=True):
+    if left:
+        return DECLS['_linalg_solve'].op.call(A, B)
+    # X A = B  <=>  A^T X^T = B^T
+    vec = solve_is_vector(tuple(A.shape), tuple(B.shape))
+    if not vec and A.dim() >= 2 and B.dim() >= 2 and B.shape[-1] != A.shape[-1]:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation XA = B "
+                           f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
+    if vec:
+        return DECLS['_linalg_solve'].op.call(A.mT, B)
+    return DECLS['_linalg_solve'].op.call(A.mT, B.mT).mT
+
+
+declare('linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor', composite=_linalg_solve, method=False,
+        function=False)
+
+
+def _cholesky_meta(self, upper=False):
+    return _square('linalg.cholesky', self), self._dtype
+
+
+def _phi(X):
+    """The lower triangle of X with its diagonal halved."""
+    n = X.shape[-1]
+    half = DECLS['eye'].op.call(n, dtype=X.dtype, device=X.device) * -0.5 + 1
+    return X.tril() * half
+
+
+def _cholesky_grad(grad, result, upper):
+    # A = L L^T: gA = L^-T phi(L^T gL) L^-1, symmetrised (torch's cholesky_backward)
+    L, gL = (result.mT, grad.mT) if upper else (result, grad)
+    Linv = DECLS['linalg_inv'].op.call(L)
+    gA = Linv.mT.matmul(_phi(L.mT.matmul(gL))).matmul(Linv)
+    return (gA + gA.mT) * 0.5
+
+
+declare('linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor', meta=_cholesky_meta, method=False,
+        function=False, out=True, derivatives={'self': _cholesky_grad})
+declare('cholesky(Tensor self, bool upper=False) -> Tensor',
+        composite=lambda self, upper=False: DECLS['linalg_cholesky'].op.call(self, upper=upper))
+
+
+def _qr_meta(A, mode='reduced'):
+    shape = tuple(A._a.shape)
+    if len(shape) < 2:
+        raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
+    if mode not in ('reduced', 'complete', 'r'):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                           f"or 'complete'")
+    _float_input('linalg.qr', A)
+    m, n = shape[-2:]
+    k = min(m, n)
+    batch = shape[:-2]
+    q = (0,) if mode == 'r' else batch + ((m, m) if mode == 'complete' else (m, k))
+    r = batch + ((m, n) if mode == 'complete' else (k, n))
+    return [(q, A._dtype), (r, A._dtype)]
+
+
+def _qr_grad(grads, results, mode):
+    # torch's linalg_qr_backward, case m >= n (A = QR with R square): gA = (gQ + Q sym(triu(gR R^T - Q^T gQ))) R^-T
+    gQ, gR = grads
+    Q, R = results
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == 'r':
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+                           "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+                           "linalg.qr.")
+    if m < n:
+        raise NotImplementedError("ember: the derivative of linalg.qr is implemented for m >= n only")
+    if mode == 'complete' and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    S = (gR.matmul(R.mT) - Q.mT.matmul(gQ)).triu()
+    sym = S + S.mT.tril(-1)
+    return (Q.matmul(sym) + gQ).matmul(DECLS['linalg_inv'].op.call(R).mT)
+
+
+declare("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", meta=_qr_meta, method=False,
+        function=False, derivatives={'A': _qr_grad})
+
+
+def _qr(self, some=True):
+    return DECLS['linalg_qr'].op.call(self, 'reduced' if some else 'complete')
+
+
+declare('qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)', composite=_qr)
+
+
+def _svd_meta(A, full_matrices=True):
+    shape = tuple(A._a.shape)
+    if len(shape) < 2:
+        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    _float_input('linalg.svd', A)
+    m, n = shape[-2:]
+    k = min(m, n)
+    b = shape[:-2]
+    u = b + ((m, m) if full_matrices else (m, k))
+    vh = b + ((n, n) if full_matrices else (k, n))
+    return [(u, A._dtype), (b + (k,), A._dtype.to_real()), (vh, A._dtype)]
+
+
+def svd_backward(gU, gS, gVh, U, S, Vh):
+    """torch's svd_backward for real input with distinct singular values (U: m x k, Vh: k x n)."""
+    m, n = U.shape[-2], Vh.shape[-1]
+    skew = lambda X: X - X.mT
+    UhgU = skew(U.mT.matmul(gU))
+    VhgV = skew(Vh.matmul(gVh.mT))
+    S2 = S * S
+    eye = DECLS['eye'].op.call(S.shape[-1], dtype=S.dtype, device=S.device)
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye       # 1 on the diagonal: that entry of the quotient is 0 anyway
+    gA = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E + gS.diag_embed()
+    if m > n:
+        gA = U.matmul(gA)
+        gUSinv = gU / S.unsqueeze(-2)
+        gA = (gA + gUSinv - U.matmul(U.mT.matmul(gUSinv))).matmul(Vh)
+    elif m < n:
+        gA = gA.matmul(Vh)
+        SinvgVh = gVh / S.unsqueeze(-1)
+        gA = U.matmul(gA + SinvgVh - SinvgVh.matmul(Vh.mT).matmul(Vh))
+    else:
+        gA = U.matmul(gA).matmul(Vh)
+    return gA
+
+
+def _svd_grad(grads, results, full_matrices):
+    gU, gS, gVh = grads
+    U, S, Vh = results
+    if full_matrices:
+        k = S.shape[-1]
+        gU, U = gU.narrow(-1, 0, k), U.narrow(-1, 0, k)
+        gVh, Vh = gVh.narrow(-2, 0, k), Vh.narrow(-2, 0, k)
+    return svd_backward(gU, gS, gVh, U, S, Vh)
+
+
+declare('linalg_svd(Tensor A, bool full_matrices=True) -> (Tensor U, Tensor S, Tensor Vh)', meta=_svd_meta,
+        method=False, function=False, derivatives={'A': _svd_grad})
+
+
+def _svdvals_meta(A):
+    return _svd_meta(A, False)[1]
+
+
+def _svdvals_grad(grad, A):
+    U, S, Vh = DECLS['linalg_svd'].op.call(A, False)
+    return U.matmul(grad.unsqueeze(-1) * Vh)
+
+
+declare('linalg_svdvals(Tensor A) -> Tensor', meta=_svdvals_meta, method=False, function=False,
+        derivatives={'A': _svdvals_grad})
+
+
+def _svd(self, some=True, compute_uv=True):
+    """torch.svd: returns V (not V^H); ``some=False`` gives the full square factors."""
+    U, S, Vh = DECLS['linalg_svd'].op.call(self, not some)
+    return U, S, Vh.mT
+
+
+declare('svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)', composite=_svd)
+
+
+# --- norms ------------------------------------------------------------------------------------
+
+def _matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, dtype=None):
+    from .views import wrap_dim
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim if isinstance(dim, int) else ' '.join(map(str, dim))}")
+    if not A.dtype.is_floating_point and not A.dtype.is_complex:
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_tname(A.dtype)}")
+    if dtype is not None:
+        A = A.to(dtype)
+    d0, d1 = wrap_dim(dim[0], A.dim()), wrap_dim(dim[1], A.dim())
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    if ord == 'fro':
+        return DECLS['linalg_vector_norm'].op.call(A, 2, [d0, d1], keepdim)
+    if ord == 'nuc' or ord in (2, -2):
+        sv = DECLS['linalg_svdvals'].op.call(A.movedim((d0, d1), (-2, -1)))
+        r = sv.sum(-1) if ord == 'nuc' else (sv.amax(-1) if ord == 2 else sv.amin(-1))
+        if keepdim:
+            lo, hi = sorted((d0, d1))
+            r = r.unsqueeze(lo).unsqueeze(hi)
+        return r
+    if ord in (1, -1, float('inf'), float('-inf')):
+        s_dim, m_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
+        col = A.abs().sum(s_dim, keepdim=True)
+        r = col.amax(m_dim, keepdim=True) if ord > 0 else col.amin(m_dim, keepdim=True)
+        return r if keepdim else r.squeeze((d0, d1))
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def _norm(A, ord=None, dim=None, keepdim=False, dtype=None):
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.dim() == 2):
+        if ord is None:
+            ord = 'fro'
+        return _matrix_norm(A, ord, tuple(dim) if dim is not None else (-2, -1), keepdim, dtype)
+    if dim is None and ord is not None and A.dim() != 1:
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
+                           f"{A.dim()}D.")
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: Expected ord to be a number, but got {ord}")
+    return DECLS['linalg_vector_norm'].op.call(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+# torch has a Scalar and a str overload of each (ord=2 or ord='fro'); ember.linalg.norm picks one
+declare("linalg_matrix_norm(Tensor A, Scalar ord, int[] dim=[-2, -1], bool keepdim=False, *, "
+        "ScalarType? dtype=None) -> Tensor", composite=_matrix_norm, method=False, function=False)
+declare("linalg_matrix_norm.str_ord(Tensor A, str ord='fro', int[] dim=[-2, -1], bool keepdim=False, *, "
+        "ScalarType? dtype=None) -> Tensor", composite=_matrix_norm, method=False, function=False,
+        name='_linalg_matrix_norm_str')
+declare('linalg_norm(Tensor A, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) '
+        '-> Tensor', composite=_norm, method=False, function=False)
+declare('linalg_norm.ord_str(Tensor A, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) '
+        '-> Tensor', composite=_norm, method=False, function=False, name='_linalg_norm_str')
+
+
+# --- small composites --------------------------------------------------------------------------------
+
+def _matrix_power(A, n):
+    _square('linalg.matrix_power', A, floating=False)
+    if n == 0:
+        eye = DECLS['eye'].op.call(A.shape[-1], dtype=A.dtype, device=A.device)
+        return A * 0 + eye      # keeps A in the graph (a zero gradient), as torch's result does
+    if n < 0:
+        A, n = DECLS['linalg_inv'].op.call(A), -n
+    result, base = None, A
+    while n:                  # square-and-multiply
+        if n & 1:
+            result = base if result is None else result.matmul(base)
+        n >>= 1
+        if n:
+            base = base.matmul(base)
+    return result
+
+
+def _multi_dot(tensors):
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first, last = tensors[0], tensors[-1]
+    ts = list(tensors)
+    if first.dim() not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {first.dim()}D")
+    if last.dim() not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last.dim()}D")
+    if first.dim() == 1:
+        ts[0] = first.unsqueeze(0)
+    if last.dim() == 1:
+        ts[-1] = last.unsqueeze(-1)
+    for i, t in enumerate(ts):
+        if t.dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
+    r = ts[0]
+    for t in ts[1:]:
+        r = r.mm(t)
+    if last.dim() == 1:
+        r = r.squeeze(-1)
+    if first.dim() == 1:
+        r = r.squeeze(0)
+    return r
+
+
+def _pinv(A, rtol=None, hermitian=False, atol=None):
+    U, S, Vh = DECLS['linalg_svd'].op.call(A, False)
+    if rtol is None and atol is None:
+        rtol = max(A.shape[-2], A.shape[-1]) * _EPS[A.dtype.name]
+    cut = S.amax(-1, keepdim=True) * (rtol or 0)
+    if atol is not None:
+        cut = DECLS['where'].op.call(cut > atol, cut, atol)
+    keep = S > cut
+    Sinv = DECLS['where'].op.call(keep, 1 / DECLS['where'].op.call(keep, S, 1.0), 0.0)
+    return (Vh.mT * Sinv.unsqueeze(-2)).matmul(U.mT)
+
+
+_EPS = {'float32': 1.1920928955078125e-07, 'float64': 2.220446049250313e-16, 'float16': 0.0009765625,
+        'bfloat16': 0.0078125}
+
+
+declare('linalg_matrix_power(Tensor self, int n) -> Tensor', composite=_matrix_power, method=False, function=False)
+declare('matrix_power(Tensor self, int n) -> Tensor', composite=_matrix_power)
+declare('linalg_multi_dot(Tensor[] tensors) -> Tensor', composite=_multi_dot, method=False, function=False)
+declare('linalg_pinv(Tensor self, *, float? rtol=None, bool hermitian=False, float? atol=None) -> Tensor',
+        composite=lambda A, rtol=None, hermitian=False, atol=None: _pinv(A, rtol, hermitian, atol), method=False,
+        function=False)
+declare('linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor', method=False, function=False,
+        composite=lambda x, y, dim=-1: (x * y).sum(dim))

@@ -1,4 +1,6 @@
 """OpInfo records for matrix products and linear algebra."""
+import numpy as np
+
 from .core import op, S, Arg, FLOATS
 
 INT_FLOATS = FLOATS + ('int64', 'int32')
@@ -107,3 +109,67 @@ op('cross', lambda dt: [S(Arg((4, 3)), Arg((4, 3))), S(Arg((3, 4)), Arg((3, 4)))
    dtypes=INT_FLOATS)
 op('linalg.cross', lambda dt: [S(Arg((4, 3)), Arg((4, 3))), S(Arg((3, 4)), Arg((3, 4)), dim=0), S(Arg((2, 4, 3)), Arg((4, 3))),
                                S(Arg((4, 2)), Arg((4, 2)))], dtypes=INT_FLOATS)
+
+
+# --- ember.linalg ---------------------------------------------------------------------------------
+
+def _spd(shape, dt, seed=0):
+    """A symmetric positive-definite (batch of) matrix: M M^T + n I."""
+    rng = np.random.default_rng(seed)
+    m = rng.uniform(-1, 1, shape)
+    return (m @ np.swapaxes(m, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(dt)
+
+
+def _wellcond(shape, dt, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.uniform(-1, 1, shape) + 3 * np.eye(shape[-1])).astype(dt)
+
+
+_SQ_ERRORS = [S(Arg((2, 3))), S(Arg((3,))), S(Arg((3, 3), 'int64'))]
+
+op('linalg.inv', lambda dt: [S(_wellcond((3, 3), dt)), S(_wellcond((2, 4, 4), dt, 1)), S(Arg((0, 0))), *_SQ_ERRORS], atol=1e-4, rtol=1e-4)
+op('inverse', lambda dt: [S(_wellcond((3, 3), dt))], atol=1e-4, rtol=1e-4)
+op('linalg.det', lambda dt: [S(_wellcond((3, 3), dt)), S(_wellcond((2, 4, 4), dt, 1)), S(Arg((1, 1))), *_SQ_ERRORS],
+   atol=1e-4, rtol=1e-4)
+op('det', lambda dt: [S(_wellcond((3, 3), dt))], atol=1e-4, rtol=1e-4)
+op('linalg.slogdet', lambda dt: [S(_wellcond((3, 3), dt)), S(-_wellcond((2, 3, 3), dt, 2)), *_SQ_ERRORS],
+   atol=1e-4, rtol=1e-4)
+op('logdet', lambda dt: [S(_spd((3, 3), dt))], atol=1e-4, rtol=1e-4)
+op('linalg.solve', lambda dt: [S(_wellcond((3, 3), dt), Arg((3,))), S(_wellcond((3, 3), dt), Arg((3, 2))),
+                               S(_wellcond((2, 3, 3), dt), Arg((2, 3))), S(_wellcond((2, 3, 3), dt), Arg((3,))),
+                               S(_wellcond((3, 3), dt), Arg((2, 3, 2))), S(_wellcond((2, 3, 3), dt), Arg((3, 2))),
+                               S(_wellcond((3, 3), dt), Arg((3, 2)), left=False), S(_wellcond((3, 3), dt), Arg((2, 3)), left=False),
+                               S(_wellcond((3, 3), dt), Arg((4,))), S(Arg((3, 4)), Arg((3, 2))),
+                               S(_wellcond((3, 3), dt), Arg((3,), 'float64' if dt == 'float32' else 'float32'))],
+   atol=1e-4, rtol=1e-4)
+op('linalg.cholesky', lambda dt: [S(_spd((3, 3), dt)), S(_spd((2, 4, 4), dt)), S(_spd((3, 3), dt), upper=True),
+                                  S(Arg((2, 3)))], atol=1e-4, rtol=1e-4)
+op('linalg.qr', lambda dt: [S(Arg((4, 3))), S(Arg((3, 3))), S(Arg((2, 5, 3))), S(Arg((4, 3)), mode='complete'),
+                            S(Arg((3, 3)), mode='complete'), S(Arg((4, 3)), mode='r'), S(Arg((3,))), S(Arg((3, 2)), mode='bad')],
+   atol=1e-4, rtol=1e-4)
+# singular vectors are defined up to sign and LAPACK builds differ in the signs they pick: values and
+# gradients are compared sign-invariantly in tests/test_linalg.py; here shapes, dtypes and errors
+op('linalg.svd', lambda dt: [S(Arg((4, 3)), full_matrices=False), S(Arg((3, 4)), full_matrices=False),
+                             S(Arg((2, 4, 3)), full_matrices=False), S(Arg((4, 3))), S(Arg((3,)))], random=True, grad=False)
+op('linalg.svdvals', lambda dt: [S(Arg((4, 3))), S(Arg((2, 3, 5))), S(Arg((3,)))], atol=1e-4, rtol=1e-4)
+op('linalg.norm', lambda dt: [S(Arg((3, 4))), S(Arg((5,))), S(Arg((2, 3, 4))), S(Arg((3, 4)), 'fro'), S(Arg((3, 4)), 'nuc'),
+                              S(Arg((3, 4)), 1), S(Arg((3, 4)), float('inf')), S(Arg((3, 4)), -1), S(Arg((3, 4)), 2),
+                              S(Arg((3, 4)), -2), S(Arg((5,)), 3), S(Arg((2, 3, 4)), dim=(0, 2)), S(Arg((2, 3, 4)), 1, (2, 1)),
+                              S(Arg((2, 3, 4)), dim=1, keepdim=True), S(Arg((2, 3, 4)), 'fro', (0, 1), True),
+                              S(Arg((2, 3, 4)), 'nuc', (0, 2), True), S(Arg((3, 3, 3)), 'fro'), S(Arg((3, 3)), 3),
+                              S(Arg((3, 3), 'int64'))], atol=1e-4, rtol=1e-4)
+op('linalg.matrix_norm', lambda dt: [S(Arg((3, 4))), S(Arg((2, 3, 4)), 'nuc'), S(Arg((3, 4)), -float('inf')),
+                                     S(Arg((3,))), S(Arg((3, 3)), 3), S(Arg((3, 3)), 'fro', 0)], atol=1e-4, rtol=1e-4)
+op('linalg.matrix_power', lambda dt: [S(_wellcond((3, 3), dt), 3), S(_wellcond((3, 3), dt), 0), S(_wellcond((2, 3, 3), dt), -2),
+                                      S(Arg((2, 3)), 2)], atol=1e-4, rtol=1e-4)
+op('linalg.multi_dot', lambda dt: [S([Arg((2, 3)), Arg((3, 4)), Arg((4, 2))]), S([Arg((3,)), Arg((3, 4)), Arg((4,))]),
+                                   S([Arg((2, 3))]), S([Arg((2, 3, 3)), Arg((3, 3))])], atol=1e-4, rtol=1e-4)
+op('linalg.pinv', lambda dt: [S(Arg((4, 3))), S(Arg((2, 3, 5)))], atol=1e-4, rtol=1e-4)
+op('linalg.vecdot', lambda dt: [S(Arg((3, 4)), Arg((3, 4))), S(Arg((3, 4)), Arg((4,))), S(Arg((4, 3)), Arg((4, 3)), dim=0)])
+op('linalg.matmul', _matmul_samples, dtypes=FLOATS, atol=1e-4, rtol=1e-5)
+op('matrix_power', lambda dt: [S(_wellcond((3, 3), dt), 2)], atol=1e-4, rtol=1e-4)
+op('cholesky', lambda dt: [S(_spd((3, 3), dt))], atol=1e-4, rtol=1e-4)
+op('svd', lambda dt: [S(Arg((4, 3))), S(Arg((3, 4)), some=False)], random=True, grad=False)
+op('qr', lambda dt: [S(Arg((4, 3))), S(Arg((4, 3)), some=False)], atol=1e-4, rtol=1e-4, grad=False)
+op('slogdet', lambda dt: [S(_wellcond((3, 3), dt))], atol=1e-4, rtol=1e-4)
+op('chain_matmul', lambda dt: [S(Arg((2, 3)), Arg((3, 4)), Arg((4, 2)))], atol=1e-4, rtol=1e-5)

@@ -59,6 +59,117 @@ def _diag_embed(a, offset, dim1, dim2):
     return np.ascontiguousarray(out.transpose(order))
 
 
+class LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: singular or indefinite input (found only from the data, so raised here)."""
+
+
+def _batch_prefix(A, idx):
+    return f"(Batch element {idx}): " if A.ndim > 2 else ""
+
+
+def _first_bad(A, bad):
+    """Index (flat over the batch) of the first matrix for which ``bad(matrix)`` is true."""
+    flat = A.reshape((-1,) + A.shape[-2:])
+    for i, M in enumerate(flat):
+        if bad(M):
+            return i, M
+    return 0, flat[0]
+
+
+def _zero_pivot(M):
+    """1-based index of the first zero pivot of M's LU factorisation with partial pivoting (LAPACK getrf's info)."""
+    U = np.array(M, dtype=np.float64)
+    n = U.shape[0]
+    for j in range(n):
+        p = j + int(np.argmax(np.abs(U[j:, j])))
+        if U[p, j] == 0:
+            return j + 1
+        U[[j, p]] = U[[p, j]]
+        U[j + 1:, j:] -= np.outer(U[j + 1:, j] / U[j, j], U[j, j:])
+    return n
+
+
+def _singular(M):
+    try:
+        np.linalg.inv(M)
+        return False
+    except np.linalg.LinAlgError:
+        return True
+
+
+def _inv(A):
+    try:
+        return np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        i, M = _first_bad(A, _singular)
+        raise LinAlgError(f"linalg.inv: {_batch_prefix(A, i)}The diagonal element {_zero_pivot(M)} is zero, the "
+                          f"inversion could not be completed because the input matrix is singular.") from None
+
+
+def _solve(A, B):
+    vec = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    b = B[..., None] if vec else B
+    try:
+        x = np.linalg.solve(A, b)
+    except np.linalg.LinAlgError:
+        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.") from None
+    return x[..., 0] if vec else x
+
+
+def _not_pd_order(M):
+    for k in range(1, M.shape[0] + 1):
+        try:
+            np.linalg.cholesky(M[:k, :k])
+        except np.linalg.LinAlgError:
+            return k
+    return M.shape[0]
+
+
+def _cholesky(A, upper):
+    try:
+        L = np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        def bad(M):
+            try:
+                np.linalg.cholesky(M)
+                return False
+            except np.linalg.LinAlgError:
+                return True
+        i, M = _first_bad(A, bad)
+        raise LinAlgError(f"linalg.cholesky: {_batch_prefix(A, i)}The factorization could not be completed because "
+                          f"the input is not positive-definite (the leading minor of order {_not_pd_order(M)} is "
+                          f"not positive-definite).") from None
+    return np.ascontiguousarray(np.swapaxes(L, -1, -2)) if upper else L
+
+
+def _qr(A, mode):
+    if mode == 'r':
+        return np.empty((0,), A.dtype), np.linalg.qr(A, mode='r')
+    Q, R = np.linalg.qr(A, mode=mode)
+    return Q, R
+
+
+def _slogdet(A):
+    sign, logabs = np.linalg.slogdet(A)
+    return sign, logabs
+
+
+def _svd(A, full):
+    if A.size == 0:
+        m, n = A.shape[-2:]
+        k = min(m, n)
+        b = A.shape[:-2]
+        eye = lambda r, c: np.broadcast_to(np.eye(r, c, dtype=A.dtype), b + (r, c)).copy()
+        return (eye(m, m if full else k), np.zeros(b + (k,), A.dtype), eye(n if full else k, n))
+    return np.linalg.svd(A, full_matrices=full)
+
+
+def _svdvals(A):
+    if A.size == 0:
+        return np.zeros(A.shape[:-2] + (min(A.shape[-2:]),), A.dtype)
+    return np.linalg.svd(A, compute_uv=False)
+
+
 KERNELS = {
     'matmul': np.matmul,
     'mm': np.matmul,
@@ -74,4 +185,12 @@ KERNELS = {
     'einsum': _einsum,
     'diag_embed': _diag_embed,
     'linalg_cross': lambda a, b, dim: np.cross(a, b, axis=dim),
+    'linalg_inv': _inv,
+    'linalg_det': np.linalg.det,
+    'linalg_slogdet': _slogdet,
+    '_linalg_solve': _solve,
+    'linalg_cholesky': _cholesky,
+    'linalg_qr': _qr,
+    'linalg_svd': _svd,
+    'linalg_svdvals': _svdvals,
 }
