@@ -1,23 +1,233 @@
-"""OpInfo records for pointwise operators."""
+"""OpInfo records for pointwise operators and activations.
+
+Dtypes where torch raises are kept on purpose: the generic test then checks
+that ember raises the same exception class (bitwise ops on floats, abs of
+bool, integer division by zero, ...).
+"""
+import numpy as np
+
 from .core import op, S, Arg, unary_samples, binary_samples, FLOATS, INTS, ALL_NUMERIC
 
-# --- records for operators ---------------------------------------------------
+NO_BOOL = ALL_NUMERIC[:-1]
+INTS_BOOL = ('int64', 'int32', 'uint8', 'bool')
+NAN, INF = float('nan'), float('inf')
 
-op('add', lambda dt: [*binary_samples()(dt), S(Arg((3, 4)), Arg((3, 4)), alpha=2)], dtypes=ALL_NUMERIC[:-1])
-op('sub', lambda dt: [*binary_samples()(dt), S(Arg((3, 4)), Arg((3, 4)), alpha=2)], dtypes=ALL_NUMERIC[:-1])
-op('mul', binary_samples(), dtypes=ALL_NUMERIC)
-op('div', binary_samples(rhs_low=0.5, rhs_high=3), dtypes=FLOATS + INTS)
-op('neg', unary_samples(), dtypes=FLOATS + INTS)
-op('exp', unary_samples(), dtypes=FLOATS + INTS)
-op('log', unary_samples(0.1, 5), dtypes=FLOATS)
-op('sin', unary_samples(), dtypes=FLOATS + INTS)
-op('cos', unary_samples(), dtypes=FLOATS + INTS)
-op('tanh', unary_samples(), dtypes=FLOATS)
-op('sigmoid', unary_samples(), dtypes=FLOATS)
-op('sqrt', unary_samples(0.1, 5), dtypes=FLOATS)
-op('eq', binary_samples(-1, 1), dtypes=ALL_NUMERIC, grad=False)
-op('lt', binary_samples(), dtypes=ALL_NUMERIC[:-1], grad=False)
-op('gt', binary_samples(), dtypes=ALL_NUMERIC[:-1], grad=False)
+
+def _special(dtype):
+    """Values that exercise edge cases: NaN, infinities, signed zeros (floats), or small ints."""
+    if np.dtype(dtype).kind == 'f':
+        return np.array([NAN, INF, -INF, 0., -0., 1.5, -2.5, 3.], dtype)
+    if dtype == 'bool':
+        return np.array([True, False, True])
+    return np.array([0, 1, 2, 3, 7, 100], dtype)
+
+
+def _nonzero(shape, dtype, seed=0):
+    """A divisor with no zeros, both signs."""
+    rng = np.random.default_rng(seed)
+    mag = rng.integers(1, 4, shape) if np.dtype(dtype).kind in 'iub' else rng.uniform(0.5, 3, shape)
+    sign = 1 if dtype in ('uint8', 'bool') else np.where(rng.random(shape) < 0.5, -1, 1)
+    return np.asarray(mag * sign).astype(dtype)
+
+
+def unary(name, low=-3, high=3, dtypes=ALL_NUMERIC, special=True, **kw):
+    def gen(dt):
+        yield from unary_samples(low, high)(dt)
+        if special:
+            yield S(_special(dt))
+    op(name, gen, dtypes=dtypes, **kw)
+
+
+def division(name, extra=()):
+    def gen(dt):
+        for a, b in [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((), ()), ((2, 3, 4), (4,)), ((0, 3), (3,))]:
+            yield S(Arg(a), _nonzero(b, dt, len(a)), **dict(extra))
+        yield S(Arg((3, 4), noncontig=True), _nonzero((3, 4), dt), **dict(extra))
+        yield S(Arg((3, 4)), 2, **dict(extra))
+        yield S(Arg((3, 4)), -2.5, **dict(extra))
+        yield S(7, _nonzero((5,), dt), **dict(extra))
+        if np.dtype(dt).kind == 'f':      # x / 0 (an error for ints: data-dependent, so in test_pointwise.py)
+            yield S(Arg((4,)), np.zeros(4, dt), **dict(extra))
+    return gen
+
+
+# --- arithmetic ------------------------------------------------------------------------
+op('add', lambda dt: [*binary_samples()(dt), S(Arg((3, 4)), Arg((3, 4)), alpha=2), S(Arg((3,)), 2, alpha=-1),
+                      S(Arg((3,)), Arg((3,)), alpha=0.5)], dtypes=ALL_NUMERIC)
+op('sub', lambda dt: [*binary_samples()(dt), S(Arg((3, 4)), Arg((3, 4)), alpha=2), S(2.5, Arg((3, 4)))],
+   dtypes=ALL_NUMERIC)
+op('mul', lambda dt: [*binary_samples()(dt), S(3, Arg((2, 3)))], dtypes=ALL_NUMERIC)
+op('div', lambda dt: [*division('div')(dt), *division('div', {'rounding_mode': 'trunc'})(dt),
+                      *division('div', {'rounding_mode': 'floor'})(dt)], dtypes=ALL_NUMERIC)
+op('true_divide', division('true_divide'), dtypes=FLOATS + INTS)
+op('floor_divide', division('floor_divide'), dtypes=ALL_NUMERIC, grad=False)
+op('remainder', division('remainder'), dtypes=ALL_NUMERIC)
+op('fmod', division('fmod'), dtypes=ALL_NUMERIC)
+
+
+def _pow_samples(dt):
+    fl = np.dtype(dt).kind == 'f'
+    yield S(Arg((3, 4), low=0.5, high=2), Arg((3, 4), low=-2 if fl else 0, high=3))
+    yield S(Arg((3, 1), low=0.5, high=2), Arg((4,), low=0, high=3))
+    yield S(Arg((), low=0.5, high=2), Arg((), low=0, high=2))
+    yield S(Arg((0, 3), low=0.5, high=2), Arg((3,), low=0, high=2))
+    yield S(Arg((3, 4), noncontig=True, low=0.5, high=2), 2)
+    yield S(Arg((3, 4), low=0.5, high=2), 0)
+    yield S(Arg((3, 4), low=0.5, high=2), -1)            # an error for integer tensors
+    yield S(Arg((3, 4), low=0.5, high=2), 2.5)
+    yield S(2, Arg((3, 4), low=0, high=3))
+    yield S(np.array([0, 1, -1, 2, -2, 3], dt) if dt not in ('uint8', 'bool') else np.array([0, 1, 2], dt),
+            np.array([-1, -2, -3, 0, 1, 2], dt) if dt not in ('uint8', 'bool') else np.array([1, 0, 2], dt))
+
+
+op('pow', _pow_samples, dtypes=ALL_NUMERIC)
+op('float_power', lambda dt: [S(Arg((3, 4), low=0.5, high=2), Arg((3, 4), low=-2, high=2)),
+                              S(Arg((3, 4), low=0.5, high=2), 2), S(2, Arg((4,), low=-2, high=2))],
+   dtypes=FLOATS + INTS)
+op('neg', unary_samples(), dtypes=ALL_NUMERIC)
+op('positive', unary_samples(), dtypes=ALL_NUMERIC)
+unary('reciprocal', 0.5, 3)
+unary('rsqrt', 0.2, 5)
+unary('square')
+unary('abs')
+unary('sign')
+unary('sgn')
+unary('exp')
+unary('exp2')
+unary('expm1')
+unary('log', 0.1, 5)
+unary('log2', 0.1, 5)
+unary('log10', 0.1, 5)
+unary('log1p', -0.9, 5)
+unary('sqrt', 0.1, 5)
+unary('erf')
+unary('erfc')
+unary('erfinv', -0.9, 0.9, special=False)
+unary('floor')
+unary('ceil')
+unary('trunc')
+unary('frac')
+op('round', lambda dt: [*unary_samples()(dt), S(_special(dt)), S(Arg((3, 4), low=-300, high=300), decimals=1),
+                        S(Arg((3, 4), low=-300, high=300), decimals=-1),
+                        S(np.array([0.5, 1.5, 2.5, -0.5, -1.5]).astype(dt))], dtypes=ALL_NUMERIC)
+
+# --- trigonometric and friends ---------------------------------------------------------------
+for _n in ('sin', 'cos', 'atan', 'sinh', 'cosh', 'asinh', 'tanh', 'sigmoid', 'deg2rad', 'rad2deg', 'sinc'):
+    unary(_n)
+unary('tan', -1.2, 1.2)
+unary('asin', -0.9, 0.9, special=False)
+unary('acos', -0.9, 0.9, special=False)
+unary('atanh', -0.9, 0.9, special=False)
+unary('acosh', 1.2, 4, special=False)
+unary('angle', grad=False)
+op('atan2', binary_samples(), dtypes=ALL_NUMERIC)
+op('hypot', binary_samples(), dtypes=ALL_NUMERIC)
+op('logaddexp', lambda dt: [*binary_samples()(dt), S(Arg((3,), low=-300, high=300), Arg((3,), low=-300, high=300))],
+   dtypes=ALL_NUMERIC)
+op('xlogy', lambda dt: [*binary_samples(0, 3, 0.1, 3)(dt), S(np.array([0., 0., 1.]).astype(dt), np.array([NAN, 2., 0.]).astype(dt)
+                                                              if np.dtype(dt).kind == 'f' else np.array([1, 2, 3], dt)),
+                        S(2, Arg((3,), low=0.1, high=3))], dtypes=ALL_NUMERIC)
+op('copysign', lambda dt: [*binary_samples()(dt), S(Arg((3, 4)), -0.0)], dtypes=ALL_NUMERIC)
+op('heaviside', lambda dt: [S(_special(dt), _special(dt)[::-1].copy()), S(Arg((3, 4)), Arg((4,))),
+                            S(Arg((3, 4)), Arg((), 'float64'))], dtypes=ALL_NUMERIC, grad=False)
+
+
+def _ties(dt):
+    a = np.array([1, 2, 3, 0], dt) if dt != 'bool' else np.array([True, False, True, False])
+    b = np.array([1, 0, 4, 0], dt) if dt != 'bool' else np.array([True, True, False, False])
+    yield S(a, b)
+    if np.dtype(dt).kind == 'f':
+        yield S(np.array([NAN, 1, NAN, 2], dt), np.array([1, NAN, NAN, 2], dt))
+
+
+for _n in ('maximum', 'minimum', 'fmax', 'fmin'):
+    op(_n, lambda dt: [*binary_samples()(dt), *_ties(dt)], dtypes=ALL_NUMERIC)
+
+
+def _clamp_samples(dt):
+    yield S(Arg((3, 4)), -1, 1)
+    yield S(Arg((3, 4), noncontig=True), min=-1)
+    yield S(Arg((3, 4)), max=0.5)
+    yield S(Arg((2, 3, 4)), Arg((3, 4), low=-2, high=0), Arg((4,), low=0, high=2))
+    yield S(Arg((3, 4)), Arg((3, 4)), Arg((3, 4)))     # min > max in places: the result is max
+    yield S(Arg((0, 4)), -1, 1)
+    yield S(Arg(()), 0.5)
+    yield S(Arg((3,)))                                # neither bound: an error
+    if np.dtype(dt).kind == 'f':
+        yield S(_special(dt), -1, 2)
+
+
+op('clamp', _clamp_samples, dtypes=ALL_NUMERIC)
+op('clamp_min', lambda dt: [S(Arg((3, 4)), 0.5), S(Arg((3, 4)), Arg((4,)))], dtypes=ALL_NUMERIC)
+op('clamp_max', lambda dt: [S(Arg((3, 4)), 0.5), S(Arg((3, 4)), Arg((4,)))], dtypes=ALL_NUMERIC)
+op('clip', lambda dt: [S(Arg((3, 4)), -1, 1), S(Arg((3, 4)), max=Arg((4,)))], dtypes=FLOATS + INTS)
+op('lerp', lambda dt: [S(Arg((3, 4)), Arg((3, 4)), 0.3), S(Arg((3, 4)), Arg((4,)), 0.7),
+                       S(Arg((3, 4)), Arg((3, 4)), Arg((3, 4), low=0, high=1)),
+                       S(Arg((3, 1)), Arg((4,)), Arg((), low=0, high=1))], dtypes=ALL_NUMERIC)
+op('addcmul', lambda dt: [S(Arg((3, 4)), Arg((3, 4)), Arg((3, 4))), S(Arg((3, 4)), Arg((4,)), Arg((3, 1)), value=2),
+                          S(Arg(()), Arg((2,)), Arg(()), value=0.5)], dtypes=ALL_NUMERIC)
+op('addcdiv', lambda dt: [S(Arg((3, 4)), Arg((3, 4)), _nonzero((3, 4), dt)),
+                          S(Arg((3, 4)), Arg((4,)), _nonzero((3, 1), dt), value=2)], dtypes=ALL_NUMERIC)
+op('nan_to_num', lambda dt: [S(_special(dt)), S(_special(dt), nan=1.0, posinf=2.0), S(_special(dt), neginf=-5.0),
+                             S(Arg((3, 4)))], dtypes=ALL_NUMERIC)
+
+# --- comparisons, predicates, logical and bitwise ops ------------------------------------------------
+for _n in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'greater', 'greater_equal', 'less', 'less_equal', 'not_equal',
+           'logical_and', 'logical_or', 'logical_xor'):
+    op(_n, binary_samples(-1, 1), dtypes=ALL_NUMERIC, grad=False)
 op('logical_not', unary_samples(), dtypes=ALL_NUMERIC, grad=False)
+for _n in ('isnan', 'isinf', 'isfinite', 'isposinf', 'isneginf', 'isreal', 'signbit'):
+    unary(_n, grad=False)
+for _n in ('bitwise_and', 'bitwise_or', 'bitwise_xor'):
+    op(_n, binary_samples(-10, 10), dtypes=INTS_BOOL + FLOATS, grad=False)
+for _n in ('bitwise_left_shift', 'bitwise_right_shift'):
+    op(_n, lambda dt: [S(Arg((3, 4), low=-10, high=10), Arg((3, 4), low=0, high=5)), S(Arg((5,), low=-50, high=50), 2),
+                       S(Arg((5,), low=-50, high=50), 70), S(Arg((5,), low=-50, high=50), np.array([-1, 0, 1, 63, 64]))],
+       dtypes=('int64', 'int32') + FLOATS, grad=False)
+unary('bitwise_not', dtypes=INTS_BOOL + FLOATS, grad=False)
 op('where', lambda dt: [S(Arg((3, 4), 'bool'), Arg((3, 4)), Arg((3, 4))), S(Arg((3, 1), 'bool'), Arg((4,)), Arg(())),
                         S(Arg((3, 4), 'bool'), Arg((3, 4)), 0.5)], dtypes=FLOATS + INTS)
+
+# --- activations (torch.nn.functional) ----------------------------------------------------------
+_ZERO = lambda dt: S(np.array([-1, 0, 2], dt) if dt != 'uint8' else np.array([0, 1, 2], dt))
+
+
+def act(name, *extra, low=-3, high=3, dtypes=FLOATS + ('int64',), **kw):
+    def gen(dt):
+        yield from unary_samples(low, high)(dt)
+        yield _ZERO(dt)
+        for e in extra:
+            yield e
+    op(name, gen, dtypes=dtypes, torch_name=f'nn.functional.{name}', **kw)
+
+
+act('relu', dtypes=ALL_NUMERIC)
+act('relu6', S(Arg((7,), low=-2, high=8)))
+act('hardtanh', S(Arg((3, 4)), -0.5, 0.5), S(Arg((3, 4)), min_val=-2, max_val=-1))
+act('leaky_relu', S(Arg((3, 4)), 0.2))
+act('elu', S(Arg((3, 4)), 0.5))
+act('selu')
+act('celu', S(Arg((3, 4)), 0.5))
+act('gelu', S(Arg((3, 4)), approximate='tanh'), S(Arg((3,)), approximate='bad'))
+act('silu')
+act('mish')
+act('softplus', S(Arg((3, 4)), 2, 1), S(Arg((3,), low=10, high=30)))
+act('hardswish', low=-5, high=5)
+act('hardsigmoid', low=-5, high=5, gradgrad=False)     # torch has no double backward for it
+act('logsigmoid', S(Arg((4,), low=-100, high=100)))
+act('softsign')
+act('tanhshrink')
+act('softshrink', S(Arg((3, 4)), 1.0), S(Arg((3,)), -1.0))
+act('hardshrink', S(Arg((3, 4)), 1.0))
+op('threshold', lambda dt: [S(Arg((3, 4)), 0.5, 2.0), S(Arg((3, 4), noncontig=True), 1, -1), S(Arg(()), 0, 0)],
+   dtypes=ALL_NUMERIC[:-1], torch_name='nn.functional.threshold')
+op('prelu', lambda dt: [S(Arg((2, 3, 4)), Arg((3,))), S(Arg((3, 4)), Arg((1,))), S(Arg((2, 3)), Arg((2,)))],
+   dtypes=FLOATS, torch_name='nn.functional.prelu')
+act('rrelu')
+op('glu', lambda dt: [S(Arg((2, 4))), S(Arg((4, 3)), 0), S(Arg((3, 3)), 1), S(Arg(()))], dtypes=FLOATS,
+   torch_name='nn.functional.glu')
+op('ops.aten.threshold_backward', lambda dt: [S(Arg((3, 4)), Arg((3, 4)), 0.5), S(Arg((3, 4)), Arg((4,)), 0)],
+   dtypes=FLOATS)
+op('ops.aten.gelu_backward', lambda dt: [S(Arg((3, 4)), Arg((3, 4))), S(Arg((3, 4)), Arg((3, 4)), approximate='tanh')],
+   dtypes=FLOATS)
+op('ops.aten.silu_backward', lambda dt: [S(Arg((3, 4)), Arg((3, 4)))], dtypes=FLOATS)

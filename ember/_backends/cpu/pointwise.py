@@ -1,22 +1,384 @@
-"""CPU kernels for pointwise operators: NumPy ufuncs on arrays already in the computation dtype."""
+"""CPU kernels for pointwise operators: NumPy ufuncs on arrays already in the computation dtype.
+
+Operands arrive cast to the computation dtype (Python numbers stay numbers:
+NumPy 2 treats them as weak, like torch's wrapped numbers). Kernels return a
+new array; the adapter casts it to the result dtype. Kernels that can meet
+0/0, log(0), overflow and the like run under ``_quiet`` so NumPy prints no
+RuntimeWarning where torch is silent (about 1 us per call; a global
+np.seterr would change user code's NumPy behaviour).
+"""
+import math
+
 import numpy as np
 
+_ERR = dict(all='ignore')
+
+
+def _quiet(fn):
+    def kernel(*args):
+        with np.errstate(**_ERR):
+            return fn(*args)
+    kernel.__name__ = getattr(fn, '__name__', 'kernel')
+    return kernel
+
+
+def _special():
+    import scipy.special
+    return scipy.special
+
+
+def _is_int(x):
+    return np.asarray(x).dtype.kind in 'iub'
+
+
+def _check_int_divisor(a, b):
+    if _is_int(a) and _is_int(b) and np.any(np.asarray(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+# --- arithmetic --------------------------------------------------------------------
+
+def _add(a, b, alpha):
+    if alpha == 1:
+        return np.add(a, b)
+    return np.add(a, np.multiply(b, _like(a, alpha)))
+
+
+def _sub(a, b, alpha):
+    if alpha == 1:
+        return np.subtract(a, b)
+    return np.subtract(a, np.multiply(b, _like(a, alpha)))
+
+
+def _like(a, v):
+    """A Scalar argument (alpha, value) in the operand's dtype, as torch casts it (wrapping integers)."""
+    dt = np.asarray(a).dtype
+    return np.array(v).astype(dt)[()] if dt.kind in 'iub' else v
+
+
+def _int_div_trunc(a, b):
+    q = np.floor_divide(a, b)
+    fix = (np.remainder(a, b) != 0) & ((np.asarray(a) < 0) != (np.asarray(b) < 0))
+    return q + fix.astype(q.dtype)
+
+
+def _div_mode(a, b, mode):
+    if mode is None:
+        return np.true_divide(a, b)
+    if _is_int(a) and _is_int(b):
+        _check_int_divisor(a, b)
+        return np.floor_divide(a, b) if mode == 'floor' else _int_div_trunc(a, b)
+    return np.floor_divide(a, b) if mode == 'floor' else np.trunc(np.true_divide(a, b))
+
+
+def _floor_divide(a, b):
+    _check_int_divisor(a, b)
+    return np.floor_divide(a, b)
+
+
+def _remainder(a, b):
+    _check_int_divisor(a, b)
+    return np.remainder(a, b)
+
+
+def _fmod(a, b):
+    _check_int_divisor(a, b)
+    return np.fmod(a, b)
+
+
+def _pow(a, b):
+    if not (_is_int(a) and _is_int(b)):
+        return np.power(a, b)
+    bb = np.asarray(b)
+    neg = bb < 0
+    if not neg.any():
+        return np.power(a, b)
+    # integer base to a negative power: 1 and -1 stay on the unit circle, everything else truncates to 0
+    aa = np.asarray(a)
+    pos = np.power(aa, np.where(neg, 0, bb))
+    special = np.where(aa == 1, 1, np.where(aa == -1, np.where(bb % 2 == 0, 1, -1), 0))
+    return np.where(neg, special, pos)
+
+
+def _sign(a):
+    if a.dtype == np.bool_:
+        return a.copy()
+    if a.dtype.kind == 'f':     # torch: sign(nan) is 0
+        return np.where(np.isnan(a), a.dtype.type(0), np.sign(a))
+    return np.sign(a)
+
+
+def _keep_int(fn):
+    """floor, ceil, trunc, round of an integer tensor is a copy (NumPy would return floats)."""
+    def kernel(a, *args):
+        if a.dtype.kind in 'iu':
+            return a.copy()
+        return fn(a, *args)
+    return kernel
+
+
+def _round(a, decimals):
+    if decimals == 0:
+        return np.rint(a)
+    if decimals > 0:   # torch's order of operations, so ties round the same way
+        p = a.dtype.type(10.0 ** decimals)
+        return np.rint(a * p) / p
+    p = a.dtype.type(10.0 ** -decimals)
+    return np.rint(a / p) * p
+
+
+def _frac(a):
+    return a - np.trunc(a)
+
+
+def _xlogy(a, b):
+    r = np.multiply(a, np.log(b))
+    r = np.where(np.asarray(a) == 0, 0, r)
+    return np.where(np.isnan(b), np.nan, r)
+
+
+def _heaviside(a, v):
+    # torch: x == 0 ? values : x > 0 (NaN gives 0; NumPy's heaviside would give NaN)
+    return np.where(a == 0, v, a > 0)
+
+
+def _lerp(a, end, w):
+    # torch's two-sided formula: exact at both ends
+    d = end - a
+    return np.where(np.abs(w) < 0.5, a + w * d, end - d * (1 - np.asarray(w)))
+
+
+def _addcmul(a, t1, t2, value):
+    return a + _like(a, value) * t1 * t2 if value != 1 else a + t1 * t2
+
+
+def _addcdiv(a, t1, t2, value):
+    return a + value * np.true_divide(t1, t2)
+
+
+def _clamp(a, lo, hi):
+    if lo is None:
+        return np.minimum(a, hi)
+    if hi is None:
+        return np.maximum(a, lo)
+    return np.minimum(np.maximum(a, lo), hi)
+
+
+def _nan_to_num(a, nan, posinf, neginf):
+    if a.dtype.kind in 'iub':
+        return a.copy()
+    return np.nan_to_num(a, copy=True, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
+
+
+# --- predicates ----------------------------------------------------------------------
+
+def _pred(fn, int_value):
+    def kernel(a):
+        if a.dtype.kind in 'iub':
+            return np.full(a.shape, int_value, np.bool_)
+        return fn(a)
+    return kernel
+
+
+def _isreal(a):
+    if a.dtype.kind == 'c':
+        return a.imag == 0
+    return np.ones(a.shape, np.bool_)
+
+
+def _signbit(a):
+    if a.dtype.kind in 'ub':
+        return np.zeros(a.shape, np.bool_)
+    return np.signbit(a)
+
+
+def _angle(a):
+    if a.dtype.kind == 'c':
+        return np.angle(a)
+    return np.where(np.isnan(a), a, np.where(a < 0, a.dtype.type(math.pi), a.dtype.type(0)))
+
+
+# --- bitwise -----------------------------------------------------------------------
+
+def _shift(left):
+    def kernel(a, b):
+        aa, bb = np.asarray(a), np.asarray(b)
+        bits = aa.dtype.itemsize * 8
+        out_of_range = (bb < 0) | (bb >= bits)
+        safe = np.where(out_of_range, 0, bb).astype(aa.dtype)
+        if left:
+            return np.where(out_of_range, 0, np.left_shift(aa, safe))
+        # shifting a signed value past its width leaves only its sign
+        return np.where(out_of_range, np.where(aa < 0, -1, 0).astype(aa.dtype), np.right_shift(aa, safe))
+    return kernel
+
+
+# --- activations --------------------------------------------------------------------
+
+def _sigmoid(a):
+    return _special().expit(a)
+
+
+def _threshold(a, threshold, value):
+    return np.where(a > threshold, a, _like(a, value))
+
+
+def _threshold_backward(g, x, threshold):
+    return np.where(x <= threshold, g.dtype.type(0), g)
+
+
+_SQRT1_2 = 1 / math.sqrt(2)
+_SQRT_2_PI = math.sqrt(2 / math.pi)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+
+
+def _gelu(a, approximate):
+    if approximate == 'tanh':
+        return 0.5 * a * (1 + np.tanh(_SQRT_2_PI * (a + 0.044715 * a * a * a)))
+    return 0.5 * a * (1 + _special().erf(a * a.dtype.type(_SQRT1_2)))
+
+
+def _gelu_backward(g, a, approximate):
+    if approximate == 'tanh':
+        x2 = a * a
+        t = np.tanh(_SQRT_2_PI * (a + 0.044715 * x2 * a))
+        return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * _SQRT_2_PI * (1 + 3 * 0.044715 * x2))
+    cdf = 0.5 * (1 + _special().erf(a * a.dtype.type(_SQRT1_2)))
+    return g * (cdf + a * np.exp(-0.5 * a * a) * a.dtype.type(_INV_SQRT_2PI))
+
+
+def _silu(a):
+    return a * _special().expit(a)
+
+
+def _silu_backward(g, a):
+    s = _special().expit(a)
+    return g * s * (1 + a * (1 - s))
+
+
+def _elu(a, alpha, scale, input_scale):
+    return np.where(a > 0, a * scale, np.expm1(a * input_scale) * (alpha * scale))
+
+
+def _softplus(a, beta, threshold):
+    z = a * beta
+    return np.where(z > threshold, a, np.log1p(np.exp(z)) / beta)
+
+
+def _log_sigmoid(a):
+    # min(x, 0) - log1p(exp(-|x|)): no overflow for either sign
+    return np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
+
+
+def _erf(fn_name):
+    def kernel(a):
+        return getattr(_special(), fn_name)(a)
+    return kernel
+
+
 KERNELS = {
-    'add.Tensor': lambda a, b, alpha: np.add(a, b) if alpha == 1 else np.add(a, np.multiply(b, alpha)),
-    'sub.Tensor': lambda a, b, alpha: np.subtract(a, b) if alpha == 1 else np.subtract(a, np.multiply(b, alpha)),
+    'add.Tensor': _add,
+    'sub.Tensor': _sub,
     'mul.Tensor': np.multiply,
-    'div.Tensor': np.true_divide,
+    'div.Tensor': _quiet(np.true_divide),
+    'div.Tensor_mode': _quiet(_div_mode),
+    'floor_divide': _quiet(_floor_divide),
+    'remainder.Tensor': _quiet(_remainder),
+    'fmod.Tensor': _quiet(_fmod),
+    'pow.Tensor_Tensor': _quiet(_pow),
     'neg': np.negative,
-    'exp': np.exp,
-    'log': np.log,
+    'reciprocal': _quiet(np.reciprocal),
+    'rsqrt': _quiet(lambda a: 1 / np.sqrt(a)),
+    'abs': np.abs,
+    'sign': _sign,
+    'sgn': _sign,
+    'exp': _quiet(np.exp),
+    'exp2': _quiet(np.exp2),
+    'expm1': _quiet(np.expm1),
+    'log': _quiet(np.log),
+    'log2': _quiet(np.log2),
+    'log10': _quiet(np.log10),
+    'log1p': _quiet(np.log1p),
+    'sqrt': _quiet(np.sqrt),
+    'erf': _erf('erf'),
+    'erfc': _erf('erfc'),
+    'erfinv': _erf('erfinv'),
+    'floor': _keep_int(np.floor),
+    'ceil': _keep_int(np.ceil),
+    'trunc': _keep_int(np.trunc),
+    'frac': _quiet(_frac),
+    'round': _keep_int(_quiet(_round)),
     'sin': np.sin,
     'cos': np.cos,
+    'tan': np.tan,
+    'asin': _quiet(np.arcsin),
+    'acos': _quiet(np.arccos),
+    'atan': np.arctan,
+    'sinh': _quiet(np.sinh),
+    'cosh': _quiet(np.cosh),
     'tanh': np.tanh,
-    'sigmoid': lambda a: 1 / (1 + np.exp(-a)),
-    'sqrt': np.sqrt,
+    'asinh': np.arcsinh,
+    'acosh': _quiet(np.arccosh),
+    'atanh': _quiet(np.arctanh),
+    'sigmoid': _sigmoid,
+    'deg2rad': np.deg2rad,
+    'rad2deg': np.rad2deg,
+    'sinc': _quiet(np.sinc),
+    'atan2': np.arctan2,
+    'hypot': np.hypot,
+    'logaddexp': np.logaddexp,
+    'xlogy.Tensor': _quiet(_xlogy),
+    'copysign.Tensor': np.copysign,
+    'heaviside': _heaviside,
+    'maximum': np.maximum,
+    'minimum': np.minimum,
+    'fmax': np.fmax,
+    'fmin': np.fmin,
+    'clamp': _clamp,
+    'clamp_min': np.maximum,
+    'clamp_max': np.minimum,
+    'lerp.Tensor': _lerp,
+    'addcmul': _addcmul,
+    'addcdiv': _quiet(_addcdiv),
+    'nan_to_num': _nan_to_num,
     'eq.Tensor': np.equal,
+    'ne.Tensor': np.not_equal,
     'lt.Tensor': np.less,
+    'le.Tensor': np.less_equal,
     'gt.Tensor': np.greater,
-    'where.self': lambda c, a, b: np.where(c, a, b),
+    'ge.Tensor': np.greater_equal,
+    'logical_and': np.logical_and,
+    'logical_or': np.logical_or,
+    'logical_xor': np.logical_xor,
     'logical_not': np.logical_not,
+    'isnan': _pred(np.isnan, False),
+    'isinf': _pred(np.isinf, False),
+    'isfinite': _pred(np.isfinite, True),
+    'isposinf': _pred(np.isposinf, False),
+    'isneginf': _pred(np.isneginf, False),
+    'isreal': _isreal,
+    'signbit': _signbit,
+    'angle': _angle,
+    'bitwise_and.Tensor': np.bitwise_and,
+    'bitwise_or.Tensor': np.bitwise_or,
+    'bitwise_xor.Tensor': np.bitwise_xor,
+    'bitwise_not': np.invert,
+    'bitwise_left_shift.Tensor': _shift(True),
+    'bitwise_right_shift.Tensor': _shift(False),
+    'where.self': lambda c, a, b: np.where(c, a, b),
+    # activations
+    'relu': lambda a: np.maximum(a, 0),
+    'threshold': _threshold,
+    'threshold_backward': _threshold_backward,
+    'gelu': _quiet(_gelu),
+    'gelu_backward': _quiet(_gelu_backward),
+    'silu': _silu,
+    'silu_backward': _silu_backward,
+    'elu': _quiet(_elu),
+    'leaky_relu': lambda a, slope: np.where(a > 0, a, a * slope),
+    'hardtanh': lambda a, lo, hi: np.minimum(np.maximum(a, lo), hi),
+    'softplus': _quiet(_softplus),
+    'hardswish': lambda a: a * np.minimum(np.maximum(a + 3, 0), 6) / 6,
+    'hardsigmoid': lambda a: np.minimum(np.maximum(a + 3, 0), 6) / 6,
+    'log_sigmoid': _quiet(_log_sigmoid),
 }

@@ -1,0 +1,169 @@
+"""Hand-written pointwise API: overload choosers (``div`` with ``rounding_mode``), torch's aliases
+(``multiply``, ``greater``, ``clip``, ``arctan2``, ...), methods whose argument order differs from
+the schema (``Tensor.where``), and the complex-view helpers (``real``, ``imag``, ``conj``).
+
+>>> import ember
+>>> ember.div(ember.tensor([7, -7]), 2, rounding_mode='floor')
+tensor([ 3, -4])
+"""
+import numpy as np
+
+from .._tensor import Tensor
+from .._ops.registry import DECLS
+from .._ops.pointwise import DIV_MODE
+from .._ops import adapters
+from .._core import dtype as D
+from .._core.storage import MetaArray
+
+__all__ = ['div', 'divide', 'true_divide', 'real', 'imag', 'conj', 'conj_physical', 'resolve_conj', 'resolve_neg',
+           'is_conj', 'is_neg']
+
+_div = DECLS['div']
+_div_functional = DECLS['div'].op.call
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """torch.div: true division, or rounded with ``rounding_mode='trunc'`` / ``'floor'``.
+
+    >>> import ember
+    >>> ember.div(ember.tensor([7., -7.]), 2, rounding_mode='trunc')
+    tensor([ 3., -3.])
+    """
+    if rounding_mode is None:
+        if out is None:
+            return _div_functional(input, other)
+        return _div.out_op.call(input, other, out=out)
+    if out is None:
+        return DIV_MODE(input, other, rounding_mode=rounding_mode)
+    return DIV_MODE.decl.out_op.call(input, other, rounding_mode=rounding_mode, out=out)
+
+
+def _div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return _div.inplace_op.call(self, other)
+    return DIV_MODE.decl.inplace_op.call(self, other, rounding_mode=rounding_mode)
+
+
+def true_divide(input, other, *, out=None):
+    return div(input, other, out=out)
+
+
+divide = div
+Tensor.div = Tensor.divide = div
+Tensor.div_ = Tensor.divide_ = _div_
+Tensor.true_divide = lambda self, other: _div_functional(self, other)
+Tensor.true_divide_ = lambda self, other: _div.inplace_op.call(self, other)
+
+# --- aliases: same operator, torch's other name (function, method and in-place method) -------------------
+_ALIASES = {'absolute': 'abs', 'arccos': 'acos', 'arcsin': 'asin', 'arctan': 'atan', 'arctan2': 'atan2',
+            'arccosh': 'acosh', 'arcsinh': 'asinh', 'arctanh': 'atanh', 'negative': 'neg', 'multiply': 'mul',
+            'subtract': 'sub', 'greater': 'gt', 'greater_equal': 'ge', 'less': 'lt', 'less_equal': 'le',
+            'not_equal': 'ne', 'clip': 'clamp', 'fix': 'trunc'}
+
+
+def _install_aliases():
+    import ember
+    for alias, name in _ALIASES.items():
+        fn = getattr(ember, name)
+        globals()[alias] = fn
+        __all__.append(alias)
+        setattr(Tensor, alias, getattr(Tensor, name))
+        if hasattr(Tensor, name + '_'):
+            setattr(Tensor, alias + '_', getattr(Tensor, name + '_'))
+
+
+_install_aliases()
+
+# Tensor.where(condition, y) is where(condition, self, y): the schema's first argument is the condition.
+_where = DECLS['where'].op.call
+Tensor.where = lambda self, condition, other: _where(condition, self, other)
+
+
+def _float_power_(self, exponent):
+    want = D.complex128 if self._dtype.is_complex or isinstance(exponent, complex) or \
+        (isinstance(exponent, Tensor) and exponent._dtype.is_complex) else D.float64
+    if self._dtype is not want:
+        raise RuntimeError(f"the base given to float_power_ has dtype {adapters._tname(self._dtype)} but the "
+                           f"operation's result requires dtype {adapters._tname(want)}")
+    return self.pow_(exponent.to(want) if isinstance(exponent, Tensor) else exponent)
+
+
+Tensor.float_power_ = _float_power_
+Tensor.square_ = lambda self: self.pow_(2)
+
+
+# `t == None` is False in torch (no error): comparisons with a non-number defer to Python.
+def _cmp(name, fallback):
+    op = DECLS[name].op.call
+
+    def cmp(self, other):
+        if other is None or not isinstance(other, (Tensor, int, float, bool, complex, np.number, np.bool_)):
+            return fallback
+        return op(self, other)
+    cmp.__name__ = f'__{name}__'
+    return cmp
+
+
+Tensor.__eq__ = _cmp('eq', NotImplemented)
+Tensor.__ne__ = _cmp('ne', NotImplemented)
+
+
+# --- complex helpers ---------------------------------------------------------------------
+
+def _part_view(self, part):
+    """A real view of the real or imaginary part of a complex tensor, sharing its storage."""
+    a = self._a
+    rd = self._dtype.to_real()
+    if isinstance(a, MetaArray):
+        va = MetaArray(a.shape, rd.np, tuple(a.strides), a.offset * 2 + part)
+    else:
+        self._storage_or_make()
+        va = a.real if part == 0 else a.imag
+    t = adapters.make_tensor(va, rd, self._device)
+    t._vc = self._vc
+    t._storage = self._storage
+    t._base = self._base if self._base is not None else self
+    return t
+
+
+def real(input):
+    """The real part: a view for complex tensors, the tensor itself otherwise."""
+    return _part_view(input, 0) if input._dtype.is_complex else input
+
+
+def imag(input):
+    if not input._dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return _part_view(input, 1)
+
+
+def conj(input):
+    """The complex conjugate; a real tensor is returned as is (as in torch)."""
+    if not input._dtype.is_complex:
+        return input
+    return adapters.make_tensor(np.conj(input._a), input._dtype, input._device)
+
+
+def conj_physical(input):
+    return conj(input) if input._dtype.is_complex else input.clone()
+
+
+def resolve_conj(input):
+    return input
+
+
+resolve_neg = resolve_conj
+
+
+def is_conj(input):
+    return False
+
+
+def is_neg(input):
+    return False
+
+
+Tensor.real = property(real)
+Tensor.imag = property(imag)
+for _n in ('conj', 'conj_physical', 'resolve_conj', 'resolve_neg', 'is_conj', 'is_neg'):
+    setattr(Tensor, _n, globals()[_n])
