@@ -65,6 +65,15 @@ def _weighted(loss, weight, reduction, input, mean_by_weight=True):
     return loss.sum() / weight.sum() if mean_by_weight else loss.mean()
 
 
+def _no_grad_arg(fn, name, t):
+    """torch's fused losses have no derivative for their weights: requiring one is an error there."""
+    if t is not None and t.requires_grad:
+        from ...autograd.grad_mode import is_grad_enabled
+        if is_grad_enabled():
+            raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument '{name}'. This "
+                               "input cannot have requires_grad True.")
+
+
 # --- classification ---------------------------------------------------------------
 
 def _check_nll_shapes(input, target):
@@ -117,6 +126,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     """
     reduction = _resolve(size_average, reduce, reduction)
     _check_nll_shapes(input, target)
+    _no_grad_arg('nll_loss_forward', 'weight', weight)
     if weight is not None and (weight.dim() != 1 or weight.numel() != input.size(1 if input.dim() > 1 else 0)):
         raise RuntimeError(f"weight tensor should be defined either for all {input.size(1 if input.dim() > 1 else 0)}"
                            f" classes or no classes but got weight tensor of shape: {list(weight.shape)}")
@@ -192,6 +202,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"({input.size()}) is deprecated. Please ensure they have the same size.")
     if input.numel() and bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    _no_grad_arg('binary_cross_entropy', 'weight', weight)
     loss = -(target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100))
     if weight is not None:
         loss = loss * weight
@@ -205,6 +216,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     reduction = _resolve(size_average, reduce, reduction)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    _no_grad_arg('binary_cross_entropy_with_logits', 'weight', weight)
+    _no_grad_arg('binary_cross_entropy_with_logits', 'pos_weight', pos_weight)
     softplus_neg = -_logsigmoid(input)
     if pos_weight is not None:
         loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * softplus_neg
@@ -243,6 +256,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     reduction = _resolve(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    _no_grad_arg('multi_margin_loss', 'weight', weight)
     x = input if input.dim() > 1 else input.unsqueeze(0)
     t = target.reshape(-1)
     xy = x.gather(1, t.unsqueeze(1))
