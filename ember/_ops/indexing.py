@@ -226,7 +226,7 @@ declare('scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str r
 declare('scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor',
         meta=_scatter_reduce_value_meta, inplace=True, out=True)
 
-_REDUCTIONS = ('sum', 'prod', 'mean', 'amax', 'amin')
+_REDUCTIONS = ('sum', 'prod', 'mean', 'amax', 'amin', 'max', 'min')     # max/min: torch's legacy spellings
 
 
 def _scatter_reduce_meta(self, dim, index, src, reduce, include_self=True):
@@ -244,6 +244,7 @@ def _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, 
 
 
 def _scatter_reduce_grads(grad, self, dim, index, src, reduce, include_self, result):
+    reduce = {'max': 'amax', 'min': 'amin'}.get(reduce, reduce)
     if reduce == 'sum':
         return grad, _gather_into(grad, dim, index, tuple(src.shape))
     if reduce == 'mean':
@@ -350,6 +351,10 @@ def index_result_shape(self, indices):
             pos += 1
             continue
         if t._dtype in (D.bool_, D.uint8):
+            if t._dtype is D.uint8:
+                import warnings
+                warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
+                              "instead.", UserWarning, stacklevel=5)
             ms = tuple(t._a.shape)
             for j, n in enumerate(ms):
                 if n != shape[pos + j]:

@@ -97,7 +97,7 @@ def _scatter_value(a, dim, index, value):
 
 
 _UFUNC = {'add': np.add, 'multiply': np.multiply, 'sum': np.add, 'prod': np.multiply,
-          'amax': np.maximum, 'amin': np.minimum}
+          'amax': np.maximum, 'amin': np.minimum, 'max': np.maximum, 'min': np.minimum}
 
 
 def _scatter_reduce_src(a, dim, index, src, reduce):
@@ -115,11 +115,11 @@ def _identity(reduce, dtype):
     if reduce == 'prod':
         return 1
     if dtype.kind == 'f':
-        return -np.inf if reduce == 'amax' else np.inf
+        return -np.inf if reduce in ('amax', 'max') else np.inf
     if dtype.kind == 'b':
-        return reduce != 'amax'
+        return reduce not in ('amax', 'max')
     info = np.iinfo(dtype)
-    return info.min if reduce == 'amax' else info.max
+    return info.min if reduce in ('amax', 'max') else info.max
 
 
 def _scatter_reduce(a, dim, index, src, reduce, include_self):
