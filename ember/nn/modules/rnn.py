@@ -280,8 +280,7 @@ class RNNBase(Module):
                     h.index_select(1, unsorted_indices)
             return PackedSequence(out, batch_sizes_t, sorted_indices, unsorted_indices), h
         if input.dim() not in (2, 3):
-            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D tensor "
-                             "instead")
+            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D instead")
         batched = input.dim() == 3
         if not batched:
             input = input.unsqueeze(1)
