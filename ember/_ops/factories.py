@@ -30,6 +30,10 @@ def _shape_meta(size, dtype=None, *rest):
     return _size(size), _float_or(dtype)
 
 
+def _rand_meta(size, generator=None, dtype=None, device=None):
+    return _size(size), _float_or(dtype)
+
+
 def _full_meta(size, fill_value, dtype=None, device=None):
     return _size(size), dtype if dtype is not None else D.scalar_dtype(fill_value)
 
@@ -92,9 +96,9 @@ _factory(f'linspace(Scalar start, Scalar end, int steps, {_F}) -> Tensor', _lins
 _factory(f'eye(int n, int? m=None, {_F}) -> Tensor', _eye_meta)
 _factory(f'empty_strided(SymInt[] size, SymInt[] stride, {_F}) -> Tensor', _empty_strided_meta)
 _factory(f'rand(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None) -> Tensor',
-         _shape_meta)
+         _rand_meta)
 _factory(f'randn(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None) -> Tensor',
-         _shape_meta)
+         _rand_meta)
 _factory(f'randint.low(int low, int high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, '
          f'Device? device=None) -> Tensor', _randint_meta, name='_randint')
 _factory(f'randperm(int n, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None) -> Tensor',

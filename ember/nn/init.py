@@ -63,7 +63,7 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     if _skip(tensor):
         return tensor
     with no_grad():
-        return tensor.copy_(_rand_like(tensor, generator) * (b - a) + a)
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
@@ -71,7 +71,7 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
     if _skip(tensor):
         return tensor
     with no_grad():
-        return tensor.copy_(_rand_like(tensor, generator, normal=True) * std + mean)
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def _norm_cdf(x):
