@@ -62,6 +62,8 @@ cholesky = _with_out('linalg_cholesky')
 qr = _plain('linalg_qr', 'qr')
 svd = _plain('linalg_svd', 'svd')
 svdvals = _plain('linalg_svdvals', 'svdvals')
+eigh = _plain('linalg_eigh', 'eigh')
+eigvalsh = _plain('linalg_eigvalsh', 'eigvalsh')
 _norm_num, _norm_str = _plain('linalg_norm', 'norm'), _plain('_linalg_norm_str', 'norm')
 _mnorm_num, _mnorm_str = _plain('linalg_matrix_norm', 'matrix_norm'), _plain('_linalg_matrix_norm_str', 'matrix_norm')
 
@@ -105,3 +107,6 @@ def inv_ex(A, *, check_errors=False, out=None):
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     from . import zeros, int32
     return cholesky(A, upper=upper), zeros(tuple(A.shape[:-2]), dtype=int32)
+
+
+from ._api.reductions import vector_norm  # noqa: E402,F401  declared with the reductions (linalg_vector_norm)

@@ -182,3 +182,35 @@ def test_linalg_namespace_and_top_level_aliases():
     inv, info = ember.linalg.inv_ex(A)
     assert info.item() == 0 and np.allclose(inv.numpy(), np.linalg.inv(A.numpy()))
     assert ember.linalg.matmul is not None and ember.linalg.cross is not None
+
+
+def _sym(n, seed, batch=()):
+    a = np.random.default_rng(seed).uniform(-1, 1, batch + (n, n))
+    return a + np.swapaxes(a, -1, -2)
+
+
+@pytest.mark.parametrize('batch', [(), (2,)])
+def test_eigh_matches_torch_up_to_signs(batch):
+    a = _sym(4, 0, batch)
+    L, V = ember.linalg.eigh(ember.from_numpy(a))
+    tL, tV = torch.linalg.eigh(torch.from_numpy(a))
+    np.testing.assert_allclose(L.numpy(), tL.numpy(), atol=1e-12)
+    np.testing.assert_allclose(np.abs(V.numpy()), np.abs(tV.numpy()), atol=1e-10)
+    np.testing.assert_allclose(ember.linalg.eigvalsh(ember.from_numpy(a)).numpy(), tL.numpy(), atol=1e-12)
+    _both(lambda lib: lib.linalg.eigh(lib.ones(2, 3)))
+
+
+def test_eigh_gradients_match_torch():
+    a = _sym(4, 1)
+    w = np.random.default_rng(5).uniform(-1, 1, (4, 4))
+    grads = []
+    for L in (torch, ember):
+        A = L.from_numpy(a.copy()).requires_grad_(True)
+        vals, vecs = L.linalg.eigh(A)
+        loss = (vals * L.from_numpy(np.arange(4.0))).sum() + ((vecs @ vecs.mT * vals.unsqueeze(-2)) *
+                                                               L.from_numpy(w)).sum()
+        g1, = L.autograd.grad(loss, A)
+        g2, = L.autograd.grad((L.linalg.eigvalsh(A) ** 2).sum(), A)
+        grads.append((g1.numpy(), g2.numpy()))
+    for e, t in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(e, t, atol=1e-9)

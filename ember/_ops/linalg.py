@@ -944,6 +944,41 @@ def _svd(self, some=True, compute_uv=True):
 declare('svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)', composite=_svd)
 
 
+def _eigh_meta(A, UPLO='L'):
+    shape = _square('linalg.eigh', A)
+    if UPLO not in ('L', 'U'):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return [(shape[:-1], A._dtype.to_real()), (shape, A._dtype)]
+
+
+def _eigh_grad(grads, results):
+    # torch's linalg_eig_backward, Hermitian case: gA = V (skew(V^T gV) / E + diag(gL)) V^T, E_ij = L_j - L_i
+    gL, gV = grads
+    L, V = results
+    VhgV = V.mT.matmul(gV)
+    VhgV = (VhgV - VhgV.mT) * 0.5
+    eye = DECLS['eye'].op.call(L.shape[-1], dtype=L.dtype, device=L.device)
+    E = L.unsqueeze(-2) - L.unsqueeze(-1) + eye
+    return V.matmul((VhgV / E + gL.diag_embed()).matmul(V.mT))
+
+
+declare("linalg_eigh(Tensor A, str UPLO='L') -> (Tensor eigenvalues, Tensor eigenvectors)", meta=_eigh_meta,
+        method=False, function=False, derivatives={'A': _eigh_grad})
+
+
+def _eigvalsh_meta(A, UPLO='L'):
+    return _eigh_meta(A, UPLO)[0]
+
+
+def _eigvalsh_grad(grad, A, UPLO):
+    L, V = DECLS['linalg_eigh'].op.call(A, UPLO)
+    return V.matmul((grad.unsqueeze(-1) * V.mT))
+
+
+declare("linalg_eigvalsh(Tensor A, str UPLO='L') -> Tensor", meta=_eigvalsh_meta, method=False, function=False,
+        derivatives={'A': _eigvalsh_grad})
+
+
 # --- norms ------------------------------------------------------------------------------------
 
 def _matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, dtype=None):

@@ -173,3 +173,6 @@ op('svd', lambda dt: [S(Arg((4, 3))), S(Arg((3, 4)), some=False)], random=True, 
 op('qr', lambda dt: [S(Arg((4, 3))), S(Arg((4, 3)), some=False)], atol=1e-4, rtol=1e-4, grad=False)
 op('slogdet', lambda dt: [S(_wellcond((3, 3), dt))], atol=1e-4, rtol=1e-4)
 op('chain_matmul', lambda dt: [S(Arg((2, 3)), Arg((3, 4)), Arg((4, 2)))], atol=1e-4, rtol=1e-5)
+op('linalg.eigh', lambda dt: [S(_spd((3, 3), dt)), S(_spd((2, 3, 3), dt), UPLO='U'), S(Arg((2, 3))), S(Arg((3, 3), 'int64'))],
+   random=True, grad=False)      # eigenvectors' signs: compared sign-invariantly in tests/test_linalg.py
+op('linalg.eigvalsh', lambda dt: [S(_spd((3, 3), dt)), S(_spd((2, 3, 3), dt), 'U')], atol=1e-4, rtol=1e-4)

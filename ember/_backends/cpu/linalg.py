@@ -193,4 +193,6 @@ KERNELS = {
     'linalg_qr': _qr,
     'linalg_svd': _svd,
     'linalg_svdvals': _svdvals,
+    'linalg_eigh': lambda A, uplo: np.linalg.eigh(A, UPLO=uplo),
+    'linalg_eigvalsh': lambda A, uplo: np.linalg.eigvalsh(A, UPLO=uplo),
 }
