@@ -21,6 +21,8 @@ def reduce_dims(dim, ndim):
     """The sorted tuple of dims reduced over; None or () means all of them."""
     if dim is None:
         return tuple(range(ndim))
+    if dim.__class__ is int and 0 <= dim < ndim:      # the common case, on the hot path
+        return (dim,)
     if isinstance(dim, int) or hasattr(dim, '__index__') and not isinstance(dim, (list, tuple)):
         dims = (int(dim),)
     else:

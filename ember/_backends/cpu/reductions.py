@@ -47,8 +47,24 @@ def _mean(a, dim, keepdim, dtype):
         return _copy0(a, dtype)
     if a.dtype != dtype:
         a = a.astype(dtype)
+    ax = _axes(dim, a.ndim)
+    n = a.size if ax is None else _numel_over(a.shape, ax)
+    # add.reduce then divide in place: np.mean's Python-level wrapper costs more than the work on small inputs;
+    # half precision accumulates in float32 as torch does
+    r = np.add.reduce(a, axis=ax, keepdims=keepdim, dtype=np.float32 if a.dtype == np.float16 else None)
     with np.errstate(invalid='ignore', divide='ignore'):
-        return np.mean(a, axis=_axes(dim, a.ndim), keepdims=keepdim)
+        if isinstance(r, np.ndarray) and r.ndim:
+            np.true_divide(r, n, out=r)
+        else:
+            r = np.asarray(np.true_divide(r, n))
+    return r.astype(a.dtype, copy=False)
+
+
+def _numel_over(shape, ax):
+    n = 1
+    for d in (ax if isinstance(ax, tuple) else (ax,)):
+        n *= shape[d]
+    return n
 
 
 def _prod(a, dim, keepdim, dtype):
@@ -88,7 +104,7 @@ def _arg(fn):
 _argmax, _argmin = _arg(np.argmax), _arg(np.argmin)
 
 
-def _dim_extreme(argfn):
+def _dim_extreme(argfn, ufunc):
     def kernel(a, dim, keepdim):
         if a.ndim == 0:
             return _copy0(a), np.zeros((), np.int64)
@@ -98,15 +114,14 @@ def _dim_extreme(argfn):
             if not keepdim:
                 del shape[dim]
             return np.empty(shape, a.dtype), np.empty(shape, np.int64)
-        idx = np.expand_dims(argfn(a, axis=dim), dim)     # NumPy's argmax/argmin pick the first NaN, as torch does
-        vals = np.take_along_axis(a, idx, dim)
-        if not keepdim:
-            idx, vals = idx.squeeze(dim), vals.squeeze(dim)
+        # two C passes beat one take_along_axis; both propagate NaN and argmax/argmin pick the first NaN, as torch
+        vals = ufunc.reduce(a, axis=dim, keepdims=keepdim)
+        idx = argfn(a, axis=dim, keepdims=keepdim)
         return vals, idx.astype(np.int64, copy=False)
     return kernel
 
 
-_max_dim, _min_dim = _dim_extreme(np.argmax), _dim_extreme(np.argmin)
+_max_dim, _min_dim = _dim_extreme(np.argmax, np.maximum), _dim_extreme(np.argmin, np.minimum)
 
 
 def _aminmax(a, dim, keepdim):
@@ -266,7 +281,15 @@ def _sort(a, dim, descending, stable):
 def _topk(a, k, dim, largest, sorted):
     if a.ndim == 0:
         return _copy0(a), np.zeros((), np.int64)
-    idx = np.take(_argsort(a, dim, largest), np.arange(k), axis=dim)
+    n = a.shape[dim]
+    if 0 < k < n // 4:
+        # partition first (O(n)), then sort only the k chosen; NaN partitions as the largest value
+        part = np.argpartition(a, n - k if largest else k - 1, axis=dim)
+        cand = np.take(part, np.arange(n - k, n) if largest else np.arange(k), axis=dim)
+        order = _argsort(np.take_along_axis(a, cand, dim), dim, largest)
+        idx = np.take_along_axis(cand, order, dim)
+    else:
+        idx = np.take(_argsort(a, dim, largest), np.arange(k), axis=dim)
     return np.take_along_axis(a, idx, dim), idx.astype(np.int64, copy=False)
 
 
@@ -308,7 +331,7 @@ def _median_dim(a, dim, keepdim):
     if a.ndim == 0:
         return _copy0(a), np.zeros((), np.int64)
     if a.size == 0:
-        return _dim_extreme(np.argmax)(a, dim, keepdim)
+        return _max_dim(a, dim, keepdim)
     return _pick(a, _median_idx(a, dim), dim, keepdim)
 
 
@@ -317,7 +340,7 @@ def _mode(a, dim, keepdim):
     if a.ndim == 0:
         return _copy0(a), np.zeros((), np.int64)
     if a.size == 0:
-        return _dim_extreme(np.argmax)(a, dim, keepdim)
+        return _max_dim(a, dim, keepdim)
     x = np.moveaxis(a, dim, -1)
     lead, n = x.shape[:-1], x.shape[-1]
     x = x.reshape(-1, n)
