@@ -106,6 +106,16 @@ def _cmp(name, fallback):
 
 Tensor.__eq__ = _cmp('eq', NotImplemented)
 Tensor.__ne__ = _cmp('ne', NotImplemented)
+_bitwise_not = DECLS['bitwise_not'].op.call
+
+
+def _invert(self):
+    if self._dtype.category > 1:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return _bitwise_not(self)
+
+
+Tensor.__invert__ = _invert
 
 
 # --- complex helpers ---------------------------------------------------------------------

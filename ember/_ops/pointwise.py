@@ -213,7 +213,7 @@ def _alpha_check(cd, self, other, alpha=1):
 
 
 def _is_bool_tensor(x):
-    return isinstance(x, TensorImpl) and x._dtype is D.bool_
+    return isinstance(x, TensorImpl) and x._dtype is D.bool_ or isinstance(x, bool)
 
 
 def _sub_check(cd, self, other, alpha=1):
@@ -279,7 +279,7 @@ pointwise('fmod.Tensor(Tensor self, Tensor other) -> Tensor', 'promote',
 
 
 def _pow_check(cd, self, exponent):
-    if cd is D.bool_:
+    if cd is D.bool_ and not _is_num(exponent):      # bool_tensor ** True is allowed, as in torch
         raise _not_impl('pow', cd)
     if cd.category == _INT and type(exponent) is int and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -570,7 +570,7 @@ for _n in ('isnan', 'isinf', 'isfinite', 'isposinf', 'isneginf', 'isreal', 'sign
 # --- bitwise: integers and bool only ------------------------------------------------
 for _n in ('bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_left_shift', 'bitwise_right_shift'):
     pointwise(f'{_n}.Tensor(Tensor self, Tensor other) -> Tensor', 'integral', differentiable=False,
-              numbers=('self', 'other'))
+              numbers=('self', 'other'), check=_NO_BOOL(_n[8] + 'shift_cpu') if 'shift' in _n else None)
 unary('bitwise_not', 'integral', differentiable=False)
 
 # --- complex helpers on real tensors ------------------------------------------------

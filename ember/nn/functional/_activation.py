@@ -114,13 +114,18 @@ def silu(input, inplace=False):
     return _silu_(input) if inplace else _silu(input)
 
 
-def _inplace_or(input, result, inplace):
-    return input.copy_(result) if inplace else result
+def _inplace_or(input, fn, inplace):
+    """``fn(input)``, or written into ``input`` (computed on a copy, which autograd may save)."""
+    return input.copy_(fn(input.clone())) if inplace else fn(input)
+
+
+def _mish(x):
+    return x * _softplus(x).tanh()
 
 
 def mish(input, inplace=False):
     """x * tanh(softplus(x)): a composite."""
-    return _inplace_or(input, input * _softplus(input).tanh(), inplace)
+    return _inplace_or(input, _mish, inplace)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -199,7 +204,7 @@ def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     slope = ember.rand(tuple(input.shape), dtype=input.dtype) * (upper - lower) + lower
-    return _inplace_or(input, ember.where(input >= 0, input, input * slope), inplace)
+    return _inplace_or(input, lambda x: ember.where(x >= 0, x, x * slope), inplace)
 
 
 def rrelu_(input, lower=1. / 8, upper=1. / 3, training=False):
