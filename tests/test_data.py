@@ -391,3 +391,31 @@ def test_distributed_sampler_epochs_and_errors():
 def test_reachable_as_torch_utils_data():
     assert ember.utils.data is eud and ember.utils.data.DataLoader is eud.DataLoader
     assert set(eud.__all__) >= {'DataLoader', 'Dataset', 'TensorDataset', 'get_worker_info', 'random_split'}
+
+
+def test_tensor_dataset_batched_paths_match_per_sample_path():
+    x = np.random.default_rng(0).random((30, 3, 2)).astype(np.float32)
+    y = np.arange(30)
+    ds = eud.TensorDataset(ember.from_numpy(x), ember.from_numpy(y))
+    sampler = [29, 0, 5, 5, -1, 17, 3]
+    # a collate_fn other than default_collate itself sees the samples, built row by row
+    per_sample = list(eud.DataLoader(ds, batch_size=3, sampler=sampler, collate_fn=lambda b: eud.default_collate(b)))
+    fast = list(eud.DataLoader(ds, batch_size=3, sampler=sampler))
+    torch_ds = tud.TensorDataset(torch.from_numpy(x), torch.from_numpy(y))
+    ref = list(tud.DataLoader(torch_ds, batch_size=3, sampler=sampler))
+    for a, b, c in zip(fast, per_sample, ref):
+        assert_same(a, c)
+        assert_same(b, c)
+    rows = ds.__getitems__([4, 2])
+    assert_same(rows, torch_ds.__getitems__([4, 2]) if hasattr(torch_ds, '__getitems__') else [torch_ds[4], torch_ds[2]])
+    with pytest.raises(IndexError):
+        list(eud.DataLoader(ds, batch_size=2, sampler=[1, 30]))
+
+    class Doubled(eud.TensorDataset):   # a subclass that redefines a sample is respected
+        def __getitem__(self, i):
+            return tuple(t[i] * 2 for t in self.tensors)
+    got = next(iter(eud.DataLoader(Doubled(ember.from_numpy(y)), batch_size=3)))
+    assert got[0].tolist() == [0, 2, 4]
+    w = ember.ones(4, 2, requires_grad=True)
+    batch = next(iter(eud.DataLoader(eud.TensorDataset(w), batch_size=2)))[0]
+    assert batch.requires_grad and batch.grad_fn is not None   # rows keep autograd history, as in torch

@@ -318,3 +318,14 @@ def test_interpreter_exit_ends_workers_and_unlinks_segments():
     assert wait_until(lambda: all(gone(p) for p in pids)), "orphaned worker processes"
     assert not [n for n in os.listdir('/dev/shm') if n.startswith(prefix)]
     assert 'Traceback' not in out.stderr
+
+
+def test_tensor_dataset_with_workers_matches_no_workers():
+    x = ember.from_numpy(np.arange(50 * 40, dtype=np.float32).reshape(50, 40))
+    ds = eud.TensorDataset(x, ember.arange(50))
+    ref = list(eud.DataLoader(ds, batch_size=8))
+    got = list(eud.DataLoader(ds, batch_size=8, num_workers=2))
+    assert len(got) == len(ref) == 7
+    for (a, b), (c, d) in zip(got, ref):
+        np.testing.assert_array_equal(a.numpy(), c.numpy())
+        assert b.tolist() == d.tolist() and a.dtype == ember.float32 and b.dtype == ember.int64

@@ -1,4 +1,5 @@
 """Fetchers: turn one entry of the index sampler into one (collated) batch."""
+from .collate import default_collate
 
 
 class _MapDatasetFetcher:
@@ -6,10 +7,17 @@ class _MapDatasetFetcher:
         self.dataset, self.auto_collation, self.collate_fn, self.drop_last = dataset, auto_collation, collate_fn, drop_last
         getitems = getattr(dataset, '__getitems__', None)
         self._getitems = getitems if callable(getitems) else None
+        # a dataset may know default_collate's result for a batch without building its samples (TensorDataset)
+        fast = getattr(dataset, '_default_collated', None)
+        self._collated = fast if auto_collation and collate_fn is default_collate and callable(fast) else None
 
     def fetch(self, possibly_batched_index):
         if not self.auto_collation:
             return self.collate_fn(self.dataset[possibly_batched_index])
+        if self._collated is not None:
+            batch = self._collated(possibly_batched_index)
+            if batch is not None:
+                return batch
         if self._getitems is not None:   # batched access, as in torch 2.x
             return self.collate_fn(self._getitems(possibly_batched_index))
         ds = self.dataset
