@@ -35,7 +35,7 @@ _reg_meta()
 from .autograd import kernels as _ag_kernels
 _ag_kernels.register_all()
 
-from . import _functions, ops, library, debug, utils
+from . import _functions, ops, library, debug, utils, data
 from ._dispatch import modes as _modes  # registers the Python-mode fallback
 from ._ops import public as _public
 from . import nn as nn
