@@ -403,7 +403,9 @@ def _set_data(self, new):
     if not isinstance(new, Tensor):
         raise TypeError(f"data must be a Tensor, not {type(new).__name__}")
     self._set_array(new._a)
-    self._dtype, self._device, self._storage = new._dtype, new._device, new._storage
+    self._dtype, self._device = new._dtype, new._device
+    if new._offset is not None:     # share the Storage object only with its offset (else it is found again)
+        self._storage, self._offset = new._storage, new._offset
     self._keys = new._device._iface.keyset | (self._keys & ~_BM)
 
 
