@@ -1,9 +1,11 @@
 """DataLoader throughput, ember vs torch, side by side: samples per second.
 
 A map-style dataset of 60,000 28x28 float32 images with int labels (MNIST-sized),
-held in preallocated NumPy arrays; ``__getitem__`` returns ``(image, label)``.
-Both loaders read the same dataset objects and collate with their own
-default_collate; batch 128, num_workers 0 and 2. Run: ``python bench/bench_dataloader.py``.
+held in preallocated NumPy arrays; ``__getitem__`` returns ``(image, label)``
+(also with ``__getitems__``, and as each library's TensorDataset over the same
+arrays). Both loaders read the same data and collate with their own
+default_collate; batch 128, shuffled, num_workers 0 and 2 (persistent); the best
+of ``--epochs`` epochs after a warm-up batch. Run: ``python bench/bench_dataloader.py``.
 """
 import argparse
 import time
@@ -60,11 +62,15 @@ def main():
     import ember.utils.data as eud
     torch.set_num_threads(1)
     print(f"{'dataset':<16}{'workers':>8}{'torch samples/s':>18}{'ember samples/s':>18}{'ember/torch':>13}")
-    for name, ds in (('getitem', Images()), ('getitems', BatchedImages())):
+    imgs = Images()
+    cases = [('getitem', imgs, imgs), ('getitems', BatchedImages(), BatchedImages()),
+             ('TensorDataset', tud.TensorDataset(torch.from_numpy(imgs.x), torch.from_numpy(imgs.y)),
+              eud.TensorDataset(ember.from_numpy(imgs.x), ember.from_numpy(imgs.y)))]
+    for name, tds, eds in cases:
         for workers in (0, 2):
             kw = {'persistent_workers': True} if workers else {}
-            tt = throughput(tud.DataLoader, ds, workers, args.epochs, **kw)
-            et = throughput(eud.DataLoader, ds, workers, args.epochs, **kw)
+            tt = throughput(tud.DataLoader, tds, workers, args.epochs, **kw)
+            et = throughput(eud.DataLoader, eds, workers, args.epochs, **kw)
             print(f"{name:<16}{workers:>8}{tt:>18,.0f}{et:>18,.0f}{et / tt:>13.2f}")
 
 
