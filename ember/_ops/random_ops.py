@@ -237,7 +237,10 @@ declare(f'normal.float_float(float mean, float std, SymInt[] size, {_G}, ScalarT
 
 def _native_dropout_meta(input, p, train, generator=None):
     shape = tuple(input._a.shape)
-    empty = train and input._a.size == 0        # torch's CPU kernel returns a float mask then
+    training = train is None or bool(train)
+    if input._dtype.category < 2 and training:
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {_tname(input._dtype)}")
+    empty = training and input._a.size == 0     # torch's CPU kernel returns a float mask then
     return [(shape, input._dtype), (shape, input._dtype if empty else D.bool_)]
 
 

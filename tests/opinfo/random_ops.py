@@ -13,6 +13,7 @@ def _drop(dt):
     yield S(Arg(()), 0.5)
     yield S(Arg((3, 4)), 1.5)
     yield S(Arg((3, 4)), -0.1)
+    yield S(Arg((3, 4), 'int64'), 0.5)
 
 
 op('dropout', _drop, torch_name='nn.functional.dropout', **_R)

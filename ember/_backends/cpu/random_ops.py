@@ -104,7 +104,7 @@ def _normal_ff(mean, std, size, rng, dtype, device):
 
 
 def _native_dropout(x, p, train, rng):
-    if not train:
+    if train is not None and not train:        # None means training, as in torch
         return x.copy(), np.ones(x.shape, np.bool_)
     mask = rng.random(x.shape, dtype=_fdt(x)) >= p
     scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
