@@ -10,7 +10,8 @@ __all__ = ['einsum', 'tensordot', 'chain_matmul']
 def einsum(equation, *operands):
     """Einstein summation: ``einsum('ij,jk->ik', a, b)`` or ``einsum('ij,jk->ik', [a, b])``.
 
-    >>> einsum('i,i->', ones(3), ones(3)).item()
+    >>> import ember
+    >>> ember.einsum('i,i->', ember.ones(3), ember.ones(3)).item()
     3.0
     """
     if not isinstance(equation, str):     # torch's sublist format is not supported; say so plainly
@@ -24,7 +25,8 @@ def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` dimensions of ``a`` with ``b`` (the last ``dims`` of ``a`` with the first of ``b``,
     or the listed pairs).
 
-    >>> tensordot(ones(2, 3), ones(3, 4), 1).shape
+    >>> import ember
+    >>> ember.tensordot(ember.ones(2, 3), ember.ones(3, 4), 1).shape
     ember.Size([2, 4])
     """
     if isinstance(dims, Tensor):

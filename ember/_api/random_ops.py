@@ -31,7 +31,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
            pin_memory=False, requires_grad=False):
     """Samples from N(mean, std**2): tensor means and/or stds (broadcast), or floats with ``size``.
 
-    >>> _ = manual_seed(0); normal(0.0, 1.0, (2, 3)).shape
+    >>> import ember
+    >>> _ = ember.manual_seed(0); ember.normal(0.0, 1.0, (2, 3)).shape
     ember.Size([2, 3])
     """
     tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
@@ -58,7 +59,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
 def bernoulli(input, p=None, *, generator=None, out=None):
     """Draws 0/1 samples: with probabilities ``input`` (or the float ``p``), in ``input``'s dtype.
 
-    >>> bernoulli(ones(3)).tolist()
+    >>> import ember
+    >>> ember.bernoulli(ember.ones(3)).tolist()
     [1.0, 1.0, 1.0]
     """
     if p is None:
@@ -71,7 +73,8 @@ def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
             requires_grad=False, low=None, high=None):
     """``randint(high, size)`` or ``randint(low, high, size)``: integers in [low, high) (int64 unless ``dtype``).
 
-    >>> randint(3, 5, (4,)).shape
+    >>> import ember
+    >>> ember.randint(3, 5, (4,)).shape
     ember.Size([4])
     """
     args = list(args)
