@@ -38,9 +38,8 @@ _ag_kernels.register_all()
 from . import _functions, ops, library, debug, utils, data
 from ._dispatch import modes as _modes  # registers the Python-mode fallback
 from ._ops import public as _public
-from . import nn as nn
 
-_public.build(Tensor, _functions.__dict__, nn.functional.__dict__)
+_public.build(Tensor, _functions.__dict__, _public.NN_FUNCTIONAL)
 _public.install_operators(Tensor)
 globals().update({k: v for k, v in _functions.__dict__.items() if not k.startswith('__')})
 
@@ -51,7 +50,7 @@ from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is
 from ._ops.pointwise import broadcast_shapes
 from ._api import *  # noqa: F401,F403  hand-written functions that are not single operators
 from . import linalg  # noqa: E402  the torch.linalg namespace
-nn.functional._load()
+from . import nn  # noqa: E402  after every operator exists: nn.functional and the modules use them at import
 
 
 def result_type(tensor1, tensor2):

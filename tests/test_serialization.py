@@ -151,3 +151,22 @@ def test_plain_pickle_and_deepcopy():
     assert y.tolist() == x.tolist() and y.requires_grad
     z = copy.deepcopy(x)
     assert z.tolist() == x.tolist() and z.requires_grad and z.data_ptr() != x.data_ptr()
+
+
+def test_safetensors_roundtrip_with_torch(tmp_path):
+    from safetensors.torch import load_file as t_load, save_file as t_save
+    from ember.utils.safetensors import load_file, save_file, save, load
+    ts = {d: _ember_t(d) for d in ('float32', 'float64', 'float16', 'bfloat16', 'int64', 'int8', 'uint8', 'bool')}
+    p = tmp_path / 'a.safetensors'
+    save_file(ts, p, metadata={'format': 'pt'})
+    back = t_load(str(p))
+    for k, t in ts.items():
+        np.testing.assert_array_equal(_np(back[k]), _np(t))
+    q = tmp_path / 'b.safetensors'
+    t_save({'w': torch.arange(6.).view(2, 3), 'b': torch.tensor([True, False])}, str(q))
+    e = load_file(q)
+    assert e['w'].tolist() == [[0., 1., 2.], [3., 4., 5.]] and e['b'].dtype is ember.bool
+    assert load(save({'x': ember.ones(3)}))['x'].tolist() == [1., 1., 1.]
+    x = ember.ones(4)
+    with pytest.raises(RuntimeError, match='share memory'):
+        save({'a': x, 'b': x.view(2, 2)})

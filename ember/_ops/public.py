@@ -8,6 +8,8 @@ Nothing here is written per operator.
 """
 from .registry import DECLS
 
+NN_FUNCTIONAL = {}   # operators declared nn=True; ember.nn.functional takes them on import
+
 _VARARG_NAMES = ('size', 'shape', 'dims', 'sizes', 'repeats')
 
 
