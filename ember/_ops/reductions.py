@@ -362,12 +362,36 @@ def _softmax_meta(name):
     return meta
 
 
+# softmax's backward is an operator of its own (as in torch): one fused kernel on the training hot path
+# instead of four dispatched ops; its derivatives, in ember ops, give the second order.
+def _bwd_data_meta(grad_output, output, dim, input_dtype):
+    return tuple(output._a.shape), output._dtype
+
+
+def _sum_keep(x, dim):
+    return x.sum(dim, keepdim=True)
+
+
+declare('_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor',
+        meta=_bwd_data_meta, method=False,
+        derivatives={'grad_output': lambda grad, output, dim, input_dtype:
+                     _call('_softmax_backward_data', grad, output, dim, input_dtype),
+                     'output': lambda grad, grad_output, output, dim:
+                     grad * grad_output - grad * _sum_keep(grad_output * output, dim)
+                     - grad_output * _sum_keep(grad * output, dim)})
+declare('_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor',
+        meta=_bwd_data_meta, method=False,
+        derivatives={'grad_output': lambda grad, output, dim: grad - _sum_keep(grad * output.exp(), dim),
+                     'output': lambda grad, grad_output, output, dim:
+                     -grad * output.exp() * _sum_keep(grad_output, dim)})
 declare('softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', meta=_softmax_meta('softmax'),
-        name='softmax', grad_name='SoftmaxBackward0',
-        derivatives={'self': lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True))})
+        name='softmax', grad_name='SoftmaxBackward0', out=True,
+        derivatives={'self': lambda grad, result, dim, self_dtype:
+                     _call('_softmax_backward_data', grad, result, dim, self_dtype)})
 declare('log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', meta=_softmax_meta('log_softmax'),
-        name='log_softmax', grad_name='LogSoftmaxBackward0',
-        derivatives={'self': lambda grad, result, dim: grad - result.exp() * grad.sum(dim, keepdim=True)})
+        name='log_softmax', grad_name='LogSoftmaxBackward0', out=True,
+        derivatives={'self': lambda grad, result, dim, self_dtype:
+                     _call('_log_softmax_backward_data', grad, result, dim, self_dtype)})
 
 
 # --- logical reductions, counting ----------------------------------------------------

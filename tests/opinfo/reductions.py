@@ -189,3 +189,13 @@ op('trace', lambda dt: [S(Arg((3, 4))), S(Arg((4, 4))), S(Arg((0, 3))), S(Arg((3
    dtypes=ALL_NUMERIC)
 op('diff', lambda dt: [S(Arg((5,))), S(Arg((3, 4)), 2), S(Arg((3, 4)), 1, 0), S(Arg((3, 4)), 1, -1, Arg((3, 2)), Arg((3, 1))),
                        S(Arg((3, 4)), 3, 0), S(Arg(())), S(Arg((3, 4)), -1)], dtypes=FLOATS + INTS + ('bool',))
+
+
+def _softmax_bwd_samples(dtype):
+    d = getattr(ember, dtype)
+    for s, dim in [((3, 4), 1), ((3, 4), 0), ((2, 3, 4), -1), ((5,), 0), ((0, 3), 1)]:
+        yield S(Arg(s), Arg(s, low=-2, high=0), dim, d)
+
+
+op('_softmax_backward_data', _softmax_bwd_samples)
+op('_log_softmax_backward_data', _softmax_bwd_samples)

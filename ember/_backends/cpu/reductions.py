@@ -216,6 +216,28 @@ def _log_softmax(a, dim, dtype):
     return e
 
 
+def _softmax_backward_data(g, y, dim, input_dtype):
+    """y * (g - sum(g * y)): three passes, two temporaries."""
+    if y.ndim == 0:
+        return np.zeros((), y.dtype)
+    gy = np.multiply(g, y)
+    s = np.add.reduce(gy, axis=dim, keepdims=True)
+    t = np.multiply(y, s)
+    np.subtract(gy, t, out=gy)
+    return gy
+
+
+def _log_softmax_backward_data(g, y, dim, input_dtype):
+    """g - exp(y) * sum(g)."""
+    if y.ndim == 0:
+        return np.zeros((), y.dtype)
+    s = np.add.reduce(g, axis=dim, keepdims=True)
+    t = np.exp(y)
+    np.multiply(t, s, out=t)
+    np.subtract(g, t, out=t)
+    return t
+
+
 # --- logical, counting, norms --------------------------------------------------------
 
 def _logical(fn):
@@ -415,6 +437,8 @@ KERNELS = {
     'logsumexp': _logsumexp,
     'softmax.int': _softmax,
     'log_softmax.int': _log_softmax,
+    '_softmax_backward_data': _softmax_backward_data,
+    '_log_softmax_backward_data': _log_softmax_backward_data,
     'all.dims': _all,
     'any.dims': _any,
     'count_nonzero.dim_IntList': _count_nonzero,
