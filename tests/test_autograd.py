@@ -592,3 +592,33 @@ def test_saved_bytes_zero_after_backward():
     assert saved_tensors_nbytes(y, distinct=False) == 10 * 4 * 4
     y.sum().backward()
     assert saved_tensors_nbytes(y) == 0
+
+
+def test_custom_function_and_checkpoint_graphs_free_by_refcount():
+    from ember.utils.checkpoint import checkpoint
+
+    class Sq(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out = x * x
+            ctx.save_for_backward(x, out)      # saving an output must not make a cycle
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            x, out = ctx.saved_tensors
+            return 2 * x * g
+    gc.collect()
+    gc.disable()
+    try:
+        x = ember.ones(4, requires_grad=True)
+        y = Sq.apply(x)
+        wy, wn = weakref.ref(y), weakref.ref(y.grad_fn)
+        z = checkpoint(lambda t: (t * t).sin(), y, use_reentrant=False)
+        wz = weakref.ref(z.grad_fn)
+        z.sum().backward()
+        del y, z
+        assert wy() is None and wn() is None and wz() is None
+        np.testing.assert_allclose(arr(x.grad), 2 * np.cos(1.0) * 2 * 1.0, rtol=1e-6)
+    finally:
+        gc.enable()

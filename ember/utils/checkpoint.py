@@ -18,10 +18,9 @@ tensor([5.436564, 5.436564, 5.436564])
 """
 import warnings
 
-from .._core.tensor_impl import TensorImpl
-from ..autograd.grad_mode import enable_grad, no_grad, is_grad_enabled
-from ..autograd.saved_hooks import saved_tensors_hooks
-from ..autograd.function import Function
+from .. import Tensor as TensorImpl      # the front end uses the public API only
+from ..autograd import enable_grad, no_grad, is_grad_enabled, Function
+from ..autograd.graph import saved_tensors_hooks
 
 __all__ = ['checkpoint', 'checkpoint_sequential', 'CheckpointError']
 
