@@ -133,6 +133,8 @@ def pointwise_meta(rule, nargs, name='', check=None, tensors=None):
                 raise RuntimeError(_BOOL_MSG.get(name, f"{name}: the operation is not supported for bool tensors; "
                                                        "use logical_not() / bitwise_xor() / logical_xor() instead."))
             return shape, cd, cd
+        if rule == 'real_float':      # angle: the real float dtype of the input's computation dtype
+            return shape, _float_of(cd).to_real(), _float_of(cd)
         if rule == 'float64':
             cd = D.complex128 if cd.category > _FLOAT else D.float64
             return shape, cd, cd
@@ -206,6 +208,8 @@ def _is_num(x):
 # ---------------------------------------------------------------------------
 
 def _alpha_check(cd, self, other, alpha=1):
+    if alpha.__class__ is int:       # the common case, valid for every dtype
+        return
     if cd.category <= _INT and isinstance(alpha, float):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     if isinstance(alpha, bool) and cd is not D.bool_:
@@ -574,7 +578,7 @@ for _n in ('bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_left_shift', 'bi
 unary('bitwise_not', 'integral', differentiable=False)
 
 # --- complex helpers on real tensors ------------------------------------------------
-unary('angle', 'float', lambda grad: _zeros(grad), inplace=False)
+pointwise('angle(Tensor self) -> Tensor', 'real_float', {'self': lambda grad: _zeros(grad)}, inplace=False)
 
 
 def _where_meta(condition, self, other):
@@ -610,7 +614,8 @@ def _no_bool_relu(cd, *args):
 # relu(x) is (x > 0).where(x, 0), as tinygrad writes it; its gradient passes where x > 0 and is 0 at x == 0
 # (torch's choice: the derivative of max(x, 0) would split the tie and give 1/2 at 0). One kernel forward
 # (np.maximum) and one backward (threshold_backward, masking on the result) instead of a comparison, a
-# where and a multiply each way: measured ~2x faster for a 256x1024 float32 batch.
+# where and a multiply each way: forward + backward of a 256x1024 float32 batch take ~6.5 ms against ~9.1 ms
+# for the composite.
 def _threshold_backward_self(grad, self):
     return _zeros(grad)
 

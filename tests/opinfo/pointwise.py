@@ -231,3 +231,18 @@ op('ops.aten.threshold_backward', lambda dt: [S(Arg((3, 4)), Arg((3, 4)), 0.5), 
 op('ops.aten.gelu_backward', lambda dt: [S(Arg((3, 4)), Arg((3, 4))), S(Arg((3, 4)), Arg((3, 4)), approximate='tanh')],
    dtypes=FLOATS)
 op('ops.aten.silu_backward', lambda dt: [S(Arg((3, 4)), Arg((3, 4)))], dtypes=FLOATS)
+
+# --- in-place methods: the result is written into self (errors when it would need a broadcast or a
+# category downgrade, e.g. int_tensor.add_(2.5)); no grad checks (in-place on leaves is an error) ---------
+for _n, _gen, _dts in [('add_', binary_samples(), ALL_NUMERIC), ('sub_', binary_samples(), NO_BOOL),
+                       ('mul_', binary_samples(), ALL_NUMERIC), ('div_', lambda dt: [*division('div_')(dt), *division('div_', {'rounding_mode': 'floor'})(dt),
+                                                      *division('div_', {'rounding_mode': 'trunc'})(dt)], FLOATS + INTS),
+                       ('floor_divide_', division('floor_divide_'), FLOATS + INTS),
+                       ('remainder_', division('remainder_'), FLOATS + INTS),
+                       ('pow_', _pow_samples, FLOATS + INTS), ('bitwise_and_', binary_samples(-10, 10), INTS_BOOL),
+                       ('lerp_', lambda dt: [S(Arg((3, 4)), Arg((4,)), 0.3)], FLOATS),
+                       ('addcmul_', lambda dt: [S(Arg((3, 4)), Arg((4,)), Arg((3, 1)), value=2)], FLOATS + INTS),
+                       ('clamp_', _clamp_samples, FLOATS + INTS), ('relu_', unary_samples(), FLOATS + INTS),
+                       ('sigmoid_', unary_samples(), FLOATS + INTS), ('abs_', unary_samples(), FLOATS + INTS),
+                       ('nan_to_num_', lambda dt: [S(_special(dt), nan=1.0)], FLOATS + INTS)]:
+    op(_n, _gen, dtypes=_dts, method=True, grad=False)
