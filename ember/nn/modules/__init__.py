@@ -19,5 +19,7 @@ from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithL
                    HingeEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, PoissonNLLLoss,
                    GaussianNLLLoss, MultiMarginLoss)
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
+from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
+                          TransformerDecoderLayer, TransformerDecoder, Transformer)
 
 __all__ = [n for n in dir() if n[:1].isupper()]
