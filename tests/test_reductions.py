@@ -204,3 +204,31 @@ def test_meta_and_errors_before_data():
         m.softmax(3)
     with pytest.raises(RuntimeError, match='selected index k out of range'):
         m.topk(5)
+
+
+def test_nan_gradients_of_full_max_follow_torch():
+    a = np.array([1., np.nan, 2., np.nan])
+    for name in ('max', 'min', 'median', 'amax'):
+        e = ember.from_numpy(a.copy()).requires_grad_()
+        t = torch.from_numpy(a.copy()).requires_grad_()
+        getattr(e, name)().backward()
+        getattr(t, name)().backward()
+        same(e.grad, t.grad)
+
+
+@pytest.mark.parametrize('name,args', [('argmax', ()), ('argmin', (0,)), ('topk', (1,)), ('median', ()),
+                                       ('kthvalue', (1,)), ('median', (0,))])
+def test_bool_inputs_rejected_like_torch(name, args):
+    tb = torch.tensor([True, False])
+    with pytest.raises(Exception) as te:
+        getattr(tb, name)(*args)
+    with pytest.raises(te.type):
+        getattr(ember.tensor([True, False]), name)(*args)
+
+
+def test_inplace_scans():
+    e, t = pair(np.arange(1, 7, dtype=np.int32).reshape(2, 3))
+    assert e.cumsum_(1) is e
+    t.cumsum_(1)
+    same(e, t)
+    same(e.cumprod_(0), t.cumprod_(0))

@@ -99,12 +99,15 @@ def _scatter_grad(grad, indices, sizes, dim, keepdim=True):
     return _zeros(sizes, grad).scatter_add(d, indices, grad)
 
 
-def _evenly(grad, self, result, dim=None, keepdim=False):
-    """Gradient of max/min/amax/amin/median over ``dim``: shared evenly among the elements that tie."""
+def _evenly(grad, self, result, dim=None, keepdim=False, nan_ties=False):
+    """Gradient of max/min/amax/amin/median over ``dim``: shared evenly among the elements that tie
+    (for the full max/min/median a NaN result ties with every NaN, as torch's evenly_distribute_backward)."""
     sizes = tuple(self.shape)
     r = _keep(result, sizes, dim, keepdim)
     g = _keep(grad, sizes, dim, keepdim)
     mask = self == r
+    if nan_ties and self.dtype.is_floating_point:
+        mask = _call('where', r != r, self != self, mask)
     return g * mask / mask.sum(dim if sizes else None, keepdim=True)
 
 
@@ -239,7 +242,7 @@ def _amax_meta(name):
 for _n in ('max', 'min'):
     declare(f'{_n}(Tensor self) -> Tensor', meta=_full_extreme_meta(_n), name=f'_{_n}_all', function=False,
             method=False, grad_name=f'{_n.capitalize()}Backward1',
-            derivatives={'self': lambda grad, self, result: _evenly(grad, self, result)})
+            derivatives={'self': lambda grad, self, result: _evenly(grad, self, result, nan_ties=True)})
     declare(f'{_n}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
             meta=_dim_extreme_meta(_n), name=f'_{_n}_dim', function=False, method=False,
             grad_name=f'{_n.capitalize()}Backward0',
@@ -274,6 +277,8 @@ declare('aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor m
 def _arg_meta(name):
     def meta(self, dim=None, keepdim=False):
         shape = tuple(self._a.shape)
+        if self._dtype is D.bool_:
+            raise RuntimeError(f"{name}(): does not support bool input")
         if dim is None:
             if any(n == 0 for n in shape):
                 raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -480,6 +485,8 @@ declare('sort(Tensor self, int dim=-1, bool descending=False, *, bool? stable=Fa
 
 def _topk_meta(self, k, dim=-1, largest=True, sorted=True):
     shape = tuple(self._a.shape)
+    if self._dtype is D.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     d = wrap_dim(dim, len(shape))
     n = shape[d] if shape else 1
     if not 0 <= k <= n:
@@ -493,8 +500,14 @@ declare('topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=
         derivatives={'self': lambda grad, results, self_sizes, dim: _scatter_grad(grad, results[1], self_sizes, dim)})
 
 
+def _no_bool(name, d):
+    if d is D.bool_:
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
+
+
 def _kth_meta(self, k, dim=-1, keepdim=False):
     shape = tuple(self._a.shape)
+    _no_bool('kthvalue', self._dtype)
     d = wrap_dim(dim, len(shape))
     n = shape[d] if shape else 1
     if shape and n == 0:
@@ -514,6 +527,8 @@ declare('kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Ten
 def _median_dim_meta(name):
     def meta(self, dim, keepdim=False):
         shape = tuple(self._a.shape)
+        if name == 'median':
+            _no_bool('median', self._dtype)
         d = wrap_dim(dim, len(shape))
         if shape and shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
@@ -523,11 +538,13 @@ def _median_dim_meta(name):
 
 
 def _median_all_meta(self):
+    _no_bool('median', self._dtype)
     return (), self._dtype
 
 
 declare('median(Tensor self) -> Tensor', meta=_median_all_meta, name='_median_all', function=False, method=False,
-        grad_name='MedianBackward0', derivatives={'self': lambda grad, self, result: _evenly(grad, self, result)})
+        grad_name='MedianBackward0',
+        derivatives={'self': lambda grad, self, result: _evenly(grad, self, result, nan_ties=True)})
 declare('median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
         meta=_median_dim_meta('median'), name='_median_dim', function=False, method=False,
         grad_name='MedianBackward1', derivatives={'self': lambda grad, results, self_sizes, dim, keepdim:
@@ -553,8 +570,8 @@ def _scan_meta(name, int_to_long=True, float_only=False):
 
 
 def _rev_cumsum(g, dim):
-    """sum over j >= i of g_j: the adjoint of cumsum."""
-    return g.sum(dim, keepdim=True) - g.cumsum(dim) + g if g.dim() else g
+    """sum over j >= i of g_j: the adjoint of cumsum (a reversed cumsum, exact, unlike total - cumsum)."""
+    return g.flip([dim]).cumsum(dim).flip([dim]) if g.dim() else g
 
 
 def _cumprod_backward(grad, self, result, dim):
@@ -584,8 +601,10 @@ def _logcumsumexp_backward(grad, self, result, dim):
 
 
 declare('cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', meta=_scan_meta('cumsum'), out=True,
+        inplace=True,
         derivatives={'self': lambda grad, dim: _rev_cumsum(grad, dim)})
 declare('cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', meta=_scan_meta('cumprod'), out=True,
+        inplace=True,
         derivatives={'self': _cumprod_backward})
 declare('logcumsumexp(Tensor self, int dim) -> Tensor', meta=_scan_meta('logcumsumexp', False, True), out=True,
         derivatives={'self': _logcumsumexp_backward})
