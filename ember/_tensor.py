@@ -470,7 +470,15 @@ Tensor.requires_grad = property(_requires_grad, _set_requires_grad)
 Tensor.requires_grad_ = requires_grad_
 Tensor.grad = property(_get_grad, _set_grad)
 Tensor.is_leaf = property(is_leaf)
-Tensor.grad_fn = property(lambda self: self._grad_fn)
+def _grad_fn(self):
+    fn = self._grad_fn
+    if fn is not None and self._base is not None:     # a view written through another view: regenerated
+        from .autograd.node import gradient_edge       # (NOTE [view history] in autograd/views.py)
+        fn = gradient_edge(self)[0]
+    return fn
+
+
+Tensor.grad_fn = property(_grad_fn)
 Tensor.retains_grad = property(lambda self: self._retains_grad)
 Tensor.output_nr = property(lambda self: self._output_nr)
 Tensor.data = property(_get_data, _set_data)

@@ -188,7 +188,9 @@ def test_backward_inputs_only_accumulates_there():
     def f(lib):
         x, y = data(lib, 3), data(lib, 3, seed=1)
         (x * y).sum().backward(inputs=[y])
-        return [x.grad is None, y.grad]
+        h = x * 2
+        (h * h).sum().backward(inputs=[h, y])     # a non-leaf input gets .grad as well
+        return [x.grad is None, y.grad, h.grad]
     same(f)
 
 
@@ -376,7 +378,9 @@ def test_view_of_view_and_stale_views_and_double_backward():
         b = a * 1
         v1, v2 = b.narrow(0, 0, 3), b.narrow(0, 1, 3)
         v1.mul_(y.select(0, 0))
+        w = b.narrow(0, 2, 2)
         v2.mul_(y.select(0, 1))              # v2 was made before v1's write: its history is regenerated
+        assert w.grad_fn.name() == 'AsStridedBackward0'   # so is that of w, made before v2's write
         return [g, gg, lib.autograd.grad((b * b).sum(), [a, y])]
     same(f, rtol=1e-5)
 

@@ -61,7 +61,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     grads = _make_grads(tensors, grad_tensors)
-    run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, allow_unused=True, accumulate=True)
+    res = run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, allow_unused=True,
+                       accumulate=True)
+    for t, g in zip(inputs or (), res or ()):
+        if g is not None and t._grad_fn is not None:     # a non-leaf named in inputs= gets its .grad too
+            t._grad = (g if create_graph else g.detach()).clone() if t._grad is None else t._grad + g
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
