@@ -13,7 +13,7 @@ from .._ops.registry import DECLS
 from .._tensor import Tensor
 
 __all__ = ['max', 'min', 'var', 'std', 'var_mean', 'std_mean', 'norm', 'sort', 'topk', 'kthvalue', 'median',
-           'mode', 'cummax', 'cummin', 'aminmax', 'return_types']
+           'mode', 'nanmedian', 'cummax', 'cummin', 'aminmax', 'return_types']
 
 
 def _op(name):
@@ -229,6 +229,17 @@ def median(input, dim=None, keepdim=False, *, out=None):
     return _finish(_op('_median_dim')(input, dim, keepdim), out, _RT.median)
 
 
+def nanmedian(input, dim=None, keepdim=False, *, out=None):
+    """`median` ignoring NaN: the lower median of the non-NaN values (NaN where there are none).
+
+    >>> nanmedian(tensor([1., float('nan'), 3., 2.])).item()
+    2.0
+    """
+    if dim is None:
+        return _finish(_op('_nanmedian_all')(input), out)
+    return _finish(_op('_nanmedian_dim')(input, dim, keepdim), out, _RT.nanmedian)
+
+
 def mode(input, dim=-1, keepdim=False, *, out=None):
     """The most frequent value along ``dim`` (the smallest of ties) and the index of its last occurrence.
 
@@ -264,7 +275,7 @@ def _methods():
         m.__doc__ = f.__doc__
         m._generated = False
         return m
-    for f in (max, min, var, std, norm, sort, topk, kthvalue, median, mode, cummax, cummin, aminmax):
+    for f in (max, min, var, std, norm, sort, topk, kthvalue, median, nanmedian, mode, cummax, cummin, aminmax):
         setattr(Tensor, f.__name__, method(f))
 
 

@@ -549,6 +549,13 @@ declare('median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,
         meta=_median_dim_meta('median'), name='_median_dim', function=False, method=False,
         grad_name='MedianBackward1', derivatives={'self': lambda grad, results, self_sizes, dim, keepdim:
                                                   _scatter_grad(grad, results[1], self_sizes, dim, keepdim)})
+declare('nanmedian(Tensor self) -> Tensor', meta=_median_all_meta, name='_nanmedian_all', function=False,
+        method=False, grad_name='NanmedianBackward0',
+        derivatives={'self': lambda grad, self, result: _evenly(grad, self, result)})
+declare('nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+        meta=_median_dim_meta('median'), name='_nanmedian_dim', function=False, method=False,
+        grad_name='NanmedianBackward1', derivatives={'self': lambda grad, results, self_sizes, dim, keepdim:
+                                                     _scatter_grad(grad, results[1], self_sizes, dim, keepdim)})
 declare('mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
         meta=_median_dim_meta('mode'), name='_mode', function=False, method=False, grad_name='ModeBackward0',
         derivatives={'self': lambda grad, results, self_sizes, dim, keepdim:

@@ -166,6 +166,18 @@ op('kthvalue', lambda dt: [S(Arg((5,)), 2), S(Arg((3, 4)), 3), S(Arg((3, 4)), 1,
    dtypes=FLOATS)
 op('median', lambda dt: [S(Arg((5,))), S(Arg((3, 4))), S(Arg(())), S(Arg((0, 3))), *single_dim_samples()(dt)],
    dtypes=FLOATS)
+def _nan_samples(dtype):
+    """Arrays with NaNs in some rows (none all-NaN: which index torch reports there is unspecified)."""
+    import numpy as np
+    a = np.array([[1., np.nan, 3., 2.], [4., 2., 6., 5.], [np.nan, 7., np.nan, 0.5]], dtype=dtype)
+    yield S(a)
+    yield S(a, 1)
+    yield S(a, 0, True)
+    yield S(a[:, 1:], 1)
+
+
+op('nanmedian', lambda dt: [*_nan_samples(dt), S(Arg((3, 4))), S(Arg(())), S(Arg((0, 3))), *single_dim_samples()(dt)],
+   dtypes=FLOATS)
 op('mode', lambda dt: [S(Arg((6,), low=0, high=3)), S(Arg((3, 8), low=0, high=3), 1),
                        S(Arg((3, 8), low=0, high=3), 0, True), S(Arg(())), S(Arg((0, 3)), 1), S(Arg((0, 3)), 0),
                        S(Arg((8, 3), noncontig=True, low=0, high=2))], dtypes=FLOATS + INTS)

@@ -357,6 +357,30 @@ def _median_dim(a, dim, keepdim):
     return _pick(a, _median_idx(a, dim), dim, keepdim)
 
 
+def _nanmedian_idx(a, dim):
+    """Index of the lower median of the non-NaN values along ``dim`` (NaN sorts last)."""
+    order = _argsort(a, dim, False)
+    if a.dtype.kind != 'f':
+        return np.take(order, (a.shape[dim] - 1) // 2, axis=dim)
+    k = np.maximum((np.add.reduce(~np.isnan(a), axis=dim, keepdims=True) - 1) // 2, 0)
+    return np.take_along_axis(order, k, dim).squeeze(dim)
+
+
+def _nanmedian_all(a):
+    if a.size == 0:
+        return np.full((), np.nan, a.dtype)
+    flat = a.reshape(-1)
+    return np.asarray(flat[_nanmedian_idx(flat, 0)]).copy()
+
+
+def _nanmedian_dim(a, dim, keepdim):
+    if a.ndim == 0:
+        return _copy0(a), np.zeros((), np.int64)
+    if a.size == 0:
+        return _max_dim(a, dim, keepdim)
+    return _pick(a, _nanmedian_idx(a, dim), dim, keepdim)
+
+
 def _mode(a, dim, keepdim):
     """Most frequent value along ``dim`` (the smallest of those tied) and the index of its last occurrence."""
     if a.ndim == 0:
@@ -449,6 +473,8 @@ KERNELS = {
     'median': _median_all,
     'median.dim': _median_dim,
     'mode': _mode,
+    'nanmedian': _nanmedian_all,
+    'nanmedian.dim': _nanmedian_dim,
     'cumsum': _cumsum,
     'cumprod': _cumprod,
     'logcumsumexp': _logcumsumexp,
