@@ -329,3 +329,31 @@ def test_tensor_dataset_with_workers_matches_no_workers():
     for (a, b), (c, d) in zip(got, ref):
         np.testing.assert_array_equal(a.numpy(), c.numpy())
         assert b.tolist() == d.tolist() and a.dtype == ember.float32 and b.dtype == ember.int64
+
+
+class CachesInWorker(Images):
+    """Keeps a collated batch inside the worker across batches (a cache): its memory must never be reused."""
+
+    def __getitem__(self, i):
+        if not hasattr(self, 'kept'):
+            self.kept = eud.default_collate([self.x[0]] * 4)   # in shared memory, the size of a batch
+        np.testing.assert_array_equal(self.kept.numpy()[3], self.x[0])
+        return self.x[i]
+
+
+class LocalError(Exception):
+    pass
+
+
+class RaisesUnpicklable(Images):
+    def __getitem__(self, i):
+        class Local(Exception):   # a class pickle cannot find by name
+            pass
+        raise Local(f"local failure at {i}")
+
+
+def test_worker_side_arrays_are_never_overwritten_and_unpicklable_errors_reported():
+    got = list(eud.DataLoader(CachesInWorker(40, (16, 16)), batch_size=4, num_workers=1))
+    assert len(got) == 10
+    with pytest.raises(RuntimeError, match=r"in DataLoader worker process 0(.|\n)*local failure at 0"):
+        list(eud.DataLoader(RaisesUnpicklable(), batch_size=2, num_workers=1))

@@ -30,6 +30,7 @@ import itertools
 import mmap
 import os
 import pickle
+import sys
 import threading
 import weakref
 
@@ -97,10 +98,14 @@ class _Arena:
     def empty(self, shape, dtype):
         dtype = np.dtype(dtype)
         nbytes = max(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, 1)
-        pool = self.spare.get(nbytes)
-        if pool:
+        pool = self.spare.get(nbytes) or []
+        mm = None
+        while pool and mm is None:
             name, mm = pool.pop()
-        else:
+            if sys.getrefcount(mm) > 2:   # code in this worker still holds an array on it: never overwrite that
+                unlink(name)              # (the name goes; that array keeps the memory)
+                mm = None
+        if mm is None:
             name = f'{self.prefix}{next(self.counter)}'
             mm = _create(name, nbytes)
         self.live[id(mm)] = (name, mm, nbytes)

@@ -134,8 +134,12 @@ def _send(conn, obj, arena):
     try:
         payload = shm.dumps_batch(obj, arena)
     except Exception:   # the batch (or an exception) cannot be pickled: report that instead
-        payload = shm.dumps_batch((obj[0], ExceptionWrapper(where="in DataLoader worker process while sending "
-                                                                  "a batch")), arena)
+        wrapper = ExceptionWrapper(where="in DataLoader worker process while sending a batch")
+        original = obj[1]
+        if isinstance(original, ExceptionWrapper):   # the exception's own class could not be pickled
+            wrapper.exc_type, wrapper.where = RuntimeError, original.where
+            wrapper.exc_msg = original.exc_msg
+        payload = shm.dumps_batch((obj[0], wrapper), arena)
     conn.send_bytes(payload)
 
 
