@@ -91,6 +91,7 @@ matrix_power = _plain('linalg_matrix_power', 'matrix_power')
 multi_dot = _plain('linalg_multi_dot', 'multi_dot')
 pinv = _plain('linalg_pinv', 'pinv')
 vecdot = _plain('linalg_vecdot', 'vecdot')
+matrix_rank = _plain('linalg_matrix_rank', 'matrix_rank')
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

@@ -214,3 +214,14 @@ def test_eigh_gradients_match_torch():
         grads.append((g1.numpy(), g2.numpy()))
     for e, t in zip(grads[1], grads[0]):
         np.testing.assert_allclose(e, t, atol=1e-9)
+
+
+@pytest.mark.parametrize('m', [[[1.0, 2.0], [2.0, 4.0]], [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]],
+                               [[[2.0, 1.0], [1.0, 3.0]], [[1.0, 1.0], [1.0, 1.0]]]])
+def test_det_gradient_at_singular_matrices_like_torch(m):
+    grads = []
+    for L in (torch, ember):
+        A = L.tensor(m, dtype=L.float64, requires_grad=True)
+        g, = L.autograd.grad(L.linalg.det(A).sum(), A)
+        grads.append(g.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], atol=1e-12)

@@ -721,7 +721,10 @@ def _inv_grad(grad, result):
 
 
 def _det_grad(grad, A, result):
-    # d det(A) = det(A) tr(A^-1 dA); needs A invertible (torch switches to an SVD formula when it is not)
+    # d det(A) = det(A) tr(A^-1 dA), so gA = grad det(A) A^-T. torch gives exactly singular matrices (a zero
+    # determinant) a zero gradient; the pseudo-inverse keeps that batch element finite (and zero)
+    if A.numel() and bool((result == 0).any()):
+        return (grad * result).unsqueeze(-1).unsqueeze(-1) * _pinv(A).mT
     return (grad * result).unsqueeze(-1).unsqueeze(-1) * DECLS['linalg_inv'].op.call(A).mT
 
 
@@ -1100,6 +1103,29 @@ _EPS = {'float32': 1.1920928955078125e-07, 'float64': 2.220446049250313e-16, 'fl
         'bfloat16': 0.0078125}
 
 
+def _addr(self, vec1, vec2, beta=1, alpha=1):
+    outer = _outer(vec1, vec2)
+    outer = outer if alpha == 1 else outer * alpha
+    if beta == 0:
+        return outer + self * 0 if self.dtype.is_floating_point else outer.expand(tuple(broadcast_shapes(
+            tuple(self.shape), tuple(outer.shape)))).clone()
+    return outer + (self if beta == 1 else self * beta)
+
+
+def _matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    S = DECLS['linalg_svdvals'].op.call(A)
+    if atol is None and rtol is None:
+        rtol = max(A.shape[-2], A.shape[-1]) * _EPS[A.dtype.name]
+    tol = S.amax(-1, keepdim=True) * (rtol or 0) if S.numel() else S.sum(-1, keepdim=True)
+    if atol is not None:
+        tol = DECLS['where'].op.call(tol > atol, tol, atol)
+    return (S > tol).sum(-1)
+
+
+declare('addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', composite=_addr)
+declare('linalg_matrix_rank(Tensor input, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor',
+        composite=lambda A, atol=None, rtol=None, hermitian=False: _matrix_rank(A, atol=atol, rtol=rtol),
+        method=False, function=False, differentiable=False)
 declare('linalg_matrix_power(Tensor self, int n) -> Tensor', composite=_matrix_power, method=False, function=False)
 declare('matrix_power(Tensor self, int n) -> Tensor', composite=_matrix_power)
 declare('linalg_multi_dot(Tensor[] tensors) -> Tensor', composite=_multi_dot, method=False, function=False)

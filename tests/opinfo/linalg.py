@@ -129,8 +129,6 @@ _SQ_ERRORS = [S(Arg((2, 3))), S(Arg((3,))), S(Arg((3, 3), 'int64'))]
 
 op('linalg.inv', lambda dt: [S(_wellcond((3, 3), dt)), S(_wellcond((2, 4, 4), dt, 1)), S(Arg((0, 0))), *_SQ_ERRORS], atol=1e-4, rtol=1e-4)
 op('inverse', lambda dt: [S(_wellcond((3, 3), dt))], atol=1e-4, rtol=1e-4)
-op('linalg.det', lambda dt: [S(_wellcond((3, 3), dt)), S(_wellcond((2, 4, 4), dt, 1)), S(Arg((1, 1))), *_SQ_ERRORS],
-   atol=1e-4, rtol=1e-4)
 op('det', lambda dt: [S(_wellcond((3, 3), dt))], atol=1e-4, rtol=1e-4)
 op('linalg.slogdet', lambda dt: [S(_wellcond((3, 3), dt)), S(-_wellcond((2, 3, 3), dt, 2)), *_SQ_ERRORS],
    atol=1e-4, rtol=1e-4)
@@ -176,3 +174,9 @@ op('chain_matmul', lambda dt: [S(Arg((2, 3)), Arg((3, 4)), Arg((4, 2)))], atol=1
 op('linalg.eigh', lambda dt: [S(_spd((3, 3), dt)), S(_spd((2, 3, 3), dt), UPLO='U'), S(Arg((2, 3))), S(Arg((3, 3), 'int64'))],
    random=True, grad=False)      # eigenvectors' signs: compared sign-invariantly in tests/test_linalg.py
 op('linalg.eigvalsh', lambda dt: [S(_spd((3, 3), dt)), S(_spd((2, 3, 3), dt), 'U')], atol=1e-4, rtol=1e-4)
+op('addr', lambda dt: [S(Arg((2, 3)), Arg((2,)), Arg((3,))), S(Arg((3,)), Arg((2,)), Arg((3,)), beta=0.5, alpha=2),
+                       S(Arg(()), Arg((2,)), Arg((3,)), beta=0), S(Arg((2, 3)), Arg((2, 2)), Arg((3,)))], dtypes=FLOATS)
+op('linalg.matrix_rank', lambda dt: [S(Arg((4, 3))), S(np.ones((3, 3), dt)), S(Arg((2, 3, 5))), S(Arg((3, 3)), atol=1.0)],
+   grad=False)
+op('linalg.det', lambda dt: [S(_wellcond((3, 3), dt)), S(_wellcond((2, 4, 4), dt, 1)), S(Arg((1, 1))),
+                             S(np.zeros((3, 3), dt)), *_SQ_ERRORS], atol=1e-4, rtol=1e-4)
