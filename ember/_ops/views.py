@@ -263,13 +263,23 @@ _v('slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None
 _v('as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)',
    _as_strided_meta, {'self': lambda grad, self_sizes, self_strides, self_offset, size, stride, storage_offset:
                       _as_strided_backward(grad, self_sizes, self_strides, self_offset, size, stride, storage_offset)})
-_v('detach(Tensor(a) self) -> Tensor(a)', _alias_meta, differentiable=False)
+declare('detach(Tensor(a) self) -> Tensor(a)', meta=_alias_meta, explicit=lambda self: _detach(self),
+        differentiable=False)
 _v('alias(Tensor(a) self) -> Tensor(a)', _alias_meta, {'self': lambda grad: grad})
 _v('diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)', _diagonal_meta,
    {'self': lambda grad, self_sizes, offset, dim1, dim2: _diagonal_backward(grad, self_sizes, offset, dim1, dim2)})
 _v('unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)', _unfold_meta,
    {'self': lambda grad, self_sizes, self_strides, self_offset, dimension, size, step:
        _unfold_backward(grad, self_sizes, dimension, size, step)}, function=False)
+
+
+def _detach(self):
+    """Same storage and version counter, outside autograd. Not a view for autograd (``_base`` is None, as in
+    torch), so an in-place op on a detached tensor never rebases the history of the tensor it came from."""
+    from .adapters import make_view
+    t = make_view(self, *_geom(self))
+    t._base = None
+    return t
 
 
 def _inverse_perm(dims):
