@@ -251,6 +251,8 @@ def _linear_grad_weight(grad, input, weight):
         return (grad.unsqueeze(-1) * input) if input.dim() > 1 else grad * input
     if input.dim() == 1:
         return grad.unsqueeze(-1) * input
+    if input.dim() == 2:
+        return grad.t().mm(input)
     g = grad.reshape(-1, grad.shape[-1])
     return g.t().mm(input.reshape(-1, input.shape[-1]))
 
