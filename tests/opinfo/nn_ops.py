@@ -231,3 +231,52 @@ op('pixel_shuffle', lambda dt: [S(Arg((2, 8, 3, 2)), 2), S(Arg((9, 2, 2)), 3), S
 op('pixel_unshuffle', lambda dt: [S(Arg((2, 2, 4, 6)), 2), S(Arg((1, 6, 6)), 3), S(Arg((1, 1, 3, 4)), 2)],
    torch_name=_F + 'pixel_unshuffle')
 op('channel_shuffle', lambda dt: [S(Arg((2, 6, 3)), 3), S(Arg((1, 4, 2, 2)), 2)], torch_name=_F + 'channel_shuffle')
+
+
+# --- functional compositions (attention, distances, resampling) --------------------------------
+
+def _sdpa_samples(dt):
+    yield S(Arg((2, 3, 4, 5)), Arg((2, 3, 6, 5)), Arg((2, 3, 6, 4)))
+    yield S(Arg((2, 4, 5)), Arg((2, 4, 5)), Arg((2, 4, 3)), is_causal=True)
+    yield S(Arg((1, 2, 3, 4)), Arg((1, 2, 5, 4)), Arg((1, 2, 5, 4)), attn_mask=Arg((3, 5)), scale=0.3)
+    yield S(Arg((1, 2, 3, 4)), Arg((1, 2, 5, 4)), Arg((1, 2, 5, 4)),
+            attn_mask=np.array([[True, False, True, True, False]] * 3))
+    yield S(Arg((1, 4, 3, 4)), Arg((1, 2, 5, 4)), Arg((1, 2, 5, 4)), enable_gqa=True)
+
+
+op('nn.functional.scaled_dot_product_attention', _sdpa_samples, torch_name=_F + 'scaled_dot_product_attention',
+   atol=1e-5, rtol=1e-5, gradgrad=False)   # torch's fused CPU attention has no double backward to compare with
+
+
+def _interp_samples(dt):
+    yield S(Arg((2, 3, 4, 5)), scale_factor=2)                                      # nearest
+    yield S(Arg((1, 2, 5, 4)), size=(7, 3))
+    yield S(Arg((1, 2, 5, 4)), size=(7, 3), mode='nearest-exact')
+    yield S(Arg((1, 2, 4, 5)), scale_factor=(1.5, 2.5), mode='bilinear')
+    yield S(Arg((1, 2, 4, 5)), size=(7, 3), mode='bilinear', align_corners=True)
+    yield S(Arg((2, 3, 6)), size=4, mode='linear')
+    yield S(Arg((2, 3, 6)), scale_factor=2, mode='linear', align_corners=True)
+    yield S(Arg((1, 2, 4, 5)), size=(8, 7), mode='bicubic')
+    yield S(Arg((1, 2, 4, 5)), size=(3, 9), mode='bicubic', align_corners=True)
+    yield S(Arg((1, 2, 6, 6)), size=(4, 3), mode='area')
+    yield S(Arg((1, 2, 3, 2, 2)), scale_factor=2, mode='trilinear')
+    yield S(Arg((1, 2, 4, 4)), size=(2, 2), mode='linear')                         # wrong rank for mode: error
+
+
+op('nn.functional.interpolate', _interp_samples, torch_name=_F + 'interpolate', atol=1e-5, rtol=1e-5)
+op('nn.functional.normalize', lambda dt: [S(Arg((3, 4))), S(Arg((2, 3, 4)), p=1.0, dim=-1), S(Arg((3, 4)), dim=0)],
+   torch_name=_F + 'normalize')
+op('nn.functional.cosine_similarity', lambda dt: [S(Arg((3, 4)), Arg((3, 4))), S(Arg((2, 3, 4)), Arg((3, 4)), dim=-1)],
+   torch_name=_F + 'cosine_similarity')
+op('nn.functional.pairwise_distance', lambda dt: [S(Arg((3, 4)), Arg((3, 4))), S(Arg((3, 4)), Arg((4,)), p=1.0),
+                                                  S(Arg((3, 4)), Arg((3, 4)), keepdim=True)],
+   torch_name=_F + 'pairwise_distance')
+op('nn.functional.pdist', lambda dt: [S(Arg((4, 3))), S(Arg((5, 2)), p=1.0)], torch_name=_F + 'pdist',
+   gradgrad=False)   # torch has no double backward for pdist
+op('nn.functional.local_response_norm', lambda dt: [S(Arg((2, 5, 4)), 3), S(Arg((1, 4, 3, 3)), 2, alpha=0.1)],
+   torch_name=_F + 'local_response_norm', atol=1e-5, rtol=1e-5)
+op('nn.functional.lp_pool2d', lambda dt: [S(Arg((1, 2, 4, 4), low=0.5, high=3), 2.0, 2),
+                                          S(Arg((1, 2, 5, 5), low=0.5, high=3), 3, (2, 3), stride=1)],
+   torch_name=_F + 'lp_pool2d', atol=1e-5, rtol=1e-5)
+op('nn.functional.lp_pool1d', lambda dt: [S(Arg((1, 2, 6), low=0.5, high=3), 2.0, 2)],
+   torch_name=_F + 'lp_pool1d', atol=1e-5, rtol=1e-5)

@@ -325,11 +325,18 @@ def pdist(input, p=2):
     for a in range(n):
         i.extend([a] * (n - a - 1))
         j.extend(range(a + 1, n))
-    ii, jj = ember.tensor(i, dtype=ember.int64), ember.tensor(j, dtype=ember.int64)
+    ii = ember.tensor(i, dtype=ember.int64, device=input.device)
+    jj = ember.tensor(j, dtype=ember.int64, device=input.device)
     return (input.index_select(0, ii) - input.index_select(0, jj)).norm(p, -1)
 
 
 # --- attention -----------------------------------------------------------------------
+
+def _repeat_heads(t, rep):
+    """repeat_interleave(rep, dim=-3): each key/value head serves ``rep`` consecutive query heads."""
+    idx = ember.arange(t.shape[-3], device=t.device).unsqueeze(-1).expand(t.shape[-3], rep).reshape(-1)
+    return t.index_select(-3, idx)
+
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
@@ -343,8 +350,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
         rep = query.shape[-3] // key.shape[-3]
-        key = key.repeat_interleave(rep, -3)
-        value = value.repeat_interleave(rep, -3)
+        key, value = _repeat_heads(key, rep), _repeat_heads(value, rep)
     scores = query.matmul(key.transpose(-2, -1)) * scale
     if is_causal:
         if attn_mask is not None:
