@@ -87,14 +87,12 @@ def _int_index(v):
 def _apply(self, idx):
     """Step 1 (views) of indexing; returns the view and the advanced indices as ``[(dim, tensor)]``."""
     items = _normalize(self, idx)
-    consumed, ellipsis = 0, False
+    consumed = 0
     for it in items:
         if it is None or isinstance(it, (bool, np.bool_)):
             continue
         if it is Ellipsis:
-            if ellipsis:
-                raise IndexError("an index can only have a single ellipsis ('...')")
-            ellipsis = True
+            pass
         elif isinstance(it, Tensor) and it.dtype in (D.bool_, D.uint8):
             consumed += it.ndim if it.ndim else 0
         else:
@@ -106,22 +104,28 @@ def _apply(self, idx):
                              "in C++ to convert a 0-dim tensor to a number")
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     res, dim, adv = self, 0, []
+    orig = 0            # the dimension of ``self`` an index refers to (torch's messages name it)
     for it in items:
         i = _int_index(it)
         if i is not None:
+            if dim >= res.ndim:
+                raise IndexError(f"index {i} is out of bounds for dimension {orig} with size 0")
             n = res.shape[dim]
             if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
+                raise IndexError(f"index {i} is out of bounds for dimension {orig} with size {n}")
             res = _select(res, dim, i)
+            orig += 1
             continue
         if type(it) is slice:
             res = _slice_view(res, dim, it)
             dim += 1
+            orig += 1
         elif it is None:
             res = _unsqueeze(res, dim)
             dim += 1
         elif it is Ellipsis:
             dim += ndim - consumed
+            orig += ndim - consumed
         elif isinstance(it, (bool, np.bool_)):
             res = _unsqueeze(res, dim)
             adv.append((dim, _as_index_tensor([bool(it)], self.device)))
@@ -134,7 +138,9 @@ def _apply(self, idx):
                 res = _unsqueeze(res, dim)
                 t = t.reshape(1)
             adv.append((dim, t))
-            dim += t.ndim if t.dtype in (D.bool_, D.uint8) else 1
+            k = t.ndim if t.dtype in (D.bool_, D.uint8) else 1
+            dim += k
+            orig += k
     return res, adv
 
 
@@ -199,8 +205,6 @@ def setitem(self, idx, value):
         return
     if v is None:
         v = DECLS['full'].op.call((), value, dtype=self.dtype, device=self.device)
-    elif v.dtype is not self.dtype or v.device != self.device:
-        v = v.to(self.device, self.dtype)
     _index_put_(res, _indices_list(adv), _strip_leading_ones(v, None), False)
 
 
