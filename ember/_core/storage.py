@@ -68,9 +68,15 @@ class Storage:
         root = a
         while isinstance(getattr(root, 'base', None), type(a)):
             root = root.base
+        if not root.flags.c_contiguous and not root.flags.f_contiguous and root.ndim > 1:
+            # a dense block in permuted order (NumPy ufuncs keep a permuted input's layout): the same
+            # memory seen with its axes sorted by stride is C-contiguous
+            root = root.transpose(sorted(range(root.ndim), key=lambda d: -root.strides[d]))
         if not root.flags.c_contiguous and not root.flags.f_contiguous:
             raise RuntimeError("internal error: cannot find the storage of a non-contiguous root array")
         flat = root.reshape(-1, order='A').view(np.uint8) if root.size else root.view(np.uint8).reshape(-1)
+        if root is a:
+            return cls(flat, device, None), 0
         offset_bytes = _ptr(a) - _ptr(root)
         return cls(flat, device, None), offset_bytes // a.itemsize
 
@@ -101,7 +107,7 @@ class Storage:
 
 def _ptr(a):
     if isinstance(a, np.ndarray):
-        return a.__array_interface__['data'][0]
+        return a.ctypes.data
     if hasattr(a, 'data') and hasattr(a.data, 'ptr'):  # CuPy
         return a.data.ptr
     return 0
