@@ -419,3 +419,12 @@ def test_tensor_dataset_batched_paths_match_per_sample_path():
     w = ember.ones(4, 2, requires_grad=True)
     batch = next(iter(eud.DataLoader(eud.TensorDataset(w), batch_size=2)))[0]
     assert batch.requires_grad and batch.grad_fn is not None   # rows keep autograd history, as in torch
+
+
+@pytest.mark.parametrize('module', ['', '.dataset', '.sampler', '.distributed', '.dataloader', '._utils.collate',
+                                    '._utils.worker'])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module('ember.utils.data' + module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0

@@ -46,6 +46,7 @@ class DataLoader:
     """Iterates over batches of ``dataset``; torch.utils.data.DataLoader's arguments and behaviour.
 
     >>> import ember
+    >>> from ember.utils.data import DataLoader, TensorDataset
     >>> ds = TensorDataset(ember.arange(10.), ember.arange(10))
     >>> [y.tolist() for x, y in DataLoader(ds, batch_size=4)]
     [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
