@@ -290,3 +290,19 @@ def test_errors_match_torch(k):
     with pytest.raises(type(te.value)) as ee:
         _ERR[k](ember)
     assert str(ee.value) == str(te.value)
+
+
+def test_in_place_fills_and_autograd_like_torch():
+    for fill in (lambda t: t.uniform_(), lambda t: t.normal_(), lambda t: t.bernoulli_(0.5),
+                 lambda t: t.exponential_(), lambda t: t.random_(0, 5)):
+        for L in (torch, ember):
+            leaf = L.zeros(3, requires_grad=True)
+            with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+                fill(leaf)
+            with L.no_grad():
+                fill(leaf)                       # allowed without grad mode (what nn.init does)
+            x = L.ones(3, requires_grad=True)
+            y = x * 2
+            fill(y)
+            y.sum().backward()
+            assert x.grad.tolist() == [0.0, 0.0, 0.0]

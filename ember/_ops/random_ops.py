@@ -34,10 +34,17 @@ def _same(self, *rest):
     return tuple(self._a.shape), self._dtype
 
 
+def _zeros_grad(grad):
+    """torch's derivative of a sample with respect to its input and parameters (derivatives.yaml: zeros)."""
+    return grad * 0
+
+
 def _rand(schema, meta, inplace=True, **kw):
+    """A random op with torch's zero derivative: so, as in torch, filling a leaf that requires grad in place
+    raises, and a filled non-leaf gets a history with zero gradient."""
     kw.setdefault('method', False)
     kw.setdefault('function', False)
-    kw.setdefault('differentiable', False)
+    kw.setdefault('derivatives', {'self': _zeros_grad})
     return declare(schema, meta=meta, inplace=inplace, **kw)
 
 
@@ -157,16 +164,10 @@ def _bernoulli_tensor_meta(self, p, generator=None):
     return shape, self._dtype
 
 
-def _zeros_grad(grad):
-    """torch's derivative of a sample with respect to its parameters (derivatives.yaml: zeros)."""
-    return grad * 0
-
-
-_rand(f'bernoulli(Tensor self, {_G}) -> Tensor', _bernoulli_meta, inplace=False, function=True, method=True,
-      differentiable=True, out=True, derivatives={'self': _zeros_grad})
-_rand(f'bernoulli.p(Tensor self, float p=0.5, {_G}) -> Tensor', _bernoulli_p_meta, name='_bernoulli_p',
-      differentiable=True, derivatives={'self': _zeros_grad})
-_rand(f'bernoulli.Tensor(Tensor self, Tensor p, {_G}) -> Tensor', _bernoulli_tensor_meta, name='_bernoulli_tensor')
+_rand(f'bernoulli(Tensor self, {_G}) -> Tensor', _bernoulli_meta, inplace=False, function=True, method=True, out=True)
+_rand(f'bernoulli.p(Tensor self, float p=0.5, {_G}) -> Tensor', _bernoulli_p_meta, name='_bernoulli_p')
+_rand(f'bernoulli.Tensor(Tensor self, Tensor p, {_G}) -> Tensor', _bernoulli_tensor_meta, name='_bernoulli_tensor',
+      derivatives={'self': _zeros_grad, 'p': _zeros_grad})
 
 
 # --- multinomial ---------------------------------------------------------------------------------
