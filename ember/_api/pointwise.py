@@ -16,7 +16,7 @@ from .._core import dtype as D
 from .._core.storage import MetaArray
 
 __all__ = ['div', 'divide', 'true_divide', 'real', 'imag', 'conj', 'conj_physical', 'resolve_conj', 'resolve_neg',
-           'is_conj', 'is_neg']
+           'is_conj', 'is_neg', 'selu', 'selu_', 'celu', 'celu_', 'rrelu', 'rrelu_', 'prelu', 'hardshrink']
 
 _div = DECLS['div']
 _div_functional = DECLS['div'].op.call
@@ -177,3 +177,48 @@ Tensor.real = property(real)
 Tensor.imag = property(imag)
 for _n in ('conj', 'conj_physical', 'resolve_conj', 'resolve_neg', 'is_conj', 'is_neg'):
     setattr(Tensor, _n, globals()[_n])
+
+
+# activations torch also has as ``torch.*`` functions (and some as Tensor methods)
+def selu(input):
+    from ..nn.functional import _activation
+    return _activation.selu(input)
+
+
+def selu_(input):
+    from ..nn.functional import _activation
+    return _activation.selu(input, True)
+
+
+def celu(input, alpha=1.0):
+    from ..nn.functional import _activation
+    return _activation.celu(input, alpha)
+
+
+def celu_(input, alpha=1.0):
+    from ..nn.functional import _activation
+    return _activation.celu(input, alpha, True)
+
+
+def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, generator=None):
+    from ..nn.functional import _activation
+    return _activation.rrelu(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1. / 8, upper=1. / 3, training=False, generator=None):
+    from ..nn.functional import _activation
+    return _activation.rrelu(input, lower, upper, training, True)
+
+
+def prelu(input, weight):
+    from ..nn.functional import _activation
+    return _activation.prelu(input, weight)
+
+
+def hardshrink(input, lambd=0.5):
+    from ..nn.functional import _activation
+    return _activation.hardshrink(input, lambd)
+
+
+Tensor.prelu = prelu
+Tensor.hardshrink = hardshrink

@@ -332,7 +332,7 @@ unary('reciprocal', 'float', lambda grad, result: -grad * result * result)
 unary('rsqrt', 'float', lambda grad, result: -0.5 * grad * result * result * result)
 # square is pow(self, 2) as in torch, which also gives its dtype rule (bool squares to int64)
 declare('square(Tensor self) -> Tensor', composite=lambda self: self.pow(2), out=True)
-unary('abs', 'promote', lambda grad, self: grad * self.sgn(), check=_NO_BOOL('abs_cpu'))
+unary('abs', 'real', lambda grad, self: grad * self.sgn(), check=_NO_BOOL('abs_cpu'))
 unary('sign', 'promote', _zero_grad)
 unary('sgn', 'promote', _zero_grad)
 
