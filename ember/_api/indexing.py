@@ -156,6 +156,8 @@ def _slice_view(t, dim, s):
         step = 1
     start = None if start is None else int(start)
     stop = None if stop is None else int(stop)
+    if step == 1 and not start and (stop is None or stop >= t.shape[dim]):
+        return t        # a full slice is no view at all, as in torch's applySlice
     return _slice(t, dim, start, stop, step)
 
 
@@ -180,9 +182,26 @@ def getitem(self, idx):
             raise IndexError(f"index {idx} is out of bounds for dimension 0 with size {n}")
         return _select(self, 0, idx)
     if t is slice and self.ndim:
-        return _slice_view(self, 0, idx)
+        r = _slice_view(self, 0, idx)
+        return r if r is not self else _alias(self)
     if idx is Ellipsis or (t is tuple and not idx):
         return _alias(self)
+    if t is tuple and len(idx) <= self.ndim:      # fast path: ints and slices only
+        res, dim = self, 0
+        for it in idx:
+            ti = type(it)
+            if ti is int:
+                n = res.shape[dim]
+                if not -n <= it < n:
+                    break
+                res = _select(res, dim, it)
+            elif ti is slice:
+                res = _slice_view(res, dim, it)
+                dim += 1
+            else:
+                break
+        else:
+            return res if res is not self else _alias(self)
     res, adv = _apply(self, idx)
     if not adv:
         return res if res is not self else _alias(self)
