@@ -156,8 +156,8 @@ def _count(sizes, dim):
 
 declare('mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
         meta=_mean_meta, name='mean', out=True, grad_name='MeanBackward0',
-        derivatives={'self': lambda grad, self_sizes, dim, keepdim:
-                     _unreduce(grad, self_sizes, dim, keepdim) / _count(self_sizes, dim)})
+        derivatives={'self': lambda grad, self_sizes, dim, keepdim:     # divide the small grad, then expand
+                     _unreduce(grad / _count(self_sizes, dim), self_sizes, dim, keepdim)})
 
 
 def _nanmean(self, dim=None, keepdim=False, dtype=None):
