@@ -352,9 +352,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         rep = query.shape[-3] // key.shape[-3]
         key, value = _repeat_heads(key, rep), _repeat_heads(value, rep)
     scores = query.matmul(key.transpose(-2, -1)) * scale
-    if is_causal:
-        if attn_mask is not None:
-            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    if is_causal:      # combined with attn_mask when both are given, as torch's CPU kernel does
         causal = ember.ones(L, S, dtype=ember.bool, device=query.device).tril()
         scores = scores.masked_fill(causal.logical_not(), float('-inf'))
     if attn_mask is not None:
