@@ -47,10 +47,13 @@ _SCALARS = frozenset(type(np.zeros((), d)[()]) for d in (np.float16, np.float32,
 def _int_scalar(x, cd):
     """A Python int operand of an integer-dtype pointwise op: torch wraps it modulo 2**bits (``uint8 + 300``
     is ``uint8 + 44``) where NumPy 2 raises OverflowError; past int64 both raise OverflowError."""
-    info = np.iinfo(cd.np)
-    if info.min <= x <= info.max:
+    lo, hi = _IRANGE.get(cd) or _IRANGE.setdefault(cd, (int(np.iinfo(cd.np).min), int(np.iinfo(cd.np).max)))
+    if lo <= x <= hi:
         return x
     return np.array(x, dtype=np.int64).astype(cd.np)[()]
+
+
+_IRANGE = {}
 
 
 def _is_meta_key(key):
