@@ -390,7 +390,11 @@ def test_detach_is_not_a_differentiable_view():
         a, w = data(lib, 3), data(lib, 3, seed=1)
         d = a.detach()
         d.mul_(w)       # writes a's data, but a keeps no history
-        return [d._base is None, a.grad_fn is None, d.grad_fn.name(), lib.autograd.grad(d.sum(), w)]
+        n = lib.ones(3, dtype=a.dtype)
+        e = n.detach()
+        e.copy_(w)      # the same without grad mode having seen n
+        return [d._base is None, a.grad_fn is None, d.grad_fn.name(), lib.autograd.grad(d.sum(), w),
+                e._base is None, n.requires_grad, e.grad_fn.name()]
     same(f)
 
 

@@ -230,20 +230,24 @@ class _Result:
         self._grad_fn, self._output_nr = node, nr
 
 
-def _detach_kernel(op):
-    redispatch = op.redispatch
-
+def _detach_kernel(view_kernel):
     def kernel(ks, self):
-        out = redispatch(ks & _BELOW, self)
+        out = view_kernel(ks, self)
         out._base = None      # detach() is not a differentiable view: in-place writes never rebase self
         return out
-    kernel.__qualname__ = 'autograd::detach'
+    kernel.__qualname__ = 'view::detach'
     return kernel
 
 
 def register(lib):
-    """Autograd kernels that are not generated from formulas: copy_ and detach."""
+    """Kernels that are not generated from formulas: copy_'s Autograd kernel, and detach (with or without
+    grad mode) giving a tensor that shares data but is no differentiable view of its input."""
     from .._dispatch.dispatcher import lookup_op
-    for name, make in (('aten::copy_', _copy_kernel), ('aten::detach', _detach_kernel)):
-        op = lookup_op(name)
-        op.register(DispatchKey.Autograd, make(op), allow_override=True)
+    op = lookup_op('aten::copy_')
+    op.register(DispatchKey.Autograd, _copy_kernel(op), allow_override=True)
+    op = lookup_op('aten::detach')
+    cea = DispatchKey.CompositeExplicitAutograd
+    if not getattr(op.kernels.get(cea), '_ember_detach', False):
+        k = _detach_kernel(op.kernels[cea])
+        k._ember_detach = True
+        op.register(cea, k, allow_override=True)
