@@ -294,9 +294,7 @@ class _WorkerPool:
 
     def return_segments(self):
         """Tell the workers which of their shared-memory segments no batch uses any more."""
-        freed = self.receiver.freed
-        while freed:
-            wid, name = freed.popleft()
+        for wid, name in self.receiver.take_freed():
             self.index_queues[wid].put(shm.FreeSegment(name))
 
     def shutdown(self):

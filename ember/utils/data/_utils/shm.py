@@ -228,8 +228,16 @@ class Receiver:
 
     def _release(self, worker_id, name):
         self.freed.append((worker_id, name))
-        if len(self.maps) > self._MAX_MAPS:   # the worker may drop spare segments: do not pin them all
-            self.maps.pop(name, None)
+
+    def take_freed(self):
+        """The (worker id, name) of segments freed since the last call."""
+        out = []
+        while self.freed:
+            wid, name = self.freed.popleft()
+            if len(self.maps) > self._MAX_MAPS:   # workers may drop spare segments: do not pin all mappings
+                self.maps.pop(name, None)
+            out.append((wid, name))
+        return out
 
     def loads(self, data):
         _current.receiver, _current.roots = self, {}
