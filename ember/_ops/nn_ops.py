@@ -503,9 +503,11 @@ declare('embedding_renorm(Tensor self, Tensor indices, float max_norm, float nor
 
 
 # --- normalisation ---------------------------------------------------------------------
-# NOTE [fused normalisation] layer_norm on a GPT-sized activation (64*128 rows x 128, float32),
-# forward + backward, ms: fused kernel + formula below ~3.5, composite of mean/sub/mul/rsqrt ~9
-# (each composite op is a separate pass plus dispatch and a saved intermediate).
+# NOTE [fused normalisation] layer_norm over (64*128, 128) float32 (the GPT benchmark's shape), 1 BLAS thread,
+# on a heavily loaded 2-core machine (min of 15 runs): forward fused 1.3 ms vs composite mean/sub/mul/sqrt/div
+# 1.9 ms; forward + backward 42 ms vs 52 ms. The backward is the formula below in ember ops (about ten
+# elementwise passes); its time is mostly page faults of fresh 4 MB temporaries, which a fused backward
+# kernel would cut further.
 
 def _ln_meta(input, normalized_shape, weight, bias, eps):
     ns = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(int(x) for x in normalized_shape)

@@ -316,7 +316,9 @@ def embedding(w, idx, padding_idx, scale_grad_by_freq, sparse):
 
 
 def embedding_dense_backward(g, idx, num_weights, padding_idx, scale_grad_by_freq):
-    """Sum the gradient rows of equal indices: sort the indices once, then np.add.reduceat over the runs."""
+    """Sum the gradient rows of equal indices: sort the indices once, then np.add.reduceat over the runs.
+    GPT shapes (8192 rows of 128, 65 embeddings): 1.6-1.9 ms; np.add.at 17-18 ms; a one-hot matmul 1.5 ms
+    but O(rows * num_weights) memory, too much for large vocabularies."""
     D = g.shape[-1]
     flat = idx.reshape(-1).astype(np.int64, copy=False)
     rows = g.reshape(-1, D)
