@@ -225,3 +225,21 @@ def test_det_gradient_at_singular_matrices_like_torch(m):
         g, = L.autograd.grad(L.linalg.det(A).sum(), A)
         grads.append(g.numpy())
     np.testing.assert_allclose(grads[1], grads[0], atol=1e-12)
+
+
+@pytest.mark.parametrize('dt', ['float16', 'bfloat16'])
+@pytest.mark.parametrize('k', range(12))
+def test_half_precision_like_torch(dt, k):
+    fns = [lambda L, a: L.linalg.inv(a), lambda L, a: L.linalg.det(a), lambda L, a: L.linalg.slogdet(a),
+           lambda L, a: L.linalg.cholesky(a), lambda L, a: L.linalg.qr(a), lambda L, a: L.linalg.svd(a),
+           lambda L, a: L.linalg.eigh(a), lambda L, a: L.linalg.solve(a, a), lambda L, a: L.linalg.matrix_norm(a),
+           lambda L, a: L.einsum('ij,jk', a, a), lambda L, a: L.linalg.matrix_norm(a, 'nuc'),
+           lambda L, a: L.linalg.matrix_norm(a, 1)]
+    f = fns[k]
+    try:
+        t = f(torch, torch.eye(3, dtype=getattr(torch, dt)))
+    except Exception:
+        _both(lambda L: f(L, L.eye(3, dtype=getattr(L, dt))))
+        return
+    e = f(ember, ember.eye(3, dtype=getattr(ember, dt)))
+    assert e.dtype.name == dt and np.allclose(e.float().numpy(), t.float().numpy())

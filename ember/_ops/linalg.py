@@ -688,7 +688,7 @@ declare('cross(Tensor self, Tensor other, int? dim=None) -> Tensor', composite=_
 # Kernels raise the LinAlgError of _backends/cpu/linalg.py (a RuntimeError, as torch's) for singular or
 # indefinite input: that depends on the data, so it cannot be checked by the meta functions.
 
-def _square(name, A, floating=True):
+def _square(name, A, floating=True, kernel=None):
     shape = A._a.shape
     if len(shape) < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
@@ -696,13 +696,19 @@ def _square(name, A, floating=True):
         raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {shape[-2]} by {shape[-1]} "
                            f"matrices")
     if floating:
-        _float_input(name, A)
+        _float_input(name, A, kernel)
     return tuple(shape)
 
 
-def _float_input(name, A):
+def _float_input(name, A, kernel=None):
+    """Floating input, and not half precision: ``kernel`` names the LAPACK kernel torch reports as missing
+    for Half/BFloat16 (NotImplementedError); without it, torch's "Low precision dtypes" RuntimeError."""
     if A._dtype.category < 2:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {_tname(A._dtype)}")
+    if A._dtype in (D.float16, D.bfloat16):
+        if kernel is None:
+            raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_tname(A._dtype)}")
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_tname(A._dtype)}\'')
 
 
 def _inv_meta(A):
@@ -710,7 +716,7 @@ def _inv_meta(A):
 
 
 def _det_meta(A):
-    return _square('linalg.det', A)[:-2], A._dtype
+    return _square('linalg.det', A, kernel='lu_cpu')[:-2], A._dtype
 
 
 def _slogdet_meta(A):
@@ -761,7 +767,7 @@ def solve_is_vector(a_shape, b_shape):
 
 
 def _solve_meta(A, B):
-    a = _square('linalg.solve', A)
+    a = _square('linalg.solve', A, kernel='lu_cpu')
     b = tuple(B._a.shape)
     if A._dtype is not B._dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
@@ -808,7 +814,7 @@ declare('linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor', composi
 
 
 def _cholesky_meta(self, upper=False):
-    return _square('linalg.cholesky', self), self._dtype
+    return _square('linalg.cholesky', self, kernel='cholesky_cpu'), self._dtype
 
 
 def _phi(X):
@@ -839,7 +845,7 @@ def _qr_meta(A, mode='reduced'):
     if mode not in ('reduced', 'complete', 'r'):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
                            f"or 'complete'")
-    _float_input('linalg.qr', A)
+    _float_input('linalg.qr', A, 'geqrf_cpu')
     m, n = shape[-2:]
     k = min(m, n)
     batch = shape[:-2]
@@ -881,7 +887,7 @@ def _svd_meta(A, full_matrices=True):
     shape = tuple(A._a.shape)
     if len(shape) < 2:
         raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
-    _float_input('linalg.svd', A)
+    _float_input('linalg.svd', A, 'linalg_svd_cpu')
     m, n = shape[-2:]
     k = min(m, n)
     b = shape[:-2]
@@ -950,7 +956,7 @@ declare('svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Te
 
 
 def _eigh_meta(A, UPLO='L'):
-    shape = _square('linalg.eigh', A)
+    shape = _square('linalg.eigh', A, kernel='linalg_eigh_cpu')
     if UPLO not in ('L', 'U'):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     return [(shape[:-1], A._dtype.to_real()), (shape, A._dtype)]
@@ -995,6 +1001,8 @@ def _matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, dtype=None):
     if not A.dtype.is_floating_point and not A.dtype.is_complex:
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
                            f"{_tname(A.dtype)}")
+    if A.dtype in (D.float16, D.bfloat16) and (ord == 'nuc' or ord in (2, -2)):     # the SVD-based ones
+        raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got {_tname(A.dtype)}")
     if dtype is not None:
         A = A.to(dtype)
     d0, d1 = wrap_dim(dim[0], A.dim()), wrap_dim(dim[1], A.dim())

@@ -34,8 +34,12 @@ def _addbmm(inp, b1, b2, beta, alpha):
 
 
 def _einsum(eq, ops, path):
+    dt = ops[0].dtype if ops else None
+    if dt is not None and dt.kind not in 'biufc':      # bfloat16 (ml_dtypes): NumPy's einsum rejects it
+        ops = [o.astype(np.float32) for o in ops]
     big = len(ops) > 2 or sum(o.size for o in ops) > 4096
-    return np.einsum(eq, *ops, optimize='greedy' if big else False)
+    r = np.einsum(eq, *ops, optimize='greedy' if big else False)
+    return r if dt is None or r.dtype == dt else np.asarray(r).astype(dt)
 
 
 def _diag_embed(a, offset, dim1, dim2):
