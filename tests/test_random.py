@@ -27,6 +27,7 @@ def _sample_ops():
         'multinomial': lambda: ember.multinomial(ember.ones(10), 5),
         'multinomial_r': lambda: ember.multinomial(ember.ones(2, 10), 5, True),
         'normal_tf': lambda: ember.normal(ember.zeros(5), 1.0),
+        'poisson': lambda: ember.poisson(ember.full((20,), 3.0)),
         'normal_ft': lambda: ember.normal(0.0, ember.ones(5)),
         'normal_tt': lambda: ember.normal(ember.zeros(5), ember.ones(5)),
         'normal_ff': lambda: ember.normal(0.0, 1.0, (5,)),
@@ -87,6 +88,18 @@ def test_fill_moments(fill, mean, var, dtype):
     a = x.numpy().astype(np.float64)
     assert abs(a.mean() - mean) < 5 * np.sqrt(var / N) + 1e-3
     assert abs(a.var() / var - 1) < 0.05
+
+
+def test_poisson_moments_and_errors():
+    ember.manual_seed(0)
+    a = ember.poisson(ember.full((N,), 3.5, dtype=ember.float64)).numpy()
+    assert abs(a.mean() - 3.5) < 0.03 and abs(a.var() - 3.5) < 0.06 and np.all(a == np.round(a))
+    _both_err = [lambda L: L.poisson(-L.ones(3)), lambda L: L.poisson(L.ones(3, dtype=L.int64))]
+    for f in _both_err:
+        with pytest.raises(Exception) as te:
+            f(torch)
+        with pytest.raises(type(te.value), match=str(te.value).replace('"', '.').split("'")[0][:30]):
+            f(ember)
 
 
 def test_cauchy_median_and_quartiles():

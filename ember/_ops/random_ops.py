@@ -170,6 +170,14 @@ _rand(f'bernoulli.Tensor(Tensor self, Tensor p, {_G}) -> Tensor', _bernoulli_ten
       derivatives={'self': _zeros_grad, 'p': _zeros_grad})
 
 
+def _poisson_meta(self, generator=None):
+    _floating(self._dtype, 'poisson_cpu')
+    return _same(self)
+
+
+_rand(f'poisson(Tensor self, {_G}) -> Tensor', _poisson_meta, inplace=False, function=True, method=False)
+
+
 # --- multinomial ---------------------------------------------------------------------------------
 
 def _multinomial_meta(self, num_samples, replacement=False, generator=None):

@@ -61,3 +61,4 @@ op('random_', lambda dt: [S(Arg((3, 4))), S(Arg((3, 4)), 5), S(Arg((3, 4)), -3, 
    dtypes=FLOATS + ('int64', 'int32'), **_R)
 op('bernoulli_', lambda dt: [S(Arg((3, 4))), S(Arg((3, 4)), 0.3), S(Arg((3, 4)), 1.5),
                              S(Arg((3, 4)), Arg((4,), low=0, high=1))], method=True, dtypes=FLOATS + ('int64',), **_R)
+op('poisson', lambda dt: [S(Arg((3, 4), low=0, high=5)), S(Arg((3,), 'int64'))], **_R)

@@ -113,7 +113,14 @@ def _native_dropout(x, p, train, rng):
     return out, mask
 
 
+def _poisson(rate, rng):
+    if rate.size and not np.all(rate >= 0):      # also NaN
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return rng.poisson(rate).astype(rate.dtype)
+
+
 KERNELS = {
+    'poisson': _poisson,
     'uniform': _uniform,
     'normal_functional': _normal_fill,
     'exponential': _exponential,
