@@ -13,10 +13,6 @@ from ._ops.registry import DECLS as _D
 from ._backends.cpu.linalg import LinAlgError  # noqa: F401  raised by kernels, so defined where they can reach it
 
 
-def _call(name):
-    return _D[name].op.call
-
-
 def _with_out(name):
     d = _D[name]
 

@@ -601,14 +601,6 @@ def _bilinear(input1, input2, weight, bias=None):
     return y if bias is None else y + bias
 
 
-def _with_out(fn):
-    def wrapped(*args, out=None):
-        r = fn(*args)
-        return r if out is None else out.copy_(r)
-    wrapped.__qualname__ = fn.__qualname__
-    return wrapped
-
-
 declare('tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor', name='_tensordot',
         composite=lambda a, b, da, db: _tensordot(a, b, (list(da), list(db))), method=False, function=False)
 declare('inner(Tensor self, Tensor other) -> Tensor', composite=_inner)
