@@ -445,6 +445,33 @@ declare('_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tenso
                      'self': lambda grad, self: _call('zeros_like', self)})
 
 
+def _adaptive_max_meta(self, output_size):
+    sh = tuple(self.shape)
+    if self.dim() not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {_shape_str(sh)}")
+    for i in range(1, self.dim()):
+        if sh[i] == 0:
+            raise RuntimeError(f"adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {_shape_str(sh)} with dimension {i} being empty")
+    o = _pair(output_size, 'output_size')
+    from .._core import dtype as D
+    return [(sh[:-2] + o, self._dtype), (sh[:-2] + o, D.int64)]
+
+
+def _adaptive_max_grad_meta(grad_output, self, indices):
+    return tuple(self.shape), self._dtype
+
+
+declare('adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)', meta=_adaptive_max_meta,
+        method=False,
+        derivatives={'self': lambda grad, self, results:
+                     _call('adaptive_max_pool2d_backward', grad, self, results[1])})
+declare('adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor',
+        meta=_adaptive_max_grad_meta, method=False,
+        derivatives={'grad_output': lambda grad, indices: _gather_pooled(grad, indices),
+                     'self': lambda grad, self: _call('zeros_like', self)})
+
+
 # --- embedding -----------------------------------------------------------------------
 
 def _check_indices(indices, name):

@@ -159,6 +159,26 @@ op('nn.functional.adaptive_avg_pool1d', lambda dt: [S(Arg((2, 3, 7)), 3), S(Arg(
    torch_name=_F + 'adaptive_avg_pool1d')
 
 
+def _adaptive_max_samples(dt):
+    yield S(Arg((2, 3, 6, 6)), 3, return_indices=True)
+    yield S(Arg((1, 2, 7, 5)), (3, 4), return_indices=True)     # non-divisible: windows of two sizes
+    yield S(Arg((2, 5, 5)), (None, 2))
+    yield S(Arg((1, 2, 3, 3)), (5, 7), return_indices=True)     # overlapping windows
+
+
+def _adaptive_max_bwd_samples(dt):
+    for shape, o in [((2, 2, 7, 5), (3, 4)), ((1, 2, 3, 3), (5, 4))]:
+        x = np.random.default_rng(1).uniform(-3, 3, shape)
+        out, idx = torch.nn.functional.adaptive_max_pool2d(torch.from_numpy(x), o, return_indices=True)
+        yield S(Arg(tuple(out.shape)), x.astype(dt), idx.numpy())
+
+
+op('adaptive_max_pool2d', _adaptive_max_samples, torch_name=_F + 'adaptive_max_pool2d')
+op('adaptive_max_pool2d_backward', _adaptive_max_bwd_samples, torch_name='ops.aten.adaptive_max_pool2d_backward')
+op('nn.functional.adaptive_max_pool1d', lambda dt: [S(Arg((2, 3, 7)), 3, return_indices=True), S(Arg((3, 5)), 4)],
+   torch_name=_F + 'adaptive_max_pool1d')
+
+
 # --- embedding -------------------------------------------------------------------------
 
 def _emb_samples(dt):

@@ -307,6 +307,43 @@ def adaptive_avg_pool2d_backward(g, x):
     return np.matmul(np.matmul(ah.T, g), aw).astype(x.dtype, copy=False)
 
 
+def _adaptive_windows(i, o):
+    j = np.arange(o)
+    start = (j * i) // o
+    end = -((-(j + 1) * i) // o)
+    kmax = int((end - start).max()) if o else 0
+    idx = start[:, None] + np.arange(kmax)[None, :]
+    return np.minimum(idx, i - 1), idx < end[:, None]
+
+
+def adaptive_max_pool2d(x, output_size):
+    """Each output's window [floor(j*H/OH), ceil((j+1)*H/OH)) gathered at the largest window size, the
+    surplus positions masked to -inf; the first maximum wins (torch's index: flat position in the plane)."""
+    oh, ow = _tup(output_size, 2)
+    H, W = x.shape[-2:]
+    hi, hm = _adaptive_windows(H, oh)
+    wi, wm = _adaptive_windows(W, ow)
+    g = x[..., hi[:, :, None, None], wi[None, None, :, :]]            # ..., OH, kh, OW, kw
+    mask = hm[:, :, None, None] & wm[None, None, :, :]
+    low = -np.inf if x.dtype.kind == 'f' else np.iinfo(x.dtype).min
+    g = np.where(mask, g, np.asarray(low, x.dtype))
+    g = np.moveaxis(g, -3, -2)                                          # ..., OH, OW, kh, kw
+    kh, kw = g.shape[-2:]
+    flat = g.reshape(g.shape[:-2] + (kh * kw,))
+    a = flat.argmax(-1)
+    val = np.take_along_axis(flat, a[..., None], -1)[..., 0]
+    idx = hi[np.arange(oh)[:, None], a // kw] * W + wi[np.arange(ow)[None, :], a % kw]
+    return val, idx.astype(np.int64)
+
+
+def adaptive_max_pool2d_backward(g, x, indices):
+    plane = x.shape[-2] * x.shape[-1]
+    lead = _prod(x.shape[:-2])
+    idx = (indices.reshape(lead, -1) + (np.arange(lead, dtype=np.int64) * plane)[:, None]).ravel()
+    r = np.bincount(idx, weights=g.reshape(-1), minlength=lead * plane)
+    return r.astype(x.dtype, copy=False).reshape(x.shape)
+
+
 # --- embedding -------------------------------------------------------------------
 
 def embedding(w, idx, padding_idx, scale_grad_by_freq, sparse):
@@ -412,6 +449,8 @@ KERNELS = {
     'avg_pool2d_backward': avg_pool2d_backward,
     '_adaptive_avg_pool2d': adaptive_avg_pool2d,
     '_adaptive_avg_pool2d_backward': adaptive_avg_pool2d_backward,
+    'adaptive_max_pool2d': adaptive_max_pool2d,
+    'adaptive_max_pool2d_backward': adaptive_max_pool2d_backward,
     'embedding': embedding,
     'embedding_dense_backward': embedding_dense_backward,
     'embedding_renorm': embedding_renorm,

@@ -15,7 +15,8 @@ from ember._ops.nn_ops import conv_nd, conv_transpose_nd
 
 __all__ = ['conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'unfold', 'fold',
            'max_pool1d', 'max_pool2d', 'max_pool1d_with_indices', 'max_pool2d_with_indices', 'avg_pool1d',
-           'avg_pool2d', 'adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'lp_pool1d', 'lp_pool2d', 'embedding',
+           'avg_pool2d', 'adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'adaptive_max_pool1d', 'adaptive_max_pool2d',
+           'adaptive_max_pool1d_with_indices', 'adaptive_max_pool2d_with_indices', 'lp_pool1d', 'lp_pool2d', 'embedding',
            'layer_norm', 'batch_norm', 'group_norm', 'instance_norm', 'rms_norm', 'local_response_norm',
            'normalize', 'cosine_similarity', 'pairwise_distance', 'pdist', 'scaled_dot_product_attention',
            'interpolate', 'upsample', 'upsample_nearest', 'upsample_bilinear', 'pixel_shuffle', 'pixel_unshuffle',
@@ -150,6 +151,32 @@ def adaptive_avg_pool1d(input, output_size):
         raise RuntimeError(f"adaptive_avg_pool1d() argument 'input' must be 2D or 3D, but got {input.dim()}D")
     o = _one(output_size, 'output_size')
     return ember.ops.aten._adaptive_avg_pool2d(input.unsqueeze(-2), (1, o)).squeeze(-2)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max pooling to a fixed output size, windows as in adaptive_avg_pool2d; ``return_indices`` gives flat
+    indices into each input plane."""
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    output_size = tuple(input.shape[-2 + i] if o is None else int(o) for i, o in enumerate(output_size))
+    out, idx = ember.ops.aten.adaptive_max_pool2d(input, output_size)
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"adaptive_max_pool1d() argument 'input' must be 2D or 3D, but got {input.dim()}D")
+    out, idx = ember.ops.aten.adaptive_max_pool2d(input.unsqueeze(-2), (1, _one(output_size, 'output_size')))
+    out, idx = out.squeeze(-2), idx.squeeze(-2)
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool1d(input, output_size, True)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
