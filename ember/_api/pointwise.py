@@ -222,3 +222,7 @@ def hardshrink(input, lambd=0.5):
 
 Tensor.prelu = prelu
 Tensor.hardshrink = hardshrink
+
+_polygamma = DECLS['polygamma'].op.call
+Tensor.polygamma = lambda self, n: _polygamma(n, self)
+Tensor.polygamma_ = lambda self, n: self.copy_(_polygamma(n, self))

@@ -562,6 +562,44 @@ pointwise('addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=
 pointwise('nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor', 'promote',
           {'self': lambda grad, self: grad * self.isfinite()})
 
+# --- more exponentials, special functions, integer number theory ------------------------------
+pointwise('logaddexp2(Tensor self, Tensor other) -> Tensor', 'promote',
+          {'self': lambda grad, self, other: grad / (1 + _call('pow', 2., other - self)),
+           'other': lambda grad, self, other: grad / (1 + _call('pow', 2., self - other))},
+          check=_FLOAT_ONLY('logaddexp2_cpu'), numbers=())
+pointwise('nextafter(Tensor self, Tensor other) -> Tensor', 'promote', check=_FLOAT_ONLY('nextafter_cpu'), numbers=())
+for _n in ('gcd', 'lcm'):
+    pointwise(f'{_n}(Tensor self, Tensor other) -> Tensor', 'integral', differentiable=False, numbers=())
+
+
+def _logit_grad(grad, self, eps):
+    g = grad / (self * (1 - self))
+    if eps is None:
+        return _where((self < 0).logical_or(self > 1), math.nan, g)
+    return _where((self < eps).logical_or(self > 1 - eps), 0., g)
+
+
+pointwise('logit(Tensor self, float? eps=None) -> Tensor', 'float', {'self': _logit_grad})
+unary('lgamma', 'float', lambda grad, self: grad * self.digamma())
+unary('digamma', 'float', lambda grad, self: grad * _call('polygamma', 1, self))
+
+
+def _polygamma_meta(n, self):
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if not isinstance(self, TensorImpl):
+        raise TypeError(f"polygamma(): argument 'input' (position 2) must be Tensor, not {type(self).__name__}")
+    cd = _float_of(self._dtype)
+    return self._a.shape, cd, cd
+
+
+declare('polygamma(int n, Tensor self) -> Tensor', kind='pointwise', meta=_polygamma_meta, out=True, method=False,
+        derivatives={'self': lambda grad, n, self: grad * _call('polygamma', n + 1, self)})
+# ldexp(x, e) = x * 2**e, in floating point: a composite
+declare('ldexp.Tensor(Tensor self, Tensor other) -> Tensor', out=True,
+        composite=lambda self, other: self * _call('pow', 2., other))
+
+
 # --- comparisons and predicates (no gradient) -----------------------------------
 for _n in ('eq', 'ne', 'lt', 'le', 'gt', 'ge'):
     pointwise(f'{_n}.Tensor(Tensor self, Tensor other) -> Tensor', 'bool', differentiable=False)

@@ -171,6 +171,25 @@ op('addcdiv', lambda dt: [S(Arg((3, 4)), Arg((3, 4)), _nonzero((3, 4), dt)),
 op('nan_to_num', lambda dt: [S(_special(dt)), S(_special(dt), nan=1.0, posinf=2.0), S(_special(dt), neginf=-5.0),
                              S(Arg((3, 4)))], dtypes=ALL_NUMERIC)
 
+op('logaddexp2', lambda dt: [*binary_samples()(dt), S(Arg((3,), low=-300, high=300), Arg((3,), low=-300, high=300))],
+   dtypes=ALL_NUMERIC)
+op('nextafter', lambda dt: [S(Arg((3, 4)), Arg((3, 4))), S(Arg((3, 4)), Arg((4,))), S(Arg((3,)), 2.0)],
+   dtypes=FLOATS + INTS, grad=False)
+op('gcd', lambda dt: [S(Arg((3, 4), low=-20, high=20), Arg((3, 4), low=-20, high=20)), S(Arg((3,)), 4)],
+   dtypes=INTS + FLOATS, grad=False)
+op('lcm', lambda dt: [S(Arg((3, 4), low=-20, high=20), Arg((4,), low=-20, high=20))], dtypes=INTS + FLOATS, grad=False)
+op('logit', lambda dt: [*unary_samples(0.05, 0.95)(dt), S(Arg((3, 4), low=-0.5, high=1.5)),
+                        S(Arg((3, 4), low=0, high=1), eps=0.2), S(Arg((3, 4), low=-0.5, high=1.5), 0.1)],
+   dtypes=ALL_NUMERIC)
+for _n in ('lgamma', 'digamma'):   # poles at 0 and negative integers; torch's values at +-inf are its own
+    op(_n, lambda dt: [*unary_samples(0.1, 5)(dt), S(np.array([0., -0., -2.5, 1.5]).astype(dt))],
+       dtypes=ALL_NUMERIC)
+op('polygamma', lambda dt: [S(1, Arg((3, 4), low=0.5, high=4)), S(0, Arg((5,), low=0.5, high=4)),
+                            S(2, Arg((3,), low=0.5, high=4)), S(-1, Arg((3,)))], dtypes=FLOATS + INTS)
+# (torch's gradient of ldexp for a negative *integer* exponent is 0, from an integer 2**e; ember's is 2**e)
+op('ldexp', lambda dt: [S(Arg((3, 4)), Arg((3, 4), 'int64', low=0, high=3)), S(Arg((3, 4)), Arg((4,), low=-2, high=2))],
+   dtypes=FLOATS + INTS)
+
 # --- comparisons, predicates, logical and bitwise ops ------------------------------------------------
 for _n in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'greater', 'greater_equal', 'less', 'less_equal', 'not_equal',
            'logical_and', 'logical_or', 'logical_xor'):

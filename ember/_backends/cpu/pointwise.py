@@ -194,6 +194,23 @@ def _nan_to_num(a, nan, posinf, neginf):
     return np.nan_to_num(a, copy=True, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
 
 
+def _logit(a, eps):
+    if eps is not None:
+        a = np.clip(a, eps, 1 - eps)
+    return np.log(a / (1 - a))
+
+
+def _polygamma(n, a):
+    if n == 0:
+        return _special().psi(a)
+    r = _special().polygamma(n, a).astype(a.dtype, copy=False)
+    return np.where(a == -np.inf, a.dtype.type(np.nan), r)        # torch: nan at -inf (scipy: +-inf)
+
+
+def _lgamma(a):
+    return np.where(a == -np.inf, a.dtype.type(np.inf), _special().gammaln(a))   # torch: lgamma(-inf) = inf
+
+
 # --- predicates ----------------------------------------------------------------------
 
 def _pred(fn, int_value):
@@ -296,7 +313,7 @@ def _log_sigmoid(a):
     return np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
 
 
-def _erf(fn_name):
+def _erf(fn_name):     # a scipy.special ufunc by name (erf, erfc, erfinv, gammaln, psi)
     def kernel(a):
         return getattr(_special(), fn_name)(a)
     return kernel
@@ -367,6 +384,14 @@ _TABLE = {
     'addcmul': _addcmul,
     'addcdiv': _addcdiv,
     'nan_to_num': _nan_to_num,
+    'logaddexp2': np.logaddexp2,
+    'nextafter': np.nextafter,
+    'gcd': np.gcd,
+    'lcm': np.lcm,
+    'logit': _logit,
+    'lgamma': _lgamma,
+    'digamma': _erf('psi'),
+    'polygamma': _polygamma,
     'eq.Tensor': np.equal,
     'ne.Tensor': np.not_equal,
     'lt.Tensor': np.less,
@@ -415,5 +440,5 @@ _EXACT = {'neg', 'abs', 'sign', 'sgn', 'floor', 'ceil', 'trunc', 'where.self', '
           'heaviside', 'isreal', 'signbit', 'angle', 'logical_not', 'logical_and', 'logical_or', 'logical_xor',
           'eq.Tensor', 'ne.Tensor', 'lt.Tensor', 'le.Tensor', 'gt.Tensor', 'ge.Tensor', 'isnan', 'isinf',
           'isfinite', 'isposinf', 'isneginf', 'bitwise_and.Tensor', 'bitwise_or.Tensor', 'bitwise_xor.Tensor',
-          'bitwise_not', 'bitwise_left_shift.Tensor', 'bitwise_right_shift.Tensor', 'hardtanh'}
+          'bitwise_not', 'bitwise_left_shift.Tensor', 'bitwise_right_shift.Tensor', 'hardtanh', 'gcd', 'lcm'}
 KERNELS = {name: fn if name in _EXACT else _quiet(fn) for name, fn in _TABLE.items()}
