@@ -5,7 +5,9 @@ Cases:
   mlp     784-512-512-10 ReLU MLP at batch 128: the work is in the kernels
 and the bytes still held by saved tensors after backward (must be 0). Times are the best of\nalternating runs (the two libraries see the same machine load).
 
-Run: python bench/bench_autograd.py [--profile]   (--profile: cProfile of ember's small case)
+Run: python bench/bench_autograd.py [--profile] [--torch-threads N]
+(--profile: cProfile of ember's small case; --torch-threads: torch.set_num_threads(N), e.g. 1 on a loaded
+machine where torch's intra-op threads contend for cores)
 Targets: small <= 3x torch, mlp <= 1.5x torch.
 """
 import os
@@ -75,6 +77,23 @@ def mlp_case(lib):
     return step, params
 
 
+def mlp_numpy_floor():
+    """The same MLP step written directly in NumPy (8 matmuls, ReLU masks): what ember's kernels cost
+    without dispatch, autograd or tensors, so that ember's own overhead is visible."""
+    rng = np.random.default_rng(0)
+    f32 = lambda *s: (rng.standard_normal(s) * 0.05).astype(np.float32)
+    w1, w2, w3, x = f32(512, 784), f32(512, 512), f32(10, 512), f32(128, 784)
+
+    def step():
+        h1 = np.maximum(x @ w1.T, 0)
+        h2 = np.maximum(h1 @ w2.T, 0)
+        g = np.ones((128, 10), np.float32)
+        gh2 = (g @ w3) * (h2 > 0)
+        gh1 = (gh2 @ w2) * (h1 > 0)
+        return g.T @ h2, gh2.T @ h1, gh1.T @ x, g.sum(0), gh2.sum(0), gh1.sum(0)
+    return step
+
+
 def saved_after_backward():
     a = ember.ones(32, 32, requires_grad=True)
     y = ((a * a).sin() + a).exp()
@@ -84,13 +103,17 @@ def saved_after_backward():
 
 
 def main():
+    if '--torch-threads' in sys.argv:
+        torch.set_num_threads(int(sys.argv[sys.argv.index('--torch-threads') + 1]))
     rows = []
     for name, case in (('small (a*b).sin()+c, 32x32', small_case), ('MLP 784-512-512-10 b128', mlp_case)):
         te, tt = bench_pair(case(ember)[0], case(torch)[0])
         rows.append((name, te, tt))
+    tn, _ = bench_pair(mlp_numpy_floor(), mlp_case(ember)[0])
     print(f"{'case':<32} {'ember':>10} {'torch':>10} {'ratio':>7}")
     for name, te, tt in rows:
         print(f'{name:<32} {te * 1e6:>8.1f}us {tt * 1e6:>8.1f}us {te / tt:>6.2f}x')
+    print(f"{'MLP in plain NumPy (floor)':<32} {tn * 1e6:>8.1f}us")
     before, after = saved_after_backward()
     print(f'saved-tensor bytes: {before} before backward, {after} after backward (must be 0)')
     if '--profile' in sys.argv:
