@@ -8,8 +8,8 @@ after backward); ``to_dot(t)`` writes the graph as Graphviz DOT text and
 >>> import ember
 >>> x = ember.ones(3, requires_grad=True)
 >>> y = (x * x).exp()
->>> saved_tensors_nbytes(y)    # mul saves self and other, exp its result: 3 tensors of 3 floats
-36
+>>> saved_tensors_nbytes(y)    # mul saves x (as self and other: one buffer), exp its result
+24
 """
 from .node import Node, SavedVariable, AccumulateGrad
 from .saved_hooks import saved_tensors_hooks, save_on_cpu, disable_saved_tensors_hooks
