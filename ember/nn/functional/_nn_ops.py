@@ -14,8 +14,8 @@ import ember
 from ember._ops.nn_ops import conv_nd, conv_transpose_nd
 
 __all__ = ['conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'unfold', 'fold',
-           'max_pool1d', 'max_pool2d', 'max_pool1d_with_indices', 'max_pool2d_with_indices', 'avg_pool1d',
-           'avg_pool2d', 'adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'adaptive_max_pool1d', 'adaptive_max_pool2d',
+           'max_pool1d', 'max_pool2d', 'max_pool3d', 'max_pool1d_with_indices', 'max_pool2d_with_indices',
+           'max_pool3d_with_indices', 'avg_pool1d', 'avg_pool2d', 'avg_pool3d', 'adaptive_avg_pool3d', 'adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'adaptive_max_pool1d', 'adaptive_max_pool2d',
            'adaptive_max_pool1d_with_indices', 'adaptive_max_pool2d_with_indices', 'lp_pool1d', 'lp_pool2d', 'embedding',
            'layer_norm', 'batch_norm', 'group_norm', 'instance_norm', 'rms_norm', 'local_response_norm',
            'normalize', 'cosine_similarity', 'pairwise_distance', 'pdist', 'scaled_dot_product_attention',
@@ -126,6 +126,30 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                divisor_override=None):
     return ember.ops.aten.avg_pool2d(input, kernel_size, () if stride is None else stride, padding, ceil_mode,
                                      count_include_pad, divisor_override)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return ember.ops.aten.max_pool3d_with_indices(input, kernel_size, () if stride is None else stride, padding,
+                                                  dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    out, idx = max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, idx) if return_indices else out
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return ember.ops.aten.avg_pool3d(input, kernel_size, () if stride is None else stride, padding, ceil_mode,
+                                     count_include_pad, divisor_override)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    if isinstance(output_size, int):
+        output_size = (output_size,) * 3
+    output_size = tuple(input.shape[-3 + i] if o is None else int(o) for i, o in enumerate(output_size))
+    return ember.ops.aten._adaptive_avg_pool3d(input, output_size)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):

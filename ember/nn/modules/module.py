@@ -15,7 +15,7 @@ from collections import OrderedDict, namedtuple
 
 from ..._tensor import Tensor
 from ... import _functions as _E
-from ..._core import dtype as D
+from ... import float16, float32, float64, bfloat16, dtype as _dtype
 from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter, Buffer
 
@@ -561,16 +561,16 @@ class Module:
         return self._apply(lambda t: t.to(dt) if t.is_floating_point() else t)
 
     def float(self):
-        return self._cast_float(D.float32)
+        return self._cast_float(float32)
 
     def double(self):
-        return self._cast_float(D.float64)
+        return self._cast_float(float64)
 
     def half(self):
-        return self._cast_float(D.float16)
+        return self._cast_float(float16)
 
     def bfloat16(self):
-        return self._cast_float(D.bfloat16)
+        return self._cast_float(bfloat16)
 
     def type(self, dst_type):
         return self._apply(lambda t: t.type(dst_type))
@@ -907,7 +907,7 @@ def _parse_module_to(args, kwargs):
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     for a in args:
-        if isinstance(a, D.dtype):
+        if isinstance(a, _dtype):
             dtype = a
         elif isinstance(a, Tensor):
             device, dtype = a.device, a.dtype

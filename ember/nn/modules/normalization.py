@@ -3,7 +3,7 @@ average when ``momentum=None``), ``LayerNorm``, ``GroupNorm``, ``RMSNorm``, ``In
 import numbers
 
 from ... import _functions as _E
-from ..._core import dtype as D
+from ... import int64
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -36,7 +36,7 @@ class _NormBase(Module):
         if self.track_running_stats:
             self.register_buffer('running_mean', _E.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer('running_var', _E.ones(num_features, device=device, dtype=dtype))
-            self.register_buffer('num_batches_tracked', _E.zeros((), dtype=D.int64, device=device))
+            self.register_buffer('num_batches_tracked', _E.zeros((), dtype=int64, device=device))
         else:
             self.register_buffer('running_mean', None)
             self.register_buffer('running_var', None)
@@ -71,7 +71,7 @@ class _NormBase(Module):
             key = prefix + 'num_batches_tracked'
             if key not in state_dict:
                 state_dict[key] = self.num_batches_tracked if self.num_batches_tracked is not None and \
-                    not self.num_batches_tracked.is_meta else _E.zeros((), dtype=D.int64)
+                    not self.num_batches_tracked.is_meta else _E.zeros((), dtype=int64)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                                       error_msgs)
 

@@ -12,7 +12,7 @@ import math
 import warnings
 
 from ..._tensor import Tensor
-from ..._core import dtype as D
+from ... import bool as _bool, get_default_dtype
 from ... import _functions as _E
 from .. import functional as F
 from .. import init
@@ -35,7 +35,7 @@ def _canonical_mask(mask, name, target_dtype):
     """A bool mask as an additive float mask (-inf where True); float masks pass through."""
     if mask is None:
         return None
-    if mask.dtype is D.bool_:
+    if mask.dtype is _bool:
         return _E.zeros(tuple(mask.shape), dtype=target_dtype, device=mask.device).masked_fill(mask, float('-inf'))
     if not mask.dtype.is_floating_point:
         raise AssertionError(f"only bool and floating types of {name} are supported")
@@ -426,7 +426,7 @@ class Transformer(Module):
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
         """A float (sz, sz) mask: 0 on and below the diagonal, -inf above it."""
-        return _causal_mask(sz, dtype or D.get_default_dtype(), device)
+        return _causal_mask(sz, dtype or get_default_dtype(), device)
 
     def _reset_parameters(self):
         for p in self.parameters():

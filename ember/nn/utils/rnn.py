@@ -10,7 +10,7 @@ gradients flow through them.
 from collections import namedtuple
 
 from ..._tensor import Tensor
-from ..._core import dtype as D
+from ... import int64, float16, float32, float64
 from ... import _functions as _E
 
 __all__ = ['PackedSequence', 'invert_permutation', 'pack_padded_sequence', 'pad_packed_sequence', 'pad_sequence',
@@ -19,7 +19,7 @@ __all__ = ['PackedSequence', 'invert_permutation', 'pack_padded_sequence', 'pad_
 
 def _index_tensor(values, device=None):
     from ..._creation import tensor
-    return tensor(list(values), dtype=D.int64, device=device)
+    return tensor(list(values), dtype=int64, device=device)
 
 
 def invert_permutation(permutation):
@@ -58,16 +58,16 @@ class PackedSequence(namedtuple('PackedSequence', ['data', 'batch_sizes', 'sorte
         return self.to('cuda')
 
     def double(self):
-        return self.to(dtype=D.float64)
+        return self.to(dtype=float64)
 
     def float(self):
-        return self.to(dtype=D.float32)
+        return self.to(dtype=float32)
 
     def half(self):
-        return self.to(dtype=D.float16)
+        return self.to(dtype=float16)
 
     def long(self):
-        return self.to(dtype=D.int64)
+        return self.to(dtype=int64)
 
     @property
     def is_cuda(self):
