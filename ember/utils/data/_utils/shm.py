@@ -40,7 +40,7 @@ import ember
 
 try:
     import _posixshmem
-except ImportError:   # not POSIX: fall back to the standard library's class
+except ImportError:   # no POSIX shared memory (Windows): batches travel pickled
     _posixshmem = None
 
 SHM_DIR = '/dev/shm'
@@ -160,7 +160,8 @@ def set_worker_arena(prefix, worker_id):
 
 def empty(shape, dtype):
     """An uninitialised array: in shared memory inside a DataLoader worker, ordinary memory elsewhere."""
-    if _worker_arena is None or int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize < _SHM_MIN:
+    if _worker_arena is None or _posixshmem is None or \
+            int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize < _SHM_MIN:
         return np.empty(shape, dtype)
     return _worker_arena.empty(shape, dtype)
 
@@ -190,7 +191,7 @@ class _BatchPickler(pickle.Pickler):
         root = _root(a)
         entry = self.arena.live.get(id(root.base))
         if entry is None or entry[1] is not root.base:
-            if a.nbytes < _SHM_MIN:
+            if a.nbytes < _SHM_MIN or _posixshmem is None:
                 return _rebuild_inline, (np.ascontiguousarray(a), obj.dtype, obj.requires_grad, str(obj.device))
             copy = self.arena.empty(a.shape, a.dtype)
             np.copyto(copy, a)

@@ -161,7 +161,10 @@ def _worker_loop(iterable, dataset, index_queue, result_conn, done_event, auto_c
         except Exception:
             init_exception = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
         iteration_end = False
-        while os.getppid() == parent_pid:   # a watchdog: stop when the main process is gone
+        # a watchdog: stop when the parent is gone (the main process; under 'forkserver' the fork server,
+        # which ends with the main process), i.e. when this worker has been re-parented
+        manager_pid = os.getppid()
+        while os.getppid() == manager_pid:
             try:
                 r = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
             except queue.Empty:
