@@ -358,6 +358,20 @@ def test_copy_into_view_and_select():
     same(f)
 
 
+def test_setitem_into_tensor_in_graph():
+    def f(lib):
+        a, y = data(lib, 4), data(lib, 2, seed=1)
+        b = a * 2
+        b[0] = y[1]
+        b[2:] = y * y
+        b[1:3] *= y
+        x = lib.zeros(2, 3, dtype=a.dtype)
+        x[:, 1] = y
+        x[0] += y.sum()
+        return [lib.autograd.grad((b * b).sum(), [a, y]), lib.autograd.grad((x * x).sum(), y), b.grad_fn.name()]
+    same(f)
+
+
 def test_copy_backwards_whole_tensor():
     def f(lib):
         a, s = data(lib, 4), data(lib, 1, seed=3)
