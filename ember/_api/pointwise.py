@@ -70,6 +70,9 @@ def _install_aliases():
         setattr(Tensor, alias, getattr(Tensor, name))
         if hasattr(Tensor, name + '_'):
             setattr(Tensor, alias + '_', getattr(Tensor, name + '_'))
+        if hasattr(ember, name + '_'):
+            globals()[alias + '_'] = getattr(ember, name + '_')
+            __all__.append(alias + '_')
 
 
 _install_aliases()
@@ -89,7 +92,19 @@ def _float_power_(self, exponent):
 
 
 Tensor.float_power_ = _float_power_
-Tensor.square_ = lambda self: self.pow_(2)
+
+
+def square_(input):
+    return input.pow_(2)
+
+
+def _ldexp_(self, other):
+    return self.mul_(DECLS['pow'].op.call(2., other))
+
+
+Tensor.square_ = square_
+Tensor.ldexp_ = _ldexp_
+__all__ += ['square_']
 
 
 # `t == None` is False in torch (no error): comparisons with a non-number defer to Python.
