@@ -232,3 +232,14 @@ def test_inplace_scans():
     t.cumsum_(1)
     same(e, t)
     same(e.cumprod_(0), t.cumprod_(0))
+
+
+@pytest.mark.parametrize('dt', ['float16', 'bfloat16'])
+def test_half_precision_accumulates_like_torch(dt):
+    a = np.random.default_rng(7).normal(size=(4, 300)).astype(np.float32)
+    e, t = ember.from_numpy(a).to(getattr(ember, dt)), torch.from_numpy(a).to(getattr(torch, dt))
+    for f in (lambda x: x.sum(1), lambda x: x.mean(), lambda x: x.softmax(1), lambda x: x.cumsum(1),
+              lambda x: x.var(1), lambda x: x.norm(dim=1), lambda x: x.log_softmax(1)):
+        re, rt = f(e), f(t)
+        assert re.dtype.name == str(rt.dtype).replace('torch.', '')
+        np.testing.assert_allclose(re.float().numpy(), rt.float().numpy(), rtol=2e-2, atol=1e-2)

@@ -23,6 +23,12 @@ def _ax1(dim, ndim):
     return None if ndim == 0 else dim
 
 
+def _half(dt):
+    """float16/bfloat16: accumulate in float32 as torch does (the adapter casts the result back)."""
+    dt = np.dtype(dt)
+    return dt.itemsize == 2 and dt.kind not in 'iub'
+
+
 def _copy0(a, dtype=None):
     return a.astype(dtype if dtype is not None else a.dtype, copy=True)
 
@@ -33,7 +39,8 @@ def _sum(a, dim, keepdim, dtype):
     if a.ndim == 0:
         return _copy0(a, dtype)
     # dtype= only when it changes something: NumPy's own loop is fastest
-    return np.add.reduce(a, axis=_axes(dim, a.ndim), dtype=None if a.dtype == dtype else dtype, keepdims=keepdim)
+    acc = np.float32 if _half(dtype) else None if a.dtype == dtype else dtype
+    return np.add.reduce(a, axis=_axes(dim, a.ndim), dtype=acc, keepdims=keepdim)
 
 
 def _nansum(a, dim, keepdim, dtype):
@@ -51,7 +58,7 @@ def _mean(a, dim, keepdim, dtype):
     n = a.size if ax is None else _numel_over(a.shape, ax)
     # add.reduce then divide in place: np.mean's Python-level wrapper costs more than the work on small inputs;
     # half precision accumulates in float32 as torch does
-    r = np.add.reduce(a, axis=ax, keepdims=keepdim, dtype=np.float32 if a.dtype == np.float16 else None)
+    r = np.add.reduce(a, axis=ax, keepdims=keepdim, dtype=np.float32 if _half(a.dtype) else None)
     with np.errstate(invalid='ignore', divide='ignore'):
         if isinstance(r, np.ndarray) and r.ndim:
             np.true_divide(r, n, out=r)
@@ -136,7 +143,7 @@ def _aminmax(a, dim, keepdim):
 
 def _var(a, dim, correction, keepdim):
     c = 1 if correction is None else correction
-    acc = np.float64 if a.dtype.itemsize < 8 and a.dtype.kind == 'f' else None   # accuracy like torch's
+    acc = np.float64 if a.dtype.itemsize < 8 and (a.dtype.kind == 'f' or _half(a.dtype)) else None   # accuracy like torch's
     if a.ndim == 0:
         with np.errstate(invalid='ignore', divide='ignore'):
             return np.asarray(np.float64(0.0) / max(0, 1 - c)).astype(a.dtype)
@@ -181,7 +188,9 @@ def _logsumexp(a, dim, keepdim):
 
 
 def _shifted(a, dim, dtype):
-    """``a - max(a, dim)`` as a new array in the result dtype (softmax's numerically safe start)."""
+    """``a - max(a, dim)`` as a new array in the result dtype (softmax's numerically safe start);
+    half precision computes in float32."""
+    dtype = np.float32 if _half(dtype) else dtype
     if a.dtype != dtype:
         a = a.astype(dtype)
     m = np.maximum.reduce(a, axis=dim, keepdims=True)
@@ -258,6 +267,8 @@ def _count_nonzero(a, dim):
 def _vector_norm(a, ord, dim, keepdim, dtype):
     if a.dtype != dtype and a.dtype.kind != 'c':
         a = a.astype(dtype)
+    if _half(a.dtype):
+        a = a.astype(np.float32)
     ax = _axes(dim, a.ndim)
     x = np.abs(a)
     ord = float(ord)
@@ -411,7 +422,7 @@ def _mode(a, dim, keepdim):
 def _cumsum(a, dim, dtype):
     if a.ndim == 0:
         return _copy0(a, dtype)
-    return np.cumsum(a, axis=dim, dtype=dtype)
+    return np.cumsum(a, axis=dim, dtype=np.float32 if _half(dtype) else dtype)
 
 
 def _cumprod(a, dim, dtype):
