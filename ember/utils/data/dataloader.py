@@ -282,7 +282,7 @@ class _WorkerPool:
                 p = ctx.Process(target=_worker_loop, daemon=True,
                                 args=(iterable, loader.dataset, q, w, self.done_event, auto_collation, collate_fn,
                                       drop_last, base_seed, loader.worker_init_fn, wid, loader.num_workers,
-                                      self.prefix, os.getpid()))
+                                      self.prefix))
                 p.start()
                 w.close()   # only the worker writes: its death then reads as EOF here
                 self.index_queues.append(q)

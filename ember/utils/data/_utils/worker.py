@@ -144,7 +144,7 @@ def _send(conn, obj, arena):
 
 
 def _worker_loop(iterable, dataset, index_queue, result_conn, done_event, auto_collation, collate_fn, drop_last,
-                 base_seed, init_fn, worker_id, num_workers, shm_prefix, parent_pid):
+                 base_seed, init_fn, worker_id, num_workers, shm_prefix):
     global _worker_info
     try:
         seed = base_seed + worker_id
