@@ -317,40 +317,44 @@ def pool_output_size(i, k, s, p, d, ceil):
     return o
 
 
-def _pool_args(kernel_size, stride, padding, dilation, name):
-    k = _pair(kernel_size, 'kernel_size')
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _pair(stride, 'stride')
-    p, d = _pair(padding, 'padding'), _pair(dilation, 'dilation')
-    if min(k) <= 0 or min(s) <= 0:
-        raise RuntimeError("stride should not be zero" if min(s) <= 0 else
-                           f"kernel size should be greater than zero, but got kH: {k[0]} kW: {k[1]}")
+def _ntup(v, n, name):
+    if isinstance(v, (int, np.integer)):
+        return (int(v),) * n
+    v = tuple(int(x) for x in v)
+    if len(v) == 1:
+        return v * n
+    if len(v) != n:
+        raise RuntimeError(f"It is expected {name} equals to {n}, but got size {len(v)}")
+    return v
+
+
+def _pool_args(kernel_size, stride, padding, dilation, nd):
+    k = _ntup(kernel_size, nd, 'kernel_size')
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _ntup(stride, nd, 'stride')
+    p, d = _ntup(padding, nd, 'padding'), _ntup(dilation, nd, 'dilation')
+    if min(s) <= 0:
+        raise RuntimeError("stride should not be zero")
+    if min(k) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got {k}")
     if min(d) <= 0:
-        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {d[0]} dilationW: {d[1]}")
+        raise RuntimeError(f"dilation should be greater than zero, but got {d}")
     return k, s, p, d
 
 
-def _pool_meta(self, kernel_size, stride, padding, dilation, ceil_mode, name):
-    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, name)
+def _pool_meta(self, kernel_size, stride, padding, dilation, ceil_mode, nd):
+    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, nd)
     sh = tuple(self.shape)
-    if self.dim() not in (3, 4) or any(x == 0 for x in sh[-3:]):
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    if self.dim() not in (nd + 1, nd + 2) or any(x == 0 for x in sh[-nd - 1:]):
+        raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
     for pp, kk, dd in zip(p, k, d):
         if pp > (dd * (kk - 1) + 1) // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pp}, "
                                f"kernel_size={kk} and dilation={dd}")
-    osz = tuple(pool_output_size(i, kk, ss, pp, dd, ceil_mode) for i, kk, ss, pp, dd in zip(sh[-2:], k, s, p, d))
+    osz = tuple(pool_output_size(i, kk, ss, pp, dd, ceil_mode) for i, kk, ss, pp, dd in zip(sh[-nd:], k, s, p, d))
     if min(osz) < 1:
-        raise RuntimeError(f"Given input size: ({sh[-3]}x{sh[-2]}x{sh[-1]}). Calculated output size: "
-                           f"({sh[-3]}x{osz[0]}x{osz[1]}). Output size is too small")
-    return sh[:-2] + osz
-
-
-def _max_pool_meta(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    shape = _pool_meta(self, kernel_size, stride, padding, dilation, ceil_mode, 'max_pool2d')
-    if self._dtype.name == 'bool':
-        raise RuntimeError("\"max_pool2d\" not implemented for 'Bool'")
-    from .._core import dtype as D
-    return [(shape, self._dtype), (shape, D.int64)]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, sh[-nd - 1:]))}). Calculated output size: "
+                           f"({'x'.join(map(str, (sh[-nd - 1],) + osz))}). Output size is too small")
+    return sh[:-nd] + osz
 
 
 def _check_pool_grad(grad_output, expected):
@@ -363,86 +367,101 @@ def _check_pool_grad(grad_output, expected):
                            f"dimension {len(g)} and tensor.size[{i}] = {g[i]}")
 
 
-def _max_pool_grad_meta(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    _check_pool_grad(grad_output, _pool_meta(self, kernel_size, stride, padding, dilation, ceil_mode, 'max_pool2d'))
-    if tuple(indices.shape) != tuple(grad_output.shape):
-        raise RuntimeError(f"Expected indices of shape {_shape_str(grad_output.shape)}, but got "
-                           f"{_shape_str(indices.shape)}")
-    return tuple(self.shape), self._dtype
-
-
-def _gather_pooled(g, indices):
+def _gather_pooled(g, indices, nd=2):
     """out[..., i] = g_plane[..., indices[..., i]]: the adjoint of the max-pool scatter."""
-    lead = tuple(indices.shape[:-2])
+    lead = tuple(indices.shape[:-nd])
     flat = g.reshape(lead + (-1,))
     idx = indices.reshape(lead + (-1,))
     return flat.gather(-1, idx).reshape(tuple(indices.shape))
 
 
-declare('max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, '
-        'int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)', meta=_max_pool_meta, method=False, nn=True,
-        derivatives={'self': lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, results:
-                     _call('max_pool2d_with_indices_backward', grad, self, kernel_size, stride, padding, dilation,
-                           ceil_mode, results[1])})
-declare('max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, '
-        'int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor', meta=_max_pool_grad_meta,
-        method=False,
-        derivatives={'grad_output': lambda grad, indices: _gather_pooled(grad, indices),
-                     'self': lambda grad, self: _call('zeros_like', self)})
+def _declare_pools(nd):
+    name = f'max_pool{nd}d'
+
+    def max_meta(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        shape = _pool_meta(self, kernel_size, stride, padding, dilation, ceil_mode, nd)
+        if self._dtype.name == 'bool':
+            raise RuntimeError(f"\"{name}\" not implemented for 'Bool'")
+        from .._core import dtype as D
+        return [(shape, self._dtype), (shape, D.int64)]
+
+    def max_grad_meta(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+        _check_pool_grad(grad_output, _pool_meta(self, kernel_size, stride, padding, dilation, ceil_mode, nd))
+        if tuple(indices.shape) != tuple(grad_output.shape):
+            raise RuntimeError(f"Expected indices of shape {_shape_str(grad_output.shape)}, but got "
+                               f"{_shape_str(indices.shape)}")
+        return tuple(self.shape), self._dtype
+
+    def avg_meta(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        if divisor_override is not None and divisor_override == 0:
+            raise RuntimeError("divisor must be not zero")
+        if self._dtype.name == 'bool':
+            raise RuntimeError(f"\"avg_pool{nd}d\" not implemented for 'Bool'")
+        return _pool_meta(self, kernel_size, stride, padding, 1, ceil_mode, nd), self._dtype
+
+    def avg_grad_meta(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                      divisor_override):
+        _check_pool_grad(grad_output, _pool_meta(self, kernel_size, stride, padding, 1, ceil_mode, nd))
+        return tuple(self.shape), self._dtype
+
+    i = f'int[{nd}]'
+    declare(f'max_pool{nd}d_with_indices(Tensor self, {i} kernel_size, {i} stride=[], {i} padding=0, '
+            f'{i} dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)', meta=max_meta, method=False, nn=True,
+            derivatives={'self': lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, results:
+                         _call(f'max_pool{nd}d_with_indices_backward', grad, self, kernel_size, stride, padding,
+                               dilation, ceil_mode, results[1])})
+    declare(f'max_pool{nd}d_with_indices_backward(Tensor grad_output, Tensor self, {i} kernel_size, {i} stride, '
+            f'{i} padding, {i} dilation, bool ceil_mode, Tensor indices) -> Tensor', meta=max_grad_meta,
+            method=False,
+            derivatives={'grad_output': lambda grad, indices: _gather_pooled(grad, indices, nd),
+                         'self': lambda grad, self: _call('zeros_like', self)})
+    declare(f'avg_pool{nd}d(Tensor self, {i} kernel_size, {i} stride=[], {i} padding=0, bool ceil_mode=False, '
+            'bool count_include_pad=True, int? divisor_override=None) -> Tensor', meta=avg_meta, method=False,
+            nn=True,
+            derivatives={'self': lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                         divisor_override: _call(f'avg_pool{nd}d_backward', grad, self, kernel_size, stride, padding,
+                                                 ceil_mode, count_include_pad, divisor_override)})
+    declare(f'avg_pool{nd}d_backward(Tensor grad_output, Tensor self, {i} kernel_size, {i} stride, {i} padding, '
+            'bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor', meta=avg_grad_meta,
+            method=False,
+            derivatives={'grad_output': lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                         divisor_override: _call(f'avg_pool{nd}d', grad, kernel_size, stride, padding, ceil_mode,
+                                                 count_include_pad, divisor_override),
+                         'self': lambda grad, self: _call('zeros_like', self)})
 
 
-def _avg_pool_meta(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
-                   divisor_override=None):
-    if divisor_override is not None and divisor_override == 0:
-        raise RuntimeError("divisor must be not zero")
-    if self._dtype.name == 'bool':
-        raise RuntimeError("\"avg_pool2d\" not implemented for 'Bool'")
-    return _pool_meta(self, kernel_size, stride, padding, 1, ceil_mode, 'avg_pool2d'), self._dtype
+_declare_pools(2)
+_declare_pools(3)
 
 
-def _avg_pool_grad_meta(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                        divisor_override):
-    _check_pool_grad(grad_output, _pool_meta(self, kernel_size, stride, padding, 1, ceil_mode, 'avg_pool2d'))
-    return tuple(self.shape), self._dtype
+def _declare_adaptive_avg(nd):
+    def meta(self, output_size):
+        o = _ntup(output_size, nd, 'output_size')
+        sh = tuple(self.shape)
+        if self.dim() not in (nd + 1, nd + 2):
+            raise RuntimeError(f"adaptive_avg_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
+                               f"{_shape_str(sh)}")
+        for i in range(1, self.dim()):
+            if sh[i] == 0:
+                raise RuntimeError(f"adaptive_avg_pool{nd}d(): Expected input to have non-zero size for non-batch "
+                                   f"dimensions, but input has sizes {_shape_str(sh)} with dimension {i} being empty")
+        if min(o) < 0:
+            raise RuntimeError(f"adaptive_avg_pool{nd}d: elements of output_size must be greater than or equal to 0 "
+                               f"but received {{{', '.join(map(str, o))}}}")
+        return sh[:-nd] + o, self._dtype
+
+    name = f'_adaptive_avg_pool{nd}d'
+    declare(f'{name}(Tensor self, SymInt[{nd}] output_size) -> Tensor', meta=meta, method=False,
+            derivatives={'self': lambda grad, self: _call(f'{name}_backward', grad, self)})
+    declare(f'{name}_backward(Tensor grad_output, Tensor self) -> Tensor', method=False,
+            meta=lambda grad_output, self: (tuple(self.shape), self._dtype),
+            derivatives={'grad_output': lambda grad, grad_output: _call(name, grad, tuple(grad_output.shape[-nd:])),
+                         'self': lambda grad, self: _call('zeros_like', self)})
 
 
-declare('avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, '
-        'bool count_include_pad=True, int? divisor_override=None) -> Tensor', meta=_avg_pool_meta, method=False,
-        nn=True,
-        derivatives={'self': lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override: _call('avg_pool2d_backward', grad, self, kernel_size, stride, padding, ceil_mode,
-                                             count_include_pad, divisor_override)})
-declare('avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, '
-        'bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor', meta=_avg_pool_grad_meta,
-        method=False,
-        derivatives={'grad_output': lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override: _call('avg_pool2d', grad, kernel_size, stride, padding, ceil_mode,
-                                             count_include_pad, divisor_override),
-                     'self': lambda grad, self: _call('zeros_like', self)})
-
-
-def _adaptive_meta(self, output_size):
-    o = _pair(output_size, 'output_size')
-    sh = tuple(self.shape)
-    if self.dim() not in (3, 4):
-        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {_shape_str(sh)}")
-    for i in range(1, self.dim()):
-        if sh[i] == 0:
-            raise RuntimeError(f"adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
-                               f"dimensions, but input has sizes {_shape_str(sh)} with dimension {i} being empty")
-    if min(o) < 0:
-        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
-                           f"received {{{o[0]}, {o[1]}}}")
-    return sh[:-2] + o, self._dtype
-
-
-declare('_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor', meta=_adaptive_meta, method=False,
-        derivatives={'self': lambda grad, self: _call('_adaptive_avg_pool2d_backward', grad, self)})
-declare('_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor', method=False,
-        meta=lambda grad_output, self: (tuple(self.shape), self._dtype),
-        derivatives={'grad_output': lambda grad, grad_output: _call('_adaptive_avg_pool2d', grad,
-                                                                    tuple(grad_output.shape[-2:])),
-                     'self': lambda grad, self: _call('zeros_like', self)})
+_declare_adaptive_avg(2)
+_declare_adaptive_avg(3)
 
 
 def _adaptive_max_meta(self, output_size):

@@ -179,6 +179,31 @@ op('nn.functional.adaptive_max_pool1d', lambda dt: [S(Arg((2, 3, 7)), 3, return_
    torch_name=_F + 'adaptive_max_pool1d')
 
 
+def _pool3d_bwd_samples(dt):
+    x = np.random.default_rng(2).uniform(-3, 3, (1, 2, 5, 4, 6))
+    out, idx = torch.nn.functional.max_pool3d(torch.from_numpy(x), (2, 2, 3), (1, 2, 2), (1, 0, 1), 1, True,
+                                              return_indices=True)
+    yield S(Arg(tuple(out.shape)), x.astype(dt), (2, 2, 3), (1, 2, 2), (1, 0, 1), (1, 1, 1), True, idx.numpy())
+
+
+op('max_pool3d_with_indices', lambda dt: [S(Arg((1, 2, 4, 4, 4)), 2, return_indices=True),
+                                          S(Arg((2, 5, 4, 6)), (2, 2, 3), stride=(1, 2, 2), padding=(1, 0, 1),
+                                            ceil_mode=True, return_indices=True),
+                                          S(Arg((1, 1, 5, 5, 5)), 3, dilation=2)],
+   torch_name=_F + 'max_pool3d')
+op('max_pool3d_with_indices_backward', _pool3d_bwd_samples, torch_name='ops.aten.max_pool3d_with_indices_backward')
+op('avg_pool3d', lambda dt: [S(Arg((1, 2, 4, 4, 4)), 2), S(Arg((2, 5, 4, 6)), (2, 2, 3), stride=(1, 2, 2),
+                                                          padding=(1, 0, 1), ceil_mode=True, count_include_pad=False)],
+   torch_name=_F + 'avg_pool3d')
+op('avg_pool3d_backward', lambda dt: [S(Arg((1, 2, 2, 2, 2)), Arg((1, 2, 4, 4, 4)), (2, 2, 2), (2, 2, 2), (0, 0, 0),
+                                        False, True, None)],
+   torch_name='ops.aten.avg_pool3d_backward')
+op('_adaptive_avg_pool3d', lambda dt: [S(Arg((1, 2, 5, 4, 6)), (2, 3, 4)), S(Arg((2, 3, 3, 3)), (None, 2, 5))],
+   torch_name=_F + 'adaptive_avg_pool3d')
+op('_adaptive_avg_pool3d_backward', lambda dt: [S(Arg((1, 2, 2, 3, 4)), Arg((1, 2, 5, 4, 6)))],
+   torch_name='ops.aten._adaptive_avg_pool3d_backward')
+
+
 # --- embedding -------------------------------------------------------------------------
 
 def _emb_samples(dt):
