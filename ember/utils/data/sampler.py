@@ -27,11 +27,7 @@ class Sampler:
 
 
 def _randint(high, size, generator=None):
-    # ember.randint (with torch's overloads) is a hand-written wrapper around the `_randint` operator
-    fn = getattr(ember, 'randint', None)
-    if fn is not None:
-        return fn(0, high, size, generator=generator, dtype=ember.int64)
-    return ember._randint(0, high, size, generator=generator, dtype=ember.int64)
+    return ember.randint(0, high, size, generator=generator, dtype=ember.int64)
 
 
 def _seed_from(generator=None):
