@@ -450,3 +450,27 @@ def test_custom_extra_repr():
             return 'a=1\nb=2'
     e, t = enn.Sequential(M()), tnn.Sequential(TM())
     assert repr(e).replace('M(', 'X(') == repr(t).replace('TM(', 'X(')
+
+
+def _two_input_hooks(nn, lib):
+    log = []
+    m = nn.Bilinear(2, 3, 2)
+    with lib.no_grad():
+        m.weight.copy_(lib.from_numpy(np.linspace(-1, 1, 12, dtype=np.float32).reshape(2, 2, 3)))
+        m.bias.zero_() if hasattr(m.bias, 'zero_') else m.bias.mul_(0)
+
+    def hook(mod, gi, go):
+        log.append([None if g is None else np.round(e2n(g), 5).tolist() for g in gi])
+        return (gi[0] * 0, gi[1] * 10) if gi[1] is not None else None
+    m.register_full_backward_hook(hook)
+    a = lib.ones(1, 2, requires_grad=True)
+    b = lib.ones(1, 3, requires_grad=True)
+    m(a, b).sum().backward()
+    log.append([np.round(e2n(a.grad), 5).tolist(), np.round(e2n(b.grad), 5).tolist()])
+    c = lib.ones(1, 3)
+    m(a, c).sum().backward()        # only the first input needs grad: grad_input[1] is None
+    return log
+
+
+def test_full_backward_hook_with_several_inputs_like_torch():
+    assert _two_input_hooks(enn, ember) == _two_input_hooks(tnn, torch)

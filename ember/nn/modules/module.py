@@ -106,78 +106,114 @@ def _typename(v):
     return (m + '.' if m not in ('builtins', None) else '') + type(v).__qualname__
 
 
-class _BackwardHook:
-    """Full backward (pre-)hooks through tensor hooks on identity views of the inputs and outputs.
+def _backward_hook_function():
+    """An identity autograd Function whose backward hands all its gradients to a callback at once
+    (torch's BackwardHookFunction); built on first use, after ember.autograd is ready."""
+    global _BHF
+    if _BHF is None:
+        from ...autograd import Function
 
-    The outputs' gradients are collected as they arrive (backward pre-hooks may
-    replace them); when all the inputs' gradients are known the hooks get
-    ``(module, grad_input, grad_output)``. With no input requiring grad they run
-    once the outputs' gradients are all known, with ``grad_input`` of Nones.
-    """
+        class BackwardHookFunction(Function):
+            @staticmethod
+            def forward(ctx, fn, *tensors):
+                ctx.fn = fn
+                return tuple(t.view_as(t) for t in tensors)
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return (None,) + tuple(ctx.fn(grads))
+        _BHF = BackwardHookFunction
+    return _BHF
+
+
+_BHF = None
+
+
+class _BackwardHook:
+    """Full backward (pre-)hooks, as torch's ``BackwardHook``: the module's tensor inputs and outputs pass
+    through identity Functions. The outputs' one sees every grad_output (pre-hooks may replace them); the
+    inputs' one sees every grad_input, calls ``hook(module, grad_input, grad_output)`` and passes on what
+    the hooks return. With no input requiring grad the hooks run on the outputs' side with Nones."""
 
     def __init__(self, module, hooks, pre_hooks):
         self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
         self.grad_outputs = None
-        self.n_in = 0
+        self.in_idx, self.n_args = [], 0
+
+    def _wrap(self, tensors, fn):
+        out = _backward_hook_function().apply(fn, *tensors)
+        return out if isinstance(out, tuple) else (out,)
 
     def setup_input(self, args):
-        self.in_pos, self.n_args = [], len(args)
+        self.n_args = len(args)
+        self.in_idx = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+        # tensor inputs that need no grad get zeros in grad_input, as torch gives them
+        self.no_grad_in = {i: a for i, a in enumerate(args) if isinstance(a, Tensor) and not a.requires_grad}
+        if not self.in_idx or not self.hooks:
+            return args
+        new = self._wrap([args[i] for i in self.in_idx], self._on_input_grads)
         out = list(args)
-        for i, a in enumerate(args):
-            if isinstance(a, Tensor) and a.requires_grad:
-                out[i] = a.view_as(a)
-                self.in_pos.append(i)
-        self.grad_inputs = [None] * len(args)
-        self.pending_in = len(self.in_pos)
-        for k, i in enumerate(self.in_pos):
-            out[i].register_hook(functools.partial(self._input_hook, i))
+        for k, i in enumerate(self.in_idx):
+            out[i] = new[k]
         return tuple(out)
 
     def setup_output(self, result):
         single = isinstance(result, Tensor)
         outs = [result] if single else list(result) if isinstance(result, tuple) else None
         if outs is None:
+            warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of Tensors"
+                          f" but received {type(result)}", stacklevel=3)
             return result
-        self.out_pos = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
-        self.grad_outputs = [None] * len(outs)
-        self.pending_out = len(self.out_pos)
-        for i in self.out_pos:
-            outs[i] = outs[i].view_as(outs[i])
-            outs[i].register_hook(functools.partial(self._output_hook, i))
+        self.n_out = len(outs)
+        self.out_idx = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+        if not self.out_idx:
+            return result
+        new = self._wrap([outs[i] for i in self.out_idx], self._on_output_grads)
+        for k, i in enumerate(self.out_idx):
+            outs[i] = new[k]
         return outs[0] if single else tuple(outs)
 
-    def _output_hook(self, i, g):
-        self.grad_outputs[i] = g
-        self.pending_out -= 1
-        if self.pending_out > 0:
-            return None
-        go = tuple(self.grad_outputs)
+    def _on_output_grads(self, grads):
+        go = [None] * self.n_out
+        for k, i in enumerate(self.out_idx):
+            go[i] = grads[k]
+        go = tuple(go)
         for hook in self.pre_hooks:
             r = hook(self.module, go)
             if r is not None:
-                go = tuple(r)
-        self.grad_outputs = list(go)
-        if not self.in_pos and self.hooks:     # nothing upstream will report: run the hooks now
+                r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+                if len(r) != len(go):
+                    raise RuntimeError(f"Backward pre hook returned an invalid number of grad_output, got {len(r)}, "
+                                       f"but expected {len(go)}")
+                go = r
+        self.grad_outputs = go
+        if not self.in_idx and self.hooks:
+            warnings.warn("Full backward hook is firing when gradients are computed with respect to module outputs "
+                          "since no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/"
+                          "torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more details.",
+                          stacklevel=5)
             gi = (None,) * self.n_args
             for hook in self.hooks:
                 hook(self.module, gi, go)
-        return go[i]
+        return [go[i] for i in self.out_idx]
 
-    def _input_hook(self, i, g):
-        self.grad_inputs[i] = g
-        self.pending_in -= 1
-        if self.pending_in > 0 or not self.hooks:
-            return None
-        gi = tuple(self.grad_inputs)
-        go = tuple(self.grad_outputs) if self.grad_outputs is not None else ()
+    def _on_input_grads(self, grads):
+        gi = [None] * self.n_args
+        for k, i in enumerate(self.in_idx):
+            gi[i] = grads[k]
+        for i, a in self.no_grad_in.items():
+            gi[i] = _E.zeros_like(a)
+        gi = tuple(gi)
+        go = self.grad_outputs if self.grad_outputs is not None else ()
         for hook in self.hooks:
             r = hook(self.module, gi, go)
             if r is not None:
+                r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
                 if len(r) != len(gi):
-                    raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got {len(r)}, "
-                                       f"but expected {len(gi)}")
-                gi = tuple(r)
-        return gi[i]
+                    raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got {len(r)}, but "
+                                       f"expected {len(gi)}")
+                gi = r
+        return [gi[i] for i in self.in_idx]
 
 
 class Module:
