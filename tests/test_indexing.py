@@ -343,3 +343,30 @@ def test_basic_indexing_does_not_use_advanced_path(monkeypatch):
     x = ember.zeros(3, 4)
     x[0], x[:, 1:3], x[None, ..., 1], x[1, -1]
     assert calls == []
+
+
+def test_setitem_records_autograd_like_torch():
+    res = {}
+    for L in (torch, ember):
+        a = L.ones(3, 4, dtype=L.float64, requires_grad=True)
+        b = L.full((4,), 2., dtype=L.float64, requires_grad=True)
+        x = a * 3
+        x[0] = b
+        x[:, 1] = 7.
+        x[L.tensor([2])] = b * 2
+        (x * x).sum().backward()
+        res[L] = (a.grad.numpy().copy(), b.grad.numpy().copy(), type(x.grad_fn).__name__, x._version)
+    for e, t in zip(res[ember], res[torch]):
+        np.testing.assert_array_equal(e, t)
+
+
+def test_setitem_on_leaf_requiring_grad_raises_like_torch():
+    for L in (torch, ember):
+        a = L.ones(3, 4, requires_grad=True)
+        with pytest.raises(RuntimeError, match='view of a leaf Variable that requires grad'):
+            a[0] = 1.
+        with pytest.raises(RuntimeError, match='a leaf Variable that requires grad is being used in an in-place'):
+            a[L.tensor([0])] = 1.
+        with L.no_grad():
+            a[0] = 5.
+        assert a[0].tolist() == [5.0] * 4 and a._version == 1

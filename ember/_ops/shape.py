@@ -710,3 +710,73 @@ def _one_hot_meta(self, num_classes=-1):
 
 declare('one_hot(Tensor self, int num_classes=-1) -> Tensor', meta=_one_hot_meta, nn=True, function=False,
         method=False, differentiable=False)
+
+
+# --- combinations / cdist ---------------------------------------------------------------------
+
+def _combinations(self, r=2, with_replacement=False):
+    import itertools
+    import numpy as np
+    if self.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {_lst(self.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return self.new_empty((0,)) if hasattr(self, 'new_empty') else _call('empty', (0,), dtype=self.dtype,
+                                                                            device=self.device)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = np.array(list(pick(range(self.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    return self[_from_np(idx, self.device)]     # (number of combinations, r): a gather, so autograd is free
+
+
+declare('combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor', composite=_combinations)
+
+
+def _cdist_meta(x1, x2, p=2.0, compute_mode=None):
+    a, b = tuple(x1._a.shape), tuple(x2._a.shape)
+    if len(a) < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {len(a)}D")
+    if len(b) < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {len(b)}D")
+    if a[-1] != b[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a[-1]} X2: {b[-1]}")
+    if x1._dtype.category != 2 or x2._dtype.category != 2:
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {_tname(x1._dtype)}")
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values")
+    from .pointwise import broadcast_shapes
+    batch = broadcast_shapes(a[:-2], b[:-2])
+    return batch + (a[-2], b[-2]), D._PROMOTE[x1._dtype, x2._dtype]
+
+
+def _cdist_grads(grad, x1, x2, p, result):
+    """d dist_ij / d x1_i = |d|^(p-1) sign(d) / dist^(p-1), and 0 where the distance is 0 (torch's _cdist_backward)."""
+    d = x1.unsqueeze(-2) - x2.unsqueeze(-3)                    # (..., P, R, M)
+    zero = result == 0
+    safe = result.masked_fill(zero, 1)
+    if p == 0:
+        g = d * 0
+    elif p == 1:
+        g = grad.unsqueeze(-1) * d.sign()
+    elif p == 2:
+        g = (grad / safe).masked_fill(zero, 0).unsqueeze(-1) * d
+    elif p == float('inf'):
+        hit = (d.abs() == result.unsqueeze(-1))
+        n = hit.sum(-1, keepdim=True)
+        g = grad.unsqueeze(-1) * d.sign() * hit / n.masked_fill(n == 0, 1)
+    else:
+        w = (grad / safe.pow(p - 1)).masked_fill(zero, 0)
+        g = w.unsqueeze(-1) * d.abs().pow(p - 1) * d.sign()
+    return g.sum(-2), -g.sum(-3)
+
+
+declare('_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor', meta=_cdist_meta, method=False,
+        derivatives={'x1': lambda grad, x1, x2, p, result: _cdist_grads(grad, x1, x2, p, result)[0],
+                     'x2': lambda grad, x1, x2, p, result: _cdist_grads(grad, x1, x2, p, result)[1]})
+
+
+def _cdist(x1, x2, p=2.0, compute_mode=None):
+    return _call('_cdist_forward', x1, x2, float(p), None)
+
+
+declare('cdist(Tensor x1, Tensor x2, float p=2, str? compute_mode=None) -> Tensor', composite=_cdist, method=False)

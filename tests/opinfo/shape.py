@@ -166,3 +166,11 @@ op('nn.functional.one_hot', _s(S(np.array([0, 2, 1])), S(np.array([[0, 2], [1, 1
                                S(np.array([], dtype=np.int64), 3), S(np.array([0, 3]), 3), S(np.array([0, -1]), 3),
                                S(np.array([], dtype=np.int64)), S(np.array([0., 1.]))),
    torch_name='nn.functional.one_hot', grad=False, dtypes=('int64',), meta=False)
+op('combinations', _s(S(Arg((4,))), S(Arg((4,)), 3), S(Arg((3,)), 2, True), S(Arg((3,)), 0), S(Arg((3,)), 4),
+                      S(Arg((3,)), 1), S(Arg((0,))), S(Arg((2, 2))), S(Arg((3,)), -1)),
+   dtypes=('float32', 'float64', 'int64'), meta=False)
+_CD = np.array([[0., 1., 2.], [2., 3., 1.]])
+op('cdist', _s(*[S(Arg((3, 4)), Arg((5, 4)), p) for p in (0., 1., 2., 3.5, float('inf'))],
+               S(Arg((2, 3, 4)), Arg((5, 4))), S(Arg((2, 1, 3, 2)), Arg((4, 5, 2))), S(_CD, _CD[:1]), S(_CD, _CD[:1], 1.),
+               S(_CD, _CD[:1], 3.), S(Arg((3,)), Arg((3,))), S(Arg((3, 4)), Arg((5, 3))), S(Arg((3, 4)), Arg((5, 4)), -1.)),
+   atol=1e-4, rtol=1e-5, gradgrad=False)     # torch has no double backward for cdist

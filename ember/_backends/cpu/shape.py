@@ -187,6 +187,19 @@ def _one_hot(a, num_classes):
     return (a[..., None] == np.arange(num_classes)).astype(np.int64)
 
 
+def _cdist(x1, x2, p, compute_mode):
+    d = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    if p == 0:
+        return (d != 0).sum(-1).astype(np.result_type(x1, x2))
+    if p == 1:
+        return d.sum(-1)
+    if p == 2:
+        return np.sqrt((d * d).sum(-1))
+    if np.isinf(p):
+        return d.max(-1) if d.shape[-1] else d.sum(-1)
+    return (d ** p).sum(-1) ** (1.0 / p)
+
+
 KERNELS = {
     'cat': _cat,
     'stack': _stack,
@@ -212,4 +225,5 @@ KERNELS = {
     'searchsorted.Scalar': _searchsorted,
     'bucketize.Tensor': lambda a, b, out_int32, right: np.searchsorted(b, a, side='right' if right else 'left'),
     'one_hot': _one_hot,
+    '_cdist_forward': _cdist,
 }
