@@ -184,6 +184,15 @@ def test_grad_inputs_and_allow_unused():
             lib.autograd.grad((x * x).sum(), [lib.ones(3)])
 
 
+def test_grad_is_grads_batched():
+    def f(lib):
+        x = data(lib, 3)
+        y = (x * x).sin()
+        eye = lib.tensor(np.eye(3), dtype=y.dtype)
+        return lib.autograd.grad(y, x, eye, is_grads_batched=True)      # the Jacobian, row by row
+    same(f)
+
+
 def test_backward_inputs_only_accumulates_there():
     def f(lib):
         x, y = data(lib, 3), data(lib, 3, seed=1)

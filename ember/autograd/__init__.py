@@ -83,10 +83,39 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for t in outputs:
         if not t.requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     grads = _make_grads(outputs, grad_outputs)
     res = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs, allow_unused=allow_unused,
                        accumulate=False)
     if materialize_grads:
         from .. import zeros_like
         res = [zeros_like(i) if g is None else g for g, i in zip(res, inputs)]
+    return tuple(res)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """``is_grads_batched=True``: the first dimension of every grad_output is a batch of vectors; one
+    backward per vector (torch vmaps this), results stacked along a new first dimension."""
+    from .. import stack, zeros_like
+    n = None
+    for g in grad_outputs:
+        if g is None:
+            raise RuntimeError("is_grads_batched=True requires every grad_output to be given")
+        if n is not None and g.shape[0] != n:
+            raise RuntimeError("is_grads_batched=True: the grad_outputs must have the same batch size")
+        n = g.shape[0]
+    per = [grad(outputs, inputs, tuple(g[i] for g in grad_outputs), retain_graph=True if i < n - 1 else retain_graph,
+                create_graph=create_graph, allow_unused=True) for i in range(n)]
+    res = []
+    for k, x in enumerate(inputs):
+        col = [p[k] for p in per]
+        if all(c is None for c in col):
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+            res.append(stack([zeros_like(x)] * n) if materialize_grads else None)
+        else:
+            res.append(stack([c if c is not None else zeros_like(x) for c in col]))
     return tuple(res)
