@@ -237,3 +237,35 @@ def test_conv_float32_training_step_matches_torch():
     _close(he, ht, atol=1e-4)
     np.testing.assert_allclose(we.grad.numpy(), wt.grad.numpy(), rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(be.grad.numpy(), bt.grad.numpy(), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize('cfg', [dict(stride=1, padding=1, dilation=1, groups=1),
+                                 dict(stride=2, padding=0, dilation=2, groups=2),
+                                 dict(stride=(2, 1), padding=(1, 2), dilation=(1, 3), groups=1)])
+def test_convolution_backward_weight_matches_torch(cfg):
+    (xe, xt), (we, wt) = _pair(2, 4, 9, 10), _pair(6, 4 // cfg['groups'], 3, 2, seed=1)
+    out = TF.conv2d(xt, wt, **cfg)
+    (ge, gt) = _pair(*out.shape, seed=2)
+    s, p, d = (torch.nn.modules.utils._pair(cfg[k]) for k in ('stride', 'padding', 'dilation'))
+    e = ember.ops.aten.convolution_backward_weight(ge, xe, list(wt.shape), s, p, d, cfg['groups'])
+    t = torch.nn.grad.conv2d_weight(xt, wt.shape, gt, **cfg)
+    _close(e, t)
+
+
+def test_max_unpool2d_matches_torch():
+    (xe, xt) = _pair(2, 3, 6, 7, grad=True)
+    oe, ie = F.max_pool2d(xe, 2, return_indices=True)
+    ot, it = TF.max_pool2d(xt, 2, return_indices=True)
+    em, tm = _same_error(lambda: F.max_unpool2d(oe, ie, 2), lambda: TF.max_unpool2d(ot, it, 2))   # 6x6 too small
+    pattern = r'Found an invalid max index: \d+ \(output volumes are of size 6x6\)'   # torch's pick varies by thread
+    import re
+    assert re.fullmatch(pattern, em) and re.fullmatch(pattern, tm), (em, tm)
+    ue, ut = F.max_unpool2d(oe, ie, 2, output_size=(6, 7)), TF.max_unpool2d(ot, it, 2, output_size=(6, 7))
+    _close(ue, ut)
+    (ue * ue).sum().backward()
+    (ut * ut).sum().backward()
+    _close(xe.grad, xt.grad)
+    (ve, vt) = _pair(2, 3, 8, grad=True)
+    oe, ie = F.max_pool1d(ve, 2, return_indices=True)
+    ot, it = TF.max_pool1d(vt, 2, return_indices=True)
+    _close(F.max_unpool1d(oe, ie, 2), TF.max_unpool1d(ot, it, 2))

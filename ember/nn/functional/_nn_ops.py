@@ -16,7 +16,8 @@ from ember._ops.nn_ops import conv_nd, conv_transpose_nd
 __all__ = ['conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'unfold', 'fold',
            'max_pool1d', 'max_pool2d', 'max_pool3d', 'max_pool1d_with_indices', 'max_pool2d_with_indices',
            'max_pool3d_with_indices', 'avg_pool1d', 'avg_pool2d', 'avg_pool3d', 'adaptive_avg_pool3d', 'adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'adaptive_max_pool1d', 'adaptive_max_pool2d',
-           'adaptive_max_pool1d_with_indices', 'adaptive_max_pool2d_with_indices', 'lp_pool1d', 'lp_pool2d', 'embedding',
+           'adaptive_max_pool1d_with_indices', 'adaptive_max_pool2d_with_indices', 'max_unpool1d', 'max_unpool2d',
+           'lp_pool1d', 'lp_pool2d', 'embedding',
            'layer_norm', 'batch_norm', 'group_norm', 'instance_norm', 'rms_norm', 'local_response_norm',
            'normalize', 'cosine_similarity', 'pairwise_distance', 'pdist', 'scaled_dot_product_attention',
            'interpolate', 'upsample', 'upsample_nearest', 'upsample_bilinear', 'pixel_shuffle', 'pixel_unshuffle',
@@ -201,6 +202,50 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
     return adaptive_max_pool1d(input, output_size, True)
+
+
+def _unpool(input, indices, nd, kernel_size, stride, padding, output_size, name):
+    k = (kernel_size,) * nd if isinstance(kernel_size, int) else tuple(kernel_size)
+    s = k if stride is None else ((stride,) * nd if isinstance(stride, int) else tuple(stride))
+    p = (padding,) * nd if isinstance(padding, int) else tuple(padding)
+    isz = tuple(input.shape[-nd:])
+    default = tuple((i - 1) * ss - 2 * pp + kk for i, ss, pp, kk in zip(isz, s, p, k))
+    if output_size is None:
+        osz = default
+    else:
+        osz = tuple(output_size)[-nd:]
+        for o, dflt, ss in zip(osz, default, s):
+            if not dflt - ss < o < dflt + ss:
+                raise ValueError(f"invalid output_size \"{list(output_size)}\" (dim 0 must be between "
+                                 f"{dflt - ss} and {dflt + ss})")
+    lead = tuple(input.shape[:-nd])
+    plane = 1
+    for o in osz:
+        plane *= o
+    if indices.numel():
+        bad = indices.reshape(-1)[((indices < 0).logical_or(indices >= plane)).reshape(-1)]
+        if bad.numel():
+            raise RuntimeError(f"Found an invalid max index: {int(bad[0])} (output volumes are of size "
+                               f"{'x'.join(map(str, osz))})")
+    flat = ember.zeros(lead + (plane,), dtype=input.dtype, device=input.device)
+    out = flat.scatter(-1, indices.reshape(lead + (-1,)), input.reshape(lead + (-1,)))
+    return out.reshape(lead + osz)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool1d: each value goes back to its index, the rest is zero."""
+    return _unpool(input, indices, 1, kernel_size, stride, padding, output_size, 'max_unpool1d')
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool2d: each value goes back to its flat index in the plane, the rest is zero.
+
+    >>> out, idx = F.max_pool2d(ember.arange(4.).reshape(1, 1, 2, 2), 2, return_indices=True)
+    >>> F.max_unpool2d(out, idx, 2)
+    tensor([[[[0., 0.],
+              [0., 3.]]]])
+    """
+    return _unpool(input, indices, 2, kernel_size, stride, padding, output_size, 'max_unpool2d')
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
