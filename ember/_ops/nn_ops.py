@@ -240,6 +240,10 @@ for _nd in (1, 2, 3):
     declare(f'conv{_nd}d({_CONV_ARGS.format(**_fmt)}) -> Tensor', method=False,
             composite=(lambda nd: lambda input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1:
                        conv_nd(input, weight, bias, stride, padding, dilation, groups, nd, f'conv{nd}d'))(_nd))
+    _str_args = _CONV_ARGS.format(**_fmt).replace('SymInt[%d] padding=%s' % (_nd, _fmt['zero']), 'str padding="valid"')
+    declare(f'conv{_nd}d.padding({_str_args}) -> Tensor', method=False,
+            composite=(lambda nd: lambda input, weight, bias=None, stride=1, padding='valid', dilation=1, groups=1:
+                       conv_nd(input, weight, bias, stride, padding, dilation, groups, nd, f'conv{nd}d'))(_nd))
     declare(f'conv_transpose{_nd}d.input({_CONVT_ARGS.format(**_fmt)}) -> Tensor', method=False,
             composite=(lambda nd: lambda input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                        dilation=1: conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,

@@ -11,7 +11,6 @@ ember.Size([1, 1, 2, 2])
 import math
 
 import ember
-from ember._ops.nn_ops import conv_nd, conv_transpose_nd
 
 __all__ = ['conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'unfold', 'fold',
            'max_pool1d', 'max_pool2d', 'max_pool3d', 'max_pool1d_with_indices', 'max_pool2d_with_indices',
@@ -28,7 +27,9 @@ __all__ = ['conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d',
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Applies a 1-D convolution; ``padding`` may be an int, a tuple, ``'valid'`` or ``'same'``."""
-    return conv_nd(input, weight, bias, stride, padding, dilation, groups, 1, 'conv1d')
+    if isinstance(padding, str):
+        return ember.ops.aten.conv1d.padding(input, weight, bias, stride, padding, dilation, groups)
+    return ember.conv1d(input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -37,16 +38,19 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     >>> F.conv2d(ember.ones(1, 2, 4, 4), ember.ones(3, 2, 3, 3), padding='same').shape
     ember.Size([1, 3, 4, 4])
     """
-    return conv_nd(input, weight, bias, stride, padding, dilation, groups, 2, 'conv2d')
+    if isinstance(padding, str):
+        return ember.ops.aten.conv2d.padding(input, weight, bias, stride, padding, dilation, groups)
+    return ember.conv2d(input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return conv_nd(input, weight, bias, stride, padding, dilation, groups, 3, 'conv3d')
+    if isinstance(padding, str):
+        return ember.ops.aten.conv3d.padding(input, weight, bias, stride, padding, dilation, groups)
+    return ember.conv3d(input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
-                             'conv_transpose1d')
+    return ember.conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
@@ -55,13 +59,11 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     >>> F.conv_transpose2d(ember.ones(1, 2, 3, 3), ember.ones(2, 4, 2, 2), stride=2).shape
     ember.Size([1, 4, 6, 6])
     """
-    return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
-                             'conv_transpose2d')
+    return ember.conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
-                             'conv_transpose3d')
+    return ember.conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
