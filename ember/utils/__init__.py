@@ -42,8 +42,9 @@ def generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, f
 
 
 def __getattr__(name):
-    # ember.utils.data is imported on first use, so `import ember` stays light (it pulls in multiprocessing)
-    if name == 'data':
+    # ember.utils.data (and checkpoint, safetensors) are imported on first use, so `import ember` stays light
+    # (data pulls in multiprocessing)
+    if name in ('data', 'checkpoint', 'safetensors'):
         import importlib
-        return importlib.import_module('.data', __name__)
+        return importlib.import_module(f'.{name}', __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
