@@ -28,8 +28,8 @@ CASES = [
     ('kaiming_uniform_', (64, 32, 3, 3), {'mode': 'fan_out', 'nonlinearity': 'relu'}),
     ('kaiming_normal_', (200, 300), {}),
     ('kaiming_normal_', (64, 32, 5), {'a': 0.2, 'mode': 'fan_out'}),
-    ('orthogonal_', (200, 300), {'gain': 2.0}),
-    ('orthogonal_', (300, 20), {}),
+    ('orthogonal_', (100, 150), {'gain': 2.0}),
+    ('orthogonal_', (150, 20), {}),
     ('sparse_', (300, 200), {'sparsity': 0.3, 'std': 0.5}),
 ]
 

@@ -117,6 +117,27 @@ def test_inplace_activation(name):
     np.testing.assert_allclose(e2n(ex), tx.numpy(), atol=1e-6)
 
 
+@pytest.mark.parametrize('name,shape', [('Dropout1d', (4, 8, 50)), ('Dropout2d', (4, 8, 5, 5))])
+def test_channel_dropout_zeroes_whole_channels(name, shape):
+    e = getattr(enn, name)(0.5)
+    y = e2n(e(ember.ones(*shape))).reshape(shape[0], shape[1], -1)
+    per_channel = set(np.unique(np.round(y.std(-1), 6)).tolist())
+    assert per_channel == {0.0}                          # each channel is all zero or all 1/(1-p)
+    assert set(np.unique(np.round(y, 5)).tolist()) <= {0.0, 2.0}
+    e.eval()
+    np.testing.assert_array_equal(e2n(e(ember.ones(*shape))), np.ones(shape, np.float32))
+
+
+def test_module_to_meta_keeps_parameters():
+    m = enn.Sequential(enn.Linear(3, 2), enn.BatchNorm1d(2))
+    w = m[0].weight
+    m.to('meta')
+    assert m[0].weight is w and w.device.type == 'meta' and isinstance(w, enn.Parameter)
+    assert m[1].running_mean.device.type == 'meta'
+    out = m(ember.empty(4, 3, device='meta'))
+    assert out.device.type == 'meta' and tuple(out.shape) == (4, 2)
+
+
 def test_embedding_matches_torch():
     for kw in ({}, {'padding_idx': 1}, {'padding_idx': -1}, {'max_norm': 1.0}):
         t, e = both('Embedding', 10, 4, **kw)

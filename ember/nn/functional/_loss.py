@@ -15,7 +15,7 @@ __all__ = ['cross_entropy', 'nll_loss', 'mse_loss', 'l1_loss', 'smooth_l1_loss',
            'binary_cross_entropy', 'binary_cross_entropy_with_logits', 'kl_div', 'cosine_embedding_loss',
            'margin_ranking_loss', 'hinge_embedding_loss', 'triplet_margin_loss', 'triplet_margin_with_distance_loss',
            'soft_margin_loss', 'multilabel_soft_margin_loss', 'poisson_nll_loss', 'gaussian_nll_loss',
-           'multi_margin_loss', 'pairwise_distance']
+           'multi_margin_loss']
 
 _REDUCTIONS = ('none', 'mean', 'sum')
 
@@ -424,18 +424,9 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(loss, reduction)
 
 
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """‖x1 - x2 + eps‖_p over the last dim."""
-    diff = x1 - x2 + eps
-    if p == 2:
-        out = (diff * diff).sum(-1, keepdim=keepdim).sqrt()
-    elif p == 1:
-        out = diff.abs().sum(-1, keepdim=keepdim)
-    elif p == math.inf:
-        out = diff.abs().amax(-1, keepdim=keepdim)
-    else:
-        out = (diff.abs() ** p).sum(-1, keepdim=keepdim) ** (1.0 / p)
-    return out
+def _pairwise_distance(x1, x2, p=2.0, eps=1e-6):
+    from . import pairwise_distance     # ember.nn.functional's (declared with the nn ops)
+    return pairwise_distance(x1, x2, p, eps)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
@@ -448,10 +439,10 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
                            f"dimensions, but got: anchor {a}D, positive {pdim}D, and negative {n}D inputs")
     if margin <= 0:
         raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
-    d_pos = pairwise_distance(anchor, positive, p, eps)
-    d_neg = pairwise_distance(anchor, negative, p, eps)
+    d_pos = _pairwise_distance(anchor, positive, p, eps)
+    d_neg = _pairwise_distance(anchor, negative, p, eps)
     if swap:
-        d_neg = _E.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+        d_neg = _E.minimum(d_neg, _pairwise_distance(positive, negative, p, eps))
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
 
 
@@ -462,7 +453,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if margin <= 0:
         raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
                          "instead")
-    dist = distance_function if distance_function is not None else pairwise_distance
+    dist = distance_function if distance_function is not None else _pairwise_distance
     d_pos = dist(anchor, positive)
     d_neg = dist(anchor, negative)
     if swap:
