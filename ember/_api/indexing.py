@@ -202,6 +202,8 @@ def getitem(self, idx):
                 break
         else:
             return res if res is not self else _alias(self)
+    if t is Tensor and idx.ndim and idx._dtype.category <= 1:     # x[idx_tensor] / x[mask]
+        return _index(self, [idx])
     res, adv = _apply(self, idx)
     if not adv:
         return res if res is not self else _alias(self)
@@ -216,15 +218,31 @@ def setitem(self, idx, value):
     else:
         from .._creation import tensor
         v = tensor(value, dtype=self.dtype, device=self.device)
-    res, adv = _apply(self, idx)
+    if type(idx) is Tensor and idx.ndim and idx._dtype.category <= 1:
+        res, adv = self, [(0, idx)]
+    else:
+        res, adv = _apply(self, idx)
+    if v is None:
+        v = _scalar_tensor(value, self._dtype, self._device)
     if not adv:
-        if v is None:
-            v = DECLS['full'].op.call((), value, dtype=self.dtype, device=self.device)
         _copy_(res, _strip_leading_ones(v, res.ndim))
         return
-    if v is None:
-        v = DECLS['full'].op.call((), value, dtype=self.dtype, device=self.device)
     _index_put_(res, _indices_list(adv), _strip_leading_ones(v, None), False)
+
+
+_SCALARS = {}
+
+
+def _scalar_tensor(value, dtype, device):
+    """A 0-d tensor holding a Python number assigned with ``x[i] = 1.5``; kept (it is only ever read) so a loop of
+    assignments does not build one per call."""
+    key = (type(value), value, dtype, device)
+    t = _SCALARS.get(key)
+    if t is None:
+        t = DECLS['full'].op.call((), value, dtype=dtype, device=device)
+        if len(_SCALARS) < 256:
+            _SCALARS[key] = t
+    return t
 
 
 def _strip_leading_ones(v, ndim):

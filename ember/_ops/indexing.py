@@ -6,12 +6,16 @@ Meta functions check shapes and index dtypes with torch's messages; index values
 failing in-place op leaves its tensor unchanged. Derivatives pair up:
 gather <-> scatter_add, index_select <-> index_add, index <-> index_put(accumulate).
 """
+import warnings
+
 from .._core import dtype as D
+from .._core.storage import MetaArray
 from .._core.tensor_impl import TensorImpl
 from .registry import declare, DECLS
 from .views import wrap_dim
 
 _INDEX_INTS = (D.int64, D.int32)
+_BOOL, _U8 = D.bool_, D.uint8
 
 
 def _call(name, *args, **kw):
@@ -337,55 +341,59 @@ def _broadcast(shapes, err):
 def index_result_shape(self, indices):
     """The shape of ``self[indices]`` by torch's (and NumPy's) advanced-indexing rules, with all checks.
     Returns None when a boolean mask makes it data-dependent and the data is not at hand (Meta)."""
-    from .._core.storage import MetaArray
-    shape = _shape(self)
+    shape = self._a.shape
     if len(indices) == 0:
         raise IndexError("at least one index must be provided")
-    used = sum((t._a.ndim if t._dtype in (D.bool_, D.uint8) else 1) if t is not None else 1 for t in indices)
-    if used > len(shape):
-        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {used})")
-    dims, adv, pos = [], [], 0          # dims: ('keep', size) or ('adv',); adv: shapes of index tensors
+    dims, adv, pos = [], [], 0          # dims: kept sizes, None where the advanced result goes
     for t in indices:
         if t is None:
+            if pos >= len(shape):
+                _too_many(shape, indices)
             dims.append(shape[pos])
             pos += 1
             continue
-        if t._dtype in (D.bool_, D.uint8):
-            if t._dtype is D.uint8:
-                import warnings
+        dt = t._dtype
+        if dt is _BOOL or dt is _U8:
+            if dt is _U8:
                 warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
                               "instead.", UserWarning, stacklevel=5)
-            ms = tuple(t._a.shape)
+            ms = t._a.shape
+            if pos + len(ms) > len(shape):
+                _too_many(shape, indices)
             for j, n in enumerate(ms):
                 if n != shape[pos + j]:
                     raise IndexError(f"The shape of the mask {_lst(ms)} at index {j} does not match the shape of the "
                                      f"indexed tensor {_lst(shape)} at index {pos + j}")
             if isinstance(t._a, MetaArray):
                 return None
-            count = int(t._device._iface.xp.count_nonzero(t._a))
-            adv.append((count,))
+            adv.append((int(t._device._iface.xp.count_nonzero(t._a)),))
             pos += len(ms)
-            dims.append(None)
-            continue
-        if t._dtype.category != 1:
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        adv.append(tuple(t._a.shape))
+        else:
+            if dt.category != 1:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            if pos >= len(shape):
+                _too_many(shape, indices)
+            adv.append(t._a.shape)
+            pos += 1
         dims.append(None)
-        pos += 1
-    dims += list(shape[pos:])
-    shapes = [s for s in adv if s is not None]
+    if not adv:
+        return tuple(shape)
+    if len(adv) == 1:
+        bshape = tuple(adv[0])
+    else:
+        bshape = _broadcast(adv, lambda: IndexError("shape mismatch: indexing tensors could not be broadcast "
+                                                    "together with shapes " + ", ".join(_lst(s) for s in adv)))
+    dims += shape[pos:]
+    where = [i for i, d in enumerate(dims) if d is None]
+    first, last = where[0], where[-1]
+    if last - first + 1 == len(where):      # adjacent advanced indices: the result goes in their place
+        return tuple(dims[:first]) + bshape + tuple(dims[last + 1:])
+    return bshape + tuple(d for d in dims if d is not None)
 
-    def err():
-        return IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
-                          + ", ".join(_lst(s) for s in shapes))
-    bshape = _broadcast(shapes, err)
-    first = next(i for i, d in enumerate(dims) if d is None)
-    last = max(i for i, d in enumerate(dims) if d is None)
-    rest = [d for d in dims if d is not None]
-    if all(d is None for d in dims[first:last + 1]):
-        before = [d for d in dims[:first]]
-        return tuple(before) + bshape + tuple(d for d in dims[last + 1:])
-    return bshape + tuple(rest)
+
+def _too_many(shape, indices):
+    used = sum((t._a.ndim if t._dtype in (_BOOL, _U8) else 1) if t is not None else 1 for t in indices)
+    raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {used})")
 
 
 def _index_meta(self, indices):
