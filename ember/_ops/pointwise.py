@@ -715,8 +715,9 @@ unary('silu', 'promote', lambda grad, self: _call('silu_backward', grad, self), 
 
 def _elu_grad(grad, self, alpha, scale, input_scale):
     # at x == 0 the slope is the constant alpha * scale * input_scale, so the double backward is 0 there (torch)
+    # (NaN takes the exponential branch, so its gradient is NaN as in torch)
     c = scale * alpha * input_scale
-    return _where(self > 0, grad * scale, _where(self < 0, grad * c * (self * input_scale).exp(), grad * c))
+    return _where(self > 0, grad * scale, _where(self == 0, grad * c, grad * c * (self * input_scale).exp()))
 
 
 pointwise('elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor', 'promote',
