@@ -126,6 +126,9 @@ def report(script):
     tree = ast.parse(open(script).read(), script)
     names = _torch_names(tree)
     used = set(v for v in names.values())
+    for node in ast.walk(tree):     # every imported torch module counts, even when bound only as `torch`
+        if isinstance(node, ast.Import):
+            used.update(a.name for a in node.names if a.name.startswith('torch.'))
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             d = _dotted(node)

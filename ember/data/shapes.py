@@ -15,8 +15,8 @@ def make_shapes(n, seed=0, size=28):
     yy, xx = np.mgrid[0:size, 0:size].astype(np.float32)
     labels = rng.integers(0, 4, n)
     r = rng.uniform(size * 0.15, size * 0.32, n).astype(np.float32)
-    cx = rng.uniform(size * 0.35, size * 0.65, n).astype(np.float32)
-    cy = rng.uniform(size * 0.35, size * 0.65, n).astype(np.float32)
+    cx = rng.uniform(size * 0.42, size * 0.58, n).astype(np.float32)
+    cy = rng.uniform(size * 0.42, size * 0.58, n).astype(np.float32)
     dx, dy = xx[None] - cx[:, None, None], yy[None] - cy[:, None, None]
     rr = r[:, None, None]
     masks = np.stack([
@@ -26,5 +26,5 @@ def make_shapes(n, seed=0, size=28):
         ((np.abs(dx) <= rr * 0.25) | (np.abs(dy) <= rr * 0.25)) & (np.abs(dx) <= rr) & (np.abs(dy) <= rr),
     ], 1)[np.arange(n), labels]
     bright = rng.uniform(0.6, 1.0, n).astype(np.float32)[:, None, None]
-    img = masks * bright + rng.normal(0, 0.1, masks.shape).astype(np.float32)
+    img = masks * bright + rng.normal(0, 0.05, masks.shape).astype(np.float32)
     return np.clip(img, 0, 1).astype(np.float32)[:, None], labels.astype(np.int64)
