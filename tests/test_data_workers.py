@@ -357,3 +357,19 @@ def test_worker_side_arrays_are_never_overwritten_and_unpicklable_errors_reporte
     assert len(got) == 10
     with pytest.raises(RuntimeError, match=r"in DataLoader worker process 0(.|\n)*local failure at 0"):
         list(eud.DataLoader(RaisesUnpicklable(), batch_size=2, num_workers=1))
+
+
+class Segfaults(Images):
+    def __getitem__(self, i):
+        if i == 3:
+            import ctypes
+            import faulthandler
+            faulthandler.disable()   # (pytest's handler would print a dump)
+            ctypes.string_at(0)      # a segmentation fault in the worker
+        return self.x[i]
+
+
+def test_crashed_worker_is_detected():
+    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly \(worker 1 was "
+                                           r"killed by signal SIGSEGV\)"):
+        list(eud.DataLoader(Segfaults(8), batch_size=None, num_workers=2))

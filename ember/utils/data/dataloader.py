@@ -397,18 +397,22 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         watched = conns + [p.sentinel for c, p in zip(pool.conns, pool.workers) if c in conns]
         if not conns:
             raise RuntimeError("DataLoader has no active worker left to wait for")
-        ready = mp.connection.wait(watched, timeout)
-        if not ready:
-            raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
-        for c in ready:
-            if isinstance(c, mp.connection.Connection):
-                try:
-                    return pool.receiver.loads(c.recv_bytes())
-                except EOFError:   # the worker closed its pipe: give it a moment to exit, then find out why
-                    pool.workers[pool.conns.index(c)].join(1.0)
-                    break
-        self._raise_dead_workers()
-        return self._get_data()
+        while True:
+            ready = mp.connection.wait(watched, timeout)
+            if not ready:
+                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+            for c in ready:
+                if isinstance(c, mp.connection.Connection):
+                    try:
+                        return pool.receiver.loads(c.recv_bytes())
+                    except EOFError:
+                        pass
+            # a pipe closed or a process ended: let the ending worker be reaped (its sentinel can fire before
+            # its exit code is known), then report it
+            for c, p in zip(pool.conns, pool.workers):
+                if c in ready or p.sentinel in ready:
+                    p.join(1.0)
+            self._raise_dead_workers()
 
     def _raise_dead_workers(self):
         dead = [p for p in self._pool.workers if p.exitcode is not None or not p.is_alive()]

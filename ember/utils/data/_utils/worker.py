@@ -197,7 +197,7 @@ def _worker_loop(iterable, dataset, index_queue, result_conn, done_event, auto_c
                     data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
             _send(result_conn, (idx, data), arena)
             del data, idx, index, r   # free the worker's mapping of the batch now
-    except (KeyboardInterrupt, BrokenPipeError, ConnectionResetError, EOFError, OSError):
+    except (KeyboardInterrupt, BrokenPipeError, ConnectionResetError, EOFError):
         pass   # the main process is shutting down (or raising KeyboardInterrupt itself)
     finally:
         if shm._worker_arena is not None:
