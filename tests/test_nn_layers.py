@@ -258,3 +258,46 @@ def test_factory_kwargs():
     assert c.weight.dtype == ember.float64
     bn = enn.BatchNorm1d(3, dtype=ember.float64)
     assert bn.running_mean.dtype == ember.float64 and bn.num_batches_tracked.dtype == ember.int64
+
+
+MORE = [
+    ('ZeroPad1d', (2,), {}, [(2, 3, 5)]), ('ZeroPad2d', ((1, 0, 2, 1),), {}, [(2, 3, 4, 4)]),
+    ('ConstantPad1d', ((1, 2), 3.5), {}, [(2, 3, 5)]), ('ConstantPad2d', (1, -1.0), {}, [(3, 4, 4)]),
+    ('ConstantPad3d', (1, 0.5), {}, [(1, 2, 3, 3, 3)]), ('ReflectionPad1d', (2,), {}, [(2, 3, 5)]),
+    ('ReflectionPad2d', ((1, 0, 2, 1),), {}, [(2, 3, 4, 4)]), ('ReplicationPad1d', ((0, 3),), {}, [(2, 3, 5)]),
+    ('ReplicationPad2d', (2,), {}, [(1, 2, 3, 3)]), ('CircularPad1d', (1,), {}, [(2, 3, 5)]),
+    ('CircularPad2d', ((1, 0, 2, 1),), {}, [(2, 3, 4, 4)]),
+    ('CosineSimilarity', (), {}, [(4, 5), (4, 5)]), ('CosineSimilarity', (0,), {}, [(4, 5), (4, 5)]),
+    ('PairwiseDistance', (), {}, [(4, 5), (4, 5)]), ('PairwiseDistance', (1.0,), {'keepdim': True}, [(4, 5), (4, 5)]),
+    ('PixelShuffle', (2,), {}, [(1, 8, 3, 3)]), ('PixelUnshuffle', (2,), {}, [(1, 2, 4, 6)]),
+    ('ChannelShuffle', (2,), {}, [(1, 4, 3, 3)]),
+    ('Upsample', (), {'scale_factor': 2}, [(1, 2, 3, 3)]),
+    ('Upsample', ((5, 4),), {'mode': 'bilinear'}, [(1, 2, 3, 3)]),
+    ('UpsamplingBilinear2d', (), {'scale_factor': 2}, [(1, 2, 3, 3)]),
+    ('UpsamplingNearest2d', ((4, 6),), {}, [(1, 2, 2, 3)]),
+    ('Unfold', (2,), {'padding': 1}, [(2, 3, 4, 4)]), ('Fold', (4, 2), {}, [(2, 12, 9)]),
+    ('LocalResponseNorm', (3,), {}, [(2, 5, 4)]),
+    ('LPPool1d', (2, 3), {'stride': 2}, [(2, 3, 9)]), ('LPPool2d', (2.0, 2), {}, [(2, 3, 4, 4)]),
+    ('AdaptiveMaxPool1d', (4,), {}, [(2, 3, 9)]), ('AdaptiveMaxPool2d', ((2, 3),), {}, [(2, 3, 5, 7)]),
+    ('MaxPool3d', (2,), {}, [(1, 2, 4, 4, 4)]), ('AvgPool3d', (2,), {}, [(1, 2, 4, 4, 4)]),
+    ('AdaptiveAvgPool3d', (2,), {}, [(1, 2, 5, 4, 4)]), ('Conv3d', (2, 3, 2), {}, [(1, 2, 4, 4, 4)]),
+    ('ConvTranspose3d', (2, 3, 2), {'stride': 2}, [(1, 2, 2, 2, 2)]),
+    ('BatchNorm3d', (2,), {}, [(3, 2, 2, 2, 2)]), ('Softmax2d', (), {}, [(2, 3, 4, 4)]),
+]
+
+
+@pytest.mark.parametrize('name,args,kwargs,shapes', MORE, ids=[_id(p) for p in MORE])
+def test_more_layers_match_torch(name, args, kwargs, shapes):
+    t, e = both(name, *args, **kwargs)
+    assert repr(e) == repr(t)
+    same_state_dict_layout(t, e)
+    compare_module(t, e, [randn(*s, seed=i) for i, s in enumerate(shapes)])
+
+
+def test_rrelu():
+    t, e = both('RReLU', 0.1, 0.3)
+    assert repr(e) == repr(t)
+    compare_module(t, e, [randn(4, 5)], train=False)
+    x = ember.from_numpy(-np.abs(randn(2000)) - 0.1)
+    slopes = e2n(e.train()(x)) / e2n(x)
+    assert slopes.min() >= 0.1 - 1e-6 and slopes.max() <= 0.3 + 1e-6 and slopes.std() > 0.03

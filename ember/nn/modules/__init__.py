@@ -8,12 +8,12 @@ from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, Avg
                       AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
                       LPPool1d, LPPool2d)
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm, RMSNorm, InstanceNorm1d,
-                            InstanceNorm2d, InstanceNorm3d)
+                            InstanceNorm2d, InstanceNorm3d, LocalResponseNorm)
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
 from .sparse import Embedding
 from .activation import (Threshold, ReLU, ReLU6, LeakyReLU, PReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Sigmoid, Tanh,
                          Softplus, Hardtanh, Hardswish, Hardsigmoid, LogSigmoid, Softsign, Softmax, LogSoftmax,
-                         Softmin, Softmax2d, GLU, Hardshrink, Softshrink, Tanhshrink)
+                         Softmin, Softmax2d, GLU, Hardshrink, Softshrink, Tanhshrink, RReLU)
 from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss, SmoothL1Loss,
                    HuberLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss,
                    HingeEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, PoissonNLLLoss,
@@ -21,5 +21,10 @@ from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithL
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
                           TransformerDecoderLayer, TransformerDecoder, Transformer)
+from .padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d, ReflectionPad1d,
+                      ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
+                      CircularPad1d, CircularPad2d, CircularPad3d)
+from .misc import (CosineSimilarity, PairwiseDistance, PixelShuffle, PixelUnshuffle, ChannelShuffle, Upsample,
+                   UpsamplingNearest2d, UpsamplingBilinear2d, Fold, Unfold)
 
 __all__ = [n for n in dir() if n[:1].isupper()]

@@ -6,7 +6,7 @@ from .module import Module
 
 __all__ = ['Threshold', 'ReLU', 'ReLU6', 'LeakyReLU', 'PReLU', 'ELU', 'SELU', 'CELU', 'GELU', 'SiLU', 'Mish',
            'Sigmoid', 'Tanh', 'Softplus', 'Hardtanh', 'Hardswish', 'Hardsigmoid', 'LogSigmoid', 'Softsign',
-           'Softmax', 'LogSoftmax', 'Softmin', 'Softmax2d', 'GLU', 'Hardshrink', 'Softshrink', 'Tanhshrink']
+           'Softmax', 'LogSoftmax', 'Softmin', 'Softmax2d', 'GLU', 'Hardshrink', 'Softshrink', 'Tanhshrink', 'RReLU']
 
 
 def _ip(inplace):
@@ -285,3 +285,17 @@ class Softmax2d(Module):
         if input.dim() not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
         return F.softmax(input, -3)
+
+
+class RReLU(Module):
+    """Randomised leaky ReLU: slope ~ U(lower, upper) while training, (lower + upper) / 2 in eval."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f'lower={self.lower}, upper={self.upper}{_ip(self.inplace)}'

@@ -10,7 +10,7 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = ['BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'LayerNorm', 'GroupNorm', 'RMSNorm', 'InstanceNorm1d',
-           'InstanceNorm2d', 'InstanceNorm3d']
+           'InstanceNorm2d', 'InstanceNorm3d', 'LocalResponseNorm']
 
 
 class _NormBase(Module):
@@ -241,3 +241,17 @@ class RMSNorm(Module):
 
     def extra_repr(self):
         return '{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}'.format(**self.__dict__)
+
+
+class LocalResponseNorm(Module):
+    """Normalises each channel by the activity of its ``size`` neighbouring channels."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return '{size}, alpha={alpha}, beta={beta}, k={k}'.format(**self.__dict__)
