@@ -162,19 +162,27 @@ def functional_kernel(op, fn, key):
 
 
 def wrap_outputs(r, m, dev):
-    """Results of a generic kernel as tensors. ``m`` is the meta result: ``(shape, dtype)``,
-    a list of those for several outputs, or None (then the arrays' own dtypes count)."""
+    """Results of a generic kernel as tensors. ``m`` is the meta result: ``(shape, dtype)`` or
+    ``(shape, dtype, strides)`` (strides in elements, for outputs whose layout is not contiguous,
+    e.g. clone's preserved layout), a list of those for several outputs, or None (then the arrays'
+    own dtypes count). On Meta (``r`` is None) the meta result alone makes the outputs."""
     if m is None:
         if isinstance(r, (tuple, list)):
             return tuple(adopt(np.asarray(x) if isinstance(x, np.generic) else x, dev) for x in r)
         return adopt(np.asarray(r) if isinstance(r, np.generic) else r, dev)
     if isinstance(m, list):
         if r is None:
-            return tuple(make_tensor(MetaArray(s, d.np), d, dev) for s, d in m)
-        return tuple(_one(x, s, d, dev) for x, (s, d) in zip(r, m))
+            return tuple(_meta_out(x, dev) for x in m)
+        return tuple(_one(x, mm[0], mm[1], dev) for x, mm in zip(r, m))
     if r is None:
-        return make_tensor(MetaArray(m[0], m[1].np), m[1], dev)
+        return _meta_out(m, dev)
     return _one(r, m[0], m[1], dev)
+
+
+def _meta_out(m, dev):
+    d = m[1]
+    strides = tuple(s * d.itemsize for s in m[2]) if len(m) > 2 and m[2] is not None else None
+    return make_tensor(MetaArray(m[0], d.np, strides), d, dev)
 
 
 def _one(r, shape, dt, dev):

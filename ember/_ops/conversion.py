@@ -56,7 +56,23 @@ def _copy_(self, src, non_blocking=False):
 
 
 def _clone_meta(self, memory_format=None):
-    return tuple(self._a.shape), self._dtype
+    """preserve_format keeps a dense (non-overlapping, gap-free) layout, as torch does; else contiguous."""
+    shape = tuple(self._a.shape)
+    if memory_format == 'contiguous_format' or not _dense(shape, self.stride()):
+        return shape, self._dtype
+    return shape, self._dtype, self.stride()
+
+
+def _dense(shape, strides):
+    """Non-overlapping and dense: the strides, sorted, are those of a contiguous tensor of the sorted sizes."""
+    expected = 1
+    for n, st in sorted(zip(shape, strides), key=lambda p: p[1]):
+        if n == 1:
+            continue
+        if st != expected:
+            return False
+        expected *= n
+    return True
 
 
 declare('_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool non_blocking=False) -> Tensor',

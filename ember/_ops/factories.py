@@ -80,7 +80,10 @@ def _randperm_meta(n, generator=None, dtype=None, device=None):
 
 
 def _empty_strided_meta(size, stride, dtype=None, device=None):
-    return _size(size), _float_or(dtype)
+    size, stride = _size(size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    return size, _float_or(dtype), stride
 
 
 def _factory(schema, meta, **kw):
