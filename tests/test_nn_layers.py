@@ -301,3 +301,14 @@ def test_rrelu():
     x = ember.from_numpy(-np.abs(randn(2000)) - 0.1)
     slopes = e2n(e.train()(x)) / e2n(x)
     assert slopes.min() >= 0.1 - 1e-6 and slopes.max() <= 0.3 + 1e-6 and slopes.std() > 0.03
+
+
+@pytest.mark.parametrize('name,shape', [('1d', (2, 3, 8)), ('2d', (2, 3, 4, 6))])
+def test_max_unpool(name, shape):
+    tp, ep = getattr(tnn, f'MaxPool{name}')(2, return_indices=True), getattr(enn, f'MaxPool{name}')(2, return_indices=True)
+    tu, eu = getattr(tnn, f'MaxUnpool{name}')(2), getattr(enn, f'MaxUnpool{name}')(2)
+    assert repr(eu) == repr(tu)
+    a = randn(*shape)
+    to, ti = tp(torch.from_numpy(a))
+    eo, ei = ep(ember.from_numpy(a))
+    np.testing.assert_array_equal(e2n(eu(eo, ei)), tu(to, ti).numpy())

@@ -209,6 +209,9 @@ def test_embedding_losses(reduction):
     run('multilabel_soft_margin_loss', [rnd(3, 5), (R.random((3, 5)) > 0.5).astype(np.float64)],
         {'reduction': reduction, 'weight': rnd(5, low=0, high=1)}, {0})
     run('multi_margin_loss', [rnd(4, 5), ints(5, 4)], {'reduction': reduction}, {0})
+    mt = np.array([[3, 0, -1, 1, 2], [1, 2, 4, 0, 3], [-1, 2, 2, 2, 2], [4, 4, -1, 0, 0]])
+    run('multilabel_margin_loss', [rnd(4, 5), mt], {'reduction': reduction}, {0})
+    run('multilabel_margin_loss', [rnd(5), mt[0]], {'reduction': reduction}, {0})
     run('multi_margin_loss', [rnd(4, 5), ints(5, 4)], {'reduction': reduction, 'p': 2, 'margin': 0.5,
                                                        'weight': rnd(5, low=0, high=1)}, {0})
 
@@ -250,6 +253,7 @@ MODULES = [
     ('PoissonNLLLoss', {}, lambda: [rnd(3, 4), rnd(3, 4, low=0, high=4)]),
     ('GaussianNLLLoss', {}, lambda: [rnd(3, 4), rnd(3, 4), rnd(3, 4, low=0.1, high=1)]),
     ('MultiMarginLoss', {}, lambda: [rnd(3, 4), ints(4, 3)]),
+    ('MultiLabelMarginLoss', {}, lambda: [rnd(2, 4), np.array([[3, 0, -1, 1], [1, -1, 0, 0]])]),
 ]
 
 

@@ -15,7 +15,7 @@ __all__ = ['cross_entropy', 'nll_loss', 'mse_loss', 'l1_loss', 'smooth_l1_loss',
            'binary_cross_entropy', 'binary_cross_entropy_with_logits', 'kl_div', 'cosine_embedding_loss',
            'margin_ranking_loss', 'hinge_embedding_loss', 'triplet_margin_loss', 'triplet_margin_with_distance_loss',
            'soft_margin_loss', 'multilabel_soft_margin_loss', 'poisson_nll_loss', 'gaussian_nll_loss',
-           'multi_margin_loss']
+           'multi_margin_loss', 'multilabel_margin_loss']
 
 _REDUCTIONS = ('none', 'mean', 'sum')
 
@@ -269,6 +269,39 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     loss = (z * not_y).sum(1) / x.size(1)
     if input.dim() <= 1:
         loss = loss.squeeze(0) if target.dim() == 0 else loss
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
+    """sum over target classes j (listed first in ``target``, ended by -1) and non-target classes i of
+    max(0, 1 - (x[j] - x[i])), divided by C."""
+    reduction = _resolve(size_average, reduce, reduction)
+    x = input if input.dim() > 1 else input.unsqueeze(0)
+    t = target if target.dim() > 1 else target.unsqueeze(0)
+    if tuple(t.shape) != tuple(x.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    n, c = x.shape
+    # the valid prefix of each row (up to the first -1), and which classes are targets
+    rows = t.tolist()
+    valid = [[False] * c for _ in range(n)]
+    is_target = [[False] * c for _ in range(n)]
+    for r, row in enumerate(rows):
+        for k, j in enumerate(row):
+            if j < 0:
+                break
+            if j >= c:
+                raise RuntimeError(f"multilabel_margin_loss: target index {j} is out of bounds for {c} classes")
+            valid[r][k] = True
+            is_target[r][j] = True
+    from ..._creation import tensor as _tensor
+    valid = _tensor(valid, device=x.device)
+    not_target = _tensor(is_target, device=x.device).logical_not()
+    xy = x.gather(1, _E.where(valid, t, 0))                            # (N, T): scores of the targets
+    z = (1 - xy.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)            # (N, T, C)
+    loss = (z * (valid.unsqueeze(2) & not_target.unsqueeze(1))).sum((1, 2)) / c
+    if input.dim() <= 1:
+        loss = loss.squeeze(0)
     return _reduce(loss, reduction)
 
 

@@ -7,7 +7,7 @@ from .module import Module
 __all__ = ['L1Loss', 'MSELoss', 'CrossEntropyLoss', 'NLLLoss', 'BCELoss', 'BCEWithLogitsLoss', 'KLDivLoss',
            'SmoothL1Loss', 'HuberLoss', 'SoftMarginLoss', 'MultiLabelSoftMarginLoss', 'CosineEmbeddingLoss',
            'MarginRankingLoss', 'HingeEmbeddingLoss', 'TripletMarginLoss', 'TripletMarginWithDistanceLoss',
-           'PoissonNLLLoss', 'GaussianNLLLoss', 'MultiMarginLoss']
+           'PoissonNLLLoss', 'GaussianNLLLoss', 'MultiMarginLoss', 'MultiLabelMarginLoss']
 
 
 class _Loss(Module):
@@ -117,6 +117,11 @@ class SoftMarginLoss(_Loss):
 class MultiLabelSoftMarginLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiMarginLoss(_WeightedLoss):

@@ -1,11 +1,11 @@
 """Pooling modules: max, average and adaptive pooling over 1-3 spatial dims (torch's arguments and reprs)."""
 from .. import functional as F
 from .module import Module
-from .utils import _single
+from .utils import _single, _pair
 
 __all__ = ['MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AvgPool1d', 'AvgPool2d', 'AvgPool3d', 'AdaptiveAvgPool1d',
            'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d', 'AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveMaxPool3d',
-           'LPPool1d', 'LPPool2d']
+           'LPPool1d', 'LPPool2d', 'MaxUnpool1d', 'MaxUnpool2d']
 
 
 class _MaxPoolNd(Module):
@@ -165,3 +165,32 @@ class LPPool1d(_LPPoolNd):
 
 class LPPool2d(_LPPoolNd):
     _fn = 'lp_pool2d'
+
+
+class _MaxUnpoolNd(Module):
+    _fn = None
+    _tuple = None
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        tup = type(self)._tuple
+        self.kernel_size = tup(kernel_size)
+        self.stride = tup(stride if stride is not None else kernel_size)
+        self.padding = tup(padding)
+
+    def forward(self, input, indices, output_size=None):
+        return getattr(F, self._fn)(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f'kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}'
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Inverse of MaxPool1d given its ``indices``: maxima back in place, zeros elsewhere."""
+    _fn = 'max_unpool1d'
+    _tuple = staticmethod(_single)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _fn = 'max_unpool2d'
+    _tuple = staticmethod(_pair)
