@@ -46,7 +46,14 @@ class TensorImpl:
             if isinstance(a, MetaArray):
                 s = Storage(None, self._device, None, nbytes=_meta_nbytes(a))
             else:
-                s, self._offset = Storage.of_array(a, self._device)
+                try:
+                    s, self._offset = Storage.of_array(a, self._device)
+                except RuntimeError:
+                    # an array whose memory owner is not one dense block (rare NumPy results): no view of
+                    # this tensor exists yet (storage is made at the first one), so it can move to a
+                    # contiguous copy of its own
+                    self._set_array(a.copy())
+                    s, self._offset = Storage.of_array(self._a, self._device)
             self._storage = s
         return s
 
