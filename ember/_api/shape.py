@@ -15,7 +15,9 @@ def _op(name):
 def _joiner(name, empty_error):
     decl = DECLS[name]
 
-    def fn(tensors, dim=0, *, out=None):
+    def fn(tensors, dim=0, *, axis=None, out=None):
+        if axis is not None:        # torch accepts NumPy's name for dim
+            dim = axis
         if isinstance(tensors, Tensor):
             raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
         if len(tensors) == 0:
@@ -24,6 +26,7 @@ def _joiner(name, empty_error):
             return decl.out_op.call(tensors, dim, out=out)
         return decl.op.call(tensors, dim)
     fn.__name__ = fn.__qualname__ = name
+    fn._op = decl.op
     fn.__doc__ = f"""torch.{name}: join tensors along ``dim`` (an empty list is an error, as in torch).
 
     >>> import ember
