@@ -370,3 +370,64 @@ def test_setitem_on_leaf_requiring_grad_raises_like_torch():
         with L.no_grad():
             a[0] = 5.
         assert a[0].tolist() == [5.0] * 4 and a._version == 1
+
+
+def _random_index(rng, shape):
+    """A random mix of ints, slices, None, Ellipsis, integer arrays and masks for a tensor of ``shape``."""
+    idx, d, ell = [], 0, False
+    for _ in range(rng.integers(1, 5)):
+        if d >= len(shape):
+            break
+        n, k = shape[d], rng.integers(7)
+        if k == 0:
+            idx.append(int(rng.integers(-n, n)))
+        elif k == 1:
+            idx.append(slice([None, 0, 1, -2][rng.integers(4)], [None, 2, -1, 10][rng.integers(4)],
+                             [None, 1, 2][rng.integers(3)]))
+        elif k == 2:
+            idx.append(None)
+            continue
+        elif k == 3:
+            idx.append(rng.integers(-n, n, rng.integers(1, 3)))
+        elif k == 4:
+            idx.append(rng.integers(0, n, (2, 1)))
+        elif k == 5:
+            idx.append(rng.random(n) > 0.5)
+        elif not ell:
+            ell = True
+            idx.append(Ellipsis)
+            d = len(shape) - sum(1 for x in idx if x is not None and x is not Ellipsis)
+            continue
+        d += 1
+    return tuple(idx)
+
+
+def test_random_index_expressions_match_torch():
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(400):
+        idx = _random_index(rng, A.shape)
+        e, t = _pair()
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            try:
+                tr = t[_idx(idx, torch)]
+            except Exception as te:
+                with pytest.raises(type(te)):
+                    e[_idx(idx, ember)]
+                continue
+            er = e[_idx(idx, ember)]
+            _same(er, tr, repr(idx))
+            if tr._base is not None:
+                assert er.stride() == tr.stride(), repr(idx)
+            value = np.random.default_rng(1).standard_normal(tuple(tr.shape)).astype(np.float32)
+            try:
+                t[_idx(idx, torch)] = torch.from_numpy(value.copy())
+            except RuntimeError:          # repeated indices: torch's write order is unspecified
+                continue
+            e[_idx(idx, ember)] = ember.from_numpy(value.copy())
+            if all(not isinstance(i, np.ndarray) or i.dtype == bool or len(set(i.ravel().tolist())) == i.size
+                   for i in idx):
+                _same(e, t, f'set {idx!r}')
+        checked += 1
+    assert checked > 150
