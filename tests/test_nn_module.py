@@ -474,3 +474,12 @@ def _two_input_hooks(nn, lib):
 
 def test_full_backward_hook_with_several_inputs_like_torch():
     assert _two_input_hooks(enn, ember) == _two_input_hooks(tnn, torch)
+
+
+def test_torch_module_paths():
+    m = enn.BatchNorm2d(3)
+    assert isinstance(m, enn.modules.batchnorm._BatchNorm) and isinstance(m, enn.modules.batchnorm._NormBase)
+    assert isinstance(enn.InstanceNorm1d(2), enn.modules.instancenorm._InstanceNorm)
+    assert isinstance(enn.Conv2d(1, 1, 1), enn.modules.conv._ConvNd)
+    assert enn.modules.utils._pair(3) == (3, 3)
+    assert enn.modules.distance.CosineSimilarity is enn.CosineSimilarity

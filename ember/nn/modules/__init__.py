@@ -26,5 +26,6 @@ from .padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d, Ze
                       CircularPad1d, CircularPad2d, CircularPad3d)
 from .misc import (CosineSimilarity, PairwiseDistance, PixelShuffle, PixelUnshuffle, ChannelShuffle, Upsample,
                    UpsamplingNearest2d, UpsamplingBilinear2d, Fold, Unfold)
+from . import batchnorm, instancenorm, distance  # noqa: F401  torch's module paths
 
 __all__ = [n for n in dir() if n[:1].isupper()]

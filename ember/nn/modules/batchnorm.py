@@ -1,0 +1,5 @@
+"""torch.nn.modules.batchnorm's names (``isinstance(m, nn.modules.batchnorm._BatchNorm)`` is common in
+training scripts); the classes live in normalization.py."""
+from .normalization import _NormBase, _BatchNorm, BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
+
+__all__ = ['BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d']

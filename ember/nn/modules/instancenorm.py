@@ -1,0 +1,4 @@
+"""torch.nn.modules.instancenorm's names; the classes live in normalization.py."""
+from .normalization import _InstanceNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
+
+__all__ = ['InstanceNorm1d', 'InstanceNorm2d', 'InstanceNorm3d']
