@@ -205,7 +205,9 @@ for _n in ('bitwise_left_shift', 'bitwise_right_shift'):
        dtypes=('int64', 'int32') + FLOATS, grad=False)
 unary('bitwise_not', dtypes=INTS_BOOL + FLOATS, grad=False)
 op('where', lambda dt: [S(Arg((3, 4), 'bool'), Arg((3, 4)), Arg((3, 4))), S(Arg((3, 1), 'bool'), Arg((4,)), Arg(())),
-                        S(Arg((3, 4), 'bool'), Arg((3, 4)), 0.5)], dtypes=FLOATS + INTS)
+                        S(Arg((3, 4), 'bool'), Arg((3, 4)), 0.5), S(Arg((3, 4), 'uint8'), Arg((3, 4)), Arg((3, 4))),
+                        S(Arg((3, 4), 'float32'), Arg((3, 4)), Arg((3, 4))), S(Arg((60, 50), 'bool'), Arg((60, 50)), 0)],
+   dtypes=ALL_NUMERIC)
 
 # --- activations (torch.nn.functional) ----------------------------------------------------------
 _ZERO = lambda dt: S(np.array([-1, 0, 2], dt) if dt != 'uint8' else np.array([0, 1, 2], dt))
