@@ -12,8 +12,6 @@ and copies the result in with ``copy_``, which records the history.
 >>> F.relu(ember.tensor([-1., 0., 2.]))
 tensor([0., 0., 2.])
 """
-import math
-
 import ember
 from ..._ops.registry import DECLS
 
@@ -222,5 +220,3 @@ def glu(input, dim=-1):
     a, b = input.narrow(d, 0, n // 2), input.narrow(d, n // 2, n // 2)
     return a * b.sigmoid()
 
-
-del math
