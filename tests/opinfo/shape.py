@@ -120,7 +120,7 @@ def _pad_samples(dt):
     return out
 
 
-op('nn.functional.pad', _pad_samples, torch_name='nn.functional.pad', dtypes=('float32', 'float64', 'int64'))
+op('pad', _pad_samples, torch_name='nn.functional.pad', dtypes=('float32', 'float64', 'int64'))
 op('constant_pad_nd', _s(S(Arg((2, 3)), (1, 2)), S(Arg((2, 3)), (1, -1, 0, 2), 3), S(Arg((2, 3)), (1, 2, 3)),
                          S(Arg((2, 3)), (-2, -2))),
    dtypes=NUM)
@@ -162,7 +162,7 @@ op('bucketize', _s(S(np.array([0, 3, 6, 9]), np.array([1, 3, 5, 7])),
                    S(np.array(3), np.array([1, 3, 5, 7]), out_int32=True),
                    S(np.array([1, 2]), np.array([[1, 3], [5, 7]]))),
    grad=False, dtypes=('int64',))
-op('nn.functional.one_hot', _s(S(np.array([0, 2, 1])), S(np.array([[0, 2], [1, 1]]), 4), S(np.array([0, 1]), 2),
+op('one_hot', _s(S(np.array([0, 2, 1])), S(np.array([[0, 2], [1, 1]]), 4), S(np.array([0, 1]), 2),
                                S(np.array([], dtype=np.int64), 3), S(np.array([0, 3]), 3), S(np.array([0, -1]), 3),
                                S(np.array([], dtype=np.int64)), S(np.array([0., 1.]))),
    torch_name='nn.functional.one_hot', grad=False, dtypes=('int64',), meta=False)
@@ -174,3 +174,12 @@ op('cdist', _s(*[S(Arg((3, 4)), Arg((5, 4)), p) for p in (0., 1., 2., 3.5, float
                S(Arg((2, 3, 4)), Arg((5, 4))), S(Arg((2, 1, 3, 2)), Arg((4, 5, 2))), S(_CD, _CD[:1]), S(_CD, _CD[:1], 1.),
                S(_CD, _CD[:1], 3.), S(Arg((3,)), Arg((3,))), S(Arg((3, 4)), Arg((5, 3))), S(Arg((3, 4)), Arg((5, 4)), -1.)),
    atol=1e-4, rtol=1e-5, gradgrad=False)     # torch has no double backward for cdist
+op('_unique2', _s(S(np.array([3, 1, 2, 1, 3])), S(np.array([[3, 1], [1, 3]]), True, True, True),
+                  S(np.array([3, 1, 3]), True, False, True), S(np.array([], dtype=np.int64))),
+   grad=False, dtypes=('int64',), meta=False)
+op('unique_dim', _s(S(np.array([[1, 2], [1, 2], [0, 5]]), 0, True, True, True), S(np.array([[1, 2, 1], [3, 4, 3]]), 1),
+                    S(np.array([[1, 2, 1], [3, 4, 3]]), -1, True, False, True)),
+   grad=False, dtypes=('int64',), meta=False, torch_name='ops.aten.unique_dim')
+op('_cdist_forward', _s(S(Arg((3, 4)), Arg((5, 4)), 2., None), S(Arg((2, 3, 4)), Arg((5, 4)), 1., None),
+                        S(Arg((3, 4)), Arg((5, 4)), 3., None)),
+   torch_name='ops.aten._cdist_forward', atol=1e-4, rtol=1e-5, gradgrad=False)

@@ -131,8 +131,7 @@ def _unique_dim(a, dim, sorted, return_inverse, return_counts):
     if a.shape[d] == 0:
         return a.copy(), np.empty(0, np.int64), np.empty(0, np.int64)
     out, inv, cnt = np.unique(a, axis=d, return_inverse=True, return_counts=True)
-    return (out, inv.reshape(-1).astype(np.int64) if return_inverse else np.empty(0, np.int64),
-            cnt.astype(np.int64) if return_counts else np.empty(0, np.int64))
+    return out, inv.reshape(-1).astype(np.int64), cnt.astype(np.int64)     # torch returns all three here
 
 
 def _unique_consecutive(a, return_inverse, return_counts, dim):
@@ -153,8 +152,9 @@ def _unique_consecutive(a, return_inverse, return_counts, dim):
     inv = np.cumsum(np.concatenate([[0], change.astype(np.int64)])) if n else np.zeros(0, np.int64)
     inv = inv.reshape(a.shape) if dim is None else inv
     cnt = np.diff(np.append(starts, n))
-    return (np.ascontiguousarray(out), inv.astype(np.int64) if return_inverse else np.empty(0, np.int64),
-            cnt.astype(np.int64) if return_counts else np.empty(0, np.int64))
+    full = dim is not None        # torch fills inverse and counts whenever dim is given
+    return (np.ascontiguousarray(out), inv.astype(np.int64) if return_inverse or full else np.empty(0, np.int64),
+            cnt.astype(np.int64) if return_counts or full else np.empty(0, np.int64))
 
 
 def _isclose(a, b, rtol, atol, equal_nan):
