@@ -369,6 +369,7 @@ def _split(self, split_size, dim=0):
     n = self.shape[d]
     if isinstance(split_size, (list, tuple)):
         return _split_with_sizes(self, split_size, dim)
+    split_size = int(split_size)
     if split_size <= 0 and n:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
     starts = range(0, n, split_size) if n else [0]
@@ -424,7 +425,7 @@ _c('moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(
 _c('swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)', lambda self, a, b: self.transpose(a, b))
 _c('swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', lambda self, a, b: self.transpose(a, b))
 _c('split.Tensor(Tensor(a) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]',
-   lambda self, split_size, dim=0: _split(self, split_size[0] if len(split_size) == 1 and not isinstance(split_size, list) else split_size, dim))
+   lambda self, split_size, dim=0: _split(self, split_size, dim))
 _c('split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]', _split_with_sizes)
 _c('chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]', _chunk)
 _c('unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]',
