@@ -370,8 +370,10 @@ def _split(self, split_size, dim=0):
     if isinstance(split_size, (list, tuple)):
         return _split_with_sizes(self, split_size, dim)
     split_size = int(split_size)
-    if split_size <= 0 and n:
+    if split_size < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
+    if split_size == 0 and n:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
     starts = range(0, n, split_size) if n else [0]
     return tuple(self.narrow(d, s, min(split_size, n - s)) for s in starts)
 
