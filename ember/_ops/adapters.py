@@ -158,7 +158,41 @@ def functional_kernel(op, fn, key):
     g.update(_meta=meta, _fn=fn)
     k = _compile('\n'.join(lines) + '\n', op.name, g)
     k.__qualname__ = f'{"meta" if meta_backend else key.name.lower()}::{op.schema.full_name}'
+    if kind == 'pointwise' and not meta_backend and accepts_out(fn):
+        k.write_in_place = _inplace_source(op, names, args, meta, fn)
     return k
+
+
+def accepts_out(fn):
+    """Can the array kernel write its result into a given array (``out=``)? NumPy ufuncs can; a
+    Python kernel says so with an ``out`` parameter (or an ``accepts_out`` attribute on a wrapper)."""
+    if isinstance(fn, np.ufunc):
+        return True
+    flag = getattr(fn, 'accepts_out', None)
+    if flag is not None:
+        return flag
+    import inspect
+    try:
+        return 'out' in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _inplace_source(op, names, args, meta, fn):
+    """NOTE [in-place fast path]: ``x.add_(y)`` where nothing needs casting and no broadcast grows ``x``:
+    the kernel writes straight into ``x``'s memory (NumPy ufuncs handle overlapping operands), no temporary
+    and no copy. Anything else (casts, errors) returns None and takes the general path."""
+    first = names[0]
+    src = (f'def kernel({", ".join(names)}):\n'
+           f'    _shape, _od, _cd = _meta({", ".join(names)})\n'
+           f'    _s = {first}._a\n'
+           f'    if _od is not {first}._dtype or _cd is not _od or _shape != _s.shape: return None\n'
+           f'    _fn({args}, out=_s)\n'
+           f'    {first}._vc[0] += 1\n'
+           f'    return {first}\n')
+    g = _GLOBALS()
+    g.update(_meta=meta, _fn=fn)
+    return _compile(src, op.name + '_', g)
 
 
 def wrap_outputs(r, m, dev):
@@ -286,8 +320,15 @@ def write_into(dst, src_arr):
 
 
 def inplace_kernel(decl, functional):
-    """``add_`` from ``add``: compute out of place, check it fits ``self``, then write."""
+    """``add_`` from ``add``: compute out of place, check it fits ``self``, then write
+    (or write directly, NOTE [in-place fast path])."""
+    direct = getattr(functional, 'write_in_place', None)
+
     def kernel(ks, self, *args):
+        if direct is not None and not isinstance(self._a, MetaArray):
+            r = direct(self, *args)
+            if r is not None:
+                return r
         r = functional(ks, self, *args)
         check_inplace_shape(self._a.shape, r._a.shape)
         check_cast(r._dtype, self._dtype)

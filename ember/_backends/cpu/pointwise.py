@@ -30,19 +30,21 @@ except ImportError:      # pragma: no cover - other NumPy versions
 def _quiet(fn):
     """``fn`` with NumPy floating-point warnings off for the call (NOTE [silent floating-point errors])."""
     if _EXT is None:
-        def kernel(*args):
+        def kernel(*args, **kw):
             with np.errstate(all='ignore'):
-                return fn(*args)
+                return fn(*args, **kw)
     else:
         set_state, reset_state = _EXT.set, _EXT.reset
 
-        def kernel(*args):
+        def kernel(*args, **kw):
             token = set_state(_IGNORE)
             try:
-                return fn(*args)
+                return fn(*args, **kw)
             finally:
                 reset_state(token)
     kernel.__name__ = getattr(fn, '__name__', 'kernel')
+    kernel.accepts_out = isinstance(fn, np.ufunc) or 'out' in getattr(getattr(fn, '__code__', None),
+                                                                      'co_varnames', ())
     return kernel
 
 
@@ -62,16 +64,16 @@ def _check_int_divisor(a, b):
 
 # --- arithmetic --------------------------------------------------------------------
 
-def _add(a, b, alpha):
+def _add(a, b, alpha, out=None):
     if alpha == 1:
-        return np.add(a, b)
-    return np.add(a, np.multiply(b, _like(a, alpha)))
+        return np.add(a, b, out=out)
+    return np.add(a, np.multiply(b, _like(a, alpha)), out=out)
 
 
-def _sub(a, b, alpha):
+def _sub(a, b, alpha, out=None):
     if alpha == 1:
-        return np.subtract(a, b)
-    return np.subtract(a, np.multiply(b, _like(a, alpha)))
+        return np.subtract(a, b, out=out)
+    return np.subtract(a, np.multiply(b, _like(a, alpha)), out=out)
 
 
 def _like(a, v):
@@ -166,18 +168,33 @@ def _heaviside(a, v):
     return np.where(a == 0, v, a > 0)
 
 
-def _lerp(a, end, w):
+def _lerp(a, end, w, out=None):
     # torch's two-sided formula: exact at both ends
     d = end - a
-    return np.where(np.abs(w) < 0.5, a + w * d, end - d * (1 - w))
+    if np.ndim(w) == 0:      # a scalar weight picks one side for every element
+        w = float(w)
+        if abs(w) < 0.5:
+            return np.add(a, np.multiply(d, w, out=d), out=out)
+        return np.subtract(end, np.multiply(d, 1 - w, out=d), out=out)
+    r = np.where(np.abs(w) < 0.5, a + w * d, end - d * (1 - w))
+    if out is None:
+        return r
+    out[...] = r
+    return out
 
 
-def _addcmul(a, t1, t2, value):
-    return a + _like(a, value) * t1 * t2 if value != 1 else a + t1 * t2
+def _addcmul(a, t1, t2, value, out=None):
+    t = np.multiply(t1, t2)
+    if value != 1:
+        np.multiply(t, _like(a, value), out=t)
+    return np.add(a, t, out=out)
 
 
-def _addcdiv(a, t1, t2, value):
-    return a + value * np.true_divide(t1, t2)
+def _addcdiv(a, t1, t2, value, out=None):
+    t = np.true_divide(t1, t2)
+    if value != 1:
+        np.multiply(t, value, out=t)
+    return np.add(a, t, out=out)
 
 
 def _clamp(a, lo, hi):
