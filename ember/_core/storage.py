@@ -32,6 +32,11 @@ class MetaArray:
 
 
 def contiguous_strides(shape, itemsize=1):
+    n = len(shape)
+    if n < 3:     # the common cases, without the loop
+        if n == 2:
+            return ((shape[1] or 1) * itemsize, itemsize)
+        return (itemsize,) if n else ()
     strides, acc = [], itemsize
     for s in reversed(shape):
         strides.append(acc)

@@ -263,19 +263,17 @@ def make_view(self, shape, strides, offset, meta_backend=None):
         isz = a.itemsize
         if offset * isz > st.data.nbytes and 0 in shape:
             offset = 0      # an empty view past the end of its storage (x[:, 5:] of an empty x): NumPy refuses the offset
-        va = np.ndarray(shape, a.dtype, st.data, offset * isz, tuple(s * isz for s in strides)) \
-            if isinstance(st.data, np.ndarray) else _xp_view(st.data, a.dtype, shape, strides, offset)
+        va = _ndarray(shape, a.dtype, st.data, offset * isz, [s * isz for s in strides]) \
+            if st.data.__class__ is _ndarray else _xp_view(st.data, a.dtype, shape, strides, offset)
     t = T.__new__(T)
-    t._a = va
-    t._dtype = self._dtype
-    t._device = self._device
-    t._keys = self._device._iface.keyset
-    t._vc = self._vc
-    t._storage = self._storage
-    t._offset = offset
-    t._strides = strides
-    t._base = self._base if self._base is not None else self
+    base = self._base
+    t.__dict__.update(_a=va, _dtype=self._dtype, _device=self._device, _keys=self._device._iface.keyset,
+                      _vc=self._vc, _storage=self._storage, _offset=offset, _strides=strides,
+                      _base=self if base is None else base)
     return t
+
+
+_ndarray = np.ndarray
 
 
 def _xp_view(flat, dtype, shape, strides, offset):

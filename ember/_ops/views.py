@@ -5,7 +5,10 @@ elements; `adapters.make_view` makes the result share the input's storage and
 version counter on every backend, so no backend has view kernels. Composite
 views (reshape, flatten, split, ...) are written in these primitives.
 """
+from math import prod as _prod
+
 from .registry import declare
+from .._core.storage import contiguous_strides, MetaArray
 
 
 def wrap_dim(dim, ndim):
@@ -20,6 +23,8 @@ def _geom(t):
 
 
 def infer_size(shape, numel):
+    if shape.__class__ is tuple and -1 not in shape and shape and min(shape) >= 0 and _prod(shape) == numel:
+        return shape if all(s.__class__ is int for s in shape) else tuple(int(s) for s in shape)  # fast path
     shape = tuple(int(s) for s in ((shape,) if isinstance(shape, int) else shape))
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
@@ -41,13 +46,14 @@ def infer_size(shape, numel):
 
 def view_strides(old_shape, old_strides, new_shape):
     """Strides for viewing (old_shape, old_strides) as new_shape, or None (torch's computeStride)."""
+    if old_strides == contiguous_strides(old_shape):       # the common case: any contiguous view is fine
+        return contiguous_strides(new_shape)
     if not old_shape:
         return tuple(1 for _ in new_shape)
     numel = 1
     for s in old_shape:
         numel *= s
     if numel == 0:
-        from .._core.storage import contiguous_strides
         return contiguous_strides(new_shape)
     new_strides = [0] * len(new_shape)
     view_d = len(new_shape) - 1
@@ -71,8 +77,11 @@ def view_strides(old_shape, old_strides, new_shape):
 
 
 def _view_meta(self, size):
+    a = self._a
+    new = infer_size(size, int(a.size))
+    if a.__class__ is not MetaArray and a.flags.c_contiguous:     # any shape views a contiguous tensor
+        return new, contiguous_strides(new), self.storage_offset()
     shape, strides, off = _geom(self)
-    new = infer_size(size, int(self._a.size))
     st = view_strides(shape, strides, new)
     if st is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
