@@ -10,6 +10,7 @@ The main loop is the hot path of every backward: nodes are dictionary keys
 (hashed by identity), the ready queue is a heap keyed by the node's creation
 number (set once in Node.__init__), and hooks cost a truth test when absent.
 """
+import sys
 from heapq import heappush, heappop
 
 import numpy as np
@@ -204,29 +205,31 @@ def _call_node(node, grads, retain_graph):
     return outs
 
 
-# key bits that must see an in-place add on .grad (modes, inference marking): otherwise NumPy adds directly
-_DISPATCHED = sum(1 << int(k) for k in DispatchKey
-                  if DispatchKey.InferenceMode <= k < DispatchKey.CompositeExplicitAutograd)
+# NOTE [stealing gradients]: the first gradient of a leaf becomes its ``.grad`` without a copy when
+# nothing else can see it: no grad mode, not a view, and no reference beyond the engine's own (CPython's
+# reference count, as torch's AccumulateGrad checks use_count). Measured: 7 references in the engine's
+# call chain for a gradient only the engine holds; 8 or more when the same tensor also flows to another
+# leaf (``x + y``), is the caller's ``gradient=``, or is held by a hook.
+_STEAL_MAX_REFS = 7
 
 
 def accumulate_grad(var, g):
-    """AccumulateGrad: first gradient becomes ``.grad`` (a new tensor), later ones are added in place."""
+    """AccumulateGrad: the first gradient becomes ``.grad``, later ones are added in place."""
     if g._a.shape != var._a.shape:
         from .kernels import sum_to
         g = sum_to(g, var._a.shape)
     prev = var._grad
     if prev is None:
-        var._grad = g.detach().clone() if not is_grad_enabled() else g.clone()
+        if is_grad_enabled():
+            var._grad = g.clone()
+        elif g._base is None and g._grad_fn is None and sys.getrefcount(g) <= _STEAL_MAX_REFS:
+            var._grad = g
+        else:
+            var._grad = g.detach().clone()
     elif is_grad_enabled():
         var._grad = prev + g
     else:
-        pa, ga = prev._a, g._a
-        if type(pa) is np.ndarray and type(ga) is np.ndarray and pa.dtype == ga.dtype and not \
-                prev._keys & _DISPATCHED:
-            np.add(pa, ga, out=pa)      # the common case, without a trip through the dispatcher
-            prev._vc[0] += 1
-        else:
-            prev.add_(g)
+        prev.add_(g)
     if var._post_acc_hooks:
         for hook in list(var._post_acc_hooks.values()):
             hook(var)
