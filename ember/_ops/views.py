@@ -19,7 +19,10 @@ def wrap_dim(dim, ndim):
 
 
 def _geom(t):
-    return tuple(t._a.shape), t.stride(), t.storage_offset()
+    st, off = t._strides, t._offset      # cached on views at birth (adapters.make_view)
+    if st is None or off is None:
+        return tuple(t._a.shape), t.stride(), t.storage_offset()
+    return t._a.shape, st, off
 
 
 def infer_size(shape, numel):
@@ -95,7 +98,8 @@ def _transpose_meta(self, dim0, dim1):
     if n == 0:
         wrap_dim(dim0, 0), wrap_dim(dim1, 0)
         return shape, strides, off
-    d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+    d0 = dim0 + n if -n <= dim0 < 0 else (dim0 if 0 <= dim0 < n else wrap_dim(dim0, n))
+    d1 = dim1 + n if -n <= dim1 < 0 else (dim1 if 0 <= dim1 < n else wrap_dim(dim1, n))
     sh, st = list(shape), list(strides)
     sh[d0], sh[d1] = sh[d1], sh[d0]
     st[d0], st[d1] = st[d1], st[d0]
