@@ -7,13 +7,14 @@ Cases: (a) MLP 784-512-512-10, batch 128, SGD(momentum); (b) CNN Conv 1->16->32 
 and a Linear, batch 64 on 28x28, SGD(momentum); (c) char-GPT (4 layers, 4 heads, n_embd 128,
 block 64, batch 16, vocab 65), AdamW. The same model code runs on both libraries. Each
 (case, library) runs in a fresh subprocess so that its peak RSS is its own; the parent prints
-steps/s, the ratio ember/torch (speed: higher is better) and peak RSS. Both libraries use the
-machine's default thread counts.
+steps/s, the ratio ember/torch (speed: higher is better) and peak RSS, as medians of
+``--repeats`` alternating runs. Both libraries use the machine's default thread counts.
 """
 import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -88,7 +89,8 @@ def run_one(libname, case, seconds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--case', choices=['mlp', 'cnn', 'gpt'], nargs='*', default=['mlp', 'cnn', 'gpt'])
-    ap.add_argument('--seconds', type=float, default=10.0)
+    ap.add_argument('--seconds', type=float, default=5.0)
+    ap.add_argument('--repeats', type=int, default=3, help='alternating runs per library; medians are reported')
     ap.add_argument('--child', nargs=2, metavar=('LIB', 'CASE'))
     ap.add_argument('--profile', action='store_true')
     a = ap.parse_args()
@@ -113,14 +115,16 @@ def main():
     print(f'{"case":<6}{"ember steps/s":>15}{"torch steps/s":>15}{"speed ratio":>13}{"ember RSS MB":>14}'
           f'{"torch RSS MB":>14}')
     for case in a.case:
-        res = {}
-        for lib in ('ember', 'torch'):
-            out = subprocess.run([sys.executable, __file__, '--child', lib, case, '--seconds', str(a.seconds)],
-                                 capture_output=True, text=True, cwd=ROOT)
-            if out.returncode:
-                raise SystemExit(out.stderr)
-            res[lib] = json.loads(out.stdout.strip().splitlines()[-1])
-        e, t = res['ember'], res['torch']
+        runs = {'ember': [], 'torch': []}
+        for _ in range(a.repeats):          # alternate the libraries so drifts in machine speed hit both
+            for lib in ('ember', 'torch'):
+                out = subprocess.run([sys.executable, __file__, '--child', lib, case, '--seconds', str(a.seconds)],
+                                     capture_output=True, text=True, cwd=ROOT)
+                if out.returncode:
+                    raise SystemExit(out.stderr)
+                runs[lib].append(json.loads(out.stdout.strip().splitlines()[-1]))
+        e, t = ({'steps_per_s': statistics.median(r['steps_per_s'] for r in runs[lib]),
+                 'peak_rss_mb': max(r['peak_rss_mb'] for r in runs[lib])} for lib in ('ember', 'torch'))
         print(f'{case:<6}{e["steps_per_s"]:>15.2f}{t["steps_per_s"]:>15.2f}{e["steps_per_s"] / t["steps_per_s"]:>13.2f}'
               f'{e["peak_rss_mb"]:>14.0f}{t["peak_rss_mb"]:>14.0f}')
 
