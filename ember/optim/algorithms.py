@@ -119,20 +119,17 @@ class Adam(Optimizer):
                                       differentiable=differentiable, fused=fused,
                                       decoupled_weight_decay=decoupled_weight_decay))
 
+    @staticmethod
+    def _init_state(p, group):
+        st = {'step': _zeros0(), 'exp_avg': ember.zeros_like(p), 'exp_avg_sq': ember.zeros_like(p)}
+        if group['amsgrad']:
+            st['max_exp_avg_sq'] = ember.zeros_like(p)
+        return st
+
     @ember.no_grad()
     def step(self, closure=None):
         loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params = [p for p in group['params'] if p.grad is not None]
-            for p in params:
-                st = self.state[p]
-                if not st:
-                    st['step'] = _zeros0()
-                    st['exp_avg'] = ember.zeros_like(p)
-                    st['exp_avg_sq'] = ember.zeros_like(p)
-                    if group['amsgrad']:
-                        st['max_exp_avg_sq'] = ember.zeros_like(p)
-            sts = [self.state[p] for p in params]
+        for group, params, sts in self._groups_with_state(self._init_state):
             adam(params, [p.grad for p in params], [s['exp_avg'] for s in sts], [s['exp_avg_sq'] for s in sts],
                  [s.get('max_exp_avg_sq') for s in sts], [s['step'] for s in sts], lr=_lr(group),
                  beta1=group['betas'][0], beta2=group['betas'][1], eps=group['eps'],
@@ -194,21 +191,19 @@ class RMSprop(Optimizer):
                                       weight_decay=weight_decay, capturable=capturable, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable))
 
+    @staticmethod
+    def _init_state(p, group):
+        st = {'step': _zeros0(), 'square_avg': ember.zeros_like(p)}
+        if group['momentum'] > 0:
+            st['momentum_buffer'] = ember.zeros_like(p)
+        if group['centered']:
+            st['grad_avg'] = ember.zeros_like(p)
+        return st
+
     @ember.no_grad()
     def step(self, closure=None):
         loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params = [p for p in group['params'] if p.grad is not None]
-            for p in params:
-                st = self.state[p]
-                if not st:
-                    st['step'] = _zeros0()
-                    st['square_avg'] = ember.zeros_like(p)
-                    if group['momentum'] > 0:
-                        st['momentum_buffer'] = ember.zeros_like(p)
-                    if group['centered']:
-                        st['grad_avg'] = ember.zeros_like(p)
-            sts = [self.state[p] for p in params]
+        for group, params, sts in self._groups_with_state(self._init_state):
             rmsprop(params, [p.grad for p in params], [s['square_avg'] for s in sts], [s.get('grad_avg') for s in sts],
                     [s.get('momentum_buffer') for s in sts], [s['step'] for s in sts], lr=_lr(group),
                     alpha=group['alpha'], eps=group['eps'], weight_decay=group['weight_decay'],
@@ -245,15 +240,16 @@ class Adagrad(Optimizer):
                                       maximize=maximize, differentiable=differentiable, fused=fused))
         for group in self.param_groups:      # torch creates Adagrad's state eagerly
             for p in group['params']:
-                self.state[p]['step'] = _zeros0()
-                self.state[p]['sum'] = ember.full_like(p, group['initial_accumulator_value'])
+                self.state[p].update(self._init_state(p, group))
+
+    @staticmethod
+    def _init_state(p, group):
+        return {'step': _zeros0(), 'sum': ember.full_like(p, group['initial_accumulator_value'])}
 
     @ember.no_grad()
     def step(self, closure=None):
         loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params = [p for p in group['params'] if p.grad is not None]
-            sts = [self.state[p] for p in params]
+        for group, params, sts in self._groups_with_state(self._init_state):
             adagrad(params, [p.grad for p in params], [s['sum'] for s in sts], [s['step'] for s in sts],
                     lr=_lr(group), weight_decay=group['weight_decay'], lr_decay=group['lr_decay'], eps=group['eps'],
                     maximize=group['maximize'])
@@ -283,18 +279,14 @@ class Adamax(Optimizer):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable, capturable=capturable))
 
+    @staticmethod
+    def _init_state(p, group):
+        return {'step': _zeros0(), 'exp_avg': ember.zeros_like(p), 'exp_inf': ember.zeros_like(p)}
+
     @ember.no_grad()
     def step(self, closure=None):
         loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params = [p for p in group['params'] if p.grad is not None]
-            for p in params:
-                st = self.state[p]
-                if not st:
-                    st['step'] = _zeros0()
-                    st['exp_avg'] = ember.zeros_like(p)
-                    st['exp_inf'] = ember.zeros_like(p)
-            sts = [self.state[p] for p in params]
+        for group, params, sts in self._groups_with_state(self._init_state):
             adamax(params, [p.grad for p in params], [s['exp_avg'] for s in sts], [s['exp_inf'] for s in sts],
                    [s['step'] for s in sts], lr=_lr(group), beta1=group['betas'][0], beta2=group['betas'][1],
                    eps=group['eps'], weight_decay=group['weight_decay'], maximize=group['maximize'])
@@ -340,19 +332,15 @@ class NAdam(Optimizer):
                                       maximize=maximize, foreach=foreach, capturable=capturable,
                                       differentiable=differentiable))
 
+    @staticmethod
+    def _init_state(p, group):
+        return {'step': _zeros0(), 'mu_product': ember.tensor(1., dtype=ember.float32),
+                'exp_avg': ember.zeros_like(p), 'exp_avg_sq': ember.zeros_like(p)}
+
     @ember.no_grad()
     def step(self, closure=None):
         loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params = [p for p in group['params'] if p.grad is not None]
-            for p in params:
-                st = self.state[p]
-                if not st:
-                    st['step'] = _zeros0()
-                    st['mu_product'] = ember.tensor(1., dtype=ember.float32)
-                    st['exp_avg'] = ember.zeros_like(p)
-                    st['exp_avg_sq'] = ember.zeros_like(p)
-            sts = [self.state[p] for p in params]
+        for group, params, sts in self._groups_with_state(self._init_state):
             nadam(params, [p.grad for p in params], [s['exp_avg'] for s in sts], [s['exp_avg_sq'] for s in sts],
                   [s['mu_product'] for s in sts], [s['step'] for s in sts], lr=_lr(group), beta1=group['betas'][0],
                   beta2=group['betas'][1], eps=group['eps'], weight_decay=group['weight_decay'],
@@ -398,18 +386,14 @@ class RAdam(Optimizer):
                                       maximize=maximize, foreach=foreach, capturable=capturable,
                                       decoupled_weight_decay=decoupled_weight_decay, differentiable=differentiable))
 
+    @staticmethod
+    def _init_state(p, group):
+        return {'step': _zeros0(), 'exp_avg': ember.zeros_like(p), 'exp_avg_sq': ember.zeros_like(p)}
+
     @ember.no_grad()
     def step(self, closure=None):
         loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params = [p for p in group['params'] if p.grad is not None]
-            for p in params:
-                st = self.state[p]
-                if not st:
-                    st['step'] = _zeros0()
-                    st['exp_avg'] = ember.zeros_like(p)
-                    st['exp_avg_sq'] = ember.zeros_like(p)
-            sts = [self.state[p] for p in params]
+        for group, params, sts in self._groups_with_state(self._init_state):
             radam(params, [p.grad for p in params], [s['exp_avg'] for s in sts], [s['exp_avg_sq'] for s in sts],
                   [s['step'] for s in sts], lr=_lr(group), beta1=group['betas'][0], beta2=group['betas'][1],
                   eps=group['eps'], weight_decay=group['weight_decay'],

@@ -418,7 +418,23 @@ class CyclicLR(LRScheduler, _Cycler):
         return lrs
 
 
-class SequentialLR(LRScheduler):
+class _Composite(LRScheduler):
+    """A scheduler made of schedulers: its state dict nests theirs."""
+
+    def state_dict(self):
+        sd = {k: v for k, v in self.__dict__.items() if k not in ('optimizer', '_schedulers')}
+        sd['_schedulers'] = [s.state_dict() for s in self._schedulers]
+        return sd
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        subs = state_dict.pop('_schedulers')
+        self.__dict__.update(state_dict)
+        for s, sd in zip(self._schedulers, subs):
+            s.load_state_dict(sd)
+
+
+class SequentialLR(_Composite):
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         if len(schedulers) < 1:
             raise ValueError("SequentialLR expects at least one scheduler")
@@ -449,17 +465,6 @@ class SequentialLR(LRScheduler):
             s.step()
         self._last_lr = s.get_last_lr()
 
-    def state_dict(self):
-        sd = {k: v for k, v in self.__dict__.items() if k not in ('optimizer', '_schedulers')}
-        sd['_schedulers'] = [s.state_dict() for s in self._schedulers]
-        return sd
-
-    def load_state_dict(self, state_dict):
-        state_dict = dict(state_dict)
-        subs = state_dict.pop('_schedulers')
-        self.__dict__.update(state_dict)
-        for s, sd in zip(self._schedulers, subs):
-            s.load_state_dict(sd)
 
 
 def _silent_step0(s):
@@ -468,7 +473,7 @@ def _silent_step0(s):
         s.step(0)
 
 
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_Composite):
     def __init__(self, schedulers, optimizer=None):
         if len(schedulers) < 1:
             raise ValueError("ChainedScheduler expects at least one scheduler")
@@ -482,17 +487,6 @@ class ChainedScheduler(LRScheduler):
             s.step()
         self._last_lr = [g['lr'] for g in self._schedulers[-1].optimizer.param_groups]
 
-    def state_dict(self):
-        sd = {k: v for k, v in self.__dict__.items() if k not in ('optimizer', '_schedulers')}
-        sd['_schedulers'] = [s.state_dict() for s in self._schedulers]
-        return sd
-
-    def load_state_dict(self, state_dict):
-        state_dict = dict(state_dict)
-        subs = state_dict.pop('_schedulers')
-        self.__dict__.update(state_dict)
-        for s, sd in zip(self._schedulers, subs):
-            s.load_state_dict(sd)
 
 
 class ReduceLROnPlateau(LRScheduler):

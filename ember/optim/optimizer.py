@@ -163,6 +163,19 @@ class Optimizer:
     def step(self, closure=None):
         raise NotImplementedError
 
+    def _groups_with_state(self, init):
+        """``(group, params, states)`` per group, for parameters that have a gradient; a parameter's
+        state is created by ``init(param, group)`` the first time it is seen."""
+        for group in self.param_groups:
+            params = [p for p in group['params'] if p.grad is not None]
+            states = []
+            for p in params:
+                st = self.state[p]
+                if not st:
+                    st.update(init(p, group))
+                states.append(st)
+            yield group, params, states
+
 
 def _cast_state(param, name, value):
     """State tensors follow the parameter's dtype and device, except ``step`` (torch's rule)."""
