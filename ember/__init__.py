@@ -52,6 +52,14 @@ from ._api import *  # noqa: F401,F403  hand-written functions that are not sing
 from . import linalg  # noqa: E402  the torch.linalg namespace
 from . import nn  # noqa: E402  after every operator exists: nn.functional and the modules use them at import
 
+# torch also exposes these nn.functional operators at top level (torch.max_pool2d, torch.batch_norm, ...)
+for _n in ('max_pool1d', 'max_pool2d', 'max_pool3d', 'avg_pool1d', 'adaptive_avg_pool1d', 'adaptive_max_pool1d',
+           'batch_norm', 'group_norm', 'instance_norm', 'rms_norm', 'cosine_similarity', 'pairwise_distance',
+           'pdist', 'dropout', 'alpha_dropout', 'feature_alpha_dropout', 'pixel_shuffle', 'pixel_unshuffle',
+           'channel_shuffle', 'prelu', 'rrelu', 'selu', 'celu', 'hardshrink', 'threshold', 'bilinear', 'cdist'):
+    if _n not in globals() and hasattr(nn.functional, _n):
+        globals()[_n] = getattr(nn.functional, _n)
+
 
 def result_type(tensor1, tensor2):
     return _result_type(tensor1, tensor2)

@@ -176,6 +176,9 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
                 _save(obj, fh, _archive_name(path), pickle_protocol)
                 fh.flush()
                 os.fsync(fh.fileno())
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)     # mkstemp makes 0600 files; a checkpoint gets the usual mode
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):

@@ -265,6 +265,9 @@ def _generate_caller(op):
     body = ['    ks = 0'] + keys + checks
     if factory or dev_arg:
         body.append(f'    if ks == 0: ks = _device_keys({dev_arg if dev_arg else "None"})')
+    elif allow_numbers:     # only Python numbers where tensors go: torch's TypeError, not a backend error
+        first = s.tensor_args[0]
+        body.append(f'    if ks == 0: _bad({f"argument {first.name!r} (position 1)"!r}, "Tensor", {first.name})')
     if len(s.tensor_args) > 1 or any(a.base_type == 'Tensor[]' for a in s.arguments):
         body.append(f'    _b = ks & _BM\n    if _b & (_b - 1): ks = _mixed(ks, {", ".join(a.name for a in s.arguments if a.base_type in ("Tensor", "Tensor[]"))})')
     body += ['    ks = (ks | _S.include) & _S.keep',
