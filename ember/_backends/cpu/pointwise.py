@@ -19,33 +19,7 @@ import math
 
 import numpy as np
 
-try:
-    from numpy._core._ufunc_config import _extobj_contextvar as _EXT
-    from numpy._core.umath import _make_extobj
-    _IGNORE = _make_extobj(all='ignore')
-except ImportError:      # pragma: no cover - other NumPy versions
-    _EXT = None
-
-
-def _quiet(fn):
-    """``fn`` with NumPy floating-point warnings off for the call (NOTE [silent floating-point errors])."""
-    if _EXT is None:
-        def kernel(*args, **kw):
-            with np.errstate(all='ignore'):
-                return fn(*args, **kw)
-    else:
-        set_state, reset_state = _EXT.set, _EXT.reset
-
-        def kernel(*args, **kw):
-            token = set_state(_IGNORE)
-            try:
-                return fn(*args, **kw)
-            finally:
-                reset_state(token)
-    kernel.__name__ = getattr(fn, '__name__', 'kernel')
-    kernel.accepts_out = isinstance(fn, np.ufunc) or 'out' in getattr(getattr(fn, '__code__', None),
-                                                                      'co_varnames', ())
-    return kernel
+from ._fp import quiet as _quiet
 
 
 def _special():

@@ -6,6 +6,8 @@ Every kernel returns new arrays (never a view of its input).
 """
 import numpy as np
 
+from ._fp import quiet as _quiet
+
 
 def _axes(dim, ndim):
     """NumPy ``axis`` for a torch ``dim``: None/() -> all; 0-d tensors have no axes."""
@@ -453,7 +455,7 @@ def _cumext(ufunc):
     return kernel
 
 
-KERNELS = {
+_KERNELS = {
     'sum.dim_IntList': _sum,
     'nansum': _nansum,
     'mean.dim': _mean,
@@ -492,3 +494,6 @@ KERNELS = {
     'cummax': _cumext(np.maximum),
     'cummin': _cumext(np.minimum),
 }
+
+# sums and softmaxes of inf/-inf/NaN must stay silent, as in torch
+KERNELS = {name: _quiet(fn) for name, fn in _KERNELS.items()}

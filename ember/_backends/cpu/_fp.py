@@ -1,0 +1,37 @@
+"""Floating-point error state for CPU kernels (NOTE [silent floating-point errors] in pointwise.py).
+
+torch computes 1/0, log(0), inf - inf silently; NumPy warns. ``quiet(fn)`` runs a kernel with NumPy's
+error state set to 'ignore' through the context variable behind ``np.errstate`` (about 0.7 us a call,
+against 4 us for the context manager), so user code's NumPy settings are untouched.
+"""
+import numpy as np
+
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _EXT
+    from numpy._core.umath import _make_extobj
+    _IGNORE = _make_extobj(all='ignore')
+except ImportError:      # pragma: no cover - other NumPy versions
+    _EXT = None
+
+
+def quiet(fn):
+    """``fn`` with NumPy floating-point warnings off for the call (NOTE [silent floating-point errors])."""
+    if _EXT is None:
+        def kernel(*args, **kw):
+            with np.errstate(all='ignore'):
+                return fn(*args, **kw)
+    else:
+        set_state, reset_state = _EXT.set, _EXT.reset
+
+        def kernel(*args, **kw):
+            token = set_state(_IGNORE)
+            try:
+                return fn(*args, **kw)
+            finally:
+                reset_state(token)
+    kernel.__name__ = getattr(fn, '__name__', 'kernel')
+    kernel.accepts_out = isinstance(fn, np.ufunc) or 'out' in getattr(getattr(fn, '__code__', None),
+                                                                      'co_varnames', ())
+    return kernel
+
+
