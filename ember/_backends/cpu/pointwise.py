@@ -41,29 +41,13 @@ def _check_int_divisor(a, b):
 def _add(a, b, alpha, out=None):
     if alpha == 1:
         return np.add(a, b, out=out)
-    if out is a and _axpy_ok(a, b):     # a += alpha * b in one pass (optimizer updates)
-        return _AXPY[a.dtype.char](b.reshape(-1), a.reshape(-1), a=alpha).reshape(a.shape)
     return np.add(a, np.multiply(b, _like(a, alpha)), out=out)
 
 
 def _sub(a, b, alpha, out=None):
     if alpha == 1:
         return np.subtract(a, b, out=out)
-    if out is a and _axpy_ok(a, b):
-        return _AXPY[a.dtype.char](b.reshape(-1), a.reshape(-1), a=-alpha).reshape(a.shape)
     return np.subtract(a, np.multiply(b, _like(a, alpha)), out=out)
-
-
-try:    # BLAS axpy (y += a*x) through SciPy when present: one pass instead of a multiply and an add
-    from scipy.linalg import blas as _blas
-    _AXPY = {'f': _blas.saxpy, 'd': _blas.daxpy}
-except ImportError:     # pragma: no cover - SciPy is optional
-    _AXPY = {}
-
-
-def _axpy_ok(a, b):
-    return (a.dtype.char in _AXPY and isinstance(b, np.ndarray) and b.dtype == a.dtype and b.shape == a.shape
-            and a.flags.c_contiguous and b.flags.c_contiguous and a.size >= 4096)
 
 
 def _like(a, v):
