@@ -16,9 +16,7 @@ class OpOverloadPacket:
         self._ns, self._name = ns, name
 
     def _overloads(self):
-        prefix = f'{self._ns}::{self._name}'
-        return {q.partition('.')[2]: op for q, op in dispatcher.all_ops().items()
-                if q == prefix or q.startswith(prefix + '.')}
+        return dispatcher.overloads_of(f'{self._ns}::{self._name}')
 
     def __getattr__(self, ov):
         if ov.startswith('__'):
@@ -51,8 +49,7 @@ class _Namespace(types.ModuleType):
     def __getattr__(self, name):
         if name.startswith('__'):
             raise AttributeError(name)
-        prefix = f'{self._ns}::{name}'
-        if not any(q == prefix or q.startswith(prefix + '.') for q in dispatcher.all_ops()):
+        if not dispatcher.overloads_of(f'{self._ns}::{name}'):
             raise AttributeError(f"'_OpNamespace' '{self._ns}' object has no attribute '{name}'")
         return OpOverloadPacket(self._ns, name)
 

@@ -40,6 +40,7 @@ class _DispatchState(threading.local):
 STATE = _DispatchState()
 _FALLBACKS = {}          # DispatchKey -> fallback(op, ks, *args)
 _OPS = {}                # 'aten::add.Tensor' -> OpOverload
+_BY_NAME = {}            # 'aten::add' -> {overload name: OpOverload}  (ember.ops lookups)
 _TRACE = []              # active trace printers (see ember.debug.trace_dispatch)
 
 
@@ -179,11 +180,21 @@ def define(namespace, schema_text, decl=None, tags=()):
         raise RuntimeError(f"Tried to register an operator ({op.schema}) with the same name and overload name "
                            f"multiple times.")
     _OPS[op.name] = op
+    _BY_NAME.setdefault(f'{namespace}::{op.schema.name}', {})[op.schema.overload] = op
     return op
 
 
 def undefine(op):
     _OPS.pop(op.name, None)
+    group = _BY_NAME.get(f'{op.namespace}::{op.schema.name}', {})
+    group.pop(op.schema.overload, None)
+    if not group:
+        _BY_NAME.pop(f'{op.namespace}::{op.schema.name}', None)
+
+
+def overloads_of(qualname):
+    """``{overload: OpOverload}`` of ``'ns::name'`` (empty when undefined)."""
+    return _BY_NAME.get(qualname, {})
 
 
 # --- code generation of each operator's entry point ------------------------
