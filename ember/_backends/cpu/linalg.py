@@ -6,8 +6,16 @@ Kernels take arrays in any layout (BLAS takes transposed operands as they are, s
 import numpy as np
 
 
+def _matmul(a, b):
+    """np.matmul, with a batched left operand times a matrix done as one matrix product: NumPy loops
+    over the batch in small GEMMs otherwise (16x64x128 @ 128x384: 0.77 ms, folded 0.52 ms)."""
+    if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
+        return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[-1],))
+    return np.matmul(a, b)
+
+
 def _linear(x, w, b):
-    out = np.matmul(x, w.T)
+    out = _matmul(x, w.T)
     if b is not None:
         if out.ndim == 0:
             return out + b
@@ -175,7 +183,7 @@ def _svdvals(A):
 
 
 KERNELS = {
-    'matmul': np.matmul,
+    'matmul': _matmul,
     'mm': np.matmul,
     'bmm': np.matmul,
     'mv': np.matmul,
