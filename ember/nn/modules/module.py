@@ -267,17 +267,21 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     # --- registration ---------------------------------------------------------------
-    def register_buffer(self, name, tensor, persistent=True):
-        if '_buffers' not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
+    def _check_slot_name(self, kind, table, name):
+        """torch's checks before registering a buffer or parameter called ``name``."""
+        if table not in self.__dict__:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
         if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
         if '.' in name:
-            raise KeyError("buffer name can't contain \".\"")
+            raise KeyError(f"{kind} name can't contain \".\"")
         if name == '':
-            raise KeyError("buffer name can't be empty string \"\"")
-        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"{kind} name can't be empty string \"\"")
+        if hasattr(self, name) and name not in self.__dict__[table]:
             raise KeyError(f"attribute '{name}' already exists")
+
+    def register_buffer(self, name, tensor, persistent=True):
+        self._check_slot_name('buffer', '_buffers', name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
@@ -290,16 +294,7 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name, param):
-        if '_parameters' not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
-        if '.' in name:
-            raise KeyError("parameter name can't contain \".\"")
-        if name == '':
-            raise KeyError("parameter name can't be empty string \"\"")
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_slot_name('parameter', '_parameters', name)
         if param is None:
             self._parameters[name] = None
         elif not isinstance(param, Parameter):

@@ -13,6 +13,27 @@ __all__ = ['BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'LayerNorm', 'GroupNorm'
            'InstanceNorm2d', 'InstanceNorm3d', 'LocalResponseNorm']
 
 
+def _affine_params(module, shape, affine, bias, device, dtype):
+    """``weight`` (and ``bias``) of ``shape`` when ``affine``, else registered as None, as every norm layer has."""
+    if affine:
+        module.weight = Parameter(_E.empty(shape, device=device, dtype=dtype))
+        if bias:
+            module.bias = Parameter(_E.empty(shape, device=device, dtype=dtype))
+        else:
+            module.register_parameter('bias', None)
+    else:
+        module.register_parameter('weight', None)
+        module.register_parameter('bias', None)
+
+
+def _reset_affine(module, affine):
+    if affine:
+        init.ones_(module.weight)
+        if module.bias is not None:
+            init.zeros_(module.bias)
+
+
+
 class _NormBase(Module):
     _version = 2
 
@@ -24,15 +45,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = Parameter(_E.empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_E.empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter('bias', None)
-        else:
-            self.register_parameter('weight', None)
-            self.register_parameter('bias', None)
+        _affine_params(self, num_features, affine, bias, device, dtype)
         if self.track_running_stats:
             self.register_buffer('running_mean', _E.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer('running_var', _E.ones(num_features, device=device, dtype=dtype))
@@ -51,10 +64,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.affine)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
@@ -161,22 +171,11 @@ class LayerNorm(Module):
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_E.empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_E.empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter('bias', None)
-        else:
-            self.register_parameter('weight', None)
-            self.register_parameter('bias', None)
+        _affine_params(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.elementwise_affine)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -195,22 +194,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(_E.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_E.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter('bias', None)
-        else:
-            self.register_parameter('weight', None)
-            self.register_parameter('bias', None)
+        _affine_params(self, num_channels, affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.affine)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
