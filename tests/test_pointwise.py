@@ -370,3 +370,18 @@ def test_large_where_is_exact(dtype):
         assert e.dtype.name == str(t.dtype).replace('torch.', '')
         np.testing.assert_array_equal(np.asarray(e._a), t.numpy())
         np.testing.assert_array_equal(np.signbit(np.asarray(e._a)), np.signbit(t.numpy()))
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_large_clamp_with_scalar_bounds_matches_torch(dtype):
+    # large float inputs take the filled-array path of clamp_min/clamp_max (NaN must propagate)
+    a = _big(dtype)
+    x, xt = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    for kw in ({'min': -1.5}, {'max': 2.0}, {'min': -0.5, 'max': 0.5}):
+        y, yt = ember.clamp(x, **kw), torch.clamp(xt, **kw)
+        np.testing.assert_array_equal(np.asarray(y.detach()._a), yt.detach().numpy())
+        g, = ember.autograd.grad(y.sum(), x)
+        gt, = torch.autograd.grad(yt.sum(), xt)
+        np.testing.assert_array_equal(np.asarray(g._a), gt.numpy())
+    np.testing.assert_array_equal(np.asarray(ember.clamp_min(ember.tensor(a), 0.25)._a),
+                                  torch.clamp_min(torch.tensor(a), 0.25).numpy())

@@ -173,10 +173,12 @@ def _addcdiv(a, t1, t2, value, out=None):
 
 def _clamp(a, lo, hi):
     if lo is None:
-        return np.minimum(a, hi)
+        return _vs_scalar(np.minimum)(a, hi)
     if hi is None:
-        return np.maximum(a, lo)
-    return np.minimum(np.maximum(a, lo), hi)
+        return _vs_scalar(np.maximum)(a, lo)
+    r = _vs_scalar(np.maximum)(a, lo)
+    return np.minimum(r, hi, out=r) if isinstance(hi, np.ndarray) and r.shape == np.broadcast_shapes(r.shape, hi.shape) \
+        else _vs_scalar(np.minimum)(r, hi)
 
 
 def _nan_to_num(a, nan, posinf, neginf):
@@ -287,7 +289,31 @@ def _threshold(a, threshold, value):
 
 
 def _threshold_backward(g, x, threshold):
-    return _select(x <= threshold, np.zeros((), g.dtype), g)
+    """g where x > threshold (or x is NaN), else 0: the drop mask as a bit mask ANDed into g's bits, two
+    passes instead of a select's four (128x512 float32: 50 -> 25 us)."""
+    drop = x <= threshold
+    if g.size < 1024 or g.shape != drop.shape or g.dtype.itemsize not in _UINT or g.dtype.kind not in 'fiu':
+        return _select(drop, np.zeros((), g.dtype), g)
+    it = _UINT[g.dtype.itemsize]
+    keep = np.subtract(drop.view(np.uint8), 1, dtype=it)        # 0 where dropped, all ones where kept
+    return np.bitwise_and(g.view(it), keep, out=keep).view(g.dtype)
+
+
+def _vs_scalar(fn):
+    """np.maximum/np.minimum with a Scalar operand, through an array of it (see ``_filled``)."""
+    def kernel(a, v):
+        if a.dtype.kind != 'f' or a.size < 1024 or (isinstance(v, np.ndarray) and (v.ndim or v.dtype != a.dtype)):
+            return fn(a, v)
+        r = _filled(a.shape, a.dtype, v)
+        return fn(a, r, out=r)
+    return kernel
+
+
+def _relu(a):
+    if a.dtype.kind != 'f' or a.size < 1024:
+        return np.maximum(a, 0)
+    r = _filled(a.shape, a.dtype, 0)
+    return np.maximum(a, r, out=r)
 
 
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -295,35 +321,71 @@ _SQRT_2_PI = math.sqrt(2 / math.pi)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 
 
-# Numerical Recipes' erfcc: erfc(x) = t exp(-x^2 + P(t)), t = 1 / (1 + x/2), relative error < 1.2e-7 for x >= 0.
-_ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398, 1.48851587,
-         -0.82215223, 0.17087277)
+# NOTE [float32 GELU] -- NumPy has no erf, and scipy's (float64 Cephes) takes ~8 ms for 1024x512 floats.
+# In float32, gelu(x) = x Phi(x) = relu(x) - |x| q with q = Phi(-|x|) = erfc(|x|/sqrt 2)/2, taken from
+# Abramowitz & Stegun 7.1.26 (erfc(z) = t P(t) exp(-z^2), t = 1/(1 + p z), |error| < 1.5e-7; torch's own
+# vectorised float erf uses the same formula). Writing it through relu and |x| needs no select on the sign,
+# and the derivative reuses the same exp: gelu'(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2/2)/sqrt(2 pi).
+# Every step is one NumPy pass over cache-sized blocks (``_blocked``). Measured on 1024x512 float32, one
+# thread: forward 2.4 -> 1.4 ms, backward 3.0 -> 1.7 ms against the previous 10-term rational erfc.
+_AS_P = 0.3275911 / math.sqrt(2)                  # p, for z = |x| / sqrt 2
+_AS_HALF = tuple(0.5 * c for c in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429))
+_CAP = 12.0     # past |x| = 12, q < 2e-33: cap there, or exp() makes subnormal floats and every later pass
+#                 over them runs ~30x slower (measured: 11.9 -> 2 ms for 16x64x512)
 
 
-def _normal_cdf(x):
-    """Phi(x) = erfc(-x / sqrt 2) / 2. In float32 a branch-free rational approximation (error ~4e-7 absolute,
-    below torch's own float32 gelu error, and relative in the lower tail): scipy's erf takes ~13 ms for a
-    256x1024 batch, this ~1 ms. Float64 keeps scipy's exact erf."""
-    if x.dtype != np.float32 or x.size < 2048:
-        return 0.5 * _special().erfc(x * -x.dtype.type(_SQRT1_2))
+def _filled(shape, dtype, value):
+    """A new array of ``value``. NumPy 2.4's maximum/minimum run ~2x slower against a scalar than against
+    an array of the same value (128x512 float32: 25 us vs 11 us including this fill)."""
+    r = np.empty(shape, dtype)
+    r.fill(value)
+    return r
+
+
+def _normal_tail(a):
+    """(q, e) for a = |x| (float32, capped): q = Phi(-a), e = exp(-a^2 / 2)."""
     f = np.float32
-    az = np.abs(x) * f(_SQRT1_2)
-    # past |z| = 9 the tail is below 1e-36: stop there, or exp() makes subnormal floats and every later
-    # pass over them runs ~30x slower (measured: 11.9 ms -> 2 ms for 16x64x512)
-    np.minimum(az, f(9.0), out=az)
-    t = az * f(0.5)
-    t += 1
+    t = a * f(_AS_P)
+    t += f(1)
     np.reciprocal(t, out=t)
-    p = t * f(_ERFC[-1])
-    for c in _ERFC[-2:0:-1]:
-        p += f(c)
-        p *= t
-    p += f(_ERFC[0])
-    p -= az * az
-    np.exp(p, out=p)
-    p *= t                                  # erfc(|z|)
-    p *= f(0.5)                             # Phi(-|x|)
-    return _select(x < 0, p, 1 - p)
+    q = t * f(_AS_HALF[4])
+    for c in _AS_HALF[3::-1]:
+        q += f(c)
+        q *= t
+    e = a * a
+    e *= f(-0.5)
+    np.exp(e, out=e)
+    q *= e
+    return q, e
+
+
+def _abs_capped(x):
+    a = np.abs(x)
+    return np.minimum(a, _filled(a.shape, a.dtype, _CAP), out=a)
+
+
+def _gelu_f32(x):
+    a = _abs_capped(x)
+    q, _ = _normal_tail(a)
+    q *= a
+    r = _filled(x.shape, x.dtype, 0)
+    np.maximum(x, r, out=r)                         # relu(x): NaN propagates
+    r -= q
+    return r
+
+
+def _gelu_backward_f32(g, x):
+    f = np.float32
+    a = _abs_capped(x)
+    q, e = _normal_tail(a)
+    np.subtract(f(0.5), q, out=q)                   # Phi(x) = 0.5 + sign(x) (0.5 - q): exact 0.5 at x = 0
+    q *= np.sign(x)
+    q += f(0.5)
+    e *= x
+    e *= f(_INV_SQRT_2PI)                           # x phi(x)
+    q += e
+    q *= g
+    return q
 
 
 _BLOCK = 65536
@@ -342,10 +404,16 @@ def _blocked(fn, *arrays):
     return out.reshape(a0.shape)
 
 
+def _exact_cdf(x):
+    return 0.5 * _special().erfc(x * -x.dtype.type(_SQRT1_2))
+
+
 def _gelu(a, approximate):
     if approximate == 'tanh':
         return 0.5 * a * (1 + np.tanh(_SQRT_2_PI * (a + 0.044715 * a * a * a)))
-    return _blocked(lambda x: x * _normal_cdf(x), a)
+    if a.dtype == np.float32 and a.size >= 2048:
+        return _blocked(_gelu_f32, a)
+    return a * _exact_cdf(a)
 
 
 def _gelu_backward(g, a, approximate):
@@ -353,8 +421,9 @@ def _gelu_backward(g, a, approximate):
         x2 = a * a
         t = np.tanh(_SQRT_2_PI * (a + 0.044715 * x2 * a))
         return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * _SQRT_2_PI * (1 + 3 * 0.044715 * x2))
-    return _blocked(lambda gg, x: gg * (_normal_cdf(x) + x * np.exp(-0.5 * x * x) * x.dtype.type(_INV_SQRT_2PI)),
-                    g, a)
+    if a.dtype == np.float32 and a.size >= 2048:
+        return _blocked(_gelu_backward_f32, g, a)
+    return g * (_exact_cdf(a) + a * np.exp(-0.5 * a * a) * a.dtype.type(_INV_SQRT_2PI))
 
 
 def _silu(a):
@@ -445,8 +514,8 @@ _TABLE = {
     'fmax': np.fmax,
     'fmin': np.fmin,
     'clamp': _clamp,
-    'clamp_min': np.maximum,
-    'clamp_max': np.minimum,
+    'clamp_min': _vs_scalar(np.maximum),
+    'clamp_max': _vs_scalar(np.minimum),
     'lerp.Tensor': _lerp,
     'addcmul': _addcmul,
     'addcdiv': _addcdiv,
@@ -485,7 +554,7 @@ _TABLE = {
     'bitwise_right_shift.Tensor': _shift(False),
     'where.self': _where,
     # activations
-    'relu': lambda a: np.maximum(a, 0),
+    'relu': _relu,
     'threshold': _threshold,
     'threshold_backward': _threshold_backward,
     'gelu': _gelu,
