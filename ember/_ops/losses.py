@@ -1,0 +1,200 @@
+"""Fused loss operators: torch's nll_loss_forward / nll_loss_backward and their spatial forms
+nll_loss2d_forward / nll_loss2d_backward (kernels in _backends/cpu/losses.py).
+
+cross_entropy on class indices is log_softmax + nll_loss. As a composite, nll_loss was ~15 dispatched
+ops (a where for ignore_index, a bounds check synced through bool(), gather, weights, two sums and a
+division) and its backward as many again: 157 us forward and 320 us forward + backward on (128, 10)
+logits, against 15 and 49 us for torch. Fused, the forward is one gather and one sum, and the backward
+writes one element per sample (NOTE [cross_entropy timings] in nn/functional/_loss.py has the figures).
+
+Each forward returns ``(output, total_weight)``: the loss and the sum of the kept samples' class weights
+(their count without weights), which mean reduction divides by and the backward reuses; total_weight is
+not differentiable. ``reduction`` is torch's enum: 0 none, 1 mean, anything else sum. The backward is
+linear in ``grad_output`` with the forward as its adjoint, and does not depend on ``self``'s values, so
+the pair is closed under differentiation and gradients of any order work.
+
+The 1-D/2-D ops take (C,) or (N, C) inputs; the 2d ops take (N, C, H, W) inputs with (N, H, W) targets.
+nn.functional.nll_loss picks one by rank as torch's nll_loss_nd does (3-D and 5-D+ inputs are viewed
+as (N, C, 1, -1)), so grad_fn names match torch's: NllLossBackward0 and NllLoss2DBackward0.
+"""
+from .._core import dtype as D
+from .registry import declare, DECLS
+
+_NONE = 0
+_TARGET_DTYPES = (D.int64, D.uint8)
+
+
+def _call(name, *args):
+    return DECLS[name].op.call(*args)
+
+
+def _tname(d):
+    from .adapters import _tname as t
+    return t(d)
+
+
+def _lst(s):
+    return '[' + ', '.join(str(int(x)) for x in s) + ']'
+
+
+def _size0(t):
+    """``t.size(0)`` as torch's checks read it: an IndexError for a 0-d tensor."""
+    if not t._a.ndim:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    return t._a.shape[0]
+
+
+def _check_dtypes(frame, self, tensors, target=None):
+    """The dtype checks torch's CPU kernels make once the shapes are right: a floating input, then
+    a Long/Byte target (``target`` given: the backward's accessor message), then every other tensor
+    in the input's dtype."""
+    dt = self._dtype
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"\"{frame}\" not implemented for '{_tname(dt)}'")
+    if target is not None and target._dtype not in _TARGET_DTYPES:
+        raise RuntimeError(f"expected scalar type Long but found {_tname(target._dtype)}")
+    for t in tensors:
+        if t is not None and t._dtype is not dt:
+            raise RuntimeError(f"expected scalar type {_tname(dt)} but found {_tname(t._dtype)}")
+
+
+def _check_target_dtype(target):
+    if target._dtype not in _TARGET_DTYPES:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_tname(target._dtype)}")
+
+
+def _check_grad_scalar(grad_output):
+    if grad_output._a.ndim > 1 or grad_output._a.size != 1:
+        raise RuntimeError(f"Expected a single element grad_output tensor, but got: {_lst(grad_output._a.shape)}")
+
+
+def _check_total_weight(total_weight, sep):
+    if total_weight._a.size != 1:
+        raise RuntimeError(f"expected total_weight to be a{sep}single element tensor, got: "
+                           f"{_lst(total_weight._a.shape)} ({total_weight._a.size} elements)")
+
+
+# --- nll_loss_forward / nll_loss_backward: (C,) or (N, C) inputs ---------------------------
+
+def _nll_shapes(self, target):
+    sd, td = self._a.ndim, target._a.ndim
+    if not 0 < sd <= 2:
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if td > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    return sd, td
+
+
+def _nll_forward_meta(self, target, weight, reduction, ignore_index):
+    sd, td = _nll_shapes(self, target)
+    _check_target_dtype(target)
+    if sd == 1 and td == 1 and target._a.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target._a.shape[0]}")
+    if sd != 1 and self._a.shape[0] != _size0(target):
+        raise RuntimeError(f"size mismatch (got input: {_lst(self._a.shape)}, target: {_lst(target._a.shape)})")
+    c = self._a.shape[-1]
+    if weight is not None and (weight._a.ndim != 1 or weight._a.size != c):
+        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got "
+                           f"weight tensor of shape: {_lst(weight._a.shape)}")
+    _check_dtypes('nll_loss_out_frame', self, (weight,))
+    dt = self._dtype
+    out = (self._a.shape[0],) if reduction == _NONE and sd == 2 else ()
+    return [(out, dt), ((), dt)]
+
+
+def _nll_backward_meta(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    sd, td = _nll_shapes(self, target)
+    if not (sd == 1 and td == 0) and self._a.shape[0] != _size0(target):
+        raise RuntimeError(f"size mismatch (got input: {_lst(self._a.shape)}, target: {_lst(target._a.shape)})")
+    _check_total_weight(total_weight, '  ')      # (sic: torch's message has two spaces)
+    if weight is not None and weight._a.size != self._a.shape[-1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if reduction == _NONE and sd == 2:
+        n, g = self._a.shape[0], grad_output._a
+        if g.ndim != 1 or g.shape[0] != n:
+            got = f" and tensor.size[0] = {g.shape[0]}" if g.ndim else ""
+            raise RuntimeError(f"Expected a tensor of dimension 1 and tensor.size[0] == {n} but got: dimension "
+                               f"{g.ndim}{got}")
+    else:
+        _check_grad_scalar(grad_output)
+    _check_dtypes('nll_loss_backward_out_frame', self, (weight, grad_output, total_weight), target)
+    return tuple(self._a.shape), self._dtype
+
+
+def _nll_backward(grad, self, target, weight, reduction, ignore_index, results):
+    return _call('nll_loss_backward', grad, self, target, weight, reduction, ignore_index, results[1])
+
+
+def _nll_forward_of_grad(grad, target, weight, reduction, ignore_index):
+    """nll_loss_backward is linear in grad_output; its adjoint is the forward applied to the gradient."""
+    return _call('nll_loss_forward', grad, target, weight, reduction, ignore_index)[0]
+
+
+declare('nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) '
+        '-> (Tensor output, Tensor total_weight)', meta=_nll_forward_meta, method=False,
+        grad_name='NllLossBackward0', output_differentiability=(True, False),
+        derivatives={'self': _nll_backward})
+declare('nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, '
+        'SymInt ignore_index, Tensor total_weight) -> Tensor', meta=_nll_backward_meta, method=False,
+        derivatives={'grad_output': _nll_forward_of_grad,
+                     'self': lambda grad: _call('zeros_like', grad)})
+
+
+# --- nll_loss2d_forward / nll_loss2d_backward: (N, C, H, W) inputs, (N, H, W) targets ----------
+
+def _nll2d_inputs(self, target, weight):
+    """torch's check_inputs_nll_loss2d, shared by the forward and the backward."""
+    if target._a.ndim != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                           f"{target._a.ndim}")
+    if self._a.ndim != 4:
+        raise RuntimeError(f"only batches of spatial inputs supported (4D tensors), but got input of dimension: "
+                           f"{self._a.ndim}")
+    _check_target_dtype(target)
+    s, t = self._a.shape, target._a.shape
+    if weight is not None and weight._a.size != s[1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if (s[0], s[2], s[3]) != t:
+        raise RuntimeError(f"size mismatch (got input: {_lst(s)} , target: {_lst(t)}")
+
+
+def _nll2d_forward_meta(self, target, weight, reduction, ignore_index):
+    _nll2d_inputs(self, target, weight)
+    _check_dtypes('nll_loss2d_forward_out_frame', self, (weight,))
+    dt = self._dtype
+    return [(tuple(target._a.shape) if reduction == _NONE else (), dt), ((), dt)]
+
+
+def _nll2d_backward_meta(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    _nll2d_inputs(self, target, weight)
+    _check_total_weight(total_weight, ' ')
+    _check_dtypes('nll_loss2d_backward_out_frame', self, (weight,))
+    if reduction == _NONE:
+        g, t = grad_output._a.shape, target._a.shape
+        if len(g) != 3:
+            raise RuntimeError(f"grad_output must have same dimension as target (3) but got dimension: {_lst(g)}")
+        if g != t:
+            raise RuntimeError(f"size mismatch (got grad_output: {_lst(g)} target: {_lst(t)}")
+    else:
+        _check_grad_scalar(grad_output)
+    _check_dtypes('nll_loss2d_backward_out_frame', self, (grad_output, total_weight))
+    return tuple(self._a.shape), self._dtype
+
+
+def _nll2d_backward(grad, self, target, weight, reduction, ignore_index, results):
+    return _call('nll_loss2d_backward', grad, self, target, weight, reduction, ignore_index, results[1])
+
+
+def _nll2d_forward_of_grad(grad, target, weight, reduction, ignore_index):
+    return _call('nll_loss2d_forward', grad, target, weight, reduction, ignore_index)[0]
+
+
+declare('nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) '
+        '-> (Tensor output, Tensor total_weight)', meta=_nll2d_forward_meta, method=False,
+        grad_name='NllLoss2DBackward0', output_differentiability=(True, False),
+        derivatives={'self': _nll2d_backward})
+declare('nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, '
+        'SymInt ignore_index, Tensor total_weight) -> Tensor', meta=_nll2d_backward_meta, method=False,
+        grad_name='NllLoss2DBackwardBackward0',
+        derivatives={'grad_output': _nll2d_forward_of_grad,
+                     'self': lambda grad: _call('zeros_like', grad)})
