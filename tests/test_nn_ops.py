@@ -220,6 +220,52 @@ def test_sdpa_mask_and_causal_combine():
            TF.scaled_dot_product_attention(qt, qt, qt, attn_mask=mt, is_causal=True))
 
 
+@pytest.mark.parametrize('shapes,kw', [
+    (((2, 3, 5, 4), (2, 3, 6, 4), (2, 3, 6, 4)), {}),                     # fused (flash) path
+    (((2, 3, 5, 4), (2, 3, 6, 4), (2, 3, 6, 4)), {'is_causal': True}),
+    (((2, 4, 5, 4), (2, 2, 6, 4), (2, 2, 6, 4)), {'enable_gqa': True}),
+    (((3, 5, 4), (3, 6, 4), (3, 6, 4)), {}),                              # math path: 3-D
+    (((2, 3, 5, 4), (2, 3, 6, 4), (2, 3, 6, 7)), {}),                     # math path: value head size
+    (((2, 3, 5, 4), (1, 3, 6, 4), (1, 3, 6, 4)), {}),                     # math path: broadcast batch
+    (((1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 4), (3, 5)), {}),             # math path: the mask requires grad
+])
+def test_sdpa_takes_torchs_path(shapes, kw):
+    # where torch's CPU dispatch picks its fused kernel, ember's graph carries the same node, with the same
+    # values and gradients
+    pairs = [_pair(*s, seed=i, grad=True) for i, s in enumerate(shapes)]
+    oe = F.scaled_dot_product_attention(*[p[0] for p in pairs[:3]], *[p[0] for p in pairs[3:]], **kw)
+    ot = TF.scaled_dot_product_attention(*[p[1] for p in pairs[:3]], *[p[1] for p in pairs[3:]], **kw)
+    fused = 'ScaledDotProductFlashAttentionForCpuBackward0'
+    assert (type(oe.grad_fn).__name__ == fused) == (ot.grad_fn.name() == fused)
+    _close(oe, ot)
+    w = np.random.default_rng(5).standard_normal(tuple(ot.shape))
+    (oe * ember.tensor(w)).sum().backward()
+    (ot * torch.tensor(w)).sum().backward()
+    for (xe, xt) in pairs:
+        _close(xe.grad, xt.grad)
+
+
+def test_sdpa_fused_bool_mask_with_a_fully_masked_row():
+    (qe, qt), (ke, kt) = _pair(1, 2, 3, 4, grad=True), _pair(1, 2, 5, 4, seed=1, grad=True)
+    m = np.array([[True, False, True, True, False], [False] * 5, [True] * 5])
+    oe = F.scaled_dot_product_attention(qe, ke, ke, attn_mask=ember.tensor(m))
+    ot = TF.scaled_dot_product_attention(qt, kt, kt, attn_mask=torch.tensor(m))
+    _close(oe, ot)
+    assert not oe.detach()[0, :, 1].numpy().any()   # the fully masked row is 0, not NaN
+    oe.sum().backward()
+    ot.sum().backward()
+    _close(qe.grad, qt.grad)
+    _close(ke.grad, kt.grad)
+
+
+def test_sdpa_fused_has_no_double_backward_like_torch():
+    (qe, qt) = _pair(1, 2, 3, 4, grad=True)
+    for lib, F_, q in ((ember, F, qe), (torch, TF, qt)):
+        g, = lib.autograd.grad(F_.scaled_dot_product_attention(q, q, q).sum(), q, create_graph=True)
+        with pytest.raises(RuntimeError, match='_scaled_dot_product_flash_attention_for_cpu_backward'):
+            lib.autograd.grad(g.sum(), q)
+
+
 def test_interpolate_argument_errors():
     x, xt = _pair(1, 2, 4, 4)
     for kw in (dict(), dict(size=3, scale_factor=2), dict(size=3, mode='nearest', align_corners=True)):

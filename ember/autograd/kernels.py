@@ -52,7 +52,8 @@ def _fit(g, meta):
 
 class FormulaNode(Node):
     """A node whose backward is the operator's formulas. Subclasses set ``_formulas``."""
-    _formulas = ()      # (input name, fn, param names, is_list)
+    _formulas = ()      # (input name, fn, param names, arity): arity 1, 'list' (a Tensor[] input) or
+    #                     the number of inputs of a joint formula (its name is a tuple of input names)
     _n_outputs = 1
 
     def apply(self, grad_outputs):
@@ -67,8 +68,8 @@ class FormulaNode(Node):
                                                                            self._out_meta))
             grad = grads[0]
         out, k = [], 0
-        for name, fn, params, is_list in self._formulas:
-            n = self._list_len.get(name, 1) if is_list else 1
+        for name, fn, params, arity in self._formulas:
+            n = self._list_len.get(name, 1) if arity == 'list' else arity
             if (self.next_functions[k][0] is None) if n == 1 else \
                     all(e[0] is None for e in self.next_functions[k:k + n]):
                 out.extend([None] * n)
@@ -80,13 +81,15 @@ class FormulaNode(Node):
                     kwargs[p] = grad
                 elif p == 'grads':
                     kwargs[p] = grads
+                elif p == 'output_mask':        # which inputs of a joint formula need a gradient
+                    kwargs[p] = [e[0] is not None for e in self.next_functions[k:k + n]]
                 else:
                     kwargs[p] = _unpack(saved[p], self, p)
             g = fn(**kwargs)
-            if is_list:
-                out.extend(_fit(x, m) for x, m in zip(g, self._in_meta[k:k + n]))
-            else:
+            if n == 1 and arity != 'list':
                 out.append(_fit(g, self._in_meta[k]))
+            else:
+                out.extend(None if x is None else _fit(x, m) for x, m in zip(g, self._in_meta[k:k + n]))
             k += n
         return tuple(out)
 
@@ -151,19 +154,21 @@ def node_class(decl):
     formulas, saved = [], []
     arg_types = {a.name: a.base_type for a in op.schema.arguments}
     for name, fn in decl.derivatives.items():
-        if name not in arg_types:
-            raise ValueError(f"{op.name}: derivative for unknown argument '{name}'")
+        for n in (name if isinstance(name, tuple) else (name,)):
+            if n not in arg_types:
+                raise ValueError(f"{op.name}: derivative for unknown argument '{n}'")
         params = tuple(inspect.signature(fn).parameters)
         for p in params:
             if _meta_param(p, arg_types):
                 if p not in saved:
                     saved.append(p)
                 continue
-            if p not in _SPECIAL and p not in arg_types:
+            if p not in _SPECIAL and p not in arg_types and not (p == 'output_mask' and isinstance(name, tuple)):
                 raise ValueError(f"{op.name}: formula for '{name}' names unknown value '{p}'")
-            if p not in saved and p not in ('grad', 'grads'):
+            if p not in saved and p not in ('grad', 'grads', 'output_mask'):
                 saved.append(p)
-        formulas.append((name, fn, params, arg_types[name] == 'Tensor[]'))
+        arity = len(name) if isinstance(name, tuple) else 'list' if arg_types[name] == 'Tensor[]' else 1
+        formulas.append((name, fn, params, arity))
     cls_name = decl.grad_name or ''.join(w.capitalize() for w in op.schema.name.strip('_').split('_')) + 'Backward0'
     return type(cls_name, (FormulaNode,), {'_formulas': tuple(formulas), '_saved_names': tuple(saved),
                                             '_n_outputs': len(op.schema.returns)})
@@ -175,7 +180,7 @@ def autograd_kernel(decl):
     cls = node_class(decl)
     names = [a.name for a in op.schema.arguments]
     pos = {n: i for i, n in enumerate(names)}
-    diff = [(pos[f[0]], f[3]) for f in cls._formulas]
+    diff = [(pos[n], f[3] == 'list') for f in cls._formulas for n in (f[0] if isinstance(f[0], tuple) else (f[0],))]
     arg_types = {a.name: a.base_type for a in op.schema.arguments}
     saved_args = [(n, pos[n]) for n in cls._saved_names if n not in ('result', 'results') and n in pos]
     meta_args = [(n, pos[n[:-len(_meta_param(n, arg_types))]], _meta_param(n, arg_types))
