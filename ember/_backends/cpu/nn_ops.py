@@ -197,9 +197,48 @@ def _plane_strides(isz):
     return st[::-1]
 
 
+def _first_max_tap(taps, val, valid=None):
+    """The number of the first tap holding each maximum: a "not found yet" mask is ANDed tap by tap and summed
+    into a small integer (cheap bool ops; np.where on int64 costs ~5x more). A NaN maximum takes the LAST NaN
+    tap, as torch's CPU kernel (it updates on every NaN). ``valid[t]``, when given, masks tap t's positions
+    that lie in the padding, which hold the fill value and must never win."""
+    nf = np.not_equal(taps[0], val)
+    if valid is not None and valid[0] is not None:
+        nf |= ~valid[0]
+    tap = nf.astype(np.uint8 if len(taps) <= 256 else np.intp)
+    hit = np.empty_like(nf)
+    for t, ok in zip(taps[1:-1], (valid or [None] * len(taps))[1:-1]):
+        np.not_equal(t, val, out=hit)
+        if ok is not None:
+            hit |= ~ok
+        nf &= hit
+        tap += nf.view(np.uint8) if tap.dtype == np.uint8 else nf
+    if val.dtype.kind == 'f' and np.isnan(val).any():
+        for n, t in enumerate(taps):
+            np.copyto(tap, n, where=np.isnan(t))
+    return tap
+
+
+def _pool_eligible(k, s, p, d, osz):
+    """Per tap, a bool mask (broadcastable to the output) of the windows where that tap is not in the leading
+    padding; None for a tap that never is. torch's index for a window whose max equals the padding's fill is its
+    first position at or after the input's start in every dim (that position itself may lie past the end when
+    the whole window is padding)."""
+    nd = len(k)
+    masks = []
+    for tap in np.ndindex(*k):
+        m = True
+        for i, (t, ss, pp, dd, o) in enumerate(zip(tap, s, p, d, osz)):
+            m = m & (np.arange(o) * ss - pp + t * dd >= 0).reshape((o,) + (1,) * (nd - 1 - i))
+        masks.append(None if np.all(m) else m)
+    return masks
+
+
 def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, nd):
-    """Max over the kernel taps as strided views, one np.maximum per tap, then the first tap holding the max
-    (torch's index: flat position in the input plane). ~6x faster than argmax over a copied window axis."""
+    """Max over the kernel taps, then the first tap holding the max (torch's index: flat position in the input
+    plane). Windows that tile the input (stride == kernel, no padding or dilation, the usual 2x2 pool) are first
+    copied tap-major so that all the work runs on contiguous arrays; otherwise the taps are strided views of the
+    padded input."""
     k = _tup(kernel_size, nd)
     s = _stride_or_kernel(stride, k)
     p, d = _tup(padding, nd), _tup(dilation, nd)
@@ -207,29 +246,34 @@ def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, nd):
     xb = x if batched else x[None]
     isz = xb.shape[2:]
     osz = tuple(_pool_out(i, kk, ss, pp, dd, ceil_mode) for i, kk, ss, pp, dd in zip(isz, k, s, p, d))
-    pads = _pool_pads(isz, k, s, p, d, osz)
-    fill = -np.inf if xb.dtype.kind == 'f' else np.iinfo(xb.dtype).min
-    xp = np.pad(xb, ((0, 0), (0, 0)) + pads, constant_values=fill) if any(a or b for a, b in pads) else xb
+    if s == k and not any(p) and all(dd == 1 for dd in d) and all(o * kk <= i for o, kk, i in zip(osz, k, isz)):
+        crop = xb[(slice(None), slice(None)) + tuple(slice(0, o * kk) for o, kk in zip(osz, k))]
+        split = crop.reshape(xb.shape[:2] + sum(((o, kk) for o, kk in zip(osz, k)), ()))   # N, C, O1, k1, O2, k2
+        perm = tuple(3 + 2 * i for i in range(nd)) + (0, 1) + tuple(2 + 2 * i for i in range(nd))
+        taps = np.ascontiguousarray(split.transpose(perm)).reshape((-1,) + xb.shape[:2] + osz)
+        val = taps.max(axis=0)                           # propagates NaN, as torch does
+        tap = _first_max_tap(taps, val)
+    else:
+        pads = _pool_pads(isz, k, s, p, d, osz)
+        fill = -np.inf if xb.dtype.kind == 'f' else np.iinfo(xb.dtype).min
+        padded = any(a or b for a, b in pads)
+        xp = np.pad(xb, ((0, 0), (0, 0)) + pads, constant_values=fill) if padded else xb
+        taps = [xp[(slice(None), slice(None)) + tuple(slice(t * dd, t * dd + ss * (o - 1) + 1, ss)
+                                                      for t, dd, ss, o in zip(tap, d, s, osz))]
+                for tap in np.ndindex(*k)]
+        val = taps[0].copy()
+        for t in taps[1:]:
+            np.maximum(val, t, out=val)
+        # a maximum equal to the fill may be a padding tap, which must not win (see _pool_eligible)
+        valid = _pool_eligible(k, s, p, d, osz) if padded and np.equal(val, fill).any() else None
+        tap = _first_max_tap(taps, val, valid)
     pst = _plane_strides(isz)
-    taps, offs = [], []
-    for tap in np.ndindex(*k):
-        taps.append(xp[(slice(None), slice(None)) + tuple(slice(t * dd, t * dd + ss * (o - 1) + 1, ss)
-                                                          for t, dd, ss, o in zip(tap, d, s, osz))])
-        offs.append(sum(t * dd * ps for t, dd, ps in zip(tap, d, pst)))
-    val = taps[0].copy()
-    for t in taps[1:]:
-        np.maximum(val, t, out=val)          # propagates NaN, as torch does
-    has_nan = xb.dtype.kind == 'f' and np.isnan(val).any()
-    sel = np.full(val.shape, offs[-1], np.int64)
-    for n in range(len(taps) - 2, -1, -1):   # backwards, so the first tap holding the max wins
-        hit = taps[n] == val
-        if has_nan:
-            hit |= np.isnan(taps[n])
-        sel = np.where(hit, offs[n], sel)
-    base = 0
+    offs = np.array([sum(t * dd * ps for t, dd, ps in zip(tap, d, pst)) for tap in np.ndindex(*k)], np.int64)
+    base = 0                                             # flat position of each window's first tap
     for i, (o, ss, pp, ps) in enumerate(zip(osz, s, p, pst)):
         base = base + ((np.arange(o) * ss - pp) * ps).reshape((o,) + (1,) * (nd - 1 - i))
-    idx = sel + base
+    idx = offs.take(tap)
+    idx += base
     if not batched:
         val, idx = val[0], idx[0]
     return val, idx

@@ -1,0 +1,117 @@
+"""Kernel-level timings of the CNN benchmark's convolution and max-pool work, ember's NumPy kernels beside torch.
+
+Each row is one kernel call on the shapes `bench_train.py --case cnn` runs (batch 64, 1x28x28 input,
+Conv2d(1,16,3,p=1) -> max_pool2d(2) -> Conv2d(16,32,3,p=1) -> max_pool2d(2)); median ms of interleaved
+repetitions. Pin it for stable figures:
+
+    taskset -c 1 env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python bench/bench_conv.py
+
+``--shapes`` adds a few other shapes (strided, grouped, dilated, float64, 1d/3d) to check for regressions.
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from ember._backends.cpu import nn_ops as K  # noqa: E402
+
+
+def median_ms(fns, reps):
+    """Interleave the callables `reps` times; median ms of each."""
+    ts = [[] for _ in fns]
+    for _ in range(reps):
+        for i, f in enumerate(fns):
+            t = time.perf_counter()
+            f()
+            ts[i].append(time.perf_counter() - t)
+    return [sorted(t)[len(t) // 2] * 1e3 for t in ts]
+
+
+def cases(rng, extra):
+    """(name, ember callable, torch callable or None) for each kernel call."""
+    import torch
+    A = torch.ops.aten
+    out = []
+
+    def conv(name, N, C, O, HW, k, s=1, p=1, d=1, g=1, dtype=np.float32):
+        nd = len(HW)
+        x = rng.standard_normal((N, C) + HW).astype(dtype)
+        w = rng.standard_normal((O, C // g) + (k,) * nd).astype(dtype)
+        b = rng.standard_normal(O).astype(dtype)
+        S, P, D = (s,) * nd, (p,) * nd, (d,) * nd
+        y = K.convolution(x, w, b, S, P, D, False, (0,) * nd, g)
+        gy = rng.standard_normal(y.shape).astype(dtype)
+        tx, tw, tb, tg = (torch.from_numpy(a) for a in (x, w, b, gy))
+        out.append((f'{name} fwd', lambda: K.convolution(x, w, b, S, P, D, False, (0,) * nd, g),
+                    lambda: A.convolution(tx, tw, tb, S, P, D, False, (0,) * nd, g)))
+        out.append((f'{name} grad w', lambda: K.convolution_backward_weight(gy, x, w.shape, S, P, D, g),
+                    lambda: A.convolution_backward(tg, tx, tw, None, S, P, D, False, (0,) * nd, g,
+                                                   (False, True, False))))
+        if C > 1:
+            opad = tuple(int(v) for v in np.array(x.shape[2:]) - K.convolution(gy, w, None, S, P, D, True, (0,) * nd,
+                                                                                 g).shape[2:])
+            out.append((f'{name} grad x', lambda: K.convolution(gy, w, None, S, P, D, True, opad, g),
+                        lambda: A.convolution_backward(tg, tx, tw, None, S, P, D, False, (0,) * nd, g,
+                                                       (True, False, False))))
+
+    def pool(name, N, C, HW, k, s=None, p=0, d=1, ceil=False, dtype=np.float32):
+        nd = len(HW)
+        x = rng.standard_normal((N, C) + HW).astype(dtype)
+        kk, ss, pp, dd = (k,) * nd, (s or k,) * nd, (p,) * nd, (d,) * nd
+        fn = K.KERNELS[f'max_pool{nd}d_with_indices']
+        bw = K.KERNELS[f'max_pool{nd}d_with_indices_backward']
+        v, i = fn(x, kk, ss, pp, dd, ceil)
+        gy = rng.standard_normal(v.shape).astype(dtype)
+        tx, tg, ti = (torch.from_numpy(a) for a in (x, gy, i))
+        tf = getattr(A, f'max_pool{nd}d_with_indices')
+        tb = getattr(A, f'max_pool{nd}d_with_indices_backward')
+        out.append((f'{name} fwd', lambda: fn(x, kk, ss, pp, dd, ceil), lambda: tf(tx, kk, ss, pp, dd, ceil)))
+        out.append((f'{name} bwd', lambda: bw(gy, x, kk, ss, pp, dd, ceil, i),
+                    lambda: tb(tg, tx, kk, ss, pp, dd, ceil, ti)))
+
+    conv('conv1 1->16 28x28', 64, 1, 16, (28, 28), 3)
+    pool('pool1 16x28x28', 64, 16, (28, 28), 2)
+    conv('conv2 16->32 14x14', 64, 16, 32, (14, 14), 3)
+    pool('pool2 32x14x14', 64, 32, (14, 14), 2)
+    if extra:
+        conv('conv 3->64 32x32 s2', 32, 3, 64, (32, 32), 3, s=2)
+        conv('conv 32->32 g4 16x16', 32, 32, 32, (16, 16), 3, g=4)
+        conv('conv 16->16 d2 16x16', 32, 16, 16, (16, 16), 3, p=2, d=2)
+        conv('conv 64->64 1x1 16x16', 32, 64, 64, (16, 16), 1, p=0)
+        conv('conv 16->32 14x14 f64', 64, 16, 32, (14, 14), 3, dtype=np.float64)
+        conv('conv1d 16->32 L256', 32, 16, 32, (256,), 5, p=2)
+        conv('conv3d 4->8 8^3', 8, 4, 8, (8, 8, 8), 3)
+        pool('pool 3x3 s2 p1 32x32', 32, 16, (32, 32), 3, s=2, p=1)
+        pool('pool 2x2 ceil 15x15', 64, 16, (15, 15), 2, ceil=True)
+        pool('pool 2x2 odd 15x15', 64, 16, (15, 15), 2)
+        pool('pool 2x2 f64', 64, 16, (28, 28), 2, dtype=np.float64)
+        pool('pool3d 2 8^3', 8, 8, (8, 8, 8), 2)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--reps', type=int, default=60)
+    ap.add_argument('--shapes', action='store_true', help='also time other shapes (regression check)')
+    ap.add_argument('--no-torch', action='store_true')
+    a = ap.parse_args()
+    import torch
+    torch.set_num_threads(int(os.environ.get('OMP_NUM_THREADS', torch.get_num_threads())))
+    rows = cases(np.random.default_rng(0), a.shapes)
+    print(f'{"kernel":28s} {"ember ms":>9s} {"torch ms":>9s}')
+    tot = [0.0, 0.0]
+    for name, fe, ft in rows:
+        fe(), ft()
+        e, t = median_ms([fe, ft] if not a.no_torch else [fe], a.reps) + ([] if not a.no_torch else [float('nan')])
+        if not name.startswith(('conv ', 'conv1d', 'conv3d', 'pool ', 'pool3d')):
+            tot[0] += e
+            tot[1] += t
+        print(f'{name:28s} {e:9.3f} {t:9.3f}')
+    print(f'{"CNN benchmark total":28s} {tot[0]:9.3f} {tot[1]:9.3f}')
+
+
+if __name__ == '__main__':
+    main()
