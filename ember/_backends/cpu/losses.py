@@ -53,13 +53,11 @@ def _picked(picked, w, safe, keep):
 def _reduce(loss, ws, keep, reduction, dtype):
     """(output, total_weight) of the reducing forms; ``loss`` already carries the weights."""
     if ws is not None:
-        total = ws.sum(dtype=dtype)
+        total = np.add.reduce(ws, axis=None)
     else:
         total = dtype.type(loss.size if keep is None else np.count_nonzero(keep))
-    out = -loss.sum(dtype=dtype)
-    if reduction == _MEAN:
-        out = out / total
-    return np.asarray(out, dtype), np.asarray(total, dtype)
+    out = -np.add.reduce(loss, axis=None)
+    return (out / total if reduction == _MEAN else out), total
 
 
 def nll_loss_forward(x, t, w, reduction, ignore_index):

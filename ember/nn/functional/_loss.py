@@ -96,13 +96,14 @@ def _nll_nd(input, target, weight, reduction, ignore_index):
     if nd < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {nd})")
     if nd != 1:
+        n = input.size(0)
         tb = target.size(0) if target.dim() else 0       # torch reads a 0-d target's batch size as 0
-        if input.size(0) != tb:
-            raise ValueError(f"Expected input batch_size ({input.size(0)}) to match target batch_size ({tb}).")
+        if n != tb:
+            raise ValueError(f"Expected input batch_size ({n}) to match target batch_size ({tb}).")
+    if weight is not None:
+        _no_grad_arg('nll_loss_forward' if nd <= 2 else 'nll_loss2d_forward', 'weight', weight)
     if nd <= 2:
-        _no_grad_arg('nll_loss_forward', 'weight', weight)
         return _E.nll_loss_forward(input, target, weight, reduction, ignore_index)
-    _no_grad_arg('nll_loss2d_forward', 'weight', weight)
     if nd == 4:
         return _E.nll_loss2d_forward(input, target, weight, reduction, ignore_index)
     shape = list(input.shape)
@@ -142,8 +143,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     reduction = _resolve(size_average, reduce, reduction)
     if label_smoothing > 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    class_dim = 0 if input.dim() == 1 else 1
-    if input.shape == target.shape:      # as torch: same shapes mean class probabilities
+    nd = input.dim()
+    class_dim = 0 if nd == 1 else 1
+    if nd == target.dim() and input.shape == target.shape:      # as torch: same shapes mean class probabilities
         return _cross_entropy_probs(input, target, weight, reduction, ignore_index, label_smoothing, class_dim)
     logp = input.log_softmax(class_dim)
     red = _REDUCTION_ENUM[reduction]
