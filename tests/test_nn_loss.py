@@ -114,6 +114,115 @@ def test_nll_cross_entropy_errors():
         TF.nll_loss(torch.randn(3, 4), torch.tensor([0, 4, 1]))
 
 
+# --- the fused nll_loss operators (ember/_ops/losses.py) ----------------------------------------
+
+def _graph_names(t):
+    """grad_fn and the node names one level below it."""
+    f = t.grad_fn
+    return type(f).__name__, [type(n).__name__ if n is not None else None for n, _ in f.next_functions]
+
+
+@pytest.mark.parametrize('fn', ['nll_loss', 'cross_entropy'])
+@pytest.mark.parametrize('shape', [(5,), (4, 5), (4, 5, 3), (4, 5, 3, 2), (2, 5, 3, 2, 2), (0, 5), (0, 5, 3)])
+@pytest.mark.parametrize('reduction', REDUCTIONS)
+def test_nll_graph_matches_torch(fn, shape, reduction):
+    """nll_loss_nd's rank dispatch: NllLossBackward0 for 1-D/2-D inputs, NllLoss2DBackward0 (behind views for
+    3-D and 5-D inputs) otherwise."""
+    x = rnd(*shape)
+    t = ints(5, *(shape[:1] + shape[2:])) if len(shape) > 1 else np.array(2)
+    outs = []
+    for lib, F in ((torch, TF), (ember, EF)):
+        xt = lib.from_numpy(x.copy()).requires_grad_(True)
+        outs.append(getattr(F, fn)(xt, lib.from_numpy(t.copy()), reduction=reduction))
+    assert _graph_names(outs[1]) == _graph_names(outs[0])
+
+
+def _fused(lib, name, x, t, w, reduction, ignore_index):
+    f = torch.ops.aten if lib is torch else ember
+    return getattr(f, name)(x, t, None if w is None else lib.from_numpy(w.copy()), reduction, ignore_index)
+
+
+@pytest.mark.parametrize('name,shape', [('nll_loss_forward', (6, 5)), ('nll_loss_forward', (5,)),
+                                        ('nll_loss2d_forward', (2, 5, 3, 2))])
+@pytest.mark.parametrize('reduction', [0, 1, 2])
+@pytest.mark.parametrize('weighted', [False, True])
+def test_fused_nll_grads_and_gradgrads_match_torch(name, shape, reduction, weighted):
+    """Values, total_weight, first and second derivatives (in self and in the incoming gradient), with class
+    weights and ignored samples: the generic OpInfo tests skip weights, which torch lets no one differentiate."""
+    x = rnd(*shape)
+    if len(shape) == 1:
+        t = np.array(3)
+    else:
+        t = ints(5, *(shape[:1] + shape[2:]))
+        t.reshape(-1)[[1, 4]] = -100
+    w = rnd(5, low=0.1, high=2) if weighted else None
+    v, u = rnd(*(t.shape if reduction == 0 and len(shape) > 1 else ())), rnd(*shape)
+    res = []
+    for lib in (torch, ember):
+        xt = lib.from_numpy(x.copy()).requires_grad_(True)
+        out, total = _fused(lib, name, xt, lib.from_numpy(t.copy()), w, reduction, -100)
+        vt = lib.from_numpy(v.copy()).requires_grad_(True)
+        gx, = lib.autograd.grad((out * vt).sum(), xt, create_graph=True)
+        ggx, gv = lib.autograd.grad((gx * lib.from_numpy(u.copy())).sum(), [xt, vt], allow_unused=True)
+        res.append([out, total, gx, gv, ggx])
+        assert not total.requires_grad
+    for k, (a, b) in enumerate(zip(res[1], res[0])):
+        np.testing.assert_allclose(e2n(a), b.detach().numpy(), atol=1e-12, rtol=1e-12, err_msg=f'{name} [{k}]')
+
+
+def test_fused_nll_mean_of_nothing_is_nan():
+    for x, t in [(ember.randn(3, 4), ember.tensor([-100, -100, -100])), (ember.randn(0, 4), ember.zeros(0).long()),
+                 (ember.randn(4), ember.tensor(-100))]:
+        out, total = ember.nll_loss_forward(x, t, None, 1, -100)
+        assert np.isnan(out.item()) and total.item() == 0
+        assert ember.nll_loss_forward(x, t, None, 2, -100)[0].item() == 0
+
+
+@pytest.mark.parametrize('fn,args', [
+    ('nll_loss', lambda L: (L.randn(3, 4), L.tensor([0, 12, 1]))),
+    ('nll_loss', lambda L: (L.randn(3, 4), L.tensor([0, -5, 12]), None, None, -100, None, 'none')),
+    ('nll_loss', lambda L: (L.randn(3, 4), L.tensor([1, -100, 5]), None, None, 5)),
+    ('nll_loss', lambda L: (L.randn(2, 3, 4, 5), L.full((2, 4, 5), 7))),
+    ('nll_loss', lambda L: (L.randn(2, 3, 4), L.full((2, 4), -7))),
+    ('nll_loss', lambda L: (L.randn(3, 4), L.tensor([0, 1, 2], dtype=L.int32))),
+    ('nll_loss', lambda L: (L.randn(3, 4), L.zeros(3))),
+    ('nll_loss', lambda L: (L.randn(3, 4), L.tensor([0, 1, 2]), L.ones(4, dtype=L.float64))),
+    ('nll_loss', lambda L: (L.randn(3, 4), L.tensor([0, 1, 2]), L.ones(3))),
+    ('nll_loss', lambda L: (L.randn(2, 4, 3), L.zeros(2, 3).long(), L.ones(3))),
+    ('nll_loss', lambda L: (L.randn(4), L.tensor([1, 2]))),
+    ('nll_loss', lambda L: (L.randn(3, 4), L.zeros(3, 1).long())),
+    ('nll_loss', lambda L: (L.randn(3, 4, 2), L.zeros(3, 2, 1).long())),
+    ('nll_loss', lambda L: (L.randn(3, 4, 2, 2), L.zeros(3, 4).long())),
+    ('nll_loss', lambda L: (L.randn(3, 4, 2, 2), L.zeros(3, 5, 2).long())),
+    ('nll_loss', lambda L: (L.ones(3, 4).long(), L.tensor([0, 1, 2]))),
+    ('cross_entropy', lambda L: (L.randn(3, 4), L.tensor([0, 1, 2], dtype=L.int32))),
+    ('cross_entropy', lambda L: (L.randn(3, 4), L.zeros(3, 4).long())),
+    ('cross_entropy', lambda L: (L.randn(3, 4), L.rand(3, 4), None, None, 1)),
+    ('cross_entropy', lambda L: (L.randn(3, 4), L.rand(3, 4), L.ones(3))),
+    ('cross_entropy', lambda L: (L.randn(3, 4), L.tensor([0, 1, 7]), None, None, -100, None, 'mean', 0.2)),
+])
+def test_nll_errors_match_torch(fn, args):
+    with pytest.raises(Exception) as te:
+        getattr(TF, fn)(*args(torch))
+    with pytest.raises(type(te.value)) as ee:
+        getattr(EF, fn)(*args(ember))
+    assert str(ee.value).replace('ember', 'torch') == str(te.value).split('\n')[0]
+
+
+def test_fused_nll_backward_errors_match_torch():
+    x, t, tw = np.zeros((3, 4)), np.array([0, 3, 1]), np.array(3.0)
+    cases = [(np.ones(2), x, t, 0, tw), (np.ones(3), x, t, 1, tw), (np.array(1.0), x, t, 1, np.ones(2)),
+             (np.array(1.0), np.zeros(4), np.array([2]), 1, tw), (np.array(1.0), x, np.array([0, 9, 1]), 1, tw)]
+    for g, xx, tt, red, tww in cases:
+        with pytest.raises(Exception) as te:
+            torch.ops.aten.nll_loss_backward(*[torch.from_numpy(np.asarray(a)) for a in (g, xx, tt)], None, red, -100,
+                                             torch.from_numpy(tww))
+        with pytest.raises(type(te.value)) as ee:
+            ember.nll_loss_backward(*[ember.from_numpy(np.asarray(a)) for a in (g, xx, tt)], None, red, -100,
+                                    ember.from_numpy(tww))
+        assert str(ee.value) == str(te.value).split('\n')[0]
+
+
 POINTWISE = [
     ('mse_loss', {}), ('l1_loss', {}), ('smooth_l1_loss', {}), ('smooth_l1_loss', {'beta': 0.5}),
     ('smooth_l1_loss', {'beta': 0.0}), ('huber_loss', {}), ('huber_loss', {'delta': 0.3}), ('soft_margin_loss', {}),
