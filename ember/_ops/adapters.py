@@ -204,10 +204,10 @@ def wrap_outputs(r, m, dev):
         if isinstance(r, (tuple, list)):
             return tuple(adopt(np.asarray(x) if isinstance(x, np.generic) else x, dev) for x in r)
         return adopt(np.asarray(r) if isinstance(r, np.generic) else r, dev)
-    if isinstance(m, list):
+    if isinstance(m, list):     # an entry None: an undefined output (torch's output_mask), returned as None
         if r is None:
-            return tuple(_meta_out(x, dev) for x in m)
-        return tuple(_one(x, mm[0], mm[1], dev) for x, mm in zip(r, m))
+            return tuple(None if x is None else _meta_out(x, dev) for x in m)
+        return tuple(None if mm is None else _one(x, mm[0], mm[1], dev) for x, mm in zip(r, m))
     if r is None:
         return _meta_out(m, dev)
     return _one(r, m[0], m[1], dev)

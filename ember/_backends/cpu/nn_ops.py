@@ -458,28 +458,6 @@ def embedding_renorm(w, idx, max_norm, norm_type):
 
 # --- normalisation ---------------------------------------------------------------
 
-def native_layer_norm(x, normalized_shape, w, b, eps):
-    k = 1 if isinstance(normalized_shape, (int, np.integer)) else len(normalized_shape)
-    lead = x.shape[:x.ndim - k]
-    stat_shape = lead + (1,) * k
-    n = _prod(x.shape[x.ndim - k:])
-    if x.size == 0:
-        return x.copy(), np.full(stat_shape, np.nan, x.dtype), np.full(stat_shape, np.nan, x.dtype)
-    x2 = x.reshape(lead + (n,))
-    mean = x2.mean(-1, keepdims=True)
-    xc = x2 - mean
-    var = np.einsum('...i,...i->...', xc, xc)[..., None] / n
-    rstd = (1.0 / np.sqrt(var + eps)).astype(x.dtype, copy=False)
-    out = xc
-    out *= rstd
-    out = out.reshape(x.shape)
-    if w is not None:
-        out *= w
-    if b is not None:
-        out += b
-    return out, mean.astype(x.dtype, copy=False).reshape(stat_shape), rstd.reshape(stat_shape)
-
-
 def native_batch_norm(x, w, b, running_mean, running_var, training, momentum, eps):
     C = x.shape[1]
     axes = (0,) + tuple(range(2, x.ndim))
@@ -530,6 +508,5 @@ KERNELS = {
     'embedding': embedding,
     'embedding_dense_backward': embedding_dense_backward,
     'embedding_renorm': embedding_renorm,
-    'native_layer_norm': native_layer_norm,
     'native_batch_norm': native_batch_norm,
 }
