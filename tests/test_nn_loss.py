@@ -180,7 +180,8 @@ def test_fused_nll_mean_of_nothing_is_nan():
 
 @pytest.mark.parametrize('fn,args', [
     ('nll_loss', lambda L: (L.randn(3, 4), L.tensor([0, 12, 1]))),
-    ('nll_loss', lambda L: (L.randn(3, 4), L.tensor([0, -5, 12]), None, None, -100, None, 'none')),
+    # one bad target only: torch checks reduction='none' rows in parallel, so which of several it names varies
+    ('nll_loss', lambda L: (L.randn(3, 4), L.tensor([0, -5, 1]), None, None, -100, None, 'none')),
     ('nll_loss', lambda L: (L.randn(3, 4), L.tensor([1, -100, 5]), None, None, 5)),
     ('nll_loss', lambda L: (L.randn(2, 3, 4, 5), L.full((2, 4, 5), 7))),
     ('nll_loss', lambda L: (L.randn(2, 3, 4), L.full((2, 4), -7))),

@@ -7,7 +7,7 @@ input is one row, the spatial input (N, C, H, W) is gathered along axis 1 with t
 
 Reductions (torch's enum): 0 none, 1 mean, anything else sum. ``total_weight`` is the sum of the
 kept samples' class weights (their count without weights); mean divides by it, so 0/0 is NaN as in
-torch. Cost on (128, 10) float32: about 5 us a call, against ~15 us for the dispatch around it.
+torch. Cost on (128, 10) float32: about 5 us a call (dispatch and autograd around it: ~20 us).
 """
 import numpy as np
 

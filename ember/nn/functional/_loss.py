@@ -1,9 +1,11 @@
 """Loss functions (``ember.nn.functional.cross_entropy`` and friends) with torch's signatures.
 
-Every loss is a composite of ember operators (cross_entropy = log_softmax +
-nll_loss, nll_loss = a gather of the target's log-probabilities), so autograd
-and higher-order gradients come from the operators' own formulas. Argument
-errors are raised before any computation, with torch's exception classes.
+Every loss is a composite of ember operators, so autograd and higher-order
+gradients come from the operators' own formulas. nll_loss (and cross_entropy =
+log_softmax + nll_loss on class indices) calls the fused nll_loss_forward /
+nll_loss2d_forward operators, as torch does, for speed (NOTE [cross_entropy
+timings]). Argument errors are raised before any computation, with torch's
+exception classes.
 """
 import math
 import warnings
@@ -79,11 +81,13 @@ def _no_grad_arg(fn, name, t):
 # (ember/_ops/losses.py); its backward is nll_loss_backward + _log_softmax_backward_data. Median us per call,
 # one core, one BLAS thread (bench/bench_loss.py; the composite measured in the same process):
 #                                  composite nll   fused nll   torch 2.13
-#   (128, 10) forward                   155            55          23
-#   (128, 10) forward + backward        318           131          59
-#   (1024, 65) forward                  305           193          59
-#   (1024, 65) forward + backward       600           383         147
-# What is left is mostly log_softmax's kernel (np.maximum.reduce over short rows) and autograd's per-node cost.
+#   (128, 10) forward                   157            52          23
+#   (128, 10) forward + backward        320           129          59
+#   (1024, 65) forward                  304           190          60
+#   (1024, 65) forward + backward       595           370         147
+# The (128, 10) forward now splits into log_softmax 24 (its kernel 15, 6.6 of them np.maximum.reduce over
+# rows of 10), nll_loss_forward 25 (kernel 5, recording the autograd node 13) and 2 here; the backward spends
+# ~5 on zeros that FormulaNode makes for total_weight, which never gets a gradient.
 
 _REDUCTION_ENUM = {'none': 0, 'mean': 1, 'sum': 2}      # torch's at::Reduction
 
