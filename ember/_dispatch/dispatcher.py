@@ -70,6 +70,9 @@ class OpOverload:
     def __repr__(self):
         return f'<OpOverload {self.name}>'
 
+    def __str__(self):      # torch's spelling, e.g. aten.mul.Tensor / aten.ones.default
+        return f'{self.namespace}.{self.schema.name}.{self.schema.overload or "default"}'
+
     def __reduce__(self):
         return (lookup_op, (self.name,))
 

@@ -45,6 +45,8 @@ class EmberDispatchMode:
     """
 
     def __ember_dispatch__(self, func, types, args=(), kwargs=None):
+        if type(self).__torch_dispatch__ is not EmberDispatchMode.__torch_dispatch__:
+            return self.__torch_dispatch__(func, types, args, kwargs)      # a mode written for torch
         raise NotImplementedError
 
     # torch spells it __torch_dispatch__; accept modes written for torch
