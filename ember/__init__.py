@@ -18,6 +18,7 @@ from ._core.storage import Storage as UntypedStorage
 from ._tensor import Tensor, Size
 from ._creation import tensor, as_tensor, from_numpy, from_dlpack
 from ._tensor_str import set_printoptions
+from ._backends.cpu._parallel import set_num_threads, get_num_threads
 from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state, default_generator
 
 half, float, double, long, int, short, cfloat, cdouble = float16, float32, float64, int64, int32, int16, complex64, complex128

@@ -11,6 +11,7 @@ A fully masked row gives output 0 and lse 0, as torch's CPU kernel does.
 import numpy as np
 
 from ._fp import quiet
+from ._parallel import parallel_for
 
 _CAUSAL = {}
 
@@ -59,16 +60,14 @@ def _rowsum(a):
 _NO_SHIFT = 60.0
 
 
-def sdpa_flash_cpu(q, k, v, dropout_p, is_causal, attn_mask, scale):
-    dt = q.dtype
-    acc = _acc(dt)
-    q, k, v = q.astype(acc, copy=False), k.astype(acc, copy=False), v.astype(acc, copy=False)
-    s = np.matmul(q * acc.type(_scale(q, scale)), k.swapaxes(-1, -2))
-    shift = attn_mask is not None or not (s.size and -_NO_SHIFT < s.min() and s.max() < _NO_SHIFT)
+def _forward(q, k, v, is_causal, mask, sc):
+    """(out, lse[..., None]) for inputs in the computation dtype."""
+    s = np.matmul(q * sc, k.swapaxes(-1, -2))
+    shift = mask is not None or not (s.size and -_NO_SHIFT < s.min() and s.max() < _NO_SHIFT)
     if is_causal:           # every row keeps its first column: no row is fully masked
         s += _causal_bias(q.shape[-2], k.shape[-2], s.dtype)
-    if attn_mask is not None:
-        s += attn_mask.astype(acc, copy=False)
+    if mask is not None:
+        s += mask
     if shift:
         m = np.maximum.reduce(s, axis=-1, keepdims=True)
         dead = m == -np.inf                             # fully masked rows
@@ -83,21 +82,12 @@ def sdpa_flash_cpu(q, k, v, dropout_p, is_causal, attn_mask, scale):
         lse[dead] = 0
         inv[dead] = 0
     s *= inv
-    out = np.matmul(s, v).astype(dt, copy=False)
-    B, H, L = lse.shape[:3]
-    lse_out = np.empty((B, L, H), np.float32 if dt.itemsize < 4 else dt).transpose(0, 2, 1)   # torch's layout
-    lse_out[...] = lse[..., 0]
-    return out, lse_out
+    return np.matmul(s, v), lse
 
 
-def sdpa_flash_cpu_backward(g, q, k, v, out, lse, dropout_p, is_causal, attn_mask, scale):
-    dt = q.dtype
-    acc = _acc(dt)
-    g, q, k, v, out = (a.astype(acc, copy=False) for a in (g, q, k, v, out))
-    mask = None if attn_mask is None else attn_mask.astype(acc, copy=False)
-    sc = acc.type(_scale(q, scale))
+def _backward(g, q, k, v, out, lse, is_causal, mask, sc):
     p = _scores(q, k, is_causal, mask, sc)
-    p -= lse.astype(acc, copy=False)[..., None]
+    p -= lse[..., None]
     np.exp(p, out=p)                                    # fully masked rows: exp(-inf - 0) = 0
     dv = np.matmul(p.swapaxes(-1, -2), g)
     dp = np.matmul(g, v.swapaxes(-1, -2))
@@ -107,7 +97,51 @@ def sdpa_flash_cpu_backward(g, q, k, v, out, lse, dropout_p, is_causal, attn_mas
     dq *= sc
     dk = np.matmul(dp.swapaxes(-1, -2), q)
     dk *= sc
-    return dq.astype(dt, copy=False), dk.astype(dt, copy=False), dv.astype(dt, copy=False)
+    return dq, dk, dv
+
+
+def _by_batch(B, H, L, S, mask, body):
+    """Run ``body(lo, hi, mask_slice)`` over batch ranges on the intra-op threads (NOTE [fused attention]);
+    a mask with a batch dimension is sliced along with the inputs."""
+    per_mask = mask is not None and mask.ndim == 4 and mask.shape[0] == B and B > 1
+
+    def run(lo, hi):
+        body(lo, hi, mask[lo:hi] if per_mask else mask)
+    parallel_for(B, run, max(1, 65536 // max(H * L * S, 1)))
+
+
+def sdpa_flash_cpu(q, k, v, dropout_p, is_causal, attn_mask, scale):
+    dt = q.dtype
+    acc = _acc(dt)
+    q, k, v = q.astype(acc, copy=False), k.astype(acc, copy=False), v.astype(acc, copy=False)
+    mask = None if attn_mask is None else attn_mask.astype(acc, copy=False)
+    sc = acc.type(_scale(q, scale))
+    B, H, L, S = q.shape[0], q.shape[1], q.shape[2], k.shape[2]
+    out = np.empty(q.shape[:3] + v.shape[3:], dt)
+    lse_out = np.empty((B, L, H), np.float32 if dt.itemsize < 4 else dt).transpose(0, 2, 1)   # torch's layout
+
+    def body(lo, hi, m):
+        o, lse = _forward(q[lo:hi], k[lo:hi], v[lo:hi], is_causal, m, sc)
+        out[lo:hi] = o
+        lse_out[lo:hi] = lse[..., 0]
+    _by_batch(B, H, L, S, mask, body)
+    return out, lse_out
+
+
+def sdpa_flash_cpu_backward(g, q, k, v, out, lse, dropout_p, is_causal, attn_mask, scale):
+    dt = q.dtype
+    acc = _acc(dt)
+    g, q, k, v, out, lse = (a.astype(acc, copy=False) for a in (g, q, k, v, out, lse))
+    mask = None if attn_mask is None else attn_mask.astype(acc, copy=False)
+    sc = acc.type(_scale(q, scale))
+    B, H, L, S = q.shape[0], q.shape[1], q.shape[2], k.shape[2]
+    dq, dk, dv = np.empty(q.shape, dt), np.empty(k.shape, dt), np.empty(v.shape, dt)
+
+    def body(lo, hi, m):
+        r = _backward(g[lo:hi], q[lo:hi], k[lo:hi], v[lo:hi], out[lo:hi], lse[lo:hi], is_causal, m, sc)
+        dq[lo:hi], dk[lo:hi], dv[lo:hi] = r
+    _by_batch(B, H, L, S, mask, body)
+    return dq, dk, dv
 
 
 KERNELS = {     # log(0) and 1/0 on fully masked rows are expected: no NumPy warnings

@@ -1,0 +1,119 @@
+"""Intra-op parallelism (ember/_backends/cpu/_parallel.py): kernels split across threads give the same
+results as on one thread, errors come back to the caller, nesting runs inline, forks get a fresh pool."""
+import os
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.nn.functional as F
+from ember._backends.cpu import _parallel
+
+
+@pytest.fixture
+def threads():
+    old = ember.get_num_threads()
+    yield
+    ember.set_num_threads(old)
+
+
+def test_set_and_get_num_threads(threads):
+    ember.set_num_threads(3)
+    assert ember.get_num_threads() == 3
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(RuntimeError, match='positive integer'):
+            ember.set_num_threads(bad)
+    assert ember.get_num_threads() == 3
+
+
+def test_parallel_for_covers_the_range_once_across_threads(threads):
+    ember.set_num_threads(4)
+    seen, calls = np.zeros(1000, int), []
+
+    def body(lo, hi):
+        seen[lo:hi] += 1
+        calls.append((lo, hi, threading.current_thread().name))
+    _parallel.parallel_for(1000, body, 100)
+    assert (seen == 1).all()
+    assert sorted(c[:2] for c in calls) == [(0, 250), (250, 500), (500, 750), (750, 1000)]
+    assert all('ember-intraop' in c[2] for c in calls if c[0] > 0)
+    assert [c[2] for c in calls if c[0] == 0] == [threading.current_thread().name]   # the caller takes the first
+    seen[:] = 0
+    _parallel.parallel_for(1000, body, 600)        # one grain's worth: runs inline
+    assert (seen == 1).all()
+
+
+def test_parallel_for_reraises_and_nests_inline(threads):
+    ember.set_num_threads(2)
+
+    def fails(lo, hi):
+        if lo > 0:
+            raise ValueError(f'bad range {lo}')
+    with pytest.raises(ValueError, match='bad range'):
+        _parallel.parallel_for(10, fails, 1)
+    inner = []
+
+    def outer(lo, hi):
+        on_worker = threading.current_thread() is not threading.main_thread()
+        _parallel.parallel_for(10, lambda a, b: inner.append((on_worker, a, b)), 1)
+    _parallel.parallel_for(4, outer, 1)
+    # a loop started on a worker runs whole, inline; the caller's own may split again
+    assert [(a, b) for w, a, b in inner if w] == [(0, 10)]
+    assert sorted((a, b) for w, a, b in inner if not w) == [(0, 5), (5, 10)]
+
+
+def test_numpy_error_state_reaches_the_workers(threads):
+    ember.set_num_threads(2)
+    with np.errstate(all='raise'):
+        def body(lo, hi):
+            np.float64(1.0) / np.zeros(1)
+        with pytest.raises(FloatingPointError):
+            _parallel.parallel_for(2, body, 1)
+
+
+@pytest.mark.parametrize('n', [1, 2, 3])
+def test_split_kernels_match_one_thread_and_torch(threads, n):
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((6, 2, 96, 16)).astype(np.float32) for _ in range(3))
+    x = (rng.standard_normal((5, 70000)) * 3).astype(np.float32)
+    ember.set_num_threads(n)
+    qe, ke, ve = (ember.tensor(a, requires_grad=True) for a in (q, k, v))
+    o = F.scaled_dot_product_attention(qe, ke, ve, is_causal=True)
+    o.sum().backward()
+    xe = ember.tensor(x, requires_grad=True)
+    y = F.gelu(xe)
+    y.backward(ember.ones_like(y))
+    qt, kt, vt = (torch.tensor(a, requires_grad=True) for a in (q, k, v))
+    ot = torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=True)
+    ot.sum().backward()
+    np.testing.assert_allclose(o.detach().numpy(), ot.detach().numpy(), atol=1e-5, rtol=1e-5)
+    for e, t in ((qe, qt), (ke, kt), (ve, vt)):
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), atol=1e-4, rtol=1e-4)
+    xt = torch.tensor(x, requires_grad=True)
+    yt = torch.nn.functional.gelu(xt)
+    yt.backward(torch.ones_like(yt))
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), atol=1e-5, rtol=2e-6)
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), atol=1e-5, rtol=2e-6)
+
+
+@pytest.mark.skipif(not hasattr(os, 'fork'), reason='fork-only behaviour')
+def test_a_forked_child_gets_a_working_pool(threads):
+    ember.set_num_threads(2)
+    _parallel.parallel_for(4, lambda lo, hi: None, 1)         # the parent's pool has threads now
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            out = np.zeros(4)
+
+            def body(lo, hi):
+                out[lo:hi] = 1
+            _parallel.parallel_for(4, body, 1)
+            os.write(w, b'ok' if out.all() else b'no')
+        finally:
+            os._exit(0)
+    os.close(w)
+    os.waitpid(pid, 0)
+    assert os.read(r, 2) == b'ok'
