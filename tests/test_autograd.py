@@ -653,3 +653,38 @@ def test_custom_function_and_checkpoint_graphs_free_by_refcount():
         np.testing.assert_allclose(arr(x.grad), 2 * np.cos(1.0) * 2 * 1.0, rtol=1e-6)
     finally:
         gc.enable()
+
+
+# --- functions returning several views: one node for all the pieces, as in torch ---------------------
+
+@pytest.mark.parametrize('make,name', [(lambda y: y.split(2, 1), 'SplitBackward0'),
+                                       (lambda y: y.split([1, 4], 1), 'SplitWithSizesBackward0'),
+                                       (lambda y: y.chunk(3, 0), 'SplitBackward0'),
+                                       (lambda y: y.unbind(1), 'UnbindBackward0')])
+def test_multi_view_functions_share_one_node_like_torch(make, name):
+    a = np.random.default_rng(0).standard_normal((4, 5))
+    res = {}
+    for lib in (ember, torch):
+        x = lib.tensor(a, requires_grad=True)
+        y = x * x
+        pieces = make(y)
+        assert {p.grad_fn.name() for p in pieces} == {name}
+        assert all(p._base is y for p in pieces)
+        loss = (pieces[-1] ** 3).sum() + (pieces[0] * 2).sum()       # the middle pieces get no gradient
+        g, = lib.autograd.grad(loss, x, create_graph=True)
+        gg, = lib.autograd.grad((g * g).sum(), x)
+        with pytest.raises(RuntimeError, match='is a view and is being modified inplace'):
+            pieces[0].mul_(2)
+        res[lib] = (g.detach().numpy(), gg.numpy())
+    np.testing.assert_allclose(res[ember][0], res[torch][0], rtol=1e-12)
+    np.testing.assert_allclose(res[ember][1], res[torch][1], rtol=1e-12)
+
+
+def test_multi_view_pieces_without_grad_stay_plain_views():
+    x = ember.arange(6.).reshape(2, 3)
+    a, b = x.split(2, 1)
+    a.mul_(10)                                  # no autograd: writing through a piece is fine
+    assert x.tolist() == [[0., 10., 2.], [30., 40., 5.]]
+    with ember.no_grad():
+        p, q = ember.ones(4, requires_grad=True).split(2)
+    assert p.grad_fn is None and not p.requires_grad

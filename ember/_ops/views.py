@@ -439,12 +439,27 @@ _c('movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a
 _c('moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)', _movedim)
 _c('swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)', lambda self, a, b: self.transpose(a, b))
 _c('swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', lambda self, a, b: self.transpose(a, b))
+def _one_node(name, fn, join='cat'):
+    """The composite ``fn`` with its pieces given one ``name`` node (NOTE in autograd/views.py)."""
+    def composite(self, arg, dim=0):
+        from ..autograd.views import multi_view
+        return multi_view(self, lambda: fn(self, arg, dim), wrap_dim(dim, self.dim()), name, join)
+    return composite
+
+
+def _unbind(self, _, dim=0):
+    return tuple(self.select(dim, i) for i in range(self.shape[wrap_dim(dim, self.dim())]))
+
+
 _c('split.Tensor(Tensor(a) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]',
-   lambda self, split_size, dim=0: _split(self, split_size, dim))
-_c('split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]', _split_with_sizes)
-_c('chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]', _chunk)
+   lambda self, split_size, dim=0:      # a list of sizes is torch's split_with_sizes
+   _one_node('SplitWithSizesBackward0' if isinstance(split_size, (list, tuple)) else 'SplitBackward0',
+             lambda self, split_size, dim: _split(self, split_size, dim))(self, split_size, dim))
+_c('split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]',
+   _one_node('SplitWithSizesBackward0', _split_with_sizes))
+_c('chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]', _one_node('SplitBackward0', _chunk))
 _c('unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]',
-   lambda self, dim=0: tuple(self.select(dim, i) for i in range(self.shape[wrap_dim(dim, self.dim())])))
+   lambda self, dim=0: _one_node('UnbindBackward0', _unbind, 'stack')(self, None, dim))
 _c('narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)', _narrow)
 _c('t(Tensor(a) self) -> Tensor(a)', _t)
 _c('view_as(Tensor(a) self, Tensor other) -> Tensor(a)', lambda self, other: self.view(tuple(other.shape)),

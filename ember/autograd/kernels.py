@@ -55,6 +55,7 @@ class FormulaNode(Node):
     _formulas = ()      # (input name, fn, param names, arity): arity 1, 'list' (a Tensor[] input) or
     #                     the number of inputs of a joint formula (its name is a tuple of input names)
     _n_outputs = 1
+    _uses_grads = False
 
     def apply(self, grad_outputs):
         saved = self._saved
@@ -63,10 +64,13 @@ class FormulaNode(Node):
             if grad is None:
                 return (None,) * len(self.next_functions)
             grads = None
-        else:
+        elif self._uses_grads:
             grads = tuple(g if g is not None else _zeros(m) for g, m in zip(grad_outputs + (None,) * self._n_outputs,
                                                                            self._out_meta))
             grad = grads[0]
+        else:       # the formulas read only the first output's gradient: no zeros for the others
+            grads = None
+            grad = grad_outputs[0] if grad_outputs and grad_outputs[0] is not None else _zeros(self._out_meta[0])
         out, k = [], 0
         for name, fn, params, arity in self._formulas:
             n = self._list_len.get(name, 1) if arity == 'list' else arity
@@ -171,7 +175,8 @@ def node_class(decl):
         formulas.append((name, fn, params, arity))
     cls_name = decl.grad_name or ''.join(w.capitalize() for w in op.schema.name.strip('_').split('_')) + 'Backward0'
     return type(cls_name, (FormulaNode,), {'_formulas': tuple(formulas), '_saved_names': tuple(saved),
-                                            '_n_outputs': len(op.schema.returns)})
+                                            '_n_outputs': len(op.schema.returns),
+                                            '_uses_grads': any('grads' in f[2] for f in formulas)})
 
 
 def autograd_kernel(decl):

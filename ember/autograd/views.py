@@ -34,7 +34,10 @@ _BELOW = below(DispatchKey.Autograd)
 
 
 def check_inplace(self):
-    """torch's errors for writing in place into a leaf that requires grad, or a view of one."""
+    """torch's errors for writing in place into a leaf that requires grad, a view of one, or one of several
+    views returned together (split, unbind)."""
+    if '_multi_view' in self.__dict__:
+        check_not_multi_view(self)
     if self._grad_fn is None and self._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     b = self._base
@@ -251,3 +254,68 @@ def register(lib):
         k = _detach_kernel(op.kernels[cea])
         k._ember_detach = True
         op.register(cea, k, allow_override=True)
+
+
+# --- functions that return several views (split, chunk, unbind) ------------------------------------
+# torch gives all the pieces one node (SplitBackward0 and friends) whose backward concatenates the pieces'
+# gradients, zeros standing in for pieces that got none. Per-piece SliceBackward0 nodes would each embed
+# their gradient in a zero tensor of the whole input and the engine would add those up: for the char-GPT's
+# qkv split, 3 zero fills, 3 scatters and 2 additions of the full (16, 64, 384) gradient per layer.
+
+_MULTI_VIEW_ERROR = ("Output {nr} of {fn} is a view and is being modified inplace. This view is the output of a "
+                     "function that returns multiple views. Such functions do not allow the output views to be "
+                     "modified inplace. You should replace the inplace operation by an out-of-place one.")
+
+
+class _MultiViewBackward(Node):
+    """The gradient of pieces cut from ``self`` along ``dim``: joined with ``cat`` (split) or ``stack``
+    (unbind), so ``create_graph=True`` differentiates through it again."""
+
+    def __init__(self, dim, piece_shapes, dtype, device, join):
+        super().__init__()
+        self._saved = {}
+        self.dim, self.piece_shapes, self.dtype, self.device, self.join = dim, piece_shapes, dtype, device, join
+
+    def apply(self, grads):
+        import ember
+        grads = tuple(grads) + (None,) * (len(self.piece_shapes) - len(grads))
+        if all(g is None for g in grads):
+            return (None,)
+        full = [g if g is not None else ember.zeros(s, dtype=self.dtype, device=self.device)
+                for g, s in zip(grads, self.piece_shapes)]
+        return ((ember.cat if self.join == 'cat' else ember.stack)(full, self.dim),)
+
+
+def _node_class(name):
+    cls = _NODE_CLASSES.get(name)
+    if cls is None:
+        cls = _NODE_CLASSES[name] = type(name, (_MultiViewBackward,), {})
+    return cls
+
+
+_NODE_CLASSES = {}
+
+
+def multi_view(self, make_pieces, dim, name, join='cat'):
+    """``make_pieces()`` (views of ``self``) as the outputs of one ``name`` node when ``self`` requires grad
+    under grad mode; the pieces then refuse in-place writes, as torch's do."""
+    from .grad_mode import is_grad_enabled, no_grad
+    if not (self._keys & AUTOGRAD_BIT and is_grad_enabled()):
+        return make_pieces()
+    with no_grad():
+        pieces = make_pieces()
+    node = _node_class(name)(dim, [tuple(p._a.shape) for p in pieces], self._dtype, self._device, join)
+    node.next_functions = (gradient_edge(self),)
+    hist = self.__dict__.get('_hist', 0)
+    for i, p in enumerate(pieces):
+        p._grad_fn, p._output_nr = node, i
+        p._keys |= AUTOGRAD_BIT
+        p.__dict__['_hist'] = hist
+        p.__dict__['_multi_view'] = name
+    return pieces
+
+
+def check_not_multi_view(self):
+    name = self.__dict__.get('_multi_view')
+    if name is not None and self._grad_fn is not None and self._grad_fn.name() == name:
+        raise RuntimeError(_MULTI_VIEW_ERROR.format(nr=self._output_nr, fn=name[:-len('Backward0')]))
