@@ -6,8 +6,11 @@ repetitions. Pin it for stable figures:
 
     taskset -c 1 env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python bench/bench_conv.py
 
-``--shapes`` adds a few other shapes (strided, grouped, dilated, float64, 1d/3d) to check for regressions.
+``--shapes`` adds a few other shapes (strided, grouped, dilated, float64, 1d/3d) to check for regressions;
+``--base FILE`` times another copy of the kernel module in the same interleaved loop (A/B of a change:
+``git show HEAD~1:ember/_backends/cpu/nn_ops.py > /tmp/old.py; ... --base /tmp/old.py``).
 """
+import importlib.util
 import argparse
 import os
 import sys
@@ -30,8 +33,15 @@ def median_ms(fns, reps):
     return [sorted(t)[len(t) // 2] * 1e3 for t in ts]
 
 
-def cases(rng, extra):
-    """(name, ember callable, torch callable or None) for each kernel call."""
+def load_module(path):
+    spec = importlib.util.spec_from_file_location('nn_ops_base', path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def cases(rng, extra, K, B):
+    """(name, ember callable, base callable, torch callable) for each kernel call; B is the base module or K."""
     import torch
     A = torch.ops.aten
     out = []
@@ -45,15 +55,17 @@ def cases(rng, extra):
         y = K.convolution(x, w, b, S, P, D, False, (0,) * nd, g)
         gy = rng.standard_normal(y.shape).astype(dtype)
         tx, tw, tb, tg = (torch.from_numpy(a) for a in (x, w, b, gy))
-        out.append((f'{name} fwd', lambda: K.convolution(x, w, b, S, P, D, False, (0,) * nd, g),
+        out.append((f'{name} fwd', *(lambda M=M: M.convolution(x, w, b, S, P, D, False, (0,) * nd, g) for M in (K, B)),
                     lambda: A.convolution(tx, tw, tb, S, P, D, False, (0,) * nd, g)))
-        out.append((f'{name} grad w', lambda: K.convolution_backward_weight(gy, x, w.shape, S, P, D, g),
+        out.append((f'{name} grad w', *(lambda M=M: M.convolution_backward_weight(gy, x, w.shape, S, P, D, g)
+                                        for M in (K, B)),
                     lambda: A.convolution_backward(tg, tx, tw, None, S, P, D, False, (0,) * nd, g,
                                                    (False, True, False))))
         if C > 1:
             opad = tuple(int(v) for v in np.array(x.shape[2:]) - K.convolution(gy, w, None, S, P, D, True, (0,) * nd,
                                                                                  g).shape[2:])
-            out.append((f'{name} grad x', lambda: K.convolution(gy, w, None, S, P, D, True, opad, g),
+            out.append((f'{name} grad x', *(lambda M=M: M.convolution(gy, w, None, S, P, D, True, opad, g)
+                                            for M in (K, B)),
                         lambda: A.convolution_backward(tg, tx, tw, None, S, P, D, False, (0,) * nd, g,
                                                        (True, False, False))))
 
@@ -61,16 +73,16 @@ def cases(rng, extra):
         nd = len(HW)
         x = rng.standard_normal((N, C) + HW).astype(dtype)
         kk, ss, pp, dd = (k,) * nd, (s or k,) * nd, (p,) * nd, (d,) * nd
-        fn = K.KERNELS[f'max_pool{nd}d_with_indices']
-        bw = K.KERNELS[f'max_pool{nd}d_with_indices_backward']
-        v, i = fn(x, kk, ss, pp, dd, ceil)
+        v, i = K.KERNELS[f'max_pool{nd}d_with_indices'](x, kk, ss, pp, dd, ceil)
         gy = rng.standard_normal(v.shape).astype(dtype)
         tx, tg, ti = (torch.from_numpy(a) for a in (x, gy, i))
         tf = getattr(A, f'max_pool{nd}d_with_indices')
         tb = getattr(A, f'max_pool{nd}d_with_indices_backward')
-        out.append((f'{name} fwd', lambda: fn(x, kk, ss, pp, dd, ceil), lambda: tf(tx, kk, ss, pp, dd, ceil)))
-        out.append((f'{name} bwd', lambda: bw(gy, x, kk, ss, pp, dd, ceil, i),
-                    lambda: tb(tg, tx, kk, ss, pp, dd, ceil, ti)))
+        out.append((f'{name} fwd', *(lambda M=M: M.KERNELS[f'max_pool{nd}d_with_indices'](x, kk, ss, pp, dd, ceil)
+                                     for M in (K, B)), lambda: tf(tx, kk, ss, pp, dd, ceil)))
+        out.append((f'{name} bwd', *(lambda M=M: M.KERNELS[f'max_pool{nd}d_with_indices_backward'](gy, x, kk, ss, pp,
+                                                                                                    dd, ceil, i)
+                                     for M in (K, B)), lambda: tb(tg, tx, kk, ss, pp, dd, ceil, ti)))
 
     conv('conv1 1->16 28x28', 64, 1, 16, (28, 28), 3)
     pool('pool1 16x28x28', 64, 16, (28, 28), 2)
@@ -96,21 +108,25 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--reps', type=int, default=60)
     ap.add_argument('--shapes', action='store_true', help='also time other shapes (regression check)')
-    ap.add_argument('--no-torch', action='store_true')
+    ap.add_argument('--base', help='another nn_ops.py to time side by side (A/B)')
     a = ap.parse_args()
     import torch
     torch.set_num_threads(int(os.environ.get('OMP_NUM_THREADS', torch.get_num_threads())))
-    rows = cases(np.random.default_rng(0), a.shapes)
-    print(f'{"kernel":28s} {"ember ms":>9s} {"torch ms":>9s}')
-    tot = [0.0, 0.0]
-    for name, fe, ft in rows:
-        fe(), ft()
-        e, t = median_ms([fe, ft] if not a.no_torch else [fe], a.reps) + ([] if not a.no_torch else [float('nan')])
-        if not name.startswith(('conv ', 'conv1d', 'conv3d', 'pool ', 'pool3d')):
-            tot[0] += e
-            tot[1] += t
-        print(f'{name:28s} {e:9.3f} {t:9.3f}')
-    print(f'{"CNN benchmark total":28s} {tot[0]:9.3f} {tot[1]:9.3f}')
+    B = load_module(a.base) if a.base else K
+    rows = cases(np.random.default_rng(0), a.shapes, K, B)
+    print(f'{"kernel":28s} {"ember ms":>9s}' + (f' {"base ms":>9s}' if a.base else '') + f' {"torch ms":>9s}')
+    tot = [0.0, 0.0, 0.0]
+    for name, fe, fb, ft in rows:
+        fns = [fe, fb, ft] if a.base else [fe, ft]
+        for f in fns:
+            f()
+        ts = median_ms(fns, a.reps)
+        if not a.base:
+            ts.insert(1, float('nan'))
+        if name.startswith(('conv1 ', 'conv2 ', 'pool1 ', 'pool2 ')):
+            tot = [u + v for u, v in zip(tot, ts)]
+        print(f'{name:28s} {ts[0]:9.3f}' + (f' {ts[1]:9.3f}' if a.base else '') + f' {ts[2]:9.3f}')
+    print(f'{"CNN benchmark total":28s} {tot[0]:9.3f}' + (f' {tot[1]:9.3f}' if a.base else '') + f' {tot[2]:9.3f}')
 
 
 if __name__ == '__main__':

@@ -15,6 +15,7 @@ The batched product writes the output directly in (N, O, P) order, so no output 
 from functools import partial
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided as _as_strided
 from numpy.lib.stride_tricks import sliding_window_view as _swv
 
 
@@ -43,40 +44,116 @@ def _windows(xp, k, s, d):
     return w[idx]
 
 
-def _pad(x, p, value=0):
-    if not any(p):
-        return x
-    return np.pad(x, ((0, 0), (0, 0)) + tuple((pp, pp) for pp in p), constant_values=value)
-
-
 def _pad_pairs(x, pairs):
-    """Pad (or, for negative amounts, crop) the spatial dims by (before, after) pairs."""
+    """Zero-pad (or, for negative amounts, crop) the spatial dims by (before, after) pairs. A zeroed buffer and
+    one assignment: ~1.7x faster than np.pad."""
     if all(a >= 0 and b >= 0 for a, b in pairs):
-        return x if not any(a or b for a, b in pairs) else np.pad(x, ((0, 0), (0, 0)) + tuple(pairs))
+        if not any(a or b for a, b in pairs):
+            return x
+        out = np.zeros(x.shape[:2] + tuple(n + a + b for n, (a, b) in zip(x.shape[2:], pairs)), x.dtype)
+        out[(slice(None), slice(None)) + tuple(slice(a, a + n) for n, (a, _) in zip(x.shape[2:], pairs))] = x
+        return out
     crop = tuple(slice(max(-a, 0), n - max(-b, 0)) for (a, b), n in zip(pairs, x.shape[2:]))
     return _pad_pairs(x[(slice(None), slice(None)) + crop], tuple((max(a, 0), max(b, 0)) for a, b in pairs))
 
 
+def _conv_out(isz, k, s, d, pairs):
+    return tuple((i + a + b - dd * (kk - 1) - 1) // ss + 1 for i, kk, ss, dd, (a, b) in zip(isz, k, s, d, pairs))
+
+
+def _channels_last_pays(x_shape, O, k, s, d, osz, groups, moves_output):
+    """Whether receptive fields copied from a channels-last copy of x beat NCHW im2col (NOTE [convolution
+    kernel]). A NumPy copy costs ~0.1 ns per contiguous element, ~0.4 per strided one and ~4 per inner loop; a
+    field's inner runs are kw*C long channels-last and OW long in NCHW, but channels-last first transposes x
+    (and, in the forward, the output back), ~0.4 ns per element."""
+    N, C = x_shape[:2]
+    K = _prod(k)
+    if groups != 1 or K == 1:
+        return False
+    cols = N * C * K * _prod(osz)
+    run = k[-1] * C if d[-1] == 1 else C
+    nchw = cols * ((1 if s[-1] == 1 else 4) + 40 / osz[-1])
+    last = cols * (1 + 40 / run) + 4 * (_prod(x_shape) + (N * O * _prod(osz) if moves_output else 0))
+    return last < nchw
+
+
+def _fields_nchw(x, k, s, d, pairs, osz, groups):
+    """View of the receptive fields, (N, G, Cg, *K, *O): NCHW im2col order."""
+    nd = len(k)
+    N, C = x.shape[:2]
+    win = _windows(_pad_pairs(x, pairs), k, s, d)         # N, C, *O, *K
+    win = win[(slice(None), slice(None)) + tuple(slice(0, o) for o in osz)]
+    win = win.reshape((N, groups, C // groups) + win.shape[2:])
+    return win.transpose((0, 1, 2) + tuple(range(3 + nd, 3 + 2 * nd)) + tuple(range(3, 3 + nd)))
+
+
+def _fields_last(x, k, s, d, pairs, osz):
+    """View of the receptive fields, (N, *O, *K, C), on a zero-padded channels-last copy of x (negative pairs
+    crop): there each field is prod(K[:-1]) runs of kw*C contiguous values."""
+    nd = len(k)
+    N, C = x.shape[:2]
+    crop = tuple(slice(max(-a, 0), n - max(-b, 0)) for (a, b), n in zip(pairs, x.shape[2:]))
+    x = x[(slice(None), slice(None)) + crop]
+    pairs = tuple((max(a, 0), max(b, 0)) for a, b in pairs)
+    xh = np.zeros((N,) + tuple(n + a + b for n, (a, b) in zip(x.shape[2:], pairs)) + (C,), x.dtype)
+    xh[(slice(None),) + tuple(slice(a, a + n) for n, (a, _) in zip(x.shape[2:], pairs))] = np.moveaxis(x, 1, -1)
+    st = xh.strides
+    return _as_strided(xh, (N,) + osz + k + (C,), (st[0],) + tuple(st[1 + i] * ss for i, ss in enumerate(s))
+                       + tuple(st[1 + i] * dd for i, dd in enumerate(d)) + (st[-1],), writeable=False)
+
+
+def _chunks(win, shape, budget=4 << 20):
+    """(n0, n1, col): the fields view as contiguous (n1 - n0, *shape) column blocks, a few samples at a time.
+    One reused ~4 MB buffer stays in cache for the GEMM that reads it, where one big column matrix is written
+    out to memory (and page-faulted in) first: ~15-25% faster on the CNN benchmark. No copy at all when the
+    view already is that matrix (1x1 kernels)."""
+    N = win.shape[0]
+    try:
+        whole = win.reshape((N,) + shape, copy=False)
+    except ValueError:
+        whole = None
+    if whole is not None:
+        yield 0, N, whole
+        return
+    nb = max(1, min(N, budget // max(_prod(shape) * win.itemsize, 1)))
+    buf = np.empty((nb,) + win.shape[1:], win.dtype)
+    for n0 in range(0, N, nb):
+        n1 = min(N, n0 + nb)
+        col = buf[:n1 - n0]
+        np.copyto(col, win[n0:n1])
+        yield n0, n1, col.reshape((n1 - n0,) + shape)
+
+
 def _conv_forward(x, w, b, stride, padding, dilation, groups, pairs=None):
+    """One GEMM per sample (and group) over the receptive fields: W (Og, Cg*K) @ col (Cg*K, P), or, from
+    channels-last fields, col (P, K*C) @ W.T then one pass that moves the channels back and adds the bias."""
     nd = x.ndim - 2
     s, d = _tup(stride, nd), _tup(dilation, nd)
     N, C = x.shape[:2]
     O = w.shape[0]
-    k = w.shape[2:]
-    xp = _pad_pairs(x, pairs) if pairs is not None else _pad(x, _tup(padding, nd))
-    win = _windows(xp, k, s, d)                            # N, C, *O, *K
-    osz = win.shape[2:2 + nd]
     G = groups
-    # N, G, Cg, *O, *K -> N, G, Cg, *K, *O -> N, G, Cg*K, P
-    win = win.reshape((N, G, C // G) + win.shape[2:])
-    perm = (0, 1, 2) + tuple(range(3 + nd, 3 + 2 * nd)) + tuple(range(3, 3 + nd))
-    col = win.transpose(perm).reshape(N, G, (C // G) * _prod(k), _prod(osz))
-    wm = w.reshape(G, O // G, -1)
-    out = np.matmul(wm, col)                               # N, G, Og, P
-    out = out.reshape((N, O) + osz)
+    k = w.shape[2:]
+    if pairs is None:
+        pairs = tuple((pp, pp) for pp in _tup(padding, nd))
+    osz = _conv_out(x.shape[2:], k, s, d, pairs)
+    P = _prod(osz)
+    res = np.empty((N, O) + osz, np.result_type(x, w))
+    if _channels_last_pays(x.shape, O, k, s, d, osz, G, True):
+        wm = w.transpose(tuple(range(2, 2 + nd)) + (1, 0)).reshape(_prod(k) * C, O)
+        bias = None if b is None else b.reshape((1, O) + (1,) * nd)
+        for n0, n1, col in _chunks(_fields_last(x, k, s, d, pairs, osz), (P, _prod(k) * C)):
+            src = np.moveaxis(np.matmul(col, wm).reshape((n1 - n0,) + osz + (O,)), -1, 1)
+            if bias is None:
+                np.copyto(res[n0:n1], src)
+            else:
+                np.add(src, bias, out=res[n0:n1])
+        return res
+    wm = w.reshape(G, O // G, (C // G) * _prod(k))
+    for n0, n1, col in _chunks(_fields_nchw(x, k, s, d, pairs, osz, G), (G, (C // G) * _prod(k), P)):
+        np.matmul(wm, col, out=res[n0:n1].reshape(n1 - n0, G, O // G, P))
     if b is not None:
-        out += b.reshape((1, O) + (1,) * nd)
-    return out
+        res += b.reshape((1, O) + (1,) * nd)
+    return res
 
 
 def _conv_transpose(x, w, b, stride, padding, dilation, output_padding, groups):
@@ -107,21 +184,40 @@ def _conv_transpose(x, w, b, stride, padding, dilation, output_padding, groups):
 
 
 def convolution_backward_weight(g, x, weight_sizes, stride, padding, dilation, groups):
-    """d<g, conv(x, w)>/dw: one GEMM per group, (Og, N*P) @ (N*P, Cg*K), over the forward's receptive fields."""
+    """d<g, conv(x, w)>/dw = sum over samples of g_n (Og, P) @ col_n.T (P, Cg*K), over the forward's receptive
+    fields. Per-sample GEMMs summed work in cache, ~2-3x faster on the CNN benchmark than one (Og, N*P) @
+    (N*P, Cg*K) GEMM; that one (per block of samples) is kept where per-sample products outweigh their inputs."""
     nd = x.ndim - 2
     s, p, d = _tup(stride, nd), _tup(padding, nd), _tup(dilation, nd)
     k = tuple(int(v) for v in weight_sizes[2:])
     N, C = x.shape[:2]
     O = g.shape[1]
     G = groups
-    osz = g.shape[2:]
-    win = _windows(_pad(x, p), k, s, d)
-    win = win[(slice(None), slice(None)) + tuple(slice(0, o) for o in osz)]
-    win = win.reshape((N, G, C // G) + win.shape[2:])                 # N, G, Cg, *O, *K
-    perm = (1, 2) + tuple(range(3 + nd, 3 + 2 * nd)) + (0,) + tuple(range(3, 3 + nd))
-    colT = np.ascontiguousarray(win.transpose(perm)).reshape(G, (C // G) * _prod(k), N * _prod(osz))
-    gm = np.ascontiguousarray(g.reshape(N, G, O // G, _prod(osz)).transpose(1, 2, 0, 3)).reshape(G, O // G, N * _prod(osz))
-    return np.matmul(gm, colT.transpose(0, 2, 1)).reshape(tuple(int(v) for v in weight_sizes))
+    Og = O // G
+    osz = tuple(g.shape[2:])
+    P, CK = _prod(osz), (C // G) * _prod(k)
+    pairs = tuple((pp, pp) for pp in p)
+    per_sample = Og * CK <= P * (Og + CK)
+    dtype = np.result_type(g, x)
+    if _channels_last_pays(x.shape, O, k, s, d, osz, G, False):
+        dw = np.zeros((O, CK), dtype)                                          # O, (*K, C)
+        for n0, n1, col in _chunks(_fields_last(x, k, s, d, pairs, osz), (P, CK)):
+            gm = g[n0:n1].reshape(n1 - n0, O, P)
+            if per_sample:
+                dw += np.matmul(gm, col).sum(0)
+            else:
+                dw += np.ascontiguousarray(gm.transpose(1, 0, 2)).reshape(O, -1) @ col.reshape(-1, CK)
+        return np.ascontiguousarray(np.moveaxis(dw.reshape((O,) + k + (C,)), -1, 1))
+    dw = np.zeros((G, Og, CK), dtype)
+    for n0, n1, col in _chunks(_fields_nchw(x, k, s, d, pairs, osz, G), (G, CK, P)):
+        gm = g[n0:n1].reshape(n1 - n0, G, Og, P)
+        if per_sample:
+            dw += np.matmul(gm, col.swapaxes(-1, -2)).sum(0)
+        else:
+            colT = np.ascontiguousarray(col.transpose(1, 2, 0, 3)).reshape(G, CK, -1)
+            gT = np.ascontiguousarray(gm.transpose(1, 2, 0, 3)).reshape(G, Og, -1)
+            dw += np.matmul(gT, colT.transpose(0, 2, 1))
+    return dw.reshape(tuple(int(v) for v in weight_sizes))
 
 
 def _col2im(cols, osz, k, s, p, d):
@@ -151,7 +247,7 @@ def im2col(x, kernel_size, dilation, padding, stride):
     k, d, p, s = _tup(kernel_size, 2), _tup(dilation, 2), _tup(padding, 2), _tup(stride, 2)
     batched = x.ndim == 4
     xb = x if batched else x[None]
-    win = _windows(_pad(xb, p), k, s, d)                  # N, C, OH, OW, kh, kw
+    win = _windows(_pad_pairs(xb, tuple((pp, pp) for pp in p)), k, s, d)   # N, C, OH, OW, kh, kw
     N, C, OH, OW = win.shape[:4]
     out = np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3)).reshape(N, C * k[0] * k[1], OH * OW)
     return out if batched else out[0]
