@@ -189,12 +189,29 @@ def _logsumexp(a, dim, keepdim):
     return s if keepdim else s.squeeze(ax) if ax is not None else s.reshape(())
 
 
+# NOTE [softmax over short rows] -- NumPy's reductions over a short last axis cost ~1 ns per element
+# (row loops), against ~0.1 ns for a whole-array reduction or a BLAS matrix-vector product. So softmax's
+# sums over the last axis are GEMVs with a vector of ones, and the row maximum (subtracted only so that
+# exp cannot overflow) is skipped when the whole input lies within +-_NO_SHIFT: there exp is a normal
+# float far from overflow and the result is the same to rounding. (1024, 65) log_softmax: 140 -> ~70 us.
+_NO_SHIFT = 60.0
+
+
+def _sum_keep(a, dim):
+    """np.add.reduce(a, dim, keepdims=True), by GEMV when ``dim`` is the last axis of a float32/64 array."""
+    if (dim == -1 or dim == a.ndim - 1) and a.ndim and (a.dtype == np.float32 or a.dtype == np.float64):
+        return np.matmul(a, np.ones(a.shape[-1], a.dtype))[..., None]
+    return np.add.reduce(a, axis=dim, keepdims=True)
+
+
 def _shifted(a, dim, dtype):
-    """``a - max(a, dim)`` as a new array in the result dtype (softmax's numerically safe start);
-    half precision computes in float32."""
+    """``a - max(a, dim)`` as a new array in the result dtype (softmax's numerically safe start; the
+    maximum may be skipped, NOTE [softmax over short rows]); half precision computes in float32."""
     dtype = np.float32 if _half(dtype) else dtype
     if a.dtype != dtype:
         a = a.astype(dtype)
+    if a.size and -_NO_SHIFT < a.min() and a.max() < _NO_SHIFT:
+        return a.copy()
     m = np.maximum.reduce(a, axis=dim, keepdims=True)
     return np.subtract(a, m)
 
@@ -208,7 +225,7 @@ def _softmax(a, dim, dtype):
         return np.empty(a.shape, dtype)
     e = _shifted(a, dim, dtype)
     np.exp(e, out=e)
-    e /= np.add.reduce(e, axis=dim, keepdims=True)
+    e *= np.reciprocal(_sum_keep(e, dim))
     return e
 
 
@@ -220,8 +237,7 @@ def _log_softmax(a, dim, dtype):
     if a.size == 0:
         return np.empty(a.shape, dtype)
     e = _shifted(a, dim, dtype)
-    s = np.exp(e)
-    s = np.add.reduce(s, axis=dim, keepdims=True)
+    s = _sum_keep(np.exp(e), dim)
     np.log(s, out=s)
     e -= s
     return e
@@ -232,7 +248,7 @@ def _softmax_backward_data(g, y, dim, input_dtype):
     if y.ndim == 0:
         return np.zeros((), y.dtype)
     gy = np.multiply(g, y)
-    s = np.add.reduce(gy, axis=dim, keepdims=True)
+    s = _sum_keep(gy, dim)
     t = np.multiply(y, s)
     np.subtract(gy, t, out=gy)
     return gy
@@ -242,7 +258,7 @@ def _log_softmax_backward_data(g, y, dim, input_dtype):
     """g - exp(y) * sum(g)."""
     if y.ndim == 0:
         return np.zeros((), y.dtype)
-    s = np.add.reduce(g, axis=dim, keepdims=True)
+    s = _sum_keep(g, dim)
     t = np.exp(y)
     np.multiply(t, s, out=t)
     np.subtract(g, t, out=t)
