@@ -2,15 +2,27 @@
 
 Arrays in, arrays out. Shape checks and errors live in the meta functions (ember/_ops/nn_ops.py).
 
-NOTE [convolution kernel] -- measured on the CNN benchmark shapes (batch 64, 3x3 kernels, padding 1,
-float32, 2 cores; ms per forward, noisy machine):
-                                       1->16 @28x28   16->32 @14x14
-  im2col (N*P, C*K) @ W.T + transpose      13-26          13-50
-  einsum(optimize=True) on the windows     12-15           5-33
-  shift-and-accumulate per kernel tap      17-24           3-8
-  batched W (O, C*K) @ col (N, C*K, P)     0.7-1.2         2-6     <- used
-  torch 2.13                               17              4-13
-The batched product writes the output directly in (N, O, P) order, so no output transpose is needed.
+NOTE [convolution kernel] -- CNN benchmark shapes (batch 64, 3x3 kernels, padding 1, float32), ms per call on one
+core with one BLAS thread (`taskset -c 1 env OPENBLAS_NUM_THREADS=1 python bench/bench_conv.py`, medians, +-10%):
+                                                          1->16 @28x28       16->32 @14x14
+                                                          fwd  grad w     fwd  grad w  grad x
+  old: NCHW im2col into one (N, C*K, P) column matrix, W @  0.49  0.90      2.1   3.1    3.3-3.8
+    col per sample; grad w one (O, N*P) @ (N*P, C*K) GEMM
+  x framed as (C, N*H'*W') with shared zero padding, every  -     -        3.0   3.2    3.4-4.8
+    field a shifted contiguous slice (9 copies, one GEMM)
+  the same frame, one GEMM per tap on shifted views         -     -        3.6   3.4    3.4
+  per-sample flat rows (W' = W+2, cropped after the GEMM)   -     -        2.7   2.6    3.1
+  channels-last fields (N, P, K*C), per-sample GEMMs         -     -        1.8   1.6    1.9-2.3  <- 16->32
+  NCHW fields (N, C*K, P), per-sample GEMMs                 0.47  0.36       -     -       -     <- 1->16
+  torch 2.13                                                0.34  0.33      1.23  1.38   1.45
+The used rows copy the fields a few samples at a time into one reused ~4 MB buffer that stays in cache for the
+GEMM reading it (15-25% faster than writing out the whole 7-14 MB column matrix), and sum the weight gradient
+over per-sample GEMMs (OpenBLAS is slow on a (32, 144) output with K = N*P = 12544). A NumPy copy costs per
+contiguous run (~4 ns per inner loop): NCHW fields have OW-long runs (14 here), channels-last ones kw*C-long (48)
+but need x (and the output) transposed; _channels_last_pays weighs the two. The input gradient of a stride-1
+convolution is this forward with the flipped kernel. With two BLAS threads, one GEMM per buffer ((m*P, K*C) @ W.T)
+would beat the per-sample GEMMs on the 16->32 forward and weight gradient (1.6 vs 1.9 ms; NumPy's stacked matmul
+does not thread) but is 15-35% slower on one thread, so it is not used.
 """
 from functools import partial
 
@@ -212,7 +224,7 @@ def convolution_backward_weight(g, x, weight_sizes, stride, padding, dilation, g
     for n0, n1, col in _chunks(_fields_nchw(x, k, s, d, pairs, osz, G), (G, CK, P)):
         gm = g[n0:n1].reshape(n1 - n0, G, Og, P)
         if per_sample:
-            dw += np.matmul(gm, col.swapaxes(-1, -2)).sum(0)
+            dw += np.matmul(col, gm.swapaxes(-1, -2)).sum(0).swapaxes(-1, -2)   # ~1.3x faster than gm @ col.T
         else:
             colT = np.ascontiguousarray(col.transpose(1, 2, 0, 3)).reshape(G, CK, -1)
             gT = np.ascontiguousarray(gm.transpose(1, 2, 0, 3)).reshape(G, Og, -1)
