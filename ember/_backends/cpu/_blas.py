@@ -1,0 +1,58 @@
+"""NOTE [BLAS threads] -- who parallelises a CPU kernel.
+
+NumPy's OpenBLAS runs each large GEMM on its own thread pool, whose threads busy-wait for a while after
+every call. ember's intra-op pool (``_parallel``) splits elementwise chains, attention and normalisation
+across threads too, and the two pools fought over the cores: on the char-GPT benchmark (2 cores) a step
+took 94 ms with both pools against 78 ms with ember's pool off. So, as torch runs its BLAS inside its own
+intra-op threads, ember sets OpenBLAS to one thread and splits GEMMs itself (``linalg._gemm``: rows or
+columns of the output per thread, each a single-threaded GEMM): 71 ms.
+
+The switch is ``openblas_set_num_threads`` of the OpenBLAS that NumPy loaded, found by ctypes among the
+process's mapped libraries (what threadpoolctl does in general; ember needs only this one call). Where it
+cannot be found (another BLAS, another OS), BLAS keeps its own threads and ember's pool stays at one
+thread. The effect is process-wide: plain NumPy matrix products in the same process run on one thread as
+well. ``EMBER_BLAS_THREADS=native`` leaves the BLAS alone (and ember's pool at one thread).
+"""
+import ctypes
+import os
+
+_NAMES = ('scipy_openblas{}_num_threads64_', 'scipy_openblas{}_num_threads', 'openblas{}_num_threads64_',
+          'openblas{}_num_threads')
+
+
+def _find():
+    """(set, get) of the loaded OpenBLAS libraries' thread-count functions, or [] if none is found."""
+    if os.environ.get('EMBER_BLAS_THREADS') == 'native':
+        return []
+    try:
+        with open('/proc/self/maps') as f:
+            paths = sorted({line.split()[-1] for line in f if 'openblas' in line.lower() and '.so' in line})
+    except OSError:
+        return []
+    found = []
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for pattern in _NAMES:
+            setter, getter = getattr(lib, pattern.format('_set'), None), getattr(lib, pattern.format('_get'), None)
+            if setter is not None and getter is not None:
+                setter.argtypes, getter.restype = [ctypes.c_int], ctypes.c_int
+                found.append((setter, getter))
+                break
+    return found
+
+
+_LIBS = _find()
+controlled = bool(_LIBS)
+
+
+def set_blas_threads(n):
+    for setter, _ in _LIBS:
+        setter(n)
+
+
+def blas_threads():
+    """The BLAS's thread count, or None when ember cannot see it."""
+    return _LIBS[0][1]() if _LIBS else None
