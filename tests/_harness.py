@@ -59,6 +59,8 @@ def resolve(lib, path):
 def call(info, lib, args, kwargs):
     if info.method:
         return getattr(args[0], info.torch_name if lib is torch else info.name)(*args[1:], **kwargs)
+    if lib is torch and info.torch_fn is not None:     # torch has the schema but no CPU kernel
+        return info.torch_fn(*args, **kwargs)
     fn = resolve(lib, info.torch_name if lib is torch else (info.name if not info.torch_name.startswith('nn.')
                                                             else info.torch_name))
     return fn(*args, **kwargs)

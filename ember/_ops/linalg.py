@@ -257,9 +257,34 @@ def _linear_grad_weight(grad, input, weight):
     return g.t().mm(input.reshape(-1, input.shape[-1]))
 
 
+def _linear_grads(grad, input, weight, output_mask):
+    """All three gradients at once: a first-order backward of a matrix weight runs the fused
+    ``linear_backward`` kernel (its two GEMMs on two intra-op threads, one hand-off instead of a split of
+    each); a recorded backward (create_graph) runs the formulas in ember ops."""
+    from ..autograd.grad_mode import is_grad_enabled
+    if not is_grad_enabled() and weight.dim() == 2 and input.dim() >= 1 and grad.dim() >= 1:
+        return DECLS['linear_backward'].op.call(input, grad, weight, tuple(output_mask))
+    return [_linear_grad_input(grad, weight) if output_mask[0] else None,
+            _linear_grad_weight(grad, input, weight) if output_mask[1] else None,
+            grad if output_mask[2] else None]
+
+
 declare('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', meta=_linear_meta, nn=True,
-        function=False, method=False,
-        derivatives={'input': _linear_grad_input, 'weight': _linear_grad_weight, 'bias': lambda grad: grad})
+        function=False, method=False, derivatives={('input', 'weight', 'bias'): _linear_grads})
+
+
+def _linear_backward_meta(self, grad_output, weight, output_mask):
+    x, g, w = tuple(self.shape), tuple(grad_output.shape), tuple(weight.shape)
+    if len(w) != 2 or not x or not g or x[-1] != w[1] or g[-1] != w[0] or x[:-1] != g[:-1]:
+        raise RuntimeError(f"linear_backward: got input {list(x)}, grad_output {list(g)} and weight {list(w)}; "
+                           f"expected [*, in], [*, out] and [out, in]")
+    mask = tuple(bool(m) for m in output_mask)
+    return [(x, self._dtype) if mask[0] else None, (w, weight._dtype) if mask[1] else None,
+            ((w[0],), grad_output._dtype) if mask[2] else None]
+
+
+declare('linear_backward(Tensor self, Tensor grad_output, Tensor weight, bool[3] output_mask) '
+        '-> (Tensor, Tensor, Tensor)', meta=_linear_backward_meta, method=False)
 
 
 # --- fused add-products: beta * input + alpha * (product) ------------------------------------

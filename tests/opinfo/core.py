@@ -53,16 +53,18 @@ class S:
 class OpInfo:
     """``torch_name``: the torch callable path when it differs (e.g. 'nn.functional.relu');
     ``method``: call as a method of the first argument; ``grad``/``gradgrad``: test derivatives;
-    ``dtypes``: dtypes to try; ``atol``/``rtol``: tolerances against torch; ``view``: compare strides."""
+    ``dtypes``: dtypes to try; ``atol``/``rtol``: tolerances against torch; ``view``: compare strides;
+    ``torch_fn``: the torch side as a function of torch ops (for an op torch declares without a CPU kernel)."""
 
     def __init__(self, name, samples, dtypes=FLOATS, torch_name=None, method=False, grad=True, gradgrad=True,
                  atol=1e-5, rtol=1.3e-6, view=False, meta=True, random=False, grad_dtypes=('float64',),
-                 nondeterministic_grad_inputs=(), compare=None):
+                 nondeterministic_grad_inputs=(), compare=None, torch_fn=None):
         self.name, self.samples, self.dtypes = name, samples, dtypes
         self.torch_name, self.method = torch_name or name, method
         self.grad, self.gradgrad, self.atol, self.rtol, self.view = grad, gradgrad, atol, rtol, view
         self.meta, self.random, self.grad_dtypes = meta, random, grad_dtypes
         self.compare = compare
+        self.torch_fn = torch_fn      # a reference written in torch ops, for a schema torch has no CPU kernel for
 
 
 OPS = {}

@@ -180,3 +180,24 @@ op('linalg.matrix_rank', lambda dt: [S(Arg((4, 3))), S(np.ones((3, 3), dt)), S(A
    grad=False)
 op('linalg.det', lambda dt: [S(_wellcond((3, 3), dt)), S(_wellcond((2, 4, 4), dt, 1)), S(Arg((1, 1))),
                              S(np.zeros((3, 3), dt)), *_SQ_ERRORS], atol=1e-4, rtol=1e-4)
+
+
+def _linear_backward_ref(x, g, w, output_mask):
+    """torch declares linear_backward but has no CPU kernel: the same three products in torch ops."""
+    if w.dim() != 2 or x.shape[-1] != w.shape[1] or g.shape[-1] != w.shape[0] or x.shape[:-1] != g.shape[:-1]:
+        raise RuntimeError("linear_backward: shapes of input, grad_output and weight do not match")
+    g2, x2 = g.reshape(-1, g.shape[-1]), x.reshape(-1, x.shape[-1])
+    return (g @ w if output_mask[0] else None, g2.T @ x2 if output_mask[1] else None,
+            g2.sum(0) if output_mask[2] else None)
+
+
+def _linear_backward_samples(dt):
+    yield S(Arg((5, 3)), Arg((5, 4)), Arg((4, 3)), [True, True, True])
+    yield S(Arg((2, 6, 3)), Arg((2, 6, 4)), Arg((4, 3)), [True, False, True])
+    yield S(Arg((3,)), Arg((4,)), Arg((4, 3)), [False, True, True])
+    yield S(Arg((3, 5), noncontig=True), Arg((3, 2)), Arg((2, 5)), [True, True, False])
+    yield S(Arg((0, 3)), Arg((0, 4)), Arg((4, 3)), [True, True, True])
+    yield S(Arg((5, 3)), Arg((5, 4)), Arg((4, 2)), [True, True, True])          # error: weight's in-features
+
+
+op('linear_backward', _linear_backward_samples, torch_fn=_linear_backward_ref, grad=False, gradgrad=False)

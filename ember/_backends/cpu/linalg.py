@@ -5,12 +5,41 @@ Kernels take arrays in any layout (BLAS takes transposed operands as they are, s
 """
 import numpy as np
 
+from ._parallel import get_num_threads, parallel_for
+
+
+_GEMM_GRAIN = 1 << 20      # multiply-adds per task: below ~1M the hand-off costs more than it saves
+
+
+def _gemm(a, b):
+    """np.matmul of two matrices, its output rows (or columns) shared out among the intra-op threads,
+    each running a single-threaded BLAS GEMM (NOTE [BLAS threads] in _blas.py)."""
+    m, k = a.shape
+    n = b.shape[1]
+    work = m * n * k
+    if work < 2 * _GEMM_GRAIN or get_num_threads() < 2 or a.dtype != b.dtype or a.dtype.kind != 'f':
+        return np.matmul(a, b)
+    out = np.empty((m, n), np.result_type(a, b))
+    if m >= n:
+        def rows(lo, hi):
+            np.matmul(a[lo:hi], b, out=out[lo:hi])
+        parallel_for(m, rows, max(8, _GEMM_GRAIN // max(n * k, 1)))
+    else:
+        outT = out.T                                  # columns of out are rows of out.T = b.T @ a.T
+
+        def cols(lo, hi):
+            np.matmul(b[:, lo:hi].T, a.T, out=outT[lo:hi])
+        parallel_for(n, cols, max(8, _GEMM_GRAIN // max(m * k, 1)))
+    return out
+
 
 def _matmul(a, b):
     """np.matmul, with a batched left operand times a matrix done as one matrix product: NumPy loops
     over the batch in small GEMMs otherwise (16x64x128 @ 128x384: 0.77 ms, folded 0.52 ms)."""
     if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
-        return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[-1],))
+        return _gemm(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[-1],))
+    if a.ndim == 2 and b.ndim == 2:
+        return _gemm(a, b)
     return np.matmul(a, b)
 
 
@@ -21,6 +50,31 @@ def _linear(x, w, b):
             return out + b
         out += b            # in place on the fresh product: no second output array
     return out
+
+
+def _linear_backward(x, g, w, output_mask):
+    """(g @ w, g2.T @ x2, sum of g2's rows) with g2, x2 the 2-D views: the two GEMMs run side by side on
+    two intra-op threads (each single-threaded BLAS) when both are wanted; the bias sum is a GEMV."""
+    g2 = g.reshape(-1, g.shape[-1])
+    x2 = x.reshape(-1, x.shape[-1])
+    res = [None, None, None]
+
+    def grad_input():       # _gemm splits its rows when it runs alone (inside parallel_for it runs whole)
+        res[0] = _gemm(g2, w).reshape(x.shape)
+
+    def grad_weight():
+        res[1] = _gemm(g2.T, x2)
+        if output_mask[2]:
+            res[2] = np.matmul(np.ones(g2.shape[0], g2.dtype), g2) if g2.dtype.kind == 'f' else g2.sum(0)
+    tasks = ([grad_weight] if output_mask[1] or output_mask[2] else []) + ([grad_input] if output_mask[0] else [])
+    if len(tasks) == 2 and get_num_threads() > 1 and g2.size * w.shape[1] >= _GEMM_GRAIN:
+        parallel_for(2, lambda lo, hi: tasks[lo](), 1)
+    else:
+        for t in tasks:
+            t()
+    if not output_mask[1]:
+        res[1] = None
+    return tuple(res)
 
 
 def _scale_add(prod, inp, beta, alpha):
@@ -184,12 +238,13 @@ def _svdvals(A):
 
 KERNELS = {
     'matmul': _matmul,
-    'mm': np.matmul,
+    'mm': _matmul,
     'bmm': np.matmul,
     'mv': np.matmul,
     'dot': np.dot,
     'vdot': np.vdot,
     'linear': _linear,
+    'linear_backward': _linear_backward,
     'addmm': lambda inp, m1, m2, beta, alpha: _scale_add(np.matmul(m1, m2), inp, beta, alpha),
     'addmv': lambda inp, m, v, beta, alpha: _scale_add(np.matmul(m, v), inp, beta, alpha),
     'baddbmm': lambda inp, b1, b2, beta, alpha: _scale_add(np.matmul(b1, b2), inp, beta, alpha),
