@@ -30,6 +30,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided as _as_strided
 from numpy.lib.stride_tricks import sliding_window_view as _swv
 
+from ._parallel import get_num_threads, parallel_for
+
 
 def _tup(v, n):
     if isinstance(v, (int, np.integer)):
@@ -137,19 +139,40 @@ def _chunks(win, shape, budget=4 << 20):
 
 
 def _conv_forward(x, w, b, stride, padding, dilation, groups, pairs=None):
+    """The convolution, its batch shared out among the intra-op threads (each sample's GEMMs are
+    independent; each thread writes its samples' slice of the output)."""
+    nd = x.ndim - 2
+    N = x.shape[0]
+    k = w.shape[2:]
+    if pairs is None:
+        pairs = tuple((pp, pp) for pp in _tup(padding, nd))
+    s, d = _tup(stride, nd), _tup(dilation, nd)
+    osz = _conv_out(x.shape[2:], k, s, d, pairs)
+    per_sample = w.size * _prod(osz)                    # multiply-adds
+    if N < 2 or get_num_threads() < 2 or per_sample * N < 2 * _CONV_GRAIN:
+        return _conv_forward_into(x, w, b, s, d, groups, pairs, osz)
+    res = np.empty((N, w.shape[0]) + osz, np.result_type(x, w))
+
+    def run(lo, hi):
+        _conv_forward_into(x[lo:hi], w, b, s, d, groups, pairs, osz, res[lo:hi])
+    parallel_for(N, run, max(1, _CONV_GRAIN // max(per_sample, 1)))
+    return res
+
+
+_CONV_GRAIN = 1 << 21      # multiply-adds per task
+
+
+def _conv_forward_into(x, w, b, s, d, groups, pairs, osz, res=None):
     """One GEMM per sample (and group) over the receptive fields: W (Og, Cg*K) @ col (Cg*K, P), or, from
     channels-last fields, col (P, K*C) @ W.T then one pass that moves the channels back and adds the bias."""
     nd = x.ndim - 2
-    s, d = _tup(stride, nd), _tup(dilation, nd)
     N, C = x.shape[:2]
     O = w.shape[0]
     G = groups
     k = w.shape[2:]
-    if pairs is None:
-        pairs = tuple((pp, pp) for pp in _tup(padding, nd))
-    osz = _conv_out(x.shape[2:], k, s, d, pairs)
     P = _prod(osz)
-    res = np.empty((N, O) + osz, np.result_type(x, w))
+    if res is None:
+        res = np.empty((N, O) + osz, np.result_type(x, w))
     if _channels_last_pays(x.shape, O, k, s, d, osz, G, True):
         wm = w.transpose(tuple(range(2, 2 + nd)) + (1, 0)).reshape(_prod(k) * C, O)
         bias = None if b is None else b.reshape((1, O) + (1,) * nd)
@@ -196,6 +219,24 @@ def _conv_transpose(x, w, b, stride, padding, dilation, output_padding, groups):
 
 
 def convolution_backward_weight(g, x, weight_sizes, stride, padding, dilation, groups):
+    """The weight gradient, summed over the batch: each intra-op thread sums its samples' share, then the
+    (small) partial sums are added."""
+    N = x.shape[0]
+    per_sample = _prod(weight_sizes) * _prod(g.shape[2:])
+    if N < 2 or get_num_threads() < 2 or per_sample * N < 2 * _CONV_GRAIN:
+        return _conv_weight_grad(g, x, weight_sizes, stride, padding, dilation, groups)
+    parts = []
+
+    def run(lo, hi):
+        parts.append(_conv_weight_grad(g[lo:hi], x[lo:hi], weight_sizes, stride, padding, dilation, groups))
+    parallel_for(N, run, max(1, _CONV_GRAIN // max(per_sample, 1)))
+    total = parts[0]
+    for q in parts[1:]:
+        total += q
+    return total
+
+
+def _conv_weight_grad(g, x, weight_sizes, stride, padding, dilation, groups):
     """d<g, conv(x, w)>/dw = sum over samples of g_n (Og, P) @ col_n.T (P, Cg*K), over the forward's receptive
     fields. Per-sample GEMMs summed work in cache, ~2-3x faster on the CNN benchmark than one (Og, N*P) @
     (N*P, Cg*K) GEMM; that one (per block of samples) is kept where per-sample products outweigh their inputs."""
@@ -340,6 +381,24 @@ def _pool_eligible(k, s, p, d, osz):
             m = m & (np.arange(o) * ss - pp + t * dd >= 0).reshape((o,) + (1,) * (nd - 1 - i))
         masks.append(None if np.all(m) else m)
     return masks
+
+
+def _max_pool_batched(x, kernel_size, stride, padding, dilation, ceil_mode, nd):
+    """``_max_pool`` with the batch shared out among the intra-op threads (the indices are per plane, so
+    samples are independent); the pieces are joined at the end (a quarter of the input for 2x2 pools)."""
+    N = x.shape[0]
+    if x.ndim != nd + 2 or N < 2 or get_num_threads() < 2 or x.size < 2 * _POOL_GRAIN:
+        return _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, nd)
+    parts = {}
+
+    def run(lo, hi):
+        parts[lo] = _max_pool(x[lo:hi], kernel_size, stride, padding, dilation, ceil_mode, nd)
+    parallel_for(N, run, max(1, _POOL_GRAIN // max(x[0].size, 1)))
+    order = [parts[lo] for lo in sorted(parts)]
+    return np.concatenate([v for v, _ in order]), np.concatenate([i for _, i in order])
+
+
+_POOL_GRAIN = 1 << 17      # input elements per task
 
 
 def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, nd):
@@ -599,8 +658,8 @@ KERNELS = {
     'convolution_backward_weight': convolution_backward_weight,
     'im2col': im2col,
     'col2im': col2im,
-    'max_pool2d_with_indices': partial(_max_pool, nd=2),
-    'max_pool3d_with_indices': partial(_max_pool, nd=3),
+    'max_pool2d_with_indices': partial(_max_pool_batched, nd=2),
+    'max_pool3d_with_indices': partial(_max_pool_batched, nd=3),
     'max_pool2d_with_indices_backward': partial(_max_pool_backward, nd=2),
     'max_pool3d_with_indices_backward': partial(_max_pool_backward, nd=3),
     'avg_pool2d': partial(_avg_pool, nd=2),
