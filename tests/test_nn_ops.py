@@ -315,3 +315,16 @@ def test_max_unpool2d_matches_torch():
     oe, ie = F.max_pool1d(ve, 2, return_indices=True)
     ot, it = TF.max_pool1d(vt, 2, return_indices=True)
     _close(F.max_unpool1d(oe, ie, 2), TF.max_unpool1d(ot, it, 2))
+
+
+def test_max_pool_indices_of_nan_and_fill_windows_match_torch():
+    # two NaNs in one window: torch reports the last; an all -inf input with padding: the window's first
+    # position inside the input, never one in the padding
+    a = np.arange(32, dtype=np.float64).reshape(1, 2, 4, 4)
+    a[0, 0, 0, 0] = a[0, 0, 1, 1] = np.nan
+    b = np.full((1, 1, 5, 5), -np.inf)
+    for x, kw in ((a, {}), (b, {'padding': 1}), (b, {'padding': 1, 'ceil_mode': True, 'stride': 2})):
+        ve, ie = F.max_pool2d(ember.tensor(x), 2, return_indices=True, **kw)
+        vt, it = TF.max_pool2d(torch.tensor(x), 2, return_indices=True, **kw)
+        np.testing.assert_array_equal(ie.numpy(), it.numpy())
+        np.testing.assert_array_equal(ve.numpy(), vt.numpy())

@@ -135,3 +135,17 @@ def test_batch_split_conv_and_pool_match_torch(threads, n):
         out[lib] = [y.detach().numpy(), v.detach().numpy(), idx.numpy(), xs.grad.numpy(), ws.grad.numpy(), bs.grad.numpy()]
     for e, t in zip(out[ember], out[torch]):
         np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-10)
+
+
+def test_blas_runs_inside_embers_threads_unless_told_otherwise():
+    import subprocess
+    import sys
+    code = ("import ember; from ember._backends.cpu import _blas; "
+            "print(ember.get_num_threads(), _blas.controlled, _blas.blas_threads())")
+    run = lambda env: subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
+                                     env={**os.environ, 'OPENBLAS_NUM_THREADS': '2', **env}).stdout.split()
+    n, controlled, blas = run({})
+    if controlled == 'True':            # numpy's OpenBLAS found: ember's threads, BLAS on one thread
+        assert int(n) == len(os.sched_getaffinity(0)) and blas == '1'
+    n, controlled, blas = run({'EMBER_BLAS_THREADS': 'native'})
+    assert (n, controlled, blas) == ('1', 'False', 'None')     # the BLAS keeps its threads; ember's pool is off
