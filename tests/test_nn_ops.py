@@ -237,6 +237,8 @@ def test_sdpa_takes_torchs_path(shapes, kw):
     ot = TF.scaled_dot_product_attention(*[p[1] for p in pairs[:3]], *[p[1] for p in pairs[3:]], **kw)
     fused = 'ScaledDotProductFlashAttentionForCpuBackward0'
     assert (type(oe.grad_fn).__name__ == fused) == (ot.grad_fn.name() == fused)
+    if ot.grad_fn.name() == fused:
+        assert oe.stride() == ot.stride()       # torch's (B, L, H, E) layout
     _close(oe, ot)
     w = np.random.default_rng(5).standard_normal(tuple(ot.shape))
     (oe * ember.tensor(w)).sum().backward()

@@ -50,16 +50,28 @@ def _lse_dtype(d):
     return _dt.float32 if d.itemsize < 4 else d
 
 
+def _like(t, shape, dtype):
+    """(shape, dtype, strides): dense strides in the order of ``t``'s, as the kernel allocates them."""
+    st = t.stride()
+    order = sorted(range(len(shape)), key=lambda d: (-st[d], d))
+    strides, acc = [0] * len(shape), 1
+    for d in reversed(order):
+        strides[d] = acc
+        acc *= shape[d]
+    return tuple(shape), dtype, tuple(strides)
+
+
 def _flash_meta(query, key, value, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
     _check(query, key, value, dropout_p, attn_mask)
     B, H, L = query.shape[:3]
-    return [(tuple(query.shape), query._dtype), ((B, H, L), _lse_dtype(query._dtype), (L * H, 1, H))]
+    return [_like(query, tuple(query.shape[:3]) + (value.shape[3],), query._dtype),
+            ((B, H, L), _lse_dtype(query._dtype), (L * H, 1, H))]
 
 
 def _flash_backward_meta(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask=None,
                          scale=None):
     _check(query, key, value, dropout_p, attn_mask)
-    return [(tuple(t.shape), t._dtype) for t in (query, key, value)]
+    return [_like(t, tuple(t.shape), t._dtype) for t in (query, key, value)]
 
 
 def _flash_grads(grad, query, key, value, results, dropout_p, is_causal, attn_mask, scale):

@@ -100,6 +100,18 @@ def _backward(g, q, k, v, out, lse, is_causal, mask, sc):
     return dq, dk, dv
 
 
+def _like(a, shape, dtype):
+    """A new ``shape`` array whose dimensions are laid out in the order of ``a``'s strides, as torch's
+    kernel allocates its output and gradients (empty_like): after the usual ``q = qkv_part.view(B, L, H,
+    E).transpose(1, 2)``, ``out.transpose(1, 2)`` is contiguous, so ``.contiguous().view(B, L, H * E)``
+    (and the gradients' way back to the qkv projection) copies nothing."""
+    order = sorted(range(a.ndim), key=lambda d: (-a.strides[d], d))
+    inverse = [0] * a.ndim
+    for i, d in enumerate(order):
+        inverse[d] = i
+    return np.empty([shape[d] for d in order], dtype).transpose(inverse)
+
+
 def _by_batch(B, H, L, S, mask, body):
     """Run ``body(lo, hi, mask_slice)`` over batch ranges on the intra-op threads (NOTE [fused attention]);
     a mask with a batch dimension is sliced along with the inputs."""
@@ -117,7 +129,7 @@ def sdpa_flash_cpu(q, k, v, dropout_p, is_causal, attn_mask, scale):
     mask = None if attn_mask is None else attn_mask.astype(acc, copy=False)
     sc = acc.type(_scale(q, scale))
     B, H, L, S = q.shape[0], q.shape[1], q.shape[2], k.shape[2]
-    out = np.empty(q.shape[:3] + v.shape[3:], dt)
+    out = _like(q, q.shape[:3] + v.shape[3:], dt)
     lse_out = np.empty((B, L, H), np.float32 if dt.itemsize < 4 else dt).transpose(0, 2, 1)   # torch's layout
 
     def body(lo, hi, m):
@@ -135,7 +147,7 @@ def sdpa_flash_cpu_backward(g, q, k, v, out, lse, dropout_p, is_causal, attn_mas
     mask = None if attn_mask is None else attn_mask.astype(acc, copy=False)
     sc = acc.type(_scale(q, scale))
     B, H, L, S = q.shape[0], q.shape[1], q.shape[2], k.shape[2]
-    dq, dk, dv = np.empty(q.shape, dt), np.empty(k.shape, dt), np.empty(v.shape, dt)
+    dq, dk, dv = _like(q, q.shape, dt), _like(k, k.shape, dt), _like(v, v.shape, dt)
 
     def body(lo, hi, m):
         r = _backward(g[lo:hi], q[lo:hi], k[lo:hi], v[lo:hi], out[lo:hi], lse[lo:hi], is_causal, m, sc)
