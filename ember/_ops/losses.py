@@ -121,23 +121,26 @@ def _nll_backward_meta(grad_output, self, target, weight, reduction, ignore_inde
     return tuple(self._a.shape), self._dtype
 
 
-def _nll_backward(grad, self, target, weight, reduction, ignore_index, results):
-    return _call('nll_loss_backward', grad, self, target, weight, reduction, ignore_index, results[1])
+def _declare_nll(prefix, forward_meta, backward_meta, grad_name, backward_grad_name=None):
+    """``<prefix>_forward`` and ``<prefix>_backward``: each the other's derivative. The backward is linear
+    in grad_output (and constant in self), so its adjoint is the forward applied to the gradient."""
+    fwd, bwd = f'{prefix}_forward', f'{prefix}_backward'
+
+    def backward(grad, self, target, weight, reduction, ignore_index, results):
+        return _call(bwd, grad, self, target, weight, reduction, ignore_index, results[1])
+
+    def forward_of_grad(grad, target, weight, reduction, ignore_index):
+        return _call(fwd, grad, target, weight, reduction, ignore_index)[0]
+    declare(f'{fwd}(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) '
+            '-> (Tensor output, Tensor total_weight)', meta=forward_meta, method=False, grad_name=grad_name,
+            output_differentiability=(True, False), derivatives={'self': backward})
+    declare(f'{bwd}(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, '
+            'SymInt ignore_index, Tensor total_weight) -> Tensor', meta=backward_meta, method=False,
+            grad_name=backward_grad_name,
+            derivatives={'grad_output': forward_of_grad, 'self': lambda grad: _call('zeros_like', grad)})
 
 
-def _nll_forward_of_grad(grad, target, weight, reduction, ignore_index):
-    """nll_loss_backward is linear in grad_output; its adjoint is the forward applied to the gradient."""
-    return _call('nll_loss_forward', grad, target, weight, reduction, ignore_index)[0]
-
-
-declare('nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) '
-        '-> (Tensor output, Tensor total_weight)', meta=_nll_forward_meta, method=False,
-        grad_name='NllLossBackward0', output_differentiability=(True, False),
-        derivatives={'self': _nll_backward})
-declare('nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, '
-        'SymInt ignore_index, Tensor total_weight) -> Tensor', meta=_nll_backward_meta, method=False,
-        derivatives={'grad_output': _nll_forward_of_grad,
-                     'self': lambda grad: _call('zeros_like', grad)})
+_declare_nll('nll_loss', _nll_forward_meta, _nll_backward_meta, 'NllLossBackward0')
 
 
 # --- nll_loss2d_forward / nll_loss2d_backward: (N, C, H, W) inputs, (N, H, W) targets ----------
@@ -181,20 +184,5 @@ def _nll2d_backward_meta(grad_output, self, target, weight, reduction, ignore_in
     return tuple(self._a.shape), self._dtype
 
 
-def _nll2d_backward(grad, self, target, weight, reduction, ignore_index, results):
-    return _call('nll_loss2d_backward', grad, self, target, weight, reduction, ignore_index, results[1])
-
-
-def _nll2d_forward_of_grad(grad, target, weight, reduction, ignore_index):
-    return _call('nll_loss2d_forward', grad, target, weight, reduction, ignore_index)[0]
-
-
-declare('nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) '
-        '-> (Tensor output, Tensor total_weight)', meta=_nll2d_forward_meta, method=False,
-        grad_name='NllLoss2DBackward0', output_differentiability=(True, False),
-        derivatives={'self': _nll2d_backward})
-declare('nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, '
-        'SymInt ignore_index, Tensor total_weight) -> Tensor', meta=_nll2d_backward_meta, method=False,
-        grad_name='NllLoss2DBackwardBackward0',
-        derivatives={'grad_output': _nll2d_forward_of_grad,
-                     'self': lambda grad: _call('zeros_like', grad)})
+_declare_nll('nll_loss2d', _nll2d_forward_meta, _nll2d_backward_meta, 'NllLoss2DBackward0',
+             'NllLoss2DBackwardBackward0')
