@@ -35,7 +35,7 @@ def test_ember_never_imports_torch():
 def test_kernel_modules_know_arrays_only():
     """Backend kernel modules import NumPy/SciPy/the standard library, never ember (no Tensors, no autograd)."""
     allowed_roots = {'numpy', 'scipy', 'math', 'functools', 'itertools', 'operator', 'warnings', 'ml_dtypes',
-                     'os', 'threading', '_thread', 'contextvars', 'ctypes'}   # stdlib: _parallel's workers, _blas
+                     'os', 'threading', '_thread', 'contextvars', 'ctypes'}   # stdlib: _parallel, _blas
     for sub in ('cpu',):
         for path in _py_files(os.path.join(EMBER, '_backends', sub)):
             if os.path.basename(path) == '__init__.py':

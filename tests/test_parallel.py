@@ -2,6 +2,7 @@
 results as on one thread, errors come back to the caller, nesting runs inline, forks get a fresh pool."""
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -35,11 +36,12 @@ def test_parallel_for_covers_the_range_once_across_threads(threads):
     def body(lo, hi):
         seen[lo:hi] += 1
         calls.append((lo, hi, threading.current_thread().name))
+        time.sleep(0.02)            # long enough for every worker to wake and claim a range
     _parallel.parallel_for(1000, body, 100)
     assert (seen == 1).all()
     assert sorted(c[:2] for c in calls) == [(0, 250), (250, 500), (500, 750), (750, 1000)]
-    assert all('ember-intraop' in c[2] for c in calls if c[0] > 0)
     assert [c[2] for c in calls if c[0] == 0] == [threading.current_thread().name]   # the caller takes the first
+    assert any('ember-intraop' in c[2] for c in calls)
     seen[:] = 0
     _parallel.parallel_for(1000, body, 600)        # one grain's worth: runs inline
     assert (seen == 1).all()
@@ -53,11 +55,13 @@ def test_parallel_for_reraises_and_nests_inline(threads):
             raise ValueError(f'bad range {lo}')
     with pytest.raises(ValueError, match='bad range'):
         _parallel.parallel_for(10, fails, 1)
+    time.sleep(0.05)                # the worker is idle again
     inner = []
 
     def outer(lo, hi):
         on_worker = threading.current_thread() is not threading.main_thread()
         _parallel.parallel_for(10, lambda a, b: inner.append((on_worker, a, b)), 1)
+        time.sleep(0.02)
     _parallel.parallel_for(4, outer, 1)
     # a loop started inside a parallel region runs whole, inline, on the thread that started it
     assert sorted(inner) == [(False, 0, 10), (True, 0, 10)]
@@ -149,3 +153,21 @@ def test_blas_runs_inside_embers_threads_unless_told_otherwise():
         assert int(n) == len(os.sched_getaffinity(0)) and blas == '1'
     n, controlled, blas = run({'EMBER_BLAS_THREADS': 'native'})
     assert (n, controlled, blas) == ('1', 'False', 'None')     # the BLAS keeps its threads; ember's pool is off
+
+
+def test_the_caller_takes_ranges_a_busy_worker_has_not_started(threads):
+    ember.set_num_threads(2)
+    release = threading.Event()
+    # keep the worker busy with a region of its own, from another thread
+    blocker = threading.Thread(target=lambda: _parallel.parallel_for(
+        2, lambda lo, hi: release.wait(5) if lo else None, 1))
+    seen = []
+    try:
+        blocker.start()
+        time.sleep(0.05)
+        _parallel.parallel_for(4, lambda lo, hi: seen.append((lo, hi, threading.current_thread().name)), 1)
+    finally:
+        release.set()
+        blocker.join()
+    assert sorted(x[:2] for x in seen) == [(0, 2), (2, 4)]
+    assert {x[2] for x in seen} == {threading.current_thread().name}   # done by the caller, without waiting

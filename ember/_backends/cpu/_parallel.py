@@ -5,9 +5,9 @@ ranges (blocks of an elementwise chain, rows of a matrix product, samples of a b
 ranges on a few persistent worker threads, the calling thread taking the first. Only work large enough to
 repay the hand-off is split: each kernel passes its ``grain``, the least work per range.
 
-- Hand-off: each worker sleeps on its own lock; the caller sets the task and releases it, and waits for
-  the result by polling with the GIL released (``time.sleep(0)``), since a blocking wait costs a ~20 us
-  wake-up on top (measured: a round trip of an empty task 53 us through concurrent.futures, ~15 us here).
+- Hand-off: each idle worker is offered the region and woken through its own lock; the ranges are claimed
+  from a shared counter, so the caller takes any range no worker has started (a wake-up costs ~25 us
+  here, and far more when another process's threads hold the other core).
 - Workers run each task in a copy of the caller's context, so NumPy's error state (``_fp.quiet``) holds
   there too.
 - A loop started inside a parallel region (on a worker or the caller) runs inline: nested parallelism
@@ -18,6 +18,7 @@ repay the hand-off is split: each kernel passes its ``grain``, the least work pe
 """
 import _thread
 import contextvars
+import itertools
 import os
 import threading
 
@@ -40,37 +41,57 @@ _workers_lock = threading.Lock()
 _inside = threading.local()
 
 
+class _Region:
+    """One parallel_for: ranges that any thread may claim (``next`` on a count is atomic under the GIL), and
+    a lock released when the last range is done. A worker that wakes late (its core busy with another
+    process's threads: a torch op run in the same process leaves OpenMP threads spinning for a while)
+    finds its range already taken by the caller, who never waits for a thread that has not started."""
+
+    def __init__(self, fn, bounds):
+        self.fn, self.bounds, self.error = fn, bounds, None
+        self.claims, self.finished = itertools.count(), itertools.count(1)
+        self.all_done = _thread.allocate_lock()
+        self.all_done.acquire()
+
+    def drain(self):
+        last = len(self.bounds) - 1
+        while True:
+            i = next(self.claims)
+            if i >= last:
+                return
+            try:
+                self.fn(self.bounds[i], self.bounds[i + 1])
+            except BaseException as e:      # re-raised by the caller
+                if self.error is None:
+                    self.error = e
+            if next(self.finished) == last:
+                self.all_done.release()
+
+
 class _Worker:
-    """One thread, handed one task at a time: ``start(fn, lo, hi)``, then ``join()`` (re-raises)."""
+    """One thread that helps with whichever region it is handed, when it is idle."""
 
     def __init__(self, i):
-        self._go, self._done = _thread.allocate_lock(), _thread.allocate_lock()
+        self._go = _thread.allocate_lock()
         self._go.acquire()
-        self._done.acquire()
-        self._task, self._error = None, None
+        self.busy, self._job = False, None
         threading.Thread(target=self._loop, name=f'ember-intraop-{i}', daemon=True).start()
 
     def _loop(self):
         _inside.active = True
         while True:
             self._go.acquire()
-            ctx, fn, lo, hi = self._task
-            try:
-                ctx.run(fn, lo, hi)
-            except BaseException as e:      # handed to the caller by join()
-                self._error = e
-            self._task = None
-            self._done.release()
+            ctx, region = self._job
+            self._job = None
+            ctx.run(region.drain)
+            self.busy = False
 
-    def start(self, fn, lo, hi):
-        self._task, self._error = (contextvars.copy_context(), fn, lo, hi), None
+    def offer(self, region):
+        if self.busy:               # still finishing (or never woke for) an earlier region
+            return
+        self.busy = True
+        self._job = (contextvars.copy_context(), region)
         self._go.release()
-
-    def join(self):
-        self._done.acquire()
-        if self._error is not None:
-            e, self._error = self._error, None
-            raise e
 
 
 def set_num_threads(n):
@@ -108,21 +129,14 @@ def parallel_for(n, fn, grain):
     if k <= 1 or getattr(_inside, 'active', False):
         fn(0, n)
         return
-    bounds = [n * i // k for i in range(k + 1)]
-    workers = _get_workers(k - 1)
-    with _workers_lock:         # one caller at a time hands out work (other threads' kernels queue here)
-        for i in range(1, k):
-            workers[i - 1].start(fn, bounds[i], bounds[i + 1])
-        _inside.active = True
-        try:
-            fn(bounds[0], bounds[1])
-        finally:
-            _inside.active = False
-            errors = []
-            for w in workers[:k - 1]:
-                try:
-                    w.join()
-                except BaseException as e:
-                    errors.append(e)
-            if errors:
-                raise errors[0]
+    region = _Region(fn, [n * i // k for i in range(k + 1)])
+    for w in _get_workers(k - 1)[:k - 1]:
+        w.offer(region)
+    _inside.active = True
+    try:
+        region.drain()
+    finally:
+        _inside.active = False
+    region.all_done.acquire()
+    if region.error is not None:
+        raise region.error
