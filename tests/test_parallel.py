@@ -171,3 +171,28 @@ def test_the_caller_takes_ranges_a_busy_worker_has_not_started(threads):
         blocker.join()
     assert sorted(x[:2] for x in seen) == [(0, 2), (2, 4)]
     assert {x[2] for x in seen} == {threading.current_thread().name}   # done by the caller, without waiting
+
+
+@pytest.mark.parametrize('n', [1, 2, 3])
+def test_split_gemms_match_torch(threads, n):
+    # row and column splits, transposed operands, the batched-left fold and linear's fused backward
+    rng = np.random.default_rng(3)
+    ember.set_num_threads(n)
+    for (m, k, p), ta, tb in [((300, 200, 100), False, False), ((128, 300, 500), False, True),
+                              ((500, 128, 300), True, False), ((64, 600, 200), True, True)]:
+        a = rng.standard_normal((k, m) if ta else (m, k))
+        b = rng.standard_normal((p, k) if tb else (k, p))
+        ea, eb = ember.tensor(a), ember.tensor(b)
+        ea, eb = (ea.t() if ta else ea), (eb.t() if tb else eb)
+        ta_, tb_ = torch.tensor(a), torch.tensor(b)
+        ta_, tb_ = (ta_.t() if ta else ta_), (tb_.t() if tb else tb_)
+        np.testing.assert_allclose((ea @ eb).numpy(), (ta_ @ tb_).numpy(), rtol=1e-10, atol=1e-10)
+    x, w, bias = rng.standard_normal((4, 100, 64)), rng.standard_normal((300, 64)), rng.standard_normal(300)
+    res = {}
+    for lib in (ember, torch):
+        xs, ws, bs = (lib.tensor(v, requires_grad=True) for v in (x, w, bias))
+        y = lib.nn.functional.linear(xs, ws, bs)
+        y.backward(lib.ones_like(y))
+        res[lib] = [y.detach().numpy(), xs.grad.numpy(), ws.grad.numpy(), bs.grad.numpy()]
+    for e, t in zip(res[ember], res[torch]):
+        np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-9)
