@@ -11,22 +11,30 @@ from ._parallel import get_num_threads, parallel_for
 _GEMM_GRAIN = 1 << 20      # multiply-adds per task: below ~1M the hand-off costs more than it saves
 
 
-def _gemm(a, b):
-    """np.matmul of two matrices, its output rows (or columns) shared out among the intra-op threads,
-    each running a single-threaded BLAS GEMM (NOTE [BLAS threads] in _blas.py)."""
+def _gemm(a, b, bias=None):
+    """np.matmul of two matrices (plus a row vector ``bias``, added in place), its output rows (or
+    columns) shared out among the intra-op threads, each running a single-threaded BLAS GEMM and adding
+    the bias to its own block while it is in cache (NOTE [BLAS threads] in _blas.py)."""
     m, k = a.shape
     n = b.shape[1]
     work = m * n * k
     if work < 2 * _GEMM_GRAIN or get_num_threads() < 2 or a.dtype != b.dtype or a.dtype.kind != 'f':
-        return np.matmul(a, b)
+        out = np.matmul(a, b)
+        if bias is not None:
+            out += bias
+        return out
     out = np.empty((m, n), np.result_type(a, b))
     if m >= n or m >= 256:          # measured: rows unless the output has few of them (MLP batch 128)
         def rows(lo, hi):
-            np.matmul(a[lo:hi], b, out=out[lo:hi])
+            o = np.matmul(a[lo:hi], b, out=out[lo:hi])
+            if bias is not None:
+                o += bias
         parallel_for(m, rows, max(8, _GEMM_GRAIN // max(n * k, 1)))
     else:
         def cols(lo, hi):           # a C-order column block of out: BLAS writes it in place
-            np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+            o = np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+            if bias is not None:
+                o += bias[lo:hi]
         parallel_for(n, cols, max(8, _GEMM_GRAIN // max(m * k, 1)))
     return out
 
@@ -42,6 +50,10 @@ def _matmul(a, b):
 
 
 def _linear(x, w, b):
+    if w.ndim == 2 and x.ndim >= 2 and (b is None or b.ndim == 1 and b.shape[0] == w.shape[0]) \
+            and (x.ndim == 2 or x.flags.c_contiguous):
+        x2 = x.reshape(-1, x.shape[-1])     # (B, T, C) inputs fold into one matrix product
+        return _gemm(x2, w.T, b).reshape(x.shape[:-1] + (w.shape[0],))
     out = _matmul(x, w.T)
     if b is not None:
         if out.ndim == 0:
