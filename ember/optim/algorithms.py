@@ -10,13 +10,24 @@ import ember
 from .optimizer import Optimizer, _required, _zeros0, _closure_loss, _check_lr
 
 
-def _grad(p, maximize):
-    return -p.grad if maximize else p.grad
-
-
 def _lr(group):
     lr = group['lr']
     return lr.item() if isinstance(lr, ember.Tensor) else lr
+
+
+def _start(p, g, step_t, *, lr, weight_decay, maximize, decoupled=False):
+    """The shared start of every update: the gradient's sign for ``maximize``, one more step, and weight
+    decay (``decoupled``, as AdamW: shrink p itself; otherwise add weight_decay * p to the gradient)."""
+    if maximize:
+        g = -g
+    if step_t is not None:
+        step_t.add_(1)
+    if weight_decay:
+        if decoupled:
+            p.mul_(1 - lr * weight_decay)
+        else:
+            g = g.add(p, alpha=weight_decay)
+    return g
 
 
 # --- SGD -------------------------------------------------------------------------
@@ -25,10 +36,7 @@ def sgd(params, grads, momentum_buffers, *, lr, weight_decay, momentum, dampenin
     r"""for each p: g = -g if maximize; g += wd*p; b = mu*b + (1-dampening)*g (b = g at first);
     g = g + mu*b if nesterov else b; p -= lr*g"""
     for i, (p, g) in enumerate(zip(params, grads)):
-        if maximize:
-            g = -g
-        if weight_decay:
-            g = g.add(p, alpha=weight_decay)
+        g = _start(p, g, None, lr=lr, weight_decay=weight_decay, maximize=maximize)
         if momentum:
             buf = momentum_buffers[i]
             if buf is None:
@@ -76,14 +84,8 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, lr, be
          amsgrad, maximize, decoupled_weight_decay):
     r"""m = lerp(m, g, 1-b1); v = b2*v + (1-b2)*g^2; p -= lr/(1-b1^t) * m / (sqrt(v_or_vmax)/sqrt(1-b2^t) + eps)"""
     for i, (p, g) in enumerate(zip(params, grads)):
-        if maximize:
-            g = -g
-        steps[i].add_(1)
-        if weight_decay:
-            if decoupled_weight_decay:
-                p.mul_(1 - lr * weight_decay)
-            else:
-                g = g.add(p, alpha=weight_decay)
+        g = _start(p, g, steps[i], lr=lr, weight_decay=weight_decay, maximize=maximize,
+                   decoupled=decoupled_weight_decay)
         exp_avgs[i].lerp_(g, 1 - beta1)
         exp_avg_sqs[i].mul_(beta2).addcmul_(g, g, value=1 - beta2)
         step = steps[i].item()
@@ -155,11 +157,7 @@ def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers, steps, *, l
             momentum, centered, maximize):
     r"""v = a*v + (1-a)*g^2; avg = sqrt(v - gbar^2 if centered else v) + eps; p -= lr * (buf or g/avg)"""
     for i, (p, g) in enumerate(zip(params, grads)):
-        if maximize:
-            g = -g
-        steps[i].add_(1)
-        if weight_decay:
-            g = g.add(p, alpha=weight_decay)
+        g = _start(p, g, steps[i], lr=lr, weight_decay=weight_decay, maximize=maximize)
         sq = square_avgs[i]
         sq.mul_(alpha).addcmul_(g, g, value=1 - alpha)
         if centered:
@@ -216,12 +214,8 @@ class RMSprop(Optimizer):
 def adagrad(params, grads, state_sums, steps, *, lr, weight_decay, lr_decay, eps, maximize):
     r"""s += g^2; p -= lr/(1+(t-1)*lr_decay) * g / (sqrt(s)+eps)"""
     for i, (p, g) in enumerate(zip(params, grads)):
-        if maximize:
-            g = -g
-        steps[i].add_(1)
+        g = _start(p, g, steps[i], lr=lr, weight_decay=weight_decay, maximize=maximize)
         step = steps[i].item()
-        if weight_decay:
-            g = g.add(p, alpha=weight_decay)
         clr = lr / (1 + (step - 1) * lr_decay)
         state_sums[i].addcmul_(g, g, value=1)
         p.addcdiv_(g, state_sums[i].sqrt().add_(eps), value=-clr)
@@ -261,11 +255,7 @@ class Adagrad(Optimizer):
 def adamax(params, grads, exp_avgs, exp_infs, steps, *, lr, beta1, beta2, eps, weight_decay, maximize):
     r"""m = lerp(m, g, 1-b1); u = max(b2*u, |g|+eps); p -= lr/(1-b1^t) * m/u"""
     for i, (p, g) in enumerate(zip(params, grads)):
-        if maximize:
-            g = -g
-        steps[i].add_(1)
-        if weight_decay:
-            g = g.add(p, alpha=weight_decay)
+        g = _start(p, g, steps[i], lr=lr, weight_decay=weight_decay, maximize=maximize)
         exp_avgs[i].lerp_(g, 1 - beta1)
         ember.maximum(exp_infs[i].mul_(beta2), g.abs().add_(eps), out=exp_infs[i])
         clr = lr / (1 - beta1 ** steps[i].item())
@@ -299,16 +289,10 @@ def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, steps, *, lr, beta1
           momentum_decay, decoupled_weight_decay, maximize):
     r"""Adam with Nesterov momentum and the momentum schedule mu_t = b1*(1 - 0.5*0.96^(t*psi))."""
     for i, (p, g) in enumerate(zip(params, grads)):
-        if maximize:
-            g = -g
-        steps[i].add_(1)
+        g = _start(p, g, steps[i], lr=lr, weight_decay=weight_decay, maximize=maximize,
+                   decoupled=decoupled_weight_decay)
         step = steps[i].item()
         bc2 = 1 - beta2 ** step
-        if weight_decay:
-            if decoupled_weight_decay:
-                p.mul_(1 - lr * weight_decay)
-            else:
-                g = g.add(p, alpha=weight_decay)
         mu = beta1 * (1. - 0.5 * (0.96 ** (step * momentum_decay)))
         mu_next = beta1 * (1. - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
         mu_products[i].mul_(mu)
@@ -356,15 +340,9 @@ def radam(params, grads, exp_avgs, exp_avg_sqs, steps, *, lr, beta1, beta2, eps,
     r"""Adam whose adaptive term is used only once the variance estimate is tractable (rho_t > 5)."""
     rho_inf = 2 / (1 - beta2) - 1
     for i, (p, g) in enumerate(zip(params, grads)):
-        if maximize:
-            g = -g
-        steps[i].add_(1)
+        g = _start(p, g, steps[i], lr=lr, weight_decay=weight_decay, maximize=maximize,
+                   decoupled=decoupled_weight_decay)
         step = steps[i].item()
-        if weight_decay:
-            if decoupled_weight_decay:
-                p.mul_(1 - lr * weight_decay)
-            else:
-                g = g.add(p, alpha=weight_decay)
         exp_avgs[i].lerp_(g, 1 - beta1)
         exp_avg_sqs[i].mul_(beta2).addcmul_(g, g, value=1 - beta2)
         bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
