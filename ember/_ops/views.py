@@ -451,15 +451,15 @@ def _unbind(self, _, dim=0):
     return tuple(self.select(dim, i) for i in range(self.shape[wrap_dim(dim, self.dim())]))
 
 
+_split_one = _one_node('SplitBackward0', _split)
+_split_sizes_one = _one_node('SplitWithSizesBackward0', _split_with_sizes)
+_unbind_one = _one_node('UnbindBackward0', _unbind, 'stack')
 _c('split.Tensor(Tensor(a) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]',
    lambda self, split_size, dim=0:      # a list of sizes is torch's split_with_sizes
-   _one_node('SplitWithSizesBackward0' if isinstance(split_size, (list, tuple)) else 'SplitBackward0',
-             lambda self, split_size, dim: _split(self, split_size, dim))(self, split_size, dim))
-_c('split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]',
-   _one_node('SplitWithSizesBackward0', _split_with_sizes))
+   (_split_sizes_one if isinstance(split_size, (list, tuple)) else _split_one)(self, split_size, dim))
+_c('split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]', _split_sizes_one)
 _c('chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]', _one_node('SplitBackward0', _chunk))
-_c('unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]',
-   lambda self, dim=0: _one_node('UnbindBackward0', _unbind, 'stack')(self, None, dim))
+_c('unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]', lambda self, dim=0: _unbind_one(self, None, dim))
 _c('narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)', _narrow)
 _c('t(Tensor(a) self) -> Tensor(a)', _t)
 _c('view_as(Tensor(a) self, Tensor other) -> Tensor(a)', lambda self, other: self.view(tuple(other.shape)),

@@ -11,6 +11,7 @@ A fully masked row gives output 0 and lse 0, as torch's CPU kernel does.
 import numpy as np
 
 from ._fp import quiet
+from ._sums import rowsum as _rowsum
 from ._parallel import parallel_for
 
 _CAUSAL = {}
@@ -48,15 +49,9 @@ def _scale(q, scale):
     return 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
 
 
-def _rowsum(a):
-    """Sum over the last axis as a matrix-vector product: NumPy's reduction over a short last axis costs
-    ~1 ns per element (16x4x64x64 floats: 110 us), BLAS's gemv ~0.1 ns (20 us)."""
-    return np.matmul(a, np.ones(a.shape[-1], a.dtype))
-
-
-# Below |s| = 60 every exp(s) is a normal float32 far from overflow, so the row maximum need not be
-# subtracted first: the softmax is the same to rounding, and the maximum over short rows is the dearest
-# pass of the forward (16x4x64x64 floats: 240 us, against 2 x 30 us for the whole-array bounds).
+# As in softmax (NOTE [softmax over short rows] in reductions.py): below |s| = 60 the row maximum need not
+# be subtracted, and over short rows it is the dearest pass of the forward (16x4x64x64 floats: 240 us,
+# against 2 x 30 us for the whole-array bounds).
 _NO_SHIFT = 60.0
 
 

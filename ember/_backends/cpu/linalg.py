@@ -6,6 +6,7 @@ Kernels take arrays in any layout (BLAS takes transposed operands as they are, s
 import numpy as np
 
 from ._parallel import get_num_threads, parallel_for
+from ._sums import colsum
 
 
 _GEMM_GRAIN = 1 << 20      # multiply-adds per task: below ~1M the hand-off costs more than it saves
@@ -75,7 +76,7 @@ def _linear_backward(x, g, w, output_mask):
     def grad_weight():
         res[1] = _gemm(g2.T, x2)
         if output_mask[2]:
-            res[2] = np.matmul(np.ones(g2.shape[0], g2.dtype), g2) if g2.dtype.kind == 'f' else g2.sum(0)
+            res[2] = colsum(g2)
     tasks = ([grad_weight] if output_mask[1] or output_mask[2] else []) + ([grad_input] if output_mask[0] else [])
     if len(tasks) == 2 and get_num_threads() > 1 and g2.size * w.shape[1] >= _GEMM_GRAIN:
         parallel_for(2, lambda lo, hi: tasks[lo](), 1)

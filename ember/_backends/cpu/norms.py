@@ -1,33 +1,10 @@
 """CPU kernels for layer normalisation, forward and backward (batch norm is in nn_ops.py).
 
-NOTE [row sums as GEMV] -- layer norm reduces over short rows (128 floats for the char-GPT): NumPy's
-reduction over a short last axis costs ~1 ns per element, while a matrix-vector product with a vector of
-ones (or of the weight, for sum(g * w)) runs in BLAS at ~0.1 ns. Sums down the rows (the weight and bias
-gradients) are ``ones @ rows`` for the same reason.
+Every row and column sum is a GEMV (NOTE [row sums as GEMV] in _sums.py).
 """
 import numpy as np
 
-
-def _blas(dt):
-    return dt == np.float32 or dt == np.float64
-
-
-def _rowsum(a, v=None):
-    """sum(a * v, -1) for a 2-D ``a`` (v: a vector, default ones)."""
-    if v is None:
-        v = np.ones(a.shape[1], a.dtype)
-    if _blas(a.dtype):
-        return np.matmul(a, v)
-    return np.add.reduce(a * v, axis=1)
-
-
-def _colsum(a, v=None):
-    """sum(v[:, None] * a, 0) for a 2-D ``a`` (v: a vector, default ones)."""
-    if v is None:
-        v = np.ones(a.shape[0], a.dtype)
-    if _blas(a.dtype):
-        return np.matmul(v, a)
-    return np.add.reduce(a * v[:, None], axis=0)
+from ._sums import colsum as _colsum, rowsum as _rowsum
 
 
 def _prod(t):

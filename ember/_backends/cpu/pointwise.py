@@ -174,12 +174,12 @@ def _addcdiv(a, t1, t2, value, out=None):
 
 def _clamp(a, lo, hi):
     if lo is None:
-        return _vs_scalar(np.minimum)(a, hi)
+        return _min_vs(a, hi)
     if hi is None:
-        return _vs_scalar(np.maximum)(a, lo)
-    r = _vs_scalar(np.maximum)(a, lo)
+        return _max_vs(a, lo)
+    r = _max_vs(a, lo)
     return np.minimum(r, hi, out=r) if isinstance(hi, np.ndarray) and r.shape == np.broadcast_shapes(r.shape, hi.shape) \
-        else _vs_scalar(np.minimum)(r, hi)
+        else _min_vs(r, hi)
 
 
 def _nan_to_num(a, nan, posinf, neginf):
@@ -308,6 +308,9 @@ def _vs_scalar(fn):
         r = _filled(a.shape, a.dtype, v)
         return fn(a, r, out=r)
     return kernel
+
+
+_max_vs, _min_vs = _vs_scalar(np.maximum), _vs_scalar(np.minimum)
 
 
 def _relu(a):
@@ -520,8 +523,8 @@ _TABLE = {
     'fmax': np.fmax,
     'fmin': np.fmin,
     'clamp': _clamp,
-    'clamp_min': _vs_scalar(np.maximum),
-    'clamp_max': _vs_scalar(np.minimum),
+    'clamp_min': _max_vs,
+    'clamp_max': _min_vs,
     'lerp.Tensor': _lerp,
     'addcmul': _addcmul,
     'addcdiv': _addcdiv,

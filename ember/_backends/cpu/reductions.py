@@ -7,6 +7,7 @@ Every kernel returns new arrays (never a view of its input).
 import numpy as np
 
 from ._fp import quiet as _quiet
+from ._sums import rowsum as _rowsum
 
 
 def _axes(dim, ndim):
@@ -189,18 +190,17 @@ def _logsumexp(a, dim, keepdim):
     return s if keepdim else s.squeeze(ax) if ax is not None else s.reshape(())
 
 
-# NOTE [softmax over short rows] -- NumPy's reductions over a short last axis cost ~1 ns per element
-# (row loops), against ~0.1 ns for a whole-array reduction or a BLAS matrix-vector product. So softmax's
-# sums over the last axis are GEMVs with a vector of ones, and the row maximum (subtracted only so that
-# exp cannot overflow) is skipped when the whole input lies within +-_NO_SHIFT: there exp is a normal
-# float far from overflow and the result is the same to rounding. (1024, 65) log_softmax: 140 -> ~70 us.
+# NOTE [softmax over short rows] -- softmax's sums over the last axis are GEMVs (NOTE [row sums as GEMV]
+# in _sums.py), and the row maximum (subtracted only so that exp cannot overflow) is skipped when the whole
+# input lies within +-_NO_SHIFT: there exp is a normal float far from overflow and the result is the same
+# to rounding. (1024, 65) log_softmax: 140 -> ~70 us.
 _NO_SHIFT = 60.0
 
 
 def _sum_keep(a, dim):
     """np.add.reduce(a, dim, keepdims=True), by GEMV when ``dim`` is the last axis of a float32/64 array."""
-    if (dim == -1 or dim == a.ndim - 1) and a.ndim and (a.dtype == np.float32 or a.dtype == np.float64):
-        return np.matmul(a, np.ones(a.shape[-1], a.dtype))[..., None]
+    if a.ndim and (dim == -1 or dim == a.ndim - 1):
+        return _rowsum(a)[..., None]        # NOTE [row sums as GEMV] in _sums.py
     return np.add.reduce(a, axis=dim, keepdims=True)
 
 
