@@ -98,12 +98,7 @@ def square_(input):
     return input.pow_(2)
 
 
-def _ldexp_(self, other):
-    return self.mul_(DECLS['pow'].op.call(2., other))
-
-
 Tensor.square_ = square_
-Tensor.ldexp_ = _ldexp_
 __all__ += ['square_']
 
 

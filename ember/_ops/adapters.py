@@ -317,12 +317,28 @@ def write_into(dst, src_arr):
     return dst
 
 
+def check_no_internal_overlap(t):
+    """torch's assert_no_internal_overlap: refuse to write into a tensor where several elements share one
+    memory location (a stride of 0 on a dimension longer than 1, as ``expand`` makes): the result would
+    depend on the order of the writes."""
+    strides = t._a.strides
+    if 0 in strides and t._a.size > 1:
+        for n, st in zip(t._a.shape, strides):
+            if st == 0 and n > 1:
+                raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers "
+                                   "to a single memory location. Please clone() the tensor before performing "
+                                   "the operation.")
+
+
 def inplace_kernel(decl, functional):
     """``add_`` from ``add``: compute out of place, check it fits ``self``, then write
     (or write directly, NOTE [in-place fast path])."""
     direct = getattr(functional, 'write_in_place', None)
+    overlap_ok = 'overlap_ok' in decl.tags
 
     def kernel(ks, self, *args):
+        if not overlap_ok:
+            check_no_internal_overlap(self)
         if direct is not None and not isinstance(self._a, MetaArray):
             r = direct(self, *args)
             if r is not None:
@@ -351,6 +367,7 @@ def out_kernel(decl, functional):
             check_cast(r._dtype, o._dtype)
             if o._a.shape != r._a.shape:
                 resize_out(o, r._a.shape)
+            check_no_internal_overlap(o)
             write_into(o, r._a)
         return outs[0] if n == 1 else tuple(outs)
     kernel.__qualname__ = f'out::{decl.out_op.schema.full_name}'

@@ -47,6 +47,7 @@ def _copy_(self, src, non_blocking=False):
     if broadcast_shapes(self._a.shape, src._a.shape) != tuple(self._a.shape):
         raise RuntimeError(f"output with shape {list(self._a.shape)} doesn't match the broadcast shape "
                            f"{list(broadcast_shapes(self._a.shape, src._a.shape))}")
+    adapters.check_no_internal_overlap(self)
     a = _move(src._a, src._device, self._device)
     if not isinstance(self._a, MetaArray):
         xp = self._device._iface.xp
@@ -77,7 +78,7 @@ def _dense(shape, strides):
 
 declare('_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool non_blocking=False) -> Tensor',
         explicit=_to_copy, method=False,
-        derivatives={'self': lambda grad, self: grad.to(self.dtype).to(self.device)})
+        derivatives={'self': lambda grad, self_dtype, self_device: grad.to(self_dtype).to(self_device)})
 declare('copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)', explicit=_copy_,
         derivatives={'src': lambda grad, src: grad.to(src.dtype).to(src.device)}, function=False, name='copy_')
 declare('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', meta=_clone_meta,
@@ -94,6 +95,7 @@ def _fill_meta(self, value):
     return tuple(self._a.shape), self._dtype
 
 
+# every element gets the same value, so torch lets fill_ write into an expanded tensor (tag 'overlap_ok')
 declare('fill.Scalar(Tensor self, Scalar value) -> Tensor', meta=_fill_meta, inplace=True, function=False,
-        derivatives={'self': lambda grad: grad * 0})
+        tags=('overlap_ok',), derivatives={'self': lambda grad: grad * 0})
 declare('zero_(Tensor(a!) self) -> Tensor(a!)', composite=lambda self: self.fill_(0), function=False)

@@ -110,8 +110,8 @@ def _index_add_source_grad(grad, dim, index, source_ndim, alpha):
 declare('index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor',
         meta=_index_add_meta, inplace=True, out=True,
         derivatives={'self': lambda grad: grad,
-                     'source': lambda grad, dim, index, source_ndim, alpha:
-                     _index_add_source_grad(grad, dim, index, source_ndim, alpha)})
+                     'source': lambda grad, dim, index, source, alpha:     # torch saves source itself
+                     _index_add_source_grad(grad, dim, index, source.dim(), alpha)})
 
 
 # --- gather / scatter -------------------------------------------------------------------
@@ -138,7 +138,8 @@ def _gather_meta(self, dim, index, sparse_grad=False):
 
 declare('gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor', meta=_gather_meta,
         out=True,
-        derivatives={'self': lambda grad, self_sizes, dim, index: _zeros(self_sizes, grad).scatter_add(dim, index, grad)})
+        derivatives={'self': lambda grad, self, dim, index:         # torch saves self, not only its sizes
+                     _zeros(tuple(self.shape), grad).scatter_add(dim, index, grad)})
 
 
 def _scatter_meta_common(name, self, dim, index, src=None):
@@ -422,16 +423,16 @@ def _index_put_meta(self, indices, values, accumulate=False):
     return _shape(self), self._dtype
 
 
-def _index_put_self_grad(grad, indices, values, accumulate):
+def _index_put_self_grad(grad, indices, values_sizes, accumulate):
     if accumulate:
         return grad
-    return grad.index_put(indices, _zeros((), grad).expand(tuple(values.shape)), False)
+    return grad.index_put(indices, _zeros((), grad).expand(tuple(values_sizes)), False)
 
 
 declare('index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor',
         meta=_index_put_meta, inplace=True, out=True,
-        derivatives={'self': lambda grad, indices, values, accumulate: _index_put_self_grad(grad, indices, values,
-                                                                                            accumulate),
+        derivatives={'self': lambda grad, indices, values_sizes, accumulate:
+                     _index_put_self_grad(grad, indices, values_sizes, accumulate),
                      'values': lambda grad, indices: _call('index', grad, indices)})
 
 
@@ -469,8 +470,8 @@ def _index_copy_meta(self, dim, index, source):
 declare('index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor', meta=_index_copy_meta,
         inplace=True, out=True,
         derivatives={'self': lambda grad, dim, index: grad.index_fill(dim, index, 0),
-                     'source': lambda grad, dim, index, source_ndim: _index_add_source_grad(grad, dim, index,
-                                                                                            source_ndim, 1)})
+                     'source': lambda grad, dim, index, source: _index_add_source_grad(grad, dim, index,
+                                                                                       source.dim(), 1)})
 
 
 def _index_fill_meta(self, dim, index, value):
@@ -561,9 +562,9 @@ def _masked_select_meta(self, mask):
     return None
 
 
-def _masked_select_backward(grad, self_sizes, mask):
+def _masked_select_backward(grad, self, mask):      # torch saves self, not only its sizes
     from .pointwise import broadcast_shapes
-    shape = broadcast_shapes(tuple(self_sizes), tuple(mask.shape))
+    shape = broadcast_shapes(tuple(self.shape), tuple(mask.shape))
     return _zeros(shape, grad).masked_scatter(mask, grad)
 
 
@@ -580,7 +581,7 @@ def _take_meta(self, index):
 
 
 declare('take(Tensor self, Tensor index) -> Tensor', meta=_take_meta, out=True,
-        derivatives={'self': lambda grad, self_sizes, index: _zeros(self_sizes, grad).put(index, grad, True)})
+        derivatives={'self': lambda grad, self, index: _zeros(tuple(self.shape), grad).put(index, grad, True)})
 
 
 def _put_meta(self, index, source, accumulate=False):
@@ -602,7 +603,7 @@ def _put_self_grad(grad, index, accumulate):
 declare('put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor', meta=_put_meta,
         inplace=True,
         derivatives={'self': lambda grad, index, accumulate: _put_self_grad(grad, index, accumulate),
-                     'source': lambda grad, index, source_sizes: grad.take(index).reshape(source_sizes)})
+                     'source': lambda grad, index, source: grad.take(index).reshape(source.shape)})
 
 
 def _take_along_dim(self, indices, dim=None):

@@ -131,22 +131,24 @@ def _matmul_meta(self, other):
     return matmul_shape(self._a.shape, other._a.shape, self._dtype, other._dtype), self._dtype
 
 
-def _matmul_grad_self(grad, self, other):
+# each formula reads only the other operand and this operand's rank, so an operand is saved only when the
+# other one needs a gradient (as torch's mm/bmm save)
+def _matmul_grad_self(grad, self_ndim, other):
     if other.dim() == 1:
-        if self.dim() == 1:
+        if self_ndim == 1:
             return grad * other
         return grad.unsqueeze(-1) * other
-    if self.dim() == 1:
+    if self_ndim == 1:
         return grad.unsqueeze(-2).matmul(other.mT).squeeze(-2)
     return grad.matmul(other.mT)
 
 
-def _matmul_grad_other(grad, self, other):
+def _matmul_grad_other(grad, self, other_ndim):
     if self.dim() == 1:
-        if other.dim() == 1:
+        if other_ndim == 1:
             return grad * self
         return self.unsqueeze(-1) * grad.unsqueeze(-2)
-    if other.dim() == 1:
+    if other_ndim == 1:
         return grad.unsqueeze(-2).matmul(self).squeeze(-2)
     return self.mT.matmul(grad)
 
@@ -753,7 +755,7 @@ def _det_grad(grad, A, result):
     return (grad * result).unsqueeze(-1).unsqueeze(-1) * DECLS['linalg_inv'].op.call(A).mT
 
 
-def _slogdet_grad(grads, A):
+def _slogdet_grad(grads, A, result0):     # torch saves the sign too (its complex formula reads it)
     return grads[1].unsqueeze(-1).unsqueeze(-1) * DECLS['linalg_inv'].op.call(A).mT
 
 
@@ -954,13 +956,22 @@ def _svdvals_meta(A):
     return _svd_meta(A, False)[1]
 
 
-def _svdvals_grad(grad, A):
-    U, S, Vh = DECLS['linalg_svd'].op.call(A, False)
-    return U.matmul(grad.unsqueeze(-1) * Vh)
+def _needs_grad(A):
+    from ..autograd.grad_mode import is_grad_enabled
+    return A.requires_grad and is_grad_enabled()
 
 
-declare('linalg_svdvals(Tensor A) -> Tensor', meta=_svdvals_meta, method=False, function=False,
-        derivatives={'A': _svdvals_grad})
+def _svdvals(A):
+    """As torch: with a gradient to compute, the singular values come from the full decomposition, whose
+    backward saves U, S and Vh (not A); without one, from the cheaper values-only kernel."""
+    if _needs_grad(A):
+        return DECLS['linalg_svd'].op.call(A, False)[1]
+    return DECLS['_linalg_svdvals'].op.call(A)
+
+
+declare('_linalg_svdvals(Tensor A) -> Tensor', meta=_svdvals_meta, method=False, function=False,
+        differentiable=False)
+declare('linalg_svdvals(Tensor A) -> Tensor', composite=_svdvals, method=False, function=False)
 
 
 def _svd(self, some=True, compute_uv=True):
@@ -998,13 +1009,17 @@ def _eigvalsh_meta(A, UPLO='L'):
     return _eigh_meta(A, UPLO)[0]
 
 
-def _eigvalsh_grad(grad, A, UPLO):
-    L, V = DECLS['linalg_eigh'].op.call(A, UPLO)
-    return V.matmul((grad.unsqueeze(-1) * V.mT))
+def _eigvalsh(A, UPLO='L'):
+    """As torch: with a gradient to compute, eigh's eigenvalues (its backward saves eigenvalues and vectors,
+    not A); without one, the values-only kernel."""
+    if _needs_grad(A):
+        return DECLS['linalg_eigh'].op.call(A, UPLO)[0]
+    return DECLS['_linalg_eigvalsh'].op.call(A, UPLO)
 
 
-declare("linalg_eigvalsh(Tensor A, str UPLO='L') -> Tensor", meta=_eigvalsh_meta, method=False, function=False,
-        derivatives={'A': _eigvalsh_grad})
+declare("_linalg_eigvalsh(Tensor A, str UPLO='L') -> Tensor", meta=_eigvalsh_meta, method=False, function=False,
+        differentiable=False)
+declare("linalg_eigvalsh(Tensor A, str UPLO='L') -> Tensor", composite=_eigvalsh, method=False, function=False)
 
 
 # --- norms ------------------------------------------------------------------------------------

@@ -126,8 +126,8 @@ def _declare_nll(prefix, forward_meta, backward_meta, grad_name, backward_grad_n
     in grad_output (and constant in self), so its adjoint is the forward applied to the gradient."""
     fwd, bwd = f'{prefix}_forward', f'{prefix}_backward'
 
-    def backward(grad, self, target, weight, reduction, ignore_index, results):
-        return _call(bwd, grad, self, target, weight, reduction, ignore_index, results[1])
+    def backward(grad, self, target, weight, reduction, ignore_index, result1):
+        return _call(bwd, grad, self, target, weight, reduction, ignore_index, result1)
 
     def forward_of_grad(grad, target, weight, reduction, ignore_index):
         return _call(fwd, grad, target, weight, reduction, ignore_index)[0]

@@ -214,13 +214,13 @@ def _conv_string_padding(x, weight, bias, s, padding, d, groups, nd):
     left = [t // 2 for t in total]
     if all(t % 2 == 0 for t in total):
         return _call('convolution', x, weight, bias, s, tuple(left), d, False, (0,) * nd, groups)
-    # an odd total padding puts the extra element on the right (as torch does): pad both sides by the larger
-    # half, then drop the first output position, which saw the surplus left padding
-    out = _call('convolution', x, weight, bias, s, tuple(t - t // 2 for t in total), d, False, (0,) * nd, groups)
-    for i, t in enumerate(total):
-        if t % 2:
-            out = out.narrow(2 + i, 1, out.shape[2 + i] - 1)
-    return out
+    # an odd total padding puts the extra element on the right: as torch does, pad the input by it explicitly
+    # (so the convolution saves the padded copy, not the input) and convolve with the symmetric rest
+    pads = []
+    for t in reversed(total):
+        pads += [0, t % 2]
+    x = _call('constant_pad_nd', x, pads, 0)
+    return _call('convolution', x, weight, bias, s, tuple(left), d, False, (0,) * nd, groups)
 
 
 def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
@@ -412,14 +412,14 @@ def _declare_pools(nd):
     i = f'int[{nd}]'
     declare(f'max_pool{nd}d_with_indices(Tensor self, {i} kernel_size, {i} stride=[], {i} padding=0, '
             f'{i} dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)', meta=max_meta, method=False, nn=True,
-            derivatives={'self': lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, results:
+            derivatives={'self': lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1:
                          _call(f'max_pool{nd}d_with_indices_backward', grad, self, kernel_size, stride, padding,
-                               dilation, ceil_mode, results[1])})
+                               dilation, ceil_mode, result1)})
     declare(f'max_pool{nd}d_with_indices_backward(Tensor grad_output, Tensor self, {i} kernel_size, {i} stride, '
             f'{i} padding, {i} dilation, bool ceil_mode, Tensor indices) -> Tensor', meta=max_grad_meta,
             method=False,
             derivatives={'grad_output': lambda grad, indices: _gather_pooled(grad, indices, nd),
-                         'self': lambda grad, self: _call('zeros_like', self)})
+                         'self': lambda grad: _call('zeros_like', grad)})
     declare(f'avg_pool{nd}d(Tensor self, {i} kernel_size, {i} stride=[], {i} padding=0, bool ceil_mode=False, '
             'bool count_include_pad=True, int? divisor_override=None) -> Tensor', meta=avg_meta, method=False,
             nn=True,
@@ -432,7 +432,7 @@ def _declare_pools(nd):
             derivatives={'grad_output': lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
                          divisor_override: _call(f'avg_pool{nd}d', grad, kernel_size, stride, padding, ceil_mode,
                                                  count_include_pad, divisor_override),
-                         'self': lambda grad, self: _call('zeros_like', self)})
+                         'self': lambda grad: _call('zeros_like', grad)})
 
 
 _declare_pools(2)
@@ -460,8 +460,8 @@ def _declare_adaptive_avg(nd):
             derivatives={'self': lambda grad, self: _call(f'{name}_backward', grad, self)})
     declare(f'{name}_backward(Tensor grad_output, Tensor self) -> Tensor', method=False,
             meta=lambda grad_output, self: (tuple(self.shape), self._dtype),
-            derivatives={'grad_output': lambda grad, grad_output: _call(name, grad, tuple(grad_output.shape[-nd:])),
-                         'self': lambda grad, self: _call('zeros_like', self)})
+            derivatives={'grad_output': lambda grad, grad_output_sizes: _call(name, grad, tuple(grad_output_sizes[-nd:])),
+                         'self': lambda grad: _call('zeros_like', grad)})
 
 
 _declare_adaptive_avg(2)
@@ -487,12 +487,12 @@ def _adaptive_max_grad_meta(grad_output, self, indices):
 
 declare('adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)', meta=_adaptive_max_meta,
         method=False,
-        derivatives={'self': lambda grad, self, results:
-                     _call('adaptive_max_pool2d_backward', grad, self, results[1])})
+        derivatives={'self': lambda grad, self, result1:
+                     _call('adaptive_max_pool2d_backward', grad, self, result1)})
 declare('adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor',
         meta=_adaptive_max_grad_meta, method=False,
         derivatives={'grad_output': lambda grad, indices: _gather_pooled(grad, indices),
-                     'self': lambda grad, self: _call('zeros_like', self)})
+                     'self': lambda grad: _call('zeros_like', grad)})
 
 
 # --- embedding -----------------------------------------------------------------------
@@ -609,30 +609,30 @@ def _ln_dims(input, normalized_shape):
     return dims, n
 
 
-def _ln_input(grad, input, normalized_shape, weight, eps, results):
+def _ln_input(grad, input, normalized_shape, weight, eps, result1, result2):
     dims, n = _ln_dims(input, normalized_shape)
-    mean, rstd = _stats(input, results[1], results[2], dims, n, eps)
+    mean, rstd = _stats(input, result1, result2, dims, n, eps)
     return _norm_input_grad(grad, input, weight, mean, rstd, dims, n, tuple(weight.shape) if weight is not None
                             else None)
 
 
-def _ln_weight(grad, input, normalized_shape, eps, results):
+def _ln_weight(grad, input, normalized_shape, eps, result1, result2):
     dims, n = _ln_dims(input, normalized_shape)
-    mean, rstd = _stats(input, results[1], results[2], dims, n, eps)
+    mean, rstd = _stats(input, result1, result2, dims, n, eps)
     return grad * ((input - mean) * rstd)
 
 
-def _ln_grads(grad, input, normalized_shape, weight, bias, eps, results, output_mask):
+def _ln_grads(grad, input, normalized_shape, weight, bias, eps, result1, result2, output_mask):
     """All three gradients at once. A first-order backward runs the fused ``native_layer_norm_backward``
     kernel (one op instead of ~15: 730 -> ~200 us for the GPT's (16, 64, 128)); a recorded backward
     (create_graph) runs the formulas in ember ops, so that they differentiate again."""
     from ..autograd.grad_mode import is_grad_enabled
     if not is_grad_enabled():
         ns = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
-        return _call('native_layer_norm_backward', grad, input, ns, results[1], results[2], weight, bias,
+        return _call('native_layer_norm_backward', grad, input, ns, result1, result2, weight, bias,
                      tuple(output_mask))
-    return [_ln_input(grad, input, normalized_shape, weight, eps, results) if output_mask[0] else None,
-            _ln_weight(grad, input, normalized_shape, eps, results) if output_mask[1] else None,
+    return [_ln_input(grad, input, normalized_shape, weight, eps, result1, result2) if output_mask[0] else None,
+            _ln_weight(grad, input, normalized_shape, eps, result1, result2) if output_mask[1] else None,
             grad if output_mask[2] else None]
 
 
@@ -690,25 +690,25 @@ def _bn_dims(input):
     return dims, n, (1, input.shape[1]) + (1,) * (input.dim() - 2)
 
 
-def _bn_stats(input, training, running_mean, running_var, eps, results):
+def _bn_stats(input, training, running_mean, running_var, eps, result1, result2):
     dims, n, bshape = _bn_dims(input)
     if training:
-        return _stats(input, results[1].reshape(bshape), results[2].reshape(bshape), dims, n, eps)
+        return _stats(input, result1.reshape(bshape), result2.reshape(bshape), dims, n, eps)
     return running_mean.reshape(bshape), (1 / (running_var + eps).sqrt()).reshape(bshape)
 
 
-def _bn_input(grad, input, weight, running_mean, running_var, training, eps, results):
+def _bn_input(grad, input, weight, running_mean, running_var, training, eps, result1, result2):
     dims, n, bshape = _bn_dims(input)
-    mean, invstd = _bn_stats(input, training, running_mean, running_var, eps, results)
+    mean, invstd = _bn_stats(input, training, running_mean, running_var, eps, result1, result2)
     if training:
         return _norm_input_grad(grad, input, weight, mean, invstd, dims, n, bshape)
     g = grad * invstd
     return g if weight is None else g * weight.reshape(bshape)
 
 
-def _bn_weight(grad, input, running_mean, running_var, training, eps, results):
+def _bn_weight(grad, input, running_mean, running_var, training, eps, result1, result2):
     dims, n, bshape = _bn_dims(input)
-    mean, invstd = _bn_stats(input, training, running_mean, running_var, eps, results)
+    mean, invstd = _bn_stats(input, training, running_mean, running_var, eps, result1, result2)
     return (grad * ((input - mean) * invstd)).sum(dims)
 
 

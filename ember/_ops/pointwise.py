@@ -334,7 +334,7 @@ unary('rsqrt', 'float', lambda grad, result: -0.5 * grad * result * result * res
 declare('square(Tensor self) -> Tensor', composite=lambda self: self.pow(2), out=True)
 unary('abs', 'real', lambda grad, self: grad * self.sgn(), check=_NO_BOOL('abs_cpu'))
 unary('sign', 'promote', _zero_grad)
-unary('sgn', 'promote', _zero_grad)
+unary('sgn', 'promote', lambda grad, self, result: _zeros(grad))   # torch's sgn_backward reads both (complex)
 
 # --- exponentials and logarithms ----------------------------------------------
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -349,7 +349,7 @@ unary('sqrt', 'float', lambda grad, result: grad / (2 * result))
 _2_SQRTPI = 2.0 / math.sqrt(math.pi)
 unary('erf', 'float', lambda grad, self: grad * _2_SQRTPI * (-self * self).exp())
 unary('erfc', 'float', lambda grad, self: -grad * _2_SQRTPI * (-self * self).exp())
-unary('erfinv', 'float', lambda grad, result: grad * (0.5 * math.sqrt(math.pi)) * (result * result).exp())
+unary('erfinv', 'float', lambda grad, self: grad * (0.5 * math.sqrt(math.pi)) * self.erfinv().square().exp())
 
 # --- rounding: zero gradient (torch's derivatives.yaml: zeros_like(grad)) ------
 unary('floor', 'promote', _zero_grad, check=_NO_BOOL('floor_vml_cpu'))
@@ -595,9 +595,11 @@ def _polygamma_meta(n, self):
 
 declare('polygamma(int n, Tensor self) -> Tensor', kind='pointwise', meta=_polygamma_meta, out=True, method=False,
         derivatives={'self': lambda grad, n, self: grad * _call('polygamma', n + 1, self)})
-# ldexp(x, e) = x * 2**e, in floating point: a composite
-declare('ldexp.Tensor(Tensor self, Tensor other) -> Tensor', out=True,
-        composite=lambda self, other: self * _call('pow', 2., other))
+# ldexp(x, e) = x * 2**e. A primitive (not the composite x * 2**e) because torch's LdexpBackward0 saves the
+# result for other's gradient, so an in-place change of the output must fail backward as in torch
+pointwise('ldexp.Tensor(Tensor self, Tensor other) -> Tensor', 'float',
+          {'self': lambda grad, other: grad * _call('pow', 2., other),
+           'other': lambda grad, result: grad * result * math.log(2.0)}, inplace=True, numbers=())
 
 
 # --- comparisons and predicates (no gradient) -----------------------------------
@@ -729,6 +731,15 @@ pointwise('hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor'
           {'self': lambda grad, self, min_val, max_val:
               _where((self > min_val).logical_and(self < max_val), grad, 0.)}, nargs=1,
           check=_NO_BOOL('hardtanh_cpu'), nn=True, method=False, function=False)
+
+# hardshrink/softshrink: primitives rather than compositions of where, because torch's backward saves self
+# (and only self): an in-place change of the input after the call must fail backward, as in torch
+pointwise('hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor', 'promote',
+          {'self': lambda grad, self, lambd: _where((self > lambd).logical_or(self < -lambd), grad, 0.)}, nargs=1,
+          inplace=False, out=True)
+pointwise('softshrink(Tensor self, Scalar lambd=0.5) -> Tensor', 'promote',
+          {'self': lambda grad, self, lambd: _where((self > lambd).logical_or(self < -lambd), grad, 0.)}, nargs=1,
+          inplace=False, out=True, function=False, method=False)
 
 
 def _softplus_grad(grad, self, beta, threshold):

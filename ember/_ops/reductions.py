@@ -246,8 +246,8 @@ for _n in ('max', 'min'):
     declare(f'{_n}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
             meta=_dim_extreme_meta(_n), name=f'_{_n}_dim', function=False, method=False,
             grad_name=f'{_n.capitalize()}Backward0',
-            derivatives={'self': lambda grad, results, self_sizes, dim, keepdim:
-                         _scatter_grad(grad, results[1], self_sizes, dim, keepdim)})
+            derivatives={'self': lambda grad, result1, self_sizes, dim, keepdim:
+                         _scatter_grad(grad, result1, self_sizes, dim, keepdim)})
     declare(f'a{_n}(Tensor self, int[1]? dim=[], bool keepdim=False) -> Tensor', meta=_amax_meta(f'a{_n}'), out=True,
             derivatives={'self': lambda grad, self, result, dim, keepdim: _evenly(grad, self, result, dim, keepdim)})
 
@@ -480,7 +480,7 @@ def _sort_meta(self, dim=-1, descending=False, stable=False):
 
 declare('sort(Tensor self, int dim=-1, bool descending=False, *, bool? stable=False) -> (Tensor values, '
         'Tensor indices)', meta=_sort_meta, name='_sort', function=False, method=False, grad_name='SortBackward0',
-        derivatives={'self': lambda grad, results, self_sizes, dim: _scatter_grad(grad, results[1], self_sizes, dim)})
+        derivatives={'self': lambda grad, result1, self_sizes, dim: _scatter_grad(grad, result1, self_sizes, dim)})
 
 
 def _topk_meta(self, k, dim=-1, largest=True, sorted=True):
@@ -497,7 +497,7 @@ def _topk_meta(self, k, dim=-1, largest=True, sorted=True):
 
 declare('topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, '
         'Tensor indices)', meta=_topk_meta, name='_topk', function=False, method=False, grad_name='TopkBackward0',
-        derivatives={'self': lambda grad, results, self_sizes, dim: _scatter_grad(grad, results[1], self_sizes, dim)})
+        derivatives={'self': lambda grad, result1, self_sizes, dim: _scatter_grad(grad, result1, self_sizes, dim)})
 
 
 def _no_bool(name, d):
@@ -520,8 +520,8 @@ def _kth_meta(self, k, dim=-1, keepdim=False):
 
 declare('kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
         meta=_kth_meta, name='_kthvalue', function=False, method=False, grad_name='KthvalueBackward0',
-        derivatives={'self': lambda grad, results, self_sizes, dim, keepdim:
-                     _scatter_grad(grad, results[1], self_sizes, dim, keepdim)})
+        derivatives={'self': lambda grad, result1, self_sizes, dim, keepdim:
+                     _scatter_grad(grad, result1, self_sizes, dim, keepdim)})
 
 
 def _median_dim_meta(name):
@@ -547,19 +547,19 @@ declare('median(Tensor self) -> Tensor', meta=_median_all_meta, name='_median_al
         derivatives={'self': lambda grad, self, result: _evenly(grad, self, result, nan_ties=True)})
 declare('median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
         meta=_median_dim_meta('median'), name='_median_dim', function=False, method=False,
-        grad_name='MedianBackward1', derivatives={'self': lambda grad, results, self_sizes, dim, keepdim:
-                                                  _scatter_grad(grad, results[1], self_sizes, dim, keepdim)})
+        grad_name='MedianBackward1', derivatives={'self': lambda grad, result1, self_sizes, dim, keepdim:
+                                                  _scatter_grad(grad, result1, self_sizes, dim, keepdim)})
 declare('nanmedian(Tensor self) -> Tensor', meta=_median_all_meta, name='_nanmedian_all', function=False,
         method=False, grad_name='NanmedianBackward0',
         derivatives={'self': lambda grad, self, result: _evenly(grad, self, result)})
 declare('nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
         meta=_median_dim_meta('median'), name='_nanmedian_dim', function=False, method=False,
-        grad_name='NanmedianBackward1', derivatives={'self': lambda grad, results, self_sizes, dim, keepdim:
-                                                     _scatter_grad(grad, results[1], self_sizes, dim, keepdim)})
+        grad_name='NanmedianBackward1', derivatives={'self': lambda grad, result1, self_sizes, dim, keepdim:
+                                                     _scatter_grad(grad, result1, self_sizes, dim, keepdim)})
 declare('mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
         meta=_median_dim_meta('mode'), name='_mode', function=False, method=False, grad_name='ModeBackward0',
-        derivatives={'self': lambda grad, results, self_sizes, dim, keepdim:
-                     _scatter_grad(grad, results[1], self_sizes, dim, keepdim)})
+        derivatives={'self': lambda grad, result1, self_sizes, dim, keepdim:
+                     _scatter_grad(grad, result1, self_sizes, dim, keepdim)})
 
 
 # --- scans ---------------------------------------------------------------------------
@@ -626,8 +626,8 @@ def _cumext_meta(self, dim):
 for _n in ('cummax', 'cummin'):
     declare(f'{_n}(Tensor self, int dim) -> (Tensor values, Tensor indices)', meta=_cumext_meta, name=f'_{_n}',
             function=False, method=False, grad_name=f'{_n.capitalize()}Backward0',
-            derivatives={'self': lambda grad, results, self_sizes, dim:
-                         _scatter_grad(grad, results[1], self_sizes, dim)})
+            derivatives={'self': lambda grad, self, result1, dim:     # torch saves self (cummaxmin_backward)
+                         _scatter_grad(grad, result1, tuple(self.shape), dim)})
 
 
 # --- composites ----------------------------------------------------------------------

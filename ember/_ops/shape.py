@@ -346,7 +346,8 @@ def _repeat_interleave_int(self, repeats, dim=None, output_size=None):
     d = wrap_dim(dim, self.dim())
     shape = tuple(self.shape)
     x = self.unsqueeze(d + 1).expand(shape[:d + 1] + (repeats,) + shape[d + 1:])
-    return x.reshape(shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+    # contiguous: where shape[d] is 1 the reshape is still a (stride 0) view, and torch's result never aliases
+    return x.reshape(shape[:d] + (shape[d] * repeats,) + shape[d + 1:]).contiguous()
 
 
 declare('repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) '

@@ -7,8 +7,11 @@ requires grad it records a node: one edge per differentiable input, the
 arguments the formulas name (and nothing else) saved, and the outputs marked.
 
 A formula's parameter names say what it needs, as in derivatives.yaml:
-``grad`` (``grads`` for several outputs), ``result`` (``results``), and the
-operator's own argument names. What the formula returns is summed to the
+``grad`` (``grads`` for several outputs), ``result`` (``results``: every
+output; ``result1``: only output 1, e.g. the indices of ``max.dim``, as torch's
+``result1``), and the operator's own argument names. What is saved decides
+where the version-counter check fires (NOTE [version counter]), so a formula
+names exactly what torch's saves (tests/test_saved_versions.py). What the formula returns is summed to the
 input's shape and cast to its dtype here, once (`_fit`), so formulas never
 undo broadcasting themselves.
 """
@@ -21,7 +24,8 @@ from . import anomaly, saved_hooks
 from .views import check_inplace
 
 _BELOW = below(DispatchKey.Autograd)
-_SPECIAL = ('grad', 'grads', 'result', 'results')
+_SPECIAL = ('grad', 'grads', 'result', 'results', 'result0', 'result1', 'result2', 'result3')
+_RESULTS = ('result', 'results', 'result0', 'result1', 'result2', 'result3')
 
 
 def sum_to(g, shape):
@@ -58,7 +62,9 @@ class FormulaNode(Node):
     _uses_grads = False
 
     def apply(self, grad_outputs):
-        saved = self._saved
+        # every saved value is unpacked (and its version checked) up front, as torch's generated apply does,
+        # whether or not the formula that reads it runs
+        saved = {p: _unpack(v, self, p) for p, v in self._saved.items()}
         if self._n_outputs == 1:
             grad = grad_outputs[0]
             if grad is None:
@@ -88,7 +94,7 @@ class FormulaNode(Node):
                 elif p == 'output_mask':        # which inputs of a joint formula need a gradient
                     kwargs[p] = [e[0] is not None for e in self.next_functions[k:k + n]]
                 else:
-                    kwargs[p] = _unpack(saved[p], self, p)
+                    kwargs[p] = saved[p]
             g = fn(**kwargs)
             if n == 1 and arity != 'list':
                 out.append(_fit(g, self._in_meta[k]))
@@ -187,10 +193,22 @@ def autograd_kernel(decl):
     pos = {n: i for i, n in enumerate(names)}
     diff = [(pos[n], f[3] == 'list') for f in cls._formulas for n in (f[0] if isinstance(f[0], tuple) else (f[0],))]
     arg_types = {a.name: a.base_type for a in op.schema.arguments}
-    saved_args = [(n, pos[n]) for n in cls._saved_names if n not in ('result', 'results') and n in pos]
+    # an input is saved only when a formula that reads it will run (one of that formula's inputs requires
+    # grad), as torch's should_compute_output: an in-place change of an input that no running formula reads
+    # is allowed. Outputs (result, result1, ...) are saved whenever a formula reading them belongs to a
+    # tensor argument, required grad or not, as torch saves them (but not for a Python-number operand, which
+    # is torch's Scalar overload: pow(x, 2) saves no result).
+    users = {}
+    for f in cls._formulas:
+        for p in f[2]:
+            users.setdefault(p, set()).update(pos[n] for n in (f[0] if isinstance(f[0], tuple) else (f[0],)))
+    saved_args = [(n, pos[n], tuple(users.get(n, ()))) for n in cls._saved_names if n not in _RESULTS and n in pos]
     meta_args = [(n, pos[n[:-len(_meta_param(n, arg_types))]], _meta_param(n, arg_types))
                  for n in cls._saved_names if n not in pos and _meta_param(n, arg_types)]
+    result_users = set().union(*(users.get(n, ()) for n in ('result', 'results')))
     wants_result = 'result' in cls._saved_names or 'results' in cls._saved_names
+    single_results = [(n, int(n[6:]), tuple(users[n])) for n in cls._saved_names
+                      if n[:6] == 'result' and n[6:].isdigit()]
     redispatch = op.redispatch
     multi = cls._n_outputs > 1
     is_view = decl.kind == 'view'
@@ -198,7 +216,7 @@ def autograd_kernel(decl):
 
     def kernel(ks, *args):
         out = redispatch(ks & _BELOW, *args)
-        edges, any_req, in_meta, list_len = [], False, [], {}
+        edges, any_req, in_meta, list_len, req, present = [], False, [], {}, set(), set()
         for p, is_list in diff:
             x = args[p]
             items = x if is_list else (x,)
@@ -207,9 +225,11 @@ def autograd_kernel(decl):
             for t in items:
                 if isinstance(t, TensorImpl):
                     in_meta.append((t._a.shape, t._dtype))
+                    present.add(p)
                     if t._keys & AUTOGRAD_BIT:
                         edges.append(gradient_edge(t))
                         any_req = True
+                        req.add(p)
                         continue
                 else:
                     in_meta.append(None)
@@ -220,7 +240,7 @@ def autograd_kernel(decl):
         node.next_functions = tuple(edges)
         node._in_meta = in_meta
         node._list_len = list_len
-        node._saved = {n: _save(args[i]) for n, i in saved_args}
+        node._saved = {n: _save(args[i]) for n, i, u in saved_args if not req.isdisjoint(u)}
         for n, i, suf in meta_args:
             v = args[i]     # a Tensor[] argument saves a list: one entry per tensor
             node._saved[n] = [_meta_value(x, suf) if x is not None else None for x in v] if isinstance(v, (list, tuple)) else _meta_value(v, suf)
@@ -234,12 +254,15 @@ def autograd_kernel(decl):
                 o._keys |= AUTOGRAD_BIT
         if is_view and out._base is not None:     # NOTE [view history] in views.py
             out.__dict__['_hist'] = out._base.__dict__.get('_hist', 0)
-        if wants_result:
+        if wants_result and not present.isdisjoint(result_users):
             if multi:
                 node._saved['results'] = tuple(_save(o, True) for o in outs)
                 node._saved['result'] = node._saved['results'][0]
             else:
                 node._saved['result'] = _save(out, True)
+        for n, i, u in single_results:       # only that output: torch's result1
+            if not present.isdisjoint(u):
+                node._saved[n] = _save(outs[i], True)
         if anomaly._enabled:
             anomaly.record(node)
         return out
@@ -255,9 +278,12 @@ def inplace_autograd_kernel(decl):
     functional = decl.op.call
     npos = sum(1 for a in decl.op.schema.arguments if not a.kwarg_only) - 1
     kwnames = [a.name for a in decl.op.schema.arguments if a.kwarg_only]
+    overlap_ok = 'overlap_ok' in decl.tags
 
     def kernel(ks, self, *args):
         check_inplace(self)
+        if not overlap_ok:
+            adapters.check_no_internal_overlap(self)
         # the old value of self is saved for the other inputs' formulas even when self needs no grad
         src = self.clone() if needs_self else self
         tmp = functional(src, *args[:npos], **dict(zip(kwnames, args[npos:]))) if kwnames else functional(src, *args)
@@ -281,6 +307,7 @@ def rebase_history(self, tmp):
     self._grad_fn = tmp._grad_fn
     self._output_nr = tmp._output_nr
     self._keys |= AUTOGRAD_BIT
+    self.__dict__['_hist'] = self.__dict__.get('_hist', 0) + 1     # views made earlier are stale now
 
 
 def out_autograd_kernel(decl):

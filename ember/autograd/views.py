@@ -138,10 +138,12 @@ class AsStridedBackward0(Node):
         return (None if g is None else _Embed.apply(g, self._idx, self._base_shape),)
 
 
-# NOTE [view history]: every rebase bumps the base's ``_hist`` counter; a view records the counter of
-# its base when its grad_fn is made (kernels.autograd_kernel). A view whose counter is behind its base's
-# was made before an in-place write through another view, so its grad_fn no longer describes its value:
-# gradient_edge regenerates it from the base's current history before it is used.
+# NOTE [view history]: every rebase bumps the base's ``_hist`` counter: an in-place write with history
+# through a view (copy_slices) or into the base itself (kernels.rebase_history); a view records the counter
+# of its base when its grad_fn is made (kernels.autograd_kernel). A view whose counter is behind its base's
+# was made before that write, so its grad_fn no longer describes its value: gradient_edge regenerates it
+# from the base's current history before it is used (torch's AsStridedBackward0). The pieces of a
+# multi-output view (split, chunk, unbind) cannot be regenerated: using one then raises, as in torch.
 
 def copy_slices(view, tmp):
     """Rebase ``view._base`` after ``view`` was overwritten with ``tmp`` (which has a grad_fn)."""
@@ -167,6 +169,9 @@ def _set_view_history(view, base, idx):
 
 def regenerate(view):
     """A stale view's grad_fn, made again from its base's current history (NOTE [view history])."""
+    name = view.__dict__.get('_multi_view')
+    if name is not None:
+        raise RuntimeError(_MULTI_VIEW_STALE.format(nr=view._output_nr, fn=name[:-len('Backward0')]))
     base = view._base
     _set_view_history(view, base, _region(base, view))
 
@@ -262,6 +267,10 @@ def register(lib):
 # their gradient in a zero tensor of the whole input and the engine would add those up: for the char-GPT's
 # qkv split, 3 zero fills, 3 scatters and 2 additions of the full (16, 64, 384) gradient per layer.
 
+_MULTI_VIEW_STALE = ("Output {nr} of {fn} is a view and its base or another view of its base has been modified "
+                     "inplace. This view is the output of a function that returns multiple views. Such functions "
+                     "do not allow the output views to be modified inplace. You should replace the inplace "
+                     "operation by an out-of-place one.")
 _MULTI_VIEW_ERROR = ("Output {nr} of {fn} is a view and is being modified inplace. This view is the output of a "
                      "function that returns multiple views. Such functions do not allow the output views to be "
                      "modified inplace. You should replace the inplace operation by an out-of-place one.")

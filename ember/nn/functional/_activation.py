@@ -38,6 +38,7 @@ _hardswish, _hardswish_ = _op('hardswish'), _op_('hardswish')
 _hardsigmoid, _hardsigmoid_ = _op('hardsigmoid'), _op_('hardsigmoid')
 _threshold, _threshold_ = _op('threshold'), _op_('threshold')
 _softplus, _gelu, _log_sigmoid = _op('softplus'), _op('gelu'), _op('log_sigmoid')
+_hardshrink, _softshrink = _op('hardshrink'), _op('softshrink')
 sigmoid, tanh = ember.sigmoid, ember.tanh
 
 
@@ -162,15 +163,23 @@ def _check_lambd(input, lambd, name):
 
 
 def softshrink(input, lambd=0.5):
-    """x - lambd above lambd, x + lambd below -lambd, else 0: a composite of where."""
+    """x - lambd above lambd, x + lambd below -lambd, else 0.
+
+    >>> F.softshrink(ember.tensor([-1., 0.2, 2.]))
+    tensor([-0.5000,  0.0000,  1.5000])
+    """
     _check_lambd(input, lambd, 'softshrink_check')
-    return ember.where(input > lambd, input - lambd, ember.where(input < -lambd, input + lambd, 0.))
+    return _softshrink(input, lambd)
 
 
 def hardshrink(input, lambd=0.5):
-    """x where |x| > lambd, else 0: a composite of where."""
+    """x where |x| > lambd, else 0.
+
+    >>> F.hardshrink(ember.tensor([-1., 0.2, 2.]))
+    tensor([-1.,  0.,  2.])
+    """
     _check_lambd(input, lambd, 'hardshrink_cpu')
-    return ember.where((input > lambd).logical_or(input < -lambd), input, 0.)
+    return _hardshrink(input, lambd)
 
 
 def threshold(input, threshold, value, inplace=False):

@@ -337,33 +337,32 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
-    """Normalises each channel of each sample over its spatial dimensions."""
+    """Normalises each channel of each sample over its spatial dimensions.
+
+    As torch does it: batch norm over the input seen as one sample of N*C channels, with the per-channel
+    weight, bias and running statistics repeated per sample (copies, so the batch norm saves those copies
+    and not the caller's weight), and the running statistics averaged back over the samples.
+
+    >>> F.instance_norm(ember.tensor([[[1., 3.]]])).round(decimals=3)
+    tensor([[[-1.,  1.]]])
+    """
     sh = tuple(input.shape)
     if input.dim() < 3:
         raise ValueError(f"Expected 3D or higher input (got {input.dim()}D input)")
     N, C = sh[0], sh[1]
-    bshape = (1, C) + (1,) * (input.dim() - 2)
+    if use_input_stats and input.numel() // max(N * C, 1) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    rep = lambda t: None if t is None else t.repeat(N)
+    rm, rv = rep(running_mean), rep(running_var)
+    out = batch_norm(input.reshape((1, N * C) + sh[2:]), rm, rv, rep(weight), rep(bias), use_input_stats,
+                     momentum, eps)
     if use_input_stats:
-        spatial = input.numel() // max(N * C, 1)
-        if spatial == 1:
-            raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
-        out, mean, rstd = ember.native_layer_norm(input.reshape(N, C, -1), (spatial,), None, None, eps)
-        out = out.reshape(sh)
-        if running_mean is not None or running_var is not None:
-            with ember.no_grad():
-                if running_mean is not None:
-                    running_mean.mul_(1 - momentum).add_(mean.reshape(N, C).sum(0) * (momentum / N))
-                if running_var is not None:
-                    r = rstd.reshape(N, C)
-                    var = (1 / (r * r) - eps) * (spatial / (spatial - 1))
-                    running_var.mul_(1 - momentum).add_(var.sum(0) * (momentum / N))
-    else:
-        out = (input - running_mean.reshape(bshape)) / (running_var.reshape(bshape) + eps).sqrt()
-    if weight is not None:
-        out = out * weight.reshape(bshape)
-    if bias is not None:
-        out = out + bias.reshape(bshape)
-    return out
+        with ember.no_grad():
+            if running_mean is not None:
+                running_mean.copy_(rm.view(N, C).mean(0))
+            if running_var is not None:
+                running_var.copy_(rv.view(N, C).mean(0))
+    return out.view(sh)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -469,7 +468,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                 attn_mask.logical_not(), float('-inf'))
         return _flash(query, key, value, 0.0, is_causal, attn_mask=attn_mask, scale=scale)[0]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = query.matmul(key.transpose(-2, -1)) * scale
+    # as torch's math path: query and key each scaled by sqrt(|scale|) before the product, so the product saves
+    # the scaled copies (an in-place change of query or key afterwards is allowed, as in torch)
+    root = math.sqrt(abs(scale))
+    scores = (query * (-root if scale < 0 else root)).matmul(key.transpose(-2, -1) * root)
     if is_causal:      # combined with attn_mask when both are given, as torch's CPU kernel does
         causal = ember.ones(L, S, dtype=ember.bool, device=query.device).tril()
         scores = scores.masked_fill(causal.logical_not(), float('-inf'))
