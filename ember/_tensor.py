@@ -158,9 +158,9 @@ class Tensor(TensorImpl):
     def _version(self):
         return self._vc[0]
 
-    @property
     def is_inference(self):
-        return lambda: self._is_inference
+        """Was this tensor made under ``ember.inference_mode()``?"""
+        return self._is_inference
 
     def get_device(self):
         return -1 if self._device.type == 'cpu' else (self._device.index or 0)

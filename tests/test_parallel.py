@@ -32,11 +32,13 @@ def test_set_and_get_num_threads(threads):
 def test_parallel_for_covers_the_range_once_across_threads(threads):
     ember.set_num_threads(4)
     seen, calls = np.zeros(1000, int), []
+    meet = threading.Barrier(4, timeout=10)     # all four ranges must be running at once, on four threads
 
     def body(lo, hi):
         seen[lo:hi] += 1
         calls.append((lo, hi, threading.current_thread().name))
-        time.sleep(0.02)            # long enough for every worker to wake and claim a range
+        if hi - lo == 250:
+            meet.wait()
     _parallel.parallel_for(1000, body, 100)
     assert (seen == 1).all()
     assert sorted(c[:2] for c in calls) == [(0, 250), (250, 500), (500, 750), (750, 1000)]
@@ -47,6 +49,13 @@ def test_parallel_for_covers_the_range_once_across_threads(threads):
     assert (seen == 1).all()
 
 
+def _wait_until_workers_idle(timeout=10):
+    deadline = time.monotonic() + timeout
+    while any(w.busy for w in _parallel._workers):
+        assert time.monotonic() < deadline, 'an intra-op worker never became idle'
+        time.sleep(0.001)
+
+
 def test_parallel_for_reraises_and_nests_inline(threads):
     ember.set_num_threads(2)
 
@@ -54,14 +63,15 @@ def test_parallel_for_reraises_and_nests_inline(threads):
         if lo > 0:
             raise ValueError(f'bad range {lo}')
     with pytest.raises(ValueError, match='bad range'):
-        _parallel.parallel_for(10, fails, 1)
-    time.sleep(0.05)                # the worker is idle again
+        _parallel.parallel_for(10, fails, 1)        # returns only once every range is done
+    _wait_until_workers_idle()      # a worker that woke late is still leaving that region: it takes no offer
     inner = []
+    meet = threading.Barrier(2, timeout=10)         # both outer ranges run at once: caller and worker
 
     def outer(lo, hi):
         on_worker = threading.current_thread() is not threading.main_thread()
         _parallel.parallel_for(10, lambda a, b: inner.append((on_worker, a, b)), 1)
-        time.sleep(0.02)
+        meet.wait()
     _parallel.parallel_for(4, outer, 1)
     # a loop started inside a parallel region runs whole, inline, on the thread that started it
     assert sorted(inner) == [(False, 0, 10), (True, 0, 10)]
@@ -157,14 +167,18 @@ def test_blas_runs_inside_embers_threads_unless_told_otherwise():
 
 def test_the_caller_takes_ranges_a_busy_worker_has_not_started(threads):
     ember.set_num_threads(2)
-    release = threading.Event()
+    release, busy = threading.Event(), threading.Event()
+
+    def hold(lo, hi):
+        if lo:
+            busy.set()
+            release.wait(10)
     # keep the worker busy with a region of its own, from another thread
-    blocker = threading.Thread(target=lambda: _parallel.parallel_for(
-        2, lambda lo, hi: release.wait(5) if lo else None, 1))
+    blocker = threading.Thread(target=lambda: _parallel.parallel_for(2, hold, 1))
     seen = []
     try:
         blocker.start()
-        time.sleep(0.05)
+        assert busy.wait(10)        # the worker is inside the blocker's region
         _parallel.parallel_for(4, lambda lo, hi: seen.append((lo, hi, threading.current_thread().name)), 1)
     finally:
         release.set()

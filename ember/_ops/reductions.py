@@ -323,6 +323,10 @@ def _var_backward(grad, self, dim, correction, keepdim):
     sizes = tuple(self.shape)
     g = _keep(grad, sizes, dim, keepdim)
     dof = _dof(sizes, dim, correction)
+    if not dof and (dim is None or not sizes):
+        # as torch: over the whole tensor with no degree of freedom, nan where self equals its mean and inf
+        # elsewhere, a constant (the comparison has no gradient)
+        return g * _call('where', self == self.mean(), float('nan'), float('inf')).to(g.dtype)
     return g * (2.0 / dof if dof else float('inf')) * (self - self.mean(dim, keepdim=True))
 
 
