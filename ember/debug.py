@@ -40,3 +40,28 @@ class trace_dispatch:
 def dispatch_table(op):
     """The kernel table of an operator as ``{key name: kernel name}`` (``op`` is e.g. ``ember.ops.aten.add.Tensor``)."""
     return {k.name: getattr(v, '__qualname__', repr(v)) for k, v in op.kernels.items()}
+
+
+def source(op, file=sys.stdout):
+    """Print the generated code behind an operator: its entry point (argument checks, key set, cached
+    kernel lookup) and each generated kernel adapter, by dispatch key. Returns the text.
+
+    ``op`` is an operator (``ember.ops.aten.add.Tensor``) or a public function built from one (``ember.add``).
+
+    >>> text = ember.debug.source(ember.ops.aten.mul.Tensor, file=None)
+    >>> text.splitlines()[0]
+    '# entry point: <ember op aten::mul.Tensor>'
+    """
+    op = getattr(op, '_op', op)
+    if not hasattr(op, 'kernels'):
+        raise TypeError(f"ember.debug.source expects an operator such as ember.ops.aten.add.Tensor, got {op!r}")
+    parts = [f'# entry point: <ember op {op.name}>\n' + op.call.__ember_source__]
+    for key, k in sorted(op.kernels.items(), key=lambda kv: -int(kv[0])):
+        src = getattr(k, '__ember_source__', None)
+        parts.append(f'# {key.name} kernel: ' + (f'generated\n{src}' if src else
+                                                  f'{getattr(k, "__qualname__", repr(k))} (a Python function, '
+                                                  f'no generated source)\n'))
+    text = '\n'.join(parts)
+    if file is not None:
+        print(text, file=file)
+    return text

@@ -183,3 +183,20 @@ def test_thread_local_include_set():
         t.join()
     assert res['t'] == 2.0
     assert log == []                      # the other thread's calls bypass this thread's mode
+
+
+def test_generated_code_shows_in_tracebacks_and_in_debug_source():
+    import traceback
+    try:
+        ember.add(ember.ones(2), ember.ones(3))
+    except RuntimeError:
+        tb = traceback.format_exc()
+    # the frames of the generated entry point and adapter show their source lines
+    assert '<ember op aten::add.Tensor>' in tb and '_k(ks, self, other, alpha)' in tb
+    assert '<ember adapter cpu::aten::add.Tensor>' in tb and '_meta(self, other, alpha)' in tb
+    text = ember.debug.source(ember.add, file=None)
+    assert text.startswith('# entry point: <ember op aten::add.Tensor>\ndef add(self, other, *, alpha=1):')
+    assert '# CPU kernel: generated\ndef kernel(_ks, self, other, alpha):' in text
+    assert '# Meta kernel: generated' in text
+    with pytest.raises(TypeError, match='expects an operator'):
+        ember.debug.source(len)

@@ -19,6 +19,7 @@ import threading
 
 import numpy as np
 
+from .codegen import compile_function
 from .._core.dispatch_key import (DispatchKey, BACKEND_KEYS, BACKEND_MASK, below, keyset_names)
 from .._core import device as _device_mod
 from .schema import parse_schema
@@ -292,8 +293,7 @@ def _generate_caller(op):
     g = {'_T': _tensor_types(), '_NUMBER': _NUMBER, '_INT': _INT, '_SEQ': _SEQ, '_intlist_ok': _intlist_ok, 'np': np, '_S': STATE,
          '_cache': op.cache, '_resolve': op.resolve, '_device_keys': _device_keys,
          '_bad': _bad_arg_factory(op), '_BM': BACKEND_MASK, '_mixed': _mixed_devices}
-    exec(compile(src, f'<ember op {op.name}>', 'exec'), g)
-    fn = g[s.name]
+    fn = compile_function(src, f'<ember op {op.name}>', g, s.name)
     fn.__qualname__ = s.full_name
     fn._op = op
     return fn

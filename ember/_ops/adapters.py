@@ -16,6 +16,7 @@ in-place op leaves its tensor as it was; then the version counter is bumped
 """
 import numpy as np
 
+from .._dispatch.codegen import compile_function
 from .._core import device as _devmod
 from .._core.dtype import from_numpy_dtype, promote_types, _PROMOTE
 from .._core.storage import MetaArray
@@ -114,8 +115,7 @@ _GLOBALS = lambda: {'_default_gen': _default_gen, '_T': T, '_canon': _devmod.can
 
 
 def _compile(src, name, g):
-    exec(compile(src, f'<ember adapter {name}>', 'exec'), g)
-    return g['kernel']
+    return compile_function(src, f'<ember adapter {name}>', g, 'kernel')
 
 
 # --- functional kernels ----------------------------------------------------
@@ -156,7 +156,7 @@ def functional_kernel(op, fn, key):
                       f'    return _wrap_outputs(_r, {"_m" if meta is not None else "None"}, {dev})']
     g = _GLOBALS()
     g.update(_meta=meta, _fn=fn)
-    k = _compile('\n'.join(lines) + '\n', op.name, g)
+    k = _compile('\n'.join(lines) + '\n', f'{"meta" if meta_backend else key.name.lower()}::{op.name}', g)
     k.__qualname__ = f'{"meta" if meta_backend else key.name.lower()}::{op.schema.full_name}'
     if kind == 'pointwise' and not meta_backend and accepts_out(fn):
         k.write_in_place = _inplace_source(op, names, args, meta, fn)
