@@ -77,9 +77,6 @@ KNOWN = {
     'nn.functional.pdist': "torch's _pdist_forward saves its input; ember's pdist is a composite of views",
     'combinations': "torch builds combinations with masked_select (saves the input); ember indexes",
     'pad': "torch's reflection_pad saves its input; ember's reflect padding is an index_select",
-    'nn.functional.scaled_dot_product_attention':
-        "grouped-query attention: torch's flash kernel takes the smaller key/value directly and saves it; "
-        "ember repeats the heads first",
 }
 
 

@@ -26,8 +26,9 @@ def _check(query, key, value, dropout_p, attn_mask):
             raise RuntimeError(f"expected scalar type {_tname(query._dtype)} but found {_tname(t._dtype)}")
     if query.shape[-1] != key.shape[-1] or query.shape[-1] != value.shape[-1]:
         raise RuntimeError(f"{_NAME}: Q/K/V should have the same head size")
+    # grouped-query attention: key/value may have fewer heads, a divisor of the query's
     if key.shape[-2] != value.shape[-2] or query.shape[0] != key.shape[0] or key.shape[:2] != value.shape[:2] \
-            or key.shape[1] != query.shape[1]:
+            or key.shape[1] == 0 or query.shape[1] % key.shape[1]:
         raise RuntimeError(f"{_NAME}: Q/K/V should have the same batch size and number of heads, and K/V the "
                            f"same length, got query {list(query.shape)}, key {list(key.shape)} and value "
                            f"{list(value.shape)}")

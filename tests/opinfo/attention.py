@@ -23,6 +23,9 @@ def _flash_samples(dt):
     yield S(Arg((4, 3, 2, 1), noncontig=True), Arg((4, 3, 2, 1), noncontig=True), Arg((1, 2, 3, 4)))
     big = dict(low=-20, high=20)        # scores past +-60: the kernel subtracts the row maximum first
     yield S(Arg((1, 2, 3, 4), **big), Arg((1, 2, 5, 4), **big), Arg((1, 2, 5, 4)), 0.0, True)
+    # grouped-query attention: two key/value heads for four query heads. (Three, which does not divide four,
+    # ember refuses; torch 2.13's kernel reads past the last key head there, so it is no reference.)
+    yield S(Arg((1, 4, 3, 4)), Arg((1, 2, 5, 4)), Arg((1, 2, 5, 4)), 0.0, True)
     # errors: 3-D inputs, head sizes, dropout, mask dtype, batch mismatch
     yield S(Arg((3, 4, 5)), Arg((3, 4, 5)), Arg((3, 4, 5)))
     yield S(Arg((1, 2, 3, 4)), Arg((1, 2, 5, 3)), Arg((1, 2, 5, 4)))
@@ -35,10 +38,11 @@ op('_scaled_dot_product_flash_attention_for_cpu', _flash_samples, torch_name=_A 
 
 
 def _flash_backward_samples(dt):
-    for (B, H, L, S_, E), kw in [((2, 3, 4, 6, 5), {}), ((1, 2, 5, 5, 4), {'is_causal': True}),
-                                 ((1, 2, 3, 5, 4), {'attn_mask': _masked_row(3, 5, dt), 'scale': 0.7})]:
+    for (B, H, Hk, L, S_, E), kw in [((2, 3, 3, 4, 6, 5), {}), ((1, 2, 2, 5, 5, 4), {'is_causal': True}),
+                                     ((1, 2, 2, 3, 5, 4), {'attn_mask': _masked_row(3, 5, dt), 'scale': 0.7}),
+                                     ((1, 4, 2, 3, 5, 4), {})]:          # grouped-query attention
         lse = Arg((B, H, L), low=0.5, high=2)
-        yield S(Arg((B, H, L, E)), Arg((B, H, L, E)), Arg((B, H, S_, E)), Arg((B, H, S_, E)), Arg((B, H, L, E)),
+        yield S(Arg((B, H, L, E)), Arg((B, H, L, E)), Arg((B, Hk, S_, E)), Arg((B, Hk, S_, E)), Arg((B, H, L, E)),
                 lse, 0.0, kw.pop('is_causal', False), **kw)
 
 

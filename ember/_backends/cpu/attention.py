@@ -117,9 +117,27 @@ def _by_batch(B, H, L, S, mask, body):
     parallel_for(B, run, max(1, 65536 // max(H * L * S, 1)))
 
 
+def _share_heads(q, k, v):
+    """Grouped-query attention: each key/value head serves q_heads // kv_heads consecutive query heads
+    (torch's repeat_interleave); returns k and v with one head per query head, and that group size."""
+    rep = q.shape[1] // k.shape[1]
+    if rep == 1:
+        return k, v, 1
+    return np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1), rep
+
+
+def _sum_groups(d, rep):
+    """The gradient of a repeated key/value head: the sum over the query heads it served."""
+    if rep == 1:
+        return d
+    B, H = d.shape[:2]
+    return d.reshape((B, H // rep, rep) + d.shape[2:]).sum(2)
+
+
 def sdpa_flash_cpu(q, k, v, dropout_p, is_causal, attn_mask, scale):
     dt = q.dtype
     acc = _acc(dt)
+    k, v, _ = _share_heads(q, k, v)
     q, k, v = q.astype(acc, copy=False), k.astype(acc, copy=False), v.astype(acc, copy=False)
     mask = None if attn_mask is None else attn_mask.astype(acc, copy=False)
     sc = acc.type(_scale(q, scale))
@@ -138,16 +156,22 @@ def sdpa_flash_cpu(q, k, v, dropout_p, is_causal, attn_mask, scale):
 def sdpa_flash_cpu_backward(g, q, k, v, out, lse, dropout_p, is_causal, attn_mask, scale):
     dt = q.dtype
     acc = _acc(dt)
+    k0, v0 = k, v
+    k, v, rep = _share_heads(q, k, v)
     g, q, k, v, out, lse = (a.astype(acc, copy=False) for a in (g, q, k, v, out, lse))
     mask = None if attn_mask is None else attn_mask.astype(acc, copy=False)
     sc = acc.type(_scale(q, scale))
     B, H, L, S = q.shape[0], q.shape[1], q.shape[2], k.shape[2]
-    dq, dk, dv = _like(q, q.shape, dt), _like(k, k.shape, dt), _like(v, v.shape, dt)
+    dq = _like(q, q.shape, dt)
+    dk, dv = (_like(k0, k0.shape, dt), _like(v0, v0.shape, dt)) if rep == 1 else \
+        (np.empty(k.shape, acc), np.empty(v.shape, acc))
 
     def body(lo, hi, m):
         r = _backward(g[lo:hi], q[lo:hi], k[lo:hi], v[lo:hi], out[lo:hi], lse[lo:hi], is_causal, m, sc)
         dq[lo:hi], dk[lo:hi], dv[lo:hi] = r
     _by_batch(B, H, L, S, mask, body)
+    if rep > 1:
+        dk, dv = _sum_groups(dk, rep).astype(dt, copy=False), _sum_groups(dv, rep).astype(dt, copy=False)
     return dq, dk, dv
 
 

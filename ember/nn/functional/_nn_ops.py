@@ -435,12 +435,15 @@ def _repeat_heads(t, rep):
     return t.index_select(-3, idx)
 
 
-def _flash_applies(q, k, v, dropout_p):
+def _flash_applies(q, k, v, dropout_p, enable_gqa=False):
     """Where torch 2.13's CPU dispatch picks its fused flash kernel (checked case by case against torch's
-    grad_fn names): 4-D floating inputs with one batch size, one head count, one head size, no dropout,
-    nothing empty, and (checked by the caller) no mask that requires grad."""
+    grad_fn names): 4-D floating inputs with one batch size, one head count (or, with enable_gqa, key/value
+    heads dividing the query's), one head size, no dropout, nothing empty, and (checked by the caller) no mask
+    that requires grad."""
+    heads_ok = q.shape[:2] == k.shape[:2] or (enable_gqa and q.shape[0] == k.shape[0] and k.shape[1] > 0
+                                              and q.shape[1] % k.shape[1] == 0)
     return (q.dim() == 4 and k.dim() == 4 and v.dim() == 4 and dropout_p == 0.0 and q.dtype.is_floating_point
-            and q.dtype == k.dtype == v.dtype and q.shape[:2] == k.shape[:2] == v.shape[:2]
+            and q.dtype == k.dtype == v.dtype and heads_ok and k.shape[:2] == v.shape[:2]
             and q.shape[-1] == k.shape[-1] == v.shape[-1] and k.shape[-2] == v.shape[-2]
             and q.numel() > 0 and k.numel() > 0)
 
@@ -459,14 +462,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     ember.Size([1, 2, 3, 4])
     """
     L, S = query.shape[-2], key.shape[-2]
-    if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
-        rep = query.shape[-3] // key.shape[-3]
-        key, value = _repeat_heads(key, rep), _repeat_heads(value, rep)
-    if _flash_applies(query, key, value, dropout_p) and not (attn_mask is not None and attn_mask.requires_grad):
+    if _flash_applies(query, key, value, dropout_p, enable_gqa) and \
+            not (attn_mask is not None and attn_mask.requires_grad):   # the fused kernel shares heads itself
         if attn_mask is not None and attn_mask.dtype == ember.bool:    # torch converts it the same way
             attn_mask = ember.zeros((), dtype=query.dtype, device=query.device).masked_fill(
                 attn_mask.logical_not(), float('-inf'))
         return _flash(query, key, value, 0.0, is_causal, attn_mask=attn_mask, scale=scale)[0]
+    if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
+        rep = query.shape[-3] // key.shape[-3]
+        key, value = _repeat_heads(key, rep), _repeat_heads(value, rep)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     # as torch's math path: query and key each scaled by sqrt(|scale|) before the product, so the product saves
     # the scaled copies (an in-place change of query or key afterwards is allowed, as in torch)
