@@ -1,12 +1,15 @@
-"""Fused attention: torch's CPU flash-attention operator and its backward (NOTE [fused attention] in
-ember/_backends/cpu/attention.py).
+"""Attention: ``scaled_dot_product_attention``, and torch's CPU flash-attention operator and its backward
+(NOTE [fused attention] in ember/_backends/cpu/attention.py).
 
-``ember.nn.functional.scaled_dot_product_attention`` calls the fused operator where torch 2.13's CPU
-dispatcher picks its flash kernel (4-D inputs with equal batch sizes and head sizes, no dropout, a
-non-empty query), so the graph carries ``ScaledDotProductFlashAttentionForCpuBackward0`` as torch's does;
-otherwise it runs the composite math path. Like torch's, the backward operator has no derivative of its
-own: a second-order gradient through fused attention raises.
+``scaled_dot_product_attention`` is one operator (a composite, as in torch), so Python modes and tracing
+see it whole. It calls the fused operator where torch 2.13's CPU dispatcher picks its flash kernel (4-D
+inputs with equal batch sizes and head sizes, or key/value heads dividing the query's with enable_gqa, no
+dropout, a non-empty query), so the graph carries ``ScaledDotProductFlashAttentionForCpuBackward0`` as
+torch's does; otherwise it runs the math path in other operators. Like torch's, the fused backward has no
+derivative of its own: a second-order gradient through fused attention raises.
 """
+import math
+
 from .registry import declare, DECLS
 from .._core import dtype as _dt
 
@@ -89,3 +92,71 @@ declare('_scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, T
         'Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, '
         'float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)',
         meta=_flash_backward_meta, method=False)
+
+
+# --- scaled_dot_product_attention: the operator that chooses ----------------------------------------
+
+def _flash_applies(q, k, v, attn_mask, dropout_p, enable_gqa):
+    """Where torch 2.13's CPU dispatch picks its fused flash kernel (checked case by case against torch's
+    grad_fn names): 4-D floating inputs with one batch size, one head count (or, with enable_gqa, key/value
+    heads dividing the query's), one head size, no dropout, nothing empty, and no mask that requires grad."""
+    if not (q.dim() == 4 and k.dim() == 4 and v.dim() == 4):
+        return False
+    heads_ok = q.shape[:2] == k.shape[:2] or (enable_gqa and q.shape[0] == k.shape[0] and k.shape[1] > 0
+                                              and q.shape[1] % k.shape[1] == 0)
+    return (dropout_p == 0.0 and q.dtype.is_floating_point and q.dtype == k.dtype == v.dtype and heads_ok
+            and k.shape[:2] == v.shape[:2] and q.shape[-1] == k.shape[-1] == v.shape[-1]
+            and k.shape[-2] == v.shape[-2] and q.numel() > 0 and k.numel() > 0
+            and not (attn_mask is not None and attn_mask.requires_grad))
+
+
+def _repeat_heads(t, rep):
+    """repeat_interleave(rep, dim=-3): each key/value head serves ``rep`` consecutive query heads."""
+    n = t.shape[-3]
+    idx = DECLS['arange'].op.call(n, device=t.device).unsqueeze(-1).expand(n, rep).reshape(-1)
+    return t.index_select(-3, idx)
+
+
+def _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    L, S = query.shape[-2], key.shape[-2]
+    if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
+        rep = query.shape[-3] // key.shape[-3]
+        key, value = _repeat_heads(key, rep), _repeat_heads(value, rep)
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    # as torch's math path: query and key each scaled by sqrt(|scale|) before the product, so the product saves
+    # the scaled copies (an in-place change of query or key afterwards is allowed, as in torch)
+    root = math.sqrt(abs(scale))
+    scores = (query * (-root if scale < 0 else root)).matmul(key.transpose(-2, -1) * root)
+    if is_causal:      # combined with attn_mask when both are given, as torch's CPU kernel does
+        causal = DECLS['ones'].op.call((L, S), dtype=_dt.bool_, device=query.device).tril()
+        scores = scores.masked_fill(causal.logical_not(), float('-inf'))
+    if attn_mask is not None:
+        if attn_mask.dtype is _dt.bool_:
+            scores = scores.masked_fill(attn_mask.logical_not(), float('-inf'))
+        else:
+            scores = scores + attn_mask
+    attn = scores.softmax(-1)
+    if dropout_p > 0.0:
+        attn = DECLS['dropout'].op.call(attn, dropout_p, True)
+    return attn.matmul(value)
+
+
+def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    if _flash_applies(query, key, value, attn_mask, dropout_p, enable_gqa):    # the fused kernel shares heads
+        if attn_mask is not None and attn_mask.dtype is _dt.bool_:   # torch converts it the same way
+            attn_mask = DECLS['zeros'].op.call((), dtype=query.dtype, device=query.device).masked_fill(
+                attn_mask.logical_not(), float('-inf'))
+        return DECLS['_scaled_dot_product_flash_attention_for_cpu'].op.call(
+            query, key, value, 0.0, is_causal, attn_mask=attn_mask, scale=scale)[0]
+    return _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+declare('scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, '
+        'float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor',
+        composite=_sdpa, method=False, function=False, nn=True,
+        doc="""softmax(Q K^T * scale + mask) V. A bool mask keeps the True positions; a float mask is added.
+
+    >>> q = ember.ones(1, 2, 3, 4)
+    >>> ember.nn.functional.scaled_dot_product_attention(q, q, q).shape
+    ember.Size([1, 2, 3, 4])
+    """)

@@ -84,6 +84,8 @@ def build(Tensor, functions, nn_functional, results=None):
             fn = _with_requires_grad(fn)
         if fn is not op.call:   # the bare generated entry point needs no wrapper on the hot path
             fn = _finish(fn, decl, name)
+        elif fn.__doc__ is None:
+            fn.__doc__ = decl.doc or f"{op.schema}\n\nSee torch.{name}."
         if decl.function:
             functions[name] = fn
         if decl.nn:

@@ -18,7 +18,7 @@ __all__ = ['conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d',
            'adaptive_max_pool1d_with_indices', 'adaptive_max_pool2d_with_indices', 'max_unpool1d', 'max_unpool2d',
            'lp_pool1d', 'lp_pool2d', 'embedding',
            'layer_norm', 'batch_norm', 'group_norm', 'instance_norm', 'rms_norm', 'local_response_norm',
-           'normalize', 'cosine_similarity', 'pairwise_distance', 'pdist', 'scaled_dot_product_attention',
+           'normalize', 'cosine_similarity', 'pairwise_distance', 'pdist',
            'interpolate', 'upsample', 'upsample_nearest', 'upsample_bilinear', 'pixel_shuffle', 'pixel_unshuffle',
            'channel_shuffle']
 
@@ -425,69 +425,6 @@ def pdist(input, p=2):
     ii = ember.tensor(i, dtype=ember.int64, device=input.device)
     jj = ember.tensor(j, dtype=ember.int64, device=input.device)
     return (input.index_select(0, ii) - input.index_select(0, jj)).norm(p, -1)
-
-
-# --- attention -----------------------------------------------------------------------
-
-def _repeat_heads(t, rep):
-    """repeat_interleave(rep, dim=-3): each key/value head serves ``rep`` consecutive query heads."""
-    idx = ember.arange(t.shape[-3], device=t.device).unsqueeze(-1).expand(t.shape[-3], rep).reshape(-1)
-    return t.index_select(-3, idx)
-
-
-def _flash_applies(q, k, v, dropout_p, enable_gqa=False):
-    """Where torch 2.13's CPU dispatch picks its fused flash kernel (checked case by case against torch's
-    grad_fn names): 4-D floating inputs with one batch size, one head count (or, with enable_gqa, key/value
-    heads dividing the query's), one head size, no dropout, nothing empty, and (checked by the caller) no mask
-    that requires grad."""
-    heads_ok = q.shape[:2] == k.shape[:2] or (enable_gqa and q.shape[0] == k.shape[0] and k.shape[1] > 0
-                                              and q.shape[1] % k.shape[1] == 0)
-    return (q.dim() == 4 and k.dim() == 4 and v.dim() == 4 and dropout_p == 0.0 and q.dtype.is_floating_point
-            and q.dtype == k.dtype == v.dtype and heads_ok and k.shape[:2] == v.shape[:2]
-            and q.shape[-1] == k.shape[-1] == v.shape[-1] and k.shape[-2] == v.shape[-2]
-            and q.numel() > 0 and k.numel() > 0)
-
-
-def _flash(*args, **kw):
-    from ..._ops.registry import DECLS
-    return DECLS['_scaled_dot_product_flash_attention_for_cpu'].op.call(*args, **kw)
-
-
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
-    """softmax(Q K^T * scale + mask) V. A bool mask keeps the True positions; a float mask is added.
-
-    >>> q = ember.ones(1, 2, 3, 4)
-    >>> F.scaled_dot_product_attention(q, q, q).shape
-    ember.Size([1, 2, 3, 4])
-    """
-    L, S = query.shape[-2], key.shape[-2]
-    if _flash_applies(query, key, value, dropout_p, enable_gqa) and \
-            not (attn_mask is not None and attn_mask.requires_grad):   # the fused kernel shares heads itself
-        if attn_mask is not None and attn_mask.dtype == ember.bool:    # torch converts it the same way
-            attn_mask = ember.zeros((), dtype=query.dtype, device=query.device).masked_fill(
-                attn_mask.logical_not(), float('-inf'))
-        return _flash(query, key, value, 0.0, is_causal, attn_mask=attn_mask, scale=scale)[0]
-    if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
-        rep = query.shape[-3] // key.shape[-3]
-        key, value = _repeat_heads(key, rep), _repeat_heads(value, rep)
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    # as torch's math path: query and key each scaled by sqrt(|scale|) before the product, so the product saves
-    # the scaled copies (an in-place change of query or key afterwards is allowed, as in torch)
-    root = math.sqrt(abs(scale))
-    scores = (query * (-root if scale < 0 else root)).matmul(key.transpose(-2, -1) * root)
-    if is_causal:      # combined with attn_mask when both are given, as torch's CPU kernel does
-        causal = ember.ones(L, S, dtype=ember.bool, device=query.device).tril()
-        scores = scores.masked_fill(causal.logical_not(), float('-inf'))
-    if attn_mask is not None:
-        if attn_mask.dtype == ember.bool:
-            scores = scores.masked_fill(attn_mask.logical_not(), float('-inf'))
-        else:
-            scores = scores + attn_mask
-    attn = scores.softmax(-1)
-    if dropout_p > 0.0:
-        attn = ember.nn.functional.dropout(attn, dropout_p, training=True)
-    return attn.matmul(value)
 
 
 # --- resampling ----------------------------------------------------------------------
