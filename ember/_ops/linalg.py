@@ -260,19 +260,23 @@ def _linear_grad_weight(grad, input, weight):
 
 
 def _linear_grads(grad, input, weight, output_mask):
-    """All three gradients at once: a first-order backward of a matrix weight runs the fused
-    ``linear_backward`` kernel (its two GEMMs on two intra-op threads, one hand-off instead of a split of
-    each); a recorded backward (create_graph) runs the formulas in ember ops."""
-    from ..autograd.grad_mode import is_grad_enabled
-    if not is_grad_enabled() and weight.dim() == 2 and input.dim() >= 1 and grad.dim() >= 1:
-        return DECLS['linear_backward'].op.call(input, grad, weight, tuple(output_mask))
+    """All three gradients at once, in ember ops (they differentiate again)."""
     return [_linear_grad_input(grad, weight) if output_mask[0] else None,
             _linear_grad_weight(grad, input, weight) if output_mask[1] else None,
             grad if output_mask[2] else None]
 
 
+def _linear_grads_fused(grad, input, weight, output_mask):
+    """A first-order backward of a matrix weight runs the fused ``linear_backward`` kernel (its two GEMMs on
+    two intra-op threads, one hand-off instead of a split of each)."""
+    if weight.dim() == 2 and input.dim() >= 1 and grad.dim() >= 1:
+        return DECLS['linear_backward'].op.call(input, grad, weight, tuple(output_mask))
+    return _linear_grads(grad, input, weight, output_mask)
+
+
 declare('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', meta=_linear_meta, nn=True,
-        function=False, method=False, derivatives={('input', 'weight', 'bias'): _linear_grads})
+        function=False, method=False, derivatives={('input', 'weight', 'bias'): _linear_grads},
+        first_order={('input', 'weight', 'bias'): _linear_grads_fused})
 
 
 def _linear_backward_meta(self, grad_output, weight, output_mask):

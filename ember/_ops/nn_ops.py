@@ -583,12 +583,12 @@ def _ln_meta(input, normalized_shape, weight, bias, eps):
     return [(sh, input._dtype), (stat, input._dtype), (stat, input._dtype)]
 
 
-def _stats(input, mean, rstd, dims, n, eps):
+def _stats(input, mean, rstd, dims, n, eps, recorded):
     """The normalisation statistics for a formula. The saved ones are constants (torch marks those outputs
     non-differentiable), which is exact for a first-order backward; when the backward is itself recorded
-    (create_graph), they are recomputed from ``input`` in ember ops so that the second derivative sees them."""
-    from ..autograd.grad_mode import is_grad_enabled
-    if not (is_grad_enabled() and input.requires_grad):
+    (create_graph: the ``derivatives`` formulas, not the ``first_order`` ones), they are recomputed from
+    ``input`` in ember ops so that the second derivative sees them."""
+    if not (recorded and input.requires_grad):
         return mean, rstd
     mean = input.sum(dims, keepdim=True) / n
     xc = input - mean
@@ -614,34 +614,35 @@ def _ln_dims(input, normalized_shape):
 
 def _ln_input(grad, input, normalized_shape, weight, eps, result1, result2):
     dims, n = _ln_dims(input, normalized_shape)
-    mean, rstd = _stats(input, result1, result2, dims, n, eps)
+    mean, rstd = _stats(input, result1, result2, dims, n, eps, True)
     return _norm_input_grad(grad, input, weight, mean, rstd, dims, n, tuple(weight.shape) if weight is not None
                             else None)
 
 
 def _ln_weight(grad, input, normalized_shape, eps, result1, result2):
     dims, n = _ln_dims(input, normalized_shape)
-    mean, rstd = _stats(input, result1, result2, dims, n, eps)
+    mean, rstd = _stats(input, result1, result2, dims, n, eps, True)
     return grad * ((input - mean) * rstd)
 
 
 def _ln_grads(grad, input, normalized_shape, weight, bias, eps, result1, result2, output_mask):
-    """All three gradients at once. A first-order backward runs the fused ``native_layer_norm_backward``
-    kernel (one op instead of ~15: 730 -> ~200 us for the GPT's (16, 64, 128)); a recorded backward
-    (create_graph) runs the formulas in ember ops, so that they differentiate again."""
-    from ..autograd.grad_mode import is_grad_enabled
-    if not is_grad_enabled():
-        ns = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
-        return _call('native_layer_norm_backward', grad, input, ns, result1, result2, weight, bias,
-                     tuple(output_mask))
+    """All three gradients in ember ops, for a recorded backward (create_graph)."""
     return [_ln_input(grad, input, normalized_shape, weight, eps, result1, result2) if output_mask[0] else None,
             _ln_weight(grad, input, normalized_shape, eps, result1, result2) if output_mask[1] else None,
             grad if output_mask[2] else None]
 
 
+def _ln_grads_fused(grad, input, normalized_shape, weight, bias, eps, result1, result2, output_mask):
+    """A first-order backward runs the fused ``native_layer_norm_backward`` kernel (one op instead of ~15:
+    730 -> ~200 us for the GPT's (16, 64, 128))."""
+    ns = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    return _call('native_layer_norm_backward', grad, input, ns, result1, result2, weight, bias, tuple(output_mask))
+
+
 declare('native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) '
         '-> (Tensor, Tensor, Tensor)', meta=_ln_meta, method=False, output_differentiability=(True, False, False),
-        derivatives={('input', 'weight', 'bias'): _ln_grads})
+        derivatives={('input', 'weight', 'bias'): _ln_grads},
+        first_order={('input', 'weight', 'bias'): _ln_grads_fused})
 
 
 def _ln_backward_meta(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
@@ -693,33 +694,51 @@ def _bn_dims(input):
     return dims, n, (1, input.shape[1]) + (1,) * (input.dim() - 2)
 
 
-def _bn_stats(input, training, running_mean, running_var, eps, result1, result2):
+def _bn_stats(input, training, running_mean, running_var, eps, result1, result2, recorded):
     dims, n, bshape = _bn_dims(input)
     if training:
-        return _stats(input, result1.reshape(bshape), result2.reshape(bshape), dims, n, eps)
+        return _stats(input, result1.reshape(bshape), result2.reshape(bshape), dims, n, eps, recorded)
     return running_mean.reshape(bshape), (1 / (running_var + eps).sqrt()).reshape(bshape)
 
 
-def _bn_input(grad, input, weight, running_mean, running_var, training, eps, result1, result2):
+def _bn_input(grad, input, weight, running_mean, running_var, training, eps, result1, result2, recorded):
     dims, n, bshape = _bn_dims(input)
-    mean, invstd = _bn_stats(input, training, running_mean, running_var, eps, result1, result2)
+    mean, invstd = _bn_stats(input, training, running_mean, running_var, eps, result1, result2, recorded)
     if training:
         return _norm_input_grad(grad, input, weight, mean, invstd, dims, n, bshape)
     g = grad * invstd
     return g if weight is None else g * weight.reshape(bshape)
 
 
-def _bn_weight(grad, input, running_mean, running_var, training, eps, result1, result2):
+def _bn_weight(grad, input, running_mean, running_var, training, eps, result1, result2, recorded):
     dims, n, bshape = _bn_dims(input)
-    mean, invstd = _bn_stats(input, training, running_mean, running_var, eps, result1, result2)
+    mean, invstd = _bn_stats(input, training, running_mean, running_var, eps, result1, result2, recorded)
     return (grad * ((input - mean) * invstd)).sum(dims)
+
+
+def _bn_input_recorded(grad, input, weight, running_mean, running_var, training, eps, result1, result2):
+    return _bn_input(grad, input, weight, running_mean, running_var, training, eps, result1, result2, True)
+
+
+def _bn_input_first(grad, input, weight, running_mean, running_var, training, eps, result1, result2):
+    return _bn_input(grad, input, weight, running_mean, running_var, training, eps, result1, result2, False)
+
+
+def _bn_weight_recorded(grad, input, running_mean, running_var, training, eps, result1, result2):
+    return _bn_weight(grad, input, running_mean, running_var, training, eps, result1, result2, True)
+
+
+def _bn_weight_first(grad, input, running_mean, running_var, training, eps, result1, result2):
+    return _bn_weight(grad, input, running_mean, running_var, training, eps, result1, result2, False)
 
 
 declare('native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, '
         'bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)', meta=_bn_meta, method=False,
         output_differentiability=(True, False, False),
-        derivatives={'input': _bn_input, 'weight': _bn_weight,
-                     'bias': lambda grad: grad.sum([0] + list(range(2, grad.dim())))})
+        derivatives={'input': _bn_input_recorded, 'weight': _bn_weight_recorded,
+                     'bias': lambda grad: grad.sum([0] + list(range(2, grad.dim())))},
+        # first order: the saved statistics, not recomputed (exact when the backward is not recorded)
+        first_order={'input': _bn_input_first, 'weight': _bn_weight_first})
 
 
 # --- shuffles (views and copies only) -----------------------------------------------------

@@ -22,19 +22,23 @@ from .._core.dispatch_key import DispatchKey
 
 class OpDecl:
     def __init__(self, schema, meta=None, kind='generic', derivatives=None, composite=None, inplace=False,
-                 out=False, method=True, function=True, nn=False, name=None, samples=None,
-                 grad_name=None, differentiable=True, tags=(), doc=None, explicit=None, output_differentiability=None):
+                 out=False, method=True, function=True, nn=False, name=None,
+                 grad_name=None, differentiable=True, tags=(), doc=None, explicit=None, output_differentiability=None,
+                 first_order=None):
         self.schema_text = schema
         self.meta = meta
         self.kind = kind
         self.derivatives = derivatives or {}
+        # formulas with the same keys as ``derivatives`` for a backward that is not itself recorded (no
+        # create_graph): they may call fused backward kernels that have no derivative of their own. The
+        # autograd kernel picks between the two (autograd/kernels.py); a formula never asks the grad mode.
+        self.first_order = first_order or {}
         self.composite = composite
         self.inplace = inplace
         self.out = out
         self.method = method
         self.function = function
         self.nn = nn
-        self.samples = samples
         self.grad_name = grad_name
         self.differentiable = differentiable
         self.output_differentiability = output_differentiability   # per output, as derivatives.yaml; None: all

@@ -22,6 +22,7 @@ from .._core.tensor_impl import TensorImpl
 from .node import Node, SavedVariable, gradient_edge
 from . import anomaly, saved_hooks
 from .views import check_inplace
+from .grad_mode import is_grad_enabled as _grad_enabled
 
 _BELOW = below(DispatchKey.Autograd)
 _SPECIAL = ('grad', 'grads', 'result', 'results', 'result0', 'result1', 'result2', 'result3')
@@ -55,9 +56,15 @@ def _fit(g, meta):
 
 
 class FormulaNode(Node):
-    """A node whose backward is the operator's formulas. Subclasses set ``_formulas``."""
+    """A node whose backward is the operator's formulas. Subclasses set ``_formulas``.
+
+    A backward that is itself recorded (create_graph: grad mode on while it runs) uses ``_formulas``,
+    written in ember operators so they differentiate again; one that is not uses ``_first_order`` where
+    the declaration gives it (fused backward kernels such as ``linear_backward``). This is the one place
+    that looks at the grad mode to choose."""
     _formulas = ()      # (input name, fn, param names, arity): arity 1, 'list' (a Tensor[] input) or
     #                     the number of inputs of a joint formula (its name is a tuple of input names)
+    _first_order = None
     _n_outputs = 1
     _uses_grads = False
 
@@ -78,7 +85,8 @@ class FormulaNode(Node):
             grads = None
             grad = grad_outputs[0] if grad_outputs and grad_outputs[0] is not None else _zeros(self._out_meta[0])
         out, k = [], 0
-        for name, fn, params, arity in self._formulas:
+        formulas = self._formulas if self._first_order is None or _grad_enabled() else self._first_order
+        for name, fn, params, arity in formulas:
             n = self._list_len.get(name, 1) if arity == 'list' else arity
             if (self.next_functions[k][0] is None) if n == 1 else \
                     all(e[0] is None for e in self.next_functions[k:k + n]):
@@ -161,9 +169,25 @@ def _meta_value(t, suf):
 def node_class(decl):
     """The Node subclass for an operator, e.g. ``MulBackward0``."""
     op = decl.op
-    formulas, saved = [], []
     arg_types = {a.name: a.base_type for a in op.schema.arguments}
-    for name, fn in decl.derivatives.items():
+    unknown = set(decl.first_order) - set(decl.derivatives)
+    if unknown:
+        raise ValueError(f"{op.name}: first_order formulas for {sorted(unknown)} have no derivative formula")
+    saved = []
+    formulas = _formulas(op, decl.derivatives, arg_types, saved)
+    # the same inputs in the same order, a first-order formula where one is given
+    fast = _formulas(op, {k: decl.first_order.get(k, fn) for k, fn in decl.derivatives.items()}, arg_types, saved) \
+        if decl.first_order else None
+    cls_name = decl.grad_name or ''.join(w.capitalize() for w in op.schema.name.strip('_').split('_')) + 'Backward0'
+    return type(cls_name, (FormulaNode,), {'_formulas': formulas, '_first_order': fast, '_saved_names': tuple(saved),
+                                            '_n_outputs': len(op.schema.returns),
+                                            '_uses_grads': any('grads' in f[2] for f in formulas + (fast or ()))})
+
+
+def _formulas(op, derivatives, arg_types, saved):
+    """(input name, fn, param names, arity) per formula; the values they read are added to ``saved``."""
+    formulas = []
+    for name, fn in derivatives.items():
         for n in (name if isinstance(name, tuple) else (name,)):
             if n not in arg_types:
                 raise ValueError(f"{op.name}: derivative for unknown argument '{n}'")
@@ -179,10 +203,7 @@ def node_class(decl):
                 saved.append(p)
         arity = len(name) if isinstance(name, tuple) else 'list' if arg_types[name] == 'Tensor[]' else 1
         formulas.append((name, fn, params, arity))
-    cls_name = decl.grad_name or ''.join(w.capitalize() for w in op.schema.name.strip('_').split('_')) + 'Backward0'
-    return type(cls_name, (FormulaNode,), {'_formulas': tuple(formulas), '_saved_names': tuple(saved),
-                                            '_n_outputs': len(op.schema.returns),
-                                            '_uses_grads': any('grads' in f[2] for f in formulas)})
+    return tuple(formulas)
 
 
 def autograd_kernel(decl):
@@ -199,7 +220,7 @@ def autograd_kernel(decl):
     # tensor argument, required grad or not, as torch saves them (but not for a Python-number operand, which
     # is torch's Scalar overload: pow(x, 2) saves no result).
     users = {}
-    for f in cls._formulas:
+    for f in cls._formulas + (cls._first_order or ()):
         for p in f[2]:
             users.setdefault(p, set()).update(pos[n] for n in (f[0] if isinstance(f[0], tuple) else (f[0],)))
     saved_args = [(n, pos[n], tuple(users.get(n, ()))) for n in cls._saved_names if n not in _RESULTS and n in pos]
