@@ -12,9 +12,11 @@ requires_grad, OrderedDict())``, so ``torch.load`` reads ember's files and ember
 reads torch's, with torch absent: ember writes those global names itself and
 maps them back to its own functions when loading.
 
-NOTE [restricted unpickling]: ``weights_only=True`` (the default, as in torch)
-resolves only the globals in `_SAFE_GLOBALS`; anything else raises
-``pickle.UnpicklingError`` naming it, before any of the file's objects run.
+NOTE [restricted unpickling]: ``weights_only=True`` (the default, as in torch) reads the
+pickle with ember's own opcode interpreter (``_weights_only.py``), not Python's: globals
+resolve only from `_DEFAULT_SAFE` and ``add_safe_globals``, only allowed callables run,
+and state (BUILD) or items are set only on objects the load itself made. Anything else
+raises ``pickle.UnpicklingError`` naming it. SECURITY.md states the guarantees.
 """
 import collections
 import io
@@ -27,9 +29,12 @@ import zipfile
 
 import numpy as np
 
+from . import _weights_only
+
 from ._core import dtype as D
 from ._core.device import canonical
-from ._tensor import Tensor
+from ._tensor import Tensor, Size
+from ._core.device import device as _device_cls
 from ._ops import adapters
 
 _STORAGE_NAMES = {
@@ -96,6 +101,11 @@ class _Pickler(pickle._Pickler):
             return self.save_reduce(obj=obj, *_tensor_reduce_args(obj))
         if isinstance(obj, D.dtype):
             return self.save_global(_TorchGlobal('torch', obj.name))
+        if isinstance(obj, Size):            # torch's names, so that torch and ember read each other's files
+            return self.save_reduce(_TorchGlobal('torch', 'Size'), (tuple(obj),), obj=obj)
+        if isinstance(obj, _device_cls):
+            args = (obj.type,) if obj.index is None else (obj.type, obj.index)
+            return self.save_reduce(_TorchGlobal('torch', 'device'), args, obj=obj)
         super().save(obj, save_persistent_id)
 
     dispatch = dict(pickle._Pickler.dispatch)
@@ -211,21 +221,59 @@ def _save(obj, fh, prefix, protocol):
 
 # --- loading --------------------------------------------------------------------
 
-def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None, metadata=None):
-    flat, dev, dtype = storage
-    isz = dtype.itemsize
-    size, stride = tuple(size), tuple(stride)
-    if dtype is D.bfloat16:
-        npd = D.bfloat16.np
+class _Storage:
+    """A storage read from a checkpoint: its bytes (a uint8 array), dtype, device and key (for errors)."""
+    __slots__ = ('flat', 'device', 'dtype', 'key')
+
+    def __init__(self, flat, device, dtype, key):
+        self.flat, self.device, self.dtype, self.key = flat, device, dtype, key
+
+
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _check_layout(storage, offset, size, stride):
+    """Sizes, strides and offset against the storage, before any array is made (torch's setStorage check),
+    with an error naming the storage entry."""
+    where = f"tensor on storage '{storage.key}'"
+    if not (isinstance(size, tuple) and isinstance(stride, tuple) and len(size) == len(stride)
+            and all(_is_int(v) for v in size + stride) and _is_int(offset)):
+        raise RuntimeError(f"invalid checkpoint: {where} has a malformed size {size!r}, stride {stride!r} or "
+                           f"storage offset {offset!r}")
+    if any(v < 0 for v in size):
+        raise RuntimeError(f"invalid checkpoint: {where} has a negative size {list(size)}")
+    if any(v < 0 for v in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                           f"{list(stride)} ({where})")
+    if offset < 0:
+        raise RuntimeError(f"invalid checkpoint: {where} has a negative storage offset {offset}")
+    isz = storage.dtype.itemsize
+    n = storage.flat.size // isz
+    if 0 in size:
+        return
+    need = offset + 1 + sum((a - 1) * b for a, b in zip(size, stride))
+    if need > n:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {isz} requiring a storage size of {need * isz} are out of bounds for storage "
+                           f"of size {n * isz} ({where})")
+
+
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
+                       metadata=None):
+    if not isinstance(storage, _Storage):
+        raise pickle.UnpicklingError(f"_rebuild_tensor_v2 expects a storage, got {type(storage).__name__}")
+    size, stride = tuple(size) if isinstance(size, (tuple, list)) else size, \
+        tuple(stride) if isinstance(stride, (tuple, list)) else stride
+    _check_layout(storage, storage_offset, size, stride)
+    dtype, isz = storage.dtype, storage.dtype.itemsize
+    if 0 in size:
+        arr = np.empty(size, dtype.np)
     else:
-        npd = dtype.np
-    if len(size) and 0 in size:
-        arr = np.empty(size, npd)
-    else:
-        arr = np.ndarray(size, npd, flat, storage_offset * isz, tuple(s * isz for s in stride))
+        arr = np.ndarray(size, dtype.np, storage.flat, storage_offset * isz, tuple(v * isz for v in stride))
     t = adapters.make_tensor(arr, dtype, canonical('cpu'))
-    if dev.type != 'cpu':
-        t = t.to(dev)
+    if storage.device.type != 'cpu':
+        t = t.to(storage.device)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -233,12 +281,16 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
 
 def _rebuild_parameter(data, requires_grad, backward_hooks, *extra):
     from .nn.parameter import Parameter
-    return Parameter(data, requires_grad)
+    if not isinstance(data, Tensor):
+        raise pickle.UnpicklingError(f"_rebuild_parameter expects a tensor, got {type(data).__name__}")
+    return Parameter(data, bool(requires_grad))
 
 
 def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
     p = _rebuild_parameter(data, requires_grad, backward_hooks)
     if state:
+        if not isinstance(state, dict) or not all(isinstance(k, str) and not k.startswith('_') for k in state):
+            raise pickle.UnpicklingError("a parameter's pickled state may set only public attributes")
         p.__dict__.update(state)
     return p
 
@@ -253,58 +305,99 @@ def _size(*a):
     return Size(*a)
 
 
-def _encode(s, enc='latin1'):
-    import codecs
-    return codecs.encode(s, enc)
+def _storage_type(name, dtype):
+    """A legacy storage class name (``torch.FloatStorage``), as it appears in a storage's persistent id."""
+    return ('storage-type', name, dtype)
 
 
-_SAFE_GLOBALS = {
+_DEFAULT_SAFE = {
     ('torch._utils', '_rebuild_tensor_v2'): _rebuild_tensor_v2,
     ('torch._utils', '_rebuild_parameter'): _rebuild_parameter,
     ('torch._utils', '_rebuild_parameter_with_state'): _rebuild_parameter_with_state,
     ('collections', 'OrderedDict'): collections.OrderedDict,
+    ('collections', 'Counter'): collections.Counter,
     ('torch', 'device'): _device,
     ('torch', 'Size'): _size,
-    ('_codecs', 'encode'): _encode,
+    ('_codecs', 'encode'): _weights_only.encode,
+    ('builtins', 'bytearray'): bytearray,
     ('builtins', 'set'): set,
-    ('builtins', 'frozenset'): frozenset,
-    ('builtins', 'slice'): slice,
     ('builtins', 'complex'): complex,
 }
-for (_m, _n), _v in list(_SAFE_GLOBALS.items()):   # protocol 2 spells builtins '__builtin__'
-    if _m == 'builtins':
-        _SAFE_GLOBALS[('__builtin__', _n)] = _v
 for _name, _dt in _DTYPE_OF_STORAGE.items():
-    _SAFE_GLOBALS[('torch', _name)] = ('storage-type', _dt)
+    _DEFAULT_SAFE[('torch', _name)] = _storage_type(_name, _dt)
 for _d in D.ALL:
-    _SAFE_GLOBALS[('torch', _d.name)] = _d
+    _DEFAULT_SAFE[('torch', _d.name)] = _d
 for _alias, _d in D.ALIASES.items():
-    _SAFE_GLOBALS[('torch', _alias)] = _d
+    _DEFAULT_SAFE[('torch', _alias)] = _d
 
-_extra_safe = {}
+_user_safe = {}      # (module, name) -> object, from add_safe_globals
 
 
-def add_safe_globals(objs):
-    """Allow more globals in ``weights_only`` loads (torch.serialization.add_safe_globals)."""
-    for o in objs:
-        _extra_safe[(o.__module__, o.__qualname__)] = o
+def _key_of(obj):
+    if isinstance(obj, tuple):
+        if len(obj) != 2 or not isinstance(obj[1], str):
+            raise TypeError("add_safe_globals takes objects or (object, 'module.name') pairs")
+        module, _, name = obj[1].rpartition('.')
+        return (module, name), obj[0]
+    return (obj.__module__, obj.__qualname__), obj
+
+
+def add_safe_globals(safe_globals):
+    """Allow these globals in ``weights_only`` loads (torch.serialization.add_safe_globals): classes and
+    functions, or ``(obj, 'module.name')`` pairs for a name that differs from where the object lives.
+    Instances of an allowed class may be constructed and given state by a file: allow only types whose
+    construction runs no code you do not trust.
+
+    >>> import ember, collections
+    >>> class Point: pass
+    >>> ember.serialization.add_safe_globals([Point])
+    >>> Point in ember.serialization.get_safe_globals()
+    True
+    >>> ember.serialization.clear_safe_globals()
+    """
+    for obj in safe_globals:
+        key, value = _key_of(obj)
+        _user_safe[key] = value
+
+
+def get_safe_globals():
+    """The globals added by ``add_safe_globals`` (ember's defaults are not listed, as in torch)."""
+    return list(_user_safe.values())
+
+
+def clear_safe_globals():
+    """Forget every global added by ``add_safe_globals``."""
+    _user_safe.clear()
+
+
+class safe_globals:
+    """``with ember.serialization.safe_globals([Point]): ember.load(f)`` allows the globals inside the block."""
+
+    def __init__(self, safe_globals):
+        self.globals = list(safe_globals)
+
+    def __enter__(self):
+        self.saved = dict(_user_safe)
+        add_safe_globals(self.globals)
+
+    def __exit__(self, *exc):
+        _user_safe.clear()
+        _user_safe.update(self.saved)
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, fh, load_storage, weights_only):
+    """``weights_only=False``: Python's unpickler, which runs any code the file names. torch names map to
+    ember's namesakes where they exist."""
+
+    def __init__(self, fh, persistent_load):
         super().__init__(fh)
-        self.load_storage = load_storage
-        self.weights_only = weights_only
+        self._persistent_load = persistent_load
 
     def find_class(self, module, name):
-        hit = _SAFE_GLOBALS.get((module, name)) or _extra_safe.get((module, name))
+        key = ('builtins' if module == '__builtin__' else module, name)
+        hit = _DEFAULT_SAFE.get(key) or _user_safe.get(key)
         if hit is not None:
             return hit
-        if self.weights_only:
-            raise pickle.UnpicklingError(
-                f"Weights only load failed. Unsupported global: GLOBAL {module}.{name} was not an allowed global "
-                f"by default. Loading with weights_only=False would execute code from the file: do it only if "
-                f"you trust its source. To allow this global, use ember.serialization.add_safe_globals([{name}]).")
         if module.startswith('torch'):
             mapped = _map_torch_global(module, name)
             if mapped is not None:
@@ -312,11 +405,7 @@ class _Unpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
     def persistent_load(self, pid):
-        if not (isinstance(pid, tuple) and pid and pid[0] == 'storage'):
-            raise pickle.UnpicklingError(f"Unsupported persistent id {pid!r}")
-        _, stype, key, location, numel = pid
-        dtype = stype[1] if isinstance(stype, tuple) else D.uint8
-        return self.load_storage(key, dtype, location)
+        return self._persistent_load(pid)
 
 
 def _map_torch_global(module, name):
@@ -339,54 +428,122 @@ def _map_location(location, map_location):
     return canonical(map_location)
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=False, **pickle_load_args):
+_TRUE = ('1', 'y', 'yes', 'true')
+
+
+def _resolve_weights_only(weights_only, pickle_module):
+    """torch's rules: None means the default (restricted, unless a pickle_module is given);
+    TORCH_FORCE_WEIGHTS_ONLY_LOAD forces it on; TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD turns it off only where the
+    caller did not pass weights_only."""
+    not_set = weights_only is None
+    if not_set:
+        weights_only = pickle_module is None
+    force_on = os.getenv('TORCH_FORCE_WEIGHTS_ONLY_LOAD', '0').lower() in _TRUE
+    force_off = os.getenv('TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD', '0').lower() in _TRUE
+    if force_on and force_off:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` "
+                           "should be set, but both were set.")
+    if force_on:
+        weights_only = True
+    elif force_off and not_set:
+        import warnings
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the `weights_only` "
+                      "argument was not explicitly passed to `ember.load`, forcing weights_only=False.",
+                      UserWarning, stacklevel=3)
+        weights_only = False
+    if weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    return bool(weights_only)
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=False, **pickle_load_args):
     """Load an object saved by ``ember.save`` or ``torch.save`` (zip format).
 
-    ``weights_only=True`` (default) uses a restricted unpickler (NOTE [restricted
-    unpickling]); ``mmap=True`` maps storages from the file instead of reading them.
+    ``weights_only`` (None means True, as in torch 2.6+; see SECURITY.md for the environment switches) uses
+    a restricted unpickler that runs no code from the file (NOTE [restricted unpickling]); only an explicit
+    ``weights_only=False`` unpickles arbitrary objects. ``mmap=True`` maps storages from the file instead of
+    reading them.
     """
+    weights_only = _resolve_weights_only(weights_only, pickle_module)
+    if mmap and not isinstance(f, (str, os.PathLike)):
+        raise ValueError("mmap=True requires a file path")
     opened = isinstance(f, (str, os.PathLike))
     fh = open(f, 'rb') if opened else f
     try:
-        try:
-            zf = zipfile.ZipFile(fh)
-            names = zf.namelist()
-        except (zipfile.BadZipFile, EOFError, OSError) as e:
-            raise RuntimeError(f"PytorchStreamReader failed reading zip archive: failed finding central directory "
-                               f"(the file is truncated, corrupt, or not a checkpoint): {e}") from None
-        pkl = next((n for n in names if n.endswith('/data.pkl') or n == 'data.pkl'), None)
-        if pkl is None:
-            raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
-        prefix = pkl[:-len('data.pkl')]
-        mm = np.memmap(f, dtype=np.uint8, mode='c') if (mmap and opened) else None
-        if mmap and not opened:
-            raise ValueError("mmap=True requires a file path")
-        cache = {}
-
-        def load_storage(key, dtype, location):
-            hit = cache.get(key)
-            if hit is None:
-                name = f'{prefix}data/{key}'
-                try:
-                    info = zf.getinfo(name)
-                    if mm is not None and info.compress_type == zipfile.ZIP_STORED:
-                        start = _data_offset(fh, info)
-                        flat = mm[start:start + info.file_size]
-                    else:
-                        flat = np.frombuffer(bytearray(zf.read(name)), dtype=np.uint8)
-                except (KeyError, zipfile.BadZipFile, EOFError, OSError, struct.error) as e:
-                    raise RuntimeError(f"PytorchStreamReader failed reading file {name}: {e}") from None
-                hit = cache[key] = flat
-            return (hit, _map_location(location, map_location), dtype)
-
-        try:
-            data = zf.read(pkl)
-        except (zipfile.BadZipFile, EOFError, OSError) as e:
-            raise RuntimeError(f"PytorchStreamReader failed reading file data.pkl: {e}") from None
-        return _Unpickler(io.BytesIO(data), load_storage, weights_only).load()
+        return _load(f, fh, opened, map_location, weights_only, mmap, pickle_module)
     finally:
         if opened:
             fh.close()
+
+
+def _load(f, fh, opened, map_location, weights_only, mmap, pickle_module):
+    try:
+        zf = zipfile.ZipFile(fh)
+        names = zf.namelist()
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
+        raise RuntimeError(f"PytorchStreamReader failed reading zip archive: failed finding central directory "
+                           f"(the file is truncated, corrupt, or not a checkpoint): {e}") from None
+    pkl = next((n for n in names if n.endswith('/data.pkl') or n == 'data.pkl'), None)
+    if pkl is None:
+        raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
+    prefix = pkl[:-len('data.pkl')]
+    mm = np.memmap(f, dtype=np.uint8, mode='c') if (mmap and opened) else None
+    cache = {}
+
+    def read_storage(key, name, dtype, location, numel):
+        hit = cache.get(key)
+        if hit is None:
+            entry = f'{prefix}data/{key}'
+            try:
+                info = zf.getinfo(entry)
+                if mm is not None and info.compress_type == zipfile.ZIP_STORED:
+                    start = _data_offset(fh, info)
+                    flat = mm[start:start + info.file_size]
+                else:
+                    flat = np.frombuffer(bytearray(zf.read(entry)), dtype=np.uint8)
+            except (KeyError, zipfile.BadZipFile, EOFError, OSError, struct.error, ValueError) as e:
+                raise RuntimeError(f"PytorchStreamReader failed reading file {entry}: {e}") from None
+            if not _is_int(numel) or numel < 0 or flat.size != numel * dtype.itemsize:     # as torch checks
+                raise RuntimeError(f"record size ({flat.size} bytes) does not match expected size ({numel!r} "
+                                   f"elements of {name}) for storage '{entry}'")
+            hit = cache[key] = _Storage(flat, _map_location(location, map_location), dtype, entry)
+        elif hit.dtype is not dtype:
+            raise RuntimeError(f"invalid checkpoint: storage '{prefix}data/{key}' is read as two dtypes")
+        return hit
+
+    def persistent_load(pid):
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == 'storage'):
+            raise pickle.UnpicklingError(f"Only persistent_load of storage is allowed, but got {pid!r}")
+        _, stype, key, location, numel = pid
+        if not (isinstance(stype, tuple) and stype[:1] == ('storage-type',)):
+            raise pickle.UnpicklingError(f"unknown storage type {stype!r} in a persistent id")
+        if not (isinstance(key, str) and key.isdigit() and isinstance(location, str)):
+            raise pickle.UnpicklingError(f"malformed storage persistent id {pid!r}")
+        return read_storage(key, stype[1], stype[2], location, numel)
+
+    try:
+        data = zf.read(pkl)
+    except (zipfile.BadZipFile, EOFError, OSError) as e:
+        raise RuntimeError(f"PytorchStreamReader failed reading file data.pkl: {e}") from None
+    if weights_only:
+        allowed = dict(_DEFAULT_SAFE)
+        allowed.update(_user_safe)
+        build_types = (collections.OrderedDict,) + tuple(v for v in _user_safe.values() if isinstance(v, type))
+        try:
+            return _weights_only.loads(data, allowed, persistent_load, build_types)
+        except (pickle.UnpicklingError, RuntimeError, ImportError):
+            raise
+        except Exception as e:       # a malformed file: a clear error, never a half-built object
+            raise pickle.UnpicklingError(f"Weights only load failed: the pickle data is malformed "
+                                         f"({type(e).__name__}: {e})") from None
+    return _Unpickler(io.BytesIO(data), persistent_load).load() if pickle_module is None else \
+        _foreign_unpickler(pickle_module, data, persistent_load)
+
+
+def _foreign_unpickler(pickle_module, data, persistent_load):
+    u = pickle_module.Unpickler(io.BytesIO(data))
+    u.persistent_load = persistent_load
+    return u.load()
 
 
 def _data_offset(fh, info):

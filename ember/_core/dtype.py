@@ -23,15 +23,32 @@ class dtype:
     >>> ember.float32.is_floating_point, ember.float32.itemsize
     (True, 4)
     """
-    __slots__ = ('name', 'np', 'itemsize', 'category', 'is_signed', '_rank', '__weakref__')
+    __slots__ = ('name', '_np', 'itemsize', 'category', 'is_signed', '_rank', '__weakref__')
 
     def __init__(self, name, np_dtype, category, rank):
-        self.name = name
-        self.np = np.dtype(np_dtype) if np_dtype is not None else None
-        self.itemsize = self.np.itemsize if self.np is not None else 2
-        self.category = category
-        self.is_signed = name not in ('uint8', 'bool')
-        self._rank = rank
+        # immutable: a dtype is shared by the whole process (a checkpoint must not be able to change it)
+        init = object.__setattr__
+        init(self, 'name', name)
+        init(self, '_np', np.dtype(np_dtype) if np_dtype is not None else None)
+        init(self, 'itemsize', self._np.itemsize if self._np is not None else 2)
+        init(self, 'category', category)
+        init(self, 'is_signed', name not in ('uint8', 'bool'))
+        init(self, '_rank', rank)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"ember.{self.name} is immutable: cannot set '{name}'")
+
+    __delattr__ = __setattr__
+
+    @property
+    def np(self):
+        """The NumPy dtype of the elements. bfloat16 has none in NumPy itself: it needs ml_dtypes, and using
+        it without raises here, at the first use, rather than computing with some other type."""
+        d = self._np
+        if d is None:
+            raise ImportError(f"ember.{self.name} needs the optional 'ml_dtypes' package: "
+                              f"pip install 'ember[bfloat16]'")
+        return d
 
     is_floating_point = property(lambda self: self.category == _FLOAT)
     is_complex = property(lambda self: self.category == _COMPLEX)
@@ -67,7 +84,7 @@ _BY_NAME = {d.name: d for d in ALL}
 # torch's aliases: torch.float, torch.long, torch.half, ...
 ALIASES = {'float': float32, 'double': float64, 'half': float16, 'long': int64, 'int': int32,
            'short': int16, 'cfloat': complex64, 'cdouble': complex128, 'bool': bool_}
-_FROM_NP = {d.np: d for d in ALL if d.np is not None}
+_FROM_NP = {d._np: d for d in ALL if d._np is not None}
 
 
 def _dtype_by_name(name):

@@ -11,6 +11,7 @@ The main loop is the hot path of every backward: nodes are dictionary keys
 number (set once in Node.__init__), and hooks cost a truth test when absent.
 """
 import sys
+import threading
 from heapq import heappush, heappop
 
 import numpy as np
@@ -213,23 +214,32 @@ def _call_node(node, grads, retain_graph):
 _STEAL_MAX_REFS = 7
 
 
+# NOTE [accumulation lock]: several threads may run backward into the same leaf at once (Hogwild training,
+# a thread pool of losses). The first-gradient check-then-set and the in-place add must not interleave:
+# NumPy releases the GIL inside the add, so two unguarded adds lose one of the updates. torch holds a
+# mutex per variable in AccumulateGrad; ember holds one of a fixed set of locks chosen by the variable's id
+# (no per-tensor lock object to create or store; two leaves rarely share one, and sharing is only slower).
+_ACC_LOCKS = [threading.Lock() for _ in range(64)]
+
+
 def accumulate_grad(var, g):
     """AccumulateGrad: the first gradient becomes ``.grad``, later ones are added in place."""
     if g._a.shape != var._a.shape:
         from .kernels import sum_to
         g = sum_to(g, var._a.shape)
-    prev = var._grad
-    if prev is None:
-        if is_grad_enabled():
-            var._grad = g.clone()
-        elif g._base is None and g._grad_fn is None and sys.getrefcount(g) <= _STEAL_MAX_REFS:
-            var._grad = g
+    with _ACC_LOCKS[(id(var) >> 4) % len(_ACC_LOCKS)]:
+        prev = var._grad
+        if prev is None:
+            if is_grad_enabled():
+                var._grad = g.clone()
+            elif g._base is None and g._grad_fn is None and sys.getrefcount(g) <= _STEAL_MAX_REFS:
+                var._grad = g
+            else:
+                var._grad = g.detach().clone()
+        elif is_grad_enabled():
+            var._grad = prev + g
         else:
-            var._grad = g.detach().clone()
-    elif is_grad_enabled():
-        var._grad = prev + g
-    else:
-        prev.add_(g)
+            prev.add_(g)
     if var._post_acc_hooks:
         for hook in list(var._post_acc_hooks.values()):
             hook(var)
