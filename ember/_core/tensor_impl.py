@@ -38,6 +38,7 @@ class TensorImpl:
     _view_fn = None
     _offset = None      # storage offset in elements, once known (views know it at birth)
     _strides = None     # element strides, cached
+    _grad_owner = None  # NOTE [gradient ownership] in autograd/engine.py: True while the engine alone holds it
 
     def _storage_or_make(self):
         s = self._storage

@@ -10,7 +10,6 @@ The main loop is the hot path of every backward: nodes are dictionary keys
 (hashed by identity), the ready queue is a heap keyed by the node's creation
 number (set once in Node.__init__), and hooks cost a truth test when absent.
 """
-import sys
 import threading
 from heapq import heappush, heappop
 
@@ -89,6 +88,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     buffers = {}     # node -> {input_nr: summed gradient}
     heap = []        # ready nodes, the most recently created first (torch's sequence-number order)
     for (node, nr), g in zip(roots, grad_tensors):
+        if g is not None:
+            g._grad_owner = False       # the caller's (or backward()'s) tensor: never the engine's alone
         _add(buffers, node, nr, g)
     pushed = set()
     for node in root_nodes:
@@ -121,18 +122,25 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 continue
             outs = _call_node(node, grads, retain_graph) if needed is None or node in needed else ()
             n_outs = len(outs)
+            fresh = node._fresh_outputs
             for i, (nxt, nr) in enumerate(node.next_functions):
                 if nxt is None:
                     continue
                 if i < n_outs:
                     g = outs[i]
                     if g is not None:
+                        # NOTE [gradient ownership]: first delivery of a new tensor by one of ember's nodes
+                        g._grad_owner = fresh and g._grad_owner is None
                         b = buffers.get(nxt)
                         if b is None:
                             buffers[nxt] = {nr: g}
                         else:
                             prev = b.get(nr)
-                            b[nr] = g if prev is None else prev + g
+                            if prev is None:
+                                b[nr] = g
+                            else:
+                                b[nr] = s = prev + g
+                                s._grad_owner = True
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:
@@ -163,10 +171,12 @@ def _add(buffers, node, nr, g):
 
 
 def _apply_tensor_hooks(node, nr, g):
+    g._grad_owner = False        # a hook sees it (and may keep it): NOTE [gradient ownership]
     for hook in list(node._tensor_pre_hooks.get(nr, {}).values()):
         r = hook(g)
         if r is not None:
             g = r
+            g._grad_owner = False
     rg = node._retain_grad_hooks.get(nr)
     if rg is not None:
         rg(g)
@@ -179,20 +189,28 @@ def _incoming(node, grads):
         grads = [_apply_tensor_hooks(node, i, g) if g is not None else g for i, g in enumerate(grads)]
     if type(node) is AccumulateGrad and node.variable._hooks and grads[0] is not None:
         g = grads[0]    # a leaf's Tensor.register_hook hooks: they also see gradients captured by grad()
+        g._grad_owner = False
         for hook in list(node.variable._hooks.values()):
             r = hook(g)
             if r is not None:
                 g = r
+                g._grad_owner = False
         grads[0] = g
     return grads
 
 
 def _call_node(node, grads, retain_graph):
     if node._pre_hooks:
+        for g in grads:
+            if g is not None:
+                g._grad_owner = False
         for hook in list(node._pre_hooks.values()):
             r = hook(tuple(grads))
             if r is not None:
                 grads = list(r)
+                for g in grads:
+                    if g is not None:
+                        g._grad_owner = False
     if node._released:
         raise RuntimeError(_FREED)
     outs = node.apply(tuple(grads)) if not anomaly._enabled else anomaly.checked_apply(node, tuple(grads))
@@ -201,17 +219,24 @@ def _call_node(node, grads, retain_graph):
             r = hook(tuple(outs), tuple(grads))
             if r is not None:
                 outs = tuple(r)
+        for g in outs:          # the hooks saw them
+            if g is not None:
+                g._grad_owner = False
     if not retain_graph and node._saved:
         node._release()
     return outs
 
 
-# NOTE [stealing gradients]: the first gradient of a leaf becomes its ``.grad`` without a copy when
-# nothing else can see it: no grad mode, not a view, and no reference beyond the engine's own (CPython's
-# reference count, as torch's AccumulateGrad checks use_count). Measured: 7 references in the engine's
-# call chain for a gradient only the engine holds; 8 or more when the same tensor also flows to another
-# leaf (``x + y``), is the caller's ``gradient=``, or is held by a hook.
-_STEAL_MAX_REFS = 7
+# NOTE [gradient ownership]: the first gradient of a leaf becomes its ``.grad`` without a copy when the
+# engine alone holds that tensor, so ``.grad`` never aliases a tensor the user holds (which a later
+# ``.grad.add_`` would then change). The engine tracks this itself, on the tensor (``_grad_owner``):
+# - a node of ember's own (``Node._fresh_outputs``: formulas, view and copy nodes) hands out a tensor; the
+#   first time the engine delivers a tensor it had not seen, it owns it (True);
+# - the same tensor delivered again (a pass-through such as add's ``grad`` for both inputs, or a tensor a
+#   formula took from an earlier backward) is shared (False), as is anything the caller gave (``gradient=``),
+#   anything a custom Function's backward returned, and anything a hook saw or returned;
+# - a sum the engine makes of two gradients is its own.
+# Owned, not a view and not recorded (no grad mode): stolen. Anything else is copied.
 
 
 # NOTE [accumulation lock]: several threads may run backward into the same leaf at once (Hogwild training,
@@ -227,12 +252,13 @@ def accumulate_grad(var, g):
     if g._a.shape != var._a.shape:
         from .kernels import sum_to
         g = sum_to(g, var._a.shape)
+        g._grad_owner = g._base is None      # a new tensor (a sum), unless sum_to only reshaped
     with _ACC_LOCKS[(id(var) >> 4) % len(_ACC_LOCKS)]:
         prev = var._grad
         if prev is None:
             if is_grad_enabled():
                 var._grad = g.clone()
-            elif g._base is None and g._grad_fn is None and sys.getrefcount(g) <= _STEAL_MAX_REFS:
+            elif g._grad_owner is True and g._base is None and g._grad_fn is None:
                 var._grad = g
             else:
                 var._grad = g.detach().clone()

@@ -62,6 +62,7 @@ class FormulaNode(Node):
     written in ember operators so they differentiate again; one that is not uses ``_first_order`` where
     the declaration gives it (fused backward kernels such as ``linear_backward``). This is the one place
     that looks at the grad mode to choose."""
+    _fresh_outputs = True     # NOTE [gradient ownership]
     _formulas = ()      # (input name, fn, param names, arity): arity 1, 'list' (a Tensor[] input) or
     #                     the number of inputs of a joint formula (its name is a tuple of input names)
     _first_order = None
@@ -341,6 +342,7 @@ def out_autograd_kernel(decl):
 
 
 class NotImplementedNode(Node):
+    _fresh_outputs = True     # NOTE [gradient ownership]
     def __init__(self, opname):
         super().__init__()
         self.opname = opname

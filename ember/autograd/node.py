@@ -44,6 +44,10 @@ class Node:
     _saved = None           # dict of SavedVariable / values, None once released
     _released = False
     _anomaly_trace = None
+    # NOTE [gradient ownership]: True for ember's own nodes, whose backward returns new tensors or passes
+    # its incoming gradient on; a node running user code (a custom Function) may return a tensor the user
+    # holds, so its outputs are never owned by the engine
+    _fresh_outputs = False
 
     def __init__(self):
         self._seq = next(_SEQ)       # creation order: the engine runs the most recent ready node first

@@ -109,6 +109,7 @@ class _ZeroRegion(Function):
 
 class CopySlices(Node):
     """The history of a base after an in-place write into one of its views (see the module docstring)."""
+    _fresh_outputs = True     # NOTE [gradient ownership]
 
     def name(self):
         return 'torch::autograd::CopySlices'
@@ -128,6 +129,7 @@ class CopySlices(Node):
 
 class AsStridedBackward0(Node):
     """A view's history regenerated from its rebased base: the view's gradient embedded in the base's shape."""
+    _fresh_outputs = True     # NOTE [gradient ownership]
 
     def __init__(self, idx, base_shape):
         super().__init__()
@@ -180,6 +182,7 @@ def regenerate(view):
 
 class CopyBackwards(Node):
     """``self.copy_(src)``: the gradient goes to src; the overwritten value of self gets zeros."""
+    _fresh_outputs = True     # NOTE [gradient ownership]
 
     def name(self):
         return 'torch::autograd::CopyBackwards'
@@ -279,6 +282,7 @@ _MULTI_VIEW_ERROR = ("Output {nr} of {fn} is a view and is being modified inplac
 class _MultiViewBackward(Node):
     """The gradient of pieces cut from ``self`` along ``dim``: joined with ``cat`` (split) or ``stack``
     (unbind), so ``create_graph=True`` differentiates through it again."""
+    _fresh_outputs = True     # NOTE [gradient ownership]
 
     def __init__(self, dim, piece_shapes, dtype, device, join):
         super().__init__()
