@@ -67,18 +67,34 @@ def _signature(op):
     return [a.name for a in op.schema.arguments]
 
 
-def _unwrap_expr(a, cast):
-    n = a.name
+def _unwrap(a, cast):
+    """Source that turns argument ``a`` into what the array kernel takes: ``(statements, expression)``,
+    one statement per argument so that a traceback points at the argument at fault."""
+    n, v = a.name, f'_{a.name}'
     if a.base_type == 'Tensor':
         if cast:   # a Python int in an integer computation dtype wraps as in torch (_int_scalar)
-            return (f'(({n}._a if {n}._dtype is _cd else {n}._a.astype(_cd.np)) if isinstance({n}, _T) else '
-                    f'({n} if {n}.__class__ is not int or _cd.category > 1 else _int_scalar({n}, _cd)))')
-        return f'({n}._a if isinstance({n}, _T) else {n})'
+            return [f'    if isinstance({n}, _T):',
+                    f'        {v} = {n}._a if {n}._dtype is _cd else {n}._a.astype(_cd.np)',
+                    f'    else:',
+                    f'        {v} = {n} if {n}.__class__ is not int or _cd.category > 1 else _int_scalar({n}, _cd)'], v
+        return [f'    {v} = {n}._a if isinstance({n}, _T) else {n}'], v
     if a.base_type == 'Generator':
-        return f'({n} if {n} is not None else _default_gen())._rng'
+        return [f'    {v} = ({n} if {n} is not None else _default_gen())._rng'], v
     if a.base_type == 'Tensor[]':
-        return f'([_x._a if isinstance(_x, _T) else _x for _x in {n}] if {n} is not None else None)'
-    return n
+        return [f'    {v} = [_x._a if isinstance(_x, _T) else _x for _x in {n}] if {n} is not None else None'], v
+    return [], n
+
+
+def _unwrap_all(op, cast, meta, kind):
+    pre, args = [], []
+    for a in op.schema.arguments:
+        if a.base_type == 'ScalarType' and a.name == 'dtype' and meta is not None and kind != 'pointwise':
+            args.append('_m[1].np')         # the dtype the meta function resolved
+            continue
+        lines, expr = _unwrap(a, cast)
+        pre += lines
+        args.append(expr)
+    return pre, ', '.join(args)
 
 
 def _device_expr(op):
@@ -129,9 +145,7 @@ def functional_kernel(op, fn, key):
     meta = decl.meta if decl is not None else None
     names = _signature(op)
     cast = kind == 'pointwise'
-    args = ', '.join('_m[1].np' if (a.base_type == 'ScalarType' and a.name == 'dtype' and meta is not None
-                                   and kind != 'pointwise') else _unwrap_expr(a, cast)
-                     for a in op.schema.arguments)
+    pre, args = _unwrap_all(op, cast, meta, kind)
     dev = _device_expr(op)
     meta_backend = fn is None
     if meta is None and meta_backend:
@@ -142,7 +156,7 @@ def functional_kernel(op, fn, key):
         if meta_backend:
             lines += [f'    return _make(_MetaArray(_shape, _od.np), _od, {dev})']
         else:
-            lines += [f'    _r = _fn({args})',
+            lines += pre + [f'    _r = _fn({args})',
                       f'    if _r.__class__ in _SCALARS: _r = np.asarray(_r)',
                       f'    if _r.dtype != _od.np: _r = _r.astype(_od.np)',
                       f'    return _make(_r, _od, {dev})']
@@ -152,14 +166,14 @@ def functional_kernel(op, fn, key):
         if meta_backend:
             lines += [f'    return _wrap_outputs(None, _m, {dev})']
         else:
-            lines += [f'    _r = _fn({args})',
+            lines += pre + [f'    _r = _fn({args})',
                       f'    return _wrap_outputs(_r, {"_m" if meta is not None else "None"}, {dev})']
     g = _GLOBALS()
     g.update(_meta=meta, _fn=fn)
     k = _compile('\n'.join(lines) + '\n', f'{"meta" if meta_backend else key.name.lower()}::{op.name}', g)
     k.__qualname__ = f'{"meta" if meta_backend else key.name.lower()}::{op.schema.full_name}'
     if kind == 'pointwise' and not meta_backend and accepts_out(fn):
-        k.write_in_place = _inplace_source(op, names, args, meta, fn)
+        k.write_in_place = _inplace_source(op, names, pre, args, meta, fn)
     return k
 
 
@@ -178,7 +192,7 @@ def accepts_out(fn):
         return False
 
 
-def _inplace_source(op, names, args, meta, fn):
+def _inplace_source(op, names, pre, args, meta, fn):
     """NOTE [in-place fast path]: ``x.add_(y)`` where nothing needs casting and no broadcast grows ``x``:
     the kernel writes straight into ``x``'s memory (NumPy ufuncs handle overlapping operands), no temporary
     and no copy. Anything else (casts, errors) returns None and takes the general path."""
@@ -187,6 +201,7 @@ def _inplace_source(op, names, args, meta, fn):
            f'    _shape, _od, _cd = _meta({", ".join(names)})\n'
            f'    _s = {first}._a\n'
            f'    if _od is not {first}._dtype or _cd is not _od or _shape != _s.shape: return None\n'
+           + ''.join(line + '\n' for line in pre) +
            f'    _fn({args}, out=_s)\n'
            f'    {first}._vc[0] += 1\n'
            f'    return {first}\n')
