@@ -200,3 +200,10 @@ def test_generated_code_shows_in_tracebacks_and_in_debug_source():
     assert '# Meta kernel: generated' in text
     with pytest.raises(TypeError, match='expects an operator'):
         ember.debug.source(len)
+
+
+def test_public_functions_show_the_schema_arguments():
+    import inspect
+    assert str(inspect.signature(ember.add)) == '(self, other, *, alpha=1, out=None)'
+    assert str(inspect.signature(ember.nn.functional.linear)) == '(input, weight, bias=None)'
+    assert 'requires_grad' in inspect.signature(ember.zeros).parameters

@@ -67,7 +67,24 @@ def _finish(fn, decl, name):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = decl.doc or f"{decl.op.schema}\n\nSee torch.{name}."
     fn._op = decl.op
+    fn.__signature__ = _public_signature(decl)
     return fn
+
+
+def _public_signature(decl):
+    """The schema's arguments, then the keywords a wrapper adds (``out``, ``requires_grad``), so that
+    ``inspect.signature(ember.add)`` reads like torch's documentation."""
+    import inspect
+    sig = inspect.signature(decl.op.call)
+    params = list(sig.parameters.values())
+    extra = []
+    if decl.out_op is not None:
+        extra.append('out')
+    if decl.kind == 'factory' and 'requires_grad' not in sig.parameters:
+        extra.append('requires_grad')
+    params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=False if n == 'requires_grad' else None)
+               for n in extra if n not in sig.parameters]
+    return sig.replace(parameters=params)
 
 
 def build(Tensor, functions, nn_functional, results=None):
