@@ -55,7 +55,7 @@ def construct(dtype, args, kwargs, keep_tensor_dtype=False):
         from ._core.device import device as _dev
         _dev(device)._iface.keyset      # raises torch's error for an absent device
     if 'size' in kwargs:
-        args = (kwargs.pop('size'),)
+        args = (Size(kwargs.pop('size')),)
     if kwargs:
         raise TypeError(f"new() got an unexpected keyword argument '{next(iter(kwargs))}'")
     if not args:
