@@ -294,6 +294,27 @@ class Tensor(TensorImpl):
             return type_name(self._dtype)
         return self.to(parse_type(dtype))
 
+    def share_memory_(self):
+        """Move the data into shared memory in place, so other processes see and make writes to it
+        (NOTE [shared tensors] in ember/_shared.py). A no-op when already shared.
+
+        >>> ember.zeros(3).share_memory_().is_shared()
+        True
+        """
+        if self._device.type == 'cpu' and not self.is_shared():
+            from ._shared import shared_copy
+            self._set_array(shared_copy(self._a))
+        return self
+
+    def is_shared(self):
+        if self._device.type != 'cpu':
+            return False
+        from ._shared import segment_of
+        return segment_of(self._a) is not None
+
+    def is_pinned(self, device=None):
+        return False
+
     def type_as(self, other):
         return self.to(other.dtype)
 
