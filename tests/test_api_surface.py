@@ -204,3 +204,112 @@ def test_new_methods_like_torch(method, args, kw, src):
         out.append((tuple(r.shape), str(r.dtype).split('.')[1], r.requires_grad, vals))
     assert out[1] == out[0]
     assert ember.ones(2).new_zeros(2, requires_grad=True).requires_grad
+
+
+# --- names real programs use (ember/_api/surface.py) ------------------------------------
+
+def _cmp(expr, atol=1e-6):
+    """Same values (or the same exception class) from torch and ember for ``expr``."""
+    theirs, ours = same_outcome(expr)
+    assert ours[0] == theirs[0], (expr, theirs, ours)
+    if theirs[0] == 'err':
+        assert ours[1].__name__ == theirs[1].__name__, expr
+        return
+    a, b = theirs[1], ours[1]
+    if isinstance(a, (tuple, list)) and a and isinstance(a[0], torch.Tensor):
+        assert len(a) == len(b), expr
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(np.asarray(y.tolist()), np.asarray(x.tolist()), atol=atol, err_msg=expr)
+            assert tuple(x.shape) == tuple(y.shape)
+    elif isinstance(a, torch.Tensor):
+        assert tuple(a.shape) == tuple(b.shape), expr
+        assert str(a.dtype).split('.')[1] == b.dtype.name, expr
+        np.testing.assert_allclose(np.asarray(b.tolist(), dtype=float), np.asarray(a.tolist(), dtype=float),
+                                   atol=atol, err_msg=expr)
+    elif isinstance(a, tuple):
+        assert tuple(b) == a, expr
+    else:
+        assert a == b or (isinstance(a, float) and np.isnan(a) and np.isnan(b)), expr
+
+
+SURFACE = [
+    'T.pi', 'T.e', 'T.inf', 'T.nan', 'T.newaxis',
+    'T.is_complex(T.ones(2))', 'T.is_nonzero(T.tensor([2]))', 'T.is_nonzero(T.tensor([]))',
+    'T.is_nonzero(T.ones(2))', 'T.is_same_size(T.ones(2), T.ones(3))', 'T.ones(2).is_signed()',
+    'T.ones(2, dtype=T.uint8).is_signed()', 'T.ravel(T.arange(6).reshape(2, 3).t())',
+    'T.tensor_split(T.arange(7), 3)', 'T.tensor_split(T.arange(7), [1, 5])', 'T.tensor_split(T.arange(7), [5, 2, 9])',
+    'T.tensor_split(T.arange(12).reshape(3, 4), 3, dim=1)', 'T.tensor_split(T.arange(3), 5)',
+    'T.tensor_split(T.tensor(1), 2)', 'T.tensor_split(T.arange(6), T.tensor([2, 4]))',
+    'T.hsplit(T.arange(12.).reshape(2, 6), 3)', 'T.hsplit(T.arange(6.), [2])', 'T.vsplit(T.arange(12.).reshape(4, 3), 2)',
+    'T.dsplit(T.arange(16.).reshape(2, 2, 4), 2)', 'T.hsplit(T.arange(12.).reshape(2, 6), 4)',
+    'T.vsplit(T.arange(3.), 1)',
+    'T.diagflat(T.tensor([[1, 2], [3, 4]]))', 'T.diagflat(T.tensor([1., 2.]), 1)',
+    'T.cov(T.tensor([[0., 1., 2.], [2., 1., 5.]]))', 'T.cov(T.tensor([1., 4., 2.]))',
+    'T.cov(T.tensor([[0., 1., 2.], [2., 1., 5.]]), correction=0)',
+    'T.cov(T.tensor([[0., 1., 2.], [2., 1., 5.]]), fweights=T.tensor([1, 2, 1]), aweights=T.tensor([0.5, 1., 2.]))',
+    'T.cov(T.tensor([[1, 2, 4], [3, 1, 0]]))', 'T.corrcoef(T.tensor([[0., 1., 2.], [2., 1., 5.], [1., 1., 0.]]))',
+    'T.dist(T.tensor([1., 2.]), T.tensor([4., 6.]))', 'T.dist(T.tensor([1., 2.]), T.tensor([4., 6.]), 1)',
+    'T.tensor([1., 2.]).dist(T.tensor([4., 6.]), float("inf"))',
+    'T.isin(T.tensor([1, 2, 3, 4]), T.tensor([2, 4, 7]))', 'T.isin(T.tensor([[1, 2], [3, 4]]), 3)',
+    'T.isin(T.tensor([1, 2]), T.tensor([2]), invert=True)',
+    'T.trapezoid(T.tensor([1., 2., 4.]))', 'T.trapezoid(T.tensor([1., 2., 4.]), T.tensor([0., 1., 3.]))',
+    'T.trapezoid(T.tensor([[1., 2.], [3., 5.]]), dx=0.5, dim=0)', 'T.trapz(T.tensor([1., 2., 4.]))',
+    'T.hann_window(5)', 'T.hann_window(5, periodic=False)', 'T.hann_window(1)', 'T.hann_window(0)',
+    'T.hamming_window(6)', 'T.blackman_window(7, dtype=T.float64)', 'T.bartlett_window(5)',
+    'T.bartlett_window(6, periodic=False)', 'T.scalar_tensor(3)', 'T.asarray([1, 2])', 'T.asarray(np.ones(2))',
+    'T.ones(2, 3).sum_to_size(1, 3)', 'T.ones(2, 3, 4).sum_to_size(3, 1)', 'T.ones(2).is_mps', 'T.ones(2).is_xpu',
+    'T.ones(2).is_quantized', 'T.ones(2).is_nested', 'T.ones(2).pin_memory()', 'T.ones(2).xpu()',
+    'T.ones(2, 3).new(2).shape', 'T.ones(2, dtype=T.int64).new([1, 2])', 'T.ones(2).name',
+    'T.get_device_module("cpu").is_available()', 'T.get_device_module("cuda").is_available()',
+    'T.cpu.device_count()', 'T.cpu.current_device()',
+]
+
+
+@pytest.mark.parametrize('expr', SURFACE)
+def test_surface_matches_torch(expr):
+    _cmp(expr)
+
+
+def test_fill_diagonal_and_apply_like_torch():
+    out = []
+    for lib in (torch, ember):
+        a = lib.zeros(3, 3)
+        a.fill_diagonal_(2)
+        b = lib.zeros(7, 3)
+        b.fill_diagonal_(5, wrap=True)
+        c = lib.zeros(2, 2, 2)
+        c.fill_diagonal_(1)
+        d = lib.arange(4.)
+        d.apply_(lambda v: v * v + 1)
+        out.append([t.tolist() for t in (a, b, c, d)])
+    assert out[0] == out[1]
+
+
+def test_set_default_tensor_type_and_typename():
+    try:
+        with pytest.warns(UserWarning):
+            ember.set_default_tensor_type(ember.DoubleTensor)
+        assert ember.ones(1).dtype is ember.float64
+        with pytest.warns(UserWarning):
+            ember.set_default_tensor_type('torch.FloatTensor')
+        assert ember.ones(1).dtype is ember.float32
+    finally:
+        ember.set_default_dtype(ember.float32)
+    assert ember.typename(ember.ones(1)) == 'ember.FloatTensor' and torch.typename(torch.ones(1)) == 'torch.FloatTensor'
+    assert ember.typename(3) == torch.typename(3) == 'int'
+
+
+def test_deliberately_absent_names_say_why():
+    with pytest.raises(NotImplementedError, match='issue 12'):
+        ember.compile(ember.nn.Linear(2, 2))
+    m = ember.nn.Linear(2, 2)
+    assert ember.compile(m, disable=True) is m
+    with pytest.raises(NotImplementedError, match='TorchScript'):
+        ember.jit.script(m)
+    with pytest.raises(NotImplementedError, match='TorchScript'):
+        ember.jit.trace(m, ember.ones(1, 2))
+    with pytest.raises(NotImplementedError, match='TorchScript'):
+        ember.jit.some_other_name()
+    assert ember.jit.is_scripting() is torch.jit.is_scripting() is False
+    f = lambda x: x     # noqa: E731
+    assert ember.jit.ignore(f) is f and ember.jit.unused(f) is f

@@ -2,6 +2,7 @@
 dtype, as torch's ``quantile.scalar`` overload does."""
 from .._ops.registry import DECLS
 from .._tensor import Tensor
+from .reductions import _write_out
 
 __all__ = ['quantile', 'nanquantile']
 
@@ -22,7 +23,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=N
     2.5
     """
     res = DECLS['_quantile'].op.call(input, _q(q, input), dim, keepdim, interpolation=interpolation)
-    return res if out is None else out.resize_(res.shape).copy_(res)
+    return res if out is None else _write_out(out, res)
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
@@ -32,7 +33,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', ou
     2.0
     """
     res = DECLS['_nanquantile'].op.call(input, _q(q, input), dim, keepdim, interpolation=interpolation)
-    return res if out is None else out.resize_(res.shape).copy_(res)
+    return res if out is None else _write_out(out, res)
 
 
 Tensor.quantile = quantile
