@@ -78,3 +78,12 @@ def numel(t):
     return t.numel()
 
 from . import optim  # noqa: E402  (after the operators: optim uses the public API)
+
+# --- device namespaces, switches and legacy types (torch's CPU-only answers; NOTE [absent devices]) ---
+from . import cuda, accelerator, backends, mps, xpu  # noqa: E402
+from .backends import (use_deterministic_algorithms, are_deterministic_algorithms_enabled,  # noqa: E402
+                       is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
+                       get_float32_matmul_precision)
+from ._legacy_types import LEGACY as _LEGACY, tensortype  # noqa: E402
+globals().update(_LEGACY)
+from . import cpu, jit  # noqa: E402,F401  torch.cpu; torch.jit (deliberately absent: each name says why)

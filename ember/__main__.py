@@ -8,7 +8,7 @@ def main(argv=None):
     if not argv or argv[0] in ('-h', '--help'):
         print("usage: ember demo [--minutes M | --steps N] [--out DIR]\n"
               "       ember run script.py [args...]        run a PyTorch script with torch resolving to ember\n"
-              "       ember compat-report script.py       list the torch APIs a script uses that ember lacks")
+              "       ember compat-report PATH            list the torch APIs a script (or each .py in a folder) uses that ember lacks")
         return 0
     cmd, rest = argv[0], argv[1:]
     if cmd == 'demo':
@@ -23,14 +23,10 @@ def main(argv=None):
         return 0
     if cmd == 'compat-report':
         ap = argparse.ArgumentParser(prog='ember compat-report')
-        ap.add_argument('script')
+        ap.add_argument('path', help='a script, or a folder whose .py files are reported one by one')
         a = ap.parse_args(rest)
-        from .compat import report
-        found, missing = report(a.script)
-        print(f'{a.script}: {len(found)} torch APIs available in ember, {len(missing)} missing')
-        for m in missing:
-            print(f'  missing: {m}')
-        return 1 if missing else 0
+        from .compat import report_main
+        return report_main(a.path)
     print(f"ember: unknown command '{cmd}' (try 'ember --help')", file=sys.stderr)
     return 2
 

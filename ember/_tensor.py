@@ -52,7 +52,17 @@ class Tensor(TensorImpl):
     __array_priority__ = 1000   # NumPy defers `ndarray + Tensor` to Tensor.__radd__
 
     def __init__(self, *args, **kwargs):
-        raise TypeError("use ember.tensor(data), ember.empty(size) or a factory function to create a Tensor")
+        """torch's legacy constructor: ``Tensor(2, 3)`` (uninitialised float32), ``Tensor([1, 2])``,
+        ``Tensor(ndarray)``, ``Tensor(size=(2,))``, ``Tensor()`` (empty), ``Tensor(t)`` (an alias of t).
+        Prefer ``ember.tensor`` / ``ember.empty``. Internal code makes tensors with ``Tensor.__new__``,
+        which never runs this.
+
+        >>> ember.Tensor([1, 2]).dtype
+        ember.float32
+        """
+        from ._legacy_types import construct
+        src = construct(D.get_default_dtype(), args, dict(kwargs), keep_tensor_dtype=True)
+        self.__dict__.update(src.__dict__)
 
     # --- metadata -------------------------------------------------------------
     @property
@@ -276,13 +286,34 @@ class Tensor(TensorImpl):
     def cuda(self, device=None, non_blocking=False):
         return self.to('cuda' if device is None else _device('cuda', device) if isinstance(device, int) else device)
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """``x.type()`` names the legacy type ('ember.FloatTensor'); ``x.type(ember.DoubleTensor)``,
+        ``x.type('torch.DoubleTensor')`` or ``x.type(ember.float64)`` converts."""
+        from ._legacy_types import type_name, parse_type
         if dtype is None:
-            return {'float32': 'ember.FloatTensor', 'float64': 'ember.DoubleTensor', 'int64': 'ember.LongTensor',
-                    'int32': 'ember.IntTensor', 'bool': 'ember.BoolTensor', 'uint8': 'ember.ByteTensor',
-                    'float16': 'ember.HalfTensor', 'int16': 'ember.ShortTensor', 'int8': 'ember.CharTensor'
-                    }.get(self._dtype.name, f'ember.{self._dtype.name}')
-        return self.to(dtype)
+            return type_name(self._dtype)
+        return self.to(parse_type(dtype))
+
+    def share_memory_(self):
+        """Move the data into shared memory in place, so other processes see and make writes to it
+        (NOTE [shared tensors] in ember/_shared.py). A no-op when already shared.
+
+        >>> ember.zeros(3).share_memory_().is_shared()
+        True
+        """
+        if self._device.type == 'cpu' and not self.is_shared():
+            from ._shared import shared_copy
+            self._set_array(shared_copy(self._a))
+        return self
+
+    def is_shared(self):
+        if self._device.type != 'cpu':
+            return False
+        from ._shared import segment_of
+        return segment_of(self._a) is not None
+
+    def is_pinned(self, device=None):
+        return False
 
     def type_as(self, other):
         return self.to(other.dtype)
@@ -290,6 +321,29 @@ class Tensor(TensorImpl):
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         from ._creation import tensor
         return tensor(data, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
+
+    # new_zeros & co.: a plain Tensor with this tensor's dtype and device unless told (never a Parameter)
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        return self._new('empty', size, dtype, device, requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        """``x.new_zeros(2, 3)``: zeros with x's dtype and device. ``ember.ones(1).new_zeros(2).dtype`` is float32."""
+        return self._new('zeros', size, dtype, device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        return self._new('ones', size, dtype, device, requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **kw):
+        from . import _functions as F
+        t = F.full(tuple(size), fill_value, dtype=dtype or self._dtype, device=device or self._device)
+        return t.requires_grad_() if requires_grad else t
+
+    def _new(self, factory, size, dtype, device, requires_grad):
+        from . import _functions as F
+        if len(size) == 1 and isinstance(size[0], (tuple, list)):
+            size = size[0]
+        t = getattr(F, factory)(tuple(size), dtype=dtype or self._dtype, device=device or self._device)
+        return t.requires_grad_() if requires_grad else t
 
 
 for _name, _dt in (('float', D.float32), ('double', D.float64), ('half', D.float16), ('bfloat16', D.bfloat16),

@@ -10,6 +10,7 @@ stand-in.
 """
 import ast
 import importlib
+import os
 import importlib.abc
 import importlib.util
 import runpy
@@ -63,12 +64,27 @@ class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
-def install():
-    """Make ``import torch`` resolve to ember for the rest of this process."""
+SHIM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), '_torch_shim')
+
+
+def install(children=True):
+    """Make ``import torch`` resolve to ember for the rest of this process and, with ``children``, in the
+    processes it starts (NOTE [ember run in child processes] in ember/_torch_shim/torch.py)."""
     if not any(isinstance(f, _TorchFinder) for f in sys.meta_path):
         for name in [m for m in sys.modules if m == 'torch' or m.startswith('torch.')]:
             del sys.modules[name]
         sys.meta_path.insert(0, _TorchFinder())
+    if children:
+        _reach_children()
+
+
+def _reach_children():
+    """Spawned children take the parent's sys.path; fresh interpreters read PYTHONPATH."""
+    if SHIM_DIR not in sys.path:
+        sys.path.insert(0, SHIM_DIR)
+    paths = [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]
+    if SHIM_DIR not in paths:
+        os.environ['PYTHONPATH'] = os.pathsep.join([SHIM_DIR] + paths)
 
 
 def run(script, argv=()):
@@ -123,7 +139,8 @@ def _resolve(path):
 
 def report(script):
     """The torch APIs ``script`` references, split into those ember has and those it lacks."""
-    tree = ast.parse(open(script).read(), script)
+    with open(script, encoding='utf-8', errors='replace') as f:
+        tree = ast.parse(f.read(), script)
     names = _torch_names(tree)
     used = set(v for v in names.values())
     for node in ast.walk(tree):     # every imported torch module counts, even when bound only as `torch`
@@ -139,6 +156,40 @@ def report(script):
     for path in sorted(used):
         (found if _resolve(path) else missing).append(path)
     return found, missing
+
+
+def python_files(path):
+    """``path`` itself, or every ``.py`` file under the folder ``path`` (sorted; hidden folders skipped)."""
+    if not os.path.isdir(path):
+        return [path]
+    out = []
+    for base, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith('.') and d != '__pycache__')
+        out.extend(os.path.join(base, f) for f in sorted(files) if f.endswith('.py'))
+    return out
+
+
+def report_main(path, out=sys.stdout):
+    """``ember compat-report PATH``: one block per file (a folder is walked); exit status 1 if any API is missing.
+
+    A file that does not parse is reported as such and counts as a failure.
+    """
+    files = python_files(path)
+    bad = 0
+    for f in files:
+        try:
+            found, missing = report(f)
+        except SyntaxError as e:
+            print(f'{f}: cannot parse ({e.msg}, line {e.lineno})', file=out)
+            bad += 1
+            continue
+        print(f'{f}: {len(found)} torch APIs available in ember, {len(missing)} missing', file=out)
+        for m in missing:
+            print(f'  missing: {m}', file=out)
+        bad += bool(missing)
+    if len(files) > 1:
+        print(f'{len(files)} files, {len(files) - bad} fully covered, {bad} with missing APIs or errors', file=out)
+    return 1 if bad else 0
 
 
 def main(argv=None):

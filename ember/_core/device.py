@@ -34,15 +34,40 @@ _BY_KEY = {}
 
 
 def register_device(iface):
+    if 'device' in globals():       # devices made before the backend existed were absent ones
+        device._cache.clear()
     _REGISTRY[iface.name] = iface
     _BY_KEY[iface.key] = iface
     return iface
+
+
+# torch's device types: ``device('cuda')`` is a valid name on every build, even one without that backend.
+# NOTE [absent devices]: a known type with no registered backend gets an `_AbsentDevice` interface, so the
+# device object exists (``device('cuda')``, equality, printing) but the first use of it to hold data raises
+# what a CPU-only torch raises. Nothing pretends the device is there.
+_TORCH_TYPES = ('cpu', 'cuda', 'ipu', 'xpu', 'mkldnn', 'opengl', 'opencl', 'ideep', 'hip', 've', 'fpga', 'maia',
+                'xla', 'lazy', 'vulkan', 'mps', 'meta', 'hpu', 'mtia', 'privateuseone')
+
+
+class _AbsentDevice:
+    """The interface of a torch device type this process has no backend for: every use raises torch's error."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __getattr__(self, attr):
+        if self.name in ('cuda', 'xpu'):
+            raise AssertionError(f"Torch not compiled with {self.name.upper()} enabled")
+        raise NotImplementedError(f"Could not run 'aten::empty.memory_format' with arguments from the "
+                                  f"'{self.name.upper()}' backend: ember has no {self.name} backend in this process")
 
 
 def device_interface(type_name):
     try:
         return _REGISTRY[type_name]
     except KeyError:
+        if type_name in _TORCH_TYPES:
+            return _AbsentDevice(type_name)
         raise RuntimeError(f"Expected one of {', '.join(_REGISTRY)} device type at start of device string: "
                            f"{type_name}") from None
 

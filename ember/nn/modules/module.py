@@ -617,7 +617,8 @@ class Module:
         return self._apply(lambda t: F.empty_like(t, device=device), recurse=recurse)
 
     def share_memory(self):
-        return self
+        """Move every parameter, gradient and buffer into shared memory in place (see Tensor.share_memory_)."""
+        return self._apply(lambda t: t.share_memory_())
 
     # --- state dict --------------------------------------------------------------------
     def _save_to_state_dict(self, destination, prefix, keep_vars):

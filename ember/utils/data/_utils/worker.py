@@ -209,7 +209,11 @@ def _worker_loop(iterable, dataset, index_queue, result_conn, done_event, auto_c
 
 
 def _reduce_tensor_for_process(t):
-    """Tensors passed to a spawned worker (inside its dataset, say) travel as a copy of their data."""
+    """Tensors passed to a spawned worker (inside its dataset, say) travel as a copy of their data; a tensor
+    already in shared memory travels as a reference to it (NOTE [shared tensors] in ember/_shared.py)."""
+    if t.is_shared():
+        from ...._shared import reduce_tensor
+        return reduce_tensor(t)
     a = t.numpy(force=True)
     return shm._rebuild_inline, (np.ascontiguousarray(a), t.dtype, t.requires_grad, str(t.device))
 

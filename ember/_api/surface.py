@@ -1,0 +1,391 @@
+"""torch names real programs use that are Python around existing operators: constants, predicates,
+``tensor_split`` and its h/v/d forms, ``ravel``, ``diagflat``, ``cov``/``corrcoef``, ``dist``, ``isin``,
+``trapezoid``, window functions, ``set_default_tensor_type``, the ``is_<device>`` properties, and the
+names ember leaves out on purpose (``compile``, ``jit``), which raise an error saying why.
+
+Each function is written in ember operators, so autograd and every backend come with it.
+"""
+import math
+import warnings
+
+from .._tensor import Tensor
+
+__all__ = ['pi', 'e', 'inf', 'nan', 'newaxis', 'is_complex', 'is_nonzero', 'is_same_size', 'is_signed', 'ravel',
+           'tensor_split', 'hsplit', 'vsplit', 'dsplit', 'diagflat', 'cov', 'corrcoef', 'dist', 'isin',
+           'trapezoid', 'trapz', 'hann_window', 'hamming_window', 'blackman_window', 'bartlett_window',
+           'scalar_tensor', 'asarray', 'typename', 'is_storage', 'set_default_tensor_type', 'set_warn_always',
+           'is_warn_always_enabled', 'compile', 'get_device_module']
+
+pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
+
+
+def _E():
+    import ember
+    return ember
+
+
+def is_complex(input):
+    return input.is_complex()
+
+
+def is_signed(input):
+    """True for signed dtypes (every float and complex, int8..int64), as ``Tensor.is_signed``."""
+    return input.dtype.is_signed
+
+
+def is_nonzero(input):
+    """The truth of a one-element tensor; torch's errors for empty and larger tensors."""
+    n = input.numel()
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item())
+
+
+def is_same_size(input, other):
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def ravel(input):
+    """``input.reshape(-1)``: a view when the layout allows it. ``ember.ravel(ember.ones(2, 2)).shape`` -> (4,)"""
+    return input.reshape(-1)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """Split into ``n`` nearly equal parts (the first ``size % n`` one longer) or at the given indices.
+
+    >>> [t.tolist() for t in ember.tensor_split(ember.arange(5), 3)]
+    [[0, 1], [2, 3], [4]]
+    """
+    if input.dim() == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    d = dim + input.dim() if dim < 0 else dim
+    size = input.shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        if indices_or_sections.dim() == 0:
+            indices_or_sections = indices_or_sections.item()
+        else:
+            indices_or_sections = indices_or_sections.tolist()
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        q, r = divmod(size, n)
+        bounds, start = [], 0
+        for i in range(n - 1):
+            start += q + (1 if i < r else 0)
+            bounds.append(start)
+    else:
+        bounds = [int(i) for i in indices_or_sections]
+    out, prev = [], 0
+    for b in bounds + [size]:
+        lo, hi = min(max(prev, 0), size), min(max(b, prev, 0), size)
+        out.append(input.narrow(d, lo, max(hi - lo, 0)))
+        prev = b
+    return tuple(out)
+
+
+def _hvd(name, dim, min_dims):
+    def fn(input, indices_or_sections):
+        if input.dim() < min_dims:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension"
+                               f"{'s' if min_dims > 1 else ''}, but got a tensor with {input.dim()} dimensions!")
+        d = 0 if (name == 'hsplit' and input.dim() == 1) else dim
+        if isinstance(indices_or_sections, int) and input.shape[d] % indices_or_sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the "
+                               f"dimension {input.shape[d]} is not divisible by the split_size "
+                               f"{indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, d)
+    fn.__name__ = name
+    fn.__doc__ = f"``tensor_split`` along dim {dim} into equal parts, as numpy.{name}."
+    return fn
+
+
+hsplit, vsplit, dsplit = _hvd('hsplit', 1, 1), _hvd('vsplit', 0, 2), _hvd('dsplit', 2, 3)
+
+
+def diagflat(input, offset=0):
+    """A 2-D tensor with the flattened input on diagonal ``offset``."""
+    return input.reshape(-1).diag(offset)
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance matrix of the variables in the rows of ``input`` (observations in the columns).
+
+    >>> ember.cov(ember.tensor([[0., 1., 2.], [2., 1., 0.]])).tolist()
+    [[1.0, -1.0], [-1.0, 1.0]]
+    """
+    E = _E()
+    if input.dim() > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.dim()} dimensions")
+    x = input.reshape(1, -1) if input.dim() < 2 else input
+    if not (x.is_floating_point() or x.is_complex()):
+        x = x.to(E.get_default_dtype())
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        w = fweights
+    if aweights is not None:
+        w = aweights if w is None else w * aweights
+    if w is None:
+        avg = x.mean(1)
+        wsum = E.tensor(float(n), dtype=x.dtype)
+        norm = wsum - correction
+    else:
+        w = w.to(x.dtype)
+        wsum = w.sum()
+        avg = (x * w).sum(1) / wsum
+        if aweights is None:
+            norm = wsum - correction
+        else:
+            norm = wsum - correction * (w * aweights).sum() / wsum
+    norm = E.clamp(norm, min=0)
+    xm = x - avg.unsqueeze(1)
+    xw = xm if w is None else xm * w
+    c = xw.mm(xm.t().conj()) / norm
+    return c.squeeze() if input.dim() < 2 else c
+
+
+def corrcoef(input):
+    """Pearson correlation coefficients of the rows of ``input``, clipped to [-1, 1] as torch does."""
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    d = c.diagonal().sqrt()
+    c = c / d.unsqueeze(1) / d.unsqueeze(0)
+    return c.clamp(-1, 1) if not c.is_complex() else c
+
+
+def dist(input, other, p=2):
+    """The p-norm of ``input - other``. ``ember.dist(ember.zeros(2), ember.ones(2)).item()`` -> 1.414..."""
+    return _E().linalg.vector_norm(input - other, p)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element is in ``test_elements`` (either may be a Python scalar)."""
+    E = _E()
+    if not isinstance(elements, Tensor):
+        elements = E.tensor(elements)
+    if not isinstance(test_elements, Tensor):
+        test_elements = E.tensor(test_elements)
+    if test_elements.numel() == 0:
+        hit = E.zeros(elements.shape, dtype=E.bool)
+    else:
+        hit = (elements.unsqueeze(-1) == test_elements.reshape(-1)).any(-1)
+    return hit.logical_not() if invert else hit
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoid rule along ``dim`` with sample points ``x`` or spacing ``dx`` (default 1)."""
+    n = y.shape[dim] if y.dim() else 0
+    if n == 0:
+        return y.sum(dim)
+    left, right = y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
+    if x is None:
+        return (left + right).sum(dim) * ((1.0 if dx is None else dx) / 2)
+    if x.dim() == 1:
+        dxs = x[1:] - x[:-1]
+        shape = [1] * y.dim()
+        shape[dim] = n - 1
+        dxs = dxs.reshape(shape)
+    else:
+        dxs = x.diff(dim=dim)
+    return ((left + right) * dxs).sum(dim) / 2
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def _window(name, fn):
+    def window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+               requires_grad=False, **kw):
+        E = _E()
+        dt = dtype or E.get_default_dtype()
+        if window_length < 0:
+            raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
+        if window_length == 0:
+            out = E.empty(0, dtype=dt, device=device)
+        elif window_length == 1:
+            out = E.ones(1, dtype=dt, device=device)
+        else:
+            n = window_length + 1 if periodic else window_length
+            k = E.arange(window_length, dtype=E.float64)
+            out = fn(E, k, n, **kw).to(dt)
+            if device is not None:
+                out = out.to(device)
+        return out.requires_grad_() if requires_grad else out
+    window.__name__ = name
+    window.__doc__ = f"torch.{name}: the window of ``window_length`` points (``periodic`` drops the last of n+1)."
+    return window
+
+
+hann_window = _window('hann_window', lambda E, k, n: 0.5 - 0.5 * (2 * math.pi * k / (n - 1)).cos())
+hamming_window = _window('hamming_window', lambda E, k, n, alpha=0.54, beta=0.46:
+                         alpha - beta * (2 * math.pi * k / (n - 1)).cos())
+blackman_window = _window('blackman_window', lambda E, k, n: 0.42 - 0.5 * (2 * math.pi * k / (n - 1)).cos()
+                          + 0.08 * (4 * math.pi * k / (n - 1)).cos())
+bartlett_window = _window('bartlett_window', lambda E, k, n: 1 - (2 * k / (n - 1) - 1).abs())
+
+
+def scalar_tensor(s, *, dtype=None, device=None, layout=None, pin_memory=None, requires_grad=False):
+    E = _E()
+    return E.tensor(s, dtype=dtype or E.get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """Like ``as_tensor``; ``copy=True`` always copies, ``copy=False`` refuses to."""
+    E = _E()
+    if copy:
+        t = E.tensor(obj, dtype=dtype, device=device)
+    else:
+        t = E.as_tensor(obj, dtype=dtype, device=device)
+    return t.requires_grad_() if requires_grad else t
+
+
+def typename(obj):
+    """'ember.FloatTensor' for a float32 tensor (its legacy type name), else the object's qualified class name."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    mod = getattr(type(obj), '__module__', '')
+    name = type(obj).__qualname__
+    return name if mod in ('builtins', '') else f'{mod}.{name}'
+
+
+def is_storage(obj):
+    return isinstance(obj, _E().UntypedStorage)
+
+
+def set_default_tensor_type(t):
+    """Deprecated in torch; sets the default floating dtype from a legacy type or its name."""
+    from .._legacy_types import parse_type
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                  stacklevel=2)
+    _E().set_default_dtype(parse_type(t))
+
+
+_warn_always = [False]
+
+
+def set_warn_always(b):
+    _warn_always[0] = bool(b)
+
+
+def is_warn_always_enabled():
+    return _warn_always[0]
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', mode=None, options=None,
+            disable=False):
+    """Not in ember yet: ``ember.compile`` is issue 12 (capture, guards, graph breaks, a fusing code generator).
+
+    ``disable=True`` is honoured (it returns the model unchanged, as torch does); anything else raises
+    rather than silently running eager code under a compile-shaped name.
+    """
+    if disable:
+        return model if model is not None else (lambda m: m)
+    raise NotImplementedError("ember.compile (torch.compile) is not implemented yet: it is tracked as issue 12 "
+                              "(graph capture, guards and a code generator). Run the model eagerly, or pass "
+                              "disable=True.")
+
+
+def get_device_module(device=None):
+    """The device namespace for ``device`` (``'cpu'`` -> ember.cpu, ``'cuda'`` -> ember.cuda)."""
+    import importlib
+    E = _E()
+    name = E.device(device).type if not isinstance(device, str) or ':' in device else device
+    if device is None:
+        name = 'cpu'
+    try:
+        return importlib.import_module(f'ember.{name}')
+    except ImportError:
+        raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as 'torch.{name}'.") \
+            from None
+
+
+# --- Tensor methods and properties ---------------------------------------------------
+
+for _n in ('is_signed', 'is_nonzero', 'is_same_size', 'ravel', 'tensor_split', 'hsplit', 'vsplit', 'dsplit',
+           'diagflat', 'cov', 'corrcoef', 'dist'):
+    setattr(Tensor, _n, globals()[_n])
+for _dev in ('mps', 'xpu', 'ipu', 'xla', 'mtia', 'maia', 'vulkan', 'mkldnn', 'sparse', 'sparse_csr', 'quantized',
+             'nested'):
+    if not hasattr(Tensor, f'is_{_dev}'):
+        setattr(Tensor, f'is_{_dev}', property(lambda self, d=_dev: self.device.type == d))
+Tensor.name = None
+Tensor.names = property(lambda self: (None,) * self.dim())
+
+
+def _pin_memory(self, device=None):
+    raise RuntimeError("Cannot access accelerator device when none is available.")
+
+
+def _absent_device_move(name):
+    def move(self, device=None, non_blocking=False, **kw):
+        return self.to(name if device is None else device)
+    move.__name__ = name
+    return move
+
+
+Tensor.pin_memory = _pin_memory
+Tensor.xpu = _absent_device_move('xpu')
+Tensor.mtia = _absent_device_move('mtia')
+Tensor.ipu = _absent_device_move('ipu')
+
+
+def _sum_to_size(self, *size):
+    """Sum broadcast dimensions away so the result has ``size`` (the reverse of ``expand``)."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    size = tuple(size)
+    lead = self.dim() - len(size)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and self.shape[lead + i] != 1]
+    out = self.sum(dims, keepdim=True) if dims else self
+    return out.reshape(size)
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """Write ``fill_value`` on the main diagonal in place (all dims equal, or a tall 2-D matrix)."""
+    if self.dim() < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.dim() > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    n = min(self.shape)
+    idx = _E().arange(n)
+    if self.dim() == 2:
+        rows = idx
+        if wrap and self.shape[0] > self.shape[1] + 1:
+            step = self.shape[1] + 1
+            flat_pos = _E().arange(0, self.shape[0] * self.shape[1], step)
+            rows = flat_pos // self.shape[1]
+            cols = flat_pos % self.shape[1]
+            self[rows, cols] = fill_value
+            return self
+        self[rows, idx] = fill_value
+    else:
+        self[(idx,) * self.dim()] = fill_value
+    return self
+
+
+def _apply_(self, callable):
+    """CPU only: replace each element by ``callable(element)`` in place (slow: Python per element)."""
+    flat = [callable(v) for v in self.reshape(-1).tolist()]
+    with _E().no_grad():
+        self.copy_(_E().tensor(flat, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+def _new(self, *args, **kwargs):
+    """Legacy ``x.new(...)``: ``Tensor(...)`` with x's dtype and device."""
+    from .._legacy_types import construct
+    return construct(self.dtype, args, dict(kwargs), keep_tensor_dtype=True)
+
+
+Tensor.sum_to_size = _sum_to_size
+Tensor.fill_diagonal_ = _fill_diagonal_
+Tensor.apply_ = _apply_
+Tensor.new = _new
+Tensor.volatile = property(lambda self: False)
