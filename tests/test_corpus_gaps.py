@@ -1,0 +1,67 @@
+"""Gaps that published PyTorch programs (pytorch/examples, run by bench/corpus.py) revealed, each reproduced here
+against torch so that the project's tests never need the fetched corpus.
+
+Each test names the program and the call it makes.
+"""
+import importlib
+import io
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def test_fill_tensor_value_word_language_model_generate():
+    # word_language_model/generate.py: ``input.fill_(word_idx)`` with word_idx a 0-d int64 tensor from multinomial
+    for dt_t, dt_e, v in ((torch.int64, ember.int64, 7), (torch.float32, ember.float32, 2.5)):
+        t = torch.zeros(1, 1, dtype=dt_t).fill_(torch.tensor(v))
+        e = ember.zeros(1, 1, dtype=dt_e).fill_(ember.tensor(v))
+        assert e.dtype == dt_e and e.tolist() == t.tolist()
+
+
+def test_fill_tensor_value_gradient_and_error():
+    vt = torch.tensor(1.5, requires_grad=True)
+    ve = ember.tensor(1.5, requires_grad=True)
+    zt = torch.zeros(2, 3).fill_(vt) * torch.arange(6.).view(2, 3)
+    ze = ember.zeros(2, 3).fill_(ve) * ember.arange(6.).view(2, 3)
+    zt.sum().backward()
+    ze.sum().backward()
+    np.testing.assert_allclose(ze.detach().numpy(), zt.detach().numpy())
+    assert ve.grad.item() == pytest.approx(vt.grad.item())
+    with pytest.raises(RuntimeError, match='0-dimension value tensor') as et:
+        torch.zeros(2).fill_(torch.ones(2))
+    with pytest.raises(RuntimeError, match='0-dimension value tensor'):
+        ember.zeros(2).fill_(ember.ones(2))
+    assert type(et.value) is RuntimeError
+
+
+def test_onnx_module_imports_and_export_names_the_gap():
+    # word_language_model/main.py: ``import torch.onnx`` at the top (export only with --onnx-export)
+    import torch.onnx as tonnx
+    eonnx = importlib.import_module('ember.onnx')
+    assert hasattr(tonnx, 'export') and callable(eonnx.export)
+    assert eonnx.is_in_onnx_export() is tonnx.is_in_onnx_export() is False
+    with pytest.raises(NotImplementedError, match='torch.onnx.export'):
+        eonnx.export(ember.nn.Linear(2, 2), (ember.zeros(1, 2),), io.BytesIO())
+
+
+@pytest.mark.parametrize('module,name', [
+    ('activation', 'MultiheadAttention'), ('linear', 'NonDynamicallyQuantizableLinear'),
+    ('container', 'ModuleList'), ('dropout', 'Dropout'), ('linear', 'Linear'), ('normalization', 'LayerNorm'),
+    ('sparse', 'Embedding'), ('transformer', 'TransformerEncoder'), ('transformer', 'TransformerEncoderLayer'),
+    ('rnn', 'GRU'), ('rnn', 'LSTM'), ('rnn', 'RNN')])
+def test_nn_module_paths_named_in_safe_globals(module, name):
+    # word_language_model/main.py and generate.py list these torch.nn.modules.* classes for torch.load
+    t = getattr(importlib.import_module(f'torch.nn.modules.{module}'), name)
+    e = getattr(importlib.import_module(f'ember.nn.modules.{module}'), name)
+    assert e.__name__ == t.__name__
+    assert e is getattr(ember.nn, name, e)
+
+
+def test_multihead_attention_out_proj_class():
+    t = torch.nn.MultiheadAttention(4, 2).out_proj
+    e = ember.nn.MultiheadAttention(4, 2).out_proj
+    assert type(e).__name__ == type(t).__name__ == 'NonDynamicallyQuantizableLinear'
+    assert isinstance(e, ember.nn.Linear) and isinstance(t, torch.nn.Linear)
