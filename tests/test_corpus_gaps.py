@@ -65,3 +65,20 @@ def test_multihead_attention_out_proj_class():
     e = ember.nn.MultiheadAttention(4, 2).out_proj
     assert type(e).__name__ == type(t).__name__ == 'NonDynamicallyQuantizableLinear'
     assert isinstance(e, ember.nn.Linear) and isinstance(t, torch.nn.Linear)
+
+
+def test_ember_run_puts_the_script_folder_on_sys_path(tmp_path):
+    # fast_neural_style: `python neural_style/neural_style.py` imports utils.py beside the script
+    import os
+    import subprocess
+    import sys
+    sub = tmp_path / 'pkg'
+    sub.mkdir()
+    (sub / 'helper_mod_corpus.py').write_text('VALUE = 41\n')
+    (sub / 'main.py').write_text('import helper_mod_corpus, torch\nprint(helper_mod_corpus.VALUE + 1, torch.ones(1).sum().item())\n')
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    outs = [subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
+            for cmd in ([sys.executable, 'pkg/main.py'], [sys.executable, '-m', 'ember', 'run', 'pkg/main.py'])]
+    assert [o.returncode for o in outs] == [0, 0], outs[1].stderr
+    assert outs[0].stdout == outs[1].stdout == '42 1.0\n'
