@@ -82,3 +82,22 @@ def test_ember_run_puts_the_script_folder_on_sys_path(tmp_path):
             for cmd in ([sys.executable, 'pkg/main.py'], [sys.executable, '-m', 'ember', 'run', 'pkg/main.py'])]
     assert [o.returncode for o in outs] == [0, 0], outs[1].stderr
     assert outs[0].stdout == outs[1].stdout == '42 1.0\n'
+
+
+def test_nn_parallel_on_a_cpu_only_machine():
+    # dcgan/main.py: ``import torch.nn.parallel``; nn.parallel.data_parallel only on CUDA inputs
+    import torch.nn.parallel  # noqa: F401
+    import ember.nn.parallel  # noqa: F401
+    torch.manual_seed(0)
+    lt = torch.nn.Linear(3, 2)
+    le = ember.nn.Linear(3, 2)
+    le.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in lt.state_dict().items()})
+    dt, de = torch.nn.DataParallel(lt, device_ids=[0, 1]), ember.nn.DataParallel(le, device_ids=[0, 1])
+    assert de.device_ids == dt.device_ids == []
+    assert list(dict(de.named_parameters())) == list(dict(dt.named_parameters()))
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    np.testing.assert_allclose(de(ember.tensor(x)).detach().numpy(), dt(torch.tensor(x)).detach().numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match='device type could not be determined'):
+        torch.nn.parallel.data_parallel(lt, torch.ones(1, 3))
+    with pytest.raises(RuntimeError, match='device type could not be determined'):
+        ember.nn.parallel.data_parallel(le, ember.ones(1, 3))
