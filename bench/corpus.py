@@ -20,8 +20,9 @@ What counts as a pass (the tolerance, stated once here and in COMPAT.md):
 * both print the same sequence of metric names (same count per name);
 * ember's RNG stream differs from torch's, so the same seed gives different initial
   weights and batches: the **first** value of each metric must agree within
-  ``first`` (default 15 % relative, plus a small absolute slack) and the **last**
-  within ``last`` (default 30 % relative). Programs whose numbers are dominated by
+  ``first`` (default 15 % relative + 0.01 absolute) and the **last** within ``last``
+  (default 30 % relative + 0.01); perplexities are compared as their logarithm (the
+  loss), accuracies (fractions) within 0.15 absolute, first and last. Programs whose numbers are dominated by
   that randomness (reinforcement learning rewards, early-stopped regression) state
   a looser per-program band; it is printed with each failure.
 
@@ -167,8 +168,10 @@ W = ['--emsize', '32', '--nhid', '32', '--lr', '5', '--epochs', '1', '--log-inte
 
 
 def wlm(model):
+    # the ReLU RNN diverges in spikes at lr 5 on this small vocabulary, under torch as under ember: lr 1
+    lr = ['--lr', '1'] if model == 'RNN_RELU' else []
     return dict(folder='word_language_model', setup=wikitext,
-                steps=[('main.py', W + ['--model', model]),
+                steps=[('main.py', W + ['--model', model] + lr),
                        ('generate.py', ['--words', '40', '--log-interval', '10'])])
 
 
@@ -385,16 +388,17 @@ def compare(spec, results):
         return False, f'printed different metrics: torch {tn[:8]}..., ember {en[:8]}...', results
     if not t:
         return False, 'printed no metrics', results
-    tol = {'first': (0.15, 0.01), 'last': (0.30, 0.01), **spec.get('tol', {})}
+    tol = {'first': (0.15, 0.01), 'last': (0.30, 0.01), 'accuracy': (0.0, 0.15), **spec.get('tol', {})}
     for key in sorted(set(tn) - set(spec.get('ignore', ()))):
         # perplexity is exp(loss): compare its logarithm, so the band means the same as for the loss
         f = (lambda v: math.log(max(v, 1e-300))) if key.endswith('ppl') else (lambda v: v)
         tv = [f(v) for n, v in t if n == key]
         ev = [f(v) for n, v in e if n == key]
         for which, i in (('first', 0), ('last', -1)):
-            if not _close(tv[i], ev[i], tol[which]):
+            band = tol['accuracy'] if 'accuracy' in key else tol[which]
+            if not _close(tv[i], ev[i], band):
                 return False, (f'{which} {"log " if key.endswith("ppl") else ""}{key}: torch {tv[i]:.4g} vs ember {ev[i]:.4g} '
-                               f'(tolerance {tol[which][0]:.0%} rel + {tol[which][1]:g} abs)'), results
+                               f'(tolerance {band[0]:.0%} rel + {band[1]:g} abs)'), results
     return True, '', results
 
 
