@@ -211,7 +211,7 @@ PROGRAMS = {
     'mnist_forward_forward': dict(folder='mnist_forward_forward', vision=True,
                                   setup=lambda d: mnist_raw(d, root='./data'),
                                   steps=[('main.py', ['--epochs', '2', '--no_accel', '--log-interval', '1',
-                                                      '--train-size', '320', '--test-size', '160'])]),
+                                                      '--train_size', '320', '--test_size', '160'])]),
     'mnist_hogwild': dict(folder='mnist_hogwild', vision=True, setup=mnist_raw,
                           steps=[('main.py', ['--epochs', '1', '--log-interval', '1', '--num-processes', '2',
                                               '--batch-size', '64', '--test-batch-size', '80'])]),
