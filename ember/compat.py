@@ -91,6 +91,10 @@ def run(script, argv=()):
     """Run ``script`` as ``__main__`` with torch resolving to ember."""
     install()
     sys.argv = [script, *argv]
+    # as `python script.py` does: the script's folder comes first on sys.path, so its sibling modules import
+    # (fast_neural_style/neural_style/neural_style.py imports utils, vgg and transformer_net beside it)
+    import os
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     runpy.run_path(script, run_name='__main__')
 
 

@@ -33,6 +33,8 @@ OPTIMS = [
     ('Adamax', dict(lr=0.05, weight_decay=0.1)), ('NAdam', dict(lr=0.05)),
     ('NAdam', dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True)), ('RAdam', dict(lr=0.05)),
     ('RAdam', dict(lr=0.05, weight_decay=0.1)),
+    ('Adadelta', dict()), ('Adadelta', dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1)),
+    ('Adadelta', dict(lr=0.5, maximize=True)),
 ]
 
 

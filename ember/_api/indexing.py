@@ -334,6 +334,11 @@ def _masked_fill_(self, mask, value):
     return _inplace('masked_fill.Tensor' if isinstance(value, Tensor) else 'masked_fill.Scalar')(self, mask, value)
 
 
+def _fill_(self, value):
+    # torch has two overloads: a number (fill_.Scalar) or a 0-d tensor (fill_.Tensor), e.g. ``x.fill_(t.argmax())``
+    return _inplace('fill.Tensor' if isinstance(value, Tensor) else 'fill.Scalar')(self, value)
+
+
 def index_fill(input, dim, index, value):
     """Fill the entries at ``index`` along ``dim`` with ``value`` (a number or a 0-d tensor).
 
@@ -369,6 +374,7 @@ Tensor.scatter = scatter
 Tensor.scatter_ = _scatter_
 Tensor.masked_fill = masked_fill
 Tensor.masked_fill_ = _masked_fill_
+Tensor.fill_ = _fill_
 Tensor.index_fill = index_fill
 Tensor.index_fill_ = _index_fill_
 Tensor.index_put = index_put

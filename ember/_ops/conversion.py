@@ -98,4 +98,8 @@ def _fill_meta(self, value):
 # every element gets the same value, so torch lets fill_ write into an expanded tensor (tag 'overlap_ok')
 declare('fill.Scalar(Tensor self, Scalar value) -> Tensor', meta=_fill_meta, inplace=True, function=False,
         tags=('overlap_ok',), derivatives={'self': lambda grad: grad * 0})
+# torch's fill_.Tensor: the value is a 0-d tensor (``x.fill_(t.max())``, ``input.fill_(word_idx)``); the gradient
+# flows to it as the sum of the output's gradient
+declare('fill.Tensor(Tensor self, Tensor value) -> Tensor', meta=_fill_meta, inplace=True, function=False,
+        tags=('overlap_ok',), derivatives={'self': lambda grad: grad * 0, 'value': lambda grad: grad.sum()})
 declare('zero_(Tensor(a!) self) -> Tensor(a!)', composite=lambda self: self.fill_(0), function=False)

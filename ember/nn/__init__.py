@@ -13,3 +13,5 @@ from .modules.module import (register_module_forward_pre_hook, register_module_f
                              register_module_full_backward_hook, register_module_full_backward_pre_hook)
 from . import init, utils
 from . import modules
+from . import parallel  # noqa: E402  torch.nn.parallel (CPU-only answers)
+from .parallel import DataParallel  # noqa: E402

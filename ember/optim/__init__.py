@@ -1,9 +1,9 @@
 """ember.optim: optimizers and learning-rate schedulers with torch.optim's API and state-dict layout."""
 from .optimizer import Optimizer
 from .algorithms import SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, sgd, adam, rmsprop, adagrad, \
-    adamax, nadam, radam
+    adamax, nadam, radam, Adadelta, adadelta
 from .lbfgs import LBFGS
 from . import lr_scheduler
 
-__all__ = ['Optimizer', 'SGD', 'Adam', 'AdamW', 'RMSprop', 'Adagrad', 'Adamax', 'NAdam', 'RAdam', 'LBFGS',
+__all__ = ['Optimizer', 'SGD', 'Adam', 'AdamW', 'RMSprop', 'Adagrad', 'Adamax', 'NAdam', 'RAdam', 'LBFGS', 'Adadelta',
            'lr_scheduler']

@@ -377,3 +377,54 @@ class RAdam(Optimizer):
                   eps=group['eps'], weight_decay=group['weight_decay'],
                   decoupled_weight_decay=group['decoupled_weight_decay'], maximize=group['maximize'])
         return loss
+
+
+# --- Adadelta ------------------------------------------------------------------------
+
+def adadelta(params, grads, square_avgs, acc_deltas, steps, *, lr, rho, eps, weight_decay, maximize):
+    r"""v = rho*v + (1-rho)*g^2; d = sqrt(u+eps)/sqrt(v+eps) * g; u = rho*u + (1-rho)*d^2; p -= lr*d"""
+    for i, (p, g) in enumerate(zip(params, grads)):
+        g = _start(p, g, steps[i], lr=lr, weight_decay=weight_decay, maximize=maximize)
+        square_avgs[i].mul_(rho).addcmul_(g, g, value=1 - rho)
+        std = square_avgs[i].add(eps).sqrt_()
+        delta = acc_deltas[i].add(eps).sqrt_().div_(std).mul_(g)
+        acc_deltas[i].mul_(rho).addcmul_(delta, delta, value=1 - rho)
+        p.add_(delta, alpha=-lr)
+
+
+class Adadelta(Optimizer):
+    """ADADELTA (Zeiler 2012), torch.optim.Adadelta's options, defaults and state layout.
+
+    Example::
+
+        >>> w = ember.zeros(2, requires_grad=True)
+        >>> opt = ember.optim.Adadelta([w], lr=1.0)
+        >>> (w - 1).pow(2).sum().backward(); opt.step()
+        >>> sorted(opt.state[w])
+        ['acc_delta', 'square_avg', 'step']
+    """
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
+                 maximize=False, differentiable=False):
+        _check_lr(lr)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                                      capturable=capturable, foreach=foreach, differentiable=differentiable))
+
+    @staticmethod
+    def _init_state(p, group):
+        return {'step': _zeros0(), 'square_avg': ember.zeros_like(p), 'acc_delta': ember.zeros_like(p)}
+
+    @ember.no_grad()
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group, params, sts in self._groups_with_state(self._init_state):
+            adadelta(params, [p.grad for p in params], [s['square_avg'] for s in sts], [s['acc_delta'] for s in sts],
+                     [s['step'] for s in sts], lr=_lr(group), rho=group['rho'], eps=group['eps'],
+                     weight_decay=group['weight_decay'], maximize=group['maximize'])
+        return loss

@@ -50,7 +50,7 @@ op('to', lambda dt: [S(Arg((2, 3)), dt_obj('float64')), S(Arg((3, 4), noncontig=
 op('copy_', lambda dt: [S(Arg((2, 3)), Arg((2, 3))), S(Arg((2, 3)), Arg((3,))), S(Arg((3, 4)), Arg((4, 3), noncontig=True)),
                         S(Arg((2, 2)), Arg((2, 2), dtype='int64'))],
    method=True, dtypes=FLOATS, grad=False)
-op('fill_', lambda dt: [S(Arg((2, 3)), 1.5), S(Arg(()), 2), S(Arg((0, 2)), 1)], method=True,
+op('fill_', lambda dt: [S(Arg((2, 3)), 1.5), S(Arg(()), 2), S(Arg((0, 2)), 1), S(Arg((2, 3)), Arg(()))], method=True,
    dtypes=FLOATS + ('int64', 'bool'), grad=False)
 op('zero_', lambda dt: [S(Arg((2, 3))), S(Arg(()))], method=True, dtypes=FLOATS + ('int64',), grad=False)
 op('randint', lambda dt: [S(0, 10, (2, 3)), S(5, (3,)), S(-3, 3, (4,), dtype=dt_obj('int32')), S(2, ())],

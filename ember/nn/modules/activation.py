@@ -299,3 +299,9 @@ class RReLU(Module):
 
     def extra_repr(self):
         return f'lower={self.lower}, upper={self.upper}{_ip(self.inplace)}'
+
+
+# torch defines MultiheadAttention in torch.nn.modules.activation; programs name it there (for example in the
+# safe-globals list they pass to torch.load), so that path resolves too. Imported last: transformer.py needs
+# linear/dropout/normalization, never this module, so there is no cycle.
+from .transformer import MultiheadAttention  # noqa: E402

@@ -55,6 +55,17 @@ class Linear(Module):
         return f'in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}'
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """torch's name for MultiheadAttention's output projection (it shows in reprs and checkpoints' safe-global
+    lists, as ``torch.nn.modules.linear.NonDynamicallyQuantizableLinear``).
+
+    Example::
+
+        >>> ember.nn.MultiheadAttention(4, 2).out_proj.__class__.__name__
+        'NonDynamicallyQuantizableLinear'
+    """
+
+
 class Bilinear(Module):
     """y = x1ᵀ A x2 + b, A of shape (out_features, in1_features, in2_features)."""
 

@@ -18,17 +18,13 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
-from .linear import Linear
+from .linear import Linear, NonDynamicallyQuantizableLinear
 from .dropout import Dropout
 from .normalization import LayerNorm
 from .container import ModuleList
 
 __all__ = ['MultiheadAttention', 'TransformerEncoderLayer', 'TransformerEncoder', 'TransformerDecoderLayer',
            'TransformerDecoder', 'Transformer']
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """torch's name for MultiheadAttention's output projection (it shows in reprs)."""
 
 
 def _canonical_mask(mask, name, target_dtype):

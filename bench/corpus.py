@@ -1,0 +1,435 @@
+"""Scoreboard: run pytorch/examples programs under torch and under ``ember run``, and compare what they print.
+
+Usage (from the project root, so the tree's ember is the one imported)::
+
+    python bench/corpus.py CORPUS_DIR [--only NAME ...] [--keep] [--timeout S] [-v]
+
+CORPUS_DIR is a checkout of github.com/pytorch/examples; nothing of it is copied into
+this project. Each program runs in a scratch copy of its folder (a temporary
+directory), with small settings (one short epoch, a few batches, its own flags such
+as ``--epochs 1`` / ``--dry-run`` / ``--log-interval``) and with the data it would
+download generated locally in the exact on-disk format it expects (there is no
+network). Each program runs twice with the same seed: under torch
+(``python script.py``) and under ember (``python -m ember run script.py``, with
+the project root first on PYTHONPATH).
+
+What counts as a pass (the tolerance, stated once here and in COMPAT.md):
+
+* both runs exit 0 within the timeout, and every number the program prints after a
+  metric word (loss, ppl, accuracy, reward, ...) is finite;
+* both print the same sequence of metric names (same count per name);
+* ember's RNG stream differs from torch's, so the same seed gives different initial
+  weights and batches: the **first** value of each metric must agree within
+  ``first`` (default 15 % relative + 0.01 absolute) and the **last** within ``last``
+  (default 30 % relative + 0.01); perplexities are compared as their logarithm (the
+  loss), accuracies (fractions) within 0.15 absolute, first and last. Programs whose numbers are dominated by
+  that randomness (reinforcement learning rewards, early-stopped regression) state
+  a looser per-program band; it is printed with each failure.
+
+Programs that need ``torchvision`` cannot run under torch here (torchvision is not
+installed beside torch 2.13), so they run under ember only (``torchvision`` resolves
+to ``ember.vision`` under ``ember run``); they pass when they run to their end, every
+printed metric is finite and the printed loss falls from its first to its last value
+(where a program prints more than one).
+
+Output: one ``PASS name`` / ``FAIL name: first error (file:line)`` line per program,
+then ``N passed, M failed``.
+"""
+import argparse
+import gzip
+import io
+import math
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHAKESPEARE = '/work/shared/data/tinyshakespeare.txt'
+
+# ----------------------------------------------------------------------------- data
+
+
+def _words(n, offset=0):
+    """``n`` whitespace-separated words of Shakespeare (or a fixed word list when the file is absent)."""
+    if os.path.exists(SHAKESPEARE):
+        with open(SHAKESPEARE, encoding='utf8') as f:
+            words = f.read().split()
+    else:
+        words = ('to be or not to be that is the question whether tis nobler in the mind to suffer '
+                 'the slings and arrows of outrageous fortune').split() * 200
+    return words[offset:offset + n]
+
+
+def wikitext(d, train=2400, valid=700, test=700):
+    """word_language_model: data/wikitext-2/{train,valid,test}.txt, one sentence of ~12 words a line."""
+    p = os.path.join(d, 'data', 'wikitext-2')
+    os.makedirs(p, exist_ok=True)
+    off = 0
+    for name, n in (('train', train), ('valid', valid), ('test', test)):
+        w = _words(n, off)
+        off += n
+        lines = [' '.join(w[i:i + 12]) for i in range(0, len(w), 12)]
+        with open(os.path.join(p, name + '.txt'), 'w', encoding='utf8') as f:
+            f.write('\n'.join(lines) + '\n')
+
+
+def cora(d, nodes=1700, feats=48, classes=7, edges=4000, seed=0):
+    """gcn/gat: ./cora/cora.{content,cites} (and cora.tgz, served by a local ``requests`` stand-in for gcn)."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    ids = rng.choice(10 ** 6, size=nodes, replace=False) + 1
+    labels = rng.integers(0, classes, nodes)
+    names = [f'Class_{c}' for c in range(classes)]
+    # features correlate with the label so that the model has something to learn
+    x = (rng.random((nodes, feats)) < 0.08).astype(int)
+    x[np.arange(nodes), labels * (feats // classes)] = 1
+    src = rng.integers(0, nodes, edges)
+    dst = np.where(rng.random(edges) < 0.7,
+                   # same-class neighbours mostly
+                   np.array([rng.choice(np.flatnonzero(labels == labels[s])) for s in src]),
+                   rng.integers(0, nodes, edges))
+    keep = src != dst
+    os.makedirs(os.path.join(d, 'cora'), exist_ok=True)
+    with open(os.path.join(d, 'cora', 'cora.content'), 'w') as f:
+        for i in range(nodes):
+            f.write('\t'.join([str(ids[i]), *map(str, x[i]), names[labels[i]]]) + '\n')
+    with open(os.path.join(d, 'cora', 'cora.cites'), 'w') as f:
+        for s, t in zip(src[keep], dst[keep]):
+            f.write(f'{ids[s]}\t{ids[t]}\n')
+    with tarfile.open(os.path.join(d, 'cora.tgz'), 'w:gz') as t:
+        t.add(os.path.join(d, 'cora'), arcname='cora')
+    # gcn always "downloads": a local stand-in for requests.get that streams cora.tgz from disk
+    with open(os.path.join(d, 'requests.py'), 'w') as f:
+        f.write('"""Local stand-in for requests.get (no network in the corpus runner): serves ./cora.tgz."""\n'
+                'import contextlib, os, types\n'
+                '@contextlib.contextmanager\n'
+                'def get(url, stream=False, **kw):\n'
+                '    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cora.tgz"), "rb") as f:\n'
+                '        yield types.SimpleNamespace(raw=f, status_code=200)\n')
+
+
+def mnist_raw(d, root='../data', train=320, test=160, seed=0):
+    """MNIST in torchvision's raw layout: <root>/MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte(.gz)."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    raw = os.path.normpath(os.path.join(d, root, 'MNIST', 'raw'))
+    os.makedirs(raw, exist_ok=True)
+    for prefix, n in (('train', train), ('t10k', test)):
+        labels = rng.integers(0, 10, n).astype(np.uint8)
+        imgs = (rng.random((n, 28, 28)) * 60).astype(np.uint8)
+        for i, l in enumerate(labels):      # a class-dependent bright bar: learnable, so the loss falls
+            imgs[i, 2 + 2 * l:5 + 2 * l, 4:24] = 255
+        files = {f'{prefix}-images-idx3-ubyte': struct.pack('>IIII', 2051, n, 28, 28) + imgs.tobytes(),
+                 f'{prefix}-labels-idx1-ubyte': struct.pack('>II', 2049, n) + labels.tobytes()}
+        for name, blob in files.items():
+            with open(os.path.join(raw, name), 'wb') as f:
+                f.write(blob)
+            with gzip.open(os.path.join(raw, name + '.gz'), 'wb') as f:
+                f.write(blob)
+
+
+def images(folder, n, size=(64, 64), seed=0, ext='jpg'):
+    """``n`` small random RGB images (PIL) in ``folder``."""
+    import numpy as np
+    from PIL import Image
+    rng = np.random.default_rng(seed)
+    os.makedirs(folder, exist_ok=True)
+    for i in range(n):
+        a = (rng.random((size[1], size[0], 3)) * 255).astype('uint8')
+        Image.fromarray(a).save(os.path.join(folder, f'{i:04d}.{ext}'))
+
+
+def bsds300(d):
+    """super_resolution: dataset/BSDS300/images/{train,test}/*.jpg (data.py skips the download when present)."""
+    base = os.path.join(d, 'dataset', 'BSDS300', 'images')
+    images(os.path.join(base, 'train'), 8, size=(96, 96))
+    images(os.path.join(base, 'test'), 4, size=(96, 96), seed=1)
+
+
+def image_folder(d):
+    """imagenet: sample/{train,val}/<class>/*.jpg, two classes."""
+    for split in ('train', 'val'):
+        for c in ('a', 'b'):
+            images(os.path.join(d, 'sample', split, c), 4, seed=hash((split, c)) % 1000)
+
+
+# ----------------------------------------------------------------------------- programs
+# step: (script, args); patch: [(file, old, new)] shrinking data-size constants in the scratch copy;
+# stop_after: (regex, count) ends a program that has no episode limit after its count-th matching line.
+
+W = ['--emsize', '32', '--nhid', '32', '--lr', '5', '--epochs', '1', '--log-interval', '1', '--batch_size', '10',
+     '--bptt', '20']
+
+
+def wlm(model):
+    # the ReLU RNN diverges in spikes at lr 5 on this small vocabulary, under torch as under ember: lr 1
+    lr = ['--lr', '1'] if model == 'RNN_RELU' else []
+    return dict(folder='word_language_model', setup=wikitext,
+                steps=[('main.py', W + ['--model', model] + lr),
+                       ('generate.py', ['--words', '40', '--log-interval', '10'])])
+
+
+# CartPole: one episode's reward is at the mercy of the initial weights and the sampled actions; the running
+# average (0.95 * previous + 0.05 * episode, from 10) is what is compared, loosely
+RL = dict(ignore=('last reward',), tol=dict(first=(0.3, 0.0), last=(0.5, 0.0)))
+
+PROGRAMS = {
+    'regression': dict(folder='regression', steps=[('main.py', [])],
+                       # runs until loss < 1e-3 from a random target: only "< 1e-3 on both" is meaningful
+                       tol=dict(first=(0.0, 1e-3), last=(0.0, 1e-3))),
+    'time_sequence_prediction': dict(
+        folder='time_sequence_prediction',
+        patch=[('generate_sine_wave.py', 'L = 1000', 'L = 120'), ('generate_sine_wave.py', 'N = 100', 'N = 12'),
+               ('train.py', 'future = 1000', 'future = 100')],
+        steps=[('generate_sine_wave.py', []), ('train.py', ['--steps', '2'])],
+        # the program's torch.load(traindata.pt) of a NumPy array needs the documented switch under torch 2.13
+        env={'TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD': '1'},
+        tol=dict(first=(0.5, 0.05), last=(1.0, 0.05))),
+    **{f'word_language_model[{m}]': wlm(m) for m in ('RNN_TANH', 'RNN_RELU', 'LSTM', 'GRU', 'Transformer')},
+    'gcn': dict(folder='gcn', setup=cora, steps=[('main.py', ['--epochs', '2', '--val-every', '1'])]),
+    'gat': dict(folder='gat', setup=cora, steps=[('main.py', ['--epochs', '2', '--val-every', '1',
+                                                              '--hidden-dim', '8', '--num-heads', '2'])]),
+    'reinforcement_learning[reinforce]': dict(
+        folder='reinforcement_learning', steps=[('reinforce.py', ['--log-interval', '1'])],
+        stop_after=(r'^Episode', 5), **RL),
+    'reinforcement_learning[actor_critic]': dict(
+        folder='reinforcement_learning', steps=[('actor_critic.py', ['--log-interval', '1'])],
+        stop_after=(r'^Episode', 5), **RL),
+    # --- programs that need torchvision: ember only
+    'mnist': dict(folder='mnist', vision=True, setup=mnist_raw,
+                  steps=[('main.py', ['--epochs', '1', '--log-interval', '1', '--batch-size', '64',
+                                      '--test-batch-size', '80', '--save-model'])]),
+    'mnist_rnn': dict(folder='mnist_rnn', vision=True, setup=mnist_raw,
+                      steps=[('main.py', ['--epochs', '1', '--log-interval', '1', '--batch-size', '64',
+                                          '--test-batch-size', '80'])]),
+    'mnist_forward_forward': dict(folder='mnist_forward_forward', vision=True,
+                                  setup=lambda d: mnist_raw(d, root='./data'),
+                                  steps=[('main.py', ['--epochs', '2', '--no_accel', '--log-interval', '1',
+                                                      '--train_size', '320', '--test_size', '160'])]),
+    'mnist_hogwild': dict(folder='mnist_hogwild', vision=True, setup=mnist_raw,
+                          steps=[('main.py', ['--epochs', '1', '--log-interval', '1', '--num-processes', '2',
+                                              '--batch-size', '64', '--test-batch-size', '80'])]),
+    'vae': dict(folder='vae', vision=True, setup=mnist_raw,
+                steps=[('main.py', ['--epochs', '1', '--log-interval', '1', '--batch-size', '64'])]),
+    'siamese_network': dict(folder='siamese_network', vision=True, setup=mnist_raw,
+                            steps=[('main.py', ['--epochs', '1', '--log-interval', '1', '--batch-size', '32',
+                                                '--test-batch-size', '32'])]),
+    'dcgan': dict(folder='dcgan', vision=True,
+                  steps=[('main.py', ['--dataset', 'fake', '--dry-run', '--batchSize', '4', '--imageSize', '32',
+                                      '--ngf', '8', '--ndf', '8', '--niter', '1', '--workers', '0'])]),
+    'super_resolution': dict(folder='super_resolution', vision=True, setup=bsds300,
+                             steps=[('main.py', ['--upscale_factor', '3', '--batchSize', '4', '--testBatchSize',
+                                                 '4', '--nEpochs', '1', '--lr', '0.001', '--threads', '0']),
+                                    ('super_resolve.py', ['--input_image', 'dataset/BSDS300/images/test/0000.jpg',
+                                                          '--model', 'model_epoch_1.pth',
+                                                          '--output_filename', 'out.png'])]),
+    'fast_neural_style': dict(folder='fast_neural_style', vision=True,
+                              setup=lambda d: images(os.path.join(d, 'train', 'x'), 4, size=(64, 64)),
+                              steps=[('neural_style/neural_style.py',
+                                      ['train', '--dataset', 'train', '--style-image',
+                                       'images/style-images/mosaic.jpg', '--save-model-dir', 'models',
+                                       '--epochs', '1', '--batch-size', '2', '--image-size', '32',
+                                       '--style-size', '32', '--log-interval', '1', '--accel'])]),
+    'imagenet': dict(folder='imagenet', vision=True,
+                     steps=[('main.py', ['--dummy', '-a', 'resnet18', '--epochs', '1', '-b', '2', '-j', '0',
+                                         '--print-freq', '1'])], stop_after=(r'^Epoch: \[0\]\[\s*3/', 1)),
+}
+
+NOT_RUN = {
+    'language_translation': 'needs torchtext (no release for torch 2.13) and spaCy models downloaded at run time',
+    'legacy/snli': 'needs torchtext.legacy (removed from torchtext) and a spaCy model download',
+    'fx/*, distributed/*': 'out of scope here (their own issues)',
+}
+
+METRIC = re.compile(r'(?i)\b((?:average|avg|last|running|test|train|val|valid)[ _])?'
+                    r'(loss|ppl|perplexity|accuracy|acc|reward)((?:_train|_val|_test)?)\b[a-z_ ]*?[:=]?\s*'
+                    r'([-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|nan|inf))')
+
+
+def metrics(text):
+    """[(name, value)] for every 'loss 1.23' / 'acc_val: 0.5' / 'Average reward: 9.8' in what a program printed."""
+    out = []
+    for line in text.splitlines():
+        for m in METRIC.finditer(line):
+            name = m.group(2).lower()
+            name = {'perplexity': 'ppl', 'acc': 'accuracy'}.get(name, name)
+            if m.group(1):
+                name = m.group(1).lower().replace('_', ' ') + name
+            out.append((name + m.group(3).lower(), float(m.group(4))))
+    return out
+
+
+def first_error(text):
+    """'ExceptionType: message (file:line)' from a traceback, the frame being the last one in the program or ember."""
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    frames = [m for m in (re.match(r'\s*File "([^"]+)", line (\d+)', l) for l in lines) if m]
+    where = ''
+    for m in reversed(frames):
+        f = m.group(1)
+        if f.startswith('<') or 'site-packages' in f or '/lib/python' in f or f.endswith(
+                ('ember/compat.py', 'ember/__main__.py')):
+            continue
+        if True:
+            where = f' ({os.path.relpath(f, ROOT) if f.startswith(ROOT) else os.path.basename(f)}:{m.group(2)})'
+            break
+    for pat in (r'^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b', r'^[A-Za-z_][\w.]*:'):
+        for l in reversed(lines):
+            if re.match(pat, l):
+                return l.strip()[:300] + where
+    return (lines[-1][:300] if lines else 'no output') + where
+
+
+def run_one(cmd, cwd, env, timeout, stop_after):
+    """Run ``cmd``; returns (rc, combined output). ``stop_after`` ends it cleanly after N matching lines."""
+    t0 = time.time()
+    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True)
+    out, hits = [], 0
+    try:
+        for line in p.stdout:
+            out.append(line)
+            if stop_after and re.search(stop_after[0], line):
+                hits += 1
+                if hits >= stop_after[1]:
+                    os.killpg(p.pid, 9)
+                    p.wait()
+                    return 0, ''.join(out)
+            if time.time() - t0 > timeout:
+                raise subprocess.TimeoutExpired(cmd, timeout)
+        p.wait(timeout=max(1, timeout - (time.time() - t0)))
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        p.wait()
+        return 124, ''.join(out) + f'\nTimeoutError: no end within {timeout}s'
+    return p.returncode, ''.join(out)
+
+
+def prepare(corpus, spec, dest):
+    src = os.path.join(corpus, spec['folder'])
+    if not os.path.isdir(src):
+        raise FileNotFoundError(f'{src} is missing from the corpus')
+    shutil.copytree(src, dest)
+    for f, old, new in spec.get('patch', ()):
+        p = os.path.join(dest, f)
+        with open(p) as fh:
+            text = fh.read()
+        if old not in text:
+            raise ValueError(f'{f}: expected {old!r} to shrink the data; the corpus changed')
+        with open(p, 'w') as fh:
+            fh.write(text.replace(old, new))
+    for script, _ in spec['steps']:
+        if not os.path.exists(os.path.join(dest, script)):
+            raise FileNotFoundError(f'{spec["folder"]}/{script} is missing from the corpus')
+    if spec.get('setup'):
+        spec['setup'](dest)
+
+
+def run_program(corpus, name, spec, timeout, keep, verbose):
+    """One program under one or both runtimes; returns (ok, message, {runtime: output})."""
+    runtimes = ['ember'] if spec.get('vision') else ['torch', 'ember']
+    outputs, results = {}, {}
+    tmp = tempfile.mkdtemp(prefix=f'corpus_{re.sub(r"[^A-Za-z0-9_]", "_", name)}_')
+    try:
+        for rt in runtimes:
+            d = os.path.join(tmp, rt)
+            prepare(corpus, spec, d)
+            env = dict(os.environ, PYTHONHASHSEED='0', OMP_NUM_THREADS='1', MPLBACKEND='Agg', **spec.get('env', {}))
+            if rt == 'ember':
+                env['PYTHONPATH'] = ROOT + os.pathsep + env.get('PYTHONPATH', '')
+            text = ''
+            for script, args in spec['steps']:
+                cmd = [sys.executable] + (['-m', 'ember', 'run'] if rt == 'ember' else []) + [script, *args]
+                rc, out = run_one(cmd, d, env, timeout, spec.get('stop_after'))
+                text += out
+                if verbose:
+                    print(f'--- {name} [{rt}] $ {" ".join(cmd[1:])}\n{out}', flush=True)
+                if rc != 0:
+                    outputs[rt] = text
+                    return False, f'[{rt}] ' + first_error(out), outputs
+            outputs[rt] = text
+            results[rt] = metrics(text)
+        return compare(spec, results)
+    finally:
+        if keep:
+            print(f'    kept {tmp}')
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _close(a, b, tol):
+    rel, ab = tol
+    return abs(a - b) <= ab + rel * max(abs(a), abs(b))
+
+
+def compare(spec, results):
+    for rt, ms in results.items():
+        bad = [(n, v) for n, v in ms if not math.isfinite(v)]
+        if bad:
+            return False, f'[{rt}] non-finite {bad[0][0]} = {bad[0][1]}', results
+    if 'torch' not in results:          # ember-only (torchvision) programs
+        ms = results['ember']
+        losses = [v for n, v in ms if n == 'loss']
+        if not ms:
+            return False, '[ember] printed no metrics', results
+        if len(losses) > 1 and not losses[-1] < losses[0]:
+            return False, f'[ember] loss did not fall: first {losses[0]:.4g}, last {losses[-1]:.4g}', results
+        return True, '', results
+    t, e = results['torch'], results['ember']
+    tn, en = [n for n, _ in t], [n for n, _ in e]
+    # the set of metric names must agree; their counts may not (LBFGS evaluates its closure a varying number
+    # of times, regression stops at a random batch), a crash shows in the exit status instead
+    if sorted(set(tn)) != sorted(set(en)):
+        return False, f'printed different metrics: torch {tn[:8]}..., ember {en[:8]}...', results
+    if not t:
+        return False, 'printed no metrics', results
+    tol = {'first': (0.15, 0.01), 'last': (0.30, 0.01), 'accuracy': (0.0, 0.15), **spec.get('tol', {})}
+    for key in sorted(set(tn) - set(spec.get('ignore', ()))):
+        # perplexity is exp(loss): compare its logarithm, so the band means the same as for the loss
+        f = (lambda v: math.log(max(v, 1e-300))) if key.endswith('ppl') else (lambda v: v)
+        tv = [f(v) for n, v in t if n == key]
+        ev = [f(v) for n, v in e if n == key]
+        for which, i in (('first', 0), ('last', -1)):
+            band = tol['accuracy'] if 'accuracy' in key else tol[which]
+            if not _close(tv[i], ev[i], band):
+                return False, (f'{which} {"log " if key.endswith("ppl") else ""}{key}: torch {tv[i]:.4g} vs ember {ev[i]:.4g} '
+                               f'(tolerance {band[0]:.0%} rel + {band[1]:g} abs)'), results
+    return True, '', results
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('corpus', help='folder of a pytorch/examples checkout')
+    ap.add_argument('--only', nargs='+', metavar='NAME', help='program names (a prefix selects all its variants)')
+    ap.add_argument('--keep', action='store_true', help='keep the scratch folders')
+    ap.add_argument('--timeout', type=float, default=300, help='seconds per program run (default 300)')
+    ap.add_argument('-v', '--verbose', action='store_true', help='print each run\'s output')
+    a = ap.parse_args(argv)
+    names = [n for n in PROGRAMS if not a.only or any(n == o or n.startswith(o + '[') for o in a.only)]
+    if not names:
+        ap.error(f'no program matches {a.only}; known: {", ".join(PROGRAMS)}')
+    passed = failed = 0
+    for name in names:
+        t0 = time.time()
+        try:
+            ok, msg, _ = run_program(a.corpus, name, PROGRAMS[name], a.timeout, a.keep, a.verbose)
+        except Exception as ex:        # a runner-side problem (corpus missing a file): report, go on
+            ok, msg = False, f'{type(ex).__name__}: {ex}'
+        passed += ok
+        failed += not ok
+        print(f'PASS {name}' if ok else f'FAIL {name}: {msg}', f'  [{time.time() - t0:.0f}s]' if a.verbose else '',
+              flush=True)
+    if not a.only:
+        for name, why in NOT_RUN.items():
+            print(f'SKIP {name}: {why}')
+    print(f'{passed} passed, {failed} failed')
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
