@@ -1,0 +1,90 @@
+"""The base of every ember.vision dataset: a root folder, optional transforms, and a readable repr.
+
+Datasets never download (ember runs offline); a dataset whose files are missing raises a
+RuntimeError naming the folder and the files to put there, whatever ``download`` says, and
+``download=True`` with the files present does nothing, as torchvision.
+"""
+import hashlib
+import os
+
+from ember.utils.data import Dataset
+
+
+class VisionDataset(Dataset):
+    """``root`` plus ``transform`` (input), ``target_transform`` (label) or ``transforms`` (both)."""
+
+    _repr_indent = 4
+
+    def __init__(self, root=None, transforms=None, transform=None, target_transform=None):
+        if isinstance(root, str):
+            root = os.path.expanduser(root)
+        self.root = root
+        has_separate = transform is not None or target_transform is not None
+        if transforms is not None and has_separate:
+            raise ValueError("Only transforms or transform/target_transform can be passed as argument")
+        self.transform, self.target_transform = transform, target_transform
+        if has_separate:
+            transforms = _Pair(transform, target_transform)
+        self.transforms = transforms
+
+    def __getitem__(self, index):
+        raise NotImplementedError
+
+    def __len__(self):
+        raise NotImplementedError
+
+    def extra_repr(self):
+        return ''
+
+    def __repr__(self):
+        lines = [f'Number of datapoints: {self.__len__()}']
+        if self.root is not None:
+            lines.append(f'Root location: {self.root}')
+        lines += [l for l in self.extra_repr().splitlines() if l]
+        if self.transforms is not None:
+            lines += [repr(self.transforms)]
+        body = '\n'.join(' ' * self._repr_indent + l for l in lines)
+        return f'Dataset {self.__class__.__name__}\n{body}'
+
+
+class _Pair:
+    def __init__(self, transform, target_transform):
+        self.transform, self.target_transform = transform, target_transform
+
+    def __call__(self, input, target):
+        if self.transform is not None:
+            input = self.transform(input)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return input, target
+
+    def __repr__(self):
+        parts = []
+        if self.transform is not None:
+            parts.append(f'Transform: {self.transform!r}')
+        if self.target_transform is not None:
+            parts.append(f'Target transform: {self.target_transform!r}')
+        return '\n'.join(parts)
+
+
+def calculate_md5(fpath, chunk_size=1024 * 1024):
+    md5 = hashlib.md5(usedforsecurity=False)
+    with open(fpath, 'rb') as f:
+        for chunk in iter(lambda: f.read(chunk_size), b''):
+            md5.update(chunk)
+    return md5.hexdigest()
+
+
+def check_integrity(fpath, md5=None):
+    """True when ``fpath`` exists and (if ``md5`` is given) has that MD5, as torchvision's check."""
+    if not os.path.isfile(fpath):
+        return False
+    return md5 is None or calculate_md5(fpath) == md5
+
+
+def missing_files_error(name, folder, files, urls=()):
+    """The error for absent data: where to put which files (ember.vision never downloads)."""
+    where = '\n'.join(f'  {os.path.join(folder, f)}' for f in files)
+    src = ('\nThey are published at:\n' + '\n'.join(f'  {u}' for u in urls)) if urls else ''
+    return RuntimeError(f"Dataset {name} not found. ember.vision does not download datasets (no network access "
+                        f"is assumed); put these files in place:\n{where}{src}")
