@@ -473,7 +473,7 @@ def register_hook(self, hook):
     """``hook(grad)`` runs when this tensor's gradient is computed and may return a replacement."""
     if not self.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    from .autograd.node import RemovableHandle
+    from .utils.hooks import RemovableHandle
     if self._grad_fn is not None:
         return self._grad_fn._register_tensor_hook(self._output_nr, hook)
     if self._hooks is None:
@@ -486,7 +486,7 @@ def register_hook(self, hook):
 def register_post_accumulate_grad_hook(self, hook):
     if self._grad_fn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-    from .autograd.node import RemovableHandle
+    from .utils.hooks import RemovableHandle
     if self._post_acc_hooks is None:
         self._post_acc_hooks = {}
     h = RemovableHandle(self._post_acc_hooks)

@@ -14,29 +14,11 @@ re-attaches the node when unpacked.
 import itertools
 import weakref
 
+from ..utils.hooks import RemovableHandle
 from .._core.dispatch_key import AUTOGRAD_BIT
 
 
 _SEQ = itertools.count()
-
-
-class RemovableHandle:
-    """Returned by every ``register_*hook``; ``remove()`` unregisters it."""
-    _next_id = 0
-
-    def __init__(self, hooks_dict):
-        self._dict = hooks_dict      # plain dicts cannot be weakly referenced; a handle keeps only this dict
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-
-    def remove(self):
-        self._dict.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 class Node:

@@ -15,9 +15,9 @@ the single-tensor variant.
 """
 import collections
 import functools
-import itertools
 
 import ember
+from ..utils.hooks import RemovableHandle
 from ember import Tensor, no_grad
 
 _required = object()
@@ -38,7 +38,6 @@ class Optimizer:
         self.param_groups = []
         self._step_pre_hooks = collections.OrderedDict()
         self._step_post_hooks = collections.OrderedDict()
-        self._hook_id = itertools.count()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             "but got " + type(params).__name__)
@@ -56,7 +55,6 @@ class Optimizer:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._step_pre_hooks, self._step_post_hooks = collections.OrderedDict(), collections.OrderedDict()
-        self._hook_id = itertools.count()
 
     def __repr__(self):
         s = self.__class__.__name__ + ' ('
@@ -107,11 +105,11 @@ class Optimizer:
     # --- hooks ------------------------------------------------------------------
     def register_step_pre_hook(self, hook):
         """``hook(optimizer, args, kwargs)`` before each step; may return new (args, kwargs)."""
-        return _Handle(self._step_pre_hooks, next(self._hook_id), hook)
+        return _register(self._step_pre_hooks, hook)
 
     def register_step_post_hook(self, hook):
         """``hook(optimizer, args, kwargs)`` after each step."""
-        return _Handle(self._step_post_hooks, next(self._hook_id), hook)
+        return _register(self._step_post_hooks, hook)
 
     @staticmethod
     def _with_hooks(step):
@@ -192,13 +190,10 @@ def _cast_state(param, name, value):
     return value
 
 
-class _Handle:
-    def __init__(self, d, key, hook):
-        self.d, self.id = d, key
-        d[key] = hook
-
-    def remove(self):
-        self.d.pop(self.id, None)
+def _register(hooks, hook):
+    h = RemovableHandle(hooks)
+    hooks[h.id] = hook
+    return h
 
 
 def _zeros0():

@@ -11,6 +11,7 @@ import functools
 import itertools
 import warnings
 import weakref
+from ...utils.hooks import RemovableHandle
 from collections import OrderedDict, namedtuple
 
 from ..._tensor import Tensor
@@ -23,28 +24,6 @@ __all__ = ['Module', 'register_module_forward_pre_hook', 'register_module_forwar
            'register_module_full_backward_hook', 'register_module_full_backward_pre_hook']
 
 
-class RemovableHandle:
-    """Returned by ``register_*hook``; ``remove()`` unregisters the hook from every dict it was added to."""
-    next_id = 0
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle.next_id
-        RemovableHandle.next_id += 1
-        extra = [] if extra_dict is None else (extra_dict if isinstance(extra_dict, list) else [extra_dict])
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra)
-
-    def remove(self):
-        for ref in (self.hooks_dict_ref,) + self.extra_dict_ref:
-            d = ref()
-            if d is not None and self.id in d:
-                del d[self.id]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 class _IncompatibleKeys(namedtuple('IncompatibleKeys', ['missing_keys', 'unexpected_keys'])):
