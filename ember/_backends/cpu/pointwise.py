@@ -20,12 +20,8 @@ import math
 import numpy as np
 
 from ._fp import quiet as _quiet
+from . import _special as _sp     # NOTE [special functions without scipy]
 from ._parallel import parallel_for
-
-
-def _special():
-    import scipy.special
-    return scipy.special
 
 
 def _is_int(x):
@@ -195,14 +191,8 @@ def _logit(a, eps):
 
 
 def _polygamma(n, a):
-    if n == 0:
-        return _special().psi(a)
-    r = _special().polygamma(n, a).astype(a.dtype, copy=False)
-    return np.where(a == -np.inf, a.dtype.type(np.nan), r)        # torch: nan at -inf (scipy: +-inf)
-
-
-def _lgamma(a):
-    return np.where(a == -np.inf, a.dtype.type(np.inf), _special().gammaln(a))   # torch: lgamma(-inf) = inf
+    r = _sp.polygamma(n, a)
+    return np.where(a == -np.inf, a.dtype.type(np.nan), r) if n else r       # torch: nan at -inf
 
 
 # --- predicates ----------------------------------------------------------------------
@@ -414,7 +404,7 @@ def _blocked(fn, *arrays):
 
 
 def _exact_cdf(x):
-    return 0.5 * _special().erfc(x * -x.dtype.type(_SQRT1_2))
+    return 0.5 * _sp.erfc(x * -x.dtype.type(_SQRT1_2))
 
 
 def _gelu(a, approximate):
@@ -458,12 +448,6 @@ def _log_sigmoid(a):
     return np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
 
 
-def _erf(fn_name):     # a scipy.special ufunc by name (erf, erfc, erfinv, gammaln, psi)
-    def kernel(a):
-        return getattr(_special(), fn_name)(a)
-    return kernel
-
-
 _TABLE = {
     'add.Tensor': _add,
     'sub.Tensor': _sub,
@@ -488,9 +472,9 @@ _TABLE = {
     'log10': np.log10,
     'log1p': np.log1p,
     'sqrt': np.sqrt,
-    'erf': _erf('erf'),
-    'erfc': _erf('erfc'),
-    'erfinv': _erf('erfinv'),
+    'erf': _sp.erf,
+    'erfc': _sp.erfc,
+    'erfinv': _sp.erfinv,
     'floor': _keep_int(np.floor),
     'ceil': _keep_int(np.ceil),
     'trunc': _keep_int(np.trunc),
@@ -534,8 +518,8 @@ _TABLE = {
     'gcd': np.gcd,
     'lcm': np.lcm,
     'logit': _logit,
-    'lgamma': _lgamma,
-    'digamma': _erf('psi'),
+    'lgamma': _sp.lgamma,
+    'digamma': _sp.digamma,
     'polygamma': _polygamma,
     'eq.Tensor': np.equal,
     'ne.Tensor': np.not_equal,
