@@ -313,3 +313,18 @@ def test_deliberately_absent_names_say_why():
     assert ember.jit.is_scripting() is torch.jit.is_scripting() is False
     f = lambda x: x     # noqa: E731
     assert ember.jit.ignore(f) is f and ember.jit.unused(f) is f
+
+
+def test_variable_like_torch():
+    out = []
+    for lib in (torch, ember):
+        V = lib.autograd.Variable
+        x = lib.ones(2)
+        v = V(x, requires_grad=True)
+        y = v * 2
+        w = V(y)
+        out.append((v is x, v.requires_grad, x.requires_grad, v.is_leaf, isinstance(x, V), w.requires_grad,
+                    w.grad_fn is None, type(v).__name__))
+        with pytest.raises(TypeError, match='Variable data has to be a tensor'):
+            V(3)
+    assert out[0] == out[1]
