@@ -14,7 +14,8 @@ __all__ = ['pi', 'e', 'inf', 'nan', 'newaxis', 'is_complex', 'is_nonzero', 'is_s
            'tensor_split', 'hsplit', 'vsplit', 'dsplit', 'diagflat', 'cov', 'corrcoef', 'dist', 'isin',
            'trapezoid', 'trapz', 'hann_window', 'hamming_window', 'blackman_window', 'bartlett_window',
            'scalar_tensor', 'asarray', 'typename', 'is_storage', 'set_default_tensor_type', 'set_warn_always',
-           'is_warn_always_enabled', 'compile', 'get_device_module']
+           'is_warn_always_enabled', 'compile', 'get_device_module', 'unravel_index', 'get_num_interop_threads',
+           'set_num_interop_threads', 'is_anomaly_enabled', 'set_anomaly_enabled']
 
 pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
 
@@ -304,6 +305,50 @@ def get_device_module(device=None):
     except ImportError:
         raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as 'torch.{name}'.") \
             from None
+
+
+def unravel_index(indices, shape):
+    """The coordinates of flat ``indices`` in a tensor of ``shape``, one tensor per dimension.
+
+    >>> [t.tolist() for t in ember.unravel_index(ember.tensor([4, 1]), (2, 3))]
+    [[1, 0], [1, 1]]
+    """
+    E = _E()
+    if not isinstance(indices, Tensor):
+        indices = E.tensor(indices)
+    if indices.is_floating_point() or indices.is_complex() or indices.dtype is E.bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(s < 0 for s in shape):
+        raise ValueError("'shape' cannot have negative values, but got " + str(shape))
+    rest = indices.long()     # floor division and modulo per dimension, as torch (no bounds check)
+    out = []
+    for s in reversed(shape):
+        out.append(rest % s)
+        rest = rest // s
+    return tuple(reversed(out))
+
+
+_interop = [1]
+
+
+def get_num_interop_threads():
+    """ember runs independent operators one after another (no inter-op pool); the value set is recorded."""
+    return _interop[0]
+
+
+def set_num_interop_threads(n):
+    if int(n) <= 0:
+        raise RuntimeError("Expected positive number of threads")
+    _interop[0] = int(n)
+
+
+def is_anomaly_enabled():
+    return _E().autograd.is_anomaly_enabled()
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    _E().autograd.set_detect_anomaly(enabled, check_nan)
 
 
 # --- Tensor methods and properties ---------------------------------------------------
