@@ -312,6 +312,37 @@ class Tensor(TensorImpl):
         from ._shared import segment_of
         return segment_of(self._a) is not None
 
+    def resize_(self, *sizes, memory_format=None):
+        """Give the tensor shape ``sizes`` in place, keeping its leading elements (new ones are uninitialised).
+
+        >>> ember.arange(6.).resize_(2, 2).tolist()
+        [[0.0, 1.0], [2.0, 3.0]]
+        """
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+            sizes = tuple(sizes[0])
+        sizes = tuple(int(s) for s in sizes)
+        if any(s < 0 for s in sizes):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {list(sizes)}")
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        if isinstance(self._a, MetaArray):
+            self._set_array(MetaArray(sizes, self._a.dtype))
+            return self
+        n = int(np.prod(sizes, dtype=np.int64))
+        a = self._a
+        if n <= a.size and a.flags.c_contiguous:        # fits: the same memory, seen with the new shape
+            new = a.reshape(-1)[:n].reshape(sizes)
+        else:
+            new = np.empty(n, a.dtype)
+            k = min(n, a.size)
+            new[:k] = a.reshape(-1)[:k]
+            new = new.reshape(sizes)
+        self._set_array(new)
+        return self
+
+    def resize_as_(self, other, memory_format=None):
+        return self.resize_(tuple(other.shape))
+
     def is_pinned(self, device=None):
         return False
 

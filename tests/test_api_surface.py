@@ -380,3 +380,25 @@ def test_assert_close_like_torch(a, b, kw):
             assert msgs[1][1] == msgs[0][1]
     else:   # the report's first lines agree (numbers are printed from float64 in ember)
         assert msgs[1][1].split('\n')[:3] == msgs[0][1].split('\n')[:3]
+
+
+def test_version_fields_like_a_cpu_build():
+    assert ember.version.cuda is torch.version.cuda is None
+    assert ember.version.hip is torch.version.hip is None
+    assert ember.version.__version__ == ember.__version__
+
+
+@pytest.mark.parametrize('start,size', [((6,), (2, 2)), ((2, 3), (6,)), ((2, 3), (3, 3)), ((4,), (0,)),
+                                        ((2, 2), ()), ((3,), (2, 5))])
+def test_resize_like_torch(start, size):
+    out = []
+    for lib in (torch, ember):
+        x = lib.arange(float(np.prod(start))).reshape(start).clone()
+        r = x.resize_(*size) if size else x.resize_(size)
+        keep = min(int(np.prod(start)), int(np.prod(size)))
+        out.append((r is x, tuple(x.shape), x.reshape(-1)[:keep].tolist()))
+    assert out[0] == out[1]
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match='cannot resize variables that require grad'):
+            lib.ones(2, requires_grad=True).resize_(3)
+        assert tuple(lib.zeros(2).resize_as_(lib.ones(3, 1)).shape) == (3, 1)
