@@ -402,3 +402,10 @@ def test_resize_like_torch(start, size):
         with pytest.raises(RuntimeError, match='cannot resize variables that require grad'):
             lib.ones(2, requires_grad=True).resize_(3)
         assert tuple(lib.zeros(2).resize_as_(lib.ones(3, 1)).shape) == (3, 1)
+
+
+def test_onnx_imports_and_export_says_why(tmp_path):
+    import ember.onnx
+    assert ember.onnx.is_in_onnx_export() is torch.onnx.is_in_onnx_export() is False
+    with pytest.raises(NotImplementedError, match='ONNX export is not available in ember'):
+        ember.onnx.export(ember.nn.Linear(2, 2), ember.ones(1, 2), str(tmp_path / 'm.onnx'))
