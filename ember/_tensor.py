@@ -377,6 +377,30 @@ class Tensor(TensorImpl):
         return t.requires_grad_() if requires_grad else t
 
 
+def _inplace_view(name):
+    """``x.unsqueeze_(0)`` & co.: x takes the geometry of ``x.<name>(...)`` in place and its version counter
+    moves, as in torch. On a tensor that requires grad (with grad mode on) torch rewrites the graph in
+    place; ember refuses instead of recording a wrong graph (a leaf gets torch's own error)."""
+    def method(self, *args, **kwargs):
+        from .autograd.grad_mode import is_grad_enabled
+        if self.requires_grad and is_grad_enabled():
+            if self._grad_fn is None:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            raise NotImplementedError(f"ember does not support {name}_() on a tensor that requires grad; "
+                                      f"write x = x.{name}(...) instead")
+        with _no_grad():
+            v = getattr(self, name)(*args, **kwargs)
+        self._set_array(v._a)
+        self._vc[0] += 1
+        return self
+    method.__name__ = name + '_'
+    return method
+
+
+for _name in ('t', 'transpose', 'swapdims', 'swapaxes', 'unsqueeze', 'squeeze'):
+    setattr(Tensor, _name + '_', _inplace_view(_name))
+
+
 for _name, _dt in (('float', D.float32), ('double', D.float64), ('half', D.float16), ('bfloat16', D.bfloat16),
                    ('long', D.int64), ('int', D.int32), ('short', D.int16), ('char', D.int8), ('byte', D.uint8),
                    ('bool', D.bool_), ('cfloat', D.complex64), ('cdouble', D.complex128)):

@@ -409,3 +409,20 @@ def test_onnx_imports_and_export_says_why(tmp_path):
     assert ember.onnx.is_in_onnx_export() is torch.onnx.is_in_onnx_export() is False
     with pytest.raises(NotImplementedError, match='ONNX export is not available in ember'):
         ember.onnx.export(ember.nn.Linear(2, 2), ember.ones(1, 2), str(tmp_path / 'm.onnx'))
+
+
+@pytest.mark.parametrize('call', ['t_()', 'transpose_(0, 1)', 'swapdims_(1, 0)', 'swapaxes_(0, 1)', 'unsqueeze_(0)',
+                                  'unsqueeze_(-1)', 'squeeze_()', 'squeeze_(1)'])
+def test_inplace_view_ops_like_torch(call):
+    out = []
+    for lib in (torch, ember):
+        base = lib.arange(6.).reshape(2, 1, 3) if 'squeeze_' in call and 'un' not in call else lib.arange(6.).reshape(2, 3)
+        alias = base.view(-1)
+        v0 = base._version
+        r = eval(f'base.{call}')
+        alias[0] = 7.0                      # the geometry changed, the memory did not
+        out.append((r is base, tuple(base.shape), base.stride(), base.tolist(), base._version - v0))
+        y = lib.ones(2, 3, requires_grad=True)
+        with pytest.raises(RuntimeError, match='leaf Variable that requires grad'):
+            eval(f'y.{call}') if 'squeeze_' not in call or 'un' in call else y.unsqueeze_(0)
+    assert out[0] == out[1]
