@@ -426,3 +426,28 @@ def test_inplace_view_ops_like_torch(call):
         with pytest.raises(RuntimeError, match='leaf Variable that requires grad'):
             eval(f'y.{call}') if 'squeeze_' not in call or 'un' in call else y.unsqueeze_(0)
     assert out[0] == out[1]
+
+
+HIST = ['T.histogram(X, bins=4)', 'T.histogram(X, bins=3, range=(0., 3.))', 'T.histogram(X, bins=T.tensor([0., 1.5, 2., 5.]))',
+        'T.histogram(X, bins=4, weight=T.tensor([1., 2, 1, 1, 3]), density=True)', 'T.histogram(T.ones(3), bins=2)',
+        'T.histogram(T.tensor([]), bins=2)', 'T.histogram(X.double(), 2)', 'T.histogram(X, 7, range=(-1., 10.))',
+        'X.histogram(5)', 'T.histogram(T.tensor([[0.1, 0.2], [0.9, 0.5]]), 3, weight=T.tensor([[1., 2.], [3., 4.]]))',
+        'T.histogram(T.tensor([1, 2]), 2)', 'T.histogram(X, 0)', 'T.histogram(X, 2, range=(3., 1.))',
+        'T.histogram(T.tensor(np.linspace(0, 1, 101), dtype=T.float32), 10)', 'T.histogram(T.tensor(np.linspace(-1, 3, 57)), 8)']
+
+
+@pytest.mark.parametrize('expr', HIST)
+def test_histogram_like_torch(expr):
+    out = []
+    for lib in (torch, ember):
+        try:
+            r = eval(expr, {'T': lib, 'np': np, 'X': lib.tensor([1., 2, 1, 4, 2.5])})
+            out.append(('ok', type(r).__name__, [np.asarray(t.tolist()) for t in r], [t.dtype.__repr__().split('.')[-1] for t in r]))
+        except Exception as e:      # noqa: BLE001
+            out.append(('err', type(e).__name__))
+    assert out[0][:2] == out[1][:2]
+    if out[0][0] == 'ok':
+        assert out[0][3] == out[1][3]
+        for a, b in zip(out[0][2], out[1][2]):
+            np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
+        assert len(out[1][2]) == 2
