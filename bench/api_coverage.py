@@ -46,6 +46,8 @@ def public_names(path):
             continue
         if isinstance(v, types.ModuleType) and not v.__name__.startswith('torch'):
             continue
+        if n == 'TYPE_CHECKING' or getattr(v, '__module__', None) in ('typing', 'typing_extensions'):
+            continue        # type-annotation helpers imported into the namespace, not its API
         out.append(n)
     return sorted(out)
 

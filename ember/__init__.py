@@ -86,4 +86,4 @@ from .backends import (use_deterministic_algorithms, are_deterministic_algorithm
                        get_float32_matmul_precision)
 from ._legacy_types import LEGACY as _LEGACY, tensortype  # noqa: E402
 globals().update(_LEGACY)
-from . import cpu, jit  # noqa: E402,F401  torch.cpu; torch.jit (deliberately absent: each name says why)
+from . import cpu, jit, onnx, testing, version  # noqa: E402,F401  torch.cpu, torch.testing; torch.jit (deliberately absent: each name says why)

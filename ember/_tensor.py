@@ -312,6 +312,37 @@ class Tensor(TensorImpl):
         from ._shared import segment_of
         return segment_of(self._a) is not None
 
+    def resize_(self, *sizes, memory_format=None):
+        """Give the tensor shape ``sizes`` in place, keeping its leading elements (new ones are uninitialised).
+
+        >>> ember.arange(6.).resize_(2, 2).tolist()
+        [[0.0, 1.0], [2.0, 3.0]]
+        """
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+            sizes = tuple(sizes[0])
+        sizes = tuple(int(s) for s in sizes)
+        if any(s < 0 for s in sizes):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {list(sizes)}")
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        if isinstance(self._a, MetaArray):
+            self._set_array(MetaArray(sizes, self._a.dtype))
+            return self
+        n = int(np.prod(sizes, dtype=np.int64))
+        a = self._a
+        if n <= a.size and a.flags.c_contiguous:        # fits: the same memory, seen with the new shape
+            new = a.reshape(-1)[:n].reshape(sizes)
+        else:
+            new = np.empty(n, a.dtype)
+            k = min(n, a.size)
+            new[:k] = a.reshape(-1)[:k]
+            new = new.reshape(sizes)
+        self._set_array(new)
+        return self
+
+    def resize_as_(self, other, memory_format=None):
+        return self.resize_(tuple(other.shape))
+
     def is_pinned(self, device=None):
         return False
 
@@ -344,6 +375,30 @@ class Tensor(TensorImpl):
             size = size[0]
         t = getattr(F, factory)(tuple(size), dtype=dtype or self._dtype, device=device or self._device)
         return t.requires_grad_() if requires_grad else t
+
+
+def _inplace_view(name):
+    """``x.unsqueeze_(0)`` & co.: x takes the geometry of ``x.<name>(...)`` in place and its version counter
+    moves, as in torch. On a tensor that requires grad (with grad mode on) torch rewrites the graph in
+    place; ember refuses instead of recording a wrong graph (a leaf gets torch's own error)."""
+    def method(self, *args, **kwargs):
+        from .autograd.grad_mode import is_grad_enabled
+        if self.requires_grad and is_grad_enabled():
+            if self._grad_fn is None:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            raise NotImplementedError(f"ember does not support {name}_() on a tensor that requires grad; "
+                                      f"write x = x.{name}(...) instead")
+        with _no_grad():
+            v = getattr(self, name)(*args, **kwargs)
+        self._set_array(v._a)
+        self._vc[0] += 1
+        return self
+    method.__name__ = name + '_'
+    return method
+
+
+for _name in ('t', 'transpose', 'swapdims', 'swapaxes', 'unsqueeze', 'squeeze'):
+    setattr(Tensor, _name + '_', _inplace_view(_name))
 
 
 for _name, _dt in (('float', D.float32), ('double', D.float64), ('half', D.float16), ('bfloat16', D.bfloat16),

@@ -1,32 +1,33 @@
-"""``torch.onnx`` seen through ember: importable, so programs that only import it run; exporting is not supported.
+"""ember.onnx: deliberately absent. Exporting to ONNX needs a traced graph of the model (issue 11, ember.fx
+and export) and an ONNX writer; neither exists in ember yet. ``import torch.onnx`` succeeds, so programs that
+only export on request run; each export function raises an error saying so.
 
-ember has no ONNX exporter (it would need the ``onnx`` package and a graph
-exporter over ember's fx graphs). Programs such as pytorch/examples'
-word_language_model ``import torch.onnx`` at the top and export only on request,
-so the module exists and ``export`` raises an error that names the gap.
+>>> import ember
+>>> ember.onnx.is_in_onnx_export()
+False
 """
 
-__all__ = ['export', 'is_in_onnx_export']
+
+def _absent(name):
+    def fn(*args, **kwargs):
+        raise NotImplementedError(f"ember.onnx.{name}: ONNX export is not available in ember (it needs graph "
+                                  f"capture, issue 11, and an ONNX writer). Save the weights with ember.save "
+                                  f"and export from PyTorch, which reads ember's checkpoints.")
+    fn.__name__ = name
+    return fn
 
 
-def export(model, args=(), f=None, *unused_args, **unused_kwargs):
-    """Not supported: ember cannot write ONNX files.
-
-    Example::
-
-        >>> import ember.onnx
-        >>> ember.onnx.export(model, (x,), 'model.onnx')   # raises NotImplementedError
-    """
-    raise NotImplementedError('ember does not implement torch.onnx.export: ember has no ONNX exporter; '
-                              'save the model with ember.save or trace it with ember.fx instead')
+export = _absent('export')
+_export = _absent('_export')
+dynamo_export = _absent('dynamo_export')
+export_to_pretty_string = _absent('export_to_pretty_string')
+register_custom_op_symbolic = _absent('register_custom_op_symbolic')
 
 
 def is_in_onnx_export():
-    """False: ember never runs an ONNX export (torch answers the same outside an export).
+    """False: ember never runs a model under ONNX export."""
+    return False
 
-    Example::
 
-        >>> ember.onnx.is_in_onnx_export()
-        False
-    """
+def is_onnxrt_backend_supported():
     return False

@@ -313,3 +313,141 @@ def test_deliberately_absent_names_say_why():
     assert ember.jit.is_scripting() is torch.jit.is_scripting() is False
     f = lambda x: x     # noqa: E731
     assert ember.jit.ignore(f) is f and ember.jit.unused(f) is f
+
+
+def test_variable_like_torch():
+    out = []
+    for lib in (torch, ember):
+        V = lib.autograd.Variable
+        x = lib.ones(2)
+        v = V(x, requires_grad=True)
+        y = v * 2
+        w = V(y)
+        out.append((v is x, v.requires_grad, x.requires_grad, v.is_leaf, isinstance(x, V), w.requires_grad,
+                    w.grad_fn is None, type(v).__name__))
+        with pytest.raises(TypeError, match='Variable data has to be a tensor'):
+            V(3)
+    assert out[0] == out[1]
+
+
+@pytest.mark.parametrize('expr', ['T.unravel_index(T.tensor([4, 1]), (2, 3))', 'T.unravel_index(T.tensor([7]), (2, 3))',
+                                  'T.unravel_index(T.tensor([-1, -6]), (2, 3))', 'T.unravel_index(T.tensor(5), (2, 3))',
+                                  'T.unravel_index(T.tensor([[3, 2]]), (4,))', 'T.unravel_index(T.tensor([1.]), (2, 3))',
+                                  'T.unravel_index(T.tensor([0]), ())'])
+def test_unravel_index_like_torch(expr):
+    _cmp(expr)
+
+
+def test_interop_threads_and_anomaly_switches():
+    ember.set_num_interop_threads(3)
+    assert ember.get_num_interop_threads() == 3
+    with pytest.raises(RuntimeError):
+        ember.set_num_interop_threads(0)
+    ember.set_anomaly_enabled(True)
+    assert ember.is_anomaly_enabled() is True
+    ember.set_anomaly_enabled(False)
+    assert ember.is_anomaly_enabled() is False is torch.is_anomaly_enabled()
+
+
+ASSERT_CLOSE = [
+    ('T.tensor([1., 2.])', 'T.tensor([1., 2.1])', {}), ('T.tensor([1., 2.])', 'T.tensor([1., 2. + 1e-7])', {}),
+    ('T.tensor([1., 2.])', 'T.tensor([1., 2.], dtype=T.float64)', {}),
+    ('T.tensor([1., 2.])', 'T.tensor([1., 2.], dtype=T.float64)', {'check_dtype': False}),
+    ('T.tensor([1., 2.])', 'T.tensor([1., 2., 3.])', {}), ('T.tensor([1., float("nan")])', 'T.tensor([1., float("nan")])', {}),
+    ('T.tensor([1., float("nan")])', 'T.tensor([1., float("nan")])', {'equal_nan': True}),
+    ('T.tensor([1, 2])', 'T.tensor([1, 3])', {}), ('T.tensor([1, 2])', 'T.tensor([1, 2])', {}),
+    ('1.0', '1.0 + 1e-9', {}), ('T.tensor([1., 2.])', '[1., 2.]', {}),
+    ('T.tensor([1., 2.])', 'T.tensor([1.5, 2.])', {'rtol': 0.5, 'atol': 0.0}),
+    ('T.tensor([1., 2.])', 'T.tensor([1.5, 2.])', {'rtol': 0.5}),
+    ('[T.ones(2), {"a": T.zeros(1)}]', '[T.ones(2), {"a": T.zeros(1)}]', {}),
+    ('[T.ones(2), {"a": T.zeros(1)}]', '[T.ones(2), {"a": T.ones(1)}]', {}),
+    ('T.ones(2, dtype=T.float16)', 'T.ones(2, dtype=T.float16) + 5e-4', {}),
+]
+
+
+@pytest.mark.parametrize('a,b,kw', ASSERT_CLOSE)
+def test_assert_close_like_torch(a, b, kw):
+    msgs = []
+    for lib in (torch, ember):
+        try:
+            lib.testing.assert_close(eval(a, {'T': lib}), eval(b, {'T': lib}), **kw)
+            msgs.append(None)
+        except (AssertionError, TypeError, ValueError) as e:
+            msgs.append((type(e).__name__, str(e).replace('torch.', '').replace('ember.', '')))
+    if msgs[0] is None or msgs[0][0] != 'AssertionError' or 'not close' not in msgs[0][1]:
+        assert (msgs[1] and msgs[1][0]) == (msgs[0] and msgs[0][0])
+        if msgs[0] and 'attribute' in msgs[0][1]:
+            assert msgs[1][1] == msgs[0][1]
+    else:   # the report's first lines agree (numbers are printed from float64 in ember)
+        assert msgs[1][1].split('\n')[:3] == msgs[0][1].split('\n')[:3]
+
+
+def test_version_fields_like_a_cpu_build():
+    assert ember.version.cuda is torch.version.cuda is None
+    assert ember.version.hip is torch.version.hip is None
+    assert ember.version.__version__ == ember.__version__
+
+
+@pytest.mark.parametrize('start,size', [((6,), (2, 2)), ((2, 3), (6,)), ((2, 3), (3, 3)), ((4,), (0,)),
+                                        ((2, 2), ()), ((3,), (2, 5))])
+def test_resize_like_torch(start, size):
+    out = []
+    for lib in (torch, ember):
+        x = lib.arange(float(np.prod(start))).reshape(start).clone()
+        r = x.resize_(*size) if size else x.resize_(size)
+        keep = min(int(np.prod(start)), int(np.prod(size)))
+        out.append((r is x, tuple(x.shape), x.reshape(-1)[:keep].tolist()))
+    assert out[0] == out[1]
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match='cannot resize variables that require grad'):
+            lib.ones(2, requires_grad=True).resize_(3)
+        assert tuple(lib.zeros(2).resize_as_(lib.ones(3, 1)).shape) == (3, 1)
+
+
+def test_onnx_imports_and_export_says_why(tmp_path):
+    import ember.onnx
+    assert ember.onnx.is_in_onnx_export() is torch.onnx.is_in_onnx_export() is False
+    with pytest.raises(NotImplementedError, match='ONNX export is not available in ember'):
+        ember.onnx.export(ember.nn.Linear(2, 2), ember.ones(1, 2), str(tmp_path / 'm.onnx'))
+
+
+@pytest.mark.parametrize('call', ['t_()', 'transpose_(0, 1)', 'swapdims_(1, 0)', 'swapaxes_(0, 1)', 'unsqueeze_(0)',
+                                  'unsqueeze_(-1)', 'squeeze_()', 'squeeze_(1)'])
+def test_inplace_view_ops_like_torch(call):
+    out = []
+    for lib in (torch, ember):
+        base = lib.arange(6.).reshape(2, 1, 3) if 'squeeze_' in call and 'un' not in call else lib.arange(6.).reshape(2, 3)
+        alias = base.view(-1)
+        v0 = base._version
+        r = eval(f'base.{call}')
+        alias[0] = 7.0                      # the geometry changed, the memory did not
+        out.append((r is base, tuple(base.shape), base.stride(), base.tolist(), base._version - v0))
+        y = lib.ones(2, 3, requires_grad=True)
+        with pytest.raises(RuntimeError, match='leaf Variable that requires grad'):
+            eval(f'y.{call}') if 'squeeze_' not in call or 'un' in call else y.unsqueeze_(0)
+    assert out[0] == out[1]
+
+
+HIST = ['T.histogram(X, bins=4)', 'T.histogram(X, bins=3, range=(0., 3.))', 'T.histogram(X, bins=T.tensor([0., 1.5, 2., 5.]))',
+        'T.histogram(X, bins=4, weight=T.tensor([1., 2, 1, 1, 3]), density=True)', 'T.histogram(T.ones(3), bins=2)',
+        'T.histogram(T.tensor([]), bins=2)', 'T.histogram(X.double(), 2)', 'T.histogram(X, 7, range=(-1., 10.))',
+        'X.histogram(5)', 'T.histogram(T.tensor([[0.1, 0.2], [0.9, 0.5]]), 3, weight=T.tensor([[1., 2.], [3., 4.]]))',
+        'T.histogram(T.tensor([1, 2]), 2)', 'T.histogram(X, 0)', 'T.histogram(X, 2, range=(3., 1.))',
+        'T.histogram(T.tensor(np.linspace(0, 1, 101), dtype=T.float32), 10)', 'T.histogram(T.tensor(np.linspace(-1, 3, 57)), 8)']
+
+
+@pytest.mark.parametrize('expr', HIST)
+def test_histogram_like_torch(expr):
+    out = []
+    for lib in (torch, ember):
+        try:
+            r = eval(expr, {'T': lib, 'np': np, 'X': lib.tensor([1., 2, 1, 4, 2.5])})
+            out.append(('ok', type(r).__name__, [np.asarray(t.tolist()) for t in r], [t.dtype.__repr__().split('.')[-1] for t in r]))
+        except Exception as e:      # noqa: BLE001
+            out.append(('err', type(e).__name__))
+    assert out[0][:2] == out[1][:2]
+    if out[0][0] == 'ok':
+        assert out[0][3] == out[1][3]
+        for a, b in zip(out[0][2], out[1][2]):
+            np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
+        assert len(out[1][2]) == 2

@@ -84,3 +84,55 @@ def test_compat_report_single_file_still_works(tmp_path):
     (tmp_path / 'a.py').write_text('import torch\nx = torch.zeros(2)\n')
     r = _ember(['compat-report', str(tmp_path / 'a.py')], tmp_path)
     assert r.returncode == 0 and r.stdout.strip().endswith('0 missing')
+
+
+HOGWILD = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+    import torch.multiprocessing as mp
+
+
+    class Net(nn.Module):                   # defined in __main__, as pytorch/examples' mnist_hogwild
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    def train(rank, model, barrier):
+        opt = torch.optim.SGD(model.parameters(), lr=0.25)
+        loss = model(torch.ones(4, 3)).sum()    # every gradient element is 4: each step moves each weight by -1
+        loss.backward()
+        opt.step()                          # updates the shared parameters in place
+        barrier.wait(60)                    # all steps done before the adds below (no lost update to test)
+        with torch.no_grad():               # each child its own element: no lost update between them
+            for p in model.parameters():
+                p.view(-1)[rank].add_(1000.0)
+
+
+    if __name__ == '__main__':
+        mp.set_start_method('spawn', force=True)
+        model = Net()
+        model.share_memory()
+        before = [p.detach().clone() for p in model.parameters()]
+        barrier = mp.Barrier(2)
+        procs = [mp.Process(target=train, args=(r, model, barrier)) for r in range(2)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        print('exitcodes', [p.exitcode for p in procs])
+        print('shifts', [[round(d) for d in (p.detach() - b).view(-1)[:3].tolist()]
+                         for p, b in zip(model.parameters(), before)])
+''')
+
+
+def test_run_hogwild_with_spawn_and_a_model_defined_in_main(tmp_path):
+    (tmp_path / 'hogwild.py').write_text(HOGWILD)
+    r = _ember(['run', 'hogwild.py'], tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert 'exitcodes [0, 0]' in r.stdout, r.stdout + r.stderr[-2000:]
+    # both children's SGD steps (-1 each) and their own element's +1000 landed in the parent's parameters
+    assert 'shifts [[998, 998, -2], [998, 998]]' in r.stdout, r.stdout

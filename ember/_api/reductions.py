@@ -37,7 +37,7 @@ return_types = types.ModuleType('ember.return_types', 'Named result tuples, as t
 for _name, _fields in [('max', 'values indices'), ('min', 'values indices'), ('sort', 'values indices'),
                        ('topk', 'values indices'), ('kthvalue', 'values indices'), ('median', 'values indices'),
                        ('nanmedian', 'values indices'), ('mode', 'values indices'), ('cummax', 'values indices'),
-                       ('cummin', 'values indices'), ('aminmax', 'min max')]:
+                       ('cummin', 'values indices'), ('aminmax', 'min max'), ('histogram', 'hist bin_edges')]:
     setattr(return_types, _name, _structseq(_name, _fields.split()))
 sys.modules['ember.return_types'] = return_types
 _RT = return_types

@@ -14,7 +14,8 @@ __all__ = ['pi', 'e', 'inf', 'nan', 'newaxis', 'is_complex', 'is_nonzero', 'is_s
            'tensor_split', 'hsplit', 'vsplit', 'dsplit', 'diagflat', 'cov', 'corrcoef', 'dist', 'isin',
            'trapezoid', 'trapz', 'hann_window', 'hamming_window', 'blackman_window', 'bartlett_window',
            'scalar_tensor', 'asarray', 'typename', 'is_storage', 'set_default_tensor_type', 'set_warn_always',
-           'is_warn_always_enabled', 'compile', 'get_device_module']
+           'is_warn_always_enabled', 'compile', 'get_device_module', 'unravel_index', 'get_num_interop_threads',
+           'set_num_interop_threads', 'is_anomaly_enabled', 'set_anomaly_enabled', 'histogram']
 
 pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
 
@@ -306,10 +307,108 @@ def get_device_module(device=None):
             from None
 
 
+def unravel_index(indices, shape):
+    """The coordinates of flat ``indices`` in a tensor of ``shape``, one tensor per dimension.
+
+    >>> [t.tolist() for t in ember.unravel_index(ember.tensor([4, 1]), (2, 3))]
+    [[1, 0], [1, 1]]
+    """
+    E = _E()
+    if not isinstance(indices, Tensor):
+        indices = E.tensor(indices)
+    if indices.is_floating_point() or indices.is_complex() or indices.dtype is E.bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(s < 0 for s in shape):
+        raise ValueError("'shape' cannot have negative values, but got " + str(shape))
+    rest = indices.long()     # floor division and modulo per dimension, as torch (no bounds check)
+    out = []
+    for s in reversed(shape):
+        out.append(rest % s)
+        rest = rest // s
+    return tuple(reversed(out))
+
+
+_interop = [1]
+
+
+def get_num_interop_threads():
+    """ember runs independent operators one after another (no inter-op pool); the value set is recorded."""
+    return _interop[0]
+
+
+def set_num_interop_threads(n):
+    if int(n) <= 0:
+        raise RuntimeError("Expected positive number of threads")
+    _interop[0] = int(n)
+
+
+def is_anomaly_enabled():
+    return _E().autograd.is_anomaly_enabled()
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    _E().autograd.set_detect_anomaly(enabled, check_nan)
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+    """``(hist, bin_edges)``: counts (or summed ``weight``) of ``input`` in ``bins`` equal bins over ``range``
+    (default: the data's min and max) or between the given edges; the last bin includes its right edge.
+
+    >>> ember.histogram(ember.tensor([1., 2., 1.]), bins=2).hist.tolist()
+    [2.0, 1.0]
+    """
+    E = _E()
+    from .reductions import return_types
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{input.type().split('.')[-1][:-6]}'")
+    x = input.reshape(-1)
+    w = None if weight is None else weight.reshape(-1)
+    if isinstance(bins, Tensor):
+        edges = bins.to(input.dtype)
+        nb = edges.numel() - 1
+        pos = E.searchsorted(edges, x, right=True) - 1
+        lo_ok, hi_ok = x >= edges[0], x <= edges[-1]
+    else:
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        if range is not None:
+            lo, hi = float(range[0]), float(range[1])
+        elif x.numel():
+            lo, hi = x.min().item(), x.max().item()
+        else:
+            lo, hi = 0.0, 1.0
+        if lo > hi:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for "
+                               f"dimension 0")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        nb = int(bins)
+        edges = E.linspace(lo, hi, nb + 1, dtype=input.dtype)
+        pos = ((x - lo) * (nb / (hi - lo))).floor().long().clamp(0, nb - 1)
+        # the formula can miss by one at an edge's rounding: the edges tensor decides, as in torch
+        pos = pos - (x < edges[pos]).long() + ((x >= edges[pos + 1]) & (pos + 1 < nb)).long()
+        lo_ok, hi_ok = x >= lo, x <= hi
+    keep = lo_ok & hi_ok
+    pos = pos.clamp(0, max(nb - 1, 0))[keep]
+    if w is None:
+        hist = E.bincount(pos, minlength=nb).to(input.dtype)
+    else:
+        hist = E.bincount(pos, weights=w[keep].to(input.dtype), minlength=nb)
+    hist = hist[:nb]
+    if density:
+        hist = hist / (hist.sum() * edges.diff())
+    res = return_types.histogram(hist, edges)
+    if out is not None:
+        from .reductions import _write_out
+        return return_types.histogram(*_write_out(out, tuple(res)))
+    return res
+
+
 # --- Tensor methods and properties ---------------------------------------------------
 
 for _n in ('is_signed', 'is_nonzero', 'is_same_size', 'ravel', 'tensor_split', 'hsplit', 'vsplit', 'dsplit',
-           'diagflat', 'cov', 'corrcoef', 'dist'):
+           'diagflat', 'cov', 'corrcoef', 'dist', 'histogram'):
     setattr(Tensor, _n, globals()[_n])
 for _dev in ('mps', 'xpu', 'ipu', 'xla', 'mtia', 'maia', 'vulkan', 'mkldnn', 'sparse', 'sparse_csr', 'quantized',
              'nested'):

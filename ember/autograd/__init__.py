@@ -119,3 +119,4 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
         else:
             res.append(stack([c if c is not None else zeros_like(x) for c in col]))
     return tuple(res)
+from .variable import Variable  # noqa: E402,F401  the legacy wrapper (every tensor is one)

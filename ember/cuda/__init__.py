@@ -192,3 +192,14 @@ def stream(stream):
     """``with torch.cuda.stream(None):`` is a no-op, as in torch; a real stream cannot exist here."""
     import contextlib
     return contextlib.nullcontext()
+
+
+def __getattr__(name):
+    """``ember.cuda.amp`` (and any later submodule) loads on first use, as torch's lazy submodules do."""
+    if name.startswith('__'):
+        raise AttributeError(name)
+    import importlib
+    try:
+        return importlib.import_module(f'{__name__}.{name}')
+    except ModuleNotFoundError:
+        raise AttributeError(f"module 'ember.cuda' has no attribute '{name}'") from None

@@ -220,4 +220,6 @@ def _reduce_tensor_for_process(t):
 
 def register_process_reducer():
     from multiprocessing.reduction import ForkingPickler
+    if ember.Tensor in ForkingPickler._extra_reducers:   # ember.multiprocessing's (shared-memory) reducer stays
+        return
     ForkingPickler.register(ember.Tensor, _reduce_tensor_for_process)
