@@ -20,7 +20,8 @@ import math
 import numpy as np
 
 from ._fp import quiet as _quiet
-from . import _special as _sp     # NOTE [special functions without scipy]
+from ._special import erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma, \
+    polygamma as _polygamma_k      # NOTE [special functions without scipy]
 from ._parallel import parallel_for
 
 
@@ -191,7 +192,7 @@ def _logit(a, eps):
 
 
 def _polygamma(n, a):
-    r = _sp.polygamma(n, a)
+    r = _polygamma_k(n, a)
     return np.where(a == -np.inf, a.dtype.type(np.nan), r) if n else r       # torch: nan at -inf
 
 
@@ -404,7 +405,7 @@ def _blocked(fn, *arrays):
 
 
 def _exact_cdf(x):
-    return 0.5 * _sp.erfc(x * -x.dtype.type(_SQRT1_2))
+    return 0.5 * _erfc(x * -x.dtype.type(_SQRT1_2))
 
 
 def _gelu(a, approximate):
@@ -472,9 +473,9 @@ _TABLE = {
     'log10': np.log10,
     'log1p': np.log1p,
     'sqrt': np.sqrt,
-    'erf': _sp.erf,
-    'erfc': _sp.erfc,
-    'erfinv': _sp.erfinv,
+    'erf': _erf,
+    'erfc': _erfc,
+    'erfinv': _erfinv,
     'floor': _keep_int(np.floor),
     'ceil': _keep_int(np.ceil),
     'trunc': _keep_int(np.trunc),
@@ -518,8 +519,8 @@ _TABLE = {
     'gcd': np.gcd,
     'lcm': np.lcm,
     'logit': _logit,
-    'lgamma': _sp.lgamma,
-    'digamma': _sp.digamma,
+    'lgamma': _lgamma,
+    'digamma': _digamma,
     'polygamma': _polygamma,
     'eq.Tensor': np.equal,
     'ne.Tensor': np.not_equal,
