@@ -51,7 +51,11 @@ def test_onnx_module_imports_and_export_names_the_gap():
     ('activation', 'MultiheadAttention'), ('linear', 'NonDynamicallyQuantizableLinear'),
     ('container', 'ModuleList'), ('dropout', 'Dropout'), ('linear', 'Linear'), ('normalization', 'LayerNorm'),
     ('sparse', 'Embedding'), ('transformer', 'TransformerEncoder'), ('transformer', 'TransformerEncoderLayer'),
-    ('rnn', 'GRU'), ('rnn', 'LSTM'), ('rnn', 'RNN')])
+    ('rnn', 'GRU'), ('rnn', 'LSTM'), ('rnn', 'RNN'),
+    # super_resolution/super_resolve.py names torch.nn.modules.pixelshuffle.PixelShuffle
+    ('pixelshuffle', 'PixelShuffle'), ('pixelshuffle', 'PixelUnshuffle'), ('upsampling', 'Upsample'),
+    ('upsampling', 'UpsamplingNearest2d'), ('upsampling', 'UpsamplingBilinear2d'), ('fold', 'Fold'),
+    ('fold', 'Unfold'), ('channelshuffle', 'ChannelShuffle')])
 def test_nn_module_paths_named_in_safe_globals(module, name):
     # word_language_model/main.py and generate.py list these torch.nn.modules.* classes for torch.load
     t = getattr(importlib.import_module(f'torch.nn.modules.{module}'), name)
