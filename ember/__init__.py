@@ -35,6 +35,13 @@ _reg_cpu()
 _reg_meta()
 from .autograd import kernels as _ag_kernels
 _ag_kernels.register_all()
+from ._dispatch import autocast as _autocast      # NOTE [autocast key]: AutocastCPU kernels from the policy table
+from ._ops.autocast_policy import CPU_POLICY as _CPU_AUTOCAST_POLICY
+_autocast.register_all(_CPU_AUTOCAST_POLICY)
+from ._dispatch.autocast import (is_autocast_enabled, set_autocast_enabled, get_autocast_dtype, set_autocast_dtype,
+                                 get_autocast_cpu_dtype, get_autocast_gpu_dtype, is_autocast_cache_enabled,
+                                 set_autocast_cache_enabled, clear_autocast_cache, autocast_increment_nesting,
+                                 autocast_decrement_nesting)
 
 from . import _functions, ops, library, debug, utils, data
 from ._dispatch import modes as _modes  # registers the Python-mode fallback
@@ -78,3 +85,7 @@ def numel(t):
     return t.numel()
 
 from . import optim  # noqa: E402  (after the operators: optim uses the public API)
+from . import amp  # noqa: E402  autocast and GradScaler (front end)
+from .amp import autocast  # noqa: E402
+from .amp.autocast_mode import is_autocast_available  # noqa: E402
+import ember.cpu.amp, ember.cuda.amp  # noqa: E402,F401  torch.cpu.amp / torch.cuda.amp (deprecated aliases)
