@@ -71,6 +71,39 @@ def test_autocast_dtype_and_values_match_torch(name, fn, dt, tol):
     np.testing.assert_allclose(np_of(got), np_of(want), rtol=tol * 4, atol=tol * 4)
 
 
+LOSSES = [  # torch's CPU float32 list: ember's composite losses follow it too
+    ('mse_loss', lambda F, T, a, b, y, pb, lp: F.mse_loss(a.to(lp), b)),
+    ('l1_loss', lambda F, T, a, b, y, pb, lp: F.l1_loss(a.to(lp), b.to(lp))),
+    ('smooth_l1_loss', lambda F, T, a, b, y, pb, lp: F.smooth_l1_loss(a.to(lp), b)),
+    ('huber_loss', lambda F, T, a, b, y, pb, lp: F.huber_loss(a.to(lp), b)),
+    ('binary_cross_entropy', lambda F, T, a, b, y, pb, lp: F.binary_cross_entropy(pb.to(lp), pb)),
+    ('bce_with_logits', lambda F, T, a, b, y, pb, lp: F.binary_cross_entropy_with_logits(a.to(lp), pb)),
+    ('cross_entropy_smoothing', lambda F, T, a, b, y, pb, lp: F.cross_entropy(a.to(lp), y, label_smoothing=0.1)),
+    ('cross_entropy_probs', lambda F, T, a, b, y, pb, lp: F.cross_entropy(a.to(lp), pb.to(lp))),
+    ('soft_margin_loss', lambda F, T, a, b, y, pb, lp: F.soft_margin_loss(a.to(lp), b.sign())),
+    ('multi_margin_loss', lambda F, T, a, b, y, pb, lp: F.multi_margin_loss(a.to(lp), y)),
+    ('poisson_nll_loss', lambda F, T, a, b, y, pb, lp: F.poisson_nll_loss(a.to(lp), pb)),
+    ('cosine_embedding_loss', lambda F, T, a, b, y, pb, lp: F.cosine_embedding_loss(a.to(lp), b, T.ones(6))),
+    ('margin_ranking_loss', lambda F, T, a, b, y, pb, lp: F.margin_ranking_loss(a[:, 0].to(lp), b[:, 0], a[:, 1].sign())),
+    ('hinge_embedding_loss', lambda F, T, a, b, y, pb, lp: F.hinge_embedding_loss(a.to(lp), b.sign())),
+    ('triplet_margin_loss', lambda F, T, a, b, y, pb, lp: F.triplet_margin_loss(a.to(lp), b, a.flip(0))),
+]
+
+
+@pytest.mark.parametrize('dt,tol', DTYPES)
+@pytest.mark.parametrize('name,fn', LOSSES, ids=[c[0] for c in LOSSES])
+def test_losses_run_in_float32_under_autocast_as_torch(name, fn, dt, tol):
+    g = torch.Generator().manual_seed(0)
+    a, b, pb = torch.randn(6, 5, generator=g), torch.randn(6, 5, generator=g), torch.rand(6, 5, generator=g)
+    y = torch.tensor([0, 1, 2, 3, 4, 0])
+    with torch.autocast('cpu', dtype=getattr(torch, dt)):
+        want = fn(torch.nn.functional, torch, a, b, y, pb, getattr(torch, dt))
+    with ember.autocast('cpu', dtype=getattr(ember, dt)):
+        got = fn(ember.nn.functional, ember, E(a), E(b), ember.tensor(y.numpy()), E(pb), getattr(ember, dt))
+    assert str(want.dtype) == 'torch.float32' and got.dtype == ember.float32
+    np.testing.assert_allclose(got.item(), want.item(), rtol=1e-4, atol=1e-5)
+
+
 def test_outside_autocast_nothing_is_cast():
     d = {k: E(v) for k, v in _inputs().items()}
     assert (d['a'] @ d['b']).dtype == ember.float32

@@ -168,12 +168,7 @@ def _widest(args):
 
 def _make_kernel(op, policy):
     def autocast_cpu(ks, *args):
-        if policy == 'lower':
-            dt = AUTOCAST.dtype['cpu']
-        elif policy == 'fp32':
-            dt = _dt.float32
-        else:
-            dt = _widest(args)
+        dt = _target_dtype(policy, args)
         args = _map(args, lambda t: _cast(t, dt))
         prev = STATE.keep
         STATE.keep = prev & ~AUTOCAST_CPU_BIT      # the op's decomposition is not cast again
@@ -189,9 +184,49 @@ def _fallthrough(op, ks, *args):
     return op.redispatch(ks & _BELOW, *args)
 
 
+_POLICY = {}      # the table given to register_all (ember/_ops/autocast_policy.py)
+
+
+def _target_dtype(policy, args):
+    if policy == 'lower':
+        return AUTOCAST.dtype['cpu']
+    if policy == 'fp32':
+        return _dt.float32
+    return _widest(args)
+
+
+def autocast_composite(name):
+    """Apply the policy table's entry ``name`` to a Python composite (a loss that ember writes in
+    ``nn.functional`` where torch has one ATen operator): under CPU autocast its eligible tensor
+    arguments are cast and its body runs with the key excluded, as an AutocastCPU kernel would."""
+    def wrap(fn):
+        import functools
+
+        @functools.wraps(fn)
+        def autocast_wrapper(*args, **kwargs):
+            if not (STATE.include & STATE.keep & AUTOCAST_CPU_BIT):
+                return fn(*args, **kwargs)
+            policy = _POLICY.get(name)
+            if policy is None:
+                return fn(*args, **kwargs)
+            dt = _target_dtype(policy, list(args) + list(kwargs.values()))
+            cast = lambda t: _cast(t, dt)
+            args = _map(args, cast)
+            kwargs = dict(zip(kwargs, _map(kwargs.values(), cast)))
+            prev = STATE.keep
+            STATE.keep = prev & ~AUTOCAST_CPU_BIT
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                STATE.keep = prev
+        return autocast_wrapper
+    return wrap
+
+
 def register_all(policy_table):
     """Give every overload of each operator in ``policy_table`` its AutocastCPU kernel."""
     global _to_copy
+    _POLICY.update(policy_table)
     _to_copy = lookup_op('aten::_to_copy')
     for op in all_ops().values():
         policy = policy_table.get(op.schema.name)

@@ -14,8 +14,8 @@ torch 2.13's CPU autocast lists (checked by running torch under
 An operator not in the table runs unchanged under autocast: its output has the
 dtype its inputs give it. Names that ember does not declare as operators (for
 example losses ember writes in ``nn.functional`` as compositions) are kept so the
-table stays torch's; the loss composites get the fp32 policy by calling
-`ember.amp.autocast_mode`'s ``_fp32_policy`` with their name, which reads this table.
+table stays torch's; ember's loss composites in ``nn.functional`` look their
+policy up here by torch's name through ``_dispatch.autocast.autocast_composite``.
 """
 
 _LOWER = ('conv1d conv2d conv3d bmm mm linalg_vecdot baddbmm addmm addbmm linear _convolution matmul conv_tbc '
