@@ -50,6 +50,10 @@ CASES = [
     # promote list: mixed precisions meet at the widest
     ('cat_mixed', lambda T, d, lp: T.cat([d['a'].to(lp), d['a']])),
     ('stack_lowp', lambda T, d, lp: T.stack([d['a'].to(lp), d['a'].to(lp)])),
+    # ember composes these from listed ops (or has a primitive torch composes): still torch's dtype
+    ('prelu', lambda T, d, lp: T.nn.functional.prelu(d['x4'], T.ones(3) * 0.2)),
+    ('einsum', lambda T, d, lp: T.einsum('bij,bjk->bik', d['b1'], d['b2'])),
+    ('interpolate', lambda T, d, lp: T.nn.functional.interpolate(d['x4'], scale_factor=2, mode='bilinear')),
     # float64 is never cast
     ('mm_double', lambda T, d, lp: T.mm(d['a'].double(), d['b'].double())),
     # composite of a listed op: linear through nn.Linear-like chain

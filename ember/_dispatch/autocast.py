@@ -209,10 +209,11 @@ def autocast_composite(name):
             policy = _POLICY.get(name)
             if policy is None:
                 return fn(*args, **kwargs)
-            dt = _target_dtype(policy, list(args) + list(kwargs.values()))
-            cast = lambda t: _cast(t, dt)
-            args = _map(args, cast)
-            kwargs = dict(zip(kwargs, _map(kwargs.values(), cast)))
+            if policy != 'unchanged':
+                dt = _target_dtype(policy, list(args) + list(kwargs.values()))
+                cast = lambda t: _cast(t, dt)
+                args = _map(args, cast)
+                kwargs = dict(zip(kwargs, _map(kwargs.values(), cast)))
             prev = STATE.keep
             STATE.keep = prev & ~AUTOCAST_CPU_BIT
             try:
@@ -230,7 +231,7 @@ def register_all(policy_table):
     _to_copy = lookup_op('aten::_to_copy')
     for op in all_ops().values():
         policy = policy_table.get(op.schema.name)
-        if policy is None or 'inplace' in op.tags or 'out' in op.tags or op.schema.is_mutable:
+        if policy is None or policy == 'unchanged' or 'inplace' in op.tags or 'out' in op.tags or op.schema.is_mutable:
             continue
         op.register(DispatchKey.AutocastCPU, _make_kernel(op, policy))
     register_fallback(DispatchKey.AutocastCPU, _fallthrough)

@@ -9,7 +9,11 @@ torch 2.13's CPU autocast lists (checked by running torch under
   ``fp32``     floating inputs are cast to float32: ops whose accuracy suffers in
                low precision (reductions like prod, losses, factorizations);
   ``promote``  floating inputs are cast to the widest floating dtype among them,
-               so ops that take several tensors accept mixed precisions.
+               so ops that take several tensors accept mixed precisions;
+  ``unchanged`` (ember only) no cast, and the operations inside run with autocast
+               off: for what ember composes from listed ops where torch has one
+               unlisted primitive (interpolate's upsample kernels), so the result
+               keeps its input dtype as torch's does.
 
 An operator not in the table runs unchanged under autocast: its output has the
 dtype its inputs give it. Names that ember does not declare as operators (for
@@ -41,6 +45,12 @@ _FP32 = ('avg_pool3d binary_cross_entropy grid_sampler polar prod quantile nanqu
 
 _PROMOTE = 'stack cat index_copy'
 
+# ember's primitives and composites whose torch counterparts decompose into (or are) listed ops
+_EMBER_LOWER = 'einsum'        # torch's einsum is CompositeImplicit over bmm
+_EMBER_UNCHANGED = 'interpolate'
+
 CPU_POLICY = {**{n: 'lower' for n in _LOWER.split()},
               **{n: 'fp32' for n in _FP32.split()},
-              **{n: 'promote' for n in _PROMOTE.split()}}
+              **{n: 'promote' for n in _PROMOTE.split()},
+              **{n: 'lower' for n in _EMBER_LOWER.split()},
+              **{n: 'unchanged' for n in _EMBER_UNCHANGED.split()}}
