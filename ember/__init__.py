@@ -41,7 +41,8 @@ _autocast.register_all(_CPU_AUTOCAST_POLICY)
 from ._dispatch.autocast import (is_autocast_enabled, set_autocast_enabled, get_autocast_dtype, set_autocast_dtype,
                                  get_autocast_cpu_dtype, get_autocast_gpu_dtype, is_autocast_cache_enabled,
                                  set_autocast_cache_enabled, clear_autocast_cache, autocast_increment_nesting,
-                                 autocast_decrement_nesting)
+                                 autocast_decrement_nesting, is_autocast_cpu_enabled, set_autocast_cpu_enabled,
+                                 set_autocast_cpu_dtype, set_autocast_gpu_dtype)
 
 from . import _functions, ops, library, debug, utils, data
 from ._dispatch import modes as _modes  # registers the Python-mode fallback

@@ -180,6 +180,29 @@ def test_deprecated_aliases_warn_as_torch():
                 assert (T.ones(2, 2) @ T.ones(2, 2)).dtype == T.bfloat16
         with pytest.warns(FutureWarning, match=r"torch.cuda.amp.GradScaler\(args...\)` is deprecated"):
             assert T.cuda.amp.GradScaler().is_enabled() is False
+        with pytest.warns(FutureWarning, match=r"torch.cpu.amp.GradScaler\(args...\)` is deprecated"):
+            s = T.cpu.amp.GradScaler()
+        assert s.is_enabled() and s.get_scale() == 2.0 ** 16
+
+
+def test_autocast_state_functions_match_torch():
+    names = ['autocast_decrement_nesting', 'autocast_increment_nesting', 'clear_autocast_cache',
+             'get_autocast_cpu_dtype', 'get_autocast_dtype', 'get_autocast_gpu_dtype', 'is_autocast_cache_enabled',
+             'is_autocast_cpu_enabled', 'is_autocast_enabled', 'set_autocast_cache_enabled', 'set_autocast_cpu_dtype',
+             'set_autocast_cpu_enabled', 'set_autocast_dtype', 'set_autocast_enabled', 'set_autocast_gpu_dtype']
+    assert [n for n in names if not hasattr(torch, n)] == []
+    assert [n for n in names if not hasattr(ember, n)] == []
+    for T in (torch, ember):
+        T.set_autocast_enabled('cpu', True)
+        T.set_autocast_dtype('cpu', T.float16)
+        try:
+            assert T.is_autocast_cpu_enabled() and T.get_autocast_cpu_dtype() == T.float16
+            assert (T.ones(2, 2) @ T.ones(2, 2)).dtype == T.float16
+        finally:
+            T.set_autocast_enabled('cpu', False)
+            T.set_autocast_dtype('cpu', T.bfloat16)
+            T.clear_autocast_cache()
+        assert (T.ones(2, 2) @ T.ones(2, 2)).dtype == T.float32
 
 
 @pytest.mark.parametrize('dt', ['bfloat16', 'float16'])

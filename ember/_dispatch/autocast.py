@@ -84,6 +84,26 @@ def set_autocast_dtype(device_type, dtype):
     AUTOCAST.dtype[_check_device_type(device_type)] = dtype
 
 
+def is_autocast_cpu_enabled():
+    """Deprecated: ``is_autocast_enabled('cpu')``."""
+    return AUTOCAST.enabled['cpu']
+
+
+def set_autocast_cpu_enabled(enabled):
+    """Deprecated: ``set_autocast_enabled('cpu', enabled)``."""
+    set_autocast_enabled('cpu', enabled)
+
+
+def set_autocast_cpu_dtype(dtype):
+    """Deprecated: ``set_autocast_dtype('cpu', dtype)``."""
+    AUTOCAST.dtype['cpu'] = dtype
+
+
+def set_autocast_gpu_dtype(dtype):
+    """Deprecated: ``set_autocast_dtype('cuda', dtype)``."""
+    AUTOCAST.dtype['cuda'] = dtype
+
+
 def get_autocast_cpu_dtype():
     return AUTOCAST.dtype['cpu']
 

@@ -1,4 +1,5 @@
-"""``ember.cpu.amp`` (torch.cpu.amp): deprecated spellings of ``ember.amp.autocast('cpu', ...)``.
+"""``ember.cpu.amp`` (torch.cpu.amp): deprecated spellings of ``ember.amp.autocast('cpu', ...)`` and
+``ember.amp.GradScaler('cpu', ...)``.
 
 Each warns as torch does (FutureWarning) and then behaves as the ``ember.amp`` object.
 """
@@ -6,7 +7,7 @@ import warnings
 
 from .. import amp as _amp
 
-__all__ = ['autocast']
+__all__ = ['autocast', 'GradScaler']
 
 
 class autocast(_amp.autocast):
@@ -29,3 +30,14 @@ class autocast(_amp.autocast):
 def _dtype(dtype):
     import ember
     return ember.bfloat16 if dtype is None else dtype
+
+
+class GradScaler(_amp.GradScaler):
+    """``ember.cpu.amp.GradScaler(...)`` is ``ember.amp.GradScaler('cpu', ...)``, deprecated."""
+
+    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
+                 enabled=True):
+        warnings.warn("`torch.cpu.amp.GradScaler(args...)` is deprecated. Please use "
+                      "`torch.amp.GradScaler('cpu', args...)` instead.", FutureWarning, stacklevel=2)
+        super().__init__('cpu', init_scale=init_scale, growth_factor=growth_factor,
+                         backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
