@@ -166,6 +166,18 @@ def test_device_type_errors():
         torch.autocast(torch.device('cpu'))
 
 
+@pytest.mark.parametrize('dev', ['mps', 'xpu', 'hpu', 'meta', 'foo'])
+def test_other_device_types_as_torch(dev):
+    def run(T):
+        try:
+            with T.autocast(dev):
+                return 'ok', T.is_autocast_enabled(dev), str(T.get_autocast_dtype(dev))[6:], \
+                    str((T.ones(2, 2) @ T.ones(2, 2)).dtype)[6:]      # CPU tensors: not cast
+        except RuntimeError as e:
+            return type(e).__name__, str(e)[:40] if dev != 'meta' else ''   # torch: 'unsupported scalarType'
+    assert run(ember) == run(torch)
+
+
 def test_cuda_autocast_without_cuda_warns_and_disables():
     with pytest.warns(UserWarning, match='CUDA is not available'):
         with ember.autocast('cuda'):

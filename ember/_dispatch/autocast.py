@@ -23,13 +23,18 @@ from .dispatcher import STATE, all_ops, lookup_op, register_fallback
 
 AUTOCAST_CPU_BIT = 1 << DispatchKey.AutocastCPU
 _BELOW = below(DispatchKey.AutocastCPU)
-_DEVICE_TYPES = ('cpu', 'cuda')
+# device types that torch's autocast accepts, with their default dtypes; only 'cpu' has kernels here
+# (CUDA is refused by the front end without a GPU; the others only keep their flags, as torch's CPU build)
+_DEFAULT_DTYPES = {'cpu': _dt.bfloat16, 'cuda': _dt.float16, 'xpu': _dt.float16, 'mps': _dt.float16,
+                   'hpu': _dt.bfloat16, 'xla': _dt.bfloat16, 'ipu': _dt.float16, 'mtia': _dt.float16,
+                   'maia': _dt.float16, 'privateuseone': _dt.float16}
+_DEVICE_TYPES = tuple(_DEFAULT_DTYPES)
 
 
 class _AutocastState(threading.local):
     def __init__(self):
-        self.enabled = {'cpu': False, 'cuda': False}
-        self.dtype = {'cpu': _dt.bfloat16, 'cuda': _dt.float16}
+        self.enabled = {t: False for t in _DEVICE_TYPES}
+        self.dtype = dict(_DEFAULT_DTYPES)
         self.cache_enabled = True
         self.nesting = 0
         self.cache = {}            # id(leaf) -> (leaf, its cast): the leaf is kept so the id stays unique

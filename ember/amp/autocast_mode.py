@@ -14,14 +14,19 @@ import ember
 __all__ = ['autocast', 'custom_fwd', 'custom_bwd', 'is_autocast_available']
 
 
+_KNOWN_DEVICE_TYPES = ('cpu', 'cuda', 'ipu', 'xpu', 'mkldnn', 'opengl', 'opencl', 'ideep', 'hip', 've', 'fpga', 'maia',
+                       'xla', 'lazy', 'vulkan', 'mps', 'meta', 'hpu', 'mtia', 'privateuseone')
+_AUTOCAST_DEVICE_TYPES = ('cpu', 'cuda', 'xpu', 'mps', 'hpu', 'xla', 'ipu', 'mtia', 'maia', 'privateuseone')
+
+
 def is_autocast_available(device_type):
-    """Whether autocast supports ``device_type``.
+    """Whether autocast supports ``device_type`` (as torch answers: 'meta' cannot be autocast).
 
     >>> import ember
     >>> ember.amp.is_autocast_available('cpu')
     True
     """
-    return device_type in ('cpu', 'cuda')
+    return device_type in _AUTOCAST_DEVICE_TYPES
 
 
 def _cuda_available():
@@ -47,20 +52,23 @@ class autocast:
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        if device_type.split(':')[0] not in _KNOWN_DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_KNOWN_DEVICE_TYPES)} device type at start of device "
+                               f"string: {device_type}")
+        if not is_autocast_available(device_type):
+            raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
         if dtype is None:
-            dtype = ember.get_autocast_dtype(device_type) if device_type in ('cpu', 'cuda') else ember.float16
+            dtype = ember.get_autocast_dtype(device_type)
         self.device = device_type
         self.fast_dtype = dtype
         self._enabled = bool(enabled)
         self._cache_enabled = ember.is_autocast_cache_enabled() if cache_enabled is None else bool(cache_enabled)
-        if device_type not in ('cpu', 'cuda'):
-            raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
         if device_type == 'cpu':
             if self._enabled and dtype not in (ember.bfloat16, ember.float16):
                 warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
                               "CPU Autocast only supports dtypes of torch.bfloat16, torch.float16 currently.")
                 self._enabled = False
-        elif self._enabled and not _cuda_available():
+        elif device_type == 'cuda' and self._enabled and not _cuda_available():
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.")
             self._enabled = False
 
