@@ -88,5 +88,4 @@ def numel(t):
 from . import optim  # noqa: E402  (after the operators: optim uses the public API)
 from . import amp  # noqa: E402  autocast and GradScaler (front end)
 from .amp import autocast  # noqa: E402
-from .amp.autocast_mode import is_autocast_available  # noqa: E402
 import ember.cpu.amp, ember.cuda.amp  # noqa: E402,F401  torch.cpu.amp / torch.cuda.amp (deprecated aliases)

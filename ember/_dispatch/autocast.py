@@ -139,11 +139,6 @@ def autocast_decrement_nesting():
     return AUTOCAST.nesting
 
 
-def is_autocast_available(device_type):
-    """Whether ``autocast`` supports ``device_type`` (torch answers for the device types it knows)."""
-    return device_type in _DEVICE_TYPES
-
-
 # --- the AutocastCPU kernels ---------------------------------------------------
 
 _to_copy = None
