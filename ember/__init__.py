@@ -35,6 +35,14 @@ _reg_cpu()
 _reg_meta()
 from .autograd import kernels as _ag_kernels
 _ag_kernels.register_all()
+from ._dispatch import autocast as _autocast      # NOTE [autocast key]: AutocastCPU kernels from the policy table
+from ._ops.autocast_policy import CPU_POLICY as _CPU_AUTOCAST_POLICY
+_autocast.register_all(_CPU_AUTOCAST_POLICY)
+from ._dispatch.autocast import (is_autocast_enabled, set_autocast_enabled, get_autocast_dtype, set_autocast_dtype,
+                                 get_autocast_cpu_dtype, get_autocast_gpu_dtype, is_autocast_cache_enabled,
+                                 set_autocast_cache_enabled, clear_autocast_cache, autocast_increment_nesting,
+                                 autocast_decrement_nesting, is_autocast_cpu_enabled, set_autocast_cpu_enabled,
+                                 set_autocast_cpu_dtype, set_autocast_gpu_dtype)
 
 from . import _functions, ops, library, debug, utils, data
 from ._dispatch import modes as _modes  # registers the Python-mode fallback
@@ -87,3 +95,6 @@ from .backends import (use_deterministic_algorithms, are_deterministic_algorithm
 from ._legacy_types import LEGACY as _LEGACY, tensortype  # noqa: E402
 globals().update(_LEGACY)
 from . import cpu, jit, onnx, testing, version  # noqa: E402,F401  torch.cpu, torch.testing; torch.jit (deliberately absent: each name says why)
+from . import amp  # noqa: E402  autocast and GradScaler (front end)
+from .amp import autocast  # noqa: E402
+import ember.cpu.amp, ember.cuda.amp  # noqa: E402,F401  torch.cpu.amp / torch.cuda.amp (deprecated aliases)

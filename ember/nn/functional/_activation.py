@@ -14,6 +14,7 @@ tensor([0., 0., 2.])
 """
 import ember
 from ..._ops.registry import DECLS
+from ..._dispatch.autocast import autocast_composite as _autocast_composite
 
 __all__ = ['relu', 'relu_', 'relu6', 'leaky_relu', 'leaky_relu_', 'elu', 'elu_', 'selu', 'selu_', 'celu', 'celu_',
            'gelu', 'silu', 'mish', 'softplus', 'hardtanh', 'hardtanh_', 'hardswish', 'hardsigmoid', 'logsigmoid',
@@ -191,6 +192,7 @@ def threshold_(input, threshold, value):
     return _threshold_(input, threshold, value)
 
 
+@_autocast_composite('prelu')      # torch's prelu is one operator in its CPU lower-precision list
 def prelu(input, weight):
     """max(0, x) + weight * min(0, x), one weight per channel (dim 1) or one for all: a composite."""
     n = weight.numel()

@@ -500,3 +500,18 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if swap:
         d_neg = _E.minimum(d_neg, dist(positive, negative))
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+# Autocast: torch's losses are single ATen operators in its CPU float32 list; ember's are compositions,
+# so each gets that list's policy here, by torch's operator name (the table: ember/_ops/autocast_policy.py).
+from ..._dispatch.autocast import autocast_composite as _autocast_composite   # noqa: E402
+for _fn, _op in (('cross_entropy', 'cross_entropy_loss'), ('nll_loss', 'nll_loss'), ('mse_loss', 'mse_loss'),
+                 ('l1_loss', 'l1_loss'), ('smooth_l1_loss', 'smooth_l1_loss'), ('huber_loss', 'huber_loss'),
+                 ('binary_cross_entropy', 'binary_cross_entropy'), ('kl_div', 'kl_div'),
+                 ('binary_cross_entropy_with_logits', 'binary_cross_entropy_with_logits'),
+                 ('soft_margin_loss', 'soft_margin_loss'), ('multi_margin_loss', 'multi_margin_loss'),
+                 ('multilabel_margin_loss', 'multilabel_margin_loss'), ('poisson_nll_loss', 'poisson_nll_loss'),
+                 ('cosine_embedding_loss', 'cosine_embedding_loss'), ('margin_ranking_loss', 'margin_ranking_loss'),
+                 ('hinge_embedding_loss', 'hinge_embedding_loss'), ('triplet_margin_loss', 'triplet_margin_loss')):
+    globals()[_fn] = _autocast_composite(_op)(globals()[_fn])
+del _fn, _op

@@ -11,6 +11,7 @@ ember.Size([1, 1, 2, 2])
 import math
 
 import ember
+from ..._dispatch.autocast import autocast_composite as _autocast_composite
 
 __all__ = ['conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'unfold', 'fold',
            'max_pool1d', 'max_pool2d', 'max_pool3d', 'max_pool1d_with_indices', 'max_pool2d_with_indices',
@@ -481,6 +482,7 @@ _MODES = {'nearest': None, 'nearest-exact': None, 'linear': 1, 'bilinear': 2, 'b
           'area': None}
 
 
+@_autocast_composite('interpolate')    # matmuls inside, but torch's upsample kernels are not autocast
 def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None, recompute_scale_factor=None,
                 antialias=False):
     """Resamples the spatial dims: nearest, nearest-exact, (bi/tri)linear, bicubic, area. Each is separable, so
