@@ -7,6 +7,14 @@ import hook so that ``import torch``, ``import torch.nn as nn`` and
 raises ``AttributeError: ember does not implement torch.xxx`` and a missing
 module raises ``ModuleNotFoundError`` naming the torch module, never a silent
 stand-in.
+
+``import torchvision`` (and ``torchvision.datasets/transforms/models/utils/ops``) resolves the same
+way, to ``ember.vision`` and its modules. An ``import ember as torch`` program does not get that:
+without the hook, ``import torchvision`` finds the real torchvision (if installed), which imports
+the real torch and mixes two tensor types; making it resolve to ember would mean installing the
+hook as a side effect of ``import ember`` and so hijacking every other library's ``import torch``
+in the process. Such a program should import ``ember.vision`` (``import ember.vision as torchvision``),
+or be run with ``ember run``.
 """
 import ast
 import importlib
@@ -45,18 +53,28 @@ class _Alias(types.ModuleType):
         self.__dict__[name] = value
 
 
+_PREFIXES = {'torch': 'ember', 'torchvision': 'ember.vision'}    # torch name → ember package
+
+
+def _split(fullname):
+    """('torchvision', 'ember.vision') for 'torchvision.x'; None for names the hook leaves alone."""
+    root = fullname.split('.', 1)[0]
+    return (root, _PREFIXES[root]) if root in _PREFIXES else None
+
+
 class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname, path=None, target=None):
-        if fullname == 'torch' or fullname.startswith('torch.'):
+        if _split(fullname):
             return importlib.util.spec_from_loader(fullname, self)
         return None
 
     def create_module(self, spec):
-        ember_name = 'ember' + spec.name[len('torch'):]
+        root, ember_root = _split(spec.name)
+        ember_name = ember_root + spec.name[len(root):]
         try:
             target = importlib.import_module(ember_name)
         except ModuleNotFoundError:
-            raise ModuleNotFoundError(f"ember does not implement the torch module '{spec.name}'",
+            raise ModuleNotFoundError(f"ember does not implement the {root} module '{spec.name}'",
                                       name=spec.name) from None
         return _Alias(spec.name, target)
 
@@ -71,7 +89,7 @@ def install(children=True):
     """Make ``import torch`` resolve to ember for the rest of this process and, with ``children``, in the
     processes it starts (NOTE [ember run in child processes] in ember/_torch_shim/torch.py)."""
     if not any(isinstance(f, _TorchFinder) for f in sys.meta_path):
-        for name in [m for m in sys.modules if m == 'torch' or m.startswith('torch.')]:
+        for name in [m for m in sys.modules if _split(m)]:
             del sys.modules[name]
         sys.meta_path.insert(0, _TorchFinder())
     if children:

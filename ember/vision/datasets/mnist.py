@@ -97,7 +97,8 @@ class MNIST(VisionDataset):
             self.download()
         if not self._check_exists():
             raise missing_files_error(self.__class__.__name__, self.raw_folder, self._raw_names(),
-                                      [m + f for m in self.mirrors[:1] for f, _ in self.resources])
+                                      [m + f for m in self.mirrors[:1] for f, _ in self.resources],
+                                  note=' (each may also be gzip-compressed, named with .gz appended)')
         self.data, self.targets = self._load_data()
 
     def _raw_names(self):
@@ -151,7 +152,8 @@ class MNIST(VisionDataset):
         if self._check_exists():
             return
         raise missing_files_error(self.__class__.__name__, self.raw_folder, self._raw_names(),
-                                  [m + f for m in self.mirrors[:1] for f, _ in self.resources])
+                                  [m + f for m in self.mirrors[:1] for f, _ in self.resources],
+                                  note=' (each may also be gzip-compressed, named with .gz appended)')
 
     def __getitem__(self, index):
         from .._pil import pil_image
@@ -230,4 +232,5 @@ class EMNIST(MNIST):
     def download(self):
         if self._check_exists():
             return
-        raise missing_files_error('EMNIST', self.raw_folder, self._raw_names(), [self.url])
+        raise missing_files_error('EMNIST', self.raw_folder, self._raw_names(), [self.url],
+                                  note=' (each may also be gzip-compressed, named with .gz appended)')

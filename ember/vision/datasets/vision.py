@@ -82,9 +82,9 @@ def check_integrity(fpath, md5=None):
     return md5 is None or calculate_md5(fpath) == md5
 
 
-def missing_files_error(name, folder, files, urls=()):
+def missing_files_error(name, folder, files, urls=(), note=''):
     """The error for absent data: where to put which files (ember.vision never downloads)."""
     where = '\n'.join(f'  {os.path.join(folder, f)}' for f in files)
     src = ('\nThey are published at:\n' + '\n'.join(f'  {u}' for u in urls)) if urls else ''
     return RuntimeError(f"Dataset {name} not found. ember.vision does not download datasets (no network access "
-                        f"is assumed); put these files in place:\n{where}{src}")
+                        f"is assumed); put these files in place{note}:\n{where}{src}")
