@@ -350,6 +350,19 @@ _2_SQRTPI = 2.0 / math.sqrt(math.pi)
 unary('erf', 'float', lambda grad, self: grad * _2_SQRTPI * (-self * self).exp())
 unary('erfc', 'float', lambda grad, self: -grad * _2_SQRTPI * (-self * self).exp())
 unary('erfinv', 'float', lambda grad, self: grad * (0.5 * math.sqrt(math.pi)) * self.erfinv().square().exp())
+# torch.special's scaled error function and modified Bessel functions (NOTE [special functions without scipy]);
+# the formulas are torch's derivatives.yaml entries (i1 and i1e at 0: the limit 1/2)
+unary('special_entr', 'float', lambda grad, self: grad * -(1 + self.log()), method=False, function=False)
+unary('special_erfcx', 'float', lambda grad, self, result: (2.0 * self * result - 2.0 / math.sqrt(math.pi)) * grad,
+      method=False, function=False)
+unary('i0', 'float', lambda grad, self: grad * _call('special_i1', self))
+unary('special_i0e', 'float', lambda grad, self, result: grad * (_call('special_i1e', self) - self.sgn() * result),
+      method=False, function=False)
+unary('special_i1', 'float', lambda grad, self, result: grad * _where(
+    self == 0, 0.5, _call('i0', self) - result / _where(self == 0, 1.0, self)), method=False, function=False)
+unary('special_i1e', 'float', lambda grad, self, result: grad * _where(
+    self == 0, 0.5, _call('special_i0e', self) - result * (self.sgn() + 1 / _where(self == 0, 1.0, self))),
+    method=False, function=False)
 
 # --- rounding: zero gradient (torch's derivatives.yaml: zeros_like(grad)) ------
 unary('floor', 'promote', _zero_grad, check=_NO_BOOL('floor_vml_cpu'))

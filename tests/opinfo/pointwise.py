@@ -103,6 +103,12 @@ unary('sqrt', 0.1, 5)
 unary('erf')
 unary('erfc')
 unary('erfinv', -0.9, 0.9, special=False)
+op('i0', lambda dt: [*unary_samples(-5, 5)(dt), S(np.array([0.0, -0.0, 30.0, -12.5]).astype(dt))], dtypes=FLOATS + INTS)
+op('special.entr', lambda dt: [*unary_samples(0.1, 4)(dt), S(np.array([0.0, -1.0, 2.0]).astype(dt))], dtypes=FLOATS)
+op('special.erfcx', lambda dt: [*unary_samples(-3, 20)(dt), S(_special(dt))], dtypes=FLOATS)
+for _n in ('i0e', 'i1', 'i1e'):
+    op(f'special.{_n}', lambda dt: [*unary_samples(-25, 25)(dt), S(np.array([0.0, -1e-3, 30.0]).astype(dt))],
+       dtypes=FLOATS)
 unary('floor')
 unary('ceil')
 unary('trunc')

@@ -21,7 +21,8 @@ import numpy as np
 
 from ._fp import quiet as _quiet
 from ._special import erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma, \
-    polygamma as _polygamma_k      # NOTE [special functions without scipy]
+    polygamma as _polygamma_k, erfcx as _erfcx, i0 as _i0, i0e as _i0e, i1 as _i1, i1e as _i1e    # NOTE [special
+#                                                                                   functions without scipy]
 from ._parallel import parallel_for
 
 
@@ -189,6 +190,11 @@ def _logit(a, eps):
     if eps is not None:
         a = np.clip(a, eps, 1 - eps)
     return np.log(a / (1 - a))
+
+
+def _entr(a):
+    with np.errstate(divide='ignore', invalid='ignore'):
+        return np.where(a > 0, -a * np.log(np.where(a > 0, a, 1)), np.where(a == 0, 0, -np.inf)).astype(a.dtype)
 
 
 def _polygamma(n, a):
@@ -476,6 +482,12 @@ _TABLE = {
     'erf': _erf,
     'erfc': _erfc,
     'erfinv': _erfinv,
+    'special_erfcx': _erfcx,
+    'special_entr': _entr,
+    'i0': _i0,
+    'special_i0e': _i0e,
+    'special_i1': _i1,
+    'special_i1e': _i1e,
     'floor': _keep_int(np.floor),
     'ceil': _keep_int(np.ceil),
     'trunc': _keep_int(np.trunc),

@@ -1,0 +1,135 @@
+"""``ember.special``: torch.special's functions.
+
+Most are ember operators under torch's other names, or compositions of them (so they have gradients, and
+second-order gradients, from their parts). The scaled error function and the modified Bessel functions are
+operators of their own (NOTE [special functions without scipy]). The rest of torch.special (orthogonal
+polynomials, Bessel functions of the first and second kind, the Airy function, Hurwitz zeta, the incomplete
+gamma functions) is not implemented: each such name raises NotImplementedError saying so.
+
+>>> import ember
+>>> ember.special.ndtr(ember.tensor([0.0]))
+tensor([0.5000])
+"""
+import math
+
+import ember
+
+__all__ = ['digamma', 'entr', 'erf', 'erfc', 'erfcx', 'erfinv', 'exp2', 'expit', 'expm1', 'gammaln', 'i0', 'i0e',
+           'i1', 'i1e', 'log1p', 'log_ndtr', 'log_softmax', 'logit', 'logsumexp', 'modified_bessel_i0',
+           'modified_bessel_i1', 'multigammaln', 'ndtr', 'ndtri', 'polygamma', 'psi', 'round', 'sinc', 'softmax',
+           'xlog1py', 'xlogy']
+
+_aten = ember.ops.aten
+_SQRT1_2 = math.sqrt(0.5)
+
+erf, erfc, erfinv, expm1, exp2, log1p = ember.erf, ember.erfc, ember.erfinv, ember.expm1, ember.exp2, ember.log1p
+digamma = psi = ember.digamma
+gammaln = ember.lgamma
+polygamma, sinc, xlogy, logit, i0 = ember.polygamma, ember.sinc, ember.xlogy, ember.logit, ember.i0
+expit = ember.sigmoid
+logsumexp = ember.logsumexp
+modified_bessel_i0 = i0
+
+
+def _as_tensor(x):
+    return x if isinstance(x, ember.Tensor) else ember.tensor(x)
+
+
+def erfcx(input):
+    """exp(x**2) * erfc(x), without overflow for large x."""
+    return _aten.special_erfcx.default(input)
+
+
+def i0e(input):
+    """exp(-|x|) * I0(x)."""
+    return _aten.special_i0e.default(input)
+
+
+def i1(input):
+    """The modified Bessel function of the first kind of order 1."""
+    return _aten.special_i1.default(input)
+
+
+def i1e(input):
+    """exp(-|x|) * I1(x)."""
+    return _aten.special_i1e.default(input)
+
+
+modified_bessel_i1 = i1
+
+
+def ndtr(input):
+    """The standard normal CDF, 0.5 * erfc(-x / sqrt(2))."""
+    return 0.5 * ember.erfc(input * -_SQRT1_2)
+
+
+def ndtri(input):
+    """The inverse of ndtr: sqrt(2) * erfinv(2p - 1)."""
+    return math.sqrt(2.0) * ember.erfinv(2 * input - 1)
+
+
+def log_ndtr(input):
+    """log(ndtr(x)), accurate in both tails: log1p(-ndtr(-x)) above -1, and below it the scaled erfc
+    (log(erfcx(-x / sqrt 2) / 2) - x**2 / 2), which does not underflow. Each branch sees inputs clamped to its
+    own side, so neither gives a nan gradient where it is not used."""
+    x = _as_tensor(input)
+    low = x < -1
+    hi = ember.where(low, -1.0, x)
+    lo = ember.where(low, x, -1.0)
+    upper = ember.log1p(-0.5 * ember.erfc(hi * _SQRT1_2))
+    lower = ember.log(erfcx(lo * -_SQRT1_2) * 0.5) - 0.5 * lo * lo
+    return ember.where(low, lower, upper)
+
+
+def entr(input):
+    """-x * log(x) for x > 0, 0 at 0, -inf below (an operator: its gradient at 0 is torch's -inf)."""
+    return _aten.special_entr.default(input)
+
+
+def xlog1py(input, other):
+    """x * log1p(y), and 0 where x is 0 (unless y is nan)."""
+    x, y = _as_tensor(input), _as_tensor(other)
+    r = x * ember.log1p(y)
+    return ember.where((x == 0).logical_and(y.isnan().logical_not()), 0.0, r)
+
+
+def multigammaln(input, p):
+    """The multivariate log-gamma function of dimension p (torch.mvlgamma)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    total = p * (p - 1) / 4 * math.log(math.pi)
+    for j in range(p):
+        total = total + ember.lgamma(input - 0.5 * j)
+    return total
+
+
+def softmax(input, dim, *, dtype=None):
+    return ember.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    return ember.log_softmax(input, dim, dtype=dtype)
+
+
+def round(input, *, decimals=0):
+    return ember.round(input, decimals=decimals)
+
+
+_ABSENT = ('airy_ai', 'bessel_j0', 'bessel_j1', 'bessel_y0', 'bessel_y1', 'chebyshev_polynomial_t',
+           'chebyshev_polynomial_u', 'chebyshev_polynomial_v', 'chebyshev_polynomial_w', 'gammainc', 'gammaincc',
+           'hermite_polynomial_h', 'hermite_polynomial_he', 'laguerre_polynomial_l', 'legendre_polynomial_p',
+           'modified_bessel_k0', 'modified_bessel_k1', 'scaled_modified_bessel_k0', 'scaled_modified_bessel_k1',
+           'shifted_chebyshev_polynomial_t', 'shifted_chebyshev_polynomial_u', 'shifted_chebyshev_polynomial_v',
+           'shifted_chebyshev_polynomial_w', 'spherical_bessel_j0', 'zeta')
+
+
+def _absent(name):
+    def fn(*args, **kwargs):
+        raise NotImplementedError(f"ember.special.{name} is not implemented: ember computes its special "
+                                  f"functions in NumPy itself (NOTE [special functions without scipy]) and has no "
+                                  f"kernel for this one yet")
+    fn.__name__ = name
+    return fn
+
+
+globals().update({n: _absent(n) for n in _ABSENT})
