@@ -78,3 +78,4 @@ def numel(t):
     return t.numel()
 
 from . import optim  # noqa: E402  (after the operators: optim uses the public API)
+from . import distributions  # noqa: E402  (a front end on the public API, as optim)
