@@ -404,7 +404,10 @@ declare(f'_standard_gamma(Tensor self, {_G}) -> Tensor', meta=_standard_gamma_me
 
 
 def _binomial_meta(count, prob, generator=None):
-    _floating(count._dtype, 'binomial_cpu')
+    if count._dtype.category < 2:
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: {_tname(count._dtype)}")
+    if prob._dtype is not count._dtype:
+        raise RuntimeError(f"Found dtype {_tname(prob._dtype)} but expected {_tname(count._dtype)}")
     return broadcast_shapes(count._a.shape, prob._a.shape), count._dtype
 
 
