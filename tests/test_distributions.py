@@ -87,6 +87,12 @@ CASES = {
         P(lib, [-1.0, 2.0])), [[1.0, 4.0]]),
     'Multinomial': (lambda lib, D: (lambda p: (D.Multinomial(4, probs=p), [p]))(P(lib, [[0.2, 0.3, 0.5]])),
                     [[[1.0, 1.0, 2.0], [4.0, 0.0, 0.0]]]),
+    'RelaxedBernoulli': (lambda lib, D: (lambda t, p: (D.RelaxedBernoulli(t, probs=p), [t, p]))(
+        P(lib, 0.7), P(lib, [0.2, 0.5, 0.9])), [[0.1, 0.5, 0.99]]),
+    'LogitRelaxedBernoulli': (lambda lib, D: (lambda t, p: (D.relaxed_bernoulli.LogitRelaxedBernoulli(t, logits=p), [t, p]))(
+        P(lib, 1.5), P(lib, [-1.0, 2.0])), [[0.3, -2.0]]),
+    'RelaxedOneHotCategorical': (lambda lib, D: (lambda t, p: (D.RelaxedOneHotCategorical(t, logits=p), [t, p]))(
+        P(lib, 0.5), P(lib, [[1.0, 0.0, -1.0], [0.2, 0.3, 0.1]])), [[0.2, 0.3, 0.5]]),
     'Transformed_affine_sigmoid': (lambda lib, D: (lambda l, s: (D.TransformedDistribution(
         D.Normal(l, s), [D.AffineTransform(1.0, 2.0), D.SigmoidTransform()]), [l, s]))(
         P(lib, [0.0, 0.5]), P(lib, [1.0, 2.0])), [[0.3, 0.9]]),

@@ -9,13 +9,14 @@ Parameterisable probability distributions with sampling (``sample``, reparameter
 >>> Normal(0.0, 1.0).entropy()
 tensor(1.4189)
 """
-from . import constraints, transforms, utils
+from . import constraints, transforms, utils  # noqa: F401  (torch's submodules)
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .dirichlet import Dirichlet
-from .distribution import Distribution, ExponentialFamily
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .independent import Independent
@@ -27,13 +28,15 @@ from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
+from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from .transformed_distribution import TransformedDistribution
 from .transforms import (AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform,
                          TanhTransform, Transform)
 from .uniform import Uniform
 
-__all__ = ['AffineTransform', 'Bernoulli', 'Beta', 'Binomial', 'Categorical', 'ComposeTransform', 'Dirichlet',
+__all__ = ['ExpRelaxedCategorical', 'LogitRelaxedBernoulli', 'AffineTransform', 'Bernoulli', 'Beta', 'Binomial', 'Categorical', 'ComposeTransform', 'Dirichlet',
            'Distribution', 'ExpTransform', 'Exponential', 'ExponentialFamily', 'Gamma', 'Independent', 'Laplace',
            'LogNormal', 'Multinomial', 'MultivariateNormal', 'Normal', 'OneHotCategorical', 'Poisson',
-           'PowerTransform', 'SigmoidTransform', 'TanhTransform', 'Transform', 'TransformedDistribution',
+           'PowerTransform', 'RelaxedBernoulli', 'RelaxedOneHotCategorical', 'SigmoidTransform', 'TanhTransform', 'Transform', 'TransformedDistribution',
            'Uniform', 'constraints', 'kl_divergence', 'register_kl', 'transforms', 'utils']

@@ -4,7 +4,7 @@ from numbers import Number
 import ember
 import ember.nn.functional as F
 from . import constraints
-from .distribution import ExponentialFamily
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ['Bernoulli']

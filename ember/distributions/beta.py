@@ -4,7 +4,7 @@ from numbers import Real, Number
 import ember
 from . import constraints
 from .dirichlet import Dirichlet
-from .distribution import ExponentialFamily
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ['Beta']

@@ -5,7 +5,7 @@ unbiased reparameterised gradients, but the per-sample values differ."""
 import ember
 import ember.nn.functional as F
 from . import constraints
-from .distribution import ExponentialFamily
+from .exp_family import ExponentialFamily
 
 __all__ = ['Dirichlet']
 

@@ -172,7 +172,3 @@ class Distribution:
         args = ', '.join(f'{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}'
                          for p in names)
         return self.__class__.__name__ + '(' + args + ')'
-
-
-class ExponentialFamily(Distribution):
-    """Marker base class of exponential-family distributions (Normal, Bernoulli, Gamma, ...)."""

@@ -4,7 +4,7 @@ from numbers import Number, Real
 
 import ember
 from . import constraints
-from .distribution import ExponentialFamily
+from .exp_family import ExponentialFamily
 from .utils import _standard_normal, broadcast_all
 
 __all__ = ['Normal']

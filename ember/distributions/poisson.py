@@ -3,7 +3,7 @@ from numbers import Number
 
 import ember
 from . import constraints
-from .distribution import ExponentialFamily
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ['Poisson']
