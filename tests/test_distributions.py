@@ -618,3 +618,20 @@ def test_public_names_match_torch():
     for n in required:
         assert hasattr(TD, n) and hasattr(ED, n), n
     assert ember.distributions is ED
+
+
+def test_relaxed_samples_approach_the_discrete_ones():
+    # at a low temperature a Gumbel-softmax / Concrete sample is nearly one-hot / binary, with the
+    # discrete distribution's frequencies
+    ember.manual_seed(7)
+    probs = ember.tensor([0.2, 0.3, 0.5], dtype=ember.float64)
+    x = npy(ED.RelaxedOneHotCategorical(ember.tensor(0.05, dtype=ember.float64), probs=probs).rsample((20000,)))
+    np.testing.assert_allclose(x.sum(-1), 1.0, rtol=1e-9)
+    assert (x.max(-1) > 0.9).mean() > 0.9
+    np.testing.assert_allclose(np.bincount(x.argmax(-1), minlength=3) / 20000, [0.2, 0.3, 0.5], atol=0.02)
+    b = npy(ED.RelaxedBernoulli(ember.tensor(0.05, dtype=ember.float64), probs=probs).rsample((20000,)))
+    assert ((b > 0) & (b < 1)).all()
+    np.testing.assert_allclose((b > 0.5).mean(0), [0.2, 0.3, 0.5], atol=0.02)
+    t = P(ember, 0.5)
+    ED.RelaxedBernoulli(t, probs=probs).rsample((10,)).sum().backward()
+    assert t.grad is not None and np.isfinite(t.grad.item())
