@@ -635,3 +635,21 @@ def test_relaxed_samples_approach_the_discrete_ones():
     t = P(ember, 0.5)
     ED.RelaxedBernoulli(t, probs=probs).rsample((10,)).sum().backward()
     assert t.grad is not None and np.isfinite(t.grad.item())
+
+
+def test_float32_parameters_keep_float32():
+    def mk(lib, D):
+        t = lambda x: lib.tensor(np.asarray(x, dtype=np.float32))      # noqa: E731
+        return [D.Normal(t([0., 1.]), t([1., 2.])), D.Gamma(t([0.5, 2.]), t([1., 3.])),
+                D.Beta(t([0.5, 2.]), t([1., 3.])), D.MultivariateNormal(t([0., 1.]), t([[2., .3], [.3, 1.]])),
+                D.Categorical(logits=t([1., 2., 3.])), D.Dirichlet(t([1., 2., 3.])), D.Binomial(3, t([0.2, 0.6])),
+                D.Laplace(t([0.]), t([1.]))]
+    vals = [[0.5, 0.2], [0.5, 0.2], [0.5, 0.2], [0.5, 0.2], [1], [0.2, 0.3, 0.5], [1., 2.], [0.3]]
+    es, ts = mk(ember, ED), mk(torch, TD)
+    assert len(es) == len(ts) == len(vals)
+    for de, dt, v in zip(es, ts, vals):
+        dtp = np.int64 if isinstance(v[0], int) else np.float32
+        close(de.log_prob(ember.tensor(np.array(v, dtp))), dt.log_prob(torch.tensor(np.array(v, dtp))), rtol=1e-6,
+              atol=1e-6)
+        close(de.entropy(), dt.entropy(), rtol=1e-6, atol=1e-6)
+        assert str(de.sample((2,)).dtype).split('.')[-1] == str(dt.sample((2,)).dtype).split('.')[-1]
