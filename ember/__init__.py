@@ -99,3 +99,4 @@ from . import cpu, jit, onnx, testing, version  # noqa: E402,F401  torch.cpu, to
 from . import amp  # noqa: E402  autocast and GradScaler (front end)
 from .amp import autocast  # noqa: E402
 import ember.cpu.amp, ember.cuda.amp  # noqa: E402,F401  torch.cpu.amp / torch.cuda.amp (deprecated aliases)
+from . import distributions  # noqa: E402  (a front end on the public API, as optim)

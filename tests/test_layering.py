@@ -46,14 +46,18 @@ def test_kernel_modules_know_arrays_only():
 
 
 def test_front_end_uses_public_api_only():
-    """nn, optim and utils.data never reach into _core or _backends."""
-    for pkg in ('nn', 'optim', os.path.join('utils', 'data')):
+    """nn, optim, utils.data and distributions never reach into _core, _backends or _ops."""
+    for pkg in ('nn', 'optim', os.path.join('utils', 'data'), 'distributions'):
         d = os.path.join(EMBER, pkg)
         if not os.path.isdir(d):
             continue
         for path in _py_files(d):
             for mod, level in _imports(path):
                 assert '_backends' not in mod and '_core' not in mod, f'{path} imports {mod}'
+                if pkg == 'distributions':       # newer front ends keep off the operator table too
+                    assert '_ops' not in mod and '_dispatch' not in mod, f'{path} imports {mod}'
+            if pkg == 'distributions':           # nor a tensor's raw array
+                assert '._a' not in open(path).read().replace('._args', ''), f'{path} reads a raw array'
 
 
 def test_imports_and_trains_with_torch_blocked():

@@ -380,3 +380,36 @@ def _randint_like(self, low, high=None, dtype=None, device=None, memory_format=N
 declare('randint_like(Tensor self, SymInt low, SymInt? high=None, *, ScalarType? dtype=None, Device? device=None, '
         'MemoryFormat? memory_format=None, Generator? generator=None) -> Tensor', composite=_randint_like,
         method=False, differentiable=False)
+
+
+# --- gamma sampling with an implicit-reparameterisation gradient ----------------------------------------
+# torch.distributions' Gamma/Beta/Dirichlet rsample differentiate a sample x ~ Gamma(alpha, 1) through
+# alpha by implicit differentiation of the CDF: dx/dalpha = -(dF/dalpha)(x; alpha) / p(x; alpha). That
+# derivative is its own (non-differentiable) operator, as in aten.
+
+def _standard_gamma_meta(self, generator=None):
+    _floating(self._dtype, 'gamma_cpu')
+    return _same(self)
+
+
+def _standard_gamma_grad_meta(self, output):
+    _floating(self._dtype, '_standard_gamma_grad_cpu')
+    return broadcast_shapes(self._a.shape, output._a.shape), D.promote_types(self._dtype, output._dtype)
+
+
+declare('_standard_gamma_grad(Tensor self, Tensor output) -> Tensor', meta=_standard_gamma_grad_meta, method=False,
+        differentiable=False)
+declare(f'_standard_gamma(Tensor self, {_G}) -> Tensor', meta=_standard_gamma_meta, method=False,
+        derivatives={'self': lambda grad, self, result: grad * DECLS['_standard_gamma_grad'].op.call(self, result)})
+
+
+def _binomial_meta(count, prob, generator=None):
+    if count._dtype.category < 2:
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: {_tname(count._dtype)}")
+    if prob._dtype is not count._dtype:
+        raise RuntimeError(f"Found dtype {_tname(prob._dtype)} but expected {_tname(count._dtype)}")
+    return broadcast_shapes(count._a.shape, prob._a.shape), count._dtype
+
+
+declare(f'binomial(Tensor count, Tensor prob, {_G}) -> Tensor', meta=_binomial_meta, method=False,
+        differentiable=False)

@@ -62,3 +62,13 @@ op('random_', lambda dt: [S(Arg((3, 4))), S(Arg((3, 4)), 5), S(Arg((3, 4)), -3, 
 op('bernoulli_', lambda dt: [S(Arg((3, 4))), S(Arg((3, 4)), 0.3), S(Arg((3, 4)), 1.5),
                              S(Arg((3, 4)), Arg((4,), low=0, high=1))], method=True, dtypes=FLOATS + ('int64',), **_R)
 op('poisson', lambda dt: [S(Arg((3, 4), low=0, high=5)), S(Arg((3,), 'int64'))], **_R)
+op('_standard_gamma', lambda dt: [S(Arg((3, 4), low=0.1, high=5)), S(Arg((0,))), S(Arg((3,), 'int64'))],
+   dtypes=FLOATS, **_R)
+op('binomial', lambda dt: [S(Arg((3, 4), low=0, high=10), Arg((3, 4), low=0, high=1)),
+                           S(Arg((3,), 'int64'), Arg((3,), low=0, high=1)),
+                           S(Arg((3,), low=0, high=10), Arg((3,), 'float64', low=0, high=1))], dtypes=('float32',), **_R)
+# torch's derivative is a fitted approximation (~5e-4 relative); ember's is exact, hence the tolerance;
+# test_distributions.py compares it on points across the distribution's bulk
+op('_standard_gamma_grad', lambda dt: [S(Arg((3, 4), low=0.5, high=5), Arg((3, 4), low=0.5, high=5)),
+                                       S(Arg((0,), low=0.5, high=5), Arg((0,), low=0.5, high=5))],
+   dtypes=('float32', 'float64'), grad=False, rtol=3e-3, atol=1e-5)
