@@ -14,7 +14,7 @@ import math
 
 import ember
 
-__all__ = ['digamma', 'entr', 'erf', 'erfc', 'erfcx', 'erfinv', 'exp2', 'expit', 'expm1', 'gammaln', 'i0', 'i0e',
+__all__ = ['digamma', 'entr', 'gammainc', 'gammaincc', 'erf', 'erfc', 'erfcx', 'erfinv', 'exp2', 'expit', 'expm1', 'gammaln', 'i0', 'i0e',
            'i1', 'i1e', 'log1p', 'log_ndtr', 'log_softmax', 'logit', 'logsumexp', 'modified_bessel_i0',
            'modified_bessel_i1', 'multigammaln', 'ndtr', 'ndtri', 'polygamma', 'psi', 'round', 'sinc', 'softmax',
            'xlog1py', 'xlogy']
@@ -56,6 +56,16 @@ def i1e(input):
 
 
 modified_bessel_i1 = i1
+
+
+def gammainc(input, other):
+    """The regularized lower incomplete gamma function P(a, x); differentiable in x only, as in torch."""
+    return _aten.special_gammainc.default(_as_tensor(input), _as_tensor(other))
+
+
+def gammaincc(input, other):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+    return _aten.special_gammaincc.default(_as_tensor(input), _as_tensor(other))
 
 
 def ndtr(input):
@@ -116,7 +126,7 @@ def round(input, *, decimals=0):
 
 
 _ABSENT = ('airy_ai', 'bessel_j0', 'bessel_j1', 'bessel_y0', 'bessel_y1', 'chebyshev_polynomial_t',
-           'chebyshev_polynomial_u', 'chebyshev_polynomial_v', 'chebyshev_polynomial_w', 'gammainc', 'gammaincc',
+           'chebyshev_polynomial_u', 'chebyshev_polynomial_v', 'chebyshev_polynomial_w',
            'hermite_polynomial_h', 'hermite_polynomial_he', 'laguerre_polynomial_l', 'legendre_polynomial_p',
            'modified_bessel_k0', 'modified_bessel_k1', 'scaled_modified_bessel_k0', 'scaled_modified_bessel_k1',
            'shifted_chebyshev_polynomial_t', 'shifted_chebyshev_polynomial_u', 'shifted_chebyshev_polynomial_v',

@@ -23,7 +23,8 @@ TESTED_THROUGH = {
     '_normal_float_tensor': 'normal', '_normal_tensor_tensor': 'normal', 'normal_functional': 'normal',
     '_randint': 'randint',
     # torch.special's operators, tested under their torch.special names
-    'special_erfcx': 'special.erfcx', 'special_entr': 'special.entr', 'special_i0e': 'special.i0e', 'special_i1': 'special.i1',
+    'special_erfcx': 'special.erfcx', 'special_entr': 'special.entr', 'special_gammainc': 'special.gammainc',
+    'special_gammaincc': 'special.gammaincc', 'special_i0e': 'special.i0e', 'special_i1': 'special.i1',
     'special_i1e': 'special.i1e',
 }
 

@@ -352,6 +352,24 @@ unary('erfc', 'float', lambda grad, self: -grad * _2_SQRTPI * (-self * self).exp
 unary('erfinv', 'float', lambda grad, self: grad * (0.5 * math.sqrt(math.pi)) * self.erfinv().square().exp())
 # torch.special's scaled error function and modified Bessel functions (NOTE [special functions without scipy]);
 # the formulas are torch's derivatives.yaml entries (i1 and i1e at 0: the limit 1/2)
+
+
+def _igamma_not_implemented(name):
+    def formula(grad):
+        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")   # as torch
+    return formula
+
+
+def _igamma_other(grad, self, other):     # d/dx P(a, x) = x^(a-1) e^-x / Gamma(a)
+    return grad * ((self - 1) * other.log() - other - self.lgamma()).exp()
+
+
+pointwise('special_gammainc(Tensor self, Tensor other) -> Tensor', 'float',
+          {'self': _igamma_not_implemented('igamma'), 'other': _igamma_other}, inplace=False, method=False, function=False,
+          numbers=())
+pointwise('special_gammaincc(Tensor self, Tensor other) -> Tensor', 'float',
+          {'self': _igamma_not_implemented('igammac'), 'other': lambda grad, self, other: -_igamma_other(grad, self, other)},
+          inplace=False, method=False, function=False, numbers=())
 unary('special_entr', 'float', lambda grad, self: grad * -(1 + self.log()), method=False, function=False)
 unary('special_erfcx', 'float', lambda grad, self, result: (2.0 * self * result - 2.0 / math.sqrt(math.pi)) * grad,
       method=False, function=False)

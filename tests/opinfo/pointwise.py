@@ -104,6 +104,11 @@ unary('erf')
 unary('erfc')
 unary('erfinv', -0.9, 0.9, special=False)
 op('i0', lambda dt: [*unary_samples(-5, 5)(dt), S(np.array([0.0, -0.0, 30.0, -12.5]).astype(dt))], dtypes=FLOATS + INTS)
+for _n in ('gammainc', 'gammaincc'):    # differentiable in x only (torch: not implemented for a)
+    op(f'special.{_n}', lambda dt: [S(Arg((3, 4), low=0.2, high=6, grad=False), Arg((3, 4), low=0.01, high=9)),
+                                     S(Arg((4,), low=0.5, high=3, grad=False), Arg((2, 1), low=0.5, high=3)),
+                                     S(np.array([0.0, 1.0, -1.0, 2.0]).astype(dt), np.array([1.0, 0.0, 1.0, -1.0]).astype(dt),
+                                       )], dtypes=FLOATS)
 op('special.entr', lambda dt: [*unary_samples(0.1, 4)(dt), S(np.array([0.0, -1.0, 2.0]).astype(dt))], dtypes=FLOATS)
 op('special.erfcx', lambda dt: [*unary_samples(-3, 20)(dt), S(_special(dt))], dtypes=FLOATS)
 for _n in ('i0e', 'i1', 'i1e'):

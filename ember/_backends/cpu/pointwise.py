@@ -21,7 +21,8 @@ import numpy as np
 
 from ._fp import quiet as _quiet
 from ._special import erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma, \
-    polygamma as _polygamma_k, erfcx as _erfcx, i0 as _i0, i0e as _i0e, i1 as _i1, i1e as _i1e    # NOTE [special
+    polygamma as _polygamma_k, erfcx as _erfcx, i0 as _i0, i0e as _i0e, i1 as _i1, i1e as _i1e, \
+    gammainc as _gammainc, gammaincc as _gammaincc    # NOTE [special
 #                                                                                   functions without scipy]
 from ._parallel import parallel_for
 
@@ -484,6 +485,8 @@ _TABLE = {
     'erfinv': _erfinv,
     'special_erfcx': _erfcx,
     'special_entr': _entr,
+    'special_gammainc': _gammainc,
+    'special_gammaincc': _gammaincc,
     'i0': _i0,
     'special_i0e': _i0e,
     'special_i1': _i1,
