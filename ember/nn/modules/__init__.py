@@ -26,6 +26,7 @@ from .padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d, Ze
                       CircularPad1d, CircularPad2d, CircularPad3d)
 from .misc import (CosineSimilarity, PairwiseDistance, PixelShuffle, PixelUnshuffle, ChannelShuffle, Upsample,
                    UpsamplingNearest2d, UpsamplingBilinear2d, Fold, Unfold)
-from . import batchnorm, instancenorm, distance  # noqa: F401  torch's module paths
+from . import (batchnorm, instancenorm, distance, pixelshuffle, upsampling, fold, channelshuffle,  # noqa: F401
+               flatten, utils)  # torch's module paths: torch.nn.modules.pixelshuffle.PixelShuffle
 
 __all__ = [n for n in dir() if n[:1].isupper()]
