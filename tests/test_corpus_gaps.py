@@ -105,3 +105,22 @@ def test_nn_parallel_on_a_cpu_only_machine():
         torch.nn.parallel.data_parallel(lt, torch.ones(1, 3))
     with pytest.raises(RuntimeError, match='device type could not be determined'):
         ember.nn.parallel.data_parallel(le, ember.ones(1, 3))
+
+
+def test_nn_module_files_are_attributes_of_nn_modules():
+    # super_resolution: torch.nn.modules.pixelshuffle.PixelShuffle, reached by attribute access
+    for name in ('pixelshuffle', 'upsampling', 'fold', 'channelshuffle', 'flatten'):
+        assert hasattr(torch.nn.modules, name) and hasattr(ember.nn.modules, name)
+    assert ember.nn.modules.pixelshuffle.PixelShuffle is ember.nn.PixelShuffle
+
+
+def test_distributed_is_importable_and_says_it_is_absent():
+    # imagenet: import torch.distributed at the top, used only with --world-size > 1
+    import ember.distributed as dist
+    assert dist.is_available() is False and dist.is_initialized() is False
+    with pytest.raises(RuntimeError, match='no process groups yet'):
+        dist.init_process_group('gloo')
+    with pytest.raises(ValueError, match='Default process group has not been initialized'):
+        dist.get_rank()
+    with pytest.raises(ValueError, match='Default process group has not been initialized'):
+        torch.distributed.get_rank()       # torch raises the same outside a process group
