@@ -187,9 +187,13 @@ def _sparse_repr(t):
     from ._core import dtype as D
     from ._creation import tensor as _t
     a = t._a
-    ind = tensor_repr(_t(a.indices), prefix='tensor(indices=tensor(')
-    val = tensor_repr(_t(a.values), prefix=' ' * 7 + 'values=tensor(')
-    val = val.replace(f', dtype={t._dtype})', ')')      # torch names the dtype once, after nnz
+    if a.nnz == 0:        # torch gives both sizes and no dtype here
+        ind = f'tensor(indices=tensor([], size={tuple(a.indices.shape)})'
+        val = f'       values=tensor([], size={tuple(a.values.shape)})'
+    else:
+        ind = tensor_repr(_t(a.indices), prefix='tensor(indices=tensor(')
+        val = tensor_repr(_t(a.values), prefix=' ' * 7 + 'values=tensor(')
+        val = val.replace(f', dtype={t._dtype})', ')')      # torch names the dtype once, after nnz
     suffixes = [f'size={tuple(a.shape)}', f'nnz={a.nnz}']
     if t._dtype not in (D.get_default_dtype(), D.int64, D.bool_):
         suffixes.append(f'dtype={t._dtype}')

@@ -38,8 +38,8 @@ def _check_and_size(indices, values, size):
         return tuple(m + 1 for m in mx) + dense
     size = tuple(int(s) for s in size)
     if len(size) != sd + len(dense):
-        raise RuntimeError(f"number of dimensions must be sparse_dim ({sd}) + dense_dim ({len(dense)}), but got "
-                           f"{len(size)}")
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
+                           f"sparse_dim = {sd}, dense_dim = {len(dense)}")
     if size[sd:] != dense:
         raise RuntimeError(f"values has incorrect size, expected {list((nnz,) + size[sd:])}, got "
                            f"{list(values.shape)}")

@@ -161,8 +161,10 @@ def add(a, b, alpha=1):
                                f"does not currently support broadcasting)")
         bv = b.values * alpha if alpha != 1 else b.values
         return COOArray(np.concatenate([a.indices, b.indices], 1), np.concatenate([a.values, bv]), a.shape, False)
+    if isinstance(a, COOArray):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
     bd = _dense(b)
-    return _dense(a) + (bd * alpha if alpha != 1 else bd)
+    return np.asarray(a) + (bd * alpha if alpha != 1 else bd)
 
 
 def neg(a):
