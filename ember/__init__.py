@@ -24,7 +24,7 @@ from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, s
 half, float, double, long, int, short, cfloat, cdouble = float16, float32, float64, int64, int32, int16, complex64, complex128
 uint8 = uint8
 contiguous_format, preserve_format, channels_last = 'contiguous_format', 'preserve_format', 'channels_last'
-strided = 'strided'
+from ._core.coo import layout, strided, sparse_coo
 
 # operator declarations (the table), then the backends' kernels, then autograd's kernels
 from ._ops import load_all as _load_ops
@@ -33,6 +33,8 @@ from ._backends.cpu import register_all as _reg_cpu
 from ._backends.meta import register_all as _reg_meta
 _reg_cpu()
 _reg_meta()
+from ._backends.sparse import register_all as _reg_sparse
+_reg_sparse()
 from .autograd import kernels as _ag_kernels
 _ag_kernels.register_all()
 from ._dispatch import autocast as _autocast      # NOTE [autocast key]: AutocastCPU kernels from the policy table
@@ -100,3 +102,7 @@ from . import amp  # noqa: E402  autocast and GradScaler (front end)
 from .amp import autocast  # noqa: E402
 import ember.cpu.amp, ember.cuda.amp  # noqa: E402,F401  torch.cpu.amp / torch.cuda.amp (deprecated aliases)
 from . import distributions  # noqa: E402  (a front end on the public API, as optim)
+from ._ops.sparse import install_methods as _install_sparse
+_install_sparse(Tensor)
+from . import sparse  # noqa: E402  torch.sparse
+from .sparse import sparse_coo_tensor, spmm  # noqa: E402

@@ -41,6 +41,9 @@ class Size(tuple):
         return (Size, (tuple(self),))
 
 
+from ._core.coo import COOArray as _COOArray, strided as _strided, sparse_coo as _sparse_coo  # noqa: E402
+
+
 class Tensor(TensorImpl):
     """A multi-dimensional, strided view of a Storage (see _core/tensor_impl.py).
 
@@ -156,7 +159,7 @@ class Tensor(TensorImpl):
 
     @property
     def layout(self):
-        return 'strided'
+        return _sparse_coo if self._a.__class__ is _COOArray else _strided
 
     def is_floating_point(self):
         return self._dtype.is_floating_point

@@ -151,6 +151,8 @@ def _data_str(a, indent):
 
 def tensor_repr(t, prefix='tensor('):
     from ._core import dtype as D
+    if t._a.__class__.__name__ == 'COOArray':
+        return _sparse_repr(t)
     indent = len(prefix)
     suffixes = []
     dt = t._dtype
@@ -178,3 +180,26 @@ def tensor_repr(t, prefix='tensor('):
     elif t._requires_grad:
         suffixes.append('requires_grad=True')
     return prefix + body + ''.join(', ' + s for s in suffixes) + ')'
+
+
+def _sparse_repr(t):
+    """torch's form: ``tensor(indices=..., values=..., size=(2, 3), nnz=3, layout=ember.sparse_coo)``."""
+    from ._core import dtype as D
+    from ._creation import tensor as _t
+    a = t._a
+    if a.nnz == 0:        # torch gives both sizes and no dtype here
+        ind = f'tensor(indices=tensor([], size={tuple(a.indices.shape)})'
+        val = f'       values=tensor([], size={tuple(a.values.shape)})'
+    else:
+        ind = tensor_repr(_t(a.indices), prefix='tensor(indices=tensor(')
+        val = tensor_repr(_t(a.values), prefix=' ' * 7 + 'values=tensor(')
+        val = val.replace(f', dtype={t._dtype})', ')')      # torch names the dtype once, after nnz
+    suffixes = [f'size={tuple(a.shape)}', f'nnz={a.nnz}']
+    if t._dtype not in (D.get_default_dtype(), D.int64, D.bool_):
+        suffixes.append(f'dtype={t._dtype}')
+    suffixes.append(f'layout={t.layout}')
+    if t._grad_fn is not None:
+        suffixes.append(f'grad_fn=<{t._grad_fn.name()}>')
+    elif t._requires_grad:
+        suffixes.append('requires_grad=True')
+    return ind + ',\n' + val + ',\n' + ' ' * 7 + ', '.join(suffixes) + ')'

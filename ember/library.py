@@ -71,7 +71,10 @@ class Library:
             return lambda f: (self.impl(name, f, dispatch_key, with_keyset=with_keyset), f)[1]
         op = self._find(name)
         key = _key(dispatch_key)
-        if key in _BACKENDS:
+        if key == DispatchKey.SparseCPU or (key in _BACKENDS and 'sparse' in op.tags):
+            from ._ops.sparse import sparse_kernel      # COOArrays in or out (NOTE [sparse COO layout])
+            kernel = sparse_kernel(op, fn)
+        elif key in _BACKENDS:
             kernel = adapters.functional_kernel(op, fn, key)
         elif with_keyset:
             kernel = fn

@@ -15,6 +15,8 @@ class DispatchKey(enum.IntEnum):
     Meta = 2
     CUDA = 3
     CPU = 4
+    # a sparse layout over a CPU backend: above the dense backends, below every transformation (as in torch)
+    SparseCPU = 5
     # marks outputs as inference tensors (in the thread-local include set while inference_mode is on)
     InferenceMode = 6
     # transformations

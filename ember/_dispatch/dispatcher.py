@@ -27,6 +27,7 @@ from .schema import parse_schema
 _BACKEND_SET = frozenset(BACKEND_KEYS)
 _CIA = DispatchKey.CompositeImplicitAutograd
 _CEA = DispatchKey.CompositeExplicitAutograd
+_SPARSE = DispatchKey.SparseCPU
 
 
 class _DispatchState(threading.local):
@@ -112,6 +113,8 @@ class OpOverload:
             k = self.kernels.get(_CIA)
             if k is not None:
                 return k, _CIA
+            if key is _SPARSE:      # a layout key: CompositeExplicitAutograd kernels assume strided arrays
+                break
             if key in _BACKEND_SET:
                 k = self.kernels.get(_CEA)
                 if k is not None:
@@ -136,6 +139,8 @@ class OpOverload:
 
 
 def _backend_name(ks):
+    if ks >> int(_SPARSE) & 1:
+        return 'SparseCPU'
     for k in BACKEND_KEYS:
         if ks >> int(k) & 1:
             try:

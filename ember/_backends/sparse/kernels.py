@@ -1,0 +1,212 @@
+"""SparseCPU kernels: COOArrays and ndarrays in, COOArrays or ndarrays out (NOTE [sparse COO layout]).
+
+Like the CPU kernels they know arrays only: no Tensors, no autograd. Each entry of ``KERNELS``
+is registered for the SparseCPU dispatch key by ``ember/_backends/sparse/__init__.py`` through
+ember.library, so the dispatcher reaches them for any call with a sparse argument. Operators
+that build a sparse tensor from dense ones (``to_sparse``, the COO constructor) are in
+``CPU_KERNELS``: their inputs are dense, so they run under the CPU key and return a COOArray.
+"""
+import numpy as np
+
+from ..._core.coo import COOArray, linear_index
+
+
+def _dense(a):
+    if not isinstance(a, COOArray):
+        return np.asarray(a)
+    out = np.zeros(a.shape, a.values.dtype)
+    if a.nnz:
+        np.add.at(out, tuple(a.indices), a.values)     # duplicates add up, as torch's to_dense does
+    return out
+
+
+def coalesce(a):
+    """Sum duplicate columns and sort them in torch's (row-major) order."""
+    if a.coalesced:
+        return a
+    sd = a.sparse_dim
+    keys = linear_index(a.indices, a.shape[:sd])
+    uniq, inv = np.unique(keys, return_inverse=True)
+    vals = np.zeros((len(uniq),) + a.values.shape[1:], a.values.dtype)
+    np.add.at(vals, inv.reshape(-1), a.values)
+    idx = np.array(np.unravel_index(uniq, a.shape[:sd]), np.int64).reshape(sd, len(uniq))
+    return COOArray(idx, vals, a.shape, True)
+
+
+def _sparse_coo_tensor(sparse_dim, dense_dim, size, indices, values, is_coalesced=None):
+    return COOArray(np.ascontiguousarray(indices, np.int64).copy(), values.copy(), size, bool(is_coalesced))
+
+
+def to_sparse(a, sparse_dim=None):
+    if isinstance(a, COOArray):
+        return a.copy()
+    sd = a.ndim if sparse_dim is None else sparse_dim
+    lead = a.reshape(a.shape[:sd] + (-1,)) if sd < a.ndim else a[..., None]
+    nz = np.nonzero(np.any(lead != 0, axis=-1))        # a block is kept when any of its entries is nonzero
+    idx = np.array(nz, np.int64).reshape(sd, -1)
+    return COOArray(idx, a[nz].copy(), a.shape, True)
+
+
+def to_dense(a, dtype=None, masked_grad=None):
+    out = _dense(a)
+    return out if dtype is None else out.astype(dtype)
+
+
+def sparse_mask(dense, mask):
+    m = coalesce(mask)
+    return COOArray(m.indices.copy(), np.asarray(dense)[tuple(m.indices)].copy(), m.shape, True)
+
+
+def _sparse_values_at(src, indices):
+    """The entries of ``src`` (dense or sparse) at the columns of ``indices`` (the COO constructor's backward)."""
+    if not isinstance(src, COOArray):
+        return np.asarray(src)[tuple(indices)].copy()
+    c = coalesce(src)
+    sizes = c.shape[:c.sparse_dim]
+    keys, want = linear_index(c.indices, sizes), linear_index(indices, sizes)
+    pos = np.searchsorted(keys, want)
+    pos = np.minimum(pos, max(len(keys) - 1, 0))
+    hit = (keys[pos] == want) if len(keys) else np.zeros(len(want), bool)
+    out = np.zeros((len(want),) + c.values.shape[1:], c.values.dtype)
+    out[hit] = c.values[pos[hit]]
+    return out
+
+
+def values(a):
+    return a.values.copy()
+
+
+def indices(a):
+    return a.indices.copy()
+
+
+def mm(a, b):
+    """sparse @ dense and dense @ sparse give dense (torch's layouts); sparse @ sparse gives sparse."""
+    if isinstance(a, COOArray) and isinstance(b, COOArray):
+        return to_sparse(_spmm(a, _dense(b)))
+    if isinstance(a, COOArray):
+        return _spmm(a, b)
+    return _spmm(_transpose(b, 0, 1), np.asarray(a).T).T.copy()
+
+
+def _spmm(s, d):
+    """Row i of the product gathers value * row j of ``d`` for each entry (i, j): one scatter-add."""
+    dt = np.result_type(s.values.dtype, d.dtype)
+    out = np.zeros((s.shape[0], d.shape[1]), dt)
+    if s.nnz:
+        np.add.at(out, s.indices[0], s.values[:, None].astype(dt) * d[s.indices[1]])
+    return out
+
+
+def _transpose(a, d0, d1):
+    sd = a.sparse_dim
+    d0, d1 = sorted((d0 % a.ndim, d1 % a.ndim))
+    shape = list(a.shape)
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    if d1 < sd:          # both sparse: swap index rows
+        idx = a.indices.copy()
+        idx[[d0, d1]] = idx[[d1, d0]]
+        return COOArray(idx, a.values.copy(), shape, False)
+    if d0 >= sd:         # both dense: swap value axes
+        return COOArray(a.indices.copy(), np.swapaxes(a.values, d0 - sd + 1, d1 - sd + 1).copy(), shape, a.coalesced)
+    raise RuntimeError(f"transpose(): sparse tensor cannot transpose a sparse dimension ({d0}) with a dense "
+                       f"dimension ({d1})")
+
+
+def transpose(a, dim0, dim1):
+    return _transpose(a, dim0, dim1)
+
+
+def t(a):
+    if a.ndim > 2 or a.dense_dim > 0 and a.ndim == 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but self is "
+                           f"{a.sparse_dim} sparse and {a.dense_dim} dense dimensions")
+    return _transpose(a, 0, 1) if a.ndim == 2 else a.copy()
+
+
+def _broadcast_at(a, other):
+    """``other`` (number or dense array) broadcast to ``a``'s shape, read at ``a``'s entries."""
+    o = np.asarray(other)
+    if o.ndim == 0:
+        return o
+    return np.broadcast_to(o, a.shape)[tuple(a.indices)]
+
+
+def mul(a, b):
+    if isinstance(a, COOArray) and isinstance(b, COOArray):     # the intersection of the patterns
+        a, b = coalesce(a), coalesce(b)
+        sizes = a.shape[:a.sparse_dim]
+        ka, kb = linear_index(a.indices, sizes), linear_index(b.indices, sizes)
+        common, ia, ib = np.intersect1d(ka, kb, return_indices=True)
+        return COOArray(a.indices[:, ia].copy(), a.values[ia] * b.values[ib], a.shape, True)
+    if not isinstance(a, COOArray):
+        a, b = b, a
+    if np.ndim(b) > a.ndim or np.broadcast_shapes(np.shape(b), a.shape) != a.shape:
+        raise RuntimeError(f"mul(sparse, dense): the dense operand of shape {list(np.shape(b))} must broadcast "
+                           f"to the sparse operand's shape {list(a.shape)}")
+    return COOArray(a.indices.copy(), a.values * _broadcast_at(a, b), a.shape, a.coalesced)
+
+
+def div(a, b):
+    if isinstance(b, COOArray):
+        raise RuntimeError("div(): a sparse divisor is not supported; divide by a dense tensor or a number")
+    return COOArray(a.indices.copy(), a.values / _broadcast_at(a, b), a.shape, a.coalesced)
+
+
+def add(a, b, alpha=1):
+    if isinstance(a, COOArray) and isinstance(b, COOArray):
+        if a.shape != b.shape:
+            raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size "
+                               f"{list(a.shape)} while other has size {list(b.shape)} (FYI: dense-sparse addition "
+                               f"does not currently support broadcasting)")
+        bv = b.values * alpha if alpha != 1 else b.values
+        return COOArray(np.concatenate([a.indices, b.indices], 1), np.concatenate([a.values, bv]), a.shape, False)
+    if isinstance(a, COOArray):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+    bd = _dense(b)
+    return np.asarray(a) + (bd * alpha if alpha != 1 else bd)
+
+
+def neg(a):
+    return COOArray(a.indices.copy(), -a.values, a.shape, a.coalesced)
+
+
+def sum_dim(a, dim=None, keepdim=False, dtype=None):
+    """torch.sparse.sum: over every sparse dimension the result is dense; over some of them, sparse."""
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        out = np.asarray(a.values.sum(dtype=dtype))
+        return out.reshape((1,) * a.ndim) if keepdim else out
+    dims = sorted({d % a.ndim for d in (dim if isinstance(dim, (list, tuple)) else [dim])})
+    sd = a.sparse_dim
+    sparse_red = [d for d in dims if d < sd]
+    vals = a.values.sum(axis=tuple(d - sd + 1 for d in dims if d >= sd), dtype=dtype)
+    if len(sparse_red) == sd:                      # every sparse dimension summed: a dense result
+        out = vals.sum(0, dtype=dtype)
+        return out.reshape([1 if d in dims else n for d, n in enumerate(a.shape)]) if keepdim else out
+    if keepdim:
+        raise RuntimeError("sum(): keepdim=True is not supported for a partial sum of a sparse tensor")
+    keep = [d for d in range(sd) if d not in sparse_red]
+    shape = [n for d, n in enumerate(a.shape) if d not in dims]
+    return coalesce(COOArray(a.indices[keep], vals, shape, False))
+
+
+def _to_copy(a, dtype=None, device=None, non_blocking=False):
+    return a.astype(dtype) if dtype is not None else a.copy()
+
+
+def clone(a, memory_format=None):
+    return a.copy()
+
+
+def detach(a):
+    return COOArray(a.indices, a.values, a.shape, a.coalesced)      # shares the arrays, as a detached view does
+
+
+KERNELS = {
+    'mm': mm, 'matmul': mm, 'to_dense': to_dense, 'coalesce': coalesce, 'sparse_mask': sparse_mask,
+    '_sparse_values_at': _sparse_values_at, '_values': values, '_indices': indices, 'transpose.int': transpose,
+    't': t, 'mul.Tensor': mul, 'div.Tensor': div, 'add.Tensor': add, 'neg': neg,
+    'sum.dim_IntList': sum_dim, '_to_copy': _to_copy, 'clone': clone, 'detach': detach, 'to_sparse': to_sparse,
+}
+CPU_KERNELS = {'_sparse_coo_tensor_with_dims_and_tensors': _sparse_coo_tensor, 'to_sparse': to_sparse,
+               '_sparse_values_at': _sparse_values_at}

@@ -1,0 +1,161 @@
+"""Sparse COO operators: their declarations, and the adapter that runs SparseCPU kernels.
+
+A sparse tensor is a TensorImpl over a `COOArray` (NOTE [sparse COO layout] in _core/coo.py)
+whose key set holds ``SparseCPU`` instead of ``CPU``. SparseCPU sits above CPU and below
+Autograd (as in torch), so a call with any sparse argument reaches the operator's SparseCPU
+kernel after autograd has recorded it, and an operator with no SparseCPU kernel raises torch's
+"Could not run 'aten::xxx' with arguments from the 'SparseCPU' backend". Kernels live in
+``ember/_backends/sparse`` and are registered through ember.library like every backend's;
+`sparse_kernel` is their adapter: the operator's meta function runs first when it has one
+(torch's shape and dtype errors), then tensors are unwrapped to arrays and COOArray results are
+wrapped as sparse tensors.
+
+The operators declared here are the ones torch has and ember lacked: the COO constructor,
+``to_sparse``/``to_dense``, ``coalesce``, ``sparse_mask``, ``_indices``/``_values``, and
+``_sparse_values_at`` (the constructor's backward: a gradient read at the entries' positions).
+"""
+import numpy as np
+
+from .._core.coo import COOArray
+from .._core.dtype import from_numpy_dtype, dtype as _dtype
+from .._core.dispatch_key import DispatchKey
+from .._core import device as _devmod
+from . import adapters
+from .registry import declare
+
+SPARSE_BIT = 1 << DispatchKey.SparseCPU
+
+
+def make_sparse(a, dev=None):
+    """A sparse tensor over COOArray ``a``."""
+    t = adapters.make_tensor(a, from_numpy_dtype(a.values.dtype), dev or _devmod.canonical('cpu'))
+    t._keys = SPARSE_BIT
+    return t
+
+
+def _unwrap(x):
+    if isinstance(x, adapters.T):
+        return x._a
+    if isinstance(x, _dtype):
+        return x.np
+    if isinstance(x, (list, tuple)) and x and isinstance(x[0], adapters.T):
+        return [e._a for e in x]
+    return x
+
+
+def _wrap(r, dev):
+    if isinstance(r, tuple):
+        return tuple(_wrap(x, dev) for x in r)
+    if isinstance(r, COOArray):
+        return make_sparse(r, dev)
+    if isinstance(r, np.generic):
+        r = np.asarray(r)
+    return adapters.adopt(r, dev)
+
+
+def sparse_kernel(op, fn):
+    """The dispatcher kernel for array kernel ``fn`` on SparseCPU (or a dense-to-sparse kernel on CPU)."""
+    decl = op.decl
+    # a view's meta function gives strides, which a COO tensor has not (sparse views are new tensors)
+    meta = decl.meta if decl is not None and decl.kind in ('generic', 'pointwise') and decl.explicit is None else None
+    pointwise = decl is not None and decl.kind == 'pointwise'
+    cpu = _devmod.canonical('cpu')
+
+    def kernel(ks, *args):
+        od = None
+        if meta is not None:
+            m = meta(*args)         # shape and dtype checks, with torch's messages
+            od = m[1] if pointwise else None
+        r = fn(*[_unwrap(a) for a in args])
+        if od is not None and r.dtype != od.np:    # pointwise: the promoted result dtype
+            r = r.astype(od.np)
+        return _wrap(r, cpu)
+    kernel.__qualname__ = f'sparsecpu::{op.schema.full_name}'
+    return kernel
+
+
+def _densify(g):
+    return g.to_dense() if g.is_sparse else g
+
+
+declare('_sparse_coo_tensor_with_dims_and_tensors(int sparse_dim, int dense_dim, SymInt[] size, Tensor indices, '
+        'Tensor values, *, bool? is_coalesced=None) -> Tensor', method=False, function=False, tags=('sparse',),
+        derivatives={'values': lambda grad, indices: _sparse_values_at(grad, indices)})
+_sparse_values_at = declare('_sparse_values_at(Tensor self, Tensor indices) -> Tensor', method=False,
+                            function=False, derivatives={})
+declare('to_sparse(Tensor self, int? sparse_dim=None) -> Tensor', method=False, function=False, tags=('sparse',),
+        derivatives={'self': lambda grad: _densify(grad)})
+declare('to_dense(Tensor self, ScalarType? dtype=None, *, bool? masked_grad=None) -> Tensor', method=False,
+        function=False, derivatives={'self': lambda grad, self: grad.sparse_mask(self)})
+declare('coalesce(Tensor self) -> Tensor', method=False, function=False, derivatives={'self': lambda grad: grad})
+declare('sparse_mask(Tensor self, Tensor mask) -> Tensor', function=False,
+        derivatives={'self': lambda grad: _densify(grad)})
+declare('_values(Tensor self) -> Tensor', method=False, function=False, differentiable=False)
+declare('_indices(Tensor self) -> Tensor', method=False, function=False, differentiable=False)
+
+
+# --- Tensor methods of the sparse layout (read the COOArray's metadata; data goes through operators) ----
+
+def _coo(t, what):
+    a = t._a
+    if not isinstance(a, COOArray):
+        raise RuntimeError(f"{what} expected sparse coordinate tensor layout but got Strided")
+    return a
+
+
+def _values_m(self):
+    if not _coo(self, 'values').coalesced:
+        raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
+    return self._values()
+
+
+def _indices_m(self):
+    if not _coo(self, 'indices').coalesced:
+        raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
+    return self._indices()
+
+
+def _to_dense_m(self, dtype=None, *, masked_grad=None):
+    if not isinstance(self._a, COOArray):
+        return self if dtype is None else self.to(dtype)
+    return _op('to_dense')(self, dtype, masked_grad=masked_grad)
+
+
+def _to_sparse_m(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    if layout is not None and layout != 'sparse_coo':
+        raise NotImplementedError(f"to_sparse: layout {layout} is not supported by ember (only sparse_coo)")
+    if isinstance(self._a, COOArray):
+        return self
+    if sparse_dim is None and dense_dim is not None:
+        sparse_dim = self.ndim - dense_dim
+    return _op('to_sparse')(self, sparse_dim)
+
+
+def _coalesce_m(self):
+    if _coo(self, 'coalesce').coalesced:
+        return self
+    return _op('coalesce')(self)
+
+
+def _op(name):
+    from .registry import DECLS
+    return DECLS[name].op
+
+
+METHODS = {
+    'is_sparse': property(lambda self: isinstance(self._a, COOArray)),
+    '_nnz': lambda self: _coo(self, '_nnz').nnz,
+    'sparse_dim': lambda self: _coo(self, 'sparse_dim').sparse_dim if isinstance(self._a, COOArray) else 0,
+    'dense_dim': lambda self: self._a.dense_dim if isinstance(self._a, COOArray) else self.ndim,
+    'is_coalesced': lambda self: _coo(self, 'is_coalesced').coalesced,
+    '_coalesced_': lambda self, flag: (setattr(_coo(self, '_coalesced_'), 'coalesced', bool(flag)), self)[1],
+    'values': _values_m, 'indices': _indices_m,
+    '_values': lambda self: _op('_values')(self), '_indices': lambda self: _op('_indices')(self),
+    'to_dense': _to_dense_m, 'to_sparse': _to_sparse_m, 'to_sparse_coo': lambda self: _to_sparse_m(self),
+    'coalesce': _coalesce_m,
+}
+
+
+def install_methods(T):
+    for k, v in METHODS.items():
+        setattr(T, k, v)
