@@ -186,3 +186,34 @@ def _nll2d_backward_meta(grad_output, self, target, weight, reduction, ignore_in
 
 _declare_nll('nll_loss2d', _nll2d_forward_meta, _nll2d_backward_meta, 'NllLoss2DBackward0',
              'NllLoss2DBackwardBackward0')
+
+
+# --- binary cross-entropy: torch's operator, so its gradient is torch's -------------------------------------
+# A composite of clamped logs gives nan gradients where the input is exactly 0 or 1 (log's inf times clamp's
+# 0); torch's backward is grad * (x - t) / max(x (1 - x), 1e-12), finite there.
+
+def _bce_meta(self, target, weight=None, reduction=1):
+    from .pointwise import broadcast_shapes      # torch's kernel broadcasts (the front end wants equal shapes)
+    shape = broadcast_shapes(tuple(self.shape), tuple(target.shape))
+    return (tuple(shape) if reduction == _NONE else ()), self._dtype
+
+
+def _bce_scale(g, self, weight, reduction):
+    if reduction != _NONE:
+        g = g.expand(tuple(self.shape))
+        if reduction == 1:
+            g = g / max(self.numel(), 1)
+    return g if weight is None else g * weight
+
+
+def _bce_grad_self(grad, self, target, weight, reduction):
+    return _bce_scale(grad, self, weight, reduction) * (self - target) / ((1 - self) * self).clamp_min(1e-12)
+
+
+def _bce_grad_target(grad, self, target, weight, reduction):
+    return _bce_scale(grad, self, weight, reduction) * -self.logit()
+
+
+declare('binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor',
+        meta=_bce_meta, method=False, out=True, grad_name='BinaryCrossEntropyBackward0',
+        derivatives={'self': _bce_grad_self, 'target': _bce_grad_target})

@@ -162,3 +162,16 @@ def _cross_entropy_samples(dt):
 
 op(_F + 'nll_loss', _nll_loss_samples, torch_name=_F + 'nll_loss', meta=False)
 op(_F + 'cross_entropy', _cross_entropy_samples, torch_name=_F + 'cross_entropy', meta=False, atol=1e-5, rtol=1e-5)
+
+
+def _bce_samples(dt):
+    for red in (0, 1, 2):
+        yield S(Arg((3, 4), low=0.05, high=0.95), Arg((3, 4), low=0, high=1), None, red)
+    yield S(Arg((), low=0.1, high=0.9), Arg((), low=0, high=1), None, 1)
+    yield S(Arg((0, 3), low=0.1, high=0.9), Arg((0, 3), low=0, high=1), None, 1)
+    yield S(Arg((4, 3), noncontig=True, low=0.1, high=0.9), Arg((4, 3), low=0, high=1), None, 0)
+    yield S(np.array([0.0, 1.0, 0.5]).astype(dt), np.array([1.0, 0.0, 0.5]).astype(dt), None, 1)  # clamped logs
+    yield S(Arg((3, 4), low=0.1, high=0.9), Arg((2, 4), low=0, high=1), None, 1)                   # shape error
+
+
+op('binary_cross_entropy', _bce_samples, torch_name='ops.aten.binary_cross_entropy')

@@ -128,3 +128,18 @@ KERNELS = {
     'nll_loss2d_forward': quiet(nll_loss2d_forward),
     'nll_loss2d_backward': quiet(nll_loss2d_backward),
 }
+
+
+def binary_cross_entropy(x, t, w, reduction):
+    """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as torch's kernel does."""
+    with np.errstate(divide='ignore'):
+        loss = -(t * np.maximum(np.log(x), -100) + (1 - t) * np.maximum(np.log1p(-x), -100))
+    if w is not None:
+        loss = loss * w
+    if reduction == 0:
+        return loss
+    s = np.add.reduce(loss, axis=None)
+    return np.asarray(s / loss.size if reduction == 1 else s, dtype=x.dtype)
+
+
+KERNELS['binary_cross_entropy'] = quiet(binary_cross_entropy)

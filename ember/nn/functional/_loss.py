@@ -211,10 +211,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if input.numel() and bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     _no_grad_arg('binary_cross_entropy', 'weight', weight)
-    loss = -(target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100))
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    if weight is not None and tuple(weight.shape) != tuple(input.shape):
+        weight = weight.expand(tuple(input.shape))      # torch broadcasts the weight to the input's shape
+    return _E.binary_cross_entropy(input, target, weight, _REDUCTION_ENUM[reduction])
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction='mean',
