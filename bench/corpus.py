@@ -220,7 +220,7 @@ PROGRAMS = {
                                   steps=[('main.py', ['--epochs', '2', '--no_accel', '--log-interval', '1',
                                                       '--train_size', '320', '--test_size', '160'])]),
     'mnist_hogwild': dict(folder='mnist_hogwild', vision=True, setup=mnist_raw,
-                          steps=[('main.py', ['--epochs', '1', '--log-interval', '1', '--num-processes', '2',
+                          steps=[('main.py', ['--epochs', '3', '--log-interval', '1', '--num-processes', '2',
                                               '--batch-size', '64', '--test-batch-size', '80'])]),
     'vae': dict(folder='vae', vision=True, setup=mnist_raw,
                 steps=[('main.py', ['--epochs', '1', '--log-interval', '1', '--batch-size', '64'])]),
