@@ -62,6 +62,7 @@ from ._ops.pointwise import broadcast_shapes
 from ._api import *  # noqa: F401,F403  hand-written functions that are not single operators
 from . import linalg  # noqa: E402  the torch.linalg namespace
 from . import special  # noqa: E402  the torch.special namespace
+from . import fft  # noqa: E402  the torch.fft namespace
 from . import nn  # noqa: E402  after every operator exists: nn.functional and the modules use them at import
 
 # torch also exposes these nn.functional operators at top level (torch.max_pool2d, torch.batch_norm, ...)
