@@ -342,8 +342,7 @@ def test_fuzzed_checkpoints_load_what_torch_loads_or_raise_clearly(tmp_path):
 
 
 def test_fuzzed_safetensors_headers_raise_clearly_or_load_exactly(tmp_path):
-    from ember.utils import safetensors as st
-    pytest.importorskip('safetensors')
+    from ember.utils import safetensors as st      # the safetensors package is in the test extra
     path = tmp_path / 'ok.safetensors'
     st.save_file({'a': ember.arange(6.).reshape(2, 3), 'b': ember.ones(2, dtype=ember.int64)}, str(path))
     raw = path.read_bytes()
