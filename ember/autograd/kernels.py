@@ -224,12 +224,14 @@ def autograd_kernel(decl):
     for f in cls._formulas + (cls._first_order or ()):
         for p in f[2]:
             users.setdefault(p, set()).update(pos[n] for n in (f[0] if isinstance(f[0], tuple) else (f[0],)))
-    saved_args = [(n, pos[n], tuple(users.get(n, ()))) for n in cls._saved_names if n not in _RESULTS and n in pos]
+    # users as bit masks of argument positions: the per-call test is one AND of small ints
+    mask = lambda ps: sum(1 << q for q in set(ps))
+    saved_args = [(n, pos[n], mask(users.get(n, ()))) for n in cls._saved_names if n not in _RESULTS and n in pos]
     meta_args = [(n, pos[n[:-len(_meta_param(n, arg_types))]], _meta_param(n, arg_types))
                  for n in cls._saved_names if n not in pos and _meta_param(n, arg_types)]
-    result_users = set().union(*(users.get(n, ()) for n in ('result', 'results')))
+    result_users = mask(set().union(*(users.get(n, ()) for n in ('result', 'results'))))
     wants_result = 'result' in cls._saved_names or 'results' in cls._saved_names
-    single_results = [(n, int(n[6:]), tuple(users[n])) for n in cls._saved_names
+    single_results = [(n, int(n[6:]), mask(users[n])) for n in cls._saved_names
                       if n[:6] == 'result' and n[6:].isdigit()]
     redispatch = op.redispatch
     multi = cls._n_outputs > 1
@@ -238,7 +240,7 @@ def autograd_kernel(decl):
 
     def kernel(ks, *args):
         out = redispatch(ks & _BELOW, *args)
-        edges, any_req, in_meta, list_len, req, present = [], False, [], {}, set(), set()
+        edges, in_meta, list_len, req, present = [], [], {}, 0, 0
         for p, is_list in diff:
             x = args[p]
             items = x if is_list else (x,)
@@ -247,22 +249,21 @@ def autograd_kernel(decl):
             for t in items:
                 if isinstance(t, TensorImpl):
                     in_meta.append((t._a.shape, t._dtype))
-                    present.add(p)
+                    present |= 1 << p
                     if t._keys & AUTOGRAD_BIT:
                         edges.append(gradient_edge(t))
-                        any_req = True
-                        req.add(p)
+                        req |= 1 << p
                         continue
                 else:
                     in_meta.append(None)
                 edges.append((None, 0))
-        if not any_req:
+        if not req:
             return out
         node = cls()
         node.next_functions = tuple(edges)
         node._in_meta = in_meta
         node._list_len = list_len
-        node._saved = {n: _save(args[i]) for n, i, u in saved_args if not req.isdisjoint(u)}
+        node._saved = {n: _save(args[i]) for n, i, u in saved_args if req & u}
         for n, i, suf in meta_args:
             v = args[i]     # a Tensor[] argument saves a list: one entry per tensor
             node._saved[n] = [_meta_value(x, suf) if x is not None else None for x in v] if isinstance(v, (list, tuple)) else _meta_value(v, suf)
@@ -276,14 +277,14 @@ def autograd_kernel(decl):
                 o._keys |= AUTOGRAD_BIT
         if is_view and out._base is not None:     # NOTE [view history] in views.py
             out.__dict__['_hist'] = out._base.__dict__.get('_hist', 0)
-        if wants_result and not present.isdisjoint(result_users):
+        if wants_result and present & result_users:
             if multi:
                 node._saved['results'] = tuple(_save(o, True) for o in outs)
                 node._saved['result'] = node._saved['results'][0]
             else:
                 node._saved['result'] = _save(out, True)
         for n, i, u in single_results:       # only that output: torch's result1
-            if not present.isdisjoint(u):
+            if present & u:
                 node._saved[n] = _save(outs[i], True)
         if anomaly._enabled:
             anomaly.record(node)
