@@ -33,8 +33,9 @@ def test_ember_never_imports_torch():
 
 
 def test_kernel_modules_know_arrays_only():
-    """Backend kernel modules import NumPy/SciPy/the standard library, never ember (no Tensors, no autograd)."""
-    allowed_roots = {'numpy', 'scipy', 'math', 'functools', 'itertools', 'operator', 'warnings', 'ml_dtypes',
+    """Backend kernel modules import NumPy and the standard library only: never ember (no Tensors, no autograd),
+    never scipy (a test-only package: NOTE [special functions without scipy])."""
+    allowed_roots = {'numpy', 'math', 'functools', 'itertools', 'operator', 'warnings', 'ml_dtypes',
                      'os', 'threading', '_thread', 'contextvars', 'ctypes'}   # stdlib: _parallel, _blas
     for sub in ('cpu',):
         for path in _py_files(os.path.join(EMBER, '_backends', sub)):
