@@ -36,10 +36,52 @@ _SEGMENTS = {}          # id(mmap) -> (name, nbytes): segments this process maps
 _OPENED = {}            # name -> mmap, segments received from other processes
 
 
-def _root(a):
+HAVE_SHM = _posixshmem is not None
+_POPULATE = getattr(mmap, 'MAP_POPULATE', 0)
+
+
+# --- named segments: the primitives this module and the DataLoader's batch transport (utils/data/_utils/shm.py)
+# share ---------------------------------------------------------------------------------------------------------
+
+def create_segment(name, nbytes, populate=False):
+    """Create POSIX shared-memory segment ``name`` of ``nbytes`` and map it (MAP_SHARED; ``populate`` maps every
+    page at once, one syscall instead of a fault per page)."""
+    fd = _posixshmem.shm_open('/' + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, mode=0o600)
+    try:
+        os.ftruncate(fd, nbytes)
+        return mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED | (_POPULATE if populate else 0))
+    finally:
+        os.close(fd)
+
+
+def map_segment(name, nbytes, populate=False):
+    """Map an existing segment ``name``."""
+    fd = _posixshmem.shm_open('/' + name, os.O_RDWR, mode=0o600)
+    try:
+        return mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED | (_POPULATE if populate else 0))
+    finally:
+        os.close(fd)
+
+
+def unlink_segment(name):
+    try:
+        _posixshmem.shm_unlink('/' + name)
+    except FileNotFoundError:
+        pass
+
+
+def root_array(a):
+    """The array that owns ``a``'s memory (the end of its chain of bases)."""
     while isinstance(a.base, np.ndarray):
         a = a.base
     return a
+
+
+def data_ptr(a):
+    return a.__array_interface__['data'][0]
+
+
+_root, _ptr = root_array, data_ptr
 
 
 def segment_of(a):
@@ -64,10 +106,7 @@ def _weakrefable(obj):
 
 def _unlink(name, pid):
     if os.getpid() == pid:      # a forked child inherits the finalizer; only the creator removes the name
-        try:
-            _posixshmem.shm_unlink('/' + name)
-        except FileNotFoundError:
-            pass
+        unlink_segment(name)
 
 
 def shared_copy(a):
@@ -76,12 +115,7 @@ def shared_copy(a):
         raise RuntimeError("share_memory_(): this platform has no POSIX shared memory")
     nbytes = max(a.nbytes, 1)
     name = f'ember_shm_{os.getpid()}_{next(_counter)}'
-    fd = _posixshmem.shm_open('/' + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, mode=0o600)
-    try:
-        os.ftruncate(fd, nbytes)
-        mm = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED)
-    finally:
-        os.close(fd)
+    mm = create_segment(name, nbytes)
     _register(mm, name, nbytes)
     root = np.frombuffer(mm, np.uint8, nbytes)
     weakref.finalize(root, _unlink, name, os.getpid())
@@ -93,18 +127,10 @@ def shared_copy(a):
 def open_segment(name, nbytes):
     mm = _OPENED.get(name)
     if mm is None or len(mm) != nbytes:
-        fd = _posixshmem.shm_open('/' + name, os.O_RDWR, mode=0o600)
-        try:
-            mm = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED)
-        finally:
-            os.close(fd)
+        mm = map_segment(name, nbytes)
         _OPENED[name] = mm
         _register(mm, name, nbytes)
     return np.frombuffer(mm, np.uint8, nbytes)
-
-
-def _ptr(a):
-    return a.__array_interface__['data'][0]
 
 
 def reduce_tensor(t):

@@ -27,7 +27,6 @@ round trip costs more than copying them.
 import collections
 import io
 import itertools
-import mmap
 import os
 import pickle
 import sys
@@ -38,41 +37,22 @@ import numpy as np
 
 import ember
 
-try:
-    import _posixshmem
-except ImportError:   # no POSIX shared memory (Windows): batches travel pickled
-    _posixshmem = None
+from ...._shared import (HAVE_SHM, create_segment, map_segment, unlink_segment as unlink,  # noqa: E402
+                         root_array as _root, data_ptr as _ptr)    # ember's one set of segment primitives
 
 SHM_DIR = '/dev/shm'
 _SHM_MIN = 1 << 12   # below this, a segment costs more than pickling the bytes
 _FREE_PER_SIZE = 8   # spare segments a worker keeps per size
-# map all pages at once: one syscall instead of a page fault per 4 KiB page
-_MAP_FLAGS = mmap.MAP_SHARED | getattr(mmap, 'MAP_POPULATE', 0)
 
 
 def _create(name, nbytes):
-    """Create segment ``name`` of ``nbytes`` and map it; the name is not registered with any tracker."""
-    fd = _posixshmem.shm_open('/' + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, mode=0o600)
-    try:
-        os.ftruncate(fd, nbytes)
-        return mmap.mmap(fd, nbytes, flags=_MAP_FLAGS)
-    finally:
-        os.close(fd)
+    """Create segment ``name`` of ``nbytes`` and map it, every page at once (one syscall instead of a page
+    fault per 4 KiB page); the name is not registered with any tracker."""
+    return create_segment(name, nbytes, populate=True)
 
 
 def _open(name, nbytes):
-    fd = _posixshmem.shm_open('/' + name, os.O_RDWR, mode=0o600)
-    try:
-        return mmap.mmap(fd, nbytes, flags=_MAP_FLAGS)
-    finally:
-        os.close(fd)
-
-
-def unlink(name):
-    try:
-        _posixshmem.shm_unlink('/' + name)
-    except FileNotFoundError:
-        pass
+    return map_segment(name, nbytes, populate=True)
 
 
 def unlink_prefix(prefix):
@@ -160,20 +140,10 @@ def set_worker_arena(prefix, worker_id):
 
 def empty(shape, dtype):
     """An uninitialised array: in shared memory inside a DataLoader worker, ordinary memory elsewhere."""
-    if _worker_arena is None or _posixshmem is None or \
+    if _worker_arena is None or not HAVE_SHM or \
             int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize < _SHM_MIN:
         return np.empty(shape, dtype)
     return _worker_arena.empty(shape, dtype)
-
-
-def _root(a):
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
-
-
-def _ptr(a):
-    return a.__array_interface__['data'][0]
 
 
 class _BatchPickler(pickle.Pickler):
@@ -191,7 +161,7 @@ class _BatchPickler(pickle.Pickler):
         root = _root(a)
         entry = self.arena.live.get(id(root.base))
         if entry is None or entry[1] is not root.base:
-            if a.nbytes < _SHM_MIN or _posixshmem is None:
+            if a.nbytes < _SHM_MIN or not HAVE_SHM:
                 return _rebuild_inline, (np.ascontiguousarray(a), obj.dtype, obj.requires_grad, str(obj.device))
             copy = self.arena.empty(a.shape, a.dtype)
             np.copyto(copy, a)
