@@ -31,10 +31,6 @@ logsumexp = ember.logsumexp
 modified_bessel_i0 = i0
 
 
-def _as_tensor(x):
-    return x if isinstance(x, ember.Tensor) else ember.tensor(x)
-
-
 def erfcx(input):
     """exp(x**2) * erfc(x), without overflow for large x."""
     return _aten.special_erfcx.default(input)
@@ -60,12 +56,12 @@ modified_bessel_i1 = i1
 
 def gammainc(input, other):
     """The regularized lower incomplete gamma function P(a, x); differentiable in x only, as in torch."""
-    return _aten.special_gammainc.default(_as_tensor(input), _as_tensor(other))
+    return _aten.special_gammainc.default(ember.as_tensor(input), ember.as_tensor(other))
 
 
 def gammaincc(input, other):
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
-    return _aten.special_gammaincc.default(_as_tensor(input), _as_tensor(other))
+    return _aten.special_gammaincc.default(ember.as_tensor(input), ember.as_tensor(other))
 
 
 def ndtr(input):
@@ -82,7 +78,7 @@ def log_ndtr(input):
     """log(ndtr(x)), accurate in both tails: log1p(-ndtr(-x)) above -1, and below it the scaled erfc
     (log(erfcx(-x / sqrt 2) / 2) - x**2 / 2), which does not underflow. Each branch sees inputs clamped to its
     own side, so neither gives a nan gradient where it is not used."""
-    x = _as_tensor(input)
+    x = ember.as_tensor(input)
     low = x < -1
     hi = ember.where(low, -1.0, x)
     lo = ember.where(low, x, -1.0)
@@ -98,7 +94,7 @@ def entr(input):
 
 def xlog1py(input, other):
     """x * log1p(y), and 0 where x is 0 (unless y is nan)."""
-    x, y = _as_tensor(input), _as_tensor(other)
+    x, y = ember.as_tensor(input), ember.as_tensor(other)
     r = x * ember.log1p(y)
     return ember.where((x == 0).logical_and(y.isnan().logical_not()), 0.0, r)
 

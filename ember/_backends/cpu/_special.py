@@ -48,12 +48,17 @@ def _erf_series(x):
     return _TWO_OVER_SQRT_PI * np.exp(-x2) * total
 
 
-def _erfc_cf(x):
-    """erfc for x >= 2 (x float64)."""
+def _erfcx_cf(x):
+    """exp(x^2) erfc(x) for x >= 2 (x float64): the continued fraction, bottom-up at a fixed depth."""
     f = x.copy()
     for k in range(60, 0, -1):
         f = x + (0.5 * k) / f
-    return np.exp(-x * x) / (_SQRT_PI * f)
+    return 1.0 / (_SQRT_PI * f)
+
+
+def _erfc_cf(x):
+    """erfc for x >= 2 (x float64)."""
+    return np.exp(-x * x) * _erfcx_cf(x)
 
 
 def _erf_erfc(a):
@@ -219,11 +224,7 @@ def erfcx(a):
     out = np.empty_like(x)
     with np.errstate(over='ignore', invalid='ignore'):
         big = x >= 2.0
-        xb = x[big]
-        f = xb.copy()
-        for k in range(60, 0, -1):
-            f = xb + (0.5 * k) / f
-        out[big] = 1.0 / (_SQRT_PI * f)
+        out[big] = _erfcx_cf(x[big])
         rest = ~big
         xr = x[rest]
         out[rest] = np.exp(xr * xr) * _erf_erfc(xr)[1]
