@@ -20,9 +20,9 @@ measures them against scipy.special and torch in one process (2026-11-24, 2-core
 over [-30, 30] (erf, erfc to 26), (-1, 1) (erfinv) and (0, 40) (the gamma family) is 1e-15 for erf, 2e-13
 for erfc (near x = 2, where 1 - erf hands over to the continued fraction), 2e-14 for erfinv, 3e-11 for
 lgamma (only next to its zeros at 1 and 2; the absolute error is ~1e-16), 3e-12 for digamma and 1e-15 for
-polygamma; torch's own values differ from scipy's by as much in places (polygamma(1): 5e-10). Speed: 7-16x
-scipy's time per element for erf, erfc, erfinv and digamma (tens of vector passes against one C loop), 2x for
-lgamma, faster than scipy for polygamma. The GELU that training runs takes its own float32 path
+polygamma; torch's own values differ from scipy's by as much in places (polygamma(1): 5e-10). Speed (idle machine):
+2.4-9.5x scipy's time per element for erf, erfc, erfinv and digamma (tens of vector passes against one C
+loop), 1.1x for lgamma, faster than scipy for polygamma. The GELU that training runs takes its own float32 path
 (NOTE [float32 GELU]), so these cost only where scipy's would have been used.
 """
 import math
