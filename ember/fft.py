@@ -6,10 +6,12 @@ The transforms are operators (ember/_ops/fft.py) with torch's signatures; ``fftf
 the Hermitian n-D transforms (hfft2/hfftn/ihfft2/ihfftn), which raise saying so.
 
 >>> import ember
+from ._absent import absent
 >>> ember.fft.rfft(ember.tensor([1.0, 2.0, 3.0, 4.0]))
 tensor([10.+0.j, -2.+2.j, -2.+0.j])
 """
 import ember
+from ._absent import absent
 
 __all__ = ['fft', 'ifft', 'rfft', 'irfft', 'hfft', 'ihfft', 'fft2', 'ifft2', 'rfft2', 'irfft2', 'fftn', 'ifftn',
            'rfftn', 'irfftn', 'fftfreq', 'rfftfreq', 'fftshift', 'ifftshift', 'hfft2', 'ihfft2', 'hfftn', 'ihfftn']
@@ -63,12 +65,6 @@ def ifftshift(input, dim=None):
     return _shift(input, dim, -1)
 
 
-def _absent(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError(f"ember.fft.{name} is not implemented: NumPy has no n-dimensional Hermitian "
-                                  f"transform and ember has no kernel of its own for it yet")
-    fn.__name__ = name
-    return fn
-
-
-hfft2, ihfft2, hfftn, ihfftn = (_absent(n) for n in ('hfft2', 'ihfft2', 'hfftn', 'ihfftn'))
+hfft2, ihfft2, hfftn, ihfftn = (absent(f'ember.fft.{n}', ' is not implemented: NumPy has no n-dimensional Hermitian '
+                                       'transform and ember has no kernel of its own for it yet')
+                                for n in ('hfft2', 'ihfft2', 'hfftn', 'ihfftn'))

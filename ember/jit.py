@@ -5,13 +5,13 @@ annotations that only matter to the TorchScript compiler (``ignore``, ``unused``
 unchanged, as they do in eager torch code."""
 
 
+from ._absent import absent
+
+
 def _absent(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError(f"ember.jit.{name} (TorchScript) is not available in ember: it has no TorchScript "
-                                  f"compiler. Run the function or module eagerly; graph capture is tracked as issue "
-                                  f"11 and compilation as issue 12.")
-    fn.__name__ = name
-    return fn
+    return absent(f'ember.jit.{name}', " (TorchScript) is not available in ember: it has no TorchScript compiler. "
+                  "Run the function or module eagerly; graph capture is tracked as issue 11 and compilation as "
+                  "issue 12.")
 
 
 script = _absent('script')

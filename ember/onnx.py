@@ -8,13 +8,13 @@ False
 """
 
 
+from ._absent import absent
+
+
 def _absent(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError(f"ember.onnx.{name}: ONNX export is not available in ember (it needs graph "
-                                  f"capture, issue 11, and an ONNX writer). Save the weights with ember.save "
-                                  f"and export from PyTorch, which reads ember's checkpoints.")
-    fn.__name__ = name
-    return fn
+    return absent(f'ember.onnx.{name}', ": ONNX export is not available in ember (it needs graph capture, issue 11, "
+                  "and an ONNX writer). Save the weights with ember.save and export from PyTorch, which reads "
+                  "ember's checkpoints.")
 
 
 export = _absent('export')

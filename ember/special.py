@@ -7,12 +7,14 @@ polynomials, Bessel functions of the first and second kind, the Airy function, H
 gamma functions) is not implemented: each such name raises NotImplementedError saying so.
 
 >>> import ember
+from ._absent import absent
 >>> ember.special.ndtr(ember.tensor([0.0]))
 tensor([0.5000])
 """
 import math
 
 import ember
+from ._absent import absent
 
 __all__ = ['digamma', 'entr', 'gammainc', 'gammaincc', 'erf', 'erfc', 'erfcx', 'erfinv', 'exp2', 'expit', 'expm1', 'gammaln', 'i0', 'i0e',
            'i1', 'i1e', 'log1p', 'log_ndtr', 'log_softmax', 'logit', 'logsumexp', 'modified_bessel_i0',
@@ -129,13 +131,6 @@ _ABSENT = ('airy_ai', 'bessel_j0', 'bessel_j1', 'bessel_y0', 'bessel_y1', 'cheby
            'shifted_chebyshev_polynomial_w', 'spherical_bessel_j0', 'zeta')
 
 
-def _absent(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError(f"ember.special.{name} is not implemented: ember computes its special "
-                                  f"functions in NumPy itself (NOTE [special functions without scipy]) and has no "
-                                  f"kernel for this one yet")
-    fn.__name__ = name
-    return fn
-
-
-globals().update({n: _absent(n) for n in _ABSENT})
+globals().update({n: absent(f'ember.special.{n}', ' is not implemented: ember computes its special functions in '
+                                                 'NumPy itself (NOTE [special functions without scipy]) and has no '
+                                                 'kernel for this one yet') for n in _ABSENT})

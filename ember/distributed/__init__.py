@@ -10,6 +10,8 @@ examples' imagenet with one process) run unchanged.
 """
 import enum
 
+from .._absent import absent
+
 __all__ = ['is_available', 'is_initialized', 'init_process_group', 'get_rank', 'get_world_size', 'barrier',
            'all_reduce', 'broadcast', 'destroy_process_group', 'ReduceOp', 'Backend', 'new_group', 'all_gather']
 
@@ -32,10 +34,7 @@ def _not_initialized(*args, **kwargs):
 
 
 def _absent(name):
-    def fn(*args, **kwargs):
-        raise RuntimeError(f"ember.distributed.{name}: {_WHY}")
-    fn.__name__ = name
-    return fn
+    return absent(f'ember.distributed.{name}', f': {_WHY}', RuntimeError)
 
 
 init_process_group = _absent('init_process_group')
