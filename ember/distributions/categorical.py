@@ -34,18 +34,8 @@ class Categorical(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = ember.Size(batch_shape)
-        param_shape = batch_shape + ember.Size((self._num_events,))
-        if 'probs' in self.__dict__:
-            new.probs = self.probs.expand(param_shape)
-            new._param = new.probs
-        if 'logits' in self.__dict__:
-            new.logits = self.logits.expand(param_shape)
-            new._param = new.logits
+        new = self._expanded(Categorical, batch_shape, _instance, ('probs', 'logits'), (self._num_events,))
         new._num_events = self._num_events
-        super(Categorical, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)

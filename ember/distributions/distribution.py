@@ -161,6 +161,21 @@ class Distribution:
                              f"within the support ({support!r}) of the distribution {self!r}, but found invalid "
                              f"values:\n{value}")
 
+    def _expanded(self, cls, batch_shape, _instance, params, param_event=()):
+        """The body of most ``expand()`` methods: a new ``cls`` whose parameters ``params`` (those this
+        instance holds: a lazily derived ``probs``/``logits`` only once computed) are expanded to
+        ``batch_shape + param_event``; ``_param`` follows probs/logits, and validation is carried over."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = ember.Size(batch_shape)
+        for name in params:
+            if name in self.__dict__:
+                setattr(new, name, self.__dict__[name].expand(batch_shape + ember.Size(param_event)))
+                if name in ('probs', 'logits'):
+                    new._param = new.__dict__[name]
+        super(cls, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(f'Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom '
