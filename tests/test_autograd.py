@@ -688,3 +688,16 @@ def test_multi_view_pieces_without_grad_stay_plain_views():
     with ember.no_grad():
         p, q = ember.ones(4, requires_grad=True).split(2)
     assert p.grad_fn is None and not p.requires_grad
+
+
+def test_grad_of_several_outputs_of_one_node():
+    """autograd.grad from two pieces of one split (and twice the same output) sums both, as torch."""
+    res = {}
+    for lib in (torch, ember):
+        x = lib.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        a, b = x.chunk(2)
+        y = x * 2
+        res[lib] = (lib.autograd.grad([a, b], [x], [lib.ones(1, 2), lib.full((1, 2), 3.)])[0],
+                    lib.autograd.grad([y, y], [x], [lib.ones(2, 2), lib.full((2, 2), 3.)])[0])
+    for e, t in zip(res[ember], res[torch]):
+        np.testing.assert_allclose(e.numpy(), t.numpy())

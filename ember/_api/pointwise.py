@@ -14,8 +14,11 @@ from .._ops.pointwise import DIV_MODE
 from .._ops import adapters
 from .._core import dtype as D
 from .._core.storage import MetaArray
+from .._core.dispatch_key import AUTOGRAD_BIT
+from ..autograd.node import Node, gradient_edge
+from ..autograd.grad_mode import is_grad_enabled
 
-__all__ = ['div', 'divide', 'true_divide', 'real', 'imag', 'conj', 'conj_physical', 'resolve_conj', 'resolve_neg',
+__all__ = ['div', 'divide', 'true_divide', 'real', 'imag', 'view_as_real', 'view_as_complex', 'conj', 'conj_physical', 'resolve_conj', 'resolve_neg',
            'is_conj', 'is_neg', 'selu', 'selu_', 'celu', 'celu_', 'rrelu', 'rrelu_', 'prelu', 'hardshrink']
 
 _div = DECLS['div']
@@ -128,7 +131,49 @@ def _invert(self):
 Tensor.__invert__ = _invert
 
 
-# --- complex helpers ---------------------------------------------------------------------
+# --- complex views ------------------------------------------------------------------------
+# NOTE [complex views]: ``z.real``, ``z.imag``, ``view_as_real(z)`` and ``view_as_complex(x)`` share storage
+# with their input but reinterpret its dtype (complex64 <-> pairs of float32), which the operator table's views
+# (sizes, strides and offset in elements of one dtype) cannot express; so they are made here, and when the
+# input requires grad they get a node of their own (RealBackward0, ...; NOTE [complex gradients] in
+# autograd/kernels.py has the derivatives). Writing into one in place while autograd records is refused: the
+# rebasing of the base's history (views.copy_slices) indexes elements of one dtype.
+
+class _ComplexViewNode(Node):
+    _fresh_outputs = True     # NOTE [gradient ownership]
+    backward = None           # grad of the view -> grad of the input, in operators (so it differentiates again)
+
+    def apply(self, grads):
+        g = grads[0]
+        return (None if g is None else type(self).backward(g),)
+
+
+def _node(name, backward):
+    return type(name, (_ComplexViewNode,), {'backward': staticmethod(backward)})
+
+
+_REAL_NODE = _node('RealBackward0', lambda g: g * (1 + 0j))
+_IMAG_NODE = _node('ImagBackward0', lambda g: g * 1j)
+_AS_REAL_NODE = _node('ViewAsRealBackward0', lambda g: view_as_complex(g.contiguous()))
+_AS_COMPLEX_NODE = _node('ViewAsComplexBackward0', lambda g: view_as_real(g))
+
+
+def _dtype_view(self, va, dtype, node_cls):
+    t = adapters.make_tensor(va, dtype, self._device)
+    t._vc = self._vc
+    st = t._storage = self._storage
+    t._offset = va.offset if isinstance(va, MetaArray) else \
+        (va.__array_interface__['data'][0] - st.data_ptr()) // va.itemsize if va.size else 0
+    t._base = self._base if self._base is not None else self
+    t.__dict__['_dtype_view'] = node_cls.__name__
+    if self._keys & AUTOGRAD_BIT and is_grad_enabled():
+        node = node_cls()
+        node.next_functions = (gradient_edge(self),)
+        t._grad_fn, t._output_nr = node, 0
+        t._keys |= AUTOGRAD_BIT
+        t.__dict__['_hist'] = t._base.__dict__.get('_hist', 0)
+    return t
+
 
 def _part_view(self, part):
     """A real view of the real or imaginary part of a complex tensor, sharing its storage."""
@@ -139,11 +184,7 @@ def _part_view(self, part):
     else:
         self._storage_or_make()
         va = a.real if part == 0 else a.imag
-    t = adapters.make_tensor(va, rd, self._device)
-    t._vc = self._vc
-    t._storage = self._storage
-    t._base = self._base if self._base is not None else self
-    return t
+    return _dtype_view(self, va, rd, _REAL_NODE if part == 0 else _IMAG_NODE)
 
 
 def real(input):
@@ -157,15 +198,57 @@ def imag(input):
     return _part_view(input, 1)
 
 
+def view_as_real(input):
+    """A real view of a complex tensor with a last dimension of size 2 (real, imaginary)."""
+    if not input._dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    a = input._a
+    rd = input._dtype.to_real()
+    if isinstance(a, MetaArray):
+        va = MetaArray(tuple(a.shape) + (2,), rd.np, tuple(a.strides) + (rd.itemsize,), a.offset * 2)
+    else:
+        input._storage_or_make()
+        va = np.lib.stride_tricks.as_strided(a.real, tuple(a.shape) + (2,), tuple(a.strides) + (rd.itemsize,))
+    return _dtype_view(input, va, rd, _AS_REAL_NODE)
+
+
+def view_as_complex(input):
+    """A complex view of a real tensor whose last dimension has size 2 and stride 1."""
+    if input._dtype not in (D.float32, D.float64, D.float16):
+        raise RuntimeError("view_as_complex is only supported for floating point tensors, but got a tensor of "
+                           f"scalar type: {adapters._tname(input._dtype)}")
+    shape, st = tuple(input._a.shape), input.stride()
+    if not shape or shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if st[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(x % 2 for x in st[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if input.storage_offset() % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    cd = input._dtype.to_complex()
+    a = input._a
+    if isinstance(a, MetaArray):
+        va = MetaArray(shape[:-1], cd.np, tuple(a.strides[:-1]), a.offset // 2)
+    else:
+        input._storage_or_make()
+        va = a.view(cd.np)[..., 0] if a.size else np.empty(shape[:-1], cd.np)
+    return _dtype_view(input, va, cd, _AS_COMPLEX_NODE)
+
+
+_conj_physical = DECLS['conj_physical'].op.call
+
+
 def conj(input):
-    """The complex conjugate; a real tensor is returned as is (as in torch)."""
+    """The complex conjugate; a real tensor is returned as is (as in torch). ember computes it eagerly (torch
+    sets a lazy conjugate bit instead, so ``is_conj()`` is always False here)."""
     if not input._dtype.is_complex:
         return input
-    return adapters.make_tensor(np.conj(input._a), input._dtype, input._device)
+    return _conj_physical(input)
 
 
 def conj_physical(input):
-    return conj(input) if input._dtype.is_complex else input.clone()
+    return _conj_physical(input) if input._dtype.is_complex else input.clone()
 
 
 def resolve_conj(input):
@@ -185,7 +268,7 @@ def is_neg(input):
 
 Tensor.real = property(real)
 Tensor.imag = property(imag)
-for _n in ('conj', 'conj_physical', 'resolve_conj', 'resolve_neg', 'is_conj', 'is_neg'):
+for _n in ('conj', 'conj_physical', 'resolve_conj', 'resolve_neg', 'is_conj', 'is_neg'):  # noqa
     setattr(Tensor, _n, globals()[_n])
 
 

@@ -760,6 +760,7 @@ def _det_grad(grad, A, result):
 
 
 def _slogdet_grad(grads, A, result0):     # torch saves the sign too (its complex formula reads it)
+    _real_only('linalg.slogdet', A)
     return grads[1].unsqueeze(-1).unsqueeze(-1) * DECLS['linalg_inv'].op.call(A).mT
 
 
@@ -847,8 +848,16 @@ def _phi(X):
     return X.tril() * half
 
 
+def _real_only(name, A):
+    """The decompositions' formulas are torch's for real matrices; their complex forms (Hermitian and unitary
+    gauge terms) are not written yet, and a wrong gradient is worse than none (NOTE [complex gradients])."""
+    if A.is_complex():
+        raise NotImplementedError(f"ember: the derivative of {name} for complex inputs is not implemented")
+
+
 def _cholesky_grad(grad, result, upper):
     # A = L L^T: gA = L^-T phi(L^T gL) L^-1, symmetrised (torch's cholesky_backward)
+    _real_only('linalg.cholesky', result)
     L, gL = (result.mT, grad.mT) if upper else (result, grad)
     Linv = DECLS['linalg_inv'].op.call(L)
     gA = Linv.mT.matmul(_phi(L.mT.matmul(gL))).matmul(Linv)
@@ -881,6 +890,7 @@ def _qr_grad(grads, results, mode):
     # torch's linalg_qr_backward, case m >= n (A = QR with R square): gA = (gQ + Q sym(triu(gR R^T - Q^T gQ))) R^-T
     gQ, gR = grads
     Q, R = results
+    _real_only('linalg.qr', Q)
     m, n = Q.shape[-2], R.shape[-1]
     if mode == 'r':
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
@@ -945,6 +955,7 @@ def svd_backward(gU, gS, gVh, U, S, Vh):
 def _svd_grad(grads, results, full_matrices):
     gU, gS, gVh = grads
     U, S, Vh = results
+    _real_only('linalg.svd', U)
     if full_matrices:
         k = S.shape[-1]
         gU, U = gU.narrow(-1, 0, k), U.narrow(-1, 0, k)
@@ -998,6 +1009,7 @@ def _eigh_grad(grads, results):
     # torch's linalg_eig_backward, Hermitian case: gA = V (skew(V^T gV) / E + diag(gL)) V^T, E_ij = L_j - L_i
     gL, gV = grads
     L, V = results
+    _real_only('linalg.eigh', V)
     VhgV = V.mT.matmul(gV)
     VhgV = (VhgV - VhgV.mT) * 0.5
     eye = DECLS['eye'].op.call(L.shape[-1], dtype=L.dtype, device=L.device)
@@ -1136,13 +1148,13 @@ def _multi_dot(tensors):
 def _pinv(A, rtol=None, hermitian=False, atol=None):
     U, S, Vh = DECLS['linalg_svd'].op.call(A, False)
     if rtol is None and atol is None:
-        rtol = max(A.shape[-2], A.shape[-1]) * _EPS[A.dtype.name]
+        rtol = max(A.shape[-2], A.shape[-1]) * _EPS[A.dtype.to_real().name]
     cut = S.amax(-1, keepdim=True) * (rtol or 0)
     if atol is not None:
         cut = DECLS['where'].op.call(cut > atol, cut, atol)
     keep = S > cut
     Sinv = DECLS['where'].op.call(keep, 1 / DECLS['where'].op.call(keep, S, 1.0), 0.0)
-    return (Vh.mT * Sinv.unsqueeze(-2)).matmul(U.mT)
+    return (Vh.mH * Sinv.unsqueeze(-2)).matmul(U.mH)
 
 
 _EPS = {'float32': 1.1920928955078125e-07, 'float64': 2.220446049250313e-16, 'float16': 0.0009765625,
@@ -1161,7 +1173,7 @@ def _addr(self, vec1, vec2, beta=1, alpha=1):
 def _matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     S = DECLS['linalg_svdvals'].op.call(A)
     if atol is None and rtol is None:
-        rtol = max(A.shape[-2], A.shape[-1]) * _EPS[A.dtype.name]
+        rtol = max(A.shape[-2], A.shape[-1]) * _EPS[A.dtype.to_real().name]
     tol = S.amax(-1, keepdim=True) * (rtol or 0) if S.numel() else S.sum(-1, keepdim=True)
     if atol is not None:
         tol = DECLS['where'].op.call(tol > atol, tol, atol)
@@ -1179,4 +1191,4 @@ declare('linalg_pinv(Tensor self, *, float? rtol=None, bool hermitian=False, flo
         composite=lambda A, rtol=None, hermitian=False, atol=None: _pinv(A, rtol, hermitian, atol), method=False,
         function=False)
 declare('linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor', method=False, function=False,
-        composite=lambda x, y, dim=-1: (x * y).sum(dim))
+        composite=lambda x, y, dim=-1: (x.conj() * y).sum(dim))     # torch's: x conjugated

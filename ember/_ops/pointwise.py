@@ -332,9 +332,21 @@ unary('reciprocal', 'float', lambda grad, result: -grad * result * result)
 unary('rsqrt', 'float', lambda grad, result: -0.5 * grad * result * result * result)
 # square is pow(self, 2) as in torch, which also gives its dtype rule (bool squares to int64)
 declare('square(Tensor self) -> Tensor', composite=lambda self: self.pow(2), out=True)
-unary('abs', 'real', lambda grad, self: grad * self.sgn(), check=_NO_BOOL('abs_cpu'))
+unary('abs', 'real', lambda grad, self: grad * self.sgn(), check=_NO_BOOL('abs_cpu'), complex_formulas=True)
 unary('sign', 'promote', _zero_grad)
-unary('sgn', 'promote', lambda grad, self, result: _zeros(grad))   # torch's sgn_backward reads both (complex)
+
+
+def _sgn_backward(grad, self, result):
+    """sgn(z) = z / |z|: zero for real tensors; for complex ones (grad - s * Re(conj(s) * grad)) / |z|, and 0 at
+    z = 0 (NOTE [complex gradients])."""
+    if not self._dtype.is_complex:
+        return _zeros(grad)
+    a = self.abs()
+    g = (grad - result * (result.conj() * grad).real) / _where(a == 0, 1.0, a)
+    return _where(a == 0, 0.0, g)
+
+
+unary('sgn', 'promote', _sgn_backward, complex_formulas=True)
 
 # --- exponentials and logarithms ----------------------------------------------
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -649,7 +661,47 @@ for _n in ('bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_left_shift', 'bi
 unary('bitwise_not', 'integral', differentiable=False)
 
 # --- complex helpers on real tensors ------------------------------------------------
-pointwise('angle(Tensor self) -> Tensor', 'real_float', {'self': lambda grad: _zeros(grad)}, inplace=False)
+
+
+def _angle_backward(grad, self):
+    """d angle: i z / |z|^2 for complex z (0 at z = 0); nothing for real ones (NOTE [complex gradients])."""
+    if not self._dtype.is_complex:
+        return _zeros(grad)
+    a2 = self.abs().pow(2)
+    return _where(a2 == 0, 0.0, grad * self * 1j / _where(a2 == 0, 1.0, a2))
+
+
+pointwise('angle(Tensor self) -> Tensor', 'real_float', {'self': _angle_backward}, inplace=False,
+          complex_formulas=True)
+unary('conj_physical', 'promote', lambda grad: grad.conj(), complex_formulas=True)
+
+
+def _to_complex_meta(name, a_name, b_name):
+    def meta(a, b):
+        for x, n in ((a, a_name), (b, b_name)):
+            if not isinstance(x, TensorImpl):
+                raise TypeError(f"{name}(): argument '{n}' must be Tensor, not {type(x).__name__}")
+        if a._dtype is not b._dtype:
+            raise RuntimeError(f"Expected object of scalar type {_tname(a._dtype)} but got scalar type "
+                               f"{_tname(b._dtype)} for second argument")
+        if a._dtype not in (D.float16, D.float32, D.float64):
+            raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                               f"{_tname(a._dtype)} and {_tname(b._dtype)}")
+        return broadcast_shapes(a._a.shape, b._a.shape), a._dtype.to_complex(), a._dtype
+    return meta
+
+
+# complex(real, imag) and polar(abs, angle): real inputs, a complex result, so their formulas are written for
+# complex gradients (NOTE [complex gradients]); each input takes the real part of what reaches it
+declare('complex(Tensor real, Tensor imag) -> Tensor', kind='pointwise', meta=_to_complex_meta('complex', 'real', 'imag'),
+        out=True, method=False, complex_formulas=True,
+        derivatives={'real': lambda grad: grad.real, 'imag': lambda grad: grad.imag})
+
+
+declare('polar(Tensor abs, Tensor angle) -> Tensor', kind='pointwise', meta=_to_complex_meta('polar', 'abs', 'angle'),
+        out=True, method=False, complex_formulas=True,
+        derivatives={'abs': lambda grad, result: (grad * result.sgn().conj()).real,   # torch's: sgn(result)
+                     'angle': lambda grad, result: (grad * (result * 1j).conj()).real})
 
 
 def _where_meta(condition, self, other):

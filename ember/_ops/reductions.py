@@ -204,7 +204,9 @@ def _exclusive_prod(x, dim):
 
 declare('prod.dim_int(Tensor self, int? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
         meta=_prod_meta, name='prod', out=True, grad_name='ProdBackward0',
-        derivatives={'self': lambda grad, self, result, dim, keepdim: _prod_backward(grad, self, result, dim, keepdim)})
+        # torch's formula reads self.to(grad's dtype): with dtype= the product is of the cast values
+        derivatives={'self': lambda grad, self, result, dim, keepdim: _prod_backward(
+            grad, self if self.dtype == grad.dtype else self.to(grad.dtype), result, dim, keepdim)})
 
 
 # --- max / min ---------------------------------------------------------------------
@@ -339,10 +341,12 @@ def _std_backward(grad, self, result, dim, correction, keepdim):
 
 declare('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor',
         meta=_var_meta, name='_var', function=False, method=False, grad_name='VarBackward0',
-        derivatives={'self': _var_backward})
+        derivatives={'self': _var_backward},
+        complex_formulas=True)   # NOTE [complex gradients]: |x|-based, right for complex as written
 declare('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor',
         meta=_var_meta, name='_std', function=False, method=False, grad_name='StdBackward0',
-        derivatives={'self': _std_backward})
+        derivatives={'self': _std_backward},
+        complex_formulas=True)   # NOTE [complex gradients]: |x|-based, right for complex as written
 
 
 # --- logsumexp, softmax ------------------------------------------------------------
@@ -471,7 +475,8 @@ def _vector_norm_backward(grad, self, result, ord, dim, keepdim):
 
 declare('linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, '
         'ScalarType? dtype=None) -> Tensor', meta=_vector_norm_meta, method=False,
-        grad_name='LinalgVectorNormBackward0', derivatives={'self': _vector_norm_backward})
+        grad_name='LinalgVectorNormBackward0', derivatives={'self': _vector_norm_backward},
+        complex_formulas=True)   # NOTE [complex gradients]: |x|-based, right for complex as written
 
 
 # --- sorting and selection -----------------------------------------------------------

@@ -23,7 +23,8 @@ from . import anomaly
 
 def _dependencies(roots):
     """For every node reachable from ``roots``: how many edges lead into it."""
-    deps, stack = {}, [n for n in roots if n is not None]
+    # each node once, also when several roots are outputs of one node (the pieces of a split)
+    deps, stack = {}, list(dict.fromkeys(n for n in roots if n is not None))
     seen = set(stack)
     while stack:
         for nxt, _ in stack.pop().next_functions:

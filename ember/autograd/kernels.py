@@ -14,6 +14,16 @@ where the version-counter check fires (NOTE [version counter]), so a formula
 names exactly what torch's saves (tests/test_saved_versions.py). What the formula returns is summed to the
 input's shape and cast to its dtype here, once (`_fit`), so formulas never
 undo broadcasting themselves.
+
+NOTE [complex gradients]: for a real loss L of a complex tensor z = x + iy, the gradient ember (like torch)
+propagates is the conjugate Wirtinger derivative, dL/dx + i dL/dy. The chain rule through w = f(z) is then
+grad_z = conj(df/dz) * grad_w + (df/dconj(z)) * conj(grad_w). For an operator that is holomorphic with
+real coefficients (sin, exp, mul, matmul, sum, every view, ...) the second term is zero and conj(f'(z)) is
+f'(conj(z)), so the formula written for real tensors, evaluated on the conjugates of the saved values, is
+the complex formula: the kernel below does that when an input or an output is complex, and a declaration's formulas stay
+written once. Operators for which this is not true (abs, angle, sgn, the FFTs, complex(), polar) declare
+``complex_formulas=True`` and handle complex tensors in their formulas themselves. A complex gradient
+reaching a real input keeps its real part (`_fit`, torch's handle_r_to_c), which is exact because L is real.
 """
 import inspect
 
@@ -51,8 +61,21 @@ def _fit(g, meta):
     if g._a.shape != shape:      # array shapes are tuples: no Size object on this hot path
         g = sum_to(g, shape)
     if g._dtype is not dtype and dtype.category >= 2:
+        if g._dtype.category == 3 and dtype.category == 2:
+            g = g.real      # NOTE [complex gradients]: a real input keeps the real part
         g = g.to(dtype)
     return g
+
+
+def _conj(v):
+    """The conjugate of a saved value for a complex node (NOTE [complex gradients])."""
+    if isinstance(v, TensorImpl):
+        return v.conj() if v._dtype.category == 3 else v
+    if isinstance(v, complex):
+        return v.conjugate()
+    if isinstance(v, (list, tuple)):
+        return type(v)(_conj(x) for x in v)
+    return v
 
 
 class FormulaNode(Node):
@@ -68,11 +91,14 @@ class FormulaNode(Node):
     _first_order = None
     _n_outputs = 1
     _uses_grads = False
+    _conj = False       # NOTE [complex gradients]: set on a node whose formulas run on conjugated values
 
     def apply(self, grad_outputs):
         # every saved value is unpacked (and its version checked) up front, as torch's generated apply does,
         # whether or not the formula that reads it runs
         saved = {p: _unpack(v, self, p) for p, v in self._saved.items()}
+        if self._conj:
+            saved = {p: _conj(v) for p, v in saved.items()}
         if self._n_outputs == 1:
             grad = grad_outputs[0]
             if grad is None:
@@ -236,6 +262,7 @@ def autograd_kernel(decl):
     redispatch = op.redispatch
     multi = cls._n_outputs > 1
     is_view = decl.kind == 'view'
+    conj_formulas = not decl.complex_formulas
     out_diff = getattr(decl, 'output_differentiability', None) or (True,) * cls._n_outputs
 
     def kernel(ks, *args):
@@ -275,6 +302,9 @@ def autograd_kernel(decl):
                 o._grad_fn = node
                 o._output_nr = i
                 o._keys |= AUTOGRAD_BIT
+        if conj_formulas and ((isinstance(outs[0], TensorImpl) and outs[0]._dtype.category == 3) or
+                              any(m is not None and m[1].category == 3 for m in in_meta)):
+            node._conj = True       # NOTE [complex gradients]
         if is_view and out._base is not None:     # NOTE [view history] in views.py
             out.__dict__['_hist'] = out._base.__dict__.get('_hist', 0)
         if wants_result and present & result_users:
@@ -324,6 +354,11 @@ def rebase_history(self, tmp):
     """Make ``self`` (just overwritten in place with ``tmp``'s values) carry ``tmp``'s history.
     A view's base is rebased too (torch's CopySlices), see views.py."""
     if self._base is not None and (self._base._keys & AUTOGRAD_BIT or tmp._grad_fn is not None):
+        if '_dtype_view' in self.__dict__:      # NOTE [complex views] in _api/pointwise.py
+            raise RuntimeError(f"ember: an in-place operation recorded by autograd on a view made by "
+                               f"{self.__dict__['_dtype_view'][:-len('Backward0')]} (.real, .imag, view_as_real, "
+                               f"view_as_complex) is not supported; compute the new complex tensor out of place "
+                               f"(e.g. ember.complex(re, im))")
         from .views import copy_slices
         copy_slices(self, tmp)
         return

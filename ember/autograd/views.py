@@ -174,6 +174,9 @@ def regenerate(view):
     name = view.__dict__.get('_multi_view')
     if name is not None:
         raise RuntimeError(_MULTI_VIEW_STALE.format(nr=view._output_nr, fn=name[:-len('Backward0')]))
+    if '_dtype_view' in view.__dict__:          # NOTE [complex views] in _api/pointwise.py
+        raise RuntimeError("ember: this .real/.imag/view_as_real/view_as_complex view was made before its base "
+                           "was modified in place; take the view again after the in-place operation")
     base = view._base
     _set_view_history(view, base, _region(base, view))
 

@@ -30,6 +30,14 @@ def _start(p, g, step_t, *, lr, weight_decay, maximize, decoupled=False):
     return g
 
 
+def _real_views(*tensors):
+    """A complex parameter is updated as the pairs of reals it is made of, as torch's optimizers do
+    (view_as_real of the parameter, its gradient and its state), so squares and square roots are per part."""
+    if not tensors[0].is_complex():
+        return tensors
+    return tuple(None if t is None else ember.view_as_real(t) for t in tensors)
+
+
 # --- SGD -------------------------------------------------------------------------
 
 def sgd(params, grads, momentum_buffers, *, lr, weight_decay, momentum, dampening, nesterov, maximize):
@@ -86,16 +94,16 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, lr, be
     for i, (p, g) in enumerate(zip(params, grads)):
         g = _start(p, g, steps[i], lr=lr, weight_decay=weight_decay, maximize=maximize,
                    decoupled=decoupled_weight_decay)
-        exp_avgs[i].lerp_(g, 1 - beta1)
-        exp_avg_sqs[i].mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        p, g, m, v, vmax = _real_views(p, g, exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i])
+        m.lerp_(g, 1 - beta1)
+        v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
         step = steps[i].item()
         bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
-        v = exp_avg_sqs[i]
         if amsgrad:
-            ember.maximum(max_exp_avg_sqs[i], v, out=max_exp_avg_sqs[i])
-            v = max_exp_avg_sqs[i]
+            ember.maximum(vmax, v, out=vmax)
+            v = vmax
         denom = (v.sqrt() / math.sqrt(bc2)).add_(eps)
-        p.addcdiv_(exp_avgs[i], denom, value=-lr / bc1)
+        p.addcdiv_(m, denom, value=-lr / bc1)
 
 
 class Adam(Optimizer):
@@ -158,17 +166,15 @@ def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers, steps, *, l
     r"""v = a*v + (1-a)*g^2; avg = sqrt(v - gbar^2 if centered else v) + eps; p -= lr * (buf or g/avg)"""
     for i, (p, g) in enumerate(zip(params, grads)):
         g = _start(p, g, steps[i], lr=lr, weight_decay=weight_decay, maximize=maximize)
-        sq = square_avgs[i]
+        p, g, sq, ga, buf = _real_views(p, g, square_avgs[i], grad_avgs[i], momentum_buffers[i])
         sq.mul_(alpha).addcmul_(g, g, value=1 - alpha)
         if centered:
-            ga = grad_avgs[i]
             ga.lerp_(g, 1 - alpha)
             avg = sq.addcmul(ga, ga, value=-1).sqrt_()
         else:
             avg = sq.sqrt()
         avg = avg.add_(eps)
         if momentum > 0:
-            buf = momentum_buffers[i]
             buf.mul_(momentum).addcdiv_(g, avg)
             p.add_(buf, alpha=-lr)
         else:
@@ -217,8 +223,9 @@ def adagrad(params, grads, state_sums, steps, *, lr, weight_decay, lr_decay, eps
         g = _start(p, g, steps[i], lr=lr, weight_decay=weight_decay, maximize=maximize)
         step = steps[i].item()
         clr = lr / (1 + (step - 1) * lr_decay)
-        state_sums[i].addcmul_(g, g, value=1)
-        p.addcdiv_(g, state_sums[i].sqrt().add_(eps), value=-clr)
+        p, g, ssum = _real_views(p, g, state_sums[i])
+        ssum.addcmul_(g, g, value=1)
+        p.addcdiv_(g, ssum.sqrt().add_(eps), value=-clr)
 
 
 class Adagrad(Optimizer):
@@ -256,10 +263,11 @@ def adamax(params, grads, exp_avgs, exp_infs, steps, *, lr, beta1, beta2, eps, w
     r"""m = lerp(m, g, 1-b1); u = max(b2*u, |g|+eps); p -= lr/(1-b1^t) * m/u"""
     for i, (p, g) in enumerate(zip(params, grads)):
         g = _start(p, g, steps[i], lr=lr, weight_decay=weight_decay, maximize=maximize)
-        exp_avgs[i].lerp_(g, 1 - beta1)
-        ember.maximum(exp_infs[i].mul_(beta2), g.abs().add_(eps), out=exp_infs[i])
+        p, g, m, u = _real_views(p, g, exp_avgs[i], exp_infs[i])
+        m.lerp_(g, 1 - beta1)
+        ember.maximum(u.mul_(beta2), g.abs().add_(eps), out=u)
         clr = lr / (1 - beta1 ** steps[i].item())
-        p.addcdiv_(exp_avgs[i], exp_infs[i], value=-clr)
+        p.addcdiv_(m, u, value=-clr)
 
 
 class Adamax(Optimizer):

@@ -28,6 +28,8 @@ class Arg:
         elif dt.kind in 'iu':
             lo = max(self.low, 0) if dt.kind == 'u' else self.low
             a = rng.integers(int(lo), int(self.high) + 1, shape).astype(dt)
+        elif dt.kind == 'c':
+            a = (rng.uniform(self.low, self.high, shape) + 1j * rng.uniform(self.low, self.high, shape)).astype(dt)
         else:
             a = rng.uniform(self.low, self.high, shape).astype(dt)
         a = np.asarray(a)

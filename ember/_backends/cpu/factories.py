@@ -1,6 +1,8 @@
 """CPU kernels for factory operators. ``dtype`` arrives as the resolved NumPy dtype."""
 import numpy as np
 
+from ._complex import complex_parts as _complex_parts
+
 
 def _arange(start, end, step, dtype, device):
     if end is None:
@@ -27,10 +29,14 @@ def _empty_strided(size, stride, dtype, device):
 
 
 def _randn(size, rng, dtype, device):
+    if np.dtype(dtype).kind == 'c':
+        return _complex_parts(rng.standard_normal, size, dtype, np.sqrt(0.5))
     return rng.standard_normal(size, dtype=np.float64 if dtype not in (np.float32, np.float64) else dtype).astype(dtype, copy=False)
 
 
 def _rand(size, rng, dtype, device):
+    if np.dtype(dtype).kind == 'c':
+        return _complex_parts(rng.random, size, dtype)
     return rng.random(size, dtype=np.float64 if dtype not in (np.float32, np.float64) else dtype).astype(dtype, copy=False)
 
 

@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+from ._complex import logaddexp_complex
+
 from ._fp import quiet as _quiet
 from ._special import erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma, \
     polygamma as _polygamma_k, erfcx as _erfcx, i0 as _i0, i0e as _i0e, i1 as _i1, i1e as _i1e, \
@@ -146,7 +148,7 @@ def _lerp(a, end, w, out=None):
     # torch's two-sided formula: exact at both ends
     d = end - a
     if np.ndim(w) == 0:      # a scalar weight picks one side for every element
-        w = float(w)
+        w = complex(w) if np.iscomplexobj(w) else float(w)
         if abs(w) < 0.5:
             return np.add(a, np.multiply(d, w, out=d), out=out)
         return np.subtract(end, np.multiply(d, 1 - w, out=d), out=out)
@@ -514,7 +516,7 @@ _TABLE = {
     'sinc': np.sinc,
     'atan2': np.arctan2,
     'hypot': np.hypot,
-    'logaddexp': np.logaddexp,
+    'logaddexp': lambda a, b: logaddexp_complex(a, b) if a.dtype.kind == 'c' else np.logaddexp(a, b),
     'xlogy.Tensor': _xlogy,
     'copysign.Tensor': np.copysign,
     'heaviside': _heaviside,
@@ -555,6 +557,9 @@ _TABLE = {
     'isreal': _isreal,
     'signbit': _signbit,
     'angle': _angle,
+    'conj_physical': np.conj,
+    'complex': lambda re, im: _complex(re, im),
+    'polar': lambda r, th: _complex(r * np.cos(th), r * np.sin(th)),
     'bitwise_and.Tensor': np.bitwise_and,
     'bitwise_or.Tensor': np.bitwise_or,
     'bitwise_xor.Tensor': np.bitwise_xor,
@@ -583,10 +588,16 @@ _TABLE = {
     'log_sigmoid': _log_sigmoid,
 }
 
+def _complex(re, im):
+    out = np.empty(np.broadcast_shapes(re.shape, im.shape), np.result_type(re.dtype, np.complex64))
+    out.real, out.imag = re, im
+    return out
+
+
 # kernels that cannot meet a floating-point error run bare (NOTE [silent floating-point errors])
 _EXACT = {'neg', 'abs', 'sign', 'sgn', 'floor', 'ceil', 'trunc', 'where.self', 'relu', 'threshold_backward',
           'threshold', 'maximum', 'minimum', 'fmax', 'fmin', 'clamp', 'clamp_min', 'clamp_max', 'nan_to_num',
-          'heaviside', 'isreal', 'signbit', 'angle', 'logical_not', 'logical_and', 'logical_or', 'logical_xor',
+          'heaviside', 'isreal', 'signbit', 'angle', 'conj_physical', 'complex', 'logical_not', 'logical_and', 'logical_or', 'logical_xor',
           'eq.Tensor', 'ne.Tensor', 'lt.Tensor', 'le.Tensor', 'gt.Tensor', 'ge.Tensor', 'isnan', 'isinf',
           'isfinite', 'isposinf', 'isneginf', 'bitwise_and.Tensor', 'bitwise_or.Tensor', 'bitwise_xor.Tensor',
           'bitwise_not', 'bitwise_left_shift.Tensor', 'bitwise_right_shift.Tensor', 'hardtanh', 'gcd', 'lcm'}

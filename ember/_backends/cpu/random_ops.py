@@ -2,6 +2,8 @@
 adapters); float32 tensors are sampled in float32 directly, other float dtypes through float64."""
 import numpy as np
 
+from ._complex import complex_parts as _complex_parts
+
 
 def _fdt(a):
     """The dtype NumPy samples in for an array of ``a``'s dtype."""
@@ -9,6 +11,8 @@ def _fdt(a):
 
 
 def _uniform(a, lo, hi, rng):
+    if a.dtype.kind == 'c':
+        return _complex_parts(rng.random, a.shape, a.dtype) * (hi - lo) + lo * (1 + 1j)
     r = rng.random(a.shape, dtype=_fdt(a))
     if lo != 0 or hi != 1:
         r *= (hi - lo)
@@ -17,6 +21,9 @@ def _uniform(a, lo, hi, rng):
 
 
 def _normal_fill(a, mean, std, rng):
+    if a.dtype.kind == 'c':         # each part N(0, 1/2), as torch's complex normal_
+        r = _complex_parts(rng.standard_normal, a.shape, a.dtype, np.sqrt(0.5))
+        return r * std + mean * (1 + 1j)      # torch draws each part as normal_(mean, std / sqrt 2)
     r = rng.standard_normal(a.shape, dtype=_fdt(a))
     if std != 1:
         r *= std

@@ -6,6 +6,8 @@ Every kernel returns new arrays (never a view of its input).
 """
 import numpy as np
 
+from ._complex import logaddexp_complex
+
 from ._fp import quiet as _quiet
 from ._sums import rowsum as _rowsum
 
@@ -452,6 +454,11 @@ def _cumprod(a, dim, dtype):
 def _logcumsumexp(a, dim):
     if a.ndim == 0:
         return _copy0(a)
+    if a.dtype.kind == 'c':          # no complex logaddexp ufunc in NumPy: accumulate slice by slice
+        out = np.moveaxis(a.copy(), dim, 0)
+        for i in range(1, out.shape[0]):
+            out[i] = logaddexp_complex(out[i - 1], out[i])
+        return np.moveaxis(out, 0, dim)
     return np.logaddexp.accumulate(a, axis=dim)
 
 
