@@ -1,17 +1,15 @@
 """``ember.fft``: torch.fft's transforms and helpers.
 
 The transforms are operators (ember/_ops/fft.py) with torch's signatures; ``fftfreq``, ``rfftfreq``,
-``fftshift`` and ``ifftshift`` are built from other operators. Not yet: gradients through the transforms
-(ember's autograd has no complex gradients; backward raises saying the derivative is not implemented) and
-the Hermitian n-D transforms (hfft2/hfftn/ihfft2/ihfftn), which raise saying so.
+``fftshift`` and ``ifftshift`` are built from other operators, and so are the Hermitian n-D transforms:
+``ihfftn`` is the conjugate of ``rfftn`` with the dual normalisation, ``hfftn`` is ``irfftn`` of the conjugate
+(as NumPy defines the 1-D pair). Every transform has gradients (NOTE [complex gradients]).
 
 >>> import ember
-from ._absent import absent
 >>> ember.fft.rfft(ember.tensor([1.0, 2.0, 3.0, 4.0]))
 tensor([10.+0.j, -2.+2.j, -2.+0.j])
 """
 import ember
-from ._absent import absent
 
 __all__ = ['fft', 'ifft', 'rfft', 'irfft', 'hfft', 'ihfft', 'fft2', 'ifft2', 'rfft2', 'irfft2', 'fftn', 'ifftn',
            'rfftn', 'irfftn', 'fftfreq', 'rfftfreq', 'fftshift', 'ifftshift', 'hfft2', 'ihfft2', 'hfftn', 'ihfftn']
@@ -65,6 +63,23 @@ def ifftshift(input, dim=None):
     return _shift(input, dim, -1)
 
 
-hfft2, ihfft2, hfftn, ihfftn = (absent(f'ember.fft.{n}', ' is not implemented: NumPy has no n-dimensional Hermitian '
-                                       'transform and ember has no kernel of its own for it yet')
-                                for n in ('hfft2', 'ihfft2', 'hfftn', 'ihfftn'))
+_DUAL = {None: 'forward', 'backward': 'forward', 'forward': 'backward', 'ortho': 'ortho'}
+
+
+def hfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The n-D FFT of a Hermitian-symmetric signal given by its half (last dim): irfftn of the conjugate."""
+    return irfftn(ember.as_tensor(input).conj(), s, dim, _DUAL[norm], out=out)
+
+
+def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The inverse of hfftn for a real input: the conjugate of rfftn with the dual normalisation."""
+    r = rfftn(input, s, dim, _DUAL[norm]).conj()
+    return r if out is None else out.copy_(r)
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return hfftn(input, s, dim, norm, out=out)
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return ihfftn(input, s, dim, norm, out=out)

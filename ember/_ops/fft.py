@@ -3,15 +3,21 @@
 ``fft_fft``/``fft_ifft``/``fft_fftn``/... have torch's schemas: ``n``/``s`` pad or trim the transformed
 dimensions, ``dim`` picks them, ``norm`` is ``'backward'`` (default), ``'ortho'`` or ``'forward'``. A real
 input to a complex transform is promoted (float32 -> complex64, integers -> the default dtype's complex).
-The transforms have no derivative formulas yet: ember's autograd does not handle complex gradients, so
-backward through a transform raises torch's "derivative ... is not implemented" error.
+Each transform is linear, so its gradient is its adjoint (NOTE [complex gradients] in autograd/kernels.py):
+- complex-to-complex: the opposite transform with the dual normalisation ('backward' <-> 'forward'), then the
+  padding or trimming that ``n``/``s`` did, undone;
+- real-to-complex (rfft*, ihfft): the half spectrum padded with zeros to full length, then as above; a real
+  input keeps the real part;
+- complex-to-real (irfft*, hfft): the matching real-to-complex transform of the gradient, with the entries
+  that stand for two conjugate frequencies doubled (torch's fft_c2r_backward).
+The formulas are written in the transforms themselves, so they differentiate again.
 
 >>> import ember
 >>> ember.fft.fft(ember.tensor([1.0, 0.0, 0.0, 0.0]))
 tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
 """
 from .._core import dtype as D
-from .registry import declare
+from .registry import declare, DECLS
 from .views import wrap_dim
 
 
@@ -77,6 +83,89 @@ def _meta(kind, name, nd_default):
     return meta
 
 
+# --- derivatives ------------------------------------------------------------------------
+
+_DUAL = {None: 'forward', 'backward': 'forward', 'forward': 'backward', 'ortho': 'ortho'}
+
+
+def _call(name, *args):
+    return DECLS[name].op.call(*args)
+
+
+def _plan(sizes, s, dim, default_all, c2r):
+    """The transformed dims and each one's transform length, from the input's sizes and the arguments."""
+    nd = len(sizes)
+    if dim is None:
+        dims = list(range(nd - len(s), nd)) if s is not None else (list(range(nd)) if default_all else [nd - 1])
+    else:
+        dims = [wrap_dim(d, nd) for d in ([dim] if isinstance(dim, int) else dim)]
+    ns = []
+    for i, d in enumerate(dims):
+        n = s[i] if s is not None and s[i] != -1 else None
+        if n is None:
+            n = 2 * (sizes[d] - 1) if c2r and i == len(dims) - 1 else sizes[d]
+        ns.append(n)
+    return dims, ns
+
+
+def _resize(g, dims, sizes):
+    """Undo the zero padding / trimming of the forward transform's ``n``/``s`` on ``g``."""
+    for d, n in zip(dims, sizes):
+        have = g.shape[d]
+        if have > n:
+            g = g.narrow(d, 0, n)
+        elif have < n:
+            pads = [0, 0] * (g.dim() - 1 - d) + [0, n - have]
+            g = _call('constant_pad_nd', g, pads, 0)
+    return g
+
+
+def _grad_c2c(adjoint, default_all):
+    def formula(grad, self_sizes, s, dim, norm):
+        dims, _ = _plan(self_sizes, s, dim, default_all, False)
+        g = _call(adjoint, grad, None, dims, _DUAL[norm])
+        return _resize(g, dims, [self_sizes[d] for d in dims])
+    return formula
+
+
+def _grad_r2c(adjoint, default_all):
+    def formula(grad, self_sizes, s, dim, norm):
+        dims, ns = _plan(self_sizes, s, dim, default_all, False)
+        g = _resize(grad, dims[-1:], ns[-1:])         # the half spectrum, zero-padded to full length
+        g = _call(adjoint, g, None, dims, _DUAL[norm])
+        return _resize(g, dims, [self_sizes[d] for d in dims])
+    return formula
+
+
+def _grad_c2r(counterpart, default_all):
+    def formula(grad, self_sizes, s, dim, norm):
+        dims, ns = _plan(self_sizes, s, dim, default_all, True)
+        g = _call(counterpart, grad, None, dims[-1] if counterpart == 'fft_ihfft' else dims, _DUAL[norm])
+        n = ns[-1]
+        twice = n - n // 2 - 1          # entries 1..twice stand for two conjugate frequencies each
+        w = [1.0] + [2.0] * twice + [1.0] * (n // 2 + 1 - 1 - twice)
+        g = g * g.new_tensor(w, dtype=g.dtype.to_real()).reshape(
+            [-1] + [1] * (g.dim() - 1 - dims[-1]))
+        return _resize(g, dims, [self_sizes[d] for d in dims])
+    return formula
+
+
+def _one_dim(formula):
+    """A 1-D transform's formula (arguments n, dim) in terms of the n-D one's (s, dim)."""
+    return lambda grad, self_sizes, n, dim, norm: formula(grad, self_sizes, None if n is None else [n], dim, norm)
+
+
+_GRADS = {
+    'fft': _grad_c2c('fft_ifftn', False), 'ifft': _grad_c2c('fft_fftn', False),
+    'rfft': _grad_r2c('fft_ifftn', False), 'ihfft': _grad_r2c('fft_fftn', False),
+    'irfft': _grad_c2r('fft_rfftn', False), 'hfft': _grad_c2r('fft_ihfft', False),
+    'fft2': _grad_c2c('fft_ifftn', False), 'ifft2': _grad_c2c('fft_fftn', False),
+    'rfft2': _grad_r2c('fft_ifftn', False), 'irfft2': _grad_c2r('fft_rfftn', False),
+    'fftn': _grad_c2c('fft_ifftn', True), 'ifftn': _grad_c2c('fft_fftn', True),
+    'rfftn': _grad_r2c('fft_ifftn', True), 'irfftn': _grad_c2r('fft_rfftn', True),
+}
+
+
 _ONE = 'SymInt? n=None, int dim=-1, str? norm=None'
 _TWO = 'SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None'
 _ND = 'SymInt[1]? s=None, int[1]? dim=None, str? norm=None'
@@ -84,10 +173,11 @@ _ND = 'SymInt[1]? s=None, int[1]? dim=None, str? norm=None'
 for _name, _kind in (('fft', 'c2c'), ('ifft', 'c2c'), ('rfft', 'r2c'), ('irfft', 'c2r'), ('hfft', 'c2r'),
                      ('ihfft', 'r2c')):
     declare(f'fft_{_name}(Tensor self, {_ONE}) -> Tensor', meta=_meta(_kind, f'fft_{_name}', None),
-            method=False, function=False, out=True)
+            method=False, function=False, out=True, derivatives={'self': _one_dim(_GRADS[_name])},
+            complex_formulas=True)
 for _name, _kind in (('fft2', 'c2c'), ('ifft2', 'c2c'), ('rfft2', 'r2c'), ('irfft2', 'c2r')):
     declare(f'fft_{_name}(Tensor self, {_TWO}) -> Tensor', meta=_meta(_kind, f'fft_{_name}', 'two'),
-            method=False, function=False, out=True)
+            method=False, function=False, out=True, derivatives={'self': _GRADS[_name]}, complex_formulas=True)
 for _name, _kind in (('fftn', 'c2c'), ('ifftn', 'c2c'), ('rfftn', 'r2c'), ('irfftn', 'c2r')):
     declare(f'fft_{_name}(Tensor self, {_ND}) -> Tensor', meta=_meta(_kind, f'fft_{_name}', 'all'),
-            method=False, function=False, out=True)
+            method=False, function=False, out=True, derivatives={'self': _GRADS[_name]}, complex_formulas=True)

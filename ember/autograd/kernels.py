@@ -267,7 +267,7 @@ def autograd_kernel(decl):
 
     def kernel(ks, *args):
         out = redispatch(ks & _BELOW, *args)
-        edges, in_meta, list_len, req, present = [], [], {}, 0, 0
+        edges, in_meta, list_len, req, present, cplx = [], [], {}, 0, 0, False
         for p, is_list in diff:
             x = args[p]
             items = x if is_list else (x,)
@@ -275,7 +275,10 @@ def autograd_kernel(decl):
                 list_len[names[p]] = len(x)
             for t in items:
                 if isinstance(t, TensorImpl):
-                    in_meta.append((t._a.shape, t._dtype))
+                    d = t._dtype
+                    in_meta.append((t._a.shape, d))
+                    if d.category == 3:
+                        cplx = True
                     present |= 1 << p
                     if t._keys & AUTOGRAD_BIT:
                         edges.append(gradient_edge(t))
@@ -302,8 +305,7 @@ def autograd_kernel(decl):
                 o._grad_fn = node
                 o._output_nr = i
                 o._keys |= AUTOGRAD_BIT
-        if conj_formulas and ((isinstance(outs[0], TensorImpl) and outs[0]._dtype.category == 3) or
-                              any(m is not None and m[1].category == 3 for m in in_meta)):
+        if conj_formulas and (cplx or (isinstance(outs[0], TensorImpl) and outs[0]._dtype.category == 3)):
             node._conj = True       # NOTE [complex gradients]
         if is_view and out._base is not None:     # NOTE [view history] in views.py
             out.__dict__['_hist'] = out._base.__dict__.get('_hist', 0)

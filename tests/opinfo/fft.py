@@ -1,5 +1,5 @@
 """OpInfo records for torch.fft's transforms (ember/_ops/fft.py). Values, dtypes and meta shapes are compared
-with torch; the transforms have no gradients in ember yet (complex autograd), so grad=False."""
+with torch, and gradients and second-order gradients (real inputs here; complex ones in test_complex_autograd.py)."""
 import numpy as np
 
 from .core import op, S, Arg
@@ -44,14 +44,14 @@ def _nd(two):
 
 
 for _n in ('fft', 'ifft', 'irfft', 'hfft'):
-    op(f'fft.{_n}', _one(False), dtypes=_DT, torch_name=f'fft.{_n}', grad=False, gradgrad=False)
+    op(f'fft.{_n}', _one(False), dtypes=_DT, torch_name=f'fft.{_n}')
 for _n in ('rfft', 'ihfft'):
-    op(f'fft.{_n}', _one(True), dtypes=_DT, torch_name=f'fft.{_n}', grad=False, gradgrad=False)
+    op(f'fft.{_n}', _one(True), dtypes=_DT, torch_name=f'fft.{_n}')
 for _n in ('fft2', 'ifft2', 'irfft2'):
-    op(f'fft.{_n}', _nd(True), dtypes=_DT, grad=False, gradgrad=False)
+    op(f'fft.{_n}', _nd(True), dtypes=_DT)
 for _n in ('fftn', 'ifftn', 'irfftn'):
-    op(f'fft.{_n}', _nd(False), dtypes=_DT, grad=False, gradgrad=False)
-op('fft.rfft2', lambda dt: (s for s in _nd(True)(dt) if np.dtype(dt).kind == 'f'), dtypes=_DT, grad=False,
-   gradgrad=False)
-op('fft.rfftn', lambda dt: (s for s in _nd(False)(dt) if np.dtype(dt).kind == 'f'), dtypes=_DT, grad=False,
-   gradgrad=False)
+    op(f'fft.{_n}', _nd(False), dtypes=_DT)
+op('fft.rfft2', lambda dt: (s for s in _nd(True)(dt) if np.dtype(dt).kind == 'f'), dtypes=_DT,
+   )
+op('fft.rfftn', lambda dt: (s for s in _nd(False)(dt) if np.dtype(dt).kind == 'f'), dtypes=_DT,
+   )
