@@ -36,7 +36,6 @@ class _DispatchState(threading.local):
     def __init__(self):
         self.include = 0
         self.keep = -1
-        self.exclude_depth = {}
 
 
 STATE = _DispatchState()
@@ -302,9 +301,6 @@ def _generate_caller(op):
     fn.__qualname__ = s.full_name
     fn._op = op
     return fn
-
-
-_DEFAULT_CONSTS = {}
 
 
 def _default_src(v):

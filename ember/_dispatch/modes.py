@@ -5,7 +5,8 @@ thread-local include set, so every call reaches the Python key's fallback,
 which pops the innermost mode and calls its ``__ember_dispatch__``. Inside
 that method the mode is off the stack, so calling ``func`` again continues to
 the next mode or to the ordinary kernels: modes stack like torch's.
-Tracing (fx), profiling and fake tensors are written as modes.
+This is the hook that graph capture (fx tracing), profilers and fake tensors are meant to be written on;
+ember ships none of them yet (tests/test_dispatcher.py writes a logging mode).
 """
 import threading
 

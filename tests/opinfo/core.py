@@ -60,12 +60,11 @@ class OpInfo:
 
     def __init__(self, name, samples, dtypes=FLOATS, torch_name=None, method=False, grad=True, gradgrad=True,
                  atol=1e-5, rtol=1.3e-6, view=False, meta=True, random=False, grad_dtypes=('float64',),
-                 nondeterministic_grad_inputs=(), compare=None, torch_fn=None):
+                 torch_fn=None):
         self.name, self.samples, self.dtypes = name, samples, dtypes
         self.torch_name, self.method = torch_name or name, method
         self.grad, self.gradgrad, self.atol, self.rtol, self.view = grad, gradgrad, atol, rtol, view
         self.meta, self.random, self.grad_dtypes = meta, random, grad_dtypes
-        self.compare = compare
         self.torch_fn = torch_fn      # a reference written in torch ops, for a schema torch has no CPU kernel for
 
 
