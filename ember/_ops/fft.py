@@ -120,18 +120,11 @@ def _resize(g, dims, sizes):
     return g
 
 
-def _grad_c2c(adjoint, default_all):
-    def formula(grad, self_sizes, s, dim, norm):
-        dims, _ = _plan(self_sizes, s, dim, default_all, False)
-        g = _call(adjoint, grad, None, dims, _DUAL[norm])
-        return _resize(g, dims, [self_sizes[d] for d in dims])
-    return formula
-
-
-def _grad_r2c(adjoint, default_all):
+def _grad_to_complex(adjoint, default_all, onesided):
+    """c2c, and r2c when ``onesided`` (its half spectrum is zero-padded to full length first)."""
     def formula(grad, self_sizes, s, dim, norm):
         dims, ns = _plan(self_sizes, s, dim, default_all, False)
-        g = _resize(grad, dims[-1:], ns[-1:])         # the half spectrum, zero-padded to full length
+        g = _resize(grad, dims[-1:], ns[-1:]) if onesided else grad
         g = _call(adjoint, g, None, dims, _DUAL[norm])
         return _resize(g, dims, [self_sizes[d] for d in dims])
     return formula
@@ -156,13 +149,13 @@ def _one_dim(formula):
 
 
 _GRADS = {
-    'fft': _grad_c2c('fft_ifftn', False), 'ifft': _grad_c2c('fft_fftn', False),
-    'rfft': _grad_r2c('fft_ifftn', False), 'ihfft': _grad_r2c('fft_fftn', False),
+    'fft': _grad_to_complex('fft_ifftn', False, False), 'ifft': _grad_to_complex('fft_fftn', False, False),
+    'rfft': _grad_to_complex('fft_ifftn', False, True), 'ihfft': _grad_to_complex('fft_fftn', False, True),
     'irfft': _grad_c2r('fft_rfftn', False), 'hfft': _grad_c2r('fft_ihfft', False),
-    'fft2': _grad_c2c('fft_ifftn', False), 'ifft2': _grad_c2c('fft_fftn', False),
-    'rfft2': _grad_r2c('fft_ifftn', False), 'irfft2': _grad_c2r('fft_rfftn', False),
-    'fftn': _grad_c2c('fft_ifftn', True), 'ifftn': _grad_c2c('fft_fftn', True),
-    'rfftn': _grad_r2c('fft_ifftn', True), 'irfftn': _grad_c2r('fft_rfftn', True),
+    'fft2': _grad_to_complex('fft_ifftn', False, False), 'ifft2': _grad_to_complex('fft_fftn', False, False),
+    'rfft2': _grad_to_complex('fft_ifftn', False, True), 'irfft2': _grad_c2r('fft_rfftn', False),
+    'fftn': _grad_to_complex('fft_ifftn', True, False), 'ifftn': _grad_to_complex('fft_fftn', True, False),
+    'rfftn': _grad_to_complex('fft_ifftn', True, True), 'irfftn': _grad_c2r('fft_rfftn', True),
 }
 
 
