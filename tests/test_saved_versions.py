@@ -69,9 +69,6 @@ def _attempt(info, lib, args, kwargs, target):
 # Known differences, each because torch builds the operator from other operators (or one fused kernel)
 # whose saved tensors ember's own decomposition does not reproduce. strict: the mark fails once fixed.
 KNOWN = {
-    'matmul': "1-D @ 3-D: torch folds the batch into a copy of the transposed matrix and saves the copy",
-    'linalg.matmul': "as matmul",
-    'kron': "torch's kron multiplies reshaped views whose saved copies ember's kron does not make",
     'einsum': "a one-operand einsum ('ii->i') is a view chain in torch, a primitive saving its operand in ember",
     'linalg.pinv': "torch's pinv is a primitive saving its result; ember's is an SVD composite",
     'nn.functional.pdist': "torch's _pdist_forward saves its input; ember's pdist is a composite of views",
@@ -108,3 +105,52 @@ def test_version_check_fires_where_torch_fires(info):
             assert e == t, f'{info.name}({s}): in-place write to {target}: torch {t}, ember {e}'
             checked += 1
     assert checked or no_derivative, f'{info.name}: no sample reached backward'
+
+
+# matmul folds a batch or expands one for bmm, copying where a reshape cannot view (NOTE [matmul's graph] in
+# ember/_ops/linalg.py): whether a copy is saved depends on the layouts and on which operand requires grad, which
+# the OpInfo samples above (contiguous, every input requiring grad) do not vary
+_MM_SHAPES = [(3,), (2, 3), (2, 2, 3), (1, 2, 3), (2, 3, 4), (1, 3, 4), (2, 1, 2, 3), (3, 3, 2), (2, 2, 3, 2), (3, 1)]
+
+
+def _mm_operand(lib, a, requires_grad, layout):
+    t = lib.from_numpy(a.copy()).requires_grad_(requires_grad).clone()
+    if layout == 'mT' and t.dim() >= 2:      # the last two dimensions transposed in memory
+        t = t.mT.contiguous().mT
+    if layout == 'batch' and t.dim() >= 3:   # the first two
+        t = t.transpose(0, 1).contiguous().transpose(0, 1)
+    return t
+
+
+def _mm_attempt(lib, a, b, grads, layouts, target):
+    x, y = (_mm_operand(lib, m, g, l) for m, g, l in zip((a, b), grads, layouts))
+    out = lib.matmul(x, y)
+    {'out': out, 0: x, 1: y}[target].mul_(1)
+    try:
+        out.sum().backward()
+    except RuntimeError as e:
+        assert 'modified by an inplace operation' in str(e), e
+        return 'backward-error'
+    return 'ok'
+
+
+@pytest.mark.parametrize('grads', [(True, True), (True, False), (False, True)], ids=str)
+def test_matmul_saves_what_torch_saves_across_layouts(grads):
+    import itertools
+    rng = np.random.default_rng(0)
+    checked = 0
+    for sa, sb in itertools.product(_MM_SHAPES, repeat=2):
+        if len(sa) <= 2 and len(sb) <= 2:
+            continue        # dot, mv, mm: the operands themselves, whatever their layout
+        a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+        try:
+            torch.matmul(torch.from_numpy(a), torch.from_numpy(b))
+        except RuntimeError:
+            continue
+        for layouts in itertools.product(('contiguous', 'mT', 'batch'), repeat=2):
+            for target in ('out', 0, 1):
+                t = _mm_attempt(torch, a, b, grads, layouts, target)
+                e = _mm_attempt(ember, a, b, grads, layouts, target)
+                assert e == t, f'{sa} @ {sb}, requires_grad {grads}, {layouts}: write to {target}: torch {t}, ember {e}'
+                checked += 1
+    assert checked

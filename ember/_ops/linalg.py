@@ -12,6 +12,7 @@ undone by the engine (it sums a gradient to its input's shape), so formulas just
 """
 from .._core import dtype as D
 from .pointwise import broadcast_shapes
+from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT
 from .registry import declare, DECLS
 
 # c10's type names, as torch's dtype-mismatch messages spell them ("float != double")
@@ -153,8 +154,107 @@ def _matmul_grad_other(grad, self, other_ndim):
     return self.mT.matmul(grad)
 
 
+# NOTE [matmul's graph]: torch's matmul is a composite (at::native::_matmul_impl): dot, mv or mm for operands of
+# at most two dimensions; for a batched operand against a vector or matrix it folds the batch into the rows of
+# one matrix (always when the other operand requires grad, else only when the batch is contiguous), and it
+# otherwise expands both batches to their broadcast shape and runs bmm. The folding and the expanding end in
+# reshapes, and a reshape that cannot view its tensor copies it: mm/bmm then save the copy, and a later write
+# to the operand goes unnoticed. Where every reshape is a view, torch's pieces save the operands or views of them
+# (one version counter), which is what the formulas' one node saves; there ember keeps its fused kernel and
+# one node. Only the copying cases are built from torch's pieces (`_matmul_graph`).
+
+def _matmul_graph(t1, t2):
+    """torch's matmul graph where its pieces save a copy of an operand (NOTE [matmul's graph]); None elsewhere."""
+    a1, a2 = t1._a, t2._a
+    d1, d2 = a1.ndim, a2.ndim
+    if d1 <= 2 and d2 <= 2 or not d1 or not d2 or (t1._keys | t2._keys) & _SPARSE_BIT:
+        return None     # dot, mv, mm (0-d operands: the kernel's meta raises torch's error)
+    s1, s2 = a1.shape, a2.shape
+    b1, b2 = s1[:-2], s2[:-2]
+    if b1 == b2:        # equal batches: expanding them is a no-op, only merging one can copy (strides in bytes)
+        if d1 == 3 or (not t2._keys & AUTOGRAD_BIT or _merges(s1, a1.strides, d1 - 2)) and \
+                (not t1._keys & AUTOGRAD_BIT or _merges(s2, a2.strides, d2 - 2)):
+            return None     # bmm of the operands, or of views of them
+    elif d1 <= 2 or d2 <= 2:
+        transpose = d2 > d1     # torch folds other.mT against self (or self.t())
+        if transpose:
+            st = t2.stride()
+            shape, strides = s2[:-2] + (s2[-1], s2[-2]), st[:-2] + (st[-1], st[-2])
+        else:
+            shape, strides = s1, t1.stride()
+        if (t1 if transpose else t2).requires_grad or d1 != 2 and (0 in shape or _foldable(shape, strides)):
+            if _merges(shape, strides, len(shape) - 1):
+                return None
+            _matmul_meta(t1, t2)
+            return _matmul_folded(t1, t2, transpose)
+    _matmul_meta(t1, t2)        # torch's errors, before any piece runs
+    if d1 == 3 and d2 == 3 and b1[0] != b2[0]:      # a batch of 1 that requires grad is squeezed away
+        if b1[0] == 1 and t1.requires_grad:
+            return _matmul_graph(t1.squeeze(0), t2)
+        if b2[0] == 1 and t2.requires_grad:
+            return _matmul_graph(t1, t2.squeeze(0))
+    batch = tuple(broadcast_shapes(b1, b2))
+    n, m1 = (s1[-2] if d1 > 1 else 1), s1[-1]
+    mat2 = s2[-2:] if d2 > 1 else s2
+    if (not t2.requires_grad or _expanded_merges(t1, batch + (n, m1), len(batch))) and \
+            (not t1.requires_grad or _expanded_merges(t2, batch + mat2, len(batch))):
+        return None
+    B = _prod(batch)
+    e1 = t1.expand(batch + (n, m1)).reshape(B, n, m1)
+    e2 = t2.expand(batch + mat2).reshape((B,) + mat2)
+    uv = DECLS['_unsafe_view'].op.call
+    if d2 == 1:
+        return uv(e1.bmm(e2.unsqueeze(2)).squeeze(-1), batch + ((n,) if d1 > 1 else ()))
+    return uv(e1.bmm(e2), batch + ((n,) if d1 > 1 else ()) + (mat2[1],))
+
+
+_SPARSE_BIT = 1 << DispatchKey.SparseCPU
+
+
+def _foldable(shape, strides):
+    """torch's test for folding a batch without a copy (its leading dimensions nested, size-1 ones included)."""
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
+
+
+def _merges(shape, strides, k):
+    """Whether dimensions [0, k) merge into one without a copy (torch's computeStride, for a reshape that keeps
+    the dimensions after them): each one not of size 1 nests the next such one; an empty tensor always views."""
+    if k < 3:       # the common batches, without the loop
+        return k < 2 or shape[0] == 1 or shape[1] == 1 or strides[0] == strides[1] * shape[1] or 0 in shape
+    nest = None
+    for i in range(k - 1, -1, -1):
+        n = shape[i]
+        if n != 1:
+            if nest is not None and strides[i] != nest:
+                return 0 in shape
+            nest = strides[i] * n
+    return True
+
+
+def _expanded_merges(t, target, k):
+    """Whether ``t.expand(target)`` with its first k dimensions merged, an operand of torch's broadcast bmm, is a
+    view of t (an expanded dimension has stride 0)."""
+    shape, strides = t._a.shape, t.stride()
+    off = len(target) - len(shape)
+    st = tuple(0 if i < off or shape[i - off] != target[i] else strides[i - off] for i in range(len(target)))
+    return _merges(target, st, k)
+
+
+def _matmul_folded(t1, t2, transpose):
+    """The batched operand folded into one matrix (a copy here), times the other by mm or mv."""
+    big = t2.mT if transpose else t1
+    small = (t1.t() if t1.ndim == 2 else t1) if transpose else t2
+    rows = tuple(big.shape[:-1])
+    folded = big.reshape(_prod(rows), big.shape[-1])
+    uv = DECLS['_unsafe_view'].op.call
+    if small.ndim == 1:
+        return uv(folded.mv(small), rows)
+    out = uv(folded.mm(small), rows + (small.shape[1],))
+    return out.mT.contiguous() if transpose else out
+
+
 declare('matmul(Tensor self, Tensor other) -> Tensor', meta=_matmul_meta, out=True,
-        derivatives={'self': _matmul_grad_self, 'other': _matmul_grad_other})
+        derivatives={'self': _matmul_grad_self, 'other': _matmul_grad_other}, autograd_composite=_matmul_graph)
 
 
 # --- fixed-rank products -------------------------------------------------------------
@@ -602,12 +702,15 @@ def _outer(self, vec2):
 
 
 def _kron(self, other):
+    """torch's kron: the operands seen as (a0, 1, a1, 1, ...) and (1, b0, 1, b1, ...) through _unsafe_view, their
+    product seen as (a0 b0, a1 b1, ...). The mul saves the _unsafe_views, whose version counters are their own:
+    as in torch, writing to an operand afterwards does not trip the check."""
     n = max(self.dim(), other.dim())
-    a = self.reshape((1,) * (n - self.dim()) + tuple(self.shape))
-    b = other.reshape((1,) * (n - other.dim()) + tuple(other.shape))
-    ia = [x for s in a.shape for x in (s, 1)]
-    ib = [x for s in b.shape for x in (1, s)]
-    return (a.reshape(ia) * b.reshape(ib)).reshape([x * y for x, y in zip(a.shape, b.shape)])
+    a = (1,) * (n - self.dim()) + tuple(self.shape)
+    b = (1,) * (n - other.dim()) + tuple(other.shape)
+    uv = DECLS['_unsafe_view'].op.call
+    prod = uv(self, [x for s in a for x in (s, 1)]) * uv(other, [x for s in b for x in (1, s)])
+    return uv(prod, [x * y for x, y in zip(a, b)])
 
 
 def _bilinear(input1, input2, weight, bias=None):

@@ -24,7 +24,7 @@ class OpDecl:
     def __init__(self, schema, meta=None, kind='generic', derivatives=None, composite=None, inplace=False,
                  out=False, method=True, function=True, nn=False, name=None,
                  grad_name=None, differentiable=True, tags=(), doc=None, explicit=None, output_differentiability=None,
-                 first_order=None, complex_formulas=False):
+                 first_order=None, complex_formulas=False, autograd_composite=None):
         self.schema_text = schema
         self.meta = meta
         self.kind = kind
@@ -38,6 +38,11 @@ class OpDecl:
         # True means they are written for complex tensors as they stand (abs, angle, sgn, the FFTs, ...)
         self.complex_formulas = complex_formulas
         self.composite = composite
+        # torch's CompositeImplicitAutograd definition of an operator ember also gives a fused kernel (matmul):
+        # with an input that requires grad, the operator records this composite's graph, so it saves what
+        # torch's pieces save; with none, the kernel runs. Where it returns None the derivative formulas record
+        # one node instead (autograd/kernels.py).
+        self.autograd_composite = autograd_composite
         self.inplace = inplace
         self.out = out
         self.method = method

@@ -279,6 +279,8 @@ _v('as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_o
 declare('detach(Tensor(a) self) -> Tensor(a)', meta=_alias_meta, explicit=lambda self: _detach(self),
         differentiable=False)
 _v('alias(Tensor(a) self) -> Tensor(a)', _alias_meta, {'self': lambda grad: grad})
+declare('_unsafe_view(Tensor self, SymInt[] size) -> Tensor', explicit=lambda self, size: _unsafe_view(self, size),
+        method=False, function=False, derivatives={'self': lambda grad, self_sizes: grad.reshape(self_sizes)})
 _v('diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)', _diagonal_meta,
    {'self': lambda grad, self_sizes, offset, dim1, dim2: _diagonal_backward(grad, self_sizes, offset, dim1, dim2)})
 _v('unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)', _unfold_meta,
@@ -292,6 +294,17 @@ def _detach(self):
     from .adapters import make_view
     t = make_view(self, *_geom(self))
     t._base = None
+    return t
+
+
+def _unsafe_view(self, size):
+    """torch's _unsafe_view: the same data seen with ``size``, but not a view for autograd: no base, and a version
+    counter of its own. torch's composites use it to reshape tensors that are theirs (a fresh mm result in
+    matmul), and kron's operands: a tensor saved through it is not checked against writes to the original."""
+    from .adapters import make_view
+    t = make_view(self, *_view_meta(self, size))
+    t._base = None
+    t._vc = [0]
     return t
 
 

@@ -24,6 +24,12 @@ the complex formula: the kernel below does that when an input or an output is co
 written once. Operators for which this is not true (abs, angle, sgn, the FFTs, complex(), polar) declare
 ``complex_formulas=True`` and handle complex tensors in their formulas themselves. A complex gradient
 reaching a real input keeps its real part (`_fit`, torch's handle_r_to_c), which is exact because L is real.
+
+An operator torch builds from other operators but ember gives a fused kernel (matmul) names torch's
+composite as ``autograd_composite``: with an input that requires grad the kernel below is bypassed and the
+composite's pieces record torch's graph, so what is saved (an input, a view of it, or a copy made by a
+reshape) is what torch's pieces save. Where the composite returns None (matmul's cases whose pieces save the
+operands or views of them) the formulas record one node, which saves the same.
 """
 import inspect
 
@@ -264,8 +270,13 @@ def autograd_kernel(decl):
     is_view = decl.kind == 'view'
     conj_formulas = not decl.complex_formulas
     out_diff = getattr(decl, 'output_differentiability', None) or (True,) * cls._n_outputs
+    graph = decl.autograd_composite
 
     def kernel(ks, *args):
+        if graph is not None:       # torch's pieces where they save other tensors than the formulas name
+            out = graph(*args)
+            if out is not None:
+                return out
         out = redispatch(ks & _BELOW, *args)
         edges, in_meta, list_len, req, present, cplx = [], [], {}, 0, 0, False
         for p, is_list in diff:
@@ -323,6 +334,18 @@ def autograd_kernel(decl):
         return out
     kernel.__qualname__ = f'autograd::{op.schema.full_name}'
     kernel.node_class = cls
+    return kernel
+
+
+def composite_autograd_kernel(decl):
+    """The Autograd-key kernel of an operator whose graph is always its ``autograd_composite`` (torch's
+    CompositeImplicitAutograd pieces, each recording its own node); the fused kernel below serves calls
+    that record nothing."""
+    graph = decl.autograd_composite
+
+    def kernel(ks, *args):
+        return graph(*args)
+    kernel.__qualname__ = f'autograd::{decl.op.schema.full_name}'
     return kernel
 
 
@@ -414,7 +437,11 @@ def register_all():
     lib = Library('aten', 'IMPL')
     lib.fallback(autograd_fallback, 'Autograd', with_keyset=True)
     for decl in set(BY_OP.values()):
-        if not decl.derivatives or decl.composite is not None:
+        if decl.composite is not None:
+            continue
+        if not decl.derivatives:
+            if decl.autograd_composite is not None:     # no formulas: under autograd it is only the composite
+                lib.impl(decl.op.name, composite_autograd_kernel(decl), 'Autograd', with_keyset=True)
             continue
         lib.impl(decl.op.name, autograd_kernel(decl), 'Autograd', with_keyset=True)
         if decl.inplace_op is not None:
