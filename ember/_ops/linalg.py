@@ -502,11 +502,12 @@ declare(f'addbmm(Tensor self, Tensor batch1, Tensor batch2, *, {_ADD}) -> Tensor
 
 
 # --- einsum ----------------------------------------------------------------------------------------
-# A primitive over NumPy's einsum (BLAS-backed contraction paths); its derivative is einsum again:
-# d/dA_k of "s_1,...,s_n->out" is "out,s_1..(not k)..,s_n->s_k" applied to grad and the other operands.
-# Two cases need help: a letter repeated within s_k (a diagonal) gets a fresh name and an identity
-# matrix linking the two, and letters (or an ellipsis) found nowhere but in s_k get a ones operand of
-# A_k's shape, so the result is broadcast along them.
+# torch's einsum is a composite (at::native::einsum): each operand's repeated labels become diagonals, its
+# dimensions are permuted to one order (output labels, then the summed ones) with size-1 dimensions for labels it
+# lacks; operands are then contracted pairwise, left to right (or along ``path``), by sumproduct_pair: dims found
+# in one operand only are summed first, the rest permuted and reshaped into a bmm. What it saves (views of the
+# operands, or copies where a reshape cannot view) is what that graph saves, so under autograd ember builds it
+# (`_einsum_graph`); a call that records nothing runs NumPy's einsum (BLAS-backed contraction paths) in one kernel.
 
 _LETTERS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ')
 _EINSUM_CACHE = {}
@@ -591,51 +592,134 @@ def _einsum_meta(equation, tensors, path=None):
     return tuple(sizes[c] for c in pre) + (ell if '...' in out else ()) + tuple(sizes[c] for c in post), d0
 
 
-def _einsum_backward(grad, equation, tensors):
+def _einsum_graph(equation, tensors, path=None):
+    """torch's einsum, built from its pieces (the comment above); errors are the meta function's."""
+    _einsum_meta(equation, tensors, path)
     subs, out = parse_einsum(equation, [t.dim() for t in tensors])
-    grads = []
-    for k, t in enumerate(tensors):
-        others = [(s, x) for j, (s, x) in enumerate(zip(subs, tensors)) if j != k]
-        target, extra = _grad_target(subs[k], t, out, [s for s, _ in others])
-        ops = [(out, grad)] + others + extra
-        eq = ','.join(s for s, _ in ops) + '->' + target
-        grads.append(DECLS['einsum'].op.call(eq, [x for _, x in ops]))
-    return grads
-
-
-def _grad_target(s, t, out, other_subs):
-    """Output subscript for d/d(operand with subscript ``s``) and the helper operands it needs."""
-    from .registry import DECLS as R
-    used = set(out) | set(''.join(other_subs)) | set(s)
-    fresh = (c for c in sorted(_LETTERS) if c not in used)
-    target, extra, seen = '', [], {}
-    body = s.replace('...', '.')
-    pos = 0
-    shape = tuple(t.shape)
-    n_ell = len(shape) - len(body.replace('.', ''))
-    for ch in body:
-        if ch == '.':
-            target += '...'
-            pos += n_ell
-            continue
-        if ch in seen:       # a diagonal: name the repeat afresh and tie it to the first with an identity
-            f = next(fresh)
-            extra.append((ch + f, R['eye'].op.call(shape[pos], dtype=t.dtype, device=t.device)))
-            target += f
+    labels = [_einsum_labels(sub) for sub in subs]
+    counts = {}
+    for ls in labels:
+        for c in ls:
+            if c != '...':
+                counts[c] = counts.get(c, 0) + 1
+    n_ell = max([t.dim() - len(ls) + 1 for t, ls in zip(tensors, labels) if '...' in ls], default=0)
+    # each label's position in the aligned operands: the output's, then the ellipsis if summed, then the summed
+    # labels in torch's subscript order (A-Z before a-z, which is ASCII order)
+    perm_index, ell_index, pos = 0, None, {}
+    for c in _einsum_labels(out):
+        if c == '...':
+            ell_index, perm_index = perm_index, perm_index + n_ell
         else:
-            seen[ch] = True
-            target += ch
-        pos += 1
-    known = set(out) | set(''.join(other_subs)) | set(''.join(e for e, _ in extra))
-    lonely = any(ch not in known for ch in target.replace('...', '')) or ('...' in target and '...' not in out
-                                                                         and not any('...' in o for o in other_subs))
-    if lonely:
-        extra.append((target, R['ones'].op.call(shape, dtype=t.dtype, device=t.device)))
-    return target, extra
+            pos[c], perm_index = perm_index, perm_index + 1
+    n_out = perm_index
+    if ell_index is None:
+        ell_index, perm_index = perm_index, perm_index + n_ell
+    for c in sorted(counts):
+        if c not in pos:
+            pos[c], perm_index = perm_index, perm_index + 1
+    dim_counts = [0] * perm_index       # how many operands have each aligned dimension with a size other than 1
+    ops = []
+    for t, ls in zip(tensors, labels):
+        op, perm, dim = t, [-1] * perm_index, 0
+        for c in ls:
+            if c == '...':
+                k = t.dim() - len(ls) + 1
+                for j in range(n_ell - k, n_ell):
+                    dim_counts[ell_index + j] += op.shape[dim] != 1
+                    perm[ell_index + j] = dim
+                    dim += 1
+            elif perm[pos[c]] == -1:
+                dim_counts[pos[c]] += op.shape[dim] != 1
+                perm[pos[c]] = dim
+                dim += 1
+            else:       # a repeated label: its diagonal, where the label first was
+                prev = perm[pos[c]]
+                op = op.diagonal(0, prev, dim).movedim(-1, prev)
+        for i, v in enumerate(perm):
+            if v == -1:
+                op = op.unsqueeze(dim)
+                perm[i] = dim
+                dim += 1
+        ops.append(op.permute(perm))
+    steps = list(path) if path is not None else None
+    while len(ops) > 1:
+        i, j = 0, 1
+        if steps is not None:
+            i, j = sorted(steps[:2])
+            steps = steps[2:]
+            if i == j or i < 0 or j >= len(ops):
+                raise RuntimeError(f"einsum(): invalid contraction ({i}, {j}) " + (
+                    "cannot contract an operand with itself" if i == j else "operand index is out of bounds"))
+        a, b = ops[i], ops[j]
+        del ops[j], ops[i]
+        sum_dims, a_sum, b_sum = [], [], []
+        for d in range(n_out, perm_index):
+            sa, sb = a.shape[d] != 1, b.shape[d] != 1
+            if sa and sb:
+                dim_counts[d] -= 1
+                if dim_counts[d] == 1:
+                    sum_dims.append(d)
+                    dim_counts[d] = 0
+            elif dim_counts[d] == 1 and (sa or sb):
+                (a_sum if sa else b_sum).append(d)
+                dim_counts[d] = 0
+        if a_sum:
+            a = a.sum(a_sum, keepdim=True)
+        if b_sum:
+            b = b.sum(b_sum, keepdim=True)
+        r = _sumproduct_pair(a, b, sum_dims)
+        ops.insert(len(ops) if steps is not None else 0, r)
+    if perm_index > n_out:
+        if len(tensors) > 1:        # the summed dimensions have size 1 by now
+            return ops[0].view(tuple(ops[0].shape[:n_out]))
+        return ops[0].sum(list(range(n_out, perm_index)))
+    return ops[0]
+
+
+def _einsum_labels(sub):
+    """An operand's (or the output's) labels, the ellipsis as one '...' entry."""
+    pre, ell, post = sub.partition('...')
+    return list(pre) + (['...'] if ell else []) + list(post)
+
+
+def _sumproduct_pair(left, right, sum_dims):
+    """torch's sumproduct_pair: (left * right).sum(sum_dims, keepdim=True) of two aligned operands, as a bmm of the
+    dimensions in both (batch), in left only (rows), summed (inner) and in right only (columns)."""
+    if not sum_dims:
+        return left * right
+    lro, lo, ro = [], [], []
+    lro_n = lo_n = ro_n = sum_n = 1
+    for i in range(left.dim()):
+        sl, sr = left.shape[i] != 1, right.shape[i] != 1
+        if i in sum_dims:
+            if sl and sr:
+                sum_n *= left.shape[i]
+            elif sl:
+                left = left.sum(i, keepdim=True)
+            elif sr:
+                right = right.sum(i, keepdim=True)
+        elif sl and sr:
+            lro.append(i)
+            lro_n *= left.shape[i]
+        elif sl:
+            lo.append(i)
+            lo_n *= left.shape[i]
+        else:
+            ro.append(i)
+            ro_n *= right.shape[i]
+    if lo and ro and ro[-1] < lo[0]:    # right's dims first in the output: swapped, bmm writes them in order
+        left, right, lo, ro, lo_n, ro_n = right, left, ro, lo, ro_n, lo_n
+    out_size = [left.shape[d] for d in lro + lo] + [1] * len(sum_dims) + [right.shape[d] for d in ro]
+    operm = [0] * len(out_size)
+    for i, d in enumerate(lro + lo + sum_dims + ro):
+        operm[d] = i
+    left = left.permute(lro + lo + sum_dims + ro).reshape(lro_n, lo_n, sum_n)
+    right = right.permute(lro + sum_dims + ro + lo).reshape(lro_n, sum_n, ro_n)
+    return left.bmm(right).view(out_size).permute(operm)
 
 
 declare('einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor', meta=_einsum_meta,
-        method=False, derivatives={'tensors': _einsum_backward})
+        method=False, autograd_composite=_einsum_graph)
 
 
 # --- composites over the products --------------------------------------------------------------------
@@ -731,8 +815,42 @@ def _bilinear(input1, input2, weight, bias=None):
     if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[-1] if bias.dim() else 0} "
                            f"but expected {weight.shape[0]}")
-    y = DECLS['einsum'].op.call('...i,oij,...j->...o', [input1, weight, input2])
+    # torch's bilinear: both inputs as matrices of rows, one _trilinear (which saves the three operands), the rows
+    # seen with the inputs' batch shape again
+    t = DECLS['_trilinear'].op.call(input1.reshape(-1, input1.shape[-1]), weight,
+                                    input2.reshape(-1, input2.shape[-1]), [1, 3], [0], [1, 2], [2, 3])
+    y = t.reshape(tuple(input1.shape[:-1]) + (weight.shape[0],))
     return y if bias is None else y + bias
+
+
+def _trilinear_meta(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+    total = i1._a.ndim + len(expand1)
+    shapes = []
+    for k, (t, e) in enumerate(((i1, expand1), (i2, expand2), (i3, expand3))):
+        if t._a.ndim + len(e) != total:
+            raise RuntimeError(f"_trilinear: i{k + 1} has {t._a.ndim} dimensions and {len(e)} to insert, but i1 "
+                               f"has {total} in all")
+        it = iter(t._a.shape)
+        shapes.append(tuple(1 if d in e else next(it) for d in range(total)))
+        if t._dtype is not i1._dtype:
+            raise RuntimeError(f"expected scalar type {_tname(i1._dtype)} but found {_tname(t._dtype)}")
+    if not 0 <= unroll_dim < total:
+        raise RuntimeError(f"unroll_dim must be in [0,{total - 1}]")
+    full = broadcast_shapes(*shapes)
+    return tuple(n for d, n in enumerate(full) if d not in sumdim), i1._dtype
+
+
+# torch's _trilinear: (i1.unsqueeze(expand1) * i2.unsqueeze(expand2) * i3.unsqueeze(expand3)).sum(sumdim), one
+# kernel (NumPy's einsum) whose derivatives are _trilinear again, an input's expanded dims and the sum swapped;
+# an operand is saved when another one's gradient is wanted (torch's wrap_opt_if)
+declare('_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, '
+        'int unroll_dim=1) -> Tensor', meta=_trilinear_meta, method=False, derivatives={
+            'i1': lambda grad, i2, i3, expand1, expand2, expand3, sumdim:
+                DECLS['_trilinear'].op.call(grad, i2, i3, sumdim, expand2, expand3, expand1),
+            'i2': lambda grad, i1, i3, expand1, expand2, expand3, sumdim:
+                DECLS['_trilinear'].op.call(i1, grad, i3, expand1, sumdim, expand3, expand2),
+            'i3': lambda grad, i1, i2, expand1, expand2, expand3, sumdim:
+                DECLS['_trilinear'].op.call(i1, i2, grad, expand1, expand2, sumdim, expand3)})
 
 
 declare('tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor', name='_tensordot',

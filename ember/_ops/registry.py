@@ -34,10 +34,10 @@ class OpDecl:
         # autograd kernel picks between the two (autograd/kernels.py); a formula never asks the grad mode.
         self.first_order = first_order or {}
         self.composite = composite
-        # torch's CompositeImplicitAutograd definition of an operator ember also gives a fused kernel (matmul):
-        # with an input that requires grad, the operator records this composite's graph, so it saves what
-        # torch's pieces save; with none, the kernel runs. Where it returns None the derivative formulas record
-        # one node instead (autograd/kernels.py).
+        # torch's CompositeImplicitAutograd definition of an operator ember also gives a fused kernel (matmul,
+        # einsum): with an input that requires grad, the operator records this composite's graph, so it saves
+        # what torch's pieces save; with none, the kernel runs. Where it returns None the derivative formulas
+        # record one node instead (autograd/kernels.py).
         self.autograd_composite = autograd_composite
         self.inplace = inplace
         self.out = out

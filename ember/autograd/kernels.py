@@ -15,7 +15,7 @@ names exactly what torch's saves (tests/test_saved_versions.py). What the formul
 input's shape and cast to its dtype here, once (`_fit`), so formulas never
 undo broadcasting themselves.
 
-An operator torch builds from other operators but ember gives a fused kernel (matmul) names torch's
+An operator torch builds from other operators but ember gives a fused kernel (matmul, einsum) names torch's
 composite as ``autograd_composite``: with an input that requires grad the kernel below is bypassed and the
 composite's pieces record torch's graph, so what is saved (an input, a view of it, or a copy made by a
 reshape) is what torch's pieces save. Where the composite returns None (matmul's cases whose pieces save the

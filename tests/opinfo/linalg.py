@@ -100,6 +100,12 @@ op('bilinear', lambda dt: [S(Arg((4, 3)), Arg((4, 2)), Arg((5, 3, 2))), S(Arg((4
                            S(Arg((2, 4, 3)), Arg((2, 4, 2)), Arg((5, 3, 2)), Arg((5,))), S(Arg((3,)), Arg((2,)), Arg((5, 3, 2))),
                            S(Arg((4, 3)), Arg((4, 2)), Arg((5, 2, 2))), S(Arg((4, 3)), Arg((3, 2)), Arg((5, 3, 2)))],
    torch_name='nn.functional.bilinear', atol=1e-4, rtol=1e-5)
+op('_trilinear', lambda dt: [S(Arg((4, 3)), Arg((5, 3, 2)), Arg((4, 2)), [1, 3], [0], [1, 2], [2, 3]),
+                             S(Arg((4, 3)), Arg((5, 3, 2)), Arg((4, 2)), [1, 3], [0], [1, 2], [2, 3], 0),
+                             S(Arg((2, 3)), Arg((2, 3)), Arg((3,)), [], [], [0], [1]),
+                             S(Arg((2, 3)), Arg((2, 3)), Arg((3,)), [], [], [0], []),
+                             S(Arg((0, 3)), Arg((5, 3, 2)), Arg((0, 2)), [1, 3], [0], [1, 2], [2, 3])],
+   atol=1e-4, rtol=1e-5)
 op('diag', lambda dt: [S(Arg((3,))), S(Arg((3,)), 1), S(Arg((3,)), -2), S(Arg((3, 4))), S(Arg((3, 4)), 1), S(Arg((3, 4)), -1),
                        S(Arg((0,))), S(Arg((3, 4), noncontig=True), 2), S(Arg((2, 3, 4)))], dtypes=INT_FLOATS)
 op('diag_embed', lambda dt: [S(Arg((3,))), S(Arg((2, 3)), 1), S(Arg((2, 3)), -1, 0, 2), S(Arg((2, 3)), 0, 2, 0),

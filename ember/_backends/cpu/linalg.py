@@ -115,6 +115,14 @@ def _einsum(eq, ops, path):
     return r if dt is None or r.dtype == dt else np.asarray(r).astype(dt)
 
 
+def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
+    """(i1, i2, i3 with size-1 dims inserted at expand1..3) multiplied and summed over sumdim: one einsum, a
+    letter per dimension, each operand named by the dimensions it has."""
+    letters = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'[:i1.ndim + len(expand1)]
+    sub = lambda skip: ''.join(c for d, c in enumerate(letters) if d not in skip)
+    return _einsum(f'{sub(expand1)},{sub(expand2)},{sub(expand3)}->{sub(sumdim)}', [i1, i2, i3], None)
+
+
 def _diag_embed(a, offset, dim1, dim2):
     n = a.ndim + 1
     d1, d2 = dim1 % n, dim2 % n
@@ -261,6 +269,7 @@ KERNELS = {
     'baddbmm': lambda inp, b1, b2, beta, alpha: _scale_add(np.matmul(b1, b2), inp, beta, alpha),
     'addbmm': _addbmm,
     'einsum': _einsum,
+    '_trilinear': _trilinear,
     'diag_embed': _diag_embed,
     'linalg_cross': lambda a, b, dim: np.cross(a, b, axis=dim),
     'linalg_inv': _inv,
