@@ -1354,16 +1354,38 @@ def _multi_dot(tensors):
     return r
 
 
-def _pinv(A, rtol=None, hermitian=False, atol=None):
+def _pinv(A):
+    """A pseudo-inverse built from linalg_svd, for det's gradient at singular matrices: differentiated again, it
+    goes through the SVD's derivative as torch's det backward does (nan at repeated singular values, as torch)."""
     U, S, Vh = DECLS['linalg_svd'].op.call(A, False)
-    if rtol is None and atol is None:
-        rtol = max(A.shape[-2], A.shape[-1]) * _EPS[A.dtype.name]
-    cut = S.amax(-1, keepdim=True) * (rtol or 0)
-    if atol is not None:
-        cut = DECLS['where'].op.call(cut > atol, cut, atol)
-    keep = S > cut
+    keep = S > S.amax(-1, keepdim=True) * (max(A.shape[-2], A.shape[-1]) * _EPS[A.dtype.name])
     Sinv = DECLS['where'].op.call(keep, 1 / DECLS['where'].op.call(keep, S, 1.0), 0.0)
     return (Vh.mT * Sinv.unsqueeze(-2)).matmul(U.mT)
+
+
+def _pinv_meta(self, rtol=None, hermitian=False, atol=None):
+    shape = self._a.shape
+    if len(shape) < 2 or self._dtype not in (D.float32, D.float64, D.complex64, D.complex128):
+        raise RuntimeError(f"linalg.pinv({_tname(self._dtype)}{{{list(shape)}}}): expected a tensor with 2 or more "
+                           f"dimensions of float, double, cfloat or cdouble types")
+    if hermitian:
+        _square('linalg.eigh', self)
+    return shape[:-2] + (shape[-1], shape[-2]), self._dtype
+
+
+def _pinv_grad(grad, result, self):
+    """torch's pinv_backward: the derivative of A^+ written with A^+ itself, through the smaller of A's sides."""
+    m, n = self.shape[-2], self.shape[-1]
+    ph, gh = result.mH, grad.mH
+    if m <= n:
+        K = gh.matmul(result)
+        KpH = K.matmul(ph)
+        return (-result.matmul(K).mH + KpH - self.matmul(result).matmul(KpH)
+                + ph.matmul(result).matmul(gh - K.matmul(self)))
+    K = result.matmul(gh)
+    pHK = ph.matmul(K)
+    return (-K.matmul(result).mH + (gh - self.matmul(K)).matmul(result).matmul(ph) + pHK
+            - pHK.matmul(result).matmul(self))
 
 
 _EPS = {'float32': 1.1920928955078125e-07, 'float64': 2.220446049250313e-16, 'float16': 0.0009765625,
@@ -1396,8 +1418,9 @@ declare('linalg_matrix_rank(Tensor input, *, float? atol=None, float? rtol=None,
 declare('linalg_matrix_power(Tensor self, int n) -> Tensor', composite=_matrix_power, method=False, function=False)
 declare('matrix_power(Tensor self, int n) -> Tensor', composite=_matrix_power)
 declare('linalg_multi_dot(Tensor[] tensors) -> Tensor', composite=_multi_dot, method=False, function=False)
+# an operator, as torch's linalg_pinv (its SVD, or eigh for a Hermitian matrix, in one kernel): its derivative
+# reads the input and the result, so both are saved
 declare('linalg_pinv(Tensor self, *, float? rtol=None, bool hermitian=False, float? atol=None) -> Tensor',
-        composite=lambda A, rtol=None, hermitian=False, atol=None: _pinv(A, rtol, hermitian, atol), method=False,
-        function=False)
+        meta=_pinv_meta, method=False, function=False, derivatives={'self': _pinv_grad})
 declare('linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor', method=False, function=False,
         composite=lambda x, y, dim=-1: (x * y).sum(dim))

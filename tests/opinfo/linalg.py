@@ -168,7 +168,9 @@ op('linalg.matrix_power', lambda dt: [S(_wellcond((3, 3), dt), 3), S(_wellcond((
                                       S(Arg((2, 3)), 2)], atol=1e-4, rtol=1e-4)
 op('linalg.multi_dot', lambda dt: [S([Arg((2, 3)), Arg((3, 4)), Arg((4, 2))]), S([Arg((3,)), Arg((3, 4)), Arg((4,))]),
                                    S([Arg((2, 3))]), S([Arg((2, 3, 3)), Arg((3, 3))])], atol=1e-4, rtol=1e-4)
-op('linalg.pinv', lambda dt: [S(Arg((4, 3))), S(Arg((2, 3, 5)))], atol=1e-4, rtol=1e-4)
+op('linalg.pinv', lambda dt: [S(Arg((4, 3))), S(Arg((2, 3, 5))), S(Arg((3, 3)), hermitian=True), S(Arg((4, 3)), atol=0.5),
+                              S(Arg((4, 3)), rtol=0.3), S(Arg((0, 3))), S(Arg((3,))), S(Arg((4, 3)), hermitian=True)],
+   atol=1e-4, rtol=1e-4)
 op('linalg.vecdot', lambda dt: [S(Arg((3, 4)), Arg((3, 4))), S(Arg((3, 4)), Arg((4,))), S(Arg((4, 3)), Arg((4, 3)), dim=0)])
 op('linalg.matmul', _matmul_samples, dtypes=FLOATS, atol=1e-4, rtol=1e-5)
 op('matrix_power', lambda dt: [S(_wellcond((3, 3), dt), 2)], atol=1e-4, rtol=1e-4)

@@ -115,6 +115,26 @@ def _einsum(eq, ops, path):
     return r if dt is None or r.dtype == dt else np.asarray(r).astype(dt)
 
 
+def _linalg_pinv(a, rtol, hermitian, atol):
+    """torch's linalg_pinv: singular values (|eigenvalues| of a Hermitian matrix) up to max(atol, rtol * the
+    largest) count as zero; rtol defaults to eps * max(m, n), or to 0 when a positive atol is given."""
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        return np.zeros(a.shape[:-2] + (n, m), a.dtype)
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else np.finfo(a.dtype).eps * max(m, n)
+    atol = 0.0 if atol is None else atol
+    mH = lambda x: np.conj(np.swapaxes(x, -1, -2))
+    if hermitian:
+        s, u = np.linalg.eigh(a)
+        big = np.abs(s)
+        keep = big > np.maximum(atol, rtol * big.max(-1, keepdims=True))
+        return ((u * np.where(keep, 1 / np.where(keep, s, 1), 0)[..., None, :]) @ mH(u)).astype(a.dtype)
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    keep = s > np.maximum(atol, rtol * s[..., :1])
+    return ((mH(vh) * np.where(keep, 1 / np.where(keep, s, 1), 0)[..., None, :]) @ mH(u)).astype(a.dtype)
+
+
 def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
     """(i1, i2, i3 with size-1 dims inserted at expand1..3) multiplied and summed over sumdim: one einsum, a
     letter per dimension, each operand named by the dimensions it has."""
@@ -270,6 +290,7 @@ KERNELS = {
     'addbmm': _addbmm,
     'einsum': _einsum,
     '_trilinear': _trilinear,
+    'linalg_pinv': _linalg_pinv,
     'diag_embed': _diag_embed,
     'linalg_cross': lambda a, b, dim: np.cross(a, b, axis=dim),
     'linalg_inv': _inv,
