@@ -781,3 +781,59 @@ def _cdist(x1, x2, p=2.0, compute_mode=None):
 
 
 declare('cdist(Tensor x1, Tensor x2, float p=2, str? compute_mode=None) -> Tensor', composite=_cdist, method=False)
+
+
+# --- pdist: torch's pdist is _pdist_forward of the contiguous input, an operator saving its input and result ---------
+
+def _pdist_meta(self, p=2.0):
+    shape = self._a.shape
+    if len(shape) != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {len(shape)}D")
+    if self._dtype.category != 2:
+        raise NotImplementedError(f'"_pdist_forward" not implemented for \'{_tname(self._dtype)}\'')
+    if not self.is_contiguous():
+        raise RuntimeError("_pdist_forward requires contiguous input")
+    return (shape[0] * (shape[0] - 1) // 2,), self._dtype
+
+
+def _pdist_grad(grad, self, p, result):
+    """torch's _pdist_backward: row i of a pair (i < j) moves by g(diff = x_i - x_j), row j by -g, where g is the
+    p-norm's derivative (0 where the distance is 0, and for p < 1 where a coordinate's difference is 0)."""
+    n = self.shape[0]
+    if p == 0 or n < 2 or self.numel() == 0:
+        return _zeros(self.shape, self)
+    ij = _call('triu_indices', n, n, 1, device=self.device)
+    i, j = ij[0], ij[1]
+    d = self.index_select(0, i) - self.index_select(0, j)
+    g, dist = grad.unsqueeze(-1), result.unsqueeze(-1)
+    zero = dist == 0
+    safe = dist.masked_fill(zero, 1)
+    if p == 1:
+        t = g * d.sign()
+    elif p == float('inf'):
+        t = g * d.sign() * (d.abs() == dist)
+    elif p < 2:
+        small = (d == 0) | zero if p < 1 else zero
+        t = (d.sign() * d.abs().masked_fill(small, 1).pow(p - 1) * (g / safe.pow(p - 1))).masked_fill(small, 0)
+    elif p == 2:
+        t = (g * d / safe).masked_fill(zero, 0)
+    else:
+        t = (d * d.abs().pow(p - 2) * (g / safe.pow(p - 1))).masked_fill(zero, 0)
+    return _zeros(self.shape, self).index_add(0, i, t).index_add(0, j, -t)
+
+
+declare('_pdist_forward(Tensor self, float p=2) -> Tensor', meta=_pdist_meta, method=False, grad_name='PdistBackward0',
+        derivatives={'self': _pdist_grad})
+
+
+def _pdist(self, p=2.0):
+    if self.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {self.dim()}D")
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return _call('_pdist_forward', self.contiguous(), float(p))
+
+
+declare('pdist(Tensor self, float p=2) -> Tensor', composite=_pdist, method=False, nn=True)

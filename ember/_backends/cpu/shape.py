@@ -188,9 +188,19 @@ def _one_hot(a, num_classes):
 
 
 def _cdist(x1, x2, p, compute_mode):
-    d = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    return _pnorm(np.abs(x1[..., :, None, :] - x2[..., None, :, :]), p)
+
+
+def _pdist(a, p):
+    """Distances of the rows i < j, in row-major order of (i, j)."""
+    i, j = np.triu_indices(a.shape[0], 1)
+    return _pnorm(np.abs(a[i] - a[j]), p)
+
+
+def _pnorm(d, p):
+    """The p-norm over the last dimension of absolute differences ``d`` (p = 0 counts the nonzero ones)."""
     if p == 0:
-        return (d != 0).sum(-1).astype(np.result_type(x1, x2))
+        return (d != 0).sum(-1).astype(d.dtype)
     if p == 1:
         return d.sum(-1)
     if p == 2:
@@ -226,4 +236,5 @@ KERNELS = {
     'bucketize.Tensor': lambda a, b, out_int32, right: np.searchsorted(b, a, side='right' if right else 'left'),
     'one_hot': _one_hot,
     '_cdist_forward': _cdist,
+    '_pdist_forward': _pdist,
 }
