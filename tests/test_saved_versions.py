@@ -69,7 +69,6 @@ def _attempt(info, lib, args, kwargs, target):
 # Known differences, each because torch builds the operator from other operators (or one fused kernel)
 # whose saved tensors ember's own decomposition does not reproduce. strict: the mark fails once fixed.
 KNOWN = {
-    'combinations': "torch builds combinations with masked_select (saves the input); ember indexes",
     'pad': "torch's reflection_pad saves its input; ember's reflect padding is an index_select",
 }
 

@@ -716,18 +716,24 @@ declare('one_hot(Tensor self, int num_classes=-1) -> Tensor', meta=_one_hot_meta
 # --- combinations / cdist ---------------------------------------------------------------------
 
 def _combinations(self, r=2, with_replacement=False):
-    import itertools
+    """torch's combinations: the r-fold meshgrid of the input (views), each grid masked_select-ed by the
+    mask of ordered index tuples (i < j < ..., or <= with replacement), stacked as columns; masked_select saves
+    the grid, a view of the input."""
     import numpy as np
     if self.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {_lst(self.shape)}")
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        return self.new_empty((0,)) if hasattr(self, 'new_empty') else _call('empty', (0,), dtype=self.dtype,
-                                                                            device=self.device)
-    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-    idx = np.array(list(pick(range(self.shape[0]), r)), dtype=np.int64).reshape(-1, r)
-    return self[_from_np(idx, self.device)]     # (number of combinations, r): a gather, so autograd is free
+        return _call('empty', (0,), dtype=self.dtype, device=self.device)
+    n = self.shape[0]
+    idx = np.indices((n,) * r)
+    mask = np.ones((n,) * r, bool)
+    for k in range(r - 1):
+        mask &= idx[k] <= idx[k + 1] if with_replacement else idx[k] < idx[k + 1]
+    mask = _from_np(mask, self.device)
+    grids = [self.view(tuple(-1 if d == k else 1 for d in range(r))).expand((n,) * r) for k in range(r)]
+    return _call('stack', [g.masked_select(mask) for g in grids], 1)
 
 
 declare('combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor', composite=_combinations)
