@@ -66,11 +66,9 @@ def _attempt(info, lib, args, kwargs, target):
     return 'ok'
 
 
-# Known differences, each because torch builds the operator from other operators (or one fused kernel)
-# whose saved tensors ember's own decomposition does not reproduce. strict: the mark fails once fixed.
-KNOWN = {
-    'pad': "torch's reflection_pad saves its input; ember's reflect padding is an index_select",
-}
+# Known differences (none at present): an operator whose saved tensors ember does not yet reproduce is listed here with
+# the reason, as a strict xfail, so the mark fails once it is fixed.
+KNOWN = {}
 
 
 def _marked(cases):

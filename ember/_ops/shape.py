@@ -527,9 +527,33 @@ def _pad_index(n, left, right, mode):
     return j
 
 
+def _pad_checks(shape, pad, mode):
+    """torch's checks of a reflect, replicate or circular padding of the last len(pad) // 2 dimensions."""
+    k, nd = len(pad) // 2, len(shape)
+    if mode != 'circular' and (not k + 1 <= nd <= k + 2 or 0 in (shape[1:] if nd == k + 2 else shape)):
+        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {_lst(shape)}")
+    for i in range(k):
+        d = nd - 1 - i
+        n, l, r = shape[d], pad[2 * i], pad[2 * i + 1]
+        if mode == 'reflect' and (l >= n or r >= n):
+            raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({l}, {r}) at dimension {d} of input {_lst(shape)}")
+        if mode == 'circular':
+            if l > n or r > n:
+                raise RuntimeError("Padding value causes wrapping around more than once.")
+            if n + l + r <= 0 or n + l <= 0 or n + r <= 0:
+                raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        if n + l + r < 0:
+            raw = list(shape)
+            raw[d] = n + l + r
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n + l + r}: {_lst(raw)}")
+
+
 def _pad(self, pad, mode='constant', value=None):
-    """torch.nn.functional.pad. Non-constant modes are gathers along the padded dimensions
-    (``index_select`` with the reflected/clamped/wrapped positions), so autograd comes for free."""
+    """torch.nn.functional.pad: constant_pad_nd; reflect and replicate are torch's reflection_pad{1,2,3}d and
+    replication_pad{1,2,3}d operators (which save their input); circular is gathers along the padded dimensions
+    (``index_select`` of the wrapped positions, as torch's _pad_circular is a composite)."""
     pad = tuple(pad)
     for p in pad:
         if not isinstance(p, int) and not hasattr(p, '__index__'):
@@ -550,30 +574,56 @@ def _pad(self, pad, mode='constant', value=None):
     k, nd = len(pad) // 2, self.dim()
     if not (1 <= k <= 3 and k + 1 <= nd <= k + 2):
         raise NotImplementedError(f"Padding size {len(pad)} is not supported for {nd}D input tensor.\n{_PAD_HELP}")
+    if mode != 'circular':
+        return _call(f'{_PAD_OPS[mode]}_pad{k}d', self, list(pad))
     shape = tuple(self.shape)
-    if mode != 'circular' and 0 in (shape[1:] if nd == k + 2 else shape):
-        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and other "
-                           f"non-zero dimensions for input, but got: {_lst(shape)}")
+    _pad_checks(shape, pad, mode)
     out = self
     import numpy as np
     for i in range(k):
         d = nd - 1 - i
-        n, l, r = shape[d], pad[2 * i], pad[2 * i + 1]
-        if mode == 'reflect' and (l >= n or r >= n):
-            raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
-                               f"dimension, but got: padding ({l}, {r}) at dimension {d} of input {_lst(shape)}")
-        if mode == 'circular':
-            if l > n or r > n:
-                raise RuntimeError("Padding value causes wrapping around more than once.")
-            if n + l + r <= 0 or n + l <= 0 or n + r <= 0:
-                raise RuntimeError("Negative padding value is resulting in an empty dimension")
-        if n + l + r < 0:
-            raw = list(shape)
-            raw[d] = n + l + r
-            raise RuntimeError(f"Trying to create tensor with negative dimension {n + l + r}: {_lst(raw)}")
-        idx = _pad_index(n, l, r, mode)
+        idx = _pad_index(shape[d], pad[2 * i], pad[2 * i + 1], mode)
         out = out.index_select(d, _from_np(idx.astype(np.int64), self.device))
     return out
+
+
+_PAD_OPS = {'reflect': 'reflection', 'replicate': 'replication'}
+
+
+def _pad_meta(mode):
+    def meta(self, padding):
+        shape, padding = tuple(self._a.shape), _ints(padding)
+        _pad_checks(shape, padding, mode)
+        out = list(shape)
+        for i in range(len(padding) // 2):
+            out[-1 - i] += padding[2 * i] + padding[2 * i + 1]
+        return tuple(out), self._dtype
+    return meta
+
+
+def _pad_backward(grad, self, padding, mode):
+    """The gradient of a reflect or replicate padding: each padded position's gradient added to the input position
+    it copies (index_add along each padded dimension). It reads ``self`` (its shape), which is saved, as torch's
+    reflection_pad*_backward(grad, self, padding) does."""
+    import numpy as np
+    shape, padding = tuple(self.shape), _ints(padding)
+    g = grad
+    for i in range(len(padding) // 2):
+        d = len(shape) - 1 - i
+        idx = _from_np(_pad_index(shape[d], padding[2 * i], padding[2 * i + 1], mode).astype(np.int64), grad.device)
+        g = _zeros(tuple(g.shape[:d]) + (shape[d],) + tuple(g.shape[d + 1:]), g).index_add(d, idx, g)
+    return g
+
+
+def _pad_grad(mode):
+    return lambda grad, self, padding: _pad_backward(grad, self, padding, mode)
+
+
+for _mode, _name in _PAD_OPS.items():
+    for _k in (1, 2, 3):
+        declare(f'{_name}_pad{_k}d(Tensor self, SymInt[{2 * _k}] padding) -> Tensor', meta=_pad_meta(_mode),
+                method=False, function=False, grad_name=f'{_name.capitalize()}Pad{_k}DBackward0',
+                derivatives={'self': _pad_grad(_mode)})
 
 
 def _from_np(a, device):

@@ -187,6 +187,21 @@ def _one_hot(a, num_classes):
     return (a[..., None] == np.arange(num_classes)).astype(np.int64)
 
 
+def _pad_gather(mode):
+    """reflection_pad{1,2,3}d / replication_pad{1,2,3}d: along each padded dimension, the input position each
+    output position copies (mirrored without repeating the edge, or clamped to it); negative padding crops."""
+    def kernel(a, padding):
+        for i in range(len(padding) // 2):
+            d, n = a.ndim - 1 - i, a.shape[a.ndim - 1 - i]
+            j = np.arange(-padding[2 * i], n + padding[2 * i + 1])
+            if mode == 'reflect':
+                j = np.abs(j)
+                j = np.where(j >= n, 2 * (n - 1) - j, j)
+            a = np.take(a, j if mode == 'reflect' else np.clip(j, 0, n - 1), axis=d)
+        return a
+    return kernel
+
+
 def _cdist(x1, x2, p, compute_mode):
     return _pnorm(np.abs(x1[..., :, None, :] - x2[..., None, :, :]), p)
 
@@ -237,4 +252,6 @@ KERNELS = {
     'one_hot': _one_hot,
     '_cdist_forward': _cdist,
     '_pdist_forward': _pdist,
+    **{f'{name}_pad{k}d': _pad_gather(mode) for mode, name in (('reflect', 'reflection'), ('replicate', 'replication'))
+       for k in (1, 2, 3)},
 }
