@@ -148,3 +148,43 @@ def test_matmul_saves_what_torch_saves_across_layouts(grads):
                 assert e == t, f'{sa} @ {sb}, requires_grad {grads}, {layouts}: write to {target}: torch {t}, ember {e}'
                 checked += 1
     assert checked
+
+
+# einsum keeps its fused node where torch's graph saves a view of every operand, and builds torch's graph elsewhere
+# (ember/_ops/linalg.py); which one depends on the operands' layouts and on which of them require grad
+_EINSUM_CASES = [('bij,bjk->bik', [(2, 2, 3), (2, 3, 4)]), ('...ij,...jk->...ik', [(2, 2, 3), (5, 1, 3, 4)]),
+                 ('b...i,b...i->b...', [(2, 3, 4), (2, 1, 4)]), ('...i,i->...', [(2, 3), (3,)]),
+                 ('...i,...i->i', [(2, 3), (4, 2, 3)]), ('ii,i->i', [(3, 3), (3,)]), ('iij,jk->ik', [(2, 2, 3), (3, 2)]),
+                 ('bhqd,bhkd->bhqk', [(2, 3, 4, 5), (2, 3, 6, 5)]), ('ij,ij->', [(3, 4), (3, 4)]),
+                 ('i,j,k->ijk', [(2,), (3,), (2,)]), ('ab,bc,cd->ad', [(2, 3), (3, 4), (4, 2)]), ('ij,jk->ki', [(2, 3), (3, 4)]),
+                 ('ij,kj->', [(1, 3), (2, 3)]), ('abc,cb->a', [(2, 3, 4), (4, 3)])]
+
+
+def _einsum_attempt(lib, eq, arrays, grads, layouts, target):
+    ts = [_mm_operand(lib, a, g, l) for a, g, l in zip(arrays, grads, layouts)]
+    out = lib.einsum(eq, *ts)
+    (out if target == 'out' else ts[target]).mul_(1)
+    try:
+        out.sum().backward()
+    except RuntimeError as e:
+        assert 'modified by an inplace operation' in str(e), e
+        return 'backward-error'
+    return 'ok'
+
+
+@pytest.mark.parametrize('eq,shapes', _EINSUM_CASES, ids=[c[0] for c in _EINSUM_CASES])
+def test_einsum_saves_what_torch_saves_across_layouts(eq, shapes):
+    import itertools
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    checked = 0
+    for grads in itertools.product((True, False), repeat=len(shapes)):
+        if not any(grads):
+            continue
+        for layouts in itertools.product(('contiguous', 'mT'), repeat=len(shapes)):
+            for target in ['out'] + list(range(len(shapes))):
+                t = _einsum_attempt(torch, eq, arrays, grads, layouts, target)
+                e = _einsum_attempt(ember, eq, arrays, grads, layouts, target)
+                assert e == t, f'{eq} {shapes}, requires_grad {grads}, {layouts}: write to {target}: torch {t}, ember {e}'
+                checked += 1
+    assert checked

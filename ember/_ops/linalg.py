@@ -13,7 +13,9 @@ undone by the engine (it sums a gradient to its input's shape), so formulas just
 from .._core import dtype as D
 from .pointwise import broadcast_shapes
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT
+from .._core.storage import contiguous_strides
 from .registry import declare, DECLS
+from .views import view_strides
 
 # c10's type names, as torch's dtype-mismatch messages spell them ("float != double")
 _CNAME = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16',
@@ -505,9 +507,15 @@ declare(f'addbmm(Tensor self, Tensor batch1, Tensor batch2, *, {_ADD}) -> Tensor
 # torch's einsum is a composite (at::native::einsum): each operand's repeated labels become diagonals, its
 # dimensions are permuted to one order (output labels, then the summed ones) with size-1 dimensions for labels it
 # lacks; operands are then contracted pairwise, left to right (or along ``path``), by sumproduct_pair: dims found
-# in one operand only are summed first, the rest permuted and reshaped into a bmm. What it saves (views of the
-# operands, or copies where a reshape cannot view) is what that graph saves, so under autograd ember builds it
-# (`_einsum_graph`); a call that records nothing runs NumPy's einsum (BLAS-backed contraction paths) in one kernel.
+# in one operand only are summed first, the rest permuted and reshaped into a bmm (or a mul when nothing is
+# summed). What that graph saves (views of the operands, or copies where a reshape cannot view) decides where the
+# version check fires. ember keeps one fused operator, NumPy's einsum (BLAS-backed contraction paths), whose
+# derivative is einsum again: d/dA_k of "s_1,...,s_n->out" is "out,s_1..(not k)..,s_n->s_k" applied to grad and
+# the other operands (a label repeated within s_k gets a fresh name tied to the first by an identity matrix;
+# labels found nowhere but in s_k get a ones operand of A_k's shape). That node saves every operand, which is
+# what torch's graph checks when every operand requires grad and reaches a bmm or mul as a view (most
+# contractions); elsewhere (one operand, a constant operand, an operand summed or copied on the way) the
+# operator records torch's graph itself (`_einsum_graph`, which first runs the same steps on shapes alone).
 
 _LETTERS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ')
 _EINSUM_CACHE = {}
@@ -593,8 +601,30 @@ def _einsum_meta(equation, tensors, path=None):
 
 
 def _einsum_graph(equation, tensors, path=None):
-    """torch's einsum, built from its pieces (the comment above); errors are the meta function's."""
+    """torch's einsum graph where it saves other tensors than the fused node; None where the node saves the same:
+    a dry run of the pieces on shapes and strides (`_Plan`) finds each operand saved as a view. The answer depends
+    on the equation and the operands' shapes and strides only, and is kept for the next call with the same."""
+    if len(tensors) > 1 and all(t.requires_grad for t in tensors):
+        key = (equation, None if path is None else tuple(path), tuple((t._a.shape, t.stride()) for t in tensors))
+        fused = _FUSED.get(key)
+        if fused is None:
+            _einsum_meta(equation, tensors, path)
+            saved = set()
+            _einsum_pieces(equation, [_Plan(t._a.shape, t.stride(), k, saved) for k, t in enumerate(tensors)], path)
+            if len(_FUSED) > 4096:
+                _FUSED.clear()
+            fused = _FUSED[key] = len(saved) == len(tensors)
+        if fused:
+            return None     # the kernel's meta function checks the dtypes
     _einsum_meta(equation, tensors, path)
+    return _einsum_pieces(equation, tensors, path)
+
+
+_FUSED = {}     # (equation, path, operands' shapes and strides) -> whether the fused node saves what torch's graph does
+
+
+def _einsum_pieces(equation, tensors, path):
+    """torch's einsum from its pieces, on tensors (or `_Plan` geometries); errors were the meta function's."""
     subs, out = parse_einsum(equation, [t.dim() for t in tensors])
     labels = [_einsum_labels(sub) for sub in subs]
     counts = {}
@@ -676,6 +706,59 @@ def _einsum_graph(equation, tensors, path=None):
     return ops[0]
 
 
+class _Plan:
+    """A tensor's geometry in a dry run of `_einsum_pieces`: shape, strides, and the operand it is a view of (None
+    once copied or computed). A bmm or mul adds the operands its arguments view to ``saved``."""
+
+    def __init__(self, shape, strides, origin, saved):
+        self.shape, self.strides, self.origin, self.saved = shape, strides, origin, saved
+
+    def dim(self):
+        return len(self.shape)
+
+    def _view(self, shape, strides):
+        return _Plan(tuple(shape), tuple(strides), self.origin, self.saved)
+
+    def _fresh(self, shape):
+        return _Plan(tuple(shape), contiguous_strides(tuple(shape)), None, self.saved)
+
+    def permute(self, perm):
+        return self._view([self.shape[d] for d in perm], [self.strides[d] for d in perm])
+
+    def unsqueeze(self, d):
+        st = self.strides[d] * self.shape[d] if d < len(self.shape) else 1
+        return self._view(self.shape[:d] + (1,) + self.shape[d:], self.strides[:d] + (st,) + self.strides[d:])
+
+    def diagonal(self, offset, d1, d2):
+        keep = [d for d in range(len(self.shape)) if d not in (d1, d2)]
+        return self._view([self.shape[d] for d in keep] + [min(self.shape[d1], self.shape[d2])],
+                          [self.strides[d] for d in keep] + [self.strides[d1] + self.strides[d2]])
+
+    def movedim(self, src, dst):        # only movedim(-1, d), as einsum's diagonals use it
+        perm = list(range(len(self.shape) - 1))
+        perm.insert(dst, len(self.shape) - 1)
+        return self.permute(perm)
+
+    def sum(self, dims, keepdim):
+        dims = [dims] if isinstance(dims, int) else dims
+        return self._fresh([1 if d in dims else n for d, n in enumerate(self.shape)])
+
+    def reshape(self, *shape):
+        st = view_strides(self.shape, self.strides, shape)
+        return self._fresh(shape) if st is None else self._view(shape, st)
+
+    def view(self, shape):
+        return self.reshape(*shape)
+
+    def bmm(self, other):
+        self.saved.update(x.origin for x in (self, other) if x.origin is not None)
+        return self._fresh((self.shape[0], self.shape[1], other.shape[2]))
+
+    def __mul__(self, other):
+        self.saved.update(x.origin for x in (self, other) if x.origin is not None)
+        return self._fresh(broadcast_shapes(self.shape, other.shape))
+
+
 def _einsum_labels(sub):
     """An operand's (or the output's) labels, the ellipsis as one '...' entry."""
     pre, ell, post = sub.partition('...')
@@ -718,8 +801,51 @@ def _sumproduct_pair(left, right, sum_dims):
     return left.bmm(right).view(out_size).permute(operm)
 
 
+def _einsum_backward(grad, equation, tensors):
+    subs, out = parse_einsum(equation, [t.dim() for t in tensors])
+    grads = []
+    for k, t in enumerate(tensors):
+        others = [(s, x) for j, (s, x) in enumerate(zip(subs, tensors)) if j != k]
+        target, extra = _grad_target(subs[k], t, out, [s for s, _ in others])
+        ops = [(out, grad)] + others + extra
+        eq = ','.join(s for s, _ in ops) + '->' + target
+        grads.append(DECLS['einsum'].op.call(eq, [x for _, x in ops]))
+    return grads
+
+
+def _grad_target(s, t, out, other_subs):
+    """Output subscript for d/d(operand with subscript ``s``) and the helper operands it needs."""
+    from .registry import DECLS as R
+    used = set(out) | set(''.join(other_subs)) | set(s)
+    fresh = (c for c in sorted(_LETTERS) if c not in used)
+    target, extra, seen = '', [], {}
+    body = s.replace('...', '.')
+    pos = 0
+    shape = tuple(t.shape)
+    n_ell = len(shape) - len(body.replace('.', ''))
+    for ch in body:
+        if ch == '.':
+            target += '...'
+            pos += n_ell
+            continue
+        if ch in seen:       # a diagonal: name the repeat afresh and tie it to the first with an identity
+            f = next(fresh)
+            extra.append((ch + f, R['eye'].op.call(shape[pos], dtype=t.dtype, device=t.device)))
+            target += f
+        else:
+            seen[ch] = True
+            target += ch
+        pos += 1
+    known = set(out) | set(''.join(other_subs)) | set(''.join(e for e, _ in extra))
+    lonely = any(ch not in known for ch in target.replace('...', '')) or ('...' in target and '...' not in out
+                                                                         and not any('...' in o for o in other_subs))
+    if lonely:
+        extra.append((target, R['ones'].op.call(shape, dtype=t.dtype, device=t.device)))
+    return target, extra
+
+
 declare('einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor', meta=_einsum_meta,
-        method=False, autograd_composite=_einsum_graph)
+        method=False, derivatives={'tensors': _einsum_backward}, autograd_composite=_einsum_graph)
 
 
 # --- composites over the products --------------------------------------------------------------------

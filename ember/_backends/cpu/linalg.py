@@ -99,6 +99,18 @@ def _scale_add(prod, inp, beta, alpha):
     return prod
 
 
+def _sum_ellipsis(eq, ops):
+    """The equation with each input's ellipsis spelled out in unused letters (right-aligned, as broadcasting
+    aligns them): NumPy's einsum keeps ellipsis dimensions, while an output without one sums them (torch)."""
+    lhs, _, rhs = eq.partition('->')
+    subs = lhs.split(',')
+    free = [c for c in 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ' if c not in eq]
+    n = [o.ndim - len(sub.replace('...', '')) if '...' in sub else 0 for sub, o in zip(subs, ops)]
+    ell = free[:max(n, default=0)]
+    subs = [sub.replace('...', ''.join(ell[len(ell) - k:])) for sub, k in zip(subs, n)]
+    return ','.join(subs) + '->' + rhs
+
+
 def _addbmm(inp, b1, b2, beta, alpha):
     B, n, k = b1.shape
     # sum_b b1[b] @ b2[b] as one matrix product over the (batch, k) pairs
@@ -107,6 +119,9 @@ def _addbmm(inp, b1, b2, beta, alpha):
 
 
 def _einsum(eq, ops, path):
+    eq = eq.replace(' ', '')
+    if '...' in eq and '->' in eq and '...' not in eq.partition('->')[2]:
+        eq = _sum_ellipsis(eq, ops)
     dt = ops[0].dtype if ops else None
     if dt is not None and dt.kind not in 'biufc':      # bfloat16 (ml_dtypes): NumPy's einsum rejects it
         ops = [o.astype(np.float32) for o in ops]
