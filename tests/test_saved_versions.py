@@ -4,7 +4,8 @@ For every differentiable operator of the OpInfo records, and each of its samples
 after the call (and, separately, each floating input) and run backward: ember must raise exactly where
 torch raises ("one of the variables needed for gradient computation has been modified by an inplace
 operation"), and succeed where torch succeeds. Inputs are non-leaf clones so that in-place writes to them
-are legal in both libraries.
+are legal in both libraries. matmul and einsum, whose saved tensors depend on their operands' layouts and on which
+of them require grad, are also checked across those.
 """
 import numpy as np
 import pytest
@@ -107,7 +108,7 @@ def test_version_check_fires_where_torch_fires(info):
 _MM_SHAPES = [(3,), (2, 3), (2, 2, 3), (1, 2, 3), (2, 3, 4), (1, 3, 4), (2, 1, 2, 3), (3, 3, 2), (2, 2, 3, 2), (3, 1)]
 
 
-def _mm_operand(lib, a, requires_grad, layout):
+def _layout_operand(lib, a, requires_grad, layout):
     t = lib.from_numpy(a.copy()).requires_grad_(requires_grad).clone()
     if layout == 'mT' and t.dim() >= 2:      # the last two dimensions transposed in memory
         t = t.mT.contiguous().mT
@@ -117,7 +118,7 @@ def _mm_operand(lib, a, requires_grad, layout):
 
 
 def _mm_attempt(lib, a, b, grads, layouts, target):
-    x, y = (_mm_operand(lib, m, g, l) for m, g, l in zip((a, b), grads, layouts))
+    x, y = (_layout_operand(lib, m, g, l) for m, g, l in zip((a, b), grads, layouts))
     out = lib.matmul(x, y)
     {'out': out, 0: x, 1: y}[target].mul_(1)
     try:
@@ -161,7 +162,7 @@ _EINSUM_CASES = [('bij,bjk->bik', [(2, 2, 3), (2, 3, 4)]), ('...ij,...jk->...ik'
 
 
 def _einsum_attempt(lib, eq, arrays, grads, layouts, target):
-    ts = [_mm_operand(lib, a, g, l) for a, g, l in zip(arrays, grads, layouts)]
+    ts = [_layout_operand(lib, a, g, l) for a, g, l in zip(arrays, grads, layouts)]
     out = lib.einsum(eq, *ts)
     (out if target == 'out' else ts[target]).mul_(1)
     try:
