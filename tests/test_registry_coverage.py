@@ -14,8 +14,10 @@ TESTED_THROUGH = {
     '_median_dim': 'median', '_nanmedian_all': 'nanmedian', '_nanmedian_dim': 'nanmedian', '_div_mode': 'div',
     '_linalg_matrix_norm_str': 'linalg.matrix_norm', '_linalg_norm_str': 'linalg.norm', '_unique2': 'unique',
     'unique_dim': 'unique', '_to_copy': 'to', '_cdist_forward': 'cdist', 'log_sigmoid': 'nn.functional.logsigmoid',
+    '_pdist_forward': 'nn.functional.pdist',
     '_strided_index': 'as_strided',                 # the index map behind as_strided's backward
     '_unsafe_view': 'kron',                         # torch's reshape inside kron and matmul (test_saved_versions)
+    **{f'{m}_pad{k}d': 'pad' for m in ('reflection', 'replication') for k in (1, 2, 3)},   # pad's reflect, replicate
     # backward primitives, tested through the gradients of their forward ops
     'gelu_backward': 'nn.functional.gelu', 'silu_backward': 'nn.functional.silu',
     'threshold_backward': 'nn.functional.relu', 'convolution_backward_weight': 'nn.functional.conv2d',

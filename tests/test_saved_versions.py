@@ -4,7 +4,8 @@ For every differentiable operator of the OpInfo records, and each of its samples
 after the call (and, separately, each floating input) and run backward: ember must raise exactly where
 torch raises ("one of the variables needed for gradient computation has been modified by an inplace
 operation"), and succeed where torch succeeds. Inputs are non-leaf clones so that in-place writes to them
-are legal in both libraries.
+are legal in both libraries. matmul and einsum, whose saved tensors depend on their operands' layouts and on which
+of them require grad, are also checked across those.
 """
 import numpy as np
 import pytest
@@ -66,15 +67,9 @@ def _attempt(info, lib, args, kwargs, target):
     return 'ok'
 
 
-# Known differences, each because torch builds the operator from other operators (or one fused kernel)
-# whose saved tensors ember's own decomposition does not reproduce. strict: the mark fails once fixed.
-KNOWN = {
-    'einsum': "a one-operand einsum ('ii->i') is a view chain in torch, a primitive saving its operand in ember",
-    'linalg.pinv': "torch's pinv is a primitive saving its result; ember's is an SVD composite",
-    'nn.functional.pdist': "torch's _pdist_forward saves its input; ember's pdist is a composite of views",
-    'combinations': "torch builds combinations with masked_select (saves the input); ember indexes",
-    'pad': "torch's reflection_pad saves its input; ember's reflect padding is an index_select",
-}
+# Known differences (none at present): an operator whose saved tensors ember does not yet reproduce is listed here with
+# the reason, as a strict xfail, so the mark fails once it is fixed.
+KNOWN = {}
 
 
 def _marked(cases):
@@ -113,7 +108,7 @@ def test_version_check_fires_where_torch_fires(info):
 _MM_SHAPES = [(3,), (2, 3), (2, 2, 3), (1, 2, 3), (2, 3, 4), (1, 3, 4), (2, 1, 2, 3), (3, 3, 2), (2, 2, 3, 2), (3, 1)]
 
 
-def _mm_operand(lib, a, requires_grad, layout):
+def _layout_operand(lib, a, requires_grad, layout):
     t = lib.from_numpy(a.copy()).requires_grad_(requires_grad).clone()
     if layout == 'mT' and t.dim() >= 2:      # the last two dimensions transposed in memory
         t = t.mT.contiguous().mT
@@ -123,7 +118,7 @@ def _mm_operand(lib, a, requires_grad, layout):
 
 
 def _mm_attempt(lib, a, b, grads, layouts, target):
-    x, y = (_mm_operand(lib, m, g, l) for m, g, l in zip((a, b), grads, layouts))
+    x, y = (_layout_operand(lib, m, g, l) for m, g, l in zip((a, b), grads, layouts))
     out = lib.matmul(x, y)
     {'out': out, 0: x, 1: y}[target].mul_(1)
     try:
@@ -152,5 +147,45 @@ def test_matmul_saves_what_torch_saves_across_layouts(grads):
                 t = _mm_attempt(torch, a, b, grads, layouts, target)
                 e = _mm_attempt(ember, a, b, grads, layouts, target)
                 assert e == t, f'{sa} @ {sb}, requires_grad {grads}, {layouts}: write to {target}: torch {t}, ember {e}'
+                checked += 1
+    assert checked
+
+
+# einsum keeps its fused node where torch's graph saves a view of every operand, and builds torch's graph elsewhere
+# (ember/_ops/linalg.py); which one depends on the operands' layouts and on which of them require grad
+_EINSUM_CASES = [('bij,bjk->bik', [(2, 2, 3), (2, 3, 4)]), ('...ij,...jk->...ik', [(2, 2, 3), (5, 1, 3, 4)]),
+                 ('b...i,b...i->b...', [(2, 3, 4), (2, 1, 4)]), ('...i,i->...', [(2, 3), (3,)]),
+                 ('...i,...i->i', [(2, 3), (4, 2, 3)]), ('ii,i->i', [(3, 3), (3,)]), ('iij,jk->ik', [(2, 2, 3), (3, 2)]),
+                 ('bhqd,bhkd->bhqk', [(2, 3, 4, 5), (2, 3, 6, 5)]), ('ij,ij->', [(3, 4), (3, 4)]),
+                 ('i,j,k->ijk', [(2,), (3,), (2,)]), ('ab,bc,cd->ad', [(2, 3), (3, 4), (4, 2)]), ('ij,jk->ki', [(2, 3), (3, 4)]),
+                 ('ij,kj->', [(1, 3), (2, 3)]), ('abc,cb->a', [(2, 3, 4), (4, 3)])]
+
+
+def _einsum_attempt(lib, eq, arrays, grads, layouts, target):
+    ts = [_layout_operand(lib, a, g, l) for a, g, l in zip(arrays, grads, layouts)]
+    out = lib.einsum(eq, *ts)
+    (out if target == 'out' else ts[target]).mul_(1)
+    try:
+        out.sum().backward()
+    except RuntimeError as e:
+        assert 'modified by an inplace operation' in str(e), e
+        return 'backward-error'
+    return 'ok'
+
+
+@pytest.mark.parametrize('eq,shapes', _EINSUM_CASES, ids=[c[0] for c in _EINSUM_CASES])
+def test_einsum_saves_what_torch_saves_across_layouts(eq, shapes):
+    import itertools
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    checked = 0
+    for grads in itertools.product((True, False), repeat=len(shapes)):
+        if not any(grads):
+            continue
+        for layouts in itertools.product(('contiguous', 'mT'), repeat=len(shapes)):
+            for target in ['out'] + list(range(len(shapes))):
+                t = _einsum_attempt(torch, eq, arrays, grads, layouts, target)
+                e = _einsum_attempt(ember, eq, arrays, grads, layouts, target)
+                assert e == t, f'{eq} {shapes}, requires_grad {grads}, {layouts}: write to {target}: torch {t}, ember {e}'
                 checked += 1
     assert checked

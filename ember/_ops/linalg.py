@@ -13,7 +13,9 @@ undone by the engine (it sums a gradient to its input's shape), so formulas just
 from .._core import dtype as D
 from .pointwise import broadcast_shapes
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT
+from .._core.storage import contiguous_strides
 from .registry import declare, DECLS
+from .views import view_strides
 
 # c10's type names, as torch's dtype-mismatch messages spell them ("float != double")
 _CNAME = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16',
@@ -502,11 +504,18 @@ declare(f'addbmm(Tensor self, Tensor batch1, Tensor batch2, *, {_ADD}) -> Tensor
 
 
 # --- einsum ----------------------------------------------------------------------------------------
-# A primitive over NumPy's einsum (BLAS-backed contraction paths); its derivative is einsum again:
-# d/dA_k of "s_1,...,s_n->out" is "out,s_1..(not k)..,s_n->s_k" applied to grad and the other operands.
-# Two cases need help: a letter repeated within s_k (a diagonal) gets a fresh name and an identity
-# matrix linking the two, and letters (or an ellipsis) found nowhere but in s_k get a ones operand of
-# A_k's shape, so the result is broadcast along them.
+# torch's einsum is a composite (at::native::einsum): each operand's repeated labels become diagonals, its
+# dimensions are permuted to one order (output labels, then the summed ones) with size-1 dimensions for labels it
+# lacks; operands are then contracted pairwise, left to right (or along ``path``), by sumproduct_pair: dims found
+# in one operand only are summed first, the rest permuted and reshaped into a bmm (or a mul when nothing is
+# summed). What that graph saves (views of the operands, or copies where a reshape cannot view) decides where the
+# version check fires. ember keeps one fused operator, NumPy's einsum (BLAS-backed contraction paths), whose
+# derivative is einsum again: d/dA_k of "s_1,...,s_n->out" is "out,s_1..(not k)..,s_n->s_k" applied to grad and
+# the other operands (a label repeated within s_k gets a fresh name tied to the first by an identity matrix;
+# labels found nowhere but in s_k get a ones operand of A_k's shape). That node saves every operand, which is
+# what torch's graph checks when every operand requires grad and reaches a bmm or mul as a view (most
+# contractions); elsewhere (one operand, a constant operand, an operand summed or copied on the way) the
+# operator records torch's graph itself (`_einsum_graph`, which first runs the same steps on shapes alone).
 
 _LETTERS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ')
 _EINSUM_CACHE = {}
@@ -591,6 +600,207 @@ def _einsum_meta(equation, tensors, path=None):
     return tuple(sizes[c] for c in pre) + (ell if '...' in out else ()) + tuple(sizes[c] for c in post), d0
 
 
+def _einsum_graph(equation, tensors, path=None):
+    """torch's einsum graph where it saves other tensors than the fused node; None where the node saves the same:
+    a dry run of the pieces on shapes and strides (`_Plan`) finds each operand saved as a view. The answer depends
+    on the equation and the operands' shapes and strides only, and is kept for the next call with the same."""
+    if len(tensors) > 1 and all(t.requires_grad for t in tensors):
+        key = (equation, None if path is None else tuple(path), tuple((t._a.shape, t.stride()) for t in tensors))
+        fused = _FUSED.get(key)
+        if fused is None:
+            _einsum_meta(equation, tensors, path)
+            saved = set()
+            _einsum_pieces(equation, [_Plan(t._a.shape, t.stride(), k, saved) for k, t in enumerate(tensors)], path)
+            if len(_FUSED) > 4096:
+                _FUSED.clear()
+            fused = _FUSED[key] = len(saved) == len(tensors)
+        if fused:
+            return None     # the kernel's meta function checks the dtypes
+    _einsum_meta(equation, tensors, path)
+    return _einsum_pieces(equation, tensors, path)
+
+
+_FUSED = {}     # (equation, path, operands' shapes and strides) -> whether the fused node saves what torch's graph does
+
+
+def _einsum_pieces(equation, tensors, path):
+    """torch's einsum from its pieces, on tensors (or `_Plan` geometries); errors were the meta function's."""
+    subs, out = parse_einsum(equation, [t.dim() for t in tensors])
+    labels = [_einsum_labels(sub) for sub in subs]
+    counts = {}
+    for ls in labels:
+        for c in ls:
+            if c != '...':
+                counts[c] = counts.get(c, 0) + 1
+    n_ell = max([t.dim() - len(ls) + 1 for t, ls in zip(tensors, labels) if '...' in ls], default=0)
+    # each label's position in the aligned operands: the output's, then the ellipsis if summed, then the summed
+    # labels in torch's subscript order (A-Z before a-z, which is ASCII order)
+    perm_index, ell_index, pos = 0, None, {}
+    for c in _einsum_labels(out):
+        if c == '...':
+            ell_index, perm_index = perm_index, perm_index + n_ell
+        else:
+            pos[c], perm_index = perm_index, perm_index + 1
+    n_out = perm_index
+    if ell_index is None:
+        ell_index, perm_index = perm_index, perm_index + n_ell
+    for c in sorted(counts):
+        if c not in pos:
+            pos[c], perm_index = perm_index, perm_index + 1
+    dim_counts = [0] * perm_index       # how many operands have each aligned dimension with a size other than 1
+    ops = []
+    for t, ls in zip(tensors, labels):
+        op, perm, dim = t, [-1] * perm_index, 0
+        for c in ls:
+            if c == '...':
+                k = t.dim() - len(ls) + 1
+                for j in range(n_ell - k, n_ell):
+                    dim_counts[ell_index + j] += op.shape[dim] != 1
+                    perm[ell_index + j] = dim
+                    dim += 1
+            elif perm[pos[c]] == -1:
+                dim_counts[pos[c]] += op.shape[dim] != 1
+                perm[pos[c]] = dim
+                dim += 1
+            else:       # a repeated label: its diagonal, where the label first was
+                prev = perm[pos[c]]
+                op = op.diagonal(0, prev, dim).movedim(-1, prev)
+        for i, v in enumerate(perm):
+            if v == -1:
+                op = op.unsqueeze(dim)
+                perm[i] = dim
+                dim += 1
+        ops.append(op.permute(perm))
+    steps = list(path) if path is not None else None
+    while len(ops) > 1:
+        i, j = 0, 1
+        if steps is not None:
+            i, j = sorted(steps[:2])
+            steps = steps[2:]
+            if i == j or i < 0 or j >= len(ops):
+                raise RuntimeError(f"einsum(): invalid contraction ({i}, {j}) " + (
+                    "cannot contract an operand with itself" if i == j else "operand index is out of bounds"))
+        a, b = ops[i], ops[j]
+        del ops[j], ops[i]
+        sum_dims, a_sum, b_sum = [], [], []
+        for d in range(n_out, perm_index):
+            sa, sb = a.shape[d] != 1, b.shape[d] != 1
+            if sa and sb:
+                dim_counts[d] -= 1
+                if dim_counts[d] == 1:
+                    sum_dims.append(d)
+                    dim_counts[d] = 0
+            elif dim_counts[d] == 1 and (sa or sb):
+                (a_sum if sa else b_sum).append(d)
+                dim_counts[d] = 0
+        if a_sum:
+            a = a.sum(a_sum, keepdim=True)
+        if b_sum:
+            b = b.sum(b_sum, keepdim=True)
+        r = _sumproduct_pair(a, b, sum_dims)
+        ops.insert(len(ops) if steps is not None else 0, r)
+    if perm_index > n_out:
+        if len(tensors) > 1:        # the summed dimensions have size 1 by now
+            return ops[0].view(tuple(ops[0].shape[:n_out]))
+        return ops[0].sum(list(range(n_out, perm_index)))
+    return ops[0]
+
+
+class _Plan:
+    """A tensor's geometry in a dry run of `_einsum_pieces`: shape, strides, and the operand it is a view of (None
+    once copied or computed). A bmm or mul adds the operands its arguments view to ``saved``."""
+
+    def __init__(self, shape, strides, origin, saved):
+        self.shape, self.strides, self.origin, self.saved = shape, strides, origin, saved
+
+    def dim(self):
+        return len(self.shape)
+
+    def _view(self, shape, strides):
+        return _Plan(tuple(shape), tuple(strides), self.origin, self.saved)
+
+    def _fresh(self, shape):
+        return _Plan(tuple(shape), contiguous_strides(tuple(shape)), None, self.saved)
+
+    def permute(self, perm):
+        return self._view([self.shape[d] for d in perm], [self.strides[d] for d in perm])
+
+    def unsqueeze(self, d):
+        st = self.strides[d] * self.shape[d] if d < len(self.shape) else 1
+        return self._view(self.shape[:d] + (1,) + self.shape[d:], self.strides[:d] + (st,) + self.strides[d:])
+
+    def diagonal(self, offset, d1, d2):
+        keep = [d for d in range(len(self.shape)) if d not in (d1, d2)]
+        return self._view([self.shape[d] for d in keep] + [min(self.shape[d1], self.shape[d2])],
+                          [self.strides[d] for d in keep] + [self.strides[d1] + self.strides[d2]])
+
+    def movedim(self, src, dst):        # only movedim(-1, d), as einsum's diagonals use it
+        perm = list(range(len(self.shape) - 1))
+        perm.insert(dst, len(self.shape) - 1)
+        return self.permute(perm)
+
+    def sum(self, dims, keepdim):
+        dims = [dims] if isinstance(dims, int) else dims
+        return self._fresh([1 if d in dims else n for d, n in enumerate(self.shape)])
+
+    def reshape(self, *shape):
+        st = view_strides(self.shape, self.strides, shape)
+        return self._fresh(shape) if st is None else self._view(shape, st)
+
+    def view(self, shape):
+        return self.reshape(*shape)
+
+    def bmm(self, other):
+        self.saved.update(x.origin for x in (self, other) if x.origin is not None)
+        return self._fresh((self.shape[0], self.shape[1], other.shape[2]))
+
+    def __mul__(self, other):
+        self.saved.update(x.origin for x in (self, other) if x.origin is not None)
+        return self._fresh(broadcast_shapes(self.shape, other.shape))
+
+
+def _einsum_labels(sub):
+    """An operand's (or the output's) labels, the ellipsis as one '...' entry."""
+    pre, ell, post = sub.partition('...')
+    return list(pre) + (['...'] if ell else []) + list(post)
+
+
+def _sumproduct_pair(left, right, sum_dims):
+    """torch's sumproduct_pair: (left * right).sum(sum_dims, keepdim=True) of two aligned operands, as a bmm of the
+    dimensions in both (batch), in left only (rows), summed (inner) and in right only (columns)."""
+    if not sum_dims:
+        return left * right
+    lro, lo, ro = [], [], []
+    lro_n = lo_n = ro_n = sum_n = 1
+    for i in range(left.dim()):
+        sl, sr = left.shape[i] != 1, right.shape[i] != 1
+        if i in sum_dims:
+            if sl and sr:
+                sum_n *= left.shape[i]
+            elif sl:
+                left = left.sum(i, keepdim=True)
+            elif sr:
+                right = right.sum(i, keepdim=True)
+        elif sl and sr:
+            lro.append(i)
+            lro_n *= left.shape[i]
+        elif sl:
+            lo.append(i)
+            lo_n *= left.shape[i]
+        else:
+            ro.append(i)
+            ro_n *= right.shape[i]
+    if lo and ro and ro[-1] < lo[0]:    # right's dims first in the output: swapped, bmm writes them in order
+        left, right, lo, ro, lo_n, ro_n = right, left, ro, lo, ro_n, lo_n
+    out_size = [left.shape[d] for d in lro + lo] + [1] * len(sum_dims) + [right.shape[d] for d in ro]
+    operm = [0] * len(out_size)
+    for i, d in enumerate(lro + lo + sum_dims + ro):
+        operm[d] = i
+    left = left.permute(lro + lo + sum_dims + ro).reshape(lro_n, lo_n, sum_n)
+    right = right.permute(lro + sum_dims + ro + lo).reshape(lro_n, sum_n, ro_n)
+    return left.bmm(right).view(out_size).permute(operm)
+
+
 def _einsum_backward(grad, equation, tensors):
     subs, out = parse_einsum(equation, [t.dim() for t in tensors])
     grads = []
@@ -635,7 +845,7 @@ def _grad_target(s, t, out, other_subs):
 
 
 declare('einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor', meta=_einsum_meta,
-        method=False, derivatives={'tensors': _einsum_backward})
+        method=False, derivatives={'tensors': _einsum_backward}, autograd_composite=_einsum_graph)
 
 
 # --- composites over the products --------------------------------------------------------------------
@@ -731,8 +941,42 @@ def _bilinear(input1, input2, weight, bias=None):
     if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[-1] if bias.dim() else 0} "
                            f"but expected {weight.shape[0]}")
-    y = DECLS['einsum'].op.call('...i,oij,...j->...o', [input1, weight, input2])
+    # torch's bilinear: both inputs as matrices of rows, one _trilinear (which saves the three operands), the rows
+    # seen with the inputs' batch shape again
+    t = DECLS['_trilinear'].op.call(input1.reshape(-1, input1.shape[-1]), weight,
+                                    input2.reshape(-1, input2.shape[-1]), [1, 3], [0], [1, 2], [2, 3])
+    y = t.reshape(tuple(input1.shape[:-1]) + (weight.shape[0],))
     return y if bias is None else y + bias
+
+
+def _trilinear_meta(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+    total = i1._a.ndim + len(expand1)
+    shapes = []
+    for k, (t, e) in enumerate(((i1, expand1), (i2, expand2), (i3, expand3))):
+        if t._a.ndim + len(e) != total:
+            raise RuntimeError(f"_trilinear: i{k + 1} has {t._a.ndim} dimensions and {len(e)} to insert, but i1 "
+                               f"has {total} in all")
+        it = iter(t._a.shape)
+        shapes.append(tuple(1 if d in e else next(it) for d in range(total)))
+        if t._dtype is not i1._dtype:
+            raise RuntimeError(f"expected scalar type {_tname(i1._dtype)} but found {_tname(t._dtype)}")
+    if not 0 <= unroll_dim < total:
+        raise RuntimeError(f"unroll_dim must be in [0,{total - 1}]")
+    full = broadcast_shapes(*shapes)
+    return tuple(n for d, n in enumerate(full) if d not in sumdim), i1._dtype
+
+
+# torch's _trilinear: (i1.unsqueeze(expand1) * i2.unsqueeze(expand2) * i3.unsqueeze(expand3)).sum(sumdim), one
+# kernel (NumPy's einsum) whose derivatives are _trilinear again, an input's expanded dims and the sum swapped;
+# an operand is saved when another one's gradient is wanted (torch's wrap_opt_if)
+declare('_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, '
+        'int unroll_dim=1) -> Tensor', meta=_trilinear_meta, method=False, derivatives={
+            'i1': lambda grad, i2, i3, expand1, expand2, expand3, sumdim:
+                DECLS['_trilinear'].op.call(grad, i2, i3, sumdim, expand2, expand3, expand1),
+            'i2': lambda grad, i1, i3, expand1, expand2, expand3, sumdim:
+                DECLS['_trilinear'].op.call(i1, grad, i3, expand1, sumdim, expand3, expand2),
+            'i3': lambda grad, i1, i2, expand1, expand2, expand3, sumdim:
+                DECLS['_trilinear'].op.call(i1, i2, grad, expand1, expand2, sumdim, expand3)})
 
 
 declare('tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor', name='_tensordot',
@@ -1248,16 +1492,38 @@ def _multi_dot(tensors):
     return r
 
 
-def _pinv(A, rtol=None, hermitian=False, atol=None):
+def _pinv(A):
+    """A pseudo-inverse built from linalg_svd, for det's gradient at singular matrices: differentiated again, it
+    goes through the SVD's derivative as torch's det backward does (nan at repeated singular values, as torch)."""
     U, S, Vh = DECLS['linalg_svd'].op.call(A, False)
-    if rtol is None and atol is None:
-        rtol = max(A.shape[-2], A.shape[-1]) * _EPS[A.dtype.to_real().name]
-    cut = S.amax(-1, keepdim=True) * (rtol or 0)
-    if atol is not None:
-        cut = DECLS['where'].op.call(cut > atol, cut, atol)
-    keep = S > cut
+    keep = S > S.amax(-1, keepdim=True) * (max(A.shape[-2], A.shape[-1]) * _EPS[A.dtype.to_real().name])
     Sinv = DECLS['where'].op.call(keep, 1 / DECLS['where'].op.call(keep, S, 1.0), 0.0)
     return (Vh.mH * Sinv.unsqueeze(-2)).matmul(U.mH)
+
+
+def _pinv_meta(self, rtol=None, hermitian=False, atol=None):
+    shape = self._a.shape
+    if len(shape) < 2 or self._dtype not in (D.float32, D.float64, D.complex64, D.complex128):
+        raise RuntimeError(f"linalg.pinv({_tname(self._dtype)}{{{list(shape)}}}): expected a tensor with 2 or more "
+                           f"dimensions of float, double, cfloat or cdouble types")
+    if hermitian:
+        _square('linalg.eigh', self)
+    return shape[:-2] + (shape[-1], shape[-2]), self._dtype
+
+
+def _pinv_grad(grad, result, self):
+    """torch's pinv_backward: the derivative of A^+ written with A^+ itself, through the smaller of A's sides."""
+    m, n = self.shape[-2], self.shape[-1]
+    ph, gh = result.mH, grad.mH
+    if m <= n:
+        K = gh.matmul(result)
+        KpH = K.matmul(ph)
+        return (-result.matmul(K).mH + KpH - self.matmul(result).matmul(KpH)
+                + ph.matmul(result).matmul(gh - K.matmul(self)))
+    K = result.matmul(gh)
+    pHK = ph.matmul(K)
+    return (-K.matmul(result).mH + (gh - self.matmul(K)).matmul(result).matmul(ph) + pHK
+            - pHK.matmul(result).matmul(self))
 
 
 _EPS = {'float32': 1.1920928955078125e-07, 'float64': 2.220446049250313e-16, 'float16': 0.0009765625,
@@ -1290,8 +1556,10 @@ declare('linalg_matrix_rank(Tensor input, *, float? atol=None, float? rtol=None,
 declare('linalg_matrix_power(Tensor self, int n) -> Tensor', composite=_matrix_power, method=False, function=False)
 declare('matrix_power(Tensor self, int n) -> Tensor', composite=_matrix_power)
 declare('linalg_multi_dot(Tensor[] tensors) -> Tensor', composite=_multi_dot, method=False, function=False)
+# an operator, as torch's linalg_pinv (its SVD, or eigh for a Hermitian matrix, in one kernel): its derivative
+# reads the input and the result, so both are saved
 declare('linalg_pinv(Tensor self, *, float? rtol=None, bool hermitian=False, float? atol=None) -> Tensor',
-        composite=lambda A, rtol=None, hermitian=False, atol=None: _pinv(A, rtol, hermitian, atol), method=False,
-        function=False)
+        meta=_pinv_meta, method=False, function=False, derivatives={'self': _pinv_grad},
+        complex_formulas=True)      # torch's pinv_backward, written with ^H: right for complex as it stands
 declare('linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor', method=False, function=False,
         composite=lambda x, y, dim=-1: (x.conj() * y).sum(dim))     # torch's: x conjugated

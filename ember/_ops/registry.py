@@ -38,10 +38,10 @@ class OpDecl:
         # True means they are written for complex tensors as they stand (abs, angle, sgn, the FFTs, ...)
         self.complex_formulas = complex_formulas
         self.composite = composite
-        # torch's CompositeImplicitAutograd definition of an operator ember also gives a fused kernel (matmul):
-        # with an input that requires grad, the operator records this composite's graph, so it saves what
-        # torch's pieces save; with none, the kernel runs. Where it returns None the derivative formulas record
-        # one node instead (autograd/kernels.py).
+        # torch's CompositeImplicitAutograd definition of an operator ember also gives a fused kernel (matmul,
+        # einsum): with an input that requires grad, the operator records this composite's graph, so it saves
+        # what torch's pieces save; with none, the kernel runs. Where it returns None the derivative formulas
+        # record one node instead (autograd/kernels.py).
         self.autograd_composite = autograd_composite
         self.inplace = inplace
         self.out = out

@@ -527,9 +527,33 @@ def _pad_index(n, left, right, mode):
     return j
 
 
+def _pad_checks(shape, pad, mode):
+    """torch's checks of a reflect, replicate or circular padding of the last len(pad) // 2 dimensions."""
+    k, nd = len(pad) // 2, len(shape)
+    if mode != 'circular' and (not k + 1 <= nd <= k + 2 or 0 in (shape[1:] if nd == k + 2 else shape)):
+        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {_lst(shape)}")
+    for i in range(k):
+        d = nd - 1 - i
+        n, l, r = shape[d], pad[2 * i], pad[2 * i + 1]
+        if mode == 'reflect' and (l >= n or r >= n):
+            raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({l}, {r}) at dimension {d} of input {_lst(shape)}")
+        if mode == 'circular':
+            if l > n or r > n:
+                raise RuntimeError("Padding value causes wrapping around more than once.")
+            if n + l + r <= 0 or n + l <= 0 or n + r <= 0:
+                raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        if n + l + r < 0:
+            raw = list(shape)
+            raw[d] = n + l + r
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n + l + r}: {_lst(raw)}")
+
+
 def _pad(self, pad, mode='constant', value=None):
-    """torch.nn.functional.pad. Non-constant modes are gathers along the padded dimensions
-    (``index_select`` with the reflected/clamped/wrapped positions), so autograd comes for free."""
+    """torch.nn.functional.pad: constant_pad_nd; reflect and replicate are torch's reflection_pad{1,2,3}d and
+    replication_pad{1,2,3}d operators (which save their input); circular is gathers along the padded dimensions
+    (``index_select`` of the wrapped positions, as torch's _pad_circular is a composite)."""
     pad = tuple(pad)
     for p in pad:
         if not isinstance(p, int) and not hasattr(p, '__index__'):
@@ -550,30 +574,56 @@ def _pad(self, pad, mode='constant', value=None):
     k, nd = len(pad) // 2, self.dim()
     if not (1 <= k <= 3 and k + 1 <= nd <= k + 2):
         raise NotImplementedError(f"Padding size {len(pad)} is not supported for {nd}D input tensor.\n{_PAD_HELP}")
+    if mode != 'circular':
+        return _call(f'{_PAD_OPS[mode]}_pad{k}d', self, list(pad))
     shape = tuple(self.shape)
-    if mode != 'circular' and 0 in (shape[1:] if nd == k + 2 else shape):
-        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and other "
-                           f"non-zero dimensions for input, but got: {_lst(shape)}")
+    _pad_checks(shape, pad, mode)
     out = self
     import numpy as np
     for i in range(k):
         d = nd - 1 - i
-        n, l, r = shape[d], pad[2 * i], pad[2 * i + 1]
-        if mode == 'reflect' and (l >= n or r >= n):
-            raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
-                               f"dimension, but got: padding ({l}, {r}) at dimension {d} of input {_lst(shape)}")
-        if mode == 'circular':
-            if l > n or r > n:
-                raise RuntimeError("Padding value causes wrapping around more than once.")
-            if n + l + r <= 0 or n + l <= 0 or n + r <= 0:
-                raise RuntimeError("Negative padding value is resulting in an empty dimension")
-        if n + l + r < 0:
-            raw = list(shape)
-            raw[d] = n + l + r
-            raise RuntimeError(f"Trying to create tensor with negative dimension {n + l + r}: {_lst(raw)}")
-        idx = _pad_index(n, l, r, mode)
+        idx = _pad_index(shape[d], pad[2 * i], pad[2 * i + 1], mode)
         out = out.index_select(d, _from_np(idx.astype(np.int64), self.device))
     return out
+
+
+_PAD_OPS = {'reflect': 'reflection', 'replicate': 'replication'}
+
+
+def _pad_meta(mode):
+    def meta(self, padding):
+        shape, padding = tuple(self._a.shape), _ints(padding)
+        _pad_checks(shape, padding, mode)
+        out = list(shape)
+        for i in range(len(padding) // 2):
+            out[-1 - i] += padding[2 * i] + padding[2 * i + 1]
+        return tuple(out), self._dtype
+    return meta
+
+
+def _pad_backward(grad, self, padding, mode):
+    """The gradient of a reflect or replicate padding: each padded position's gradient added to the input position
+    it copies (index_add along each padded dimension). It reads ``self`` (its shape), which is saved, as torch's
+    reflection_pad*_backward(grad, self, padding) does."""
+    import numpy as np
+    shape, padding = tuple(self.shape), _ints(padding)
+    g = grad
+    for i in range(len(padding) // 2):
+        d = len(shape) - 1 - i
+        idx = _from_np(_pad_index(shape[d], padding[2 * i], padding[2 * i + 1], mode).astype(np.int64), grad.device)
+        g = _zeros(tuple(g.shape[:d]) + (shape[d],) + tuple(g.shape[d + 1:]), g).index_add(d, idx, g)
+    return g
+
+
+def _pad_grad(mode):
+    return lambda grad, self, padding: _pad_backward(grad, self, padding, mode)
+
+
+for _mode, _name in _PAD_OPS.items():
+    for _k in (1, 2, 3):
+        declare(f'{_name}_pad{_k}d(Tensor self, SymInt[{2 * _k}] padding) -> Tensor', meta=_pad_meta(_mode),
+                method=False, function=False, grad_name=f'{_name.capitalize()}Pad{_k}DBackward0',
+                derivatives={'self': _pad_grad(_mode)})
 
 
 def _from_np(a, device):
@@ -716,18 +766,24 @@ declare('one_hot(Tensor self, int num_classes=-1) -> Tensor', meta=_one_hot_meta
 # --- combinations / cdist ---------------------------------------------------------------------
 
 def _combinations(self, r=2, with_replacement=False):
-    import itertools
+    """torch's combinations: the r-fold meshgrid of the input (views), each grid masked_select-ed by the
+    mask of ordered index tuples (i < j < ..., or <= with replacement), stacked as columns; masked_select saves
+    the grid, a view of the input."""
     import numpy as np
     if self.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {_lst(self.shape)}")
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        return self.new_empty((0,)) if hasattr(self, 'new_empty') else _call('empty', (0,), dtype=self.dtype,
-                                                                            device=self.device)
-    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-    idx = np.array(list(pick(range(self.shape[0]), r)), dtype=np.int64).reshape(-1, r)
-    return self[_from_np(idx, self.device)]     # (number of combinations, r): a gather, so autograd is free
+        return _call('empty', (0,), dtype=self.dtype, device=self.device)
+    n = self.shape[0]
+    idx = np.indices((n,) * r)
+    mask = np.ones((n,) * r, bool)
+    for k in range(r - 1):
+        mask &= idx[k] <= idx[k + 1] if with_replacement else idx[k] < idx[k + 1]
+    mask = _from_np(mask, self.device)
+    grids = [self.view(tuple(-1 if d == k else 1 for d in range(r))).expand((n,) * r) for k in range(r)]
+    return _call('stack', [g.masked_select(mask) for g in grids], 1)
 
 
 declare('combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor', composite=_combinations)
@@ -781,3 +837,59 @@ def _cdist(x1, x2, p=2.0, compute_mode=None):
 
 
 declare('cdist(Tensor x1, Tensor x2, float p=2, str? compute_mode=None) -> Tensor', composite=_cdist, method=False)
+
+
+# --- pdist: torch's pdist is _pdist_forward of the contiguous input, an operator saving its input and result ---------
+
+def _pdist_meta(self, p=2.0):
+    shape = self._a.shape
+    if len(shape) != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {len(shape)}D")
+    if self._dtype.category != 2:
+        raise NotImplementedError(f'"_pdist_forward" not implemented for \'{_tname(self._dtype)}\'')
+    if not self.is_contiguous():
+        raise RuntimeError("_pdist_forward requires contiguous input")
+    return (shape[0] * (shape[0] - 1) // 2,), self._dtype
+
+
+def _pdist_grad(grad, self, p, result):
+    """torch's _pdist_backward: row i of a pair (i < j) moves by g(diff = x_i - x_j), row j by -g, where g is the
+    p-norm's derivative (0 where the distance is 0, and for p < 1 where a coordinate's difference is 0)."""
+    n = self.shape[0]
+    if p == 0 or n < 2 or self.numel() == 0:
+        return _zeros(self.shape, self)
+    ij = _call('triu_indices', n, n, 1, device=self.device)
+    i, j = ij[0], ij[1]
+    d = self.index_select(0, i) - self.index_select(0, j)
+    g, dist = grad.unsqueeze(-1), result.unsqueeze(-1)
+    zero = dist == 0
+    safe = dist.masked_fill(zero, 1)
+    if p == 1:
+        t = g * d.sign()
+    elif p == float('inf'):
+        t = g * d.sign() * (d.abs() == dist)
+    elif p < 2:
+        small = (d == 0) | zero if p < 1 else zero
+        t = (d.sign() * d.abs().masked_fill(small, 1).pow(p - 1) * (g / safe.pow(p - 1))).masked_fill(small, 0)
+    elif p == 2:
+        t = (g * d / safe).masked_fill(zero, 0)
+    else:
+        t = (d * d.abs().pow(p - 2) * (g / safe.pow(p - 1))).masked_fill(zero, 0)
+    return _zeros(self.shape, self).index_add(0, i, t).index_add(0, j, -t)
+
+
+declare('_pdist_forward(Tensor self, float p=2) -> Tensor', meta=_pdist_meta, method=False, grad_name='PdistBackward0',
+        derivatives={'self': _pdist_grad})
+
+
+def _pdist(self, p=2.0):
+    if self.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {self.dim()}D")
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return _call('_pdist_forward', self.contiguous(), float(p))
+
+
+declare('pdist(Tensor self, float p=2) -> Tensor', composite=_pdist, method=False, nn=True)

@@ -25,10 +25,10 @@ written once. Operators for which this is not true (abs, angle, sgn, the FFTs, c
 ``complex_formulas=True`` and handle complex tensors in their formulas themselves. A complex gradient
 reaching a real input keeps its real part (`_fit`, torch's handle_r_to_c), which is exact because L is real.
 
-An operator torch builds from other operators but ember gives a fused kernel (matmul) names torch's
-composite as ``autograd_composite``: with an input that requires grad the kernel below is bypassed and the
-composite's pieces record torch's graph, so what is saved (an input, a view of it, or a copy made by a
-reshape) is what torch's pieces save. Where the composite returns None (matmul's cases whose pieces save the
+An operator torch builds from other operators but ember gives a fused kernel (matmul, einsum) names torch's
+composite as ``autograd_composite``: with an input that requires grad it runs first, and where torch's pieces
+save other tensors than the formulas name (a copy made by a reshape, or nothing of an input) it returns the
+result built from those pieces, which record torch's graph. Where it returns None (the pieces would save the
 operands or views of them) the formulas record one node, which saves the same.
 """
 import inspect
@@ -337,18 +337,6 @@ def autograd_kernel(decl):
     return kernel
 
 
-def composite_autograd_kernel(decl):
-    """The Autograd-key kernel of an operator whose graph is always its ``autograd_composite`` (torch's
-    CompositeImplicitAutograd pieces, each recording its own node); the fused kernel below serves calls
-    that record nothing."""
-    graph = decl.autograd_composite
-
-    def kernel(ks, *args):
-        return graph(*args)
-    kernel.__qualname__ = f'autograd::{decl.op.schema.full_name}'
-    return kernel
-
-
 def inplace_autograd_kernel(decl):
     """``x.add_(y)`` with autograd: compute ``add`` with history, write it into ``x``, rebase ``x``'s history."""
     from .._ops import adapters
@@ -437,11 +425,7 @@ def register_all():
     lib = Library('aten', 'IMPL')
     lib.fallback(autograd_fallback, 'Autograd', with_keyset=True)
     for decl in set(BY_OP.values()):
-        if decl.composite is not None:
-            continue
-        if not decl.derivatives:
-            if decl.autograd_composite is not None:     # no formulas: under autograd it is only the composite
-                lib.impl(decl.op.name, composite_autograd_kernel(decl), 'Autograd', with_keyset=True)
+        if not decl.derivatives or decl.composite is not None:
             continue
         lib.impl(decl.op.name, autograd_kernel(decl), 'Autograd', with_keyset=True)
         if decl.inplace_op is not None:

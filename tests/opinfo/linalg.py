@@ -74,6 +74,8 @@ def _einsum_samples(dt):
                        ('i j , j k -> i k', [(2, 3), (3, 4)]), ('ij,kl->ijkl', [(2, 1), (3, 2)]), ('i->i', [(0,)]),
                        ('ij,jk->ik', [(0, 3), (3, 2)]), ('Ab,bC->AC', [(2, 3), (3, 2)]), ('ij,j->i', [(3, 4), (4,)]),
                        ('ji,jk->ik', [(3, 2), (3, 4)]), ('iji,j->j', [(2, 3, 2), (3,)]),
+                       ('...i,...i->i', [(2, 3), (4, 2, 3)]), ('...i,i->...', [(2, 3), (3,)]), ('i...->i', [(2, 3, 4)]),
+                       ('ij,jk->ki', [(2, 3), (3, 4)]), ('ab,bc,cd,de->ae', [(2, 3), (3, 4), (4, 2), (2, 3)]),
                        # errors
                        ('ij,jk', [(2, 3), (4, 5)]), ('ij,jk->ik', [(2, 3)]), ('ij,jk->ik', [(2, 3), (3, 4), (2,)]),
                        ('ijk,jk->ik', [(2, 3), (3, 4)]), ('ij,jk->iz', [(2, 3), (3, 4)]), ('ij,jk->ii', [(2, 3), (3, 4)]),
@@ -100,6 +102,12 @@ op('bilinear', lambda dt: [S(Arg((4, 3)), Arg((4, 2)), Arg((5, 3, 2))), S(Arg((4
                            S(Arg((2, 4, 3)), Arg((2, 4, 2)), Arg((5, 3, 2)), Arg((5,))), S(Arg((3,)), Arg((2,)), Arg((5, 3, 2))),
                            S(Arg((4, 3)), Arg((4, 2)), Arg((5, 2, 2))), S(Arg((4, 3)), Arg((3, 2)), Arg((5, 3, 2)))],
    torch_name='nn.functional.bilinear', atol=1e-4, rtol=1e-5)
+op('_trilinear', lambda dt: [S(Arg((4, 3)), Arg((5, 3, 2)), Arg((4, 2)), [1, 3], [0], [1, 2], [2, 3]),
+                             S(Arg((4, 3)), Arg((5, 3, 2)), Arg((4, 2)), [1, 3], [0], [1, 2], [2, 3], 0),
+                             S(Arg((2, 3)), Arg((2, 3)), Arg((3,)), [], [], [0], [1]),
+                             S(Arg((2, 3)), Arg((2, 3)), Arg((3,)), [], [], [0], []),
+                             S(Arg((0, 3)), Arg((5, 3, 2)), Arg((0, 2)), [1, 3], [0], [1, 2], [2, 3])],
+   atol=1e-4, rtol=1e-5)
 op('diag', lambda dt: [S(Arg((3,))), S(Arg((3,)), 1), S(Arg((3,)), -2), S(Arg((3, 4))), S(Arg((3, 4)), 1), S(Arg((3, 4)), -1),
                        S(Arg((0,))), S(Arg((3, 4), noncontig=True), 2), S(Arg((2, 3, 4)))], dtypes=INT_FLOATS)
 op('diag_embed', lambda dt: [S(Arg((3,))), S(Arg((2, 3)), 1), S(Arg((2, 3)), -1, 0, 2), S(Arg((2, 3)), 0, 2, 0),
@@ -162,7 +170,9 @@ op('linalg.matrix_power', lambda dt: [S(_wellcond((3, 3), dt), 3), S(_wellcond((
                                       S(Arg((2, 3)), 2)], atol=1e-4, rtol=1e-4)
 op('linalg.multi_dot', lambda dt: [S([Arg((2, 3)), Arg((3, 4)), Arg((4, 2))]), S([Arg((3,)), Arg((3, 4)), Arg((4,))]),
                                    S([Arg((2, 3))]), S([Arg((2, 3, 3)), Arg((3, 3))])], atol=1e-4, rtol=1e-4)
-op('linalg.pinv', lambda dt: [S(Arg((4, 3))), S(Arg((2, 3, 5)))], atol=1e-4, rtol=1e-4)
+op('linalg.pinv', lambda dt: [S(Arg((4, 3))), S(Arg((2, 3, 5))), S(Arg((3, 3)), hermitian=True), S(Arg((4, 3)), atol=0.5),
+                              S(Arg((4, 3)), rtol=0.3), S(Arg((0, 3))), S(Arg((3,))), S(Arg((4, 3)), hermitian=True)],
+   atol=1e-4, rtol=1e-4)
 op('linalg.vecdot', lambda dt: [S(Arg((3, 4)), Arg((3, 4))), S(Arg((3, 4)), Arg((4,))), S(Arg((4, 3)), Arg((4, 3)), dim=0)])
 op('linalg.matmul', _matmul_samples, dtypes=FLOATS, atol=1e-4, rtol=1e-5)
 op('matrix_power', lambda dt: [S(_wellcond((3, 3), dt), 2)], atol=1e-4, rtol=1e-4)

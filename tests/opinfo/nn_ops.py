@@ -316,7 +316,11 @@ op('nn.functional.cosine_similarity', lambda dt: [S(Arg((3, 4)), Arg((3, 4))), S
 op('nn.functional.pairwise_distance', lambda dt: [S(Arg((3, 4)), Arg((3, 4))), S(Arg((3, 4)), Arg((4,)), p=1.0),
                                                   S(Arg((3, 4)), Arg((3, 4)), keepdim=True)],
    torch_name=_F + 'pairwise_distance')
-op('nn.functional.pdist', lambda dt: [S(Arg((4, 3))), S(Arg((5, 2)), p=1.0)], torch_name=_F + 'pdist',
+op('nn.functional.pdist', lambda dt: [S(Arg((4, 3))), S(Arg((5, 2)), p=1.0), S(Arg((4, 3)), p=0.0), S(Arg((4, 3)), p=0.5),
+                                      S(Arg((4, 3)), p=3.0), S(Arg((4, 3)), p=float('inf')), S(Arg((1, 3))),
+                                      S(Arg((3, 4), noncontig=True)), S(Arg((3, 0))), S(Arg((3,))), S(Arg((4, 3)), p=-1.0),
+                                      S(Arg((2, 3), 'int64'))],
+   torch_name=_F + 'pdist',
    gradgrad=False)   # torch has no double backward for pdist
 op('nn.functional.local_response_norm', lambda dt: [S(Arg((2, 5, 4)), 3), S(Arg((1, 4, 3, 3)), 2, alpha=0.1)],
    torch_name=_F + 'local_response_norm', atol=1e-5, rtol=1e-5)

@@ -99,6 +99,18 @@ def _scale_add(prod, inp, beta, alpha):
     return prod
 
 
+def _sum_ellipsis(eq, ops):
+    """The equation with each input's ellipsis spelled out in unused letters (right-aligned, as broadcasting
+    aligns them): NumPy's einsum keeps ellipsis dimensions, while an output without one sums them (torch)."""
+    lhs, _, rhs = eq.partition('->')
+    subs = lhs.split(',')
+    free = [c for c in 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ' if c not in eq]
+    n = [o.ndim - len(sub.replace('...', '')) if '...' in sub else 0 for sub, o in zip(subs, ops)]
+    ell = free[:max(n, default=0)]
+    subs = [sub.replace('...', ''.join(ell[len(ell) - k:])) for sub, k in zip(subs, n)]
+    return ','.join(subs) + '->' + rhs
+
+
 def _addbmm(inp, b1, b2, beta, alpha):
     B, n, k = b1.shape
     # sum_b b1[b] @ b2[b] as one matrix product over the (batch, k) pairs
@@ -107,12 +119,43 @@ def _addbmm(inp, b1, b2, beta, alpha):
 
 
 def _einsum(eq, ops, path):
+    eq = eq.replace(' ', '')
+    if '...' in eq and '->' in eq and '...' not in eq.partition('->')[2]:
+        eq = _sum_ellipsis(eq, ops)
     dt = ops[0].dtype if ops else None
     if dt is not None and dt.kind not in 'biufc':      # bfloat16 (ml_dtypes): NumPy's einsum rejects it
         ops = [o.astype(np.float32) for o in ops]
     big = len(ops) > 2 or sum(o.size for o in ops) > 4096
     r = np.einsum(eq, *ops, optimize='greedy' if big else False)
     return r if dt is None or r.dtype == dt else np.asarray(r).astype(dt)
+
+
+def _linalg_pinv(a, rtol, hermitian, atol):
+    """torch's linalg_pinv: singular values (|eigenvalues| of a Hermitian matrix) up to max(atol, rtol * the
+    largest) count as zero; rtol defaults to eps * max(m, n), or to 0 when a positive atol is given."""
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        return np.zeros(a.shape[:-2] + (n, m), a.dtype)
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else np.finfo(a.dtype).eps * max(m, n)
+    atol = 0.0 if atol is None else atol
+    mH = lambda x: np.conj(np.swapaxes(x, -1, -2))
+    if hermitian:
+        s, u = np.linalg.eigh(a)
+        big = np.abs(s)
+        keep = big > np.maximum(atol, rtol * big.max(-1, keepdims=True))
+        return ((u * np.where(keep, 1 / np.where(keep, s, 1), 0)[..., None, :]) @ mH(u)).astype(a.dtype)
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    keep = s > np.maximum(atol, rtol * s[..., :1])
+    return ((mH(vh) * np.where(keep, 1 / np.where(keep, s, 1), 0)[..., None, :]) @ mH(u)).astype(a.dtype)
+
+
+def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
+    """(i1, i2, i3 with size-1 dims inserted at expand1..3) multiplied and summed over sumdim: one einsum, a
+    letter per dimension, each operand named by the dimensions it has."""
+    letters = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'[:i1.ndim + len(expand1)]
+    sub = lambda skip: ''.join(c for d, c in enumerate(letters) if d not in skip)
+    return _einsum(f'{sub(expand1)},{sub(expand2)},{sub(expand3)}->{sub(sumdim)}', [i1, i2, i3], None)
 
 
 def _diag_embed(a, offset, dim1, dim2):
@@ -261,6 +304,8 @@ KERNELS = {
     'baddbmm': lambda inp, b1, b2, beta, alpha: _scale_add(np.matmul(b1, b2), inp, beta, alpha),
     'addbmm': _addbmm,
     'einsum': _einsum,
+    '_trilinear': _trilinear,
+    'linalg_pinv': _linalg_pinv,
     'diag_embed': _diag_embed,
     'linalg_cross': lambda a, b, dim: np.cross(a, b, axis=dim),
     'linalg_inv': _inv,

@@ -187,10 +187,35 @@ def _one_hot(a, num_classes):
     return (a[..., None] == np.arange(num_classes)).astype(np.int64)
 
 
+def _pad_gather(mode):
+    """reflection_pad{1,2,3}d / replication_pad{1,2,3}d: along each padded dimension, the input position each
+    output position copies (mirrored without repeating the edge, or clamped to it); negative padding crops."""
+    def kernel(a, padding):
+        for i in range(len(padding) // 2):
+            d, n = a.ndim - 1 - i, a.shape[a.ndim - 1 - i]
+            j = np.arange(-padding[2 * i], n + padding[2 * i + 1])
+            if mode == 'reflect':
+                j = np.abs(j)
+                j = np.where(j >= n, 2 * (n - 1) - j, j)
+            a = np.take(a, j if mode == 'reflect' else np.clip(j, 0, n - 1), axis=d)
+        return a
+    return kernel
+
+
 def _cdist(x1, x2, p, compute_mode):
-    d = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    return _pnorm(np.abs(x1[..., :, None, :] - x2[..., None, :, :]), p)
+
+
+def _pdist(a, p):
+    """Distances of the rows i < j, in row-major order of (i, j)."""
+    i, j = np.triu_indices(a.shape[0], 1)
+    return _pnorm(np.abs(a[i] - a[j]), p)
+
+
+def _pnorm(d, p):
+    """The p-norm over the last dimension of absolute differences ``d`` (p = 0 counts the nonzero ones)."""
     if p == 0:
-        return (d != 0).sum(-1).astype(np.result_type(x1, x2))
+        return (d != 0).sum(-1).astype(d.dtype)
     if p == 1:
         return d.sum(-1)
     if p == 2:
@@ -226,4 +251,7 @@ KERNELS = {
     'bucketize.Tensor': lambda a, b, out_int32, right: np.searchsorted(b, a, side='right' if right else 'left'),
     'one_hot': _one_hot,
     '_cdist_forward': _cdist,
+    '_pdist_forward': _pdist,
+    **{f'{name}_pad{k}d': _pad_gather(mode) for mode, name in (('reflect', 'reflection'), ('replicate', 'replication'))
+       for k in (1, 2, 3)},
 }

@@ -19,7 +19,7 @@ __all__ = ['conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d',
            'adaptive_max_pool1d_with_indices', 'adaptive_max_pool2d_with_indices', 'max_unpool1d', 'max_unpool2d',
            'lp_pool1d', 'lp_pool2d', 'embedding',
            'layer_norm', 'batch_norm', 'group_norm', 'instance_norm', 'rms_norm', 'local_response_norm',
-           'normalize', 'cosine_similarity', 'pairwise_distance', 'pdist',
+           'normalize', 'cosine_similarity', 'pairwise_distance',
            'interpolate', 'upsample', 'upsample_nearest', 'upsample_bilinear', 'pixel_shuffle', 'pixel_unshuffle',
            'channel_shuffle']
 
@@ -412,20 +412,6 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """||x1 - x2 + eps||_p over the last dimension."""
     return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
-
-
-def pdist(input, p=2):
-    """Distances between all pairs of rows (upper triangle, row-major)."""
-    if input.dim() != 2:
-        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
-    n = input.shape[0]
-    i, j = [], []
-    for a in range(n):
-        i.extend([a] * (n - a - 1))
-        j.extend(range(a + 1, n))
-    ii = ember.tensor(i, dtype=ember.int64, device=input.device)
-    jj = ember.tensor(j, dtype=ember.int64, device=input.device)
-    return (input.index_select(0, ii) - input.index_select(0, jj)).norm(p, -1)
 
 
 # --- resampling ----------------------------------------------------------------------
