@@ -14,6 +14,7 @@ from .._ops.pointwise import DIV_MODE
 from .._ops import adapters
 from .._core import dtype as D
 from .._core.storage import MetaArray
+from .._core.dtype import scalar_name
 from .._core.dispatch_key import AUTOGRAD_BIT
 from ..autograd.node import Node, gradient_edge
 from ..autograd.grad_mode import is_grad_enabled
@@ -89,8 +90,8 @@ def _float_power_(self, exponent):
     want = D.complex128 if self._dtype.is_complex or isinstance(exponent, complex) or \
         (isinstance(exponent, Tensor) and exponent._dtype.is_complex) else D.float64
     if self._dtype is not want:
-        raise RuntimeError(f"the base given to float_power_ has dtype {adapters._tname(self._dtype)} but the "
-                           f"operation's result requires dtype {adapters._tname(want)}")
+        raise RuntimeError(f"the base given to float_power_ has dtype {scalar_name(self._dtype)} but the "
+                           f"operation's result requires dtype {scalar_name(want)}")
     return self.pow_(exponent.to(want) if isinstance(exponent, Tensor) else exponent)
 
 
@@ -216,7 +217,7 @@ def view_as_complex(input):
     """A complex view of a real tensor whose last dimension has size 2 and stride 1."""
     if input._dtype not in (D.float32, D.float64, D.float16):
         raise RuntimeError("view_as_complex is only supported for floating point tensors, but got a tensor of "
-                           f"scalar type: {adapters._tname(input._dtype)}")
+                           f"scalar type: {scalar_name(input._dtype)}")
     shape, st = tuple(input._a.shape), input.stride()
     if not shape or shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")

@@ -87,6 +87,32 @@ ALIASES = {'float': float32, 'double': float64, 'half': float16, 'long': int64, 
 _FROM_NP = {d._np: d for d in ALL if d._np is not None}
 
 
+# The names torch's messages give a dtype: c10's ScalarType ("Float", in "not implemented for 'Float'" and in
+# the legacy type names, torch.FloatTensor) and the C++ type ("float", in "float != double").
+_SCALAR_NAMES = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'bfloat16': 'BFloat16', 'int64': 'Long',
+                 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool',
+                 'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble'}
+_CPP_NAMES = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16',
+              'int64': 'long int', 'int32': 'int', 'int16': 'short int', 'int8': 'signed char',
+              'uint8': 'unsigned char', 'bool': 'bool', 'complex64': 'c10::complex<float>',
+              'complex128': 'c10::complex<double>'}
+
+
+def scalar_name(d):
+    """c10's ScalarType name of a dtype: ``scalar_name(float32) == 'Float'``."""
+    return _SCALAR_NAMES[d.name]
+
+
+def cpp_name(d):
+    """The C++ element type torch's messages print: ``cpp_name(float64) == 'double'``."""
+    return _CPP_NAMES[d.name]
+
+
+def legacy_type_name(d):
+    """The legacy tensor type name: ``legacy_type_name(float32) == 'ember.FloatTensor'``."""
+    return f'ember.{_SCALAR_NAMES[d.name]}Tensor'
+
+
 def _dtype_by_name(name):
     return _BY_NAME[name]
 

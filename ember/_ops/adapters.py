@@ -18,7 +18,7 @@ import numpy as np
 
 from .._dispatch.codegen import compile_function
 from .._core import device as _devmod
-from .._core.dtype import from_numpy_dtype, promote_types, _PROMOTE
+from .._core.dtype import from_numpy_dtype, promote_types, _PROMOTE, scalar_name as _tname
 from .._core.storage import MetaArray
 from .._core.dispatch_key import DispatchKey
 
@@ -315,10 +315,6 @@ def check_cast(res, out):
         raise RuntimeError(f"result type {_tname(res)} can't be cast to the desired output type {_tname(out)}")
 
 
-def _tname(d):
-    return {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'bfloat16': 'BFloat16', 'int64': 'Long',
-            'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool',
-            'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble'}[d.name]
 
 
 def write_into(dst, src_arr):

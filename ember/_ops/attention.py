@@ -12,13 +12,11 @@ import math
 
 from .registry import declare, DECLS
 from .._core import dtype as _dt
+from .._core.dtype import scalar_name as _tname
 
 _NAME = 'scaled_dot_product_attention_flash_attention'
 
 
-def _tname(d):
-    from .adapters import _tname as t
-    return t(d)
 
 
 def _check(query, key, value, dropout_p, attn_mask):

@@ -9,6 +9,7 @@ gather <-> scatter_add, index_select <-> index_add, index <-> index_put(accumula
 import warnings
 
 from .._core import dtype as D
+from .._core.dtype import scalar_name as _tname
 from .._core.storage import MetaArray
 from .._core.tensor_impl import TensorImpl
 from .registry import declare, DECLS
@@ -22,9 +23,6 @@ def _call(name, *args, **kw):
     return DECLS[name].op.call(*args, **kw)
 
 
-def _tname(d):
-    from .adapters import _tname as t
-    return t(d)
 
 
 def _lst(s):

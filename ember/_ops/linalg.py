@@ -11,22 +11,13 @@ Derivatives are written in ember operators, so they differentiate again; batch b
 undone by the engine (it sums a gradient to its input's shape), so formulas just use matmul.
 """
 from .._core import dtype as D
+from .._core.dtype import scalar_name as _tname, cpp_name
 from .pointwise import broadcast_shapes
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT
 from .._core.storage import contiguous_strides
 from .registry import declare, DECLS
 from .views import view_strides
 
-# c10's type names, as torch's dtype-mismatch messages spell them ("float != double")
-_CNAME = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16',
-          'int64': 'long int', 'int32': 'int', 'int16': 'short int', 'int8': 'signed char',
-          'uint8': 'unsigned char', 'bool': 'bool', 'complex64': 'c10::complex<float>',
-          'complex128': 'c10::complex<double>'}
-
-
-def _tname(d):
-    from .adapters import _tname as t
-    return t(d)
 
 
 def _x(shape):
@@ -52,7 +43,7 @@ def _mm_shapes(a, b):
 
 def _mm_dtypes(d1, d2):
     if d1 is not d2:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_CNAME[d1.name]} != {_CNAME[d2.name]}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cpp_name(d1)} != {cpp_name(d2)}")
     _no_bool(d1, 'addmm_impl_cpu_')
 
 
@@ -451,8 +442,8 @@ def _baddbmm_meta(self, batch1, batch2, beta=1, alpha=1):
     shape = (a[0], a[1], b[2])
     _expand_check(self._a.shape, shape)
     if not self._dtype is batch1._dtype is batch2._dtype:
-        raise RuntimeError(f"Input dtypes must be the same, got: input {_CNAME[self._dtype.name]}, batch1: "
-                           f"{_CNAME[batch1._dtype.name]}, batch2: {_CNAME[batch2._dtype.name]}")
+        raise RuntimeError(f"Input dtypes must be the same, got: input {cpp_name(self._dtype)}, batch1: "
+                           f"{cpp_name(batch1._dtype)}, batch2: {cpp_name(batch2._dtype)}")
     _no_bool(self._dtype, 'baddbmm_cpu')
     return shape, self._dtype
 

@@ -18,6 +18,7 @@ nn.functional.nll_loss picks one by rank as torch's nll_loss_nd does (3-D and 5-
 as (N, C, 1, -1)), so grad_fn names match torch's: NllLossBackward0 and NllLoss2DBackward0.
 """
 from .._core import dtype as D
+from .._core.dtype import scalar_name as _tname
 from .registry import declare, DECLS
 
 _NONE = 0
@@ -28,9 +29,6 @@ def _call(name, *args):
     return DECLS[name].op.call(*args)
 
 
-def _tname(d):
-    from .adapters import _tname as t
-    return t(d)
 
 
 def _lst(s):

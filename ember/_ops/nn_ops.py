@@ -16,6 +16,7 @@ families' ops. The functional API with torch.nn.functional's signatures is ember
 """
 import numpy as np
 
+from .._core.dtype import scalar_name as _tname, legacy_type_name
 from .registry import declare, DECLS
 from .views import wrap_dim
 
@@ -40,9 +41,6 @@ def _tup(v, n, name='stride', op='convolution'):
     return v
 
 
-def _tname(d):
-    from .adapters import _tname as t
-    return t(d)
 
 
 # --- convolution -------------------------------------------------------------------
@@ -503,12 +501,8 @@ declare('adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor in
 def _check_indices(indices, name):
     if indices._dtype.name not in ('int64', 'int32'):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {_legacy_name(indices._dtype)} instead (while checking arguments "
+                           f"Long, Int; but got {legacy_type_name(indices._dtype)} instead (while checking arguments "
                            f"for {name})")
-
-
-def _legacy_name(d):
-    return f"ember.{_tname(d)}Tensor"
 
 
 def _embedding_meta(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):

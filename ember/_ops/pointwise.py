@@ -21,6 +21,7 @@ import math
 from numbers import Number
 
 from .._core import dtype as D
+from .._core.dtype import scalar_name as _tname
 from .._core.tensor_impl import TensorImpl
 from .registry import declare, DECLS
 
@@ -74,9 +75,6 @@ def _float_of(d):
     return d if d.category >= _FLOAT else D.get_default_dtype()
 
 
-def _tname(d):
-    from .adapters import _tname as t
-    return t(d)
 
 
 def _not_impl(name, d):

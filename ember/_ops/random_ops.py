@@ -14,15 +14,13 @@ depend on data (probabilities outside [0, 1]) are made by the kernels.
 import math
 
 from .._core import dtype as D
+from .._core.dtype import scalar_name as _tname
 from .pointwise import broadcast_shapes
 from .registry import declare, DECLS
 
 _G = '*, Generator? generator=None'
 
 
-def _tname(d):
-    from .adapters import _tname as t
-    return t(d)
 
 
 def _floating(d, kernel):

@@ -11,6 +11,7 @@ dimensions (`_unreduce`: a reshape to the keepdim shape, then an expand) —
 never a hand-written sum-to-shape, which the engine does.
 """
 from .._core import dtype as D
+from .._core.dtype import scalar_name as _tn
 from .registry import declare
 from .views import wrap_dim
 
@@ -118,11 +119,6 @@ def _check_nonempty_dims(name, shape, dims, dim_given):
     for d in dims:
         if shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-
-
-def _tn(d):
-    from .adapters import _tname
-    return _tname(d)
 
 
 def _float_only(name, d, msg=None):

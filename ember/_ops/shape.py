@@ -10,6 +10,7 @@ in ``_backends/cpu/shape.py`` assume valid input. Derivatives are written in
 ember operators, so every formula differentiates again.
 """
 from .._core import dtype as D
+from .._core.dtype import scalar_name as _tname
 from .._core.tensor_impl import TensorImpl
 from .registry import declare, DECLS
 from .views import wrap_dim, _select_meta, _slice_meta, _diagonal_meta
@@ -19,9 +20,6 @@ def _call(name, *args, **kw):
     return DECLS[name].op.call(*args, **kw)
 
 
-def _tname(d):
-    from .adapters import _tname as t
-    return t(d)
 
 
 def _lst(s):

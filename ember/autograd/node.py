@@ -242,5 +242,5 @@ def _producer(t, node, is_output):
 
 
 def _type_str(t):
-    from .._ops.adapters import _tname
-    return f'ember.{_tname(t.dtype)}Tensor'
+    from .._core.dtype import legacy_type_name
+    return legacy_type_name(t.dtype)
