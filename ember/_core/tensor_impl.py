@@ -58,6 +58,15 @@ class TensorImpl:
             self._storage = s
         return s
 
+    def _alias(self, src):
+        """Make this tensor a second handle on ``src``'s memory: the same array, storage, version counter and
+        geometry (nn.Parameter wrapping a tensor; torch's Tensor._make_subclass)."""
+        off = src.storage_offset()
+        self._a, self._dtype, self._device, self._vc, self._storage = src._a, src._dtype, src._device, src._vc, src._storage
+        self._offset, self._strides = off, src._strides
+        self._keys = src._device._iface.keyset
+        return self
+
     def _set_array(self, a):
         """Replace the data (resize, ``.data =``): cached geometry and storage go with the old array."""
         self._a = a

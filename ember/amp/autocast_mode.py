@@ -10,6 +10,9 @@ import functools
 import warnings
 
 import ember
+# the AutocastCPU policy applied to a Python composite (nn.functional's losses, prelu, interpolate): front
+# ends take it from here rather than from the dispatcher
+from .._dispatch.autocast import autocast_composite as _autocast_composite  # noqa: F401
 
 __all__ = ['autocast', 'custom_fwd', 'custom_bwd', 'is_autocast_available']
 

@@ -10,15 +10,6 @@ from .. import _functions as _F
 __all__ = ['Parameter', 'Buffer']
 
 
-def _share(dst, src):
-    """Make ``dst`` a handle on ``src``'s memory (same array, storage and version counter)."""
-    off = src.storage_offset()
-    dst._a, dst._dtype, dst._device, dst._vc, dst._storage = src._a, src._dtype, src._device, src._vc, src._storage
-    dst._offset, dst._strides = off, src._strides
-    dst._keys = src._device._iface.keyset
-    return dst
-
-
 class Parameter(Tensor):
     """A Tensor that is a module parameter: assigning it to a Module attribute registers it.
 
@@ -34,7 +25,7 @@ class Parameter(Tensor):
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}")
         p = object.__new__(cls)
-        _share(p, data)
+        p._alias(data)
         p._is_param = True
         if requires_grad:
             p.requires_grad_(True)
@@ -70,7 +61,7 @@ class Buffer(Tensor):
         if data is None:
             data = _F.empty(0)
         b = object.__new__(cls)
-        _share(b, data)
+        b._alias(data)
         b.persistent = persistent
         return b
 

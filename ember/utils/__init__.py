@@ -1,8 +1,6 @@
 """ember.utils: data loading, checkpointing, and the PrivateUse1 device hooks."""
 import numpy as np
 
-from .._core import device as _dev
-from .._core.dispatch_key import DispatchKey
 
 _privateuse1 = ['privateuseone']
 
@@ -18,7 +16,7 @@ def rename_privateuse1_backend(backend_name, allocator=None, to_host=None, from_
     _privateuse1[0] = backend_name
     copy = lambda a, index=None: np.array(a, copy=True)
     return register_device(backend_name, allocator=allocator, to_host=to_host or copy,
-                           from_host=from_host or copy, key=DispatchKey.PrivateUse1)
+                           from_host=from_host or copy, key='PrivateUse1')
 
 
 def get_privateuse1_backend_name():
@@ -28,11 +26,12 @@ def get_privateuse1_backend_name():
 def generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=False,
                                              unsupported_dtype=None):
     """Add ``Tensor.is_<name>``, ``Tensor.<name>()`` and ``Module.<name>()`` for the renamed backend."""
-    from .._tensor import Tensor
+    import ember
+    Tensor = ember.Tensor
     name = _privateuse1[0]
     if for_tensor:
         setattr(Tensor, f'is_{name}', property(lambda self: self.device.type == name))
-        setattr(Tensor, name, lambda self, device=None: self.to(_dev.device(name, device) if isinstance(device, int)
+        setattr(Tensor, name, lambda self, device=None: self.to(ember.device(name, device) if isinstance(device, int)
                                                                 else device or name))
     if for_module:
         from ..nn import modules as _m

@@ -13,8 +13,7 @@ and copies the result in with ``copy_``, which records the history.
 tensor([0., 0., 2.])
 """
 import ember
-from ..._ops.registry import DECLS
-from ..._dispatch.autocast import autocast_composite as _autocast_composite
+from ...amp.autocast_mode import _autocast_composite
 
 __all__ = ['relu', 'relu_', 'relu6', 'leaky_relu', 'leaky_relu_', 'elu', 'elu_', 'selu', 'selu_', 'celu', 'celu_',
            'gelu', 'silu', 'mish', 'softplus', 'hardtanh', 'hardtanh_', 'hardswish', 'hardsigmoid', 'logsigmoid',
@@ -23,11 +22,12 @@ __all__ = ['relu', 'relu_', 'relu6', 'leaky_relu', 'leaky_relu_', 'elu', 'elu_',
 
 
 def _op(name):
-    return DECLS[name].op.call
+    """The operator ``aten.<name>.default``, bound once (its generated entry point, no per-call lookup)."""
+    return getattr(ember.ops.aten, name).default.call
 
 
 def _op_(name):
-    return DECLS[name].inplace_op.call
+    return _op(name + '_')
 
 
 _relu, _relu_ = _op('relu'), _op_('relu')

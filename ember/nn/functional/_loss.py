@@ -503,7 +503,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
 
 # Autocast: torch's losses are single ATen operators in its CPU float32 list; ember's are compositions,
 # so each gets that list's policy here, by torch's operator name (the table: ember/_ops/autocast_policy.py).
-from ..._dispatch.autocast import autocast_composite as _autocast_composite   # noqa: E402
+from ...amp.autocast_mode import _autocast_composite   # noqa: E402
 for _fn, _op in (('cross_entropy', 'cross_entropy_loss'), ('nll_loss', 'nll_loss'), ('mse_loss', 'mse_loss'),
                  ('l1_loss', 'l1_loss'), ('smooth_l1_loss', 'smooth_l1_loss'), ('huber_loss', 'huber_loss'),
                  ('binary_cross_entropy', 'binary_cross_entropy'), ('kl_div', 'kl_div'),

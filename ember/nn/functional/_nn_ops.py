@@ -11,7 +11,7 @@ ember.Size([1, 1, 2, 2])
 import math
 
 import ember
-from ..._dispatch.autocast import autocast_composite as _autocast_composite
+from ...amp.autocast_mode import _autocast_composite
 
 __all__ = ['conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'unfold', 'fold',
            'max_pool1d', 'max_pool2d', 'max_pool3d', 'max_pool1d_with_indices', 'max_pool2d_with_indices',

@@ -2,7 +2,10 @@
 _ops/reductions.py); ``dim=None`` picks torch's legacy implicit dimension, with its deprecation warning."""
 import warnings
 
-from ..._ops.registry import DECLS
+import ember
+
+_softmax = ember.ops.aten.softmax.int.call
+_log_softmax = ember.ops.aten.log_softmax.int.call
 
 __all__ = ['softmax', 'log_softmax', 'softmin']
 
@@ -21,7 +24,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """
     if dim is None:
         dim = _get_softmax_dim('softmax', input.dim(), _stacklevel)
-    return DECLS['softmax'].op.call(input, dim, dtype)
+    return _softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -32,7 +35,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """
     if dim is None:
         dim = _get_softmax_dim('log_softmax', input.dim(), _stacklevel)
-    return DECLS['log_softmax'].op.call(input, dim, dtype)
+    return _log_softmax(input, dim, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -45,4 +48,4 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
         dim = _get_softmax_dim('softmin', input.dim(), _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
-    return DECLS['softmax'].op.call(-input, dim)
+    return _softmax(-input, dim)
