@@ -48,15 +48,11 @@ class Library:
         """Define ``schema`` in this namespace; ``meta`` optionally gives its shape rule."""
         if self.kind == 'IMPL':
             raise RuntimeError("define() is not allowed on an IMPL library")
-        decl = None
-        if meta is not None:
+        if meta is not None:        # a declaration of its own, so Meta and the generated kernels find the shape rule
             from ._ops.registry import OpDecl
-            decl = OpDecl.__new__(OpDecl)
-            decl.__dict__.update(meta=meta, kind='generic', derivatives={}, composite=None, inplace_op=None,
-                                 out_op=None, tags=tuple(tags))
-        op = dispatcher.define(self.ns, schema, decl=decl, tags=tuple(tags))
-        if decl is not None:
-            decl.op, decl.name = op, op.schema.name
+            op = OpDecl(schema, meta=meta, tags=tags, ns=self.ns, method=False, function=False).op
+        else:
+            op = dispatcher.define(self.ns, schema, decl=None, tags=tuple(tags))
         self._defs.append(op)
         return op.schema.full_name
 

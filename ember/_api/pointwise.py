@@ -166,13 +166,13 @@ def _dtype_view(self, va, dtype, node_cls):
     t._offset = va.offset if isinstance(va, MetaArray) else \
         (va.__array_interface__['data'][0] - st.data_ptr()) // va.itemsize if va.size else 0
     t._base = self._base if self._base is not None else self
-    t.__dict__['_dtype_view'] = node_cls.__name__
+    t._dtype_view = node_cls.__name__
     if self._keys & AUTOGRAD_BIT and is_grad_enabled():
         node = node_cls()
         node.next_functions = (gradient_edge(self),)
         t._grad_fn, t._output_nr = node, 0
         t._keys |= AUTOGRAD_BIT
-        t.__dict__['_hist'] = t._base.__dict__.get('_hist', 0)
+        t._hist = t._base._hist
     return t
 
 

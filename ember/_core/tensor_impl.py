@@ -39,6 +39,11 @@ class TensorImpl:
     _offset = None      # storage offset in elements, once known (views know it at birth)
     _strides = None     # element strides, cached
     _grad_owner = None  # NOTE [gradient ownership] in autograd/engine.py: True while the engine alone holds it
+    # autograd's bookkeeping (autograd/views.py, autograd/node.py)
+    _hist = 0           # NOTE [view history]: bumped by each in-place write recorded on this tensor (or its base)
+    _acc_ref = None     # weak reference to a leaf's AccumulateGrad node
+    _multi_view = None  # the node name of split/unbind/chunk pieces, which refuse in-place writes
+    _dtype_view = None  # NOTE [complex views]: the node name of a .real/.imag/view_as_real/view_as_complex view
 
     def _storage_or_make(self):
         s = self._storage

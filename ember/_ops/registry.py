@@ -24,7 +24,7 @@ class OpDecl:
     def __init__(self, schema, meta=None, kind='generic', derivatives=None, composite=None, inplace=False,
                  out=False, method=True, function=True, nn=False, name=None,
                  grad_name=None, differentiable=True, tags=(), doc=None, explicit=None, output_differentiability=None,
-                 first_order=None, complex_formulas=False, autograd_composite=None):
+                 first_order=None, complex_formulas=False, autograd_composite=None, ns='aten'):
         self.schema_text = schema
         self.meta = meta
         self.kind = kind
@@ -53,7 +53,7 @@ class OpDecl:
         self.output_differentiability = output_differentiability   # per output, as derivatives.yaml; None: all
         self.tags = tuple(tags) + ((kind,) if kind == 'pointwise' else ())
         self.doc = doc
-        self.op = dispatcher.define('aten', schema, decl=self, tags=self.tags)
+        self.op = dispatcher.define(ns, schema, decl=self, tags=self.tags)
         self.name = name or self.op.schema.name
         self.explicit = explicit
         self.inplace_op = None

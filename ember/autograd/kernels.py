@@ -319,7 +319,7 @@ def autograd_kernel(decl):
         if conj_formulas and (cplx or (isinstance(outs[0], TensorImpl) and outs[0]._dtype.category == 3)):
             node._conj = True       # NOTE [complex gradients]
         if is_view and out._base is not None:     # NOTE [view history] in views.py
-            out.__dict__['_hist'] = out._base.__dict__.get('_hist', 0)
+            out._hist = out._base._hist
         if wants_result and present & result_users:
             if multi:
                 node._saved['results'] = tuple(_save(o, True) for o in outs)
@@ -367,9 +367,9 @@ def rebase_history(self, tmp):
     """Make ``self`` (just overwritten in place with ``tmp``'s values) carry ``tmp``'s history.
     A view's base is rebased too (torch's CopySlices), see views.py."""
     if self._base is not None and (self._base._keys & AUTOGRAD_BIT or tmp._grad_fn is not None):
-        if '_dtype_view' in self.__dict__:      # NOTE [complex views] in _api/pointwise.py
+        if self._dtype_view is not None:      # NOTE [complex views] in _api/pointwise.py
             raise RuntimeError(f"ember: an in-place operation recorded by autograd on a view made by "
-                               f"{self.__dict__['_dtype_view'][:-len('Backward0')]} (.real, .imag, view_as_real, "
+                               f"{self._dtype_view[:-len('Backward0')]} (.real, .imag, view_as_real, "
                                f"view_as_complex) is not supported; compute the new complex tensor out of place "
                                f"(e.g. ember.complex(re, im))")
         from .views import copy_slices
@@ -378,7 +378,7 @@ def rebase_history(self, tmp):
     self._grad_fn = tmp._grad_fn
     self._output_nr = tmp._output_nr
     self._keys |= AUTOGRAD_BIT
-    self.__dict__['_hist'] = self.__dict__.get('_hist', 0) + 1     # views made earlier are stale now
+    self._hist = self._hist + 1     # views made earlier are stale now
 
 
 def out_autograd_kernel(decl):

@@ -164,7 +164,7 @@ def gradient_edge(t):
     fn = t._grad_fn
     if fn is not None:
         b = t._base
-        if b is not None and b.__dict__.get('_hist', 0) != t.__dict__.get('_hist', 0):
+        if b is not None and b._hist != t._hist:
             from .views import regenerate     # NOTE [view history]
             regenerate(t)
             return (t._grad_fn, 0)
@@ -175,11 +175,11 @@ def gradient_edge(t):
 
 
 def grad_accumulator(t):
-    acc = t.__dict__.get('_acc_ref')
+    acc = t._acc_ref
     node = acc() if acc is not None else None
     if node is None:
         node = AccumulateGrad(t)
-        t.__dict__['_acc_ref'] = weakref.ref(node)
+        t._acc_ref = weakref.ref(node)
     return node
 
 

@@ -36,7 +36,7 @@ _BELOW = below(DispatchKey.Autograd)
 def check_inplace(self):
     """torch's errors for writing in place into a leaf that requires grad, a view of one, or one of several
     views returned together (split, unbind)."""
-    if '_multi_view' in self.__dict__:
+    if self._multi_view is not None:
         check_not_multi_view(self)
     if self._grad_fn is None and self._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
@@ -157,7 +157,7 @@ def copy_slices(view, tmp):
     node.next_functions = (base_edge, (tmp._grad_fn, tmp._output_nr))
     base._grad_fn, base._output_nr = node, 0
     base._keys |= AUTOGRAD_BIT
-    base.__dict__['_hist'] = base.__dict__.get('_hist', 0) + 1
+    base._hist = base._hist + 1
     _set_view_history(view, base, idx)
 
 
@@ -166,15 +166,15 @@ def _set_view_history(view, base, idx):
     regen.next_functions = ((base._grad_fn, base._output_nr),)
     view._grad_fn, view._output_nr = regen, 0
     view._keys |= AUTOGRAD_BIT
-    view.__dict__['_hist'] = base.__dict__.get('_hist', 0)
+    view._hist = base._hist
 
 
 def regenerate(view):
     """A stale view's grad_fn, made again from its base's current history (NOTE [view history])."""
-    name = view.__dict__.get('_multi_view')
+    name = view._multi_view
     if name is not None:
         raise RuntimeError(_MULTI_VIEW_STALE.format(nr=view._output_nr, fn=name[:-len('Backward0')]))
-    if '_dtype_view' in view.__dict__:          # NOTE [complex views] in _api/pointwise.py
+    if view._dtype_view is not None:          # NOTE [complex views] in _api/pointwise.py
         raise RuntimeError("ember: this .real/.imag/view_as_real/view_as_complex view was made before its base "
                            "was modified in place; take the view again after the in-place operation")
     base = view._base
@@ -322,16 +322,16 @@ def multi_view(self, make_pieces, dim, name, join='cat'):
         pieces = make_pieces()
     node = _node_class(name)(dim, [tuple(p._a.shape) for p in pieces], self._dtype, self._device, join)
     node.next_functions = (gradient_edge(self),)
-    hist = self.__dict__.get('_hist', 0)
+    hist = self._hist
     for i, p in enumerate(pieces):
         p._grad_fn, p._output_nr = node, i
         p._keys |= AUTOGRAD_BIT
-        p.__dict__['_hist'] = hist
-        p.__dict__['_multi_view'] = name
+        p._hist = hist
+        p._multi_view = name
     return pieces
 
 
 def check_not_multi_view(self):
-    name = self.__dict__.get('_multi_view')
+    name = self._multi_view
     if name is not None and self._grad_fn is not None and self._grad_fn.name() == name:
         raise RuntimeError(_MULTI_VIEW_ERROR.format(nr=self._output_nr, fn=name[:-len('Backward0')]))
