@@ -550,11 +550,10 @@ declare('embedding_renorm(Tensor self, Tensor indices, float max_norm, float nor
 
 
 # --- normalisation ---------------------------------------------------------------------
-# NOTE [fused normalisation] layer_norm over (64*128, 128) float32 (the GPT benchmark's shape), 1 BLAS thread,
-# on a heavily loaded 2-core machine (min of 15 runs): forward fused 1.3 ms vs composite mean/sub/mul/sqrt/div
-# 1.9 ms; forward + backward 42 ms vs 52 ms. The backward is the formula below in ember ops (about ten
-# elementwise passes); its time is mostly page faults of fresh 4 MB temporaries, which a fused backward
-# kernel would cut further.
+# NOTE [fused normalisation] layer norm and batch norm are primitives with fused forward kernels because the
+# composite (mean, sub, mul, sqrt, div) is slower on the GPT benchmark's shapes (figures in BENCHMARKS.md, "Fused
+# normalisation"). The recorded backward is the formula below in ember ops (about ten elementwise passes); a
+# first-order backward uses the fused kernel (first_order=).
 
 def _ln_meta(input, normalized_shape, weight, bias, eps):
     ns = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(int(x) for x in normalized_shape)

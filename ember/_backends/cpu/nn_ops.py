@@ -2,19 +2,9 @@
 
 Arrays in, arrays out. Shape checks and errors live in the meta functions (ember/_ops/nn_ops.py).
 
-NOTE [convolution kernel] -- CNN benchmark shapes (batch 64, 3x3 kernels, padding 1, float32), ms per call on one
-core with one BLAS thread (`taskset -c 1 env OPENBLAS_NUM_THREADS=1 python bench/bench_conv.py`, medians, +-10%):
-                                                          1->16 @28x28       16->32 @14x14
-                                                          fwd  grad w     fwd  grad w  grad x
-  old: NCHW im2col into one (N, C*K, P) column matrix, W @  0.49  0.90      2.1   3.1    3.3-3.8
-    col per sample; grad w one (O, N*P) @ (N*P, C*K) GEMM
-  x framed as (C, N*H'*W') with shared zero padding, every  -     -        3.0   3.2    3.4-4.8
-    field a shifted contiguous slice (9 copies, one GEMM)
-  the same frame, one GEMM per tap on shifted views         -     -        3.6   3.4    3.4
-  per-sample flat rows (W' = W+2, cropped after the GEMM)   -     -        2.7   2.6    3.1
-  channels-last fields (N, P, K*C), per-sample GEMMs         -     -        1.8   1.6    1.9-2.3  <- 16->32
-  NCHW fields (N, C*K, P), per-sample GEMMs                 0.47  0.36       -     -       -     <- 1->16
-  torch 2.13                                                0.34  0.33      1.23  1.38   1.45
+NOTE [convolution kernel] -- which im2col layout and GEMM split: six layouts were measured on the CNN benchmark's
+shapes (the table and its command are in BENCHMARKS.md, "Convolution kernel layouts"); the kernel uses
+channels-last fields with per-sample GEMMs where the channels are many (16->32) and NCHW fields otherwise (1->16).
 The used rows copy the fields a few samples at a time into one reused ~4 MB buffer that stays in cache for the
 GEMM reading it (15-25% faster than writing out the whole 7-14 MB column matrix), and sum the weight gradient
 over per-sample GEMMs (OpenBLAS is slow on a (32, 144) output with K = N*P = 12544). A NumPy copy costs per
