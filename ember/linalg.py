@@ -1,7 +1,7 @@
 """ember.linalg: torch.linalg's functions (products, inverses, solvers, decompositions and norms).
 
-Each is an operator declared in ember/_ops/linalg.py (or a composite of them); this module gives
-them their torch.linalg names.
+Each is an operator declared in ember/_ops/linalg.py or ember/_ops/products.py (or a composite of
+them); this module gives them their torch.linalg names.
 
 >>> import ember
 >>> A = ember.tensor([[2.0, 0.0], [0.0, 4.0]])

@@ -103,7 +103,7 @@ def test_version_check_fires_where_torch_fires(info):
 
 
 # matmul folds a batch or expands one for bmm, copying where a reshape cannot view (NOTE [matmul's graph] in
-# ember/_ops/linalg.py): whether a copy is saved depends on the layouts and on which operand requires grad, which
+# ember/_ops/products.py): whether a copy is saved depends on the layouts and on which operand requires grad, which
 # the OpInfo samples above (contiguous, every input requiring grad) do not vary
 _MM_SHAPES = [(3,), (2, 3), (2, 2, 3), (1, 2, 3), (2, 3, 4), (1, 3, 4), (2, 1, 2, 3), (3, 3, 2), (2, 2, 3, 2), (3, 1)]
 
@@ -152,7 +152,7 @@ def test_matmul_saves_what_torch_saves_across_layouts(grads):
 
 
 # einsum keeps its fused node where torch's graph saves a view of every operand, and builds torch's graph elsewhere
-# (ember/_ops/linalg.py); which one depends on the operands' layouts and on which of them require grad
+# (ember/_ops/products.py); which one depends on the operands' layouts and on which of them require grad
 _EINSUM_CASES = [('bij,bjk->bik', [(2, 2, 3), (2, 3, 4)]), ('...ij,...jk->...ik', [(2, 2, 3), (5, 1, 3, 4)]),
                  ('b...i,b...i->b...', [(2, 3, 4), (2, 1, 4)]), ('...i,i->...', [(2, 3), (3,)]),
                  ('...i,...i->i', [(2, 3), (4, 2, 3)]), ('ii,i->i', [(3, 3), (3,)]), ('iij,jk->ik', [(2, 2, 3), (3, 2)]),

@@ -1,6 +1,6 @@
 """Public product functions with torch's flexible signatures: ``einsum`` (operands as varargs or one
 list), ``tensordot`` (``dims`` as an int, a pair of lists or a tensor), ``chain_matmul``."""
-from .._ops.linalg import _tensordot
+from .._ops.products import _tensordot
 from .._ops.registry import DECLS
 from .._tensor import Tensor
 
