@@ -4,6 +4,8 @@ A record may carry the public name of an operator declared under an internal one
 overloads such as max/max.dim are separate ops in ember's table, tested through the public
 function that picks between them); those pairs are listed here, each with where it is tested.
 """
+import torch
+
 import ember  # noqa: F401
 from ember._ops.registry import DECLS
 from opinfo import OPS
@@ -65,3 +67,23 @@ def test_every_declared_operator_has_a_record():
             continue
         missing.append(name)
     assert not missing, f'operators without an OpInfo record: {missing}'
+
+
+def test_primitives_that_torch_composes_say_why():
+    """An operator torch defines as a composite (a CompositeImplicitAutograd kernel) but ember computes with a
+    kernel of its own gives a one-line reason (``primitive_because=``), and only those do."""
+    from ember._ops.registry import BY_OP
+    missing, stale = [], []
+    for name, d in sorted(BY_OP.items()):
+        if d.composite is not None or d.kind == 'view':
+            continue
+        try:
+            composite_in_torch = torch._C._dispatch_has_kernel_for_dispatch_key(name, 'CompositeImplicitAutograd')
+        except RuntimeError:            # an operator of ember's own (no torch counterpart by that name)
+            composite_in_torch = False
+        if composite_in_torch and not d.primitive_because:
+            missing.append(name)
+        if d.primitive_because and not composite_in_torch:
+            stale.append(name)
+    assert not missing, f'primitives torch composes, with no primitive_because: {missing}'
+    assert not stale, f'primitive_because on operators torch does not compose: {stale}'

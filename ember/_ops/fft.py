@@ -159,6 +159,8 @@ _GRADS = {
 }
 
 
+_WHY = ("one pocketfft call per transform; torch's composites choose among _fft_c2c/_fft_r2c/_fft_c2r, "
+        "which ember's kernel folds in")
 _ONE = 'SymInt? n=None, int dim=-1, str? norm=None'
 _TWO = 'SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None'
 _ND = 'SymInt[1]? s=None, int[1]? dim=None, str? norm=None'
@@ -167,10 +169,12 @@ for _name, _kind in (('fft', 'c2c'), ('ifft', 'c2c'), ('rfft', 'r2c'), ('irfft',
                      ('ihfft', 'r2c')):
     declare(f'fft_{_name}(Tensor self, {_ONE}) -> Tensor', meta=_meta(_kind, f'fft_{_name}', None),
             method=False, function=False, out=True, derivatives={'self': _one_dim(_GRADS[_name])},
-            complex_formulas=True)
+            complex_formulas=True, primitive_because=_WHY)
 for _name, _kind in (('fft2', 'c2c'), ('ifft2', 'c2c'), ('rfft2', 'r2c'), ('irfft2', 'c2r')):
     declare(f'fft_{_name}(Tensor self, {_TWO}) -> Tensor', meta=_meta(_kind, f'fft_{_name}', 'two'),
-            method=False, function=False, out=True, derivatives={'self': _GRADS[_name]}, complex_formulas=True)
+            method=False, function=False, out=True, derivatives={'self': _GRADS[_name]}, complex_formulas=True,
+            primitive_because=_WHY)
 for _name, _kind in (('fftn', 'c2c'), ('ifftn', 'c2c'), ('rfftn', 'r2c'), ('irfftn', 'c2r')):
     declare(f'fft_{_name}(Tensor self, {_ND}) -> Tensor', meta=_meta(_kind, f'fft_{_name}', 'all'),
-            method=False, function=False, out=True, derivatives={'self': _GRADS[_name]}, complex_formulas=True)
+            method=False, function=False, out=True, derivatives={'self': _GRADS[_name]}, complex_formulas=True,
+            primitive_because=_WHY)

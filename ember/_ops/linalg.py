@@ -69,13 +69,16 @@ def _slogdet_grad(grads, A, result0):     # torch saves the sign too (its comple
 
 
 declare('linalg_inv(Tensor A) -> Tensor', meta=_inv_meta, method=False, function=False, out=True,
-        derivatives={'A': _inv_grad})
+        derivatives={'A': _inv_grad},
+        primitive_because="torch's composite wraps linalg_inv_ex's info checks; this kernel raises those errors itself")
 declare('inverse(Tensor self) -> Tensor', composite=lambda self: DECLS['linalg_inv'].op.call(self))
 declare('linalg_det(Tensor A) -> Tensor', meta=_det_meta, method=False, function=False, out=True,
-        derivatives={'A': _det_grad})
+        derivatives={'A': _det_grad},
+        primitive_because="torch's composite calls _linalg_det (LU); one NumPy kernel with the same derivative")
 declare('det(Tensor self) -> Tensor', composite=lambda self: DECLS['linalg_det'].op.call(self))
 declare('linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)', meta=_slogdet_meta, method=False,
-        function=False, derivatives={'A': _slogdet_grad})
+        function=False, derivatives={'A': _slogdet_grad},
+        primitive_because="torch's composite calls _linalg_slogdet; one NumPy kernel with the same derivative")
 declare('slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)',
         composite=lambda self: DECLS['linalg_slogdet'].op.call(self))
 
@@ -169,7 +172,8 @@ def _cholesky_grad(grad, result, upper):
 
 
 declare('linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor', meta=_cholesky_meta, method=False,
-        function=False, out=True, derivatives={'self': _cholesky_grad})
+        function=False, out=True, derivatives={'self': _cholesky_grad},
+        primitive_because="torch's composite wraps linalg_cholesky_ex's info checks; this kernel raises those errors itself")
 declare('cholesky(Tensor self, bool upper=False) -> Tensor',
         composite=lambda self, upper=False: DECLS['linalg_cholesky'].op.call(self, upper=upper))
 
@@ -268,7 +272,8 @@ def _svd_grad(grads, results, full_matrices):
 
 
 declare('linalg_svd(Tensor A, bool full_matrices=True) -> (Tensor U, Tensor S, Tensor Vh)', meta=_svd_meta,
-        method=False, function=False, derivatives={'A': _svd_grad})
+        method=False, function=False, derivatives={'A': _svd_grad},
+        primitive_because="torch's composite calls _linalg_svd; one NumPy kernel with the same derivative")
 
 
 def _svdvals_meta(A):
@@ -322,7 +327,8 @@ def _eigh_grad(grads, results):
 
 
 declare("linalg_eigh(Tensor A, str UPLO='L') -> (Tensor eigenvalues, Tensor eigenvectors)", meta=_eigh_meta,
-        method=False, function=False, derivatives={'A': _eigh_grad})
+        method=False, function=False, derivatives={'A': _eigh_grad},
+        primitive_because="torch's composite calls _linalg_eigh; one NumPy kernel with the same derivative")
 
 
 def _eigvalsh_meta(A, UPLO='L'):
@@ -517,6 +523,7 @@ declare('linalg_multi_dot(Tensor[] tensors) -> Tensor', composite=_multi_dot, me
 # reads the input and the result, so both are saved
 declare('linalg_pinv(Tensor self, *, float? rtol=None, bool hermitian=False, float? atol=None) -> Tensor',
         meta=_pinv_meta, method=False, function=False, derivatives={'self': _pinv_grad},
-        complex_formulas=True)      # torch's pinv_backward, written with ^H: right for complex as it stands
+        complex_formulas=True,
+        primitive_because="one SVD (or eigh) kernel whose formula, torch's pinv_backward, saves what torch's composite saves")      # torch's pinv_backward, written with ^H: right for complex as it stands
 declare('linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor', method=False, function=False,
         composite=lambda x, y, dim=-1: (x.conj() * y).sum(dim))     # torch's: x conjugated

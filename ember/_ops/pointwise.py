@@ -376,10 +376,12 @@ def _igamma_other(grad, self, other):     # d/dx P(a, x) = x^(a-1) e^-x / Gamma(
 
 pointwise('special_gammainc(Tensor self, Tensor other) -> Tensor', 'float',
           {'self': _igamma_not_implemented('igamma'), 'other': _igamma_other}, inplace=False, method=False, function=False,
-          numbers=())
+          numbers=(),
+          primitive_because="torch's composite only calls igamma; ember names the operator after the public function")
 pointwise('special_gammaincc(Tensor self, Tensor other) -> Tensor', 'float',
           {'self': _igamma_not_implemented('igammac'), 'other': lambda grad, self, other: -_igamma_other(grad, self, other)},
-          inplace=False, method=False, function=False, numbers=())
+          inplace=False, method=False, function=False, numbers=(),
+          primitive_because="torch's composite only calls igammac; ember names the operator after the public function")
 unary('special_entr', 'float', lambda grad, self: grad * -(1 + self.log()), method=False, function=False)
 unary('special_erfcx', 'float', lambda grad, self, result: (2.0 * self * result - 2.0 / math.sqrt(math.pi)) * grad,
       method=False, function=False)
@@ -650,7 +652,9 @@ for _n in ('logical_and', 'logical_or', 'logical_xor'):
     pointwise(f'{_n}(Tensor self, Tensor other) -> Tensor', 'bool', differentiable=False, numbers=())
 unary('logical_not', 'bool', differentiable=False)
 for _n in ('isnan', 'isinf', 'isfinite', 'isposinf', 'isneginf', 'isreal', 'signbit'):
-    unary(_n, 'bool', differentiable=False, inplace=False, out=_n in ('isposinf', 'isneginf', 'signbit'))
+    unary(_n, 'bool', differentiable=False, inplace=False, out=_n in ('isposinf', 'isneginf', 'signbit'),
+          primitive_because="one NumPy predicate pass instead of torch's composite of comparisons"
+          if _n in ('isfinite', 'isreal') else None)
 
 # --- bitwise: integers and bool only ------------------------------------------------
 for _n in ('bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_left_shift', 'bitwise_right_shift'):
@@ -671,7 +675,8 @@ def _angle_backward(grad, self):
 
 pointwise('angle(Tensor self) -> Tensor', 'real_float', {'self': _angle_backward}, inplace=False,
           complex_formulas=True)
-unary('conj_physical', 'promote', lambda grad: grad.conj(), complex_formulas=True)
+unary('conj_physical', 'promote', lambda grad: grad.conj(), complex_formulas=True,
+      primitive_because="ember has no lazy conjugate bit, so there is no _conj_physical to defer to: one kernel")
 
 
 def _to_complex_meta(name, a_name, b_name):
@@ -791,7 +796,8 @@ def _silu_second(grad, grad_output, self):
 
 pointwise('silu_backward(Tensor grad_output, Tensor self) -> Tensor', 'promote',
           {'grad_output': lambda grad, self: _call('silu_backward', grad, self), 'self': _silu_second},
-          inplace=False, out=False, method=False, function=False)
+          inplace=False, out=False, method=False, function=False,
+          primitive_because="one fused elementwise pass for silu's first-order backward (torch's is a composite of ops)")
 unary('silu', 'promote', lambda grad, self: _call('silu_backward', grad, self), check=_FLOAT_ONLY('silu_cpu'),
       nn=True, method=False, function=False)
 
@@ -837,4 +843,5 @@ unary('hardsigmoid', 'promote',
       lambda grad, self: _where((self > -3).logical_and(self < 3), grad / 6, 0.),
       check=_FLOAT_ONLY('hardsigmoid_cpu'), nn=True, method=False, function=False)
 unary('log_sigmoid', 'promote', lambda grad, self: grad * (-self).sigmoid(), check=_FLOAT_ONLY('log_sigmoid_cpu'),
-      method=False, function=False, inplace=False, out=False)
+      method=False, function=False, inplace=False, out=False,
+      primitive_because="one numerically stable pass; torch's composite calls log_sigmoid_forward with a scratch buffer")

@@ -248,7 +248,8 @@ def _matmul_folded(t1, t2, transpose):
 
 
 declare('matmul(Tensor self, Tensor other) -> Tensor', meta=_matmul_meta, out=True,
-        derivatives={'self': _matmul_grad_self, 'other': _matmul_grad_other}, autograd_composite=_matmul_graph)
+        derivatives={'self': _matmul_grad_self, 'other': _matmul_grad_other}, autograd_composite=_matmul_graph,
+        primitive_because="one BLAS call per dimension case; under autograd, autograd_composite records torch's pieces where they save other tensors")
 
 
 # --- fixed-rank products -------------------------------------------------------------
@@ -370,7 +371,8 @@ def _linear_grads_fused(grad, input, weight, output_mask):
 
 declare('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', meta=_linear_meta, nn=True,
         function=False, method=False, derivatives={('input', 'weight', 'bias'): _linear_grads},
-        first_order={('input', 'weight', 'bias'): _linear_grads_fused})
+        first_order={('input', 'weight', 'bias'): _linear_grads_fused},
+        primitive_because="one fused GEMM plus bias with a fused first-order backward, instead of torch's addmm/matmul composite")
 
 
 def _linear_backward_meta(self, grad_output, weight, output_mask):
@@ -837,7 +839,8 @@ def _grad_target(s, t, out, other_subs):
 
 
 declare('einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor', meta=_einsum_meta,
-        method=False, derivatives={'tensors': _einsum_backward}, autograd_composite=_einsum_graph)
+        method=False, derivatives={'tensors': _einsum_backward}, autograd_composite=_einsum_graph,
+        primitive_because="one NumPy einsum/BLAS call is the fast path; under autograd, autograd_composite records torch's pieces")
 
 
 # --- composites over the products --------------------------------------------------------------------

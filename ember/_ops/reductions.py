@@ -396,11 +396,13 @@ declare('_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, 
 declare('softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', meta=_softmax_meta('softmax'),
         name='softmax', grad_name='SoftmaxBackward0', out=True,
         derivatives={'self': lambda grad, result, dim, self_dtype:
-                     _call('_softmax_backward_data', grad, result, dim, self_dtype)})
+                     _call('_softmax_backward_data', grad, result, dim, self_dtype)},
+                     primitive_because="torch's .int overload only casts and calls _softmax; this kernel takes dtype itself")
 declare('log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', meta=_softmax_meta('log_softmax'),
         name='log_softmax', grad_name='LogSoftmaxBackward0', out=True,
         derivatives={'self': lambda grad, result, dim, self_dtype:
-                     _call('_log_softmax_backward_data', grad, result, dim, self_dtype)})
+                     _call('_log_softmax_backward_data', grad, result, dim, self_dtype)},
+                     primitive_because="torch's .int overload only casts and calls _log_softmax; this kernel takes dtype itself")
 
 
 # --- logical reductions, counting ----------------------------------------------------

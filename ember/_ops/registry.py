@@ -24,7 +24,7 @@ class OpDecl:
     def __init__(self, schema, meta=None, kind='generic', derivatives=None, composite=None, inplace=False,
                  out=False, method=True, function=True, nn=False, name=None,
                  grad_name=None, differentiable=True, tags=(), doc=None, explicit=None, output_differentiability=None,
-                 first_order=None, complex_formulas=False, autograd_composite=None, ns='aten'):
+                 first_order=None, complex_formulas=False, autograd_composite=None, ns='aten', primitive_because=None):
         self.schema_text = schema
         self.meta = meta
         self.kind = kind
@@ -43,6 +43,9 @@ class OpDecl:
         # what torch's pieces save; with none, the kernel runs. Where it returns None the derivative formulas
         # record one node instead (autograd/kernels.py).
         self.autograd_composite = autograd_composite
+        # one line saying why an operator torch defines as a composite (CompositeImplicitAutograd) has a kernel of
+        # its own here; tests/test_registry_coverage.py checks the list against torch's dispatcher
+        self.primitive_because = primitive_because
         self.inplace = inplace
         self.out = out
         self.method = method

@@ -678,7 +678,8 @@ def _isclose_meta(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 declare('isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor',
-        meta=_isclose_meta, differentiable=False)
+        meta=_isclose_meta, differentiable=False,
+        primitive_because="one NumPy comparison pass instead of torch's chain of about eight elementwise operators")
 
 
 def _allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -758,7 +759,8 @@ def _one_hot_meta(self, num_classes=-1):
 
 
 declare('one_hot(Tensor self, int num_classes=-1) -> Tensor', meta=_one_hot_meta, nn=True, function=False,
-        method=False, differentiable=False)
+        method=False, differentiable=False,
+        primitive_because="one NumPy scatter instead of torch's zeros + scatter_ composite")
 
 
 # --- combinations / cdist ---------------------------------------------------------------------
