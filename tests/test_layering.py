@@ -97,3 +97,16 @@ def test_imports_and_trains_with_torch_blocked():
     ''')
     r = subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and 'ok' in r.stdout, r.stderr
+
+
+def test_core_layers_are_in_no_import_cycle():
+    """No module of the layers under the public API (ember._*) is part of a module-level import cycle
+    (`python bench/import_cycles.py` lists them); the front ends' own `import ember` is torch's habit too."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('import_cycles', os.path.join(ROOT, 'bench', 'import_cycles.py'))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    edges = mod.graph()
+    assert len(edges) > 200
+    inner = [m for comp in mod.cycles(edges) for m in comp if m.startswith('ember._')]
+    assert not inner, f'core modules in an import cycle: {inner}'
