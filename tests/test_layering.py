@@ -110,3 +110,15 @@ def test_core_layers_are_in_no_import_cycle():
     assert len(edges) > 200
     inner = [m for comp in mod.cycles(edges) for m in comp if m.startswith('ember._')]
     assert not inner, f'core modules in an import cycle: {inner}'
+
+
+def test_operators_call_each_other_through_aten():
+    """Inside the operator layer and autograd, one operator calls another as ``aten.<name>.<overload>(...)``
+    (the namespace torch.ops.aten is, and what graphs will name), never through the declaration table."""
+    pattern = re.compile(r"DECLS\[[^\]]*\]\.(op|inplace_op|out_op)\b|\b_call\('")
+    for sub in ('_ops', 'autograd'):
+        for path in _py_files(os.path.join(EMBER, sub)):
+            if os.path.basename(path) in ('public.py', 'registry.py'):
+                continue        # the table itself, and the generation of the public functions from it
+            for i, line in enumerate(open(path), 1):
+                assert not pattern.search(line), f'{path}:{i}: {line.strip()}'

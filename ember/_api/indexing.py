@@ -25,6 +25,7 @@ import numpy as np
 from .._core import dtype as D
 from .._ops.registry import BY_OP, DECLS
 from .._tensor import Tensor
+from .._dispatch.ops_namespace import aten
 
 __all__ = ['where', 'nonzero', 'scatter', 'masked_fill', 'index_fill', 'index_put', 'index_put_']
 
@@ -37,13 +38,13 @@ def _inplace(name):
     return BY_OP[f'aten::{name}'].inplace_op.call
 
 
-_select = DECLS['select'].op.call
-_slice = DECLS['slice'].op.call
-_unsqueeze = DECLS['unsqueeze'].op.call
-_alias = DECLS['alias'].op.call
+_select = aten.select.int
+_slice = aten.slice.Tensor
+_unsqueeze = aten.unsqueeze.default
+_alias = aten.alias.default
 _index = _op('index.Tensor')
 _index_put_ = _inplace('index_put')
-_copy_ = DECLS['copy_'].op.call
+_copy_ = aten.copy_.default
 _INTS = (int, np.integer)
 _SEQ_ITEMS = (slice, type(Ellipsis), type(None), list, tuple, Tensor, np.ndarray)
 
@@ -239,7 +240,7 @@ def _scalar_tensor(value, dtype, device):
     key = (type(value), value, dtype, device)
     t = _SCALARS.get(key)
     if t is None:
-        t = DECLS['full'].op.call((), value, dtype=dtype, device=device)
+        t = aten.full.default((), value, dtype=dtype, device=device)
         if len(_SCALARS) < 256:
             _SCALARS[key] = t
     return t
@@ -285,8 +286,8 @@ def nonzero(input, *, out=None, as_tuple=False):
             [3]])
     """
     if not as_tuple:
-        return DECLS['nonzero'].op.call(input) if out is None else DECLS['nonzero'].out_op.call(input, out=out)
-    r = DECLS['nonzero'].op.call(input.reshape(1) if input.ndim == 0 else input)
+        return aten.nonzero.default(input) if out is None else aten.nonzero.out(input, out=out)
+    r = aten.nonzero.default(input.reshape(1) if input.ndim == 0 else input)
     return tuple(r.unbind(1))
 
 
@@ -363,11 +364,11 @@ def index_put(input, indices, values, accumulate=False):
     >>> ember.index_put(ember.zeros(3), (ember.tensor([0, 0]),), ember.tensor([1., 2.]), accumulate=True)
     tensor([3., 0., 0.])
     """
-    return DECLS['index_put'].op.call(input, list(indices), values, accumulate)
+    return aten.index_put.default(input, list(indices), values, accumulate)
 
 
 def index_put_(input, indices, values, accumulate=False):
-    return DECLS['index_put'].inplace_op.call(input, list(indices), values, accumulate)
+    return aten.index_put_.default(input, list(indices), values, accumulate)
 
 
 Tensor.scatter = scatter

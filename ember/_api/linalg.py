@@ -1,8 +1,8 @@
 """Public product functions with torch's flexible signatures: ``einsum`` (operands as varargs or one
 list), ``tensordot`` (``dims`` as an int, a pair of lists or a tensor), ``chain_matmul``."""
 from .._ops.products import _tensordot
-from .._ops.registry import DECLS
 from .._tensor import Tensor
+from .._dispatch.ops_namespace import aten
 
 __all__ = ['einsum', 'tensordot', 'chain_matmul']
 
@@ -18,7 +18,7 @@ def einsum(equation, *operands):
         raise TypeError(f"einsum(): equation must be a string, got {type(equation).__name__}")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = operands[0]
-    return DECLS['einsum'].op.call(equation, list(operands))
+    return aten.einsum.default(equation, list(operands))
 
 
 def tensordot(a, b, dims=2, out=None):

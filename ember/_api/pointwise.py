@@ -18,12 +18,13 @@ from .._core.dtype import scalar_name
 from .._core.dispatch_key import AUTOGRAD_BIT
 from ..autograd.node import Node, gradient_edge
 from ..autograd.grad_mode import is_grad_enabled
+from .._dispatch.ops_namespace import aten
 
 __all__ = ['div', 'divide', 'true_divide', 'real', 'imag', 'view_as_real', 'view_as_complex', 'conj', 'conj_physical', 'resolve_conj', 'resolve_neg',
            'is_conj', 'is_neg', 'selu', 'selu_', 'celu', 'celu_', 'rrelu', 'rrelu_', 'prelu', 'hardshrink']
 
 _div = DECLS['div']
-_div_functional = DECLS['div'].op.call
+_div_functional = aten.div.Tensor
 
 
 def div(input, other, *, rounding_mode=None, out=None):
@@ -82,7 +83,7 @@ def _install_aliases():
 _install_aliases()
 
 # Tensor.where(condition, y) is where(condition, self, y): the schema's first argument is the condition.
-_where = DECLS['where'].op.call
+_where = aten.where.self
 Tensor.where = lambda self, condition, other: _where(condition, self, other)
 
 
@@ -120,7 +121,7 @@ def _cmp(name, fallback):
 
 Tensor.__eq__ = _cmp('eq', NotImplemented)
 Tensor.__ne__ = _cmp('ne', NotImplemented)
-_bitwise_not = DECLS['bitwise_not'].op.call
+_bitwise_not = aten.bitwise_not.default
 
 
 def _invert(self):
@@ -237,7 +238,7 @@ def view_as_complex(input):
     return _dtype_view(input, va, cd, _AS_COMPLEX_NODE)
 
 
-_conj_physical = DECLS['conj_physical'].op.call
+_conj_physical = aten.conj_physical.default
 
 
 def conj(input):
@@ -317,6 +318,6 @@ def hardshrink(input, lambd=0.5):
 Tensor.prelu = prelu
 Tensor.hardshrink = hardshrink
 
-_polygamma = DECLS['polygamma'].op.call
+_polygamma = aten.polygamma.default
 Tensor.polygamma = lambda self, n: _polygamma(n, self)
 Tensor.polygamma_ = lambda self, n: self.copy_(_polygamma(n, self))

@@ -4,6 +4,7 @@
 """
 from .._ops.registry import DECLS
 from .._tensor import Tensor
+from .._dispatch.ops_namespace import aten
 
 __all__ = ['normal', 'bernoulli', 'randint']
 
@@ -102,14 +103,14 @@ def _bernoulli_method(self, p=None, *, generator=None):
     if p is None:
         return _op('bernoulli')(self, generator=generator)
     if isinstance(p, Tensor):
-        return DECLS['_bernoulli_tensor'].op.call(self, p, generator=generator)
+        return aten.bernoulli.Tensor(self, p, generator=generator)
     return _op('_bernoulli_p')(self, float(p), generator=generator)
 
 
 def _bernoulli_(self, p=0.5, *, generator=None):
     if isinstance(p, Tensor):
-        return DECLS['_bernoulli_tensor'].inplace_op.call(self, p, generator=generator)
-    return DECLS['_bernoulli_p'].inplace_op.call(self, float(p), generator=generator)
+        return aten.bernoulli_.Tensor(self, p, generator=generator)
+    return aten.bernoulli_.p(self, float(p), generator=generator)
 
 
 def _random_(self, *args, generator=None, **kwargs):
@@ -123,13 +124,13 @@ def _random_(self, *args, generator=None, **kwargs):
     to = kwargs.pop('to', to)
     if kwargs or len(args) > 2:
         raise TypeError(f"random_() received an invalid combination of arguments")
-    return DECLS['random'].inplace_op.call(self, int(frm), None if to is None else int(to), generator=generator)
+    return aten.random_.from_(self, int(frm), None if to is None else int(to), generator=generator)
 
 
 def _uniform_(self, *args, generator=None, **kwargs):
     if 'from' in kwargs:
         kwargs['from_'] = kwargs.pop('from')
-    return DECLS['uniform'].inplace_op.call(self, *args, generator=generator, **kwargs)
+    return aten.uniform_.default(self, *args, generator=generator, **kwargs)
 
 
 Tensor.bernoulli = _bernoulli_method

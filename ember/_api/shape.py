@@ -3,6 +3,7 @@ overload choosers (``repeat_interleave`` with an int or a tensor), varargs forms
 ``atleast_2d(a, b)``) and Python-value results (``unique`` returning a tensor or a tuple)."""
 from .._ops.registry import BY_OP, DECLS
 from .._tensor import Tensor
+from .._dispatch.ops_namespace import aten
 
 __all__ = ['cat', 'concat', 'concatenate', 'stack', 'repeat_interleave', 'meshgrid', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'unique',
            'unique_consecutive', 'searchsorted', 'broadcast_tensors', 'cartesian_prod', 'block_diag']
@@ -180,7 +181,7 @@ def broadcast_tensors(*tensors):
     >>> [tuple(t.shape) for t in ember.broadcast_tensors(ember.zeros(3, 1), ember.zeros(4))]
     [(3, 4), (3, 4)]
     """
-    return DECLS['broadcast_tensors'].op.call(_seq(tensors))
+    return aten.broadcast_tensors.default(_seq(tensors))
 
 
 def cartesian_prod(*tensors):
@@ -190,7 +191,7 @@ def cartesian_prod(*tensors):
     >>> tuple(ember.cartesian_prod(ember.tensor([1, 2]), ember.tensor([3, 4])).shape)
     (4, 2)
     """
-    return DECLS['cartesian_prod'].op.call(_seq(tensors))
+    return aten.cartesian_prod.default(_seq(tensors))
 
 
 def block_diag(*tensors):
@@ -200,7 +201,7 @@ def block_diag(*tensors):
     >>> tuple(ember.block_diag(ember.ones(2, 2), ember.ones(1, 3)).shape)
     (3, 5)
     """
-    return DECLS['block_diag'].op.call(list(tensors))
+    return aten.block_diag.default(list(tensors))
 
 
 def _method_repeat_interleave(self, repeats, dim=None, *, output_size=None):

@@ -1,8 +1,8 @@
 """``quantile`` / ``nanquantile``: ``q`` may be a float or a tensor; a float becomes a 0-d tensor of the input's
 dtype, as torch's ``quantile.scalar`` overload does."""
-from .._ops.registry import DECLS
 from .._tensor import Tensor
 from .reductions import _write_out
+from .._dispatch.ops_namespace import aten
 
 __all__ = ['quantile', 'nanquantile']
 
@@ -22,7 +22,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=N
     >>> quantile(tensor([1., 2., 3., 4.]), 0.5).item()
     2.5
     """
-    res = DECLS['_quantile'].op.call(input, _q(q, input), dim, keepdim, interpolation=interpolation)
+    res = aten.quantile.default(input, _q(q, input), dim, keepdim, interpolation=interpolation)
     return res if out is None else _write_out(out, res)
 
 
@@ -32,7 +32,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', ou
     >>> nanquantile(tensor([1., float('nan'), 3.]), 0.5).item()
     2.0
     """
-    res = DECLS['_nanquantile'].op.call(input, _q(q, input), dim, keepdim, interpolation=interpolation)
+    res = aten.nanquantile.default(input, _q(q, input), dim, keepdim, interpolation=interpolation)
     return res if out is None else _write_out(out, res)
 
 

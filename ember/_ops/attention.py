@@ -10,9 +10,10 @@ derivative of its own: a second-order gradient through fused attention raises.
 """
 import math
 
-from .registry import declare, DECLS
+from .registry import declare
 from .._core import dtype as _dt
 from .._core.dtype import scalar_name as _tname
+from .._dispatch.ops_namespace import aten
 
 _NAME = 'scaled_dot_product_attention_flash_attention'
 
@@ -77,7 +78,7 @@ def _flash_backward_meta(grad_out, query, key, value, out, logsumexp, dropout_p,
 
 
 def _flash_grads(grad, query, key, value, results, dropout_p, is_causal, attn_mask, scale):
-    return DECLS['_scaled_dot_product_flash_attention_for_cpu_backward'].op.call(
+    return aten._scaled_dot_product_flash_attention_for_cpu_backward.default(
         grad, query, key, value, results[0], results[1], dropout_p, is_causal, attn_mask=attn_mask, scale=scale)
 
 
@@ -111,7 +112,7 @@ def _flash_applies(q, k, v, attn_mask, dropout_p, enable_gqa):
 def _repeat_heads(t, rep):
     """repeat_interleave(rep, dim=-3): each key/value head serves ``rep`` consecutive query heads."""
     n = t.shape[-3]
-    idx = DECLS['arange'].op.call(n, device=t.device).unsqueeze(-1).expand(n, rep).reshape(-1)
+    idx = aten.arange.default(n, device=t.device).unsqueeze(-1).expand(n, rep).reshape(-1)
     return t.index_select(-3, idx)
 
 
@@ -126,7 +127,7 @@ def _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     root = math.sqrt(abs(scale))
     scores = (query * (-root if scale < 0 else root)).matmul(key.transpose(-2, -1) * root)
     if is_causal:      # combined with attn_mask when both are given, as torch's CPU kernel does
-        causal = DECLS['ones'].op.call((L, S), dtype=_dt.bool_, device=query.device).tril()
+        causal = aten.ones.default((L, S), dtype=_dt.bool_, device=query.device).tril()
         scores = scores.masked_fill(causal.logical_not(), float('-inf'))
     if attn_mask is not None:
         if attn_mask.dtype is _dt.bool_:
@@ -135,16 +136,16 @@ def _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
             scores = scores + attn_mask
     attn = scores.softmax(-1)
     if dropout_p > 0.0:
-        attn = DECLS['dropout'].op.call(attn, dropout_p, True)
+        attn = aten.dropout.default(attn, dropout_p, True)
     return attn.matmul(value)
 
 
 def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
     if _flash_applies(query, key, value, attn_mask, dropout_p, enable_gqa):    # the fused kernel shares heads
         if attn_mask is not None and attn_mask.dtype is _dt.bool_:   # torch converts it the same way
-            attn_mask = DECLS['zeros'].op.call((), dtype=query.dtype, device=query.device).masked_fill(
+            attn_mask = aten.zeros.default((), dtype=query.dtype, device=query.device).masked_fill(
                 attn_mask.logical_not(), float('-inf'))
-        return DECLS['_scaled_dot_product_flash_attention_for_cpu'].op.call(
+        return aten._scaled_dot_product_flash_attention_for_cpu.default(
             query, key, value, 0.0, is_causal, attn_mask=attn_mask, scale=scale)[0]
     return _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
 

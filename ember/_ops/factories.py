@@ -7,6 +7,7 @@ resolved NumPy dtype in place of the ``dtype`` argument.
 import math
 
 from .._core import dtype as D
+from .._dispatch.ops_namespace import aten
 from .registry import declare
 
 _F = '*, ScalarType? dtype=None, Device? device=None'
@@ -110,10 +111,9 @@ _factory(f'randperm(int n, *, Generator? generator=None, ScalarType? dtype=None,
 
 def _like(factory):
     def fn(self, *args):
-        from .registry import DECLS
         *args, dtype, device, memory_format = args     # the dispatcher passes every schema argument positionally
-        return DECLS[factory].op.call(tuple(self.shape), *args, dtype=dtype or self.dtype,
-                                      device=device if device is not None else self.device)
+        return getattr(aten, factory).default(tuple(self.shape), *args, dtype=dtype or self.dtype,
+                                              device=device if device is not None else self.device)
     fn.__qualname__ = f'{factory}_like'
     return fn
 

@@ -17,8 +17,9 @@ The formulas are written in the transforms themselves, so they differentiate aga
 tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
 """
 from .._core import dtype as D
-from .registry import declare, DECLS
+from .registry import declare
 from .views import wrap_dim
+from .._dispatch.ops_namespace import aten
 
 
 def _norm_ok(name, norm):
@@ -88,8 +89,6 @@ def _meta(kind, name, nd_default):
 _DUAL = {None: 'forward', 'backward': 'forward', 'forward': 'backward', 'ortho': 'ortho'}
 
 
-def _call(name, *args):
-    return DECLS[name].op.call(*args)
 
 
 def _plan(sizes, s, dim, default_all, c2r):
@@ -116,7 +115,7 @@ def _resize(g, dims, sizes):
             g = g.narrow(d, 0, n)
         elif have < n:
             pads = [0, 0] * (g.dim() - 1 - d) + [0, n - have]
-            g = _call('constant_pad_nd', g, pads, 0)
+            g = aten.constant_pad_nd.default(g, pads, 0)
     return g
 
 
@@ -125,7 +124,7 @@ def _grad_to_complex(adjoint, default_all, onesided):
     def formula(grad, self_sizes, s, dim, norm):
         dims, ns = _plan(self_sizes, s, dim, default_all, False)
         g = _resize(grad, dims[-1:], ns[-1:]) if onesided else grad
-        g = _call(adjoint, g, None, dims, _DUAL[norm])
+        g = getattr(aten, adjoint).default(g, None, dims, _DUAL[norm])
         return _resize(g, dims, [self_sizes[d] for d in dims])
     return formula
 
@@ -133,7 +132,7 @@ def _grad_to_complex(adjoint, default_all, onesided):
 def _grad_c2r(counterpart, default_all):
     def formula(grad, self_sizes, s, dim, norm):
         dims, ns = _plan(self_sizes, s, dim, default_all, True)
-        g = _call(counterpart, grad, None, dims[-1] if counterpart == 'fft_ihfft' else dims, _DUAL[norm])
+        g = getattr(aten, counterpart).default(grad, None, dims[-1] if counterpart == 'fft_ihfft' else dims, _DUAL[norm])
         n = ns[-1]
         twice = n - n // 2 - 1          # entries 1..twice stand for two conjugate frequencies each
         w = [1.0] + [2.0] * twice + [1.0] * (n // 2 + 1 - 1 - twice)

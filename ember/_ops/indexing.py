@@ -12,15 +12,14 @@ from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname
 from .._core.storage import MetaArray
 from .._core.tensor_impl import TensorImpl
-from .registry import declare, DECLS
+from .registry import declare
 from .views import wrap_dim
+from .._dispatch.ops_namespace import aten
 
 _INDEX_INTS = (D.int64, D.int32)
 _BOOL, _U8 = D.bool_, D.uint8
 
 
-def _call(name, *args, **kw):
-    return DECLS[name].op.call(*args, **kw)
 
 
 
@@ -30,7 +29,7 @@ def _lst(s):
 
 
 def _zeros(sizes, like):
-    return _call('zeros', tuple(sizes), dtype=like.dtype, device=like.device)
+    return aten.zeros.default(tuple(sizes), dtype=like.dtype, device=like.device)
 
 
 def _shape(t):
@@ -185,7 +184,7 @@ def _gather_into(grad, dim, index, src_sizes):
     pads = []
     for n, m in zip(reversed(tuple(g.shape)), reversed(tuple(src_sizes))):
         pads += [0, m - n]
-    return _call('constant_pad_nd', g, pads, 0)
+    return aten.constant_pad_nd.default(g, pads, 0)
 
 
 # --- scatter (src / value, optional reduce) and scatter_reduce ------------------------
@@ -273,13 +272,13 @@ def _scatter_reduce_grads(grad, self, dim, index, src, reduce, include_self, res
     src_single_zero = src_zero.logical_and(src_num_zeros == 1)
     masked_src = s.masked_fill(src_single_zero, 1)
     masked_src_result = self.scatter_reduce(dim, index, masked_src, reduce, include_self=include_self)
-    grad_src = _call('where', src_single_zero, (grad * masked_src_result).gather(dim, index),
+    grad_src = aten.where.self(src_single_zero, (grad * masked_src_result).gather(dim, index),
                      (grad * result).gather(dim, index) / s.masked_fill(src_zero, 1))
     return grad_self, _pad_to(grad_src, tuple(src.shape))
 
 
 def _ones_like(t):
-    return _call('ones', tuple(t.shape), dtype=t.dtype, device=t.device)
+    return aten.ones.default(tuple(t.shape), dtype=t.dtype, device=t.device)
 
 
 def _zeros_like(t):
@@ -302,7 +301,7 @@ def _pad_to(g, sizes):
     pads = []
     for n, m in zip(reversed(tuple(g.shape)), reversed(tuple(sizes))):
         pads += [0, m - n]
-    return _call('constant_pad_nd', g, pads, 0)
+    return aten.constant_pad_nd.default(g, pads, 0)
 
 
 declare('scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) '
@@ -431,7 +430,7 @@ declare('index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulat
         meta=_index_put_meta, inplace=True, out=True,
         derivatives={'self': lambda grad, indices, values_sizes, accumulate:
                      _index_put_self_grad(grad, indices, values_sizes, accumulate),
-                     'values': lambda grad, indices: _call('index', grad, indices)})
+                     'values': lambda grad, indices: aten.index.Tensor(grad, indices)})
 
 
 # --- index_copy / index_fill ---------------------------------------------------------------
@@ -542,7 +541,7 @@ def _masked_scatter_source_grad(grad, mask, source_sizes):
         n *= s
     g = grad.masked_select(mask)
     if g.numel() < n:
-        g = _call('cat', [g, _zeros((n - g.numel(),), grad)])
+        g = aten.cat.default([g, _zeros((n - g.numel(),), grad)])
     return g.reshape(source_sizes)
 
 

@@ -6,9 +6,10 @@ ember operators (the decompositions' complex derivatives raise: NOTE [complex gr
 """
 from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname
-from .registry import declare, DECLS
+from .registry import declare
 from .pointwise import broadcast_shapes
 from .products import _outer
+from .._dispatch.ops_namespace import aten
 
 
 # --- ember.linalg: inverses, determinants, solvers, decompositions ----------------------------------
@@ -60,33 +61,33 @@ def _det_grad(grad, A, result):
     # determinant) a zero gradient; the pseudo-inverse keeps that batch element finite (and zero)
     if A.numel() and bool((result == 0).any()):
         return (grad * result).unsqueeze(-1).unsqueeze(-1) * _pinv(A).mT
-    return (grad * result).unsqueeze(-1).unsqueeze(-1) * DECLS['linalg_inv'].op.call(A).mT
+    return (grad * result).unsqueeze(-1).unsqueeze(-1) * aten.linalg_inv.default(A).mT
 
 
 def _slogdet_grad(grads, A, result0):     # torch saves the sign too (its complex formula reads it)
     _real_only('linalg.slogdet', A)
-    return grads[1].unsqueeze(-1).unsqueeze(-1) * DECLS['linalg_inv'].op.call(A).mT
+    return grads[1].unsqueeze(-1).unsqueeze(-1) * aten.linalg_inv.default(A).mT
 
 
 declare('linalg_inv(Tensor A) -> Tensor', meta=_inv_meta, method=False, function=False, out=True,
         derivatives={'A': _inv_grad},
         primitive_because="torch's composite wraps linalg_inv_ex's info checks; this kernel raises those errors itself")
-declare('inverse(Tensor self) -> Tensor', composite=lambda self: DECLS['linalg_inv'].op.call(self))
+declare('inverse(Tensor self) -> Tensor', composite=lambda self: aten.linalg_inv.default(self))
 declare('linalg_det(Tensor A) -> Tensor', meta=_det_meta, method=False, function=False, out=True,
         derivatives={'A': _det_grad},
         primitive_because="torch's composite calls _linalg_det (LU); one NumPy kernel with the same derivative")
-declare('det(Tensor self) -> Tensor', composite=lambda self: DECLS['linalg_det'].op.call(self))
+declare('det(Tensor self) -> Tensor', composite=lambda self: aten.linalg_det.default(self))
 declare('linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)', meta=_slogdet_meta, method=False,
         function=False, derivatives={'A': _slogdet_grad},
         primitive_because="torch's composite calls _linalg_slogdet; one NumPy kernel with the same derivative")
 declare('slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)',
-        composite=lambda self: DECLS['linalg_slogdet'].op.call(self))
+        composite=lambda self: aten.linalg_slogdet.default(self))
 
 
 def _logdet(self):
-    sign, logabs = DECLS['linalg_slogdet'].op.call(self)
+    sign, logabs = aten.linalg_slogdet.default(self)
     # torch: nan for a negative determinant, -inf for a zero one
-    return DECLS['where'].op.call(sign < 0, float('nan'), logabs)
+    return aten.where.self(sign < 0, float('nan'), logabs)
 
 
 declare('logdet(Tensor self) -> Tensor', composite=_logdet)
@@ -113,11 +114,11 @@ def _solve_meta(A, B):
 
 
 def _solve_grad_B(grad, A):
-    return DECLS['_linalg_solve'].op.call(A.mT, grad)
+    return aten._linalg_solve.default(A.mT, grad)
 
 
 def _solve_grad_A(grad, A, B_sizes, result):
-    gB = DECLS['_linalg_solve'].op.call(A.mT, grad)
+    gB = aten._linalg_solve.default(A.mT, grad)
     if solve_is_vector(tuple(A.shape), B_sizes):
         return -(gB.unsqueeze(-1) * result.unsqueeze(-2))
     return -gB.matmul(result.mT)
@@ -129,15 +130,15 @@ declare('_linalg_solve(Tensor A, Tensor B) -> Tensor', meta=_solve_meta, method=
 
 def _linalg_solve(A, B, left=True):
     if left:
-        return DECLS['_linalg_solve'].op.call(A, B)
+        return aten._linalg_solve.default(A, B)
     # X A = B  <=>  A^T X^T = B^T
     vec = solve_is_vector(tuple(A.shape), tuple(B.shape))
     if not vec and A.dim() >= 2 and B.dim() >= 2 and B.shape[-1] != A.shape[-1]:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation XA = B "
                            f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
     if vec:
-        return DECLS['_linalg_solve'].op.call(A.mT, B)
-    return DECLS['_linalg_solve'].op.call(A.mT, B.mT).mT
+        return aten._linalg_solve.default(A.mT, B)
+    return aten._linalg_solve.default(A.mT, B.mT).mT
 
 
 declare('linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor', composite=_linalg_solve, method=False,
@@ -151,7 +152,7 @@ def _cholesky_meta(self, upper=False):
 def _phi(X):
     """The lower triangle of X with its diagonal halved."""
     n = X.shape[-1]
-    half = DECLS['eye'].op.call(n, dtype=X.dtype, device=X.device) * -0.5 + 1
+    half = aten.eye.default(n, dtype=X.dtype, device=X.device) * -0.5 + 1
     return X.tril() * half
 
 
@@ -166,7 +167,7 @@ def _cholesky_grad(grad, result, upper):
     # A = L L^T: gA = L^-T phi(L^T gL) L^-1, symmetrised (torch's cholesky_backward)
     _real_only('linalg.cholesky', result)
     L, gL = (result.mT, grad.mT) if upper else (result, grad)
-    Linv = DECLS['linalg_inv'].op.call(L)
+    Linv = aten.linalg_inv.default(L)
     gA = Linv.mT.matmul(_phi(L.mT.matmul(gL))).matmul(Linv)
     return (gA + gA.mT) * 0.5
 
@@ -175,7 +176,7 @@ declare('linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor', meta=_cho
         function=False, out=True, derivatives={'self': _cholesky_grad},
         primitive_because="torch's composite wraps linalg_cholesky_ex's info checks; this kernel raises those errors itself")
 declare('cholesky(Tensor self, bool upper=False) -> Tensor',
-        composite=lambda self, upper=False: DECLS['linalg_cholesky'].op.call(self, upper=upper))
+        composite=lambda self, upper=False: aten.linalg_cholesky.default(self, upper=upper))
 
 
 def _qr_meta(A, mode='reduced'):
@@ -210,7 +211,7 @@ def _qr_grad(grads, results, mode):
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
     S = (gR.matmul(R.mT) - Q.mT.matmul(gQ)).triu()
     sym = S + S.mT.tril(-1)
-    return (Q.matmul(sym) + gQ).matmul(DECLS['linalg_inv'].op.call(R).mT)
+    return (Q.matmul(sym) + gQ).matmul(aten.linalg_inv.default(R).mT)
 
 
 declare("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", meta=_qr_meta, method=False,
@@ -218,7 +219,7 @@ declare("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", meta=
 
 
 def _qr(self, some=True):
-    return DECLS['linalg_qr'].op.call(self, 'reduced' if some else 'complete')
+    return aten.linalg_qr.default(self, 'reduced' if some else 'complete')
 
 
 declare('qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)', composite=_qr)
@@ -244,7 +245,7 @@ def svd_backward(gU, gS, gVh, U, S, Vh):
     UhgU = skew(U.mT.matmul(gU))
     VhgV = skew(Vh.matmul(gVh.mT))
     S2 = S * S
-    eye = DECLS['eye'].op.call(S.shape[-1], dtype=S.dtype, device=S.device)
+    eye = aten.eye.default(S.shape[-1], dtype=S.dtype, device=S.device)
     E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye       # 1 on the diagonal: that entry of the quotient is 0 anyway
     gA = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E + gS.diag_embed()
     if m > n:
@@ -289,8 +290,8 @@ def _svdvals(A):
     """As torch: with a gradient to compute, the singular values come from the full decomposition, whose
     backward saves U, S and Vh (not A); without one, from the cheaper values-only kernel."""
     if _needs_grad(A):
-        return DECLS['linalg_svd'].op.call(A, False)[1]
-    return DECLS['_linalg_svdvals'].op.call(A)
+        return aten.linalg_svd.default(A, False)[1]
+    return aten._linalg_svdvals.default(A)
 
 
 declare('_linalg_svdvals(Tensor A) -> Tensor', meta=_svdvals_meta, method=False, function=False,
@@ -300,7 +301,7 @@ declare('linalg_svdvals(Tensor A) -> Tensor', composite=_svdvals, method=False, 
 
 def _svd(self, some=True, compute_uv=True):
     """torch.svd: returns V (not V^H); ``some=False`` gives the full square factors."""
-    U, S, Vh = DECLS['linalg_svd'].op.call(self, not some)
+    U, S, Vh = aten.linalg_svd.default(self, not some)
     return U, S, Vh.mT
 
 
@@ -321,7 +322,7 @@ def _eigh_grad(grads, results):
     _real_only('linalg.eigh', V)
     VhgV = V.mT.matmul(gV)
     VhgV = (VhgV - VhgV.mT) * 0.5
-    eye = DECLS['eye'].op.call(L.shape[-1], dtype=L.dtype, device=L.device)
+    eye = aten.eye.default(L.shape[-1], dtype=L.dtype, device=L.device)
     E = L.unsqueeze(-2) - L.unsqueeze(-1) + eye
     return V.matmul((VhgV / E + gL.diag_embed()).matmul(V.mT))
 
@@ -339,8 +340,8 @@ def _eigvalsh(A, UPLO='L'):
     """As torch: with a gradient to compute, eigh's eigenvalues (its backward saves eigenvalues and vectors,
     not A); without one, the values-only kernel."""
     if _needs_grad(A):
-        return DECLS['linalg_eigh'].op.call(A, UPLO)[0]
-    return DECLS['_linalg_eigvalsh'].op.call(A, UPLO)
+        return aten.linalg_eigh.default(A, UPLO)[0]
+    return aten._linalg_eigvalsh.default(A, UPLO)
 
 
 declare("_linalg_eigvalsh(Tensor A, str UPLO='L') -> Tensor", meta=_eigvalsh_meta, method=False, function=False,
@@ -367,9 +368,9 @@ def _matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, dtype=None):
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
     if ord == 'fro':
-        return DECLS['linalg_vector_norm'].op.call(A, 2, [d0, d1], keepdim)
+        return aten.linalg_vector_norm.default(A, 2, [d0, d1], keepdim)
     if ord == 'nuc' or ord in (2, -2):
-        sv = DECLS['linalg_svdvals'].op.call(A.movedim((d0, d1), (-2, -1)))
+        sv = aten.linalg_svdvals.default(A.movedim((d0, d1), (-2, -1)))
         r = sv.sum(-1) if ord == 'nuc' else (sv.amax(-1) if ord == 2 else sv.amin(-1))
         if keepdim:
             lo, hi = sorted((d0, d1))
@@ -395,7 +396,7 @@ def _norm(A, ord=None, dim=None, keepdim=False, dtype=None):
                            f"{A.dim()}D.")
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.vector_norm: Expected ord to be a number, but got {ord}")
-    return DECLS['linalg_vector_norm'].op.call(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    return aten.linalg_vector_norm.default(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
 # torch has a Scalar and a str overload of each (ord=2 or ord='fro'); ember.linalg.norm picks one
@@ -415,10 +416,10 @@ declare('linalg_norm.ord_str(Tensor A, str ord, int[1]? dim=None, bool keepdim=F
 def _matrix_power(A, n):
     _square('linalg.matrix_power', A, floating=False)
     if n == 0:
-        eye = DECLS['eye'].op.call(A.shape[-1], dtype=A.dtype, device=A.device)
+        eye = aten.eye.default(A.shape[-1], dtype=A.dtype, device=A.device)
         return A * 0 + eye      # keeps A in the graph (a zero gradient), as torch's result does
     if n < 0:
-        A, n = DECLS['linalg_inv'].op.call(A), -n
+        A, n = aten.linalg_inv.default(A), -n
     result, base = None, A
     while n:                  # square-and-multiply
         if n & 1:
@@ -458,9 +459,9 @@ def _multi_dot(tensors):
 def _pinv(A):
     """A pseudo-inverse built from linalg_svd, for det's gradient at singular matrices: differentiated again, it
     goes through the SVD's derivative as torch's det backward does (nan at repeated singular values, as torch)."""
-    U, S, Vh = DECLS['linalg_svd'].op.call(A, False)
+    U, S, Vh = aten.linalg_svd.default(A, False)
     keep = S > S.amax(-1, keepdim=True) * (max(A.shape[-2], A.shape[-1]) * _EPS[A.dtype.to_real().name])
-    Sinv = DECLS['where'].op.call(keep, 1 / DECLS['where'].op.call(keep, S, 1.0), 0.0)
+    Sinv = aten.where.self(keep, 1 / aten.where.self(keep, S, 1.0), 0.0)
     return (Vh.mH * Sinv.unsqueeze(-2)).matmul(U.mH)
 
 
@@ -503,12 +504,12 @@ def _addr(self, vec1, vec2, beta=1, alpha=1):
 
 
 def _matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
-    S = DECLS['linalg_svdvals'].op.call(A)
+    S = aten.linalg_svdvals.default(A)
     if atol is None and rtol is None:
         rtol = max(A.shape[-2], A.shape[-1]) * _EPS[A.dtype.to_real().name]
     tol = S.amax(-1, keepdim=True) * (rtol or 0) if S.numel() else S.sum(-1, keepdim=True)
     if atol is not None:
-        tol = DECLS['where'].op.call(tol > atol, tol, atol)
+        tol = aten.where.self(tol > atol, tol, atol)
     return (S > tol).sum(-1)
 
 

@@ -19,14 +19,13 @@ as (N, C, 1, -1)), so grad_fn names match torch's: NllLossBackward0 and NllLoss2
 """
 from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname
-from .registry import declare, DECLS
+from .registry import declare
+from .._dispatch.ops_namespace import aten
 
 _NONE = 0
 _TARGET_DTYPES = (D.int64, D.uint8)
 
 
-def _call(name, *args):
-    return DECLS[name].op.call(*args)
 
 
 
@@ -125,17 +124,17 @@ def _declare_nll(prefix, forward_meta, backward_meta, grad_name, backward_grad_n
     fwd, bwd = f'{prefix}_forward', f'{prefix}_backward'
 
     def backward(grad, self, target, weight, reduction, ignore_index, result1):
-        return _call(bwd, grad, self, target, weight, reduction, ignore_index, result1)
+        return getattr(aten, bwd).default(grad, self, target, weight, reduction, ignore_index, result1)
 
     def forward_of_grad(grad, target, weight, reduction, ignore_index):
-        return _call(fwd, grad, target, weight, reduction, ignore_index)[0]
+        return getattr(aten, fwd).default(grad, target, weight, reduction, ignore_index)[0]
     declare(f'{fwd}(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) '
             '-> (Tensor output, Tensor total_weight)', meta=forward_meta, method=False, grad_name=grad_name,
             output_differentiability=(True, False), derivatives={'self': backward})
     declare(f'{bwd}(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, '
             'SymInt ignore_index, Tensor total_weight) -> Tensor', meta=backward_meta, method=False,
             grad_name=backward_grad_name,
-            derivatives={'grad_output': forward_of_grad, 'self': lambda grad: _call('zeros_like', grad)})
+            derivatives={'grad_output': forward_of_grad, 'self': lambda grad: aten.zeros_like.default(grad)})
 
 
 _declare_nll('nll_loss', _nll_forward_meta, _nll_backward_meta, 'NllLossBackward0')

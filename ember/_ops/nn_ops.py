@@ -17,12 +17,11 @@ families' ops. The functional API with torch.nn.functional's signatures is ember
 import numpy as np
 
 from .._core.dtype import scalar_name as _tname, legacy_type_name
-from .registry import declare, DECLS
+from .registry import declare
 from .views import wrap_dim
+from .._dispatch.ops_namespace import aten
 
 
-def _call(name, *args, **kw):
-    return DECLS[name].op.call(*args, **kw)
 
 
 def _shape_str(s):
@@ -127,7 +126,7 @@ def _convolution_meta(input, weight, bias, stride, padding, dilation, transposed
 def _conv_weight_grad(x, g, weight_sizes, stride, padding, dilation, groups):
     """d<g, conv(x, w)>/dw, a primitive of its own (`convolution_backward_weight`): computing it as a convolution
     of x with g as the weight (batch and channels swapped) needs huge windows and was ~20x slower."""
-    return _call('convolution_backward_weight', g, x, tuple(weight_sizes), stride, padding, dilation, groups)
+    return aten.convolution_backward_weight.default(g, x, tuple(weight_sizes), stride, padding, dilation, groups)
 
 
 def _conv_bw_meta(grad_output, input, weight_sizes, stride, padding, dilation, groups):
@@ -140,7 +139,7 @@ declare('convolution_backward_weight(Tensor grad_output, Tensor input, SymInt[] 
         function=False,
         derivatives={
             'grad_output': lambda grad, input, stride, padding, dilation, groups:
-                _call('convolution', input, grad, None, stride, padding, dilation, False, (0,) * len(stride), groups),
+                aten.convolution.default(input, grad, None, stride, padding, dilation, False, (0,) * len(stride), groups),
             'input': lambda grad, grad_output, input_sizes, stride, padding, dilation, groups:
                 _conv_grad_input(grad_output, grad, input_sizes, stride, padding, dilation, False, None, groups)})
 
@@ -149,11 +148,11 @@ def _conv_grad_input(grad, weight, input_sizes, stride, padding, dilation, trans
     nd = len(input_sizes) - 2
     s, p, d = _tup(stride, nd), _tup(padding, nd), _tup(dilation, nd)
     if transposed:
-        return _call('convolution', grad, weight, None, s, p, d, False, (0,) * nd, groups)
+        return aten.convolution.default(grad, weight, None, s, p, d, False, (0,) * nd, groups)
     k = tuple(weight.shape[2:])
     base = conv_transpose_output_size(tuple(grad.shape[2:]), k, s, p, d, (0,) * nd)
     op = tuple(i - b for i, b in zip(input_sizes[2:], base))
-    return _call('convolution', grad, weight, None, s, p, d, True, op, groups)
+    return aten.convolution.default(grad, weight, None, s, p, d, True, op, groups)
 
 
 def _conv_grad_weight(grad, input, weight_sizes, stride, padding, dilation, transposed, groups):
@@ -197,13 +196,13 @@ def conv_nd(input, weight, bias, stride, padding, dilation, groups, nd, name):
     if isinstance(padding, str):
         out = _conv_string_padding(x, weight, bias, s, padding, d, groups, nd)
     else:
-        out = _call('convolution', x, weight, bias, s, _tup(padding, nd, 'padding'), d, False, (0,) * nd, groups)
+        out = aten.convolution.default(x, weight, bias, s, _tup(padding, nd, 'padding'), d, False, (0,) * nd, groups)
     return out.squeeze(0) if unb else out
 
 
 def _conv_string_padding(x, weight, bias, s, padding, d, groups, nd):
     if padding == 'valid':
-        return _call('convolution', x, weight, bias, s, (0,) * nd, d, False, (0,) * nd, groups)
+        return aten.convolution.default(x, weight, bias, s, (0,) * nd, d, False, (0,) * nd, groups)
     if padding != 'same':
         raise RuntimeError(f"Invalid padding string: '{padding}'")
     if any(ss != 1 for ss in s):
@@ -211,7 +210,7 @@ def _conv_string_padding(x, weight, bias, s, padding, d, groups, nd):
     total = [dd * (kk - 1) for dd, kk in zip(d, weight.shape[2:])]
     left = [t // 2 for t in total]
     if all(t % 2 == 0 for t in total):
-        return _call('convolution', x, weight, bias, s, tuple(left), d, False, (0,) * nd, groups)
+        return aten.convolution.default(x, weight, bias, s, tuple(left), d, False, (0,) * nd, groups)
     # an odd total padding puts the extra element on the right: as torch does, pad the input by it explicitly
     # (so the convolution saves the padded copy, not the input) and convolve with the symmetric rest
     import warnings
@@ -220,14 +219,14 @@ def _conv_string_padding(x, weight, bias, s, padding, d, groups, nd):
     pads = []
     for t in reversed(total):
         pads += [0, t % 2]
-    x = _call('constant_pad_nd', x, pads, 0)
-    return _call('convolution', x, weight, bias, s, tuple(left), d, False, (0,) * nd, groups)
+    x = aten.constant_pad_nd.default(x, pads, 0)
+    return aten.convolution.default(x, weight, bias, s, tuple(left), d, False, (0,) * nd, groups)
 
 
 def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
     unb = _unbatched(input, nd, name)
     x = input.unsqueeze(0) if unb else input
-    out = _call('convolution', x, weight, bias, _tup(stride, nd, 'stride'), _tup(padding, nd, 'padding'),
+    out = aten.convolution.default(x, weight, bias, _tup(stride, nd, 'stride'), _tup(padding, nd, 'padding'),
                 _tup(dilation, nd, 'dilation'), True, _tup(output_padding, nd, 'output_padding'), groups)
     return out.squeeze(0) if unb else out
 
@@ -306,11 +305,11 @@ def _col2im_meta(self, output_size, kernel_size, dilation, padding, stride):
 declare('im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor',
         meta=_im2col_meta, method=False,
         derivatives={'self': lambda grad, self_sizes, kernel_size, dilation, padding, stride:
-                     _call('col2im', grad, tuple(self_sizes[-2:]), kernel_size, dilation, padding, stride)})
+                     aten.col2im.default(grad, tuple(self_sizes[-2:]), kernel_size, dilation, padding, stride)})
 declare('col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, '
         'int[2] stride) -> Tensor', meta=_col2im_meta, method=False,
         derivatives={'self': lambda grad, kernel_size, dilation, padding, stride:
-                     _call('im2col', grad, kernel_size, dilation, padding, stride)})
+                     aten.im2col.default(grad, kernel_size, dilation, padding, stride)})
 
 
 # --- pooling -------------------------------------------------------------------------
@@ -414,26 +413,26 @@ def _declare_pools(nd):
     declare(f'max_pool{nd}d_with_indices(Tensor self, {i} kernel_size, {i} stride=[], {i} padding=0, '
             f'{i} dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)', meta=max_meta, method=False, nn=True,
             derivatives={'self': lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1:
-                         _call(f'max_pool{nd}d_with_indices_backward', grad, self, kernel_size, stride, padding,
+                         getattr(aten, f'max_pool{nd}d_with_indices_backward').default(grad, self, kernel_size, stride, padding,
                                dilation, ceil_mode, result1)})
     declare(f'max_pool{nd}d_with_indices_backward(Tensor grad_output, Tensor self, {i} kernel_size, {i} stride, '
             f'{i} padding, {i} dilation, bool ceil_mode, Tensor indices) -> Tensor', meta=max_grad_meta,
             method=False,
             derivatives={'grad_output': lambda grad, indices: _gather_pooled(grad, indices, nd),
-                         'self': lambda grad: _call('zeros_like', grad)})
+                         'self': lambda grad: aten.zeros_like.default(grad)})
     declare(f'avg_pool{nd}d(Tensor self, {i} kernel_size, {i} stride=[], {i} padding=0, bool ceil_mode=False, '
             'bool count_include_pad=True, int? divisor_override=None) -> Tensor', meta=avg_meta, method=False,
             nn=True,
             derivatives={'self': lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                         divisor_override: _call(f'avg_pool{nd}d_backward', grad, self, kernel_size, stride, padding,
+                         divisor_override: getattr(aten, f'avg_pool{nd}d_backward').default(grad, self, kernel_size, stride, padding,
                                                  ceil_mode, count_include_pad, divisor_override)})
     declare(f'avg_pool{nd}d_backward(Tensor grad_output, Tensor self, {i} kernel_size, {i} stride, {i} padding, '
             'bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor', meta=avg_grad_meta,
             method=False,
             derivatives={'grad_output': lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                         divisor_override: _call(f'avg_pool{nd}d', grad, kernel_size, stride, padding, ceil_mode,
+                         divisor_override: getattr(aten, f'avg_pool{nd}d').default(grad, kernel_size, stride, padding, ceil_mode,
                                                  count_include_pad, divisor_override),
-                         'self': lambda grad: _call('zeros_like', grad)})
+                         'self': lambda grad: aten.zeros_like.default(grad)})
 
 
 _declare_pools(2)
@@ -458,11 +457,11 @@ def _declare_adaptive_avg(nd):
 
     name = f'_adaptive_avg_pool{nd}d'
     declare(f'{name}(Tensor self, SymInt[{nd}] output_size) -> Tensor', meta=meta, method=False,
-            derivatives={'self': lambda grad, self: _call(f'{name}_backward', grad, self)})
+            derivatives={'self': lambda grad, self: getattr(aten, f'{name}_backward').default(grad, self)})
     declare(f'{name}_backward(Tensor grad_output, Tensor self) -> Tensor', method=False,
             meta=lambda grad_output, self: (tuple(self.shape), self._dtype),
-            derivatives={'grad_output': lambda grad, grad_output_sizes: _call(name, grad, tuple(grad_output_sizes[-nd:])),
-                         'self': lambda grad: _call('zeros_like', grad)})
+            derivatives={'grad_output': lambda grad, grad_output_sizes: getattr(aten, name).default(grad, tuple(grad_output_sizes[-nd:])),
+                         'self': lambda grad: aten.zeros_like.default(grad)})
 
 
 _declare_adaptive_avg(2)
@@ -489,11 +488,11 @@ def _adaptive_max_grad_meta(grad_output, self, indices):
 declare('adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)', meta=_adaptive_max_meta,
         method=False,
         derivatives={'self': lambda grad, self, result1:
-                     _call('adaptive_max_pool2d_backward', grad, self, result1)})
+                     aten.adaptive_max_pool2d_backward.default(grad, self, result1)})
 declare('adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor',
         meta=_adaptive_max_grad_meta, method=False,
         derivatives={'grad_output': lambda grad, indices: _gather_pooled(grad, indices),
-                     'self': lambda grad: _call('zeros_like', grad)})
+                     'self': lambda grad: aten.zeros_like.default(grad)})
 
 
 # --- embedding -----------------------------------------------------------------------
@@ -520,7 +519,7 @@ def _embedding_bwd_meta(grad_output, indices, num_weights, padding_idx, scale_gr
 def _embedding_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
     """The adjoint of embedding_dense_backward: gather the rows again."""
     # torch's embedding_dense_double_backward ignores scale_grad_by_freq; ember matches torch
-    r = _call('embedding', grad, indices)
+    r = aten.embedding.default(grad, indices)
     if padding_idx is not None and padding_idx >= 0:
         keep = (indices == padding_idx).logical_not().unsqueeze(-1)
         r = r * keep
@@ -530,7 +529,7 @@ def _embedding_double_backward(grad, indices, num_weights, padding_idx, scale_gr
 declare('embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, '
         'bool sparse=False) -> Tensor', meta=_embedding_meta, method=False,
         derivatives={'weight': lambda grad, weight_sizes, indices, padding_idx, scale_grad_by_freq:
-                     _call('embedding_dense_backward', grad, indices, weight_sizes[0], padding_idx, scale_grad_by_freq)})
+                     aten.embedding_dense_backward.default(grad, indices, weight_sizes[0], padding_idx, scale_grad_by_freq)})
 declare('embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, '
         'bool scale_grad_by_freq) -> Tensor', meta=_embedding_bwd_meta, method=False,
         derivatives={'grad_output': lambda grad, indices, num_weights, padding_idx, scale_grad_by_freq:
@@ -629,7 +628,7 @@ def _ln_grads_fused(grad, input, normalized_shape, weight, bias, eps, result1, r
     """A first-order backward runs the fused ``native_layer_norm_backward`` kernel (one op instead of ~15:
     730 -> ~200 us for the GPT's (16, 64, 128))."""
     ns = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
-    return _call('native_layer_norm_backward', grad, input, ns, result1, result2, weight, bias, tuple(output_mask))
+    return aten.native_layer_norm_backward.default(grad, input, ns, result1, result2, weight, bias, tuple(output_mask))
 
 
 declare('native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) '
@@ -656,7 +655,7 @@ declare('native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] norm
 
 def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
     ns = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
-    return _call('native_layer_norm', input, ns, weight, bias, eps)[0]
+    return aten.native_layer_norm.default(input, ns, weight, bias, eps)[0]
 
 
 declare('layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, '

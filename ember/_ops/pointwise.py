@@ -23,7 +23,8 @@ from numbers import Number
 from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname
 from .._core.tensor_impl import TensorImpl
-from .registry import declare, DECLS
+from .registry import declare
+from .._dispatch.ops_namespace import aten
 
 _PROMOTE = D._PROMOTE
 _res = D.result_type_of
@@ -180,8 +181,6 @@ _FLOAT_ONLY = lambda k: _no(0, 1, kernel=k)
 # differentiate again; the engine sums them to each input's shape).
 # ---------------------------------------------------------------------------
 
-def _call(name, *args, **kw):
-    return DECLS[name].op.call(*args, **kw)
 
 
 def _where(c, a, b):
@@ -189,7 +188,7 @@ def _where(c, a, b):
 
 
 def _zeros(grad):
-    return _call('zeros_like', grad)
+    return aten.zeros_like.default(grad)
 
 
 def _zero_grad(grad):
@@ -309,7 +308,7 @@ def _float_power(self, exponent):
     cplx = any(isinstance(x, TensorImpl) and x._dtype.is_complex or isinstance(x, complex) for x in (self, exponent))
     dt = D.complex128 if cplx else D.float64
     conv = lambda x: x.to(dt) if isinstance(x, TensorImpl) else x
-    return conv(self).pow(conv(exponent)) if isinstance(self, TensorImpl) else _call('pow', self, conv(exponent))
+    return conv(self).pow(conv(exponent)) if isinstance(self, TensorImpl) else aten.pow.Tensor_Tensor(self, conv(exponent))
 
 
 # float_power is pow in double precision: a composite, so pow's derivative serves it.
@@ -385,13 +384,13 @@ pointwise('special_gammaincc(Tensor self, Tensor other) -> Tensor', 'float',
 unary('special_entr', 'float', lambda grad, self: grad * -(1 + self.log()), method=False, function=False)
 unary('special_erfcx', 'float', lambda grad, self, result: (2.0 * self * result - 2.0 / math.sqrt(math.pi)) * grad,
       method=False, function=False)
-unary('i0', 'float', lambda grad, self: grad * _call('special_i1', self))
-unary('special_i0e', 'float', lambda grad, self, result: grad * (_call('special_i1e', self) - self.sgn() * result),
+unary('i0', 'float', lambda grad, self: grad * aten.special_i1.default(self))
+unary('special_i0e', 'float', lambda grad, self, result: grad * (aten.special_i1e.default(self) - self.sgn() * result),
       method=False, function=False)
 unary('special_i1', 'float', lambda grad, self, result: grad * _where(
-    self == 0, 0.5, _call('i0', self) - result / _where(self == 0, 1.0, self)), method=False, function=False)
+    self == 0, 0.5, aten.i0.default(self) - result / _where(self == 0, 1.0, self)), method=False, function=False)
 unary('special_i1e', 'float', lambda grad, self, result: grad * _where(
-    self == 0, 0.5, _call('special_i0e', self) - result * (self.sgn() + 1 / _where(self == 0, 1.0, self))),
+    self == 0, 0.5, aten.special_i0e.default(self) - result * (self.sgn() + 1 / _where(self == 0, 1.0, self))),
     method=False, function=False)
 
 # --- rounding: zero gradient (torch's derivatives.yaml: zeros_like(grad)) ------
@@ -445,7 +444,7 @@ pointwise('logaddexp(Tensor self, Tensor other) -> Tensor', 'promote',
            'other': lambda grad, self, other: grad / (1 + (self - other).exp())}, check=_FLOAT_ONLY('logaddexp_cpu'),
           numbers=())
 def _xlogy_self(grad, self, other):
-    g = _call('xlogy', grad, other)
+    g = aten.xlogy.Tensor(grad, other)
     if _is_num(other):
         return _where(self == 0, 0., g) if other <= 0 else g
     return _where((self == 0).logical_and(other <= 0), 0., g)
@@ -607,8 +606,8 @@ pointwise('nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? n
 
 # --- more exponentials, special functions, integer number theory ------------------------------
 pointwise('logaddexp2(Tensor self, Tensor other) -> Tensor', 'promote',
-          {'self': lambda grad, self, other: grad / (1 + _call('pow', 2., other - self)),
-           'other': lambda grad, self, other: grad / (1 + _call('pow', 2., self - other))},
+          {'self': lambda grad, self, other: grad / (1 + aten.pow.Tensor_Tensor(2., other - self)),
+           'other': lambda grad, self, other: grad / (1 + aten.pow.Tensor_Tensor(2., self - other))},
           check=_FLOAT_ONLY('logaddexp2_cpu'), numbers=())
 pointwise('nextafter(Tensor self, Tensor other) -> Tensor', 'promote', check=_FLOAT_ONLY('nextafter_cpu'), numbers=())
 for _n in ('gcd', 'lcm'):
@@ -624,7 +623,7 @@ def _logit_grad(grad, self, eps):
 
 pointwise('logit(Tensor self, float? eps=None) -> Tensor', 'float', {'self': _logit_grad})
 unary('lgamma', 'float', lambda grad, self: grad * self.digamma())
-unary('digamma', 'float', lambda grad, self: grad * _call('polygamma', 1, self))
+unary('digamma', 'float', lambda grad, self: grad * aten.polygamma.default(1, self))
 
 
 def _polygamma_meta(n, self):
@@ -637,11 +636,11 @@ def _polygamma_meta(n, self):
 
 
 declare('polygamma(int n, Tensor self) -> Tensor', kind='pointwise', meta=_polygamma_meta, out=True, method=False,
-        derivatives={'self': lambda grad, n, self: grad * _call('polygamma', n + 1, self)})
+        derivatives={'self': lambda grad, n, self: grad * aten.polygamma.default(n + 1, self)})
 # ldexp(x, e) = x * 2**e. A primitive (not the composite x * 2**e) because torch's LdexpBackward0 saves the
 # result for other's gradient, so an in-place change of the output must fail backward as in torch
 pointwise('ldexp.Tensor(Tensor self, Tensor other) -> Tensor', 'float',
-          {'self': lambda grad, other: grad * _call('pow', 2., other),
+          {'self': lambda grad, other: grad * aten.pow.Tensor_Tensor(2., other),
            'other': lambda grad, result: grad * result * math.log(2.0)}, inplace=True, numbers=())
 
 
@@ -747,12 +746,12 @@ def _threshold_backward_self(grad, self):
 
 
 pointwise('threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor', 'promote',
-          {'grad_output': lambda grad, self, threshold: _call('threshold_backward', grad, self, threshold),
+          {'grad_output': lambda grad, self, threshold: aten.threshold_backward.default(grad, self, threshold),
            'self': _threshold_backward_self}, nargs=2, inplace=False, out=False, method=False, function=False)
-unary('relu', 'promote', lambda grad, result: _call('threshold_backward', grad, result, 0), nn=True,
+unary('relu', 'promote', lambda grad, result: aten.threshold_backward.default(grad, result, 0), nn=True,
       check=_no_bool_relu, out=False)
 pointwise('threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor', 'promote',
-          {'self': lambda grad, self, threshold: _call('threshold_backward', grad, self, threshold)}, nargs=1,
+          {'self': lambda grad, self, threshold: aten.threshold_backward.default(grad, self, threshold)}, nargs=1,
           nn=True, method=False)
 
 
@@ -781,11 +780,11 @@ def _gelu_second(self, approximate):
 
 
 pointwise('gelu_backward(Tensor grad_output, Tensor self, *, str approximate="none") -> Tensor', 'promote',
-          {'grad_output': lambda grad, self, approximate: _call('gelu_backward', grad, self, approximate=approximate),
+          {'grad_output': lambda grad, self, approximate: aten.gelu_backward.default(grad, self, approximate=approximate),
            'self': lambda grad, grad_output, self, approximate: grad * grad_output * _gelu_second(self, approximate)},
           inplace=False, out=False, method=False, function=False)
 pointwise('gelu(Tensor self, *, str approximate="none") -> Tensor', 'promote',
-          {'self': lambda grad, self, approximate: _call('gelu_backward', grad, self, approximate=approximate)},
+          {'self': lambda grad, self, approximate: aten.gelu_backward.default(grad, self, approximate=approximate)},
           check=_gelu_check, nn=True, method=False, function=False)
 
 
@@ -795,10 +794,10 @@ def _silu_second(grad, grad_output, self):
 
 
 pointwise('silu_backward(Tensor grad_output, Tensor self) -> Tensor', 'promote',
-          {'grad_output': lambda grad, self: _call('silu_backward', grad, self), 'self': _silu_second},
+          {'grad_output': lambda grad, self: aten.silu_backward.default(grad, self), 'self': _silu_second},
           inplace=False, out=False, method=False, function=False,
           primitive_because="one fused elementwise pass for silu's first-order backward (torch's is a composite of ops)")
-unary('silu', 'promote', lambda grad, self: _call('silu_backward', grad, self), check=_FLOAT_ONLY('silu_cpu'),
+unary('silu', 'promote', lambda grad, self: aten.silu_backward.default(grad, self), check=_FLOAT_ONLY('silu_cpu'),
       nn=True, method=False, function=False)
 
 

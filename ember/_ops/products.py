@@ -16,8 +16,9 @@ from .._core.dtype import scalar_name as _tname, cpp_name
 from .pointwise import broadcast_shapes
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT
 from .._core.storage import contiguous_strides
-from .registry import declare, DECLS
+from .registry import declare
 from .views import view_strides
+from .._dispatch.ops_namespace import aten
 
 
 
@@ -196,7 +197,7 @@ def _matmul_graph(t1, t2):
     B = _prod(batch)
     e1 = t1.expand(batch + (n, m1)).reshape(B, n, m1)
     e2 = t2.expand(batch + mat2).reshape((B,) + mat2)
-    uv = DECLS['_unsafe_view'].op.call
+    uv = aten._unsafe_view.default
     if d2 == 1:
         return uv(e1.bmm(e2.unsqueeze(2)).squeeze(-1), batch + ((n,) if d1 > 1 else ()))
     return uv(e1.bmm(e2), batch + ((n,) if d1 > 1 else ()) + (mat2[1],))
@@ -240,7 +241,7 @@ def _matmul_folded(t1, t2, transpose):
     small = (t1.t() if t1.ndim == 2 else t1) if transpose else t2
     rows = tuple(big.shape[:-1])
     folded = big.reshape(_prod(rows), big.shape[-1])
-    uv = DECLS['_unsafe_view'].op.call
+    uv = aten._unsafe_view.default
     if small.ndim == 1:
         return uv(folded.mv(small), rows)
     out = uv(folded.mm(small), rows + (small.shape[1],))
@@ -365,7 +366,7 @@ def _linear_grads_fused(grad, input, weight, output_mask):
     """A first-order backward of a matrix weight runs the fused ``linear_backward`` kernel (its two GEMMs on
     two intra-op threads, one hand-off instead of a split of each)."""
     if weight.dim() == 2 and input.dim() >= 1 and grad.dim() >= 1:
-        return DECLS['linear_backward'].op.call(input, grad, weight, tuple(output_mask))
+        return aten.linear_backward.default(input, grad, weight, tuple(output_mask))
     return _linear_grads(grad, input, weight, output_mask)
 
 
@@ -803,13 +804,12 @@ def _einsum_backward(grad, equation, tensors):
         target, extra = _grad_target(subs[k], t, out, [s for s, _ in others])
         ops = [(out, grad)] + others + extra
         eq = ','.join(s for s, _ in ops) + '->' + target
-        grads.append(DECLS['einsum'].op.call(eq, [x for _, x in ops]))
+        grads.append(aten.einsum.default(eq, [x for _, x in ops]))
     return grads
 
 
 def _grad_target(s, t, out, other_subs):
     """Output subscript for d/d(operand with subscript ``s``) and the helper operands it needs."""
-    from .registry import DECLS as R
     used = set(out) | set(''.join(other_subs)) | set(s)
     fresh = (c for c in sorted(_LETTERS) if c not in used)
     target, extra, seen = '', [], {}
@@ -824,7 +824,7 @@ def _grad_target(s, t, out, other_subs):
             continue
         if ch in seen:       # a diagonal: name the repeat afresh and tie it to the first with an identity
             f = next(fresh)
-            extra.append((ch + f, R['eye'].op.call(shape[pos], dtype=t.dtype, device=t.device)))
+            extra.append((ch + f, aten.eye.default(shape[pos], dtype=t.dtype, device=t.device)))
             target += f
         else:
             seen[ch] = True
@@ -834,7 +834,7 @@ def _grad_target(s, t, out, other_subs):
     lonely = any(ch not in known for ch in target.replace('...', '')) or ('...' in target and '...' not in out
                                                                          and not any('...' in o for o in other_subs))
     if lonely:
-        extra.append((target, R['ones'].op.call(shape, dtype=t.dtype, device=t.device)))
+        extra.append((target, aten.ones.default(shape, dtype=t.dtype, device=t.device)))
     return target, extra
 
 
@@ -873,7 +873,7 @@ def _tensordot(a, b, dims=2, out=None):
     pa = a.permute(ka + da).reshape(_prod(a.shape[d] for d in ka), n) if all(a.shape[x] == b.shape[y] for x, y in
                                                                              zip(da, db)) else None
     if pa is None:      # size-1 contracted dims broadcast (torch sums the other side over them)
-        return DECLS['einsum'].op.call(_tensordot_eq(a.dim(), b.dim(), da, db), [a, b])
+        return aten.einsum.default(_tensordot_eq(a.dim(), b.dim(), da, db), [a, b])
     pb = b.permute(db + kb).reshape(n, _prod(b.shape[d] for d in kb))
     r = pa.mm(pb).reshape([a.shape[d] for d in ka] + [b.shape[d] for d in kb])
     return r if out is None else out.copy_(r)
@@ -913,7 +913,7 @@ def _kron(self, other):
     n = max(self.dim(), other.dim())
     a = (1,) * (n - self.dim()) + tuple(self.shape)
     b = (1,) * (n - other.dim()) + tuple(other.shape)
-    uv = DECLS['_unsafe_view'].op.call
+    uv = aten._unsafe_view.default
     prod = uv(self, [x for s in a for x in (s, 1)]) * uv(other, [x for s in b for x in (1, s)])
     return uv(prod, [x * y for x, y in zip(a, b)])
 
@@ -938,7 +938,7 @@ def _bilinear(input1, input2, weight, bias=None):
                            f"but expected {weight.shape[0]}")
     # torch's bilinear: both inputs as matrices of rows, one _trilinear (which saves the three operands), the rows
     # seen with the inputs' batch shape again
-    t = DECLS['_trilinear'].op.call(input1.reshape(-1, input1.shape[-1]), weight,
+    t = aten._trilinear.default(input1.reshape(-1, input1.shape[-1]), weight,
                                     input2.reshape(-1, input2.shape[-1]), [1, 3], [0], [1, 2], [2, 3])
     y = t.reshape(tuple(input1.shape[:-1]) + (weight.shape[0],))
     return y if bias is None else y + bias
@@ -967,11 +967,11 @@ def _trilinear_meta(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1)
 declare('_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, '
         'int unroll_dim=1) -> Tensor', meta=_trilinear_meta, method=False, derivatives={
             'i1': lambda grad, i2, i3, expand1, expand2, expand3, sumdim:
-                DECLS['_trilinear'].op.call(grad, i2, i3, sumdim, expand2, expand3, expand1),
+                aten._trilinear.default(grad, i2, i3, sumdim, expand2, expand3, expand1),
             'i2': lambda grad, i1, i3, expand1, expand2, expand3, sumdim:
-                DECLS['_trilinear'].op.call(i1, grad, i3, expand1, sumdim, expand3, expand2),
+                aten._trilinear.default(i1, grad, i3, expand1, sumdim, expand3, expand2),
             'i3': lambda grad, i1, i2, expand1, expand2, expand3, sumdim:
-                DECLS['_trilinear'].op.call(i1, i2, grad, expand1, expand2, sumdim, expand3)})
+                aten._trilinear.default(i1, i2, grad, expand1, expand2, sumdim, expand3)})
 
 
 declare('tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor', name='_tensordot',
@@ -1029,8 +1029,8 @@ def _cross_meta(self, other, dim=-1):
 
 
 declare('linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor', meta=_cross_meta, method=False, function=False,
-        out=True, derivatives={'self': lambda grad, other, dim: DECLS['linalg_cross'].op.call(other, grad, dim=dim),
-                               'other': lambda grad, self, dim: DECLS['linalg_cross'].op.call(grad, self, dim=dim)})
+        out=True, derivatives={'self': lambda grad, other, dim: aten.linalg_cross.default(other, grad, dim=dim),
+                               'other': lambda grad, self, dim: aten.linalg_cross.default(grad, self, dim=dim)})
 
 
 def _cross(self, other, dim=None):
@@ -1043,7 +1043,7 @@ def _cross(self, other, dim=None):
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
-    return DECLS['linalg_cross'].op.call(self, other, dim=dim)
+    return aten.linalg_cross.default(self, other, dim=dim)
 
 
 declare('cross(Tensor self, Tensor other, int? dim=None) -> Tensor', composite=_cross)

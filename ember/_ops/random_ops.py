@@ -16,7 +16,8 @@ import math
 from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname
 from .pointwise import broadcast_shapes
-from .registry import declare, DECLS
+from .registry import declare
+from .._dispatch.ops_namespace import aten
 
 _G = '*, Generator? generator=None'
 
@@ -270,14 +271,14 @@ def _dropout(input, p=0.5, training=True, inplace=False):
         return input
     if p == 1:
         return input.mul_(0) if inplace else input * 0
-    out = DECLS['native_dropout'].op.call(input, p, True)[0]
+    out = aten.native_dropout.default(input, p, True)[0]
     return input.copy_(out) if inplace else out
 
 
 def _feature_noise(input, p, unbatched=False):
     shape = tuple(input.shape)
     noise_shape = shape[:2] + (1,) * (len(shape) - 2) if not unbatched else shape[:1] + (1,) * (len(shape) - 1)
-    return DECLS['empty'].op.call(noise_shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p)
+    return aten.empty.default(noise_shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p)
 
 
 def _apply_noise(input, noise, b=None, inplace=False):
@@ -301,7 +302,7 @@ def _dropout_impl(input, p, training, inplace, feature, alpha, unbatched=False):
     if feature:
         noise = _feature_noise(input, p, unbatched)
     else:
-        noise = DECLS['empty_like'].op.call(input).bernoulli_(1 - p)
+        noise = aten.empty_like.default(input).bernoulli_(1 - p)
     if not alpha:
         return _apply_noise(input, noise / (1 - p), inplace=inplace)
     a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
@@ -371,7 +372,7 @@ for _n, _k in (('dropout1d', 1), ('dropout2d', 2), ('dropout3d', 3)):
 def _randint_like(self, low, high=None, dtype=None, device=None, memory_format=None, generator=None):
     if high is None:
         low, high = 0, low
-    return DECLS['_randint'].op.call(low, high, tuple(self.shape), generator=generator, dtype=dtype or self.dtype,
+    return aten.randint.low(low, high, tuple(self.shape), generator=generator, dtype=dtype or self.dtype,
                                      device=device if device is not None else self.device)
 
 
@@ -398,7 +399,7 @@ def _standard_gamma_grad_meta(self, output):
 declare('_standard_gamma_grad(Tensor self, Tensor output) -> Tensor', meta=_standard_gamma_grad_meta, method=False,
         differentiable=False)
 declare(f'_standard_gamma(Tensor self, {_G}) -> Tensor', meta=_standard_gamma_meta, method=False,
-        derivatives={'self': lambda grad, self, result: grad * DECLS['_standard_gamma_grad'].op.call(self, result)})
+        derivatives={'self': lambda grad, self, result: grad * aten._standard_gamma_grad.default(self, result)})
 
 
 def _binomial_meta(count, prob, generator=None):

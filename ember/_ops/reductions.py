@@ -14,6 +14,7 @@ from .._core import dtype as D
 from .._core.dtype import scalar_name as _tn
 from .registry import declare
 from .views import wrap_dim
+from .._dispatch.ops_namespace import aten
 
 
 # --- shared rules ----------------------------------------------------------------
@@ -71,11 +72,6 @@ declare('sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, S
 
 # --- helpers for formulas --------------------------------------------------------
 
-def _call(name, *args, **kw):
-    from .registry import DECLS
-    return DECLS[name].op.call(*args, **kw)
-
-
 def _keep(t, sizes, dim, keepdim):
     """``t`` (a reduction's output) with the reduced dims put back as size 1."""
     sizes = tuple(sizes)
@@ -85,7 +81,7 @@ def _keep(t, sizes, dim, keepdim):
 
 
 def _zeros(sizes, like):
-    return _call('zeros', tuple(sizes), dtype=like.dtype, device=like.device)
+    return aten.zeros.default(tuple(sizes), dtype=like.dtype, device=like.device)
 
 
 def _scatter_grad(grad, indices, sizes, dim, keepdim=True):
@@ -108,7 +104,7 @@ def _evenly(grad, self, result, dim=None, keepdim=False, nan_ties=False):
     g = _keep(grad, sizes, dim, keepdim)
     mask = self == r
     if nan_ties and self.dtype.is_floating_point:
-        mask = _call('where', r != r, self != self, mask)
+        mask = aten.where.self(r != r, self != self, mask)
     return g * mask / mask.sum(dim if sizes else None, keepdim=True)
 
 
@@ -192,9 +188,9 @@ def _prod_backward(grad, self, result, dim, keepdim):
 def _exclusive_prod(x, dim):
     d = wrap_dim(dim, x.dim())
     n = x.shape[d]
-    ones = _call('ones', tuple(1 if i == d else s for i, s in enumerate(x.shape)), dtype=x.dtype, device=x.device)
-    left = _call('cat', [ones, x.narrow(d, 0, n - 1)], d).cumprod(d)
-    right = _call('cat', [x.narrow(d, 1, n - 1), ones], d).flip([d]).cumprod(d).flip([d])
+    ones = aten.ones.default(tuple(1 if i == d else s for i, s in enumerate(x.shape)), dtype=x.dtype, device=x.device)
+    left = aten.cat.default([ones, x.narrow(d, 0, n - 1)], d).cumprod(d)
+    right = aten.cat.default([x.narrow(d, 1, n - 1), ones], d).flip([d]).cumprod(d).flip([d])
     return left * right
 
 
@@ -324,7 +320,7 @@ def _var_backward(grad, self, dim, correction, keepdim):
     if not dof and (dim is None or not sizes):
         # as torch: over the whole tensor with no degree of freedom, nan where self equals its mean and inf
         # elsewhere, a constant (the comparison has no gradient)
-        return g * _call('where', self == self.mean(), float('nan'), float('inf')).to(g.dtype)
+        return g * aten.where.self(self == self.mean(), float('nan'), float('inf')).to(g.dtype)
     return g * (2.0 / dof if dof else float('inf')) * (self - self.mean(dim, keepdim=True))
 
 
@@ -384,7 +380,7 @@ def _sum_keep(x, dim):
 declare('_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor',
         meta=_bwd_data_meta, method=False,
         derivatives={'grad_output': lambda grad, output, dim, input_dtype:
-                     _call('_softmax_backward_data', grad, output, dim, input_dtype),
+                     aten._softmax_backward_data.default(grad, output, dim, input_dtype),
                      'output': lambda grad, grad_output, output, dim:
                      grad * grad_output - grad * _sum_keep(grad_output * output, dim)
                      - grad_output * _sum_keep(grad * output, dim)})
@@ -396,12 +392,12 @@ declare('_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, 
 declare('softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', meta=_softmax_meta('softmax'),
         name='softmax', grad_name='SoftmaxBackward0', out=True,
         derivatives={'self': lambda grad, result, dim, self_dtype:
-                     _call('_softmax_backward_data', grad, result, dim, self_dtype)},
+                     aten._softmax_backward_data.default(grad, result, dim, self_dtype)},
                      primitive_because="torch's .int overload only casts and calls _softmax; this kernel takes dtype itself")
 declare('log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', meta=_softmax_meta('log_softmax'),
         name='log_softmax', grad_name='LogSoftmaxBackward0', out=True,
         derivatives={'self': lambda grad, result, dim, self_dtype:
-                     _call('_log_softmax_backward_data', grad, result, dim, self_dtype)},
+                     aten._log_softmax_backward_data.default(grad, result, dim, self_dtype)},
                      primitive_because="torch's .int overload only casts and calls _log_softmax; this kernel takes dtype itself")
 
 
@@ -461,13 +457,13 @@ def _vector_norm_backward(grad, self, result, ord, dim, keepdim):
     if ord == 1.0:
         return g * self.sgn()
     if ord == 2.0:
-        return self * _call('where', r == 0, 0.0, g / r)
+        return self * aten.where.self(r == 0, 0.0, g / r)
     if ord in (float('inf'), float('-inf')):
         a = self.abs()
         mask = a == r
         return g * self.sgn() * mask / mask.sum(dim, keepdim=True)
     # |x|^(p-1) sgn(x) / r^(p-1); zero where the norm is 0 (torch's subgradient)
-    scale = _call('where', r == 0, 0.0, g / r.pow(ord - 1))
+    scale = aten.where.self(r == 0, 0.0, g / r.pow(ord - 1))
     return self.sgn() * self.abs().pow(ord - 1) * scale
 
 
@@ -597,11 +593,11 @@ def _cumprod_backward(grad, self, result, dim):
     d = wrap_dim(dim, self.dim())
     n = self.shape[d]
     xs = self.movedim(d, -1).unsqueeze(-2)                          # (..., 1, n)
-    eye = _call('eye', n, dtype=D.bool_, device=self.device)      # (i, k)
-    ones = _call('ones', (), dtype=self.dtype, device=self.device)
-    others = _call('where', eye, ones, xs)                          # (..., i, k): x_k, 1 at k == i
+    eye = aten.eye.default(n, dtype=D.bool_, device=self.device)      # (i, k)
+    ones = aten.ones.default((), dtype=self.dtype, device=self.device)
+    others = aten.where.self(eye, ones, xs)                          # (..., i, k): x_k, 1 at k == i
     partial = others.cumprod(-1)                                     # (..., i, j): prod_{k<=j, k != i} x_k
-    tri = _call('arange', n, device=self.device).unsqueeze(0) >= _call('arange', n, device=self.device).unsqueeze(1)
+    tri = aten.arange.default(n, device=self.device).unsqueeze(0) >= aten.arange.default(n, device=self.device).unsqueeze(1)
     g = grad.movedim(d, -1).unsqueeze(-2)                             # (..., 1, j)
     return (g * partial * tri).sum(-1).movedim(-1, d)
 
@@ -660,7 +656,7 @@ def _diff(self, n=1, dim=-1, prepend=None, append=None):
     if prepend is not None or append is not None:
         parts = [p if p.dim() else p.expand(tuple(1 if i == d else s for i, s in enumerate(self.shape)))
                  for p in (prepend, self, append) if p is not None]
-        x = _call('cat', parts, d)
+        x = aten.cat.default(parts, d)
     for _ in range(n):
         m = x.shape[d]
         if m == 0:
@@ -672,7 +668,7 @@ def _diff(self, n=1, dim=-1, prepend=None, append=None):
 
 declare('diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor',
         composite=_diff)
-declare('msort(Tensor self) -> Tensor', composite=lambda self: _call('_sort', self, 0)[0])
+declare('msort(Tensor self) -> Tensor', composite=lambda self: aten.sort.default(self, 0)[0])
 declare('argsort(Tensor self, int dim=-1, bool descending=False, *, bool stable=False) -> Tensor',
         composite=lambda self, dim=-1, descending=False, stable=False:
-        _call('_sort', self, dim, descending, stable=stable)[1])
+        aten.sort.default(self, dim, descending, stable=stable)[1])

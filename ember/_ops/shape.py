@@ -12,12 +12,11 @@ ember operators, so every formula differentiates again.
 from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname
 from .._core.tensor_impl import TensorImpl
-from .registry import declare, DECLS
+from .registry import declare
 from .views import wrap_dim, _select_meta, _slice_meta, _diagonal_meta
+from .._dispatch.ops_namespace import aten
 
 
-def _call(name, *args, **kw):
-    return DECLS[name].op.call(*args, **kw)
 
 
 
@@ -27,7 +26,7 @@ def _lst(s):
 
 
 def _zeros(sizes, like):
-    return _call('zeros', tuple(sizes), dtype=like.dtype, device=like.device)
+    return aten.zeros.default(tuple(sizes), dtype=like.dtype, device=like.device)
 
 
 # --- cat / stack -------------------------------------------------------------------
@@ -88,7 +87,7 @@ declare('cat(Tensor[] tensors, int dim=0) -> Tensor', meta=_cat_meta, out=True, 
 
 
 def _concat(tensors, dim=0):
-    return _call('cat', tensors, dim)
+    return aten.cat.default(tensors, dim)
 
 
 declare('concat(Tensor[] tensors, int dim=0) -> Tensor', composite=_concat, method=False)
@@ -330,7 +329,7 @@ def _repeat_interleave_tensor(self, repeats, dim=None, output_size=None):
     elif repeats.dim() == 1 and repeats.shape[0] != n:
         raise RuntimeError("repeats must have the same size as input along dim, but got "
                            f"repeats.size(0) = {repeats.shape[0]} and input.size({d}) = {n}")
-    idx = _call('repeat_interleave', repeats, output_size=output_size)
+    idx = aten.repeat_interleave.Tensor(repeats, output_size=output_size)
     return self.index_select(d, idx)
 
 
@@ -422,19 +421,19 @@ def atleast_nd(t, n):
 
 def _hstack(tensors):
     ts = [atleast_nd(t, 1) for t in tensors]
-    return _call('cat', ts, 0 if ts and ts[0].dim() == 1 else 1)
+    return aten.cat.default(ts, 0 if ts and ts[0].dim() == 1 else 1)
 
 
 def _column_stack(tensors):
     ts = [t.reshape(t.numel(), 1) if t.dim() <= 1 else t for t in tensors]
-    return _call('cat', ts, 1)
+    return aten.cat.default(ts, 1)
 
 
 declare('hstack(Tensor[] tensors) -> Tensor', composite=_hstack, out=True, method=False)
-declare('vstack(Tensor[] tensors) -> Tensor', composite=lambda tensors: _call('cat', [atleast_nd(t, 2) for t in tensors], 0),
+declare('vstack(Tensor[] tensors) -> Tensor', composite=lambda tensors: aten.cat.default([atleast_nd(t, 2) for t in tensors], 0),
         out=True, method=False)
-declare('row_stack(Tensor[] tensors) -> Tensor', composite=lambda tensors: _call('vstack', tensors), method=False)
-declare('dstack(Tensor[] tensors) -> Tensor', composite=lambda tensors: _call('cat', [atleast_nd(t, 3) for t in tensors], 2),
+declare('row_stack(Tensor[] tensors) -> Tensor', composite=lambda tensors: aten.vstack.default(tensors), method=False)
+declare('dstack(Tensor[] tensors) -> Tensor', composite=lambda tensors: aten.cat.default([atleast_nd(t, 3) for t in tensors], 2),
         out=True, method=False)
 declare('column_stack(Tensor[] tensors) -> Tensor', composite=_column_stack, out=True, method=False)
 
@@ -449,7 +448,7 @@ def _cartesian_prod(tensors):
     n = len(tensors)
     shape = tuple(t.shape[0] for t in tensors)
     grids = [t.reshape((1,) * i + (-1,) + (1,) * (n - i - 1)).expand(shape) for i, t in enumerate(tensors)]
-    return _call('stack', [g.reshape(-1) for g in grids], 1)
+    return aten.stack.default([g.reshape(-1) for g in grids], 1)
 
 
 declare('cartesian_prod(Tensor[] tensors) -> Tensor', composite=_cartesian_prod, method=False)
@@ -463,7 +462,7 @@ def _block_diag(tensors):
                                f"{t.dim()} dimensions")
         ts.append(t.reshape(1, -1) if t.dim() == 1 else t.reshape(1, 1) if t.dim() == 0 else t)
     if not ts:
-        return _call('zeros', (1, 0))
+        return aten.zeros.default((1, 0))
     dt = ts[0].dtype
     for t in ts[1:]:
         dt = D._PROMOTE[dt, t.dtype]
@@ -471,9 +470,9 @@ def _block_diag(tensors):
     rows, left = [], 0
     for t in ts:
         c = t.shape[1]
-        rows.append(_call('constant_pad_nd', t.to(dt), [left, cols - left - c], 0))
+        rows.append(aten.constant_pad_nd.default(t.to(dt), [left, cols - left - c], 0))
         left += c
-    return _call('cat', rows, 0)
+    return aten.cat.default(rows, 0)
 
 
 declare('block_diag(Tensor[] tensors) -> Tensor', composite=_block_diag, method=False)
@@ -502,7 +501,7 @@ def _constant_pad_meta(self, pad, value=0):
 
 
 declare('constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor', meta=_constant_pad_meta, method=False,
-        derivatives={'self': lambda grad, pad: _call('constant_pad_nd', grad, [-p for p in _ints(pad)], 0)})
+        derivatives={'self': lambda grad, pad: aten.constant_pad_nd.default(grad, [-p for p in _ints(pad)], 0)})
 
 _PAD_HELP = ("Supported combinations for non-constant padding:\n"
              "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
@@ -564,7 +563,7 @@ def _pad(self, pad, mode='constant', value=None):
         raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
                            f"padding length {len(pad)} and input of dimension {self.dim()}")
     if mode == 'constant':
-        return _call('constant_pad_nd', self, list(pad), 0 if value is None else value)
+        return aten.constant_pad_nd.default(self, list(pad), 0 if value is None else value)
     if mode not in ('reflect', 'replicate', 'circular'):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
@@ -573,7 +572,7 @@ def _pad(self, pad, mode='constant', value=None):
     if not (1 <= k <= 3 and k + 1 <= nd <= k + 2):
         raise NotImplementedError(f"Padding size {len(pad)} is not supported for {nd}D input tensor.\n{_PAD_HELP}")
     if mode != 'circular':
-        return _call(f'{_PAD_OPS[mode]}_pad{k}d', self, list(pad))
+        return getattr(aten, f'{_PAD_OPS[mode]}_pad{k}d').default(self, list(pad))
     shape = tuple(self.shape)
     _pad_checks(shape, pad, mode)
     out = self
@@ -683,7 +682,7 @@ declare('isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, 
 
 
 def _allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    c = _call('isclose', self, other, rtol, atol, equal_nan)
+    c = aten.isclose.default(self, other, rtol, atol, equal_nan)
     return c.numel() == 0 or bool(c.logical_not().nonzero().shape[0] == 0)
 
 
@@ -775,7 +774,7 @@ def _combinations(self, r=2, with_replacement=False):
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        return _call('empty', (0,), dtype=self.dtype, device=self.device)
+        return aten.empty.default((0,), dtype=self.dtype, device=self.device)
     n = self.shape[0]
     idx = np.indices((n,) * r)
     mask = np.ones((n,) * r, bool)
@@ -783,7 +782,7 @@ def _combinations(self, r=2, with_replacement=False):
         mask &= idx[k] <= idx[k + 1] if with_replacement else idx[k] < idx[k + 1]
     mask = _from_np(mask, self.device)
     grids = [self.view(tuple(-1 if d == k else 1 for d in range(r))).expand((n,) * r) for k in range(r)]
-    return _call('stack', [g.masked_select(mask) for g in grids], 1)
+    return aten.stack.default([g.masked_select(mask) for g in grids], 1)
 
 
 declare('combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor', composite=_combinations)
@@ -833,7 +832,7 @@ declare('_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Ten
 
 
 def _cdist(x1, x2, p=2.0, compute_mode=None):
-    return _call('_cdist_forward', x1, x2, float(p), None)
+    return aten._cdist_forward.default(x1, x2, float(p), None)
 
 
 declare('cdist(Tensor x1, Tensor x2, float p=2, str? compute_mode=None) -> Tensor', composite=_cdist, method=False)
@@ -858,7 +857,7 @@ def _pdist_grad(grad, self, p, result):
     n = self.shape[0]
     if p == 0 or n < 2 or self.numel() == 0:
         return _zeros(self.shape, self)
-    ij = _call('triu_indices', n, n, 1, device=self.device)
+    ij = aten.triu_indices.default(n, n, 1, device=self.device)
     i, j = ij[0], ij[1]
     d = self.index_select(0, i) - self.index_select(0, j)
     g, dist = grad.unsqueeze(-1), result.unsqueeze(-1)
@@ -889,7 +888,7 @@ def _pdist(self, p=2.0):
         raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
-    return _call('_pdist_forward', self.contiguous(), float(p))
+    return aten._pdist_forward.default(self.contiguous(), float(p))
 
 
 declare('pdist(Tensor self, float p=2) -> Tensor', composite=_pdist, method=False, nn=True)

@@ -21,6 +21,7 @@ from .._core.dtype import from_numpy_dtype, dtype as _dtype
 from .._core.dispatch_key import DispatchKey
 from .._core import device as _devmod
 from . import adapters
+from .._dispatch.ops_namespace import aten
 from .registry import declare
 
 SPARSE_BIT = 1 << DispatchKey.SparseCPU
@@ -141,8 +142,7 @@ def _coalesce_m(self):
 
 
 def _op(name):
-    from .registry import DECLS
-    return DECLS[name].op
+    return getattr(aten, name).default
 
 
 METHODS = {

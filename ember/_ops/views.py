@@ -9,6 +9,7 @@ from math import prod as _prod
 
 from .registry import declare
 from .._core.storage import contiguous_strides, MetaArray
+from .._dispatch.ops_namespace import aten
 
 
 def wrap_dim(dim, ndim):
@@ -318,15 +319,13 @@ def _inverse_perm(dims):
 
 def _embed(grad, sizes, dtype, device, dim, start, end, step):
     """Gradient of a slice: zeros of the input's shape with ``grad`` in the sliced region."""
-    from .registry import DECLS
-    z = DECLS['zeros'].op.call(tuple(sizes), dtype=grad.dtype, device=grad.device)
-    return DECLS['slice_scatter'].op.call(z, grad, dim, start, end, step)
+    z = aten.zeros.default(tuple(sizes), dtype=grad.dtype, device=grad.device)
+    return aten.slice_scatter.default(z, grad, dim, start, end, step)
 
 
 def _as_strided_backward(grad, sizes, strides, offset, size, stride, storage_offset):
     """Scatter-add ``grad`` into a flat buffer laid out like the input's storage, read back as the input."""
-    from .registry import DECLS
-    zeros, idx = DECLS['zeros'].op.call, DECLS['_strided_index'].op.call
+    zeros, idx = aten.zeros.default, aten._strided_index.default
     storage_offset = offset if storage_offset is None else storage_offset
     extent = offset + sum((n - 1) * s for n, s in zip(sizes, strides)) + 1 if all(sizes) else offset
     ext2 = storage_offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if all(size) else storage_offset
@@ -336,14 +335,12 @@ def _as_strided_backward(grad, sizes, strides, offset, size, stride, storage_off
 
 
 def _diagonal_backward(grad, sizes, offset, dim1, dim2):
-    from .registry import DECLS
-    z = DECLS['zeros'].op.call(tuple(sizes), dtype=grad.dtype, device=grad.device)
-    return DECLS['diagonal_scatter'].op.call(z, grad, offset, dim1, dim2)
+    z = aten.zeros.default(tuple(sizes), dtype=grad.dtype, device=grad.device)
+    return aten.diagonal_scatter.default(z, grad, offset, dim1, dim2)
 
 
 def _unfold_backward(grad, sizes, dimension, size, step):
-    from .registry import DECLS
-    return DECLS['unfold_backward'].op.call(grad, tuple(sizes), dimension, size, step)
+    return aten.unfold_backward.default(grad, tuple(sizes), dimension, size, step)
 
 
 # --- composite views -----------------------------------------------------------

@@ -39,6 +39,7 @@ from .node import Node, SavedVariable, gradient_edge
 from . import anomaly, saved_hooks
 from .views import check_inplace
 from .grad_mode import is_grad_enabled as _grad_enabled
+from .._dispatch.ops_namespace import aten
 
 _BELOW = below(DispatchKey.Autograd)
 _SPECIAL = ('grad', 'grads', 'result', 'results', 'result0', 'result1', 'result2', 'result3')
@@ -146,9 +147,8 @@ class FormulaNode(Node):
 
 
 def _zeros(meta):
-    from .._ops.registry import DECLS
     shape, dtype, device = meta
-    return DECLS['zeros'].op.call(shape, dtype=dtype, device=device)
+    return aten.zeros.default(shape, dtype=dtype, device=device)
 
 
 def _unpack(v, node, name):

@@ -22,8 +22,8 @@ __all__ = ['relu', 'relu_', 'relu6', 'leaky_relu', 'leaky_relu_', 'elu', 'elu_',
 
 
 def _op(name):
-    """The operator ``aten.<name>.default``, bound once (its generated entry point, no per-call lookup)."""
-    return getattr(ember.ops.aten, name).default.call
+    """The operator ``aten.<name>.default``, looked up once."""
+    return getattr(ember.ops.aten, name).default
 
 
 def _op_(name):

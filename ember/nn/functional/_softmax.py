@@ -4,8 +4,8 @@ import warnings
 
 import ember
 
-_softmax = ember.ops.aten.softmax.int.call
-_log_softmax = ember.ops.aten.log_softmax.int.call
+_softmax = ember.ops.aten.softmax.int
+_log_softmax = ember.ops.aten.log_softmax.int
 
 __all__ = ['softmax', 'log_softmax', 'softmin']
 
