@@ -152,17 +152,24 @@ def test_batch_split_conv_and_pool_match_torch(threads, n):
 
 
 def test_blas_runs_inside_embers_threads_unless_told_otherwise():
+    """NOTE [process settings]: nothing changes at import; the first split of ember's pool puts the BLAS on one
+    thread; set_process_tuning(False) gives it its threads back (and ember's pool stays inline)."""
     import subprocess
     import sys
     code = ("import ember; from ember._backends.cpu import _blas; "
-            "print(ember.get_num_threads(), _blas.controlled, _blas.blas_threads())")
+            "before = _blas.blas_threads(); a = ember.randn(512, 512); a @ a; "
+            "during = _blas.blas_threads(); ember.backends.cpu.set_process_tuning(False); "
+            "print(ember.get_num_threads(), _blas.controlled, before, during, _blas.blas_threads(), "
+            "ember.backends.cpu.process_tuning()['applied'])")
     run = lambda env: subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
                                      env={**os.environ, 'OPENBLAS_NUM_THREADS': '2', **env}).stdout.split()
-    n, controlled, blas = run({})
-    if controlled == 'True':            # numpy's OpenBLAS found: ember's threads, BLAS on one thread
-        assert int(n) == len(os.sched_getaffinity(0)) and blas == '1'
-    n, controlled, blas = run({'EMBER_BLAS_THREADS': 'native'})
-    assert (n, controlled, blas) == ('1', 'False', 'None')     # the BLAS keeps its threads; ember's pool is off
+    n, controlled, before, during, after, applied = run({})
+    if controlled == 'True':            # numpy's OpenBLAS found: ember's threads, BLAS on one thread meanwhile
+        assert int(n) == len(os.sched_getaffinity(0))
+        assert (before, after, applied) == ('2', '2', 'False')
+        assert during == ('1' if int(n) > 1 else '2')       # one core: the pool never splits, nothing changes
+    n, controlled, before, during, after, applied = run({'EMBER_BLAS_THREADS': 'native'})
+    assert (n, controlled, before, during) == ('1', 'False', 'None', 'None')   # the BLAS keeps its threads
 
 
 def test_the_caller_takes_ranges_a_busy_worker_has_not_started(threads):

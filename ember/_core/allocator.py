@@ -192,18 +192,5 @@ class CachingAllocator(Allocator):
 # once freed memory stays in the heap for reuse. This is what a caching allocator does for torch; NumPy's
 # allocations cannot be routed through ember's allocators (only C code can set NumPy's allocation
 # handler), so ember asks glibc to keep freed memory instead. The process keeps its peak heap (as torch's
-# caches do). Set EMBER_HOST_MALLOC_TUNING=0 to leave malloc alone.
-
-def tune_host_malloc(threshold=1 << 30):
-    """Keep freed host memory in the process for reuse (glibc only); returns True when applied."""
-    import os
-    import sys
-    if os.environ.get('EMBER_HOST_MALLOC_TUNING', '1') == '0' or not sys.platform.startswith('linux'):
-        return False
-    try:
-        import ctypes
-        libc = ctypes.CDLL('libc.so.6')
-        m_trim_threshold, m_mmap_threshold = -1, -3
-        return bool(libc.mallopt(m_mmap_threshold, threshold)) and bool(libc.mallopt(m_trim_threshold, threshold))
-    except (OSError, AttributeError):
-        return False
+# caches do). When this is applied and how to undo it: NOTE [process settings] in _backends/cpu/_process.py;
+# EMBER_HOST_MALLOC_TUNING=0 leaves malloc alone.

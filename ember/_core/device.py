@@ -8,7 +8,7 @@ registry plus kernels registered for its key through ``ember.library``.
 """
 import numpy as np
 
-from .allocator import CPUAllocator, tune_host_malloc
+from .allocator import CPUAllocator
 from .dispatch_key import DispatchKey
 
 
@@ -145,7 +145,6 @@ class _MetaXP:
 
 
 register_device(DeviceInterface('cpu', DispatchKey.CPU, CPUAllocator(64)))
-tune_host_malloc()      # NOTE [host malloc tuning] in allocator.py
 register_device(DeviceInterface('meta', DispatchKey.Meta, None, xp=_MetaXP))
 
 CPU = device('cpu')

@@ -10,8 +10,9 @@ columns of the output per thread, each a single-threaded GEMM): 71 ms.
 The switch is ``openblas_set_num_threads`` of the OpenBLAS that NumPy loaded, found by ctypes among the
 process's mapped libraries (what threadpoolctl does in general; ember needs only this one call). Where it
 cannot be found (another BLAS, another OS), BLAS keeps its own threads and ember's pool stays at one
-thread. The effect is process-wide: plain NumPy matrix products in the same process run on one thread as
-well. ``EMBER_BLAS_THREADS=native`` leaves the BLAS alone (and ember's pool at one thread).
+thread. The effect is process-wide (plain NumPy matrix products in the same process run on one thread as
+well), so it is made only when ember's pool first runs and can be undone: NOTE [process settings] in
+_process.py. ``EMBER_BLAS_THREADS=native`` leaves the BLAS alone (and ember's pool at one thread).
 """
 import ctypes
 import os

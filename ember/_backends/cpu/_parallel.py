@@ -22,7 +22,8 @@ import itertools
 import os
 import threading
 
-from ._blas import controlled as _blas_controlled, set_blas_threads as _set_blas_threads
+from ._blas import controlled as _blas_controlled
+from ._process import _state as _process_state, apply as _apply_process_settings
 
 
 def _default_threads():
@@ -35,7 +36,6 @@ def _default_threads():
 
 
 _num_threads = _default_threads()
-_set_blas_threads(1)                # NOTE [BLAS threads]: ember's threads run the GEMMs
 _workers = []
 _workers_lock = threading.Lock()
 _inside = threading.local()
@@ -129,6 +129,11 @@ def parallel_for(n, fn, grain):
     if k <= 1 or getattr(_inside, 'active', False):
         fn(0, n)
         return
+    if not _process_state['applied']:
+        if not _process_state['enabled']:      # set_process_tuning(False): the BLAS has its threads back
+            fn(0, n)
+            return
+        _apply_process_settings()        # NOTE [process settings]: the BLAS to one thread, before ember's threads run
     region = _Region(fn, [n * i // k for i in range(k + 1)])
     for w in _get_workers(k - 1)[:k - 1]:
         w.offer(region)
