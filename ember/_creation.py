@@ -7,7 +7,7 @@ import numpy as np
 
 from ._core import dtype as D
 from ._core.device import canonical, get_default_device, CPU
-from ._ops.adapters import make_tensor
+from ._core.tensor_impl import make_tensor, adopt
 from ._tensor import Tensor
 
 
@@ -95,7 +95,7 @@ def from_numpy(a):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
                          "strides are not currently supported. (You can probably work around this by making a "
                          "copy of your array  with array.copy().) ")
-    return make_tensor(a, D.from_numpy_dtype(a.dtype), CPU)
+    return adopt(a, CPU)
 
 
 def from_dlpack(ext):

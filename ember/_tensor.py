@@ -9,9 +9,8 @@ import numpy as np
 
 from ._core import dtype as D
 from ._core.device import device as _device, canonical
-from ._core.tensor_impl import TensorImpl
+from ._core.tensor_impl import TensorImpl, set_tensor_class
 from ._core.storage import MetaArray, _ptr
-from ._ops import adapters
 from ._core.dispatch_key import BACKEND_MASK as _BM
 
 
@@ -449,7 +448,7 @@ def _no_grad():
     return no_grad()
 
 
-adapters.T = Tensor
+set_tensor_class(Tensor)
 
 
 # --- autograd surface (torch.Tensor's autograd attributes) ---------------------

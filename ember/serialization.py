@@ -35,7 +35,7 @@ from ._core import dtype as D
 from ._core.device import canonical
 from ._tensor import Tensor, Size
 from ._core.device import device as _device_cls
-from ._ops import adapters
+from ._core.tensor_impl import make_tensor
 
 _STORAGE_NAMES = {
     'float32': 'FloatStorage', 'float64': 'DoubleStorage', 'float16': 'HalfStorage', 'bfloat16': 'BFloat16Storage',
@@ -271,7 +271,7 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
         arr = np.empty(size, dtype.np)
     else:
         arr = np.ndarray(size, dtype.np, storage.flat, storage_offset * isz, tuple(v * isz for v in stride))
-    t = adapters.make_tensor(arr, dtype, canonical('cpu'))
+    t = make_tensor(arr, dtype, canonical('cpu'))
     if storage.device.type != 'cpu':
         t = t.to(storage.device)
     if requires_grad:
@@ -566,9 +566,9 @@ def _from_pickle(arr, dtype_name, device, shape, requires_grad):
     dt = getattr(D, dtype_name if dtype_name != 'bool' else 'bool_')
     from ._core.storage import MetaArray
     if arr is None:
-        t = adapters.make_tensor(MetaArray(shape, dt.np), dt, canonical('meta'))
+        t = make_tensor(MetaArray(shape, dt.np), dt, canonical('meta'))
     else:
-        t = adapters.make_tensor(arr, dt, canonical('cpu'))
+        t = make_tensor(arr, dt, canonical('cpu'))
         if device != 'cpu':
             t = t.to(device)
     if requires_grad:

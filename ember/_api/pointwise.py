@@ -11,7 +11,7 @@ import numpy as np
 from .._tensor import Tensor
 from .._ops.registry import DECLS
 from .._ops.pointwise import DIV_MODE
-from .._ops import adapters
+from .._core.tensor_impl import make_tensor
 from .._core import dtype as D
 from .._core.storage import MetaArray
 from .._core.dtype import scalar_name
@@ -161,7 +161,7 @@ _AS_COMPLEX_NODE = _node('ViewAsComplexBackward0', lambda g: view_as_real(g))
 
 
 def _dtype_view(self, va, dtype, node_cls):
-    t = adapters.make_tensor(va, dtype, self._device)
+    t = make_tensor(va, dtype, self._device)
     t._vc = self._vc
     st = t._storage = self._storage
     t._offset = va.offset if isinstance(va, MetaArray) else \

@@ -14,12 +14,21 @@ sizes, strides and offset are read. Other fields:
 the handle and the impl are one Python object (torch needs two because its
 impl lives in C++).
 
+Construction lives here too: ``make_tensor`` wraps a backend array, ``adopt`` does so reading the dtype off
+the array, ``make_view`` makes a view sharing a tensor's storage and version counter. Every tensor ember
+creates comes from one of the three (kernels return arrays; adapters, creation functions, autograd and the
+loader wrap them). They build instances of the Python class registered with ``set_tensor_class`` (ember.Tensor,
+by ember/_tensor.py), as torch's C++ core learns the Python ``torch.Tensor`` class when torch initialises.
+
 NOTE [version counter]: every in-place kernel and every ``out=`` write bumps
 ``_vc[0]``; views share the list object, so a write through any view is seen by
 all of them and by autograd's saved-tensor checks.
 """
+import numpy as np
+
 from .storage import Storage, MetaArray
 from .dispatch_key import AUTOGRAD_BIT
+from .dtype import from_numpy_dtype
 
 
 class TensorImpl:
@@ -93,3 +102,65 @@ def _meta_nbytes(a):
         return 0
     extent = sum((s - 1) * st for s, st in zip(a.shape, a.strides))
     return a.offset * a.itemsize + extent + a.itemsize
+
+
+# --- construction ---------------------------------------------------------------
+
+_tensor_class = None    # ember.Tensor, registered by ember/_tensor.py
+
+
+def set_tensor_class(cls):
+    """Register the Python class whose instances ``make_tensor``/``make_view`` create (a TensorImpl subclass)."""
+    global _tensor_class
+    assert issubclass(cls, TensorImpl)
+    _tensor_class = cls
+
+
+def make_tensor(a, dt, dev):
+    """A tensor over the backend array ``a`` (a NumPy array on CPU, a MetaArray on meta) with ember dtype ``dt``
+    on device ``dev``. The array is not copied; a Storage is made when a view first needs one."""
+    T = _tensor_class
+    t = T.__new__(T)
+    t._a = a
+    t._dtype = dt
+    t._device = dev
+    t._keys = dev._iface.keyset
+    t._vc = [0]
+    return t
+
+
+def adopt(a, dev):
+    """A tensor over a backend array (NumPy on CPU) whose dtype ember knows."""
+    return make_tensor(a, from_numpy_dtype(a.dtype), dev)
+
+
+_ndarray = np.ndarray
+
+
+def make_view(self, shape, strides, offset, meta_backend=None):
+    """A view of ``self`` with the given sizes, element strides and storage offset: it shares the storage and
+    the version counter, and its ``_base`` is the tensor that owns the memory."""
+    a = self._a
+    if meta_backend or isinstance(a, MetaArray):
+        isz = a.itemsize
+        va = MetaArray(shape, a.dtype, tuple(s * isz for s in strides), offset)
+    else:
+        st = self._storage_or_make()
+        isz = a.itemsize
+        if offset * isz > st.data.nbytes and 0 in shape:
+            offset = 0      # an empty view past the end of its storage (x[:, 5:] of an empty x): NumPy refuses the offset
+        va = _ndarray(shape, a.dtype, st.data, offset * isz, [s * isz for s in strides]) \
+            if st.data.__class__ is _ndarray else _xp_view(st.data, a.dtype, shape, strides, offset)
+    T = _tensor_class
+    t = T.__new__(T)
+    base = self._base
+    t.__dict__.update(_a=va, _dtype=self._dtype, _device=self._device, _keys=self._device._iface.keyset,
+                      _vc=self._vc, _storage=self._storage, _offset=offset, _strides=strides,
+                      _base=self if base is None else base)
+    return t
+
+
+def _xp_view(flat, dtype, shape, strides, offset):
+    """A strided view for non-NumPy array modules (CuPy has the same ndarray constructor)."""
+    isz = np.dtype(dtype).itemsize
+    return type(flat)(shape, dtype, flat.data, offset * isz, tuple(s * isz for s in strides))

@@ -18,27 +18,10 @@ import numpy as np
 
 from .._dispatch.codegen import compile_function
 from .._core import device as _devmod
-from .._core.dtype import from_numpy_dtype, promote_types, _PROMOTE, scalar_name as _tname
+from .._core.dtype import from_numpy_dtype, scalar_name as _tname
 from .._core.storage import MetaArray
 from .._core.dispatch_key import DispatchKey
-
-T = None   # ember.Tensor, set by ember/_tensor.py (adapters create tensors; kernels never do)
-
-
-def make_tensor(a, dt, dev):
-    t = T.__new__(T)
-    t._a = a
-    t._dtype = dt
-    t._device = dev
-    t._keys = dev._iface.keyset
-    t._vc = [0]
-    return t
-
-
-def adopt(a, dev):
-    """A tensor over a backend array (NumPy on CPU) whose dtype ember knows."""
-    return make_tensor(a, from_numpy_dtype(a.dtype), dev)
-
+from .._core.tensor_impl import TensorImpl, make_tensor, adopt, make_view
 
 _SCALARS = frozenset(type(np.zeros((), d)[()]) for d in (np.float16, np.float32, np.float64, np.int8, np.int16,
                                                         np.int32, np.int64, np.uint8, np.bool_, np.complex64,
@@ -115,7 +98,7 @@ def _device_expr(op):
 
 def _first_dev(ts):
     for t in ts:
-        if isinstance(t, T):
+        if isinstance(t, TensorImpl):
             return t._device
     return _devmod.get_default_device()
 
@@ -125,7 +108,7 @@ def _default_gen():
     return random.default_generator
 
 
-_GLOBALS = lambda: {'_default_gen': _default_gen, '_T': T, '_canon': _devmod.canonical, '_default_device': _devmod.get_default_device,
+_GLOBALS = lambda: {'_default_gen': _default_gen, '_T': TensorImpl, '_canon': _devmod.canonical, '_default_device': _devmod.get_default_device,
                     '_first_dev': _first_dev, '_make': make_tensor, '_wrap_outputs': wrap_outputs,
                     '_MetaArray': MetaArray, 'np': np, '_int_scalar': _int_scalar, '_SCALARS': _SCALARS, '_to_numpy': from_numpy_dtype}
 
@@ -268,35 +251,6 @@ def view_kernel(op, key):
     return kernel
 
 
-def make_view(self, shape, strides, offset, meta_backend=None):
-    a = self._a
-    if meta_backend or isinstance(a, MetaArray):
-        isz = a.itemsize
-        va = MetaArray(shape, a.dtype, tuple(s * isz for s in strides), offset)
-    else:
-        st = self._storage_or_make()
-        isz = a.itemsize
-        if offset * isz > st.data.nbytes and 0 in shape:
-            offset = 0      # an empty view past the end of its storage (x[:, 5:] of an empty x): NumPy refuses the offset
-        va = _ndarray(shape, a.dtype, st.data, offset * isz, [s * isz for s in strides]) \
-            if st.data.__class__ is _ndarray else _xp_view(st.data, a.dtype, shape, strides, offset)
-    t = T.__new__(T)
-    base = self._base
-    t.__dict__.update(_a=va, _dtype=self._dtype, _device=self._device, _keys=self._device._iface.keyset,
-                      _vc=self._vc, _storage=self._storage, _offset=offset, _strides=strides,
-                      _base=self if base is None else base)
-    return t
-
-
-_ndarray = np.ndarray
-
-
-def _xp_view(flat, dtype, shape, strides, offset):
-    """A strided view for non-NumPy array modules (CuPy has the same ndarray constructor)."""
-    isz = np.dtype(dtype).itemsize
-    return type(flat)(shape, dtype, flat.data, offset * isz, tuple(s * isz for s in strides))
-
-
 # --- in-place and out= -------------------------------------------------------
 
 def _shape_str(s):
@@ -371,7 +325,7 @@ def out_kernel(decl, functional):
         res = functional(ks, *ins)
         res = res if isinstance(res, tuple) else (res,)
         for o, r in zip(outs, res):
-            if not isinstance(o, T):
+            if not isinstance(o, TensorImpl):
                 raise TypeError(f"{decl.name}(): argument 'out' must be Tensor, not {type(o).__name__}")
             if o._device != r._device:
                 raise RuntimeError(f"Expected out tensor to have device {r._device}, but got {o._device} instead")

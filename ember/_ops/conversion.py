@@ -7,6 +7,7 @@ and ``copy_`` are written once here over each device's ``to_host``/``from_host``
 from .._core.storage import MetaArray
 from .._core.device import canonical
 from . import adapters
+from .._core.tensor_impl import make_tensor
 from .pointwise import broadcast_shapes
 from .registry import declare
 
@@ -39,7 +40,7 @@ def _to_copy(self, dtype=None, device=None, non_blocking=False):
         a = MetaArray(a.shape, dt.np, _k_strides(a.shape, a.strides, dt.np.itemsize))
     elif a is self._a or a.dtype != dt.np:
         a = a.astype(dt.np)       # always a new array: _to_copy never aliases its input
-    return adapters.make_tensor(a, dt, dev)
+    return make_tensor(a, dt, dev)
 
 
 def _copy_(self, src, non_blocking=False):

@@ -20,7 +20,7 @@ from .._core.coo import COOArray
 from .._core.dtype import from_numpy_dtype, dtype as _dtype
 from .._core.dispatch_key import DispatchKey
 from .._core import device as _devmod
-from . import adapters
+from .._core.tensor_impl import TensorImpl, make_tensor, adopt
 from .._dispatch.ops_namespace import aten
 from .registry import declare
 
@@ -29,17 +29,17 @@ SPARSE_BIT = 1 << DispatchKey.SparseCPU
 
 def make_sparse(a, dev=None):
     """A sparse tensor over COOArray ``a``."""
-    t = adapters.make_tensor(a, from_numpy_dtype(a.values.dtype), dev or _devmod.canonical('cpu'))
+    t = make_tensor(a, from_numpy_dtype(a.values.dtype), dev or _devmod.canonical('cpu'))
     t._keys = SPARSE_BIT
     return t
 
 
 def _unwrap(x):
-    if isinstance(x, adapters.T):
+    if isinstance(x, TensorImpl):
         return x._a
     if isinstance(x, _dtype):
         return x.np
-    if isinstance(x, (list, tuple)) and x and isinstance(x[0], adapters.T):
+    if isinstance(x, (list, tuple)) and x and isinstance(x[0], TensorImpl):
         return [e._a for e in x]
     return x
 
@@ -51,7 +51,7 @@ def _wrap(r, dev):
         return make_sparse(r, dev)
     if isinstance(r, np.generic):
         r = np.asarray(r)
-    return adapters.adopt(r, dev)
+    return adopt(r, dev)
 
 
 def sparse_kernel(op, fn):

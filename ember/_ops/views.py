@@ -1,7 +1,7 @@
 """View operators: new sizes, strides and offset over the same storage.
 
 A view's meta function returns ``(sizes, strides, storage_offset)`` in
-elements; `adapters.make_view` makes the result share the input's storage and
+elements; `make_view` (_core/tensor_impl.py) makes the result share the input's storage and
 version counter on every backend, so no backend has view kernels. Composite
 views (reshape, flatten, split, ...) are written in these primitives.
 """
@@ -9,6 +9,7 @@ from math import prod as _prod
 
 from .registry import declare
 from .._core.storage import contiguous_strides, MetaArray
+from .._core.tensor_impl import make_view
 from .._dispatch.ops_namespace import aten
 
 
@@ -20,7 +21,7 @@ def wrap_dim(dim, ndim):
 
 
 def _geom(t):
-    st, off = t._strides, t._offset      # cached on views at birth (adapters.make_view)
+    st, off = t._strides, t._offset      # cached on views at birth (make_view)
     if st is None or off is None:
         return tuple(t._a.shape), t.stride(), t.storage_offset()
     return t._a.shape, st, off
@@ -292,7 +293,6 @@ _v('unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)', _un
 def _detach(self):
     """Same storage and version counter, outside autograd. Not a view for autograd (``_base`` is None, as in
     torch), so an in-place op on a detached tensor never rebases the history of the tensor it came from."""
-    from .adapters import make_view
     t = make_view(self, *_geom(self))
     t._base = None
     return t
@@ -302,7 +302,6 @@ def _unsafe_view(self, size):
     """torch's _unsafe_view: the same data seen with ``size``, but not a view for autograd: no base, and a version
     counter of its own. torch's composites use it to reshape tensors that are theirs (a fresh mm result in
     matmul), and kron's operands: a tensor saved through it is not checked against writes to the original."""
-    from .adapters import make_view
     t = make_view(self, *_view_meta(self, size))
     t._base = None
     t._vc = [0]

@@ -38,7 +38,7 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
 def _ones_like(out):
     a = out._a
     if type(a) is _np.ndarray:      # the implicit grad of a loss: skip the dispatcher on this hot path
-        from .._ops.adapters import make_tensor
+        from .._core.tensor_impl import make_tensor
         return make_tensor(_np.ones(a.shape, a.dtype), out._dtype, out._device)
     from .. import ones_like
     return ones_like(out)

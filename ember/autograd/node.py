@@ -229,7 +229,7 @@ class SavedVariable:
 
 def _strip_grad_fn(t):
     """A new handle on the same data and version counter, with no autograd history."""
-    from .._ops.adapters import make_tensor
+    from .._core.tensor_impl import make_tensor
     s = make_tensor(t._a, t._dtype, t._device)
     s._vc, s._storage, s._base = t._vc, t._storage, t._base
     if t._grad_fn is None and t._requires_grad:

@@ -60,7 +60,7 @@ def _region(base, view):
 
 
 def _make(a, like):
-    from .._ops.adapters import make_tensor
+    from .._core.tensor_impl import make_tensor
     return make_tensor(a, like._dtype, like._device)
 
 
