@@ -10,7 +10,7 @@ tensor([[2., 2., 2.],
 __version__ = '0.1.0'
 
 from ._core.dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,
-                          float64, complex64, complex128, promote_types, result_type as _result_type,
+                          float64, complex64, complex128, promote_types, can_cast, result_type as _result_type,
                           get_default_dtype, set_default_dtype, finfo, iinfo)
 from ._core.device import device, set_default_device, get_default_device
 from ._core.dispatch_key import DispatchKey

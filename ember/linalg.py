@@ -9,29 +9,27 @@ them); this module gives them their torch.linalg names.
 tensor([[0.5000, 0.0000],
         [0.0000, 0.2500]])
 """
-from ._ops.registry import DECLS as _D
+from .ops import aten
 from ._backends.cpu.linalg import LinAlgError  # noqa: F401  raised by kernels, so defined where they can reach it
 
 
-def _with_out(name):
-    d = _D[name]
-
+def _with_out(op, out_op):
     def fn(*args, out=None, **kwargs):
         if out is None:
-            return d.op.call(*args, **kwargs)
+            return op(*args, **kwargs)
         if isinstance(out, (tuple, list)):
-            names = [a.name for a in d.out_op.schema.arguments[-len(out):]]
+            names = [a.name for a in out_op.schema.arguments[-len(out):]]
             kwargs.update(zip(names, out))
-            return d.out_op.call(*args, **kwargs)
-        return d.out_op.call(*args, out=out, **kwargs)
-    fn.__name__ = fn.__qualname__ = name.replace('linalg_', '')
+            return out_op(*args, **kwargs)
+        return out_op(*args, out=out, **kwargs)
+    fn.__name__ = fn.__qualname__ = op.schema.name.replace('linalg_', '')
     fn.__doc__ = f"See torch.linalg.{fn.__name__}."
     return fn
 
 
-def _plain(name, public):
+def _plain(op, public):
     def fn(*args, out=None, **kwargs):
-        r = _D[name].op.call(*args, **kwargs)
+        r = op(*args, **kwargs)
         if out is None:
             return r
         if isinstance(r, tuple):
@@ -43,25 +41,23 @@ def _plain(name, public):
 
 
 def _resized(o, r):
-    from ._ops import adapters
-    adapters.resize_out(o, tuple(r.shape))
-    return o.copy_(r)
+    return aten._resize_output_.default(o, r.shape, o.device).copy_(r)
 
 
-matmul = _with_out('matmul')
-cross = _with_out('linalg_cross')
-inv = _with_out('linalg_inv')
-det = _with_out('linalg_det')
-slogdet = _plain('linalg_slogdet', 'slogdet')
-solve = _plain('linalg_solve', 'solve')
-cholesky = _with_out('linalg_cholesky')
-qr = _plain('linalg_qr', 'qr')
-svd = _plain('linalg_svd', 'svd')
-svdvals = _plain('linalg_svdvals', 'svdvals')
-eigh = _plain('linalg_eigh', 'eigh')
-eigvalsh = _plain('linalg_eigvalsh', 'eigvalsh')
-_norm_num, _norm_str = _plain('linalg_norm', 'norm'), _plain('_linalg_norm_str', 'norm')
-_mnorm_num, _mnorm_str = _plain('linalg_matrix_norm', 'matrix_norm'), _plain('_linalg_matrix_norm_str', 'matrix_norm')
+matmul = _with_out(aten.matmul.default, aten.matmul.out)
+cross = _with_out(aten.linalg_cross.default, aten.linalg_cross.out)
+inv = _with_out(aten.linalg_inv.default, aten.linalg_inv.out)
+det = _with_out(aten.linalg_det.default, aten.linalg_det.out)
+slogdet = _plain(aten.linalg_slogdet.default, 'slogdet')
+solve = _plain(aten.linalg_solve.default, 'solve')
+cholesky = _with_out(aten.linalg_cholesky.default, aten.linalg_cholesky.out)
+qr = _plain(aten.linalg_qr.default, 'qr')
+svd = _plain(aten.linalg_svd.default, 'svd')
+svdvals = _plain(aten.linalg_svdvals.default, 'svdvals')
+eigh = _plain(aten.linalg_eigh.default, 'eigh')
+eigvalsh = _plain(aten.linalg_eigvalsh.default, 'eigvalsh')
+_norm_num, _norm_str = _plain(aten.linalg_norm.default, 'norm'), _plain(aten.linalg_norm.ord_str, 'norm')
+_mnorm_num, _mnorm_str = _plain(aten.linalg_matrix_norm.default, 'matrix_norm'), _plain(aten.linalg_matrix_norm.str_ord, 'matrix_norm')
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
@@ -83,11 +79,11 @@ def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     return f(A, ord, dim, keepdim, dtype=dtype, out=out)
 
 
-matrix_power = _plain('linalg_matrix_power', 'matrix_power')
-multi_dot = _plain('linalg_multi_dot', 'multi_dot')
-pinv = _plain('linalg_pinv', 'pinv')
-vecdot = _plain('linalg_vecdot', 'vecdot')
-matrix_rank = _plain('linalg_matrix_rank', 'matrix_rank')
+matrix_power = _plain(aten.linalg_matrix_power.default, 'matrix_power')
+multi_dot = _plain(aten.linalg_multi_dot.default, 'multi_dot')
+pinv = _plain(aten.linalg_pinv.default, 'pinv')
+vecdot = _plain(aten.linalg_vecdot.default, 'vecdot')
+matrix_rank = _plain(aten.linalg_matrix_rank.default, 'matrix_rank')
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

@@ -77,6 +77,22 @@ def test_front_end_uses_public_api_only():
     assert checked > 40
 
 
+def test_hand_written_public_functions_call_operators_only():
+    """The hand-written public functions (_api/: overload choosers, varargs forms) and ember.linalg pick an
+    operator and call it through ``ember.ops.aten``: never the declaration table, the dispatcher, a backend or a
+    tensor's raw array. They may use _core's dtype rules (promotion, can_cast), which torch exposes too."""
+    paths = list(_py_files(os.path.join(EMBER, '_api'))) + [os.path.join(EMBER, 'linalg.py')]
+    for path in paths:
+        for mod, level in _imports(path):
+            for below in ('_ops', '_dispatch'):
+                assert below not in mod.split('.'), f'{path} imports {"." * level}{mod}'
+            if '_backends' in mod.split('.'):       # ember.linalg re-exports the kernels' LinAlgError, as torch does
+                assert path.endswith('linalg.py') and mod.endswith('cpu.linalg'), f'{path} imports {mod}'
+        src = open(path).read()
+        assert not re.search(r'\._a\b|DECLS|BY_OP', src), f'{path} reaches below the operators'
+    assert len(paths) > 8
+
+
 def test_imports_and_trains_with_torch_blocked():
     code = textwrap.dedent('''
         import sys

@@ -385,3 +385,32 @@ def test_large_clamp_with_scalar_bounds_matches_torch(dtype):
         np.testing.assert_array_equal(np.asarray(g._a), gt.numpy())
     np.testing.assert_array_equal(np.asarray(ember.clamp_min(ember.tensor(a), 0.25)._a),
                                   torch.clamp_min(torch.tensor(a), 0.25).numpy())
+
+
+@pytest.mark.parametrize('call', [
+    lambda lib, x, out: lib.max(x, 1, out=out),
+    lambda lib, x, out: lib.sort(x, 1, out=out),
+    lambda lib, x, out: lib.searchsorted(lib.tensor([0., 1.]), x, out=out[1]),
+    lambda lib, x, out: lib.cummax(x, 1, out=out),
+    lambda lib, x, out: lib.linalg.svdvals(x, out=out[0]),
+])
+def test_hand_written_out_resizes_like_torch(call):
+    """The hand-written functions' out= (aten._resize_output_): an empty output is resized silently, one with
+    elements is resized with torch's warning, and a result that cannot be cast is refused with torch's error."""
+    import warnings
+    import torch
+    for lib in (ember, torch):
+        x = lib.tensor([[3., 1., 2.], [0., 5., 4.]])
+        outs = (lib.empty(0), lib.empty(0, dtype=lib.int64))
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            call(lib, x, outs)
+        shapes = [tuple(o.shape) for o in outs]
+        big = (lib.empty(7), lib.empty(7, dtype=lib.int64))
+        with pytest.warns(UserWarning, match='was resized'):
+            call(lib, x, big)
+        unused = [s == (0,) for s in shapes]        # an output the call does not write keeps its shape
+        assert [(7,) if u else s for s, u in zip(shapes, unused)] == [tuple(o.shape) for o in big], lib
+        assert not all(unused)
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+        ember.max(ember.ones(2, 2), 1, out=(ember.empty(0, dtype=ember.int64), ember.empty(0, dtype=ember.int64)))

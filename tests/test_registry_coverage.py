@@ -18,6 +18,7 @@ TESTED_THROUGH = {
     'unique_dim': 'unique', '_to_copy': 'to', '_cdist_forward': 'cdist', 'log_sigmoid': 'nn.functional.logsigmoid',
     '_pdist_forward': 'nn.functional.pdist',
     '_strided_index': 'as_strided',                 # the index map behind as_strided's backward
+    '_resize_output_': 'max',                       # out= of the hand-written functions (test_pointwise)
     '_unsafe_view': 'kron',                         # torch's reshape inside kron and matmul (test_saved_versions)
     **{f'{m}_pad{k}d': 'pad' for m in ('reflection', 'replication') for k in (1, 2, 3)},   # pad's reflect, replicate
     # backward primitives, tested through the gradients of their forward ops

@@ -23,27 +23,18 @@ import warnings
 import numpy as np
 
 from .._core import dtype as D
-from .._ops.registry import BY_OP, DECLS
 from .._tensor import Tensor
-from .._dispatch.ops_namespace import aten
+from ..ops import aten
 
 __all__ = ['where', 'nonzero', 'scatter', 'masked_fill', 'index_fill', 'index_put', 'index_put_']
-
-
-def _op(name):
-    return BY_OP[f'aten::{name}'].op.call
-
-
-def _inplace(name):
-    return BY_OP[f'aten::{name}'].inplace_op.call
 
 
 _select = aten.select.int
 _slice = aten.slice.Tensor
 _unsqueeze = aten.unsqueeze.default
 _alias = aten.alias.default
-_index = _op('index.Tensor')
-_index_put_ = _inplace('index_put')
+_index = aten.index.Tensor
+_index_put_ = aten.index_put_.default
 _copy_ = aten.copy_.default
 _INTS = (int, np.integer)
 _SEQ_ITEMS = (slice, type(Ellipsis), type(None), list, tuple, Tensor, np.ndarray)
@@ -270,11 +261,9 @@ def where(condition, input=None, other=None, *, out=None):
     """
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
-    d = DECLS['where']
     if out is not None:
-        return d.out_op.call(condition, input, other, out=out) if d.out_op is not None else \
-            out.copy_(d.op.call(condition, input, other))
-    return d.op.call(condition, input, other)
+        return out.copy_(aten.where.self(condition, input, other))
+    return aten.where.self(condition, input, other)
 
 
 def nonzero(input, *, out=None, as_tuple=False):
@@ -299,11 +288,10 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     tensor([0., 0., 5.])
     """
     name, args = _scatter_overload(src, value, reduce)
-    f = BY_OP[f'aten::scatter.{name}']
     kw = {'reduce': reduce} if reduce is not None else {}
     if out is not None:
-        return f.out_op.call(input, dim, index, args, out=out, **kw)
-    return f.op.call(input, dim, index, args, **kw)
+        return getattr(aten.scatter, f'{name}_out')(input, dim, index, args, out=out, **kw)
+    return getattr(aten.scatter, name)(input, dim, index, args, **kw)
 
 
 def _scatter_overload(src, value, reduce):
@@ -318,7 +306,7 @@ def _scatter_overload(src, value, reduce):
 def _scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     name, args = _scatter_overload(src, value, reduce)
     kw = {'reduce': reduce} if reduce is not None else {}
-    return BY_OP[f'aten::scatter.{name}'].inplace_op.call(self, dim, index, args, **kw)
+    return getattr(aten.scatter_, name)(self, dim, index, args, **kw)
 
 
 def masked_fill(input, mask, value):
@@ -328,16 +316,16 @@ def masked_fill(input, mask, value):
     >>> ember.masked_fill(ember.zeros(3), ember.tensor([True, False, True]), 1.)
     tensor([1., 0., 1.])
     """
-    return _op('masked_fill.Tensor' if isinstance(value, Tensor) else 'masked_fill.Scalar')(input, mask, value)
+    return (aten.masked_fill.Tensor if isinstance(value, Tensor) else aten.masked_fill.Scalar)(input, mask, value)
 
 
 def _masked_fill_(self, mask, value):
-    return _inplace('masked_fill.Tensor' if isinstance(value, Tensor) else 'masked_fill.Scalar')(self, mask, value)
+    return (aten.masked_fill_.Tensor if isinstance(value, Tensor) else aten.masked_fill_.Scalar)(self, mask, value)
 
 
 def _fill_(self, value):
     # torch has two overloads: a number (fill_.Scalar) or a 0-d tensor (fill_.Tensor), e.g. ``x.fill_(t.argmax())``
-    return _inplace('fill.Tensor' if isinstance(value, Tensor) else 'fill.Scalar')(self, value)
+    return (aten.fill_.Tensor if isinstance(value, Tensor) else aten.fill_.Scalar)(self, value)
 
 
 def index_fill(input, dim, index, value):
@@ -348,12 +336,12 @@ def index_fill(input, dim, index, value):
     tensor([[7., 0.],
             [7., 0.]])
     """
-    return _op('index_fill.int_Tensor' if isinstance(value, Tensor) else 'index_fill.int_Scalar')(input, dim, index,
-                                                                                                  value)
+    return (aten.index_fill.int_Tensor if isinstance(value, Tensor) else aten.index_fill.int_Scalar)(input, dim, index,
+                                                                                                     value)
 
 
 def _index_fill_(self, dim, index, value):
-    return _inplace('index_fill.int_Tensor' if isinstance(value, Tensor) else 'index_fill.int_Scalar')(
+    return (aten.index_fill_.int_Tensor if isinstance(value, Tensor) else aten.index_fill_.int_Scalar)(
         self, dim, index, value)
 
 

@@ -1,8 +1,7 @@
 """Public product functions with torch's flexible signatures: ``einsum`` (operands as varargs or one
 list), ``tensordot`` (``dims`` as an int, a pair of lists or a tensor), ``chain_matmul``."""
-from .._ops.products import _tensordot
 from .._tensor import Tensor
-from .._dispatch.ops_namespace import aten
+from ..ops import aten
 
 __all__ = ['einsum', 'tensordot', 'chain_matmul']
 
@@ -35,7 +34,16 @@ def tensordot(a, b, dims=2, out=None):
             pass
         elif len(dims) == 2 and all(isinstance(d, list) for d in dims):
             dims = (dims[0], dims[1])
-    return _tensordot(a, b, dims, out=out)
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.dim(), b.dim()):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da, db = list(range(-dims, 0)), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    r = aten.tensordot.default(a, b, da, db)
+    return r if out is None else out.copy_(r)
 
 
 def chain_matmul(*matrices, out=None):

@@ -2,30 +2,21 @@
 ``ember.bernoulli``, ``ember.randint``, and the in-place ``Tensor`` fills (``uniform_``, ``normal_``,
 ``bernoulli_``, ``random_``, ...), which the registry declares as functional ops (see _ops/random_ops.py).
 """
-from .._ops.registry import DECLS
 from .._tensor import Tensor
-from .._dispatch.ops_namespace import aten
+from ..ops import aten
 
 __all__ = ['normal', 'bernoulli', 'randint']
 
 
-def _op(name):
-    return DECLS[name].op.call
-
-
-def _call(decl_name, args, kwargs, out):
-    d = DECLS[decl_name]
+def _call(packet, overload, args, kwargs, out):
     if out is not None:
-        return d.out_op.call(*args, out=out, **kwargs)
-    return d.op.call(*args, **kwargs)
+        return getattr(packet, f'{overload}_out' if overload else 'out')(*args, out=out, **kwargs)
+    return getattr(packet, overload or 'default')(*args, **kwargs)
 
 
 def _into(out, r):
     """Write a factory's result into ``out=`` (resized as torch does)."""
-    from .._ops import adapters
-    if tuple(out.shape) != tuple(r.shape):
-        adapters.resize_out(out, tuple(r.shape))
-    return out.copy_(r)
+    return aten._resize_output_.default(out, r.shape, out.device).copy_(r)
 
 
 def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -38,17 +29,17 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     """
     tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
     if tm and ts:
-        r = _call('_normal_tensor_tensor', (mean, std), {'generator': generator}, out)
+        r = _call(aten.normal, 'Tensor_Tensor', (mean, std), {'generator': generator}, out)
     elif tm:
-        r = _call('normal', (mean, float(std)), {'generator': generator}, out)
+        r = _call(aten.normal, 'Tensor_float', (mean, float(std)), {'generator': generator}, out)
     elif ts:
-        r = _call('_normal_float_tensor', (float(mean), std), {'generator': generator}, out)
+        r = _call(aten.normal, 'float_Tensor', (float(mean), std), {'generator': generator}, out)
     else:
         if size is None:
             raise TypeError("normal() received an invalid combination of arguments - got (float, float), but "
                             "expected one of: (Tensor mean, Tensor std), (Tensor mean, float std), (float mean, "
                             "Tensor std), (float mean, float std, tuple of ints size)")
-        r = _op('_normal_float_float')(float(mean), float(std), tuple(size), generator=generator, dtype=dtype,
+        r = aten.normal.float_float(float(mean), float(std), tuple(size), generator=generator, dtype=dtype,
                                        device=device)
         if out is not None:
             return _into(out, r)
@@ -65,8 +56,8 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     [1.0, 1.0, 1.0]
     """
     if p is None:
-        return _call('bernoulli', (input,), {'generator': generator}, out)
-    r = _op('_bernoulli_p')(input, float(p), generator=generator)
+        return _call(aten.bernoulli, '', (input,), {'generator': generator}, out)
+    r = aten.bernoulli.p(input, float(p), generator=generator)
     return r if out is None else _into(out, r)
 
 
@@ -89,7 +80,7 @@ def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
         raise TypeError("randint() received an invalid combination of arguments - expected one of: (int high, "
                         "tuple of ints size, *, torch.Generator generator, ...), (int low, int high, tuple of ints "
                         "size, *, torch.Generator generator, ...)")
-    r = _op('_randint')(int(low), int(high), tuple(size), generator=generator, dtype=dtype, device=device)
+    r = aten.randint.low(int(low), int(high), tuple(size), generator=generator, dtype=dtype, device=device)
     if out is not None:
         return _into(out, r)
     if requires_grad:
@@ -101,10 +92,10 @@ def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
 
 def _bernoulli_method(self, p=None, *, generator=None):
     if p is None:
-        return _op('bernoulli')(self, generator=generator)
+        return aten.bernoulli.default(self, generator=generator)
     if isinstance(p, Tensor):
         return aten.bernoulli.Tensor(self, p, generator=generator)
-    return _op('_bernoulli_p')(self, float(p), generator=generator)
+    return aten.bernoulli.p(self, float(p), generator=generator)
 
 
 def _bernoulli_(self, p=0.5, *, generator=None):
@@ -137,6 +128,6 @@ Tensor.bernoulli = _bernoulli_method
 Tensor.bernoulli_ = _bernoulli_
 Tensor.random_ = _random_
 Tensor.uniform_ = _uniform_
-for _name, _decl in (('normal_', 'normal_functional'), ('exponential_', 'exponential'), ('geometric_', 'geometric'),
-                     ('cauchy_', 'cauchy'), ('log_normal_', 'log_normal')):
-    setattr(Tensor, _name, DECLS[_decl].inplace_op.call)
+Tensor.normal_ = aten.normal_functional_.default.call     # .call: the entry point, a function that binds as a method
+for _name in ('exponential_', 'geometric_', 'cauchy_', 'log_normal_'):
+    setattr(Tensor, _name, getattr(aten, _name).default.call)

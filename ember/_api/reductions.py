@@ -9,15 +9,14 @@ import sys
 import types
 from collections import namedtuple
 
-from .._ops.registry import DECLS
 from .._tensor import Tensor
+from .._core.dtype import check_cast
+from ..ops import aten
+
+_resize_output_ = aten._resize_output_.default
 
 __all__ = ['max', 'min', 'var', 'std', 'var_mean', 'std_mean', 'norm', 'sort', 'topk', 'kthvalue', 'median',
            'mode', 'nanmedian', 'cummax', 'cummin', 'aminmax', 'return_types']
-
-
-def _op(name):
-    return DECLS[name].op.call
 
 
 # --- return types ----------------------------------------------------------------
@@ -45,13 +44,11 @@ _RT = return_types
 
 def _write_out(out, res):
     """``out=`` for the hand-written functions: resize (as torch does) and copy each result."""
-    from .._ops import adapters
     outs = out if isinstance(out, (tuple, list)) else (out,)
     ress = res if isinstance(res, tuple) else (res,)
     for o, r in zip(outs, ress):
-        adapters.check_cast(r.dtype, o.dtype)
-        if tuple(o.shape) != tuple(r.shape):
-            adapters.resize_out(o, tuple(r.shape))
+        check_cast(r.dtype, o.dtype)
+        _resize_output_(o, r.shape, o.device)
         o.copy_(r)
     return out if isinstance(res, tuple) else outs[0]
 
@@ -66,17 +63,19 @@ def _finish(res, out, rt=None):
 # --- max / min ---------------------------------------------------------------------
 
 def _extreme(name, pointwise):
+    packet, binary = getattr(aten, name), getattr(aten, pointwise).default
+
     def fn(input, dim=None, keepdim=False, *, other=None, out=None):
         if other is not None or isinstance(dim, Tensor):
             o = other if other is not None else dim
-            return _op(pointwise)(input, o) if out is None else _write_out(out, _op(pointwise)(input, o))
+            return binary(input, o) if out is None else _write_out(out, binary(input, o))
         if dim is None:
             if keepdim:
                 raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
                                 "keepdim=bool), but expected one of: (Tensor input), (Tensor input, int dim, bool "
                                 "keepdim = False), (Tensor input, Tensor other)")
-            return _finish(_op(f'_{name}_all')(input), out)
-        return _finish(_op(f'_{name}_dim')(input, dim, keepdim), out, getattr(_RT, name))
+            return _finish(packet.default(input), out)
+        return _finish(packet.dim(input, dim, keepdim), out, getattr(_RT, name))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"""{name}(input) -> Tensor; {name}(input, dim, keepdim=False) -> (values, indices);
     {name}(input, other) -> {pointwise}(input, other).
@@ -100,7 +99,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     min=tensor(1),
     max=tensor(3))
     """
-    return _finish(_op('aminmax')(input, dim=dim, keepdim=keepdim), out, _RT.aminmax)
+    return _finish(aten.aminmax.default(input, dim=dim, keepdim=keepdim), out, _RT.aminmax)
 
 
 # --- var / std ----------------------------------------------------------------------
@@ -122,7 +121,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     1.6666666269302368
     """
     dim, correction = _correction('var', dim, unbiased, correction)
-    return _finish(_op('_var')(input, dim, correction=correction, keepdim=keepdim), out)
+    return _finish(aten.var.correction(input, dim, correction=correction, keepdim=keepdim), out)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
@@ -132,7 +131,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     1.291
     """
     dim, correction = _correction('std', dim, unbiased, correction)
-    return _finish(_op('_std')(input, dim, correction=correction, keepdim=keepdim), out)
+    return _finish(aten.std.correction(input, dim, correction=correction, keepdim=keepdim), out)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -165,7 +164,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """
     if isinstance(dim, int):
         dim = (dim,)
-    return _finish(_op('linalg_vector_norm')(x, ord, dim, keepdim, dtype=dtype), out)
+    return _finish(aten.linalg_vector_norm.default(x, ord, dim, keepdim, dtype=dtype), out)
 
 
 def norm(input, p='fro', dim=None, keepdim=False, out=None, dtype=None):
@@ -197,7 +196,7 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     >>> sort(tensor([3, 1, 2])).indices.tolist()
     [1, 2, 0]
     """
-    return _finish(_op('_sort')(input, dim, descending, stable=stable), out, _RT.sort)
+    return _finish(aten.sort.default(input, dim, descending, stable=stable), out, _RT.sort)
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
@@ -206,7 +205,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     >>> topk(tensor([1., 5., 3.]), 2).values.tolist()
     [5.0, 3.0]
     """
-    return _finish(_op('_topk')(input, k, dim, largest, sorted), out, _RT.topk)
+    return _finish(aten.topk.default(input, k, dim, largest, sorted), out, _RT.topk)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
@@ -215,7 +214,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     >>> kthvalue(tensor([4., 1., 3.]), 2).values.item()
     3.0
     """
-    return _finish(_op('_kthvalue')(input, k, dim, keepdim), out, _RT.kthvalue)
+    return _finish(aten.kthvalue.default(input, k, dim, keepdim), out, _RT.kthvalue)
 
 
 def median(input, dim=None, keepdim=False, *, out=None):
@@ -225,8 +224,8 @@ def median(input, dim=None, keepdim=False, *, out=None):
     2.0
     """
     if dim is None:
-        return _finish(_op('_median_all')(input), out)
-    return _finish(_op('_median_dim')(input, dim, keepdim), out, _RT.median)
+        return _finish(aten.median.default(input), out)
+    return _finish(aten.median.dim(input, dim, keepdim), out, _RT.median)
 
 
 def nanmedian(input, dim=None, keepdim=False, *, out=None):
@@ -236,8 +235,8 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
     2.0
     """
     if dim is None:
-        return _finish(_op('_nanmedian_all')(input), out)
-    return _finish(_op('_nanmedian_dim')(input, dim, keepdim), out, _RT.nanmedian)
+        return _finish(aten.nanmedian.default(input), out)
+    return _finish(aten.nanmedian.dim(input, dim, keepdim), out, _RT.nanmedian)
 
 
 def mode(input, dim=-1, keepdim=False, *, out=None):
@@ -246,7 +245,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     >>> mode(tensor([1, 2, 2, 3])).values.item()
     2
     """
-    return _finish(_op('_mode')(input, dim, keepdim), out, _RT.mode)
+    return _finish(aten.mode.default(input, dim, keepdim), out, _RT.mode)
 
 
 def cummax(input, dim, *, out=None):
@@ -255,7 +254,7 @@ def cummax(input, dim, *, out=None):
     >>> cummax(tensor([1, 3, 2]), 0).values.tolist()
     [1, 3, 3]
     """
-    return _finish(_op('_cummax')(input, dim), out, _RT.cummax)
+    return _finish(aten.cummax.default(input, dim), out, _RT.cummax)
 
 
 def cummin(input, dim, *, out=None):
@@ -264,7 +263,7 @@ def cummin(input, dim, *, out=None):
     >>> cummin(tensor([3, 1, 2]), 0).indices.tolist()
     [0, 1, 1]
     """
-    return _finish(_op('_cummin')(input, dim), out, _RT.cummin)
+    return _finish(aten.cummin.default(input, dim), out, _RT.cummin)
 
 
 def _methods():

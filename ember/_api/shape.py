@@ -1,20 +1,15 @@
 """Hand-written entry points for joining and shape operators whose torch signatures are not one schema:
 overload choosers (``repeat_interleave`` with an int or a tensor), varargs forms (``meshgrid(a, b)``,
 ``atleast_2d(a, b)``) and Python-value results (``unique`` returning a tensor or a tuple)."""
-from .._ops.registry import BY_OP, DECLS
 from .._tensor import Tensor
-from .._dispatch.ops_namespace import aten
+from ..ops import aten
 
 __all__ = ['cat', 'concat', 'concatenate', 'stack', 'repeat_interleave', 'meshgrid', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'unique',
            'unique_consecutive', 'searchsorted', 'broadcast_tensors', 'cartesian_prod', 'block_diag']
 
 
-def _op(name):
-    return BY_OP[f'aten::{name}'].op.call
-
-
 def _joiner(name, empty_error):
-    decl = DECLS[name]
+    op = getattr(aten, name)
 
     def fn(tensors, dim=0, *, axis=None, out=None):
         if axis is not None:        # torch accepts NumPy's name for dim
@@ -24,10 +19,10 @@ def _joiner(name, empty_error):
         if len(tensors) == 0:
             raise empty_error
         if out is not None:
-            return decl.out_op.call(tensors, dim, out=out)
-        return decl.op.call(tensors, dim)
+            return op.out(tensors, dim, out=out)
+        return op.default(tensors, dim)
     fn.__name__ = fn.__qualname__ = name
-    fn._op = decl.op
+    fn._op = op.default
     fn.__doc__ = f"""torch.{name}: join tensors along ``dim`` (an empty list is an error, as in torch).
 
     >>> import ember
@@ -50,10 +45,10 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     tensor([1, 1, 2, 2])
     """
     if repeats is None:
-        return _op('repeat_interleave.Tensor')(input, output_size=output_size)
+        return aten.repeat_interleave.Tensor(input, output_size=output_size)
     if isinstance(repeats, Tensor):
-        return _op('repeat_interleave.self_Tensor')(input, repeats, dim, output_size=output_size)
-    return _op('repeat_interleave.self_int')(input, int(repeats), dim, output_size=output_size)
+        return aten.repeat_interleave.self_Tensor(input, repeats, dim, output_size=output_size)
+    return aten.repeat_interleave.self_int(input, int(repeats), dim, output_size=output_size)
 
 
 def _seq(tensors):
@@ -98,12 +93,12 @@ def meshgrid(*tensors, indexing=None):
 
 
 def _atleast(n):
-    from .._ops.shape import atleast_nd
+    atleast_nd = getattr(aten, f'atleast_{n}d').default
 
     def fn(*tensors):
         if len(tensors) == 1 and isinstance(tensors[0], Tensor):
-            return atleast_nd(tensors[0], n)
-        return tuple(atleast_nd(t, n) for t in _seq(tensors))
+            return atleast_nd(tensors[0])
+        return tuple(atleast_nd(t) for t in _seq(tensors))
     fn.__name__ = fn.__qualname__ = f'atleast_{n}d'
     fn.__doc__ = f"""Views of the inputs with at least {n} dimensions.
 
@@ -125,9 +120,9 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     tensor([1, 3])
     """
     if dim is None:
-        out, inv, cnt = _op('_unique2')(input, sorted, return_inverse, return_counts)
+        out, inv, cnt = aten._unique2.default(input, sorted, return_inverse, return_counts)
     else:
-        out, inv, cnt = _op('unique_dim')(input, dim, sorted, return_inverse, return_counts)
+        out, inv, cnt = aten.unique_dim.default(input, dim, sorted, return_inverse, return_counts)
     return _pick(out, inv, cnt, return_inverse, return_counts)
 
 
@@ -148,7 +143,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     >>> ember.unique_consecutive(ember.tensor([1, 1, 2, 1]))
     tensor([1, 2, 1])
     """
-    out, inv, cnt = _op('unique_consecutive')(input, return_inverse, return_counts, dim)
+    out, inv, cnt = aten.unique_consecutive.default(input, return_inverse, return_counts, dim)
     return _pick(out, inv, cnt, return_inverse, return_counts)
 
 
@@ -160,17 +155,13 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     tensor([1, 3])
     """
     if not isinstance(input, Tensor):
-        r = _op('searchsorted.Scalar')(sorted_sequence, input, out_int32=out_int32, right=right, side=side,
+        r = aten.searchsorted.Scalar(sorted_sequence, input, out_int32=out_int32, right=right, side=side,
                                        sorter=sorter)
     else:
-        r = _op('searchsorted.Tensor')(sorted_sequence, input, out_int32=out_int32, right=right, side=side,
+        r = aten.searchsorted.Tensor(sorted_sequence, input, out_int32=out_int32, right=right, side=side,
                                        sorter=sorter)
     if out is not None:
-        from .._ops import adapters
-        if tuple(out.shape) != tuple(r.shape):
-            adapters.resize_out(out, tuple(r.shape))
-        out.copy_(r)
-        return out
+        return aten._resize_output_.default(out, r.shape, out.device).copy_(r)
     return r
 
 

@@ -2,7 +2,7 @@
 dtype, as torch's ``quantile.scalar`` overload does."""
 from .._tensor import Tensor
 from .reductions import _write_out
-from .._dispatch.ops_namespace import aten
+from ..ops import aten
 
 __all__ = ['quantile', 'nanquantile']
 

@@ -148,6 +148,25 @@ def _promote_pair(a, b):
 _PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
 
 
+def can_cast(from_, to):
+    """torch.can_cast: whether a value of dtype ``from_`` may be written into a tensor of dtype ``to`` without
+    going down a category (bool < integer < floating < complex), the rule for in-place and ``out=`` results.
+
+    >>> import ember
+    >>> ember.can_cast(ember.int64, ember.float16), ember.can_cast(ember.float32, ember.int32)
+    (True, False)
+    """
+    return from_.category <= to.category
+
+
+def check_cast(res, out):
+    """Raise torch's error for writing a result of dtype ``res`` into an output of dtype ``out`` that
+    ``can_cast`` refuses."""
+    if res.category > out.category:
+        raise RuntimeError(f"result type {scalar_name(res)} can't be cast to the desired output type "
+                           f"{scalar_name(out)}")
+
+
 def promote_types(a, b):
     """The smallest dtype both ``a`` and ``b`` convert to, as torch.promote_types.
 

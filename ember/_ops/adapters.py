@@ -18,7 +18,7 @@ import numpy as np
 
 from .._dispatch.codegen import compile_function
 from .._core import device as _devmod
-from .._core.dtype import from_numpy_dtype, scalar_name as _tname
+from .._core.dtype import from_numpy_dtype, check_cast
 from .._core.storage import MetaArray
 from .._core.dispatch_key import DispatchKey
 from .._core.tensor_impl import TensorImpl, make_tensor, adopt, make_view
@@ -261,14 +261,6 @@ def check_inplace_shape(self_shape, shape):
     if tuple(self_shape) != tuple(shape):
         raise RuntimeError(f"output with shape {_shape_str(self_shape)} doesn't match the broadcast shape "
                            f"{_shape_str(shape)}")
-
-
-def check_cast(res, out):
-    """torch's rule for writing a result into an existing tensor: no category downgrade."""
-    if res.category > out.category:
-        raise RuntimeError(f"result type {_tname(res)} can't be cast to the desired output type {_tname(out)}")
-
-
 
 
 def write_into(dst, src_arr):

@@ -103,4 +103,14 @@ declare('fill.Scalar(Tensor self, Scalar value) -> Tensor', meta=_fill_meta, inp
 # flows to it as the sum of the output's gradient
 declare('fill.Tensor(Tensor self, Tensor value) -> Tensor', meta=_fill_meta, inplace=True, function=False,
         tags=('overlap_ok',), derivatives={'self': lambda grad: grad * 0, 'value': lambda grad: grad.sum()})
+def _resize_output_(self, size, device):
+    if tuple(self.shape) != tuple(size):
+        adapters.resize_out(self, tuple(size))
+    return self
+
+
+# torch's out= helper: resize an output that has the wrong shape (warning when it held elements), for the
+# hand-written functions that write their results into out= tensors
+declare('_resize_output_(Tensor(a!) self, SymInt[] size, Device device) -> Tensor(a!)', explicit=_resize_output_,
+        method=False, function=False, differentiable=False)
 declare('zero_(Tensor(a!) self) -> Tensor(a!)', composite=lambda self: self.fill_(0), function=False)

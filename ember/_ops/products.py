@@ -845,17 +845,12 @@ declare('einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor',
 
 # --- composites over the products --------------------------------------------------------------------
 
-def _tensordot(a, b, dims=2, out=None):
-    if isinstance(dims, int):
-        if dims < 0:
-            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        if dims > min(a.dim(), b.dim()):
-            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
-        da, db = list(range(-dims, 0)), list(range(dims))
-    else:
-        da, db = dims[0], dims[1]
-        da = [da] if isinstance(da, int) else list(da)
-        db = [db] if isinstance(db, int) else list(db)
+def _tensordot(a, b, dims):
+    """Contract the dims ``dims[0]`` of ``a`` with ``dims[1]`` of ``b`` (ember.tensordot, _api/linalg.py, turns
+    an int ``dims`` into these lists)."""
+    da, db = dims[0], dims[1]
+    da = [da] if isinstance(da, int) else list(da)
+    db = [db] if isinstance(db, int) else list(db)
     if len(da) != len(db):
         raise RuntimeError("both dimension lists should have same length")
     if a.dtype is not b.dtype:
@@ -875,8 +870,7 @@ def _tensordot(a, b, dims=2, out=None):
     if pa is None:      # size-1 contracted dims broadcast (torch sums the other side over them)
         return aten.einsum.default(_tensordot_eq(a.dim(), b.dim(), da, db), [a, b])
     pb = b.permute(db + kb).reshape(n, _prod(b.shape[d] for d in kb))
-    r = pa.mm(pb).reshape([a.shape[d] for d in ka] + [b.shape[d] for d in kb])
-    return r if out is None else out.copy_(r)
+    return pa.mm(pb).reshape([a.shape[d] for d in ka] + [b.shape[d] for d in kb])
 
 
 def _tensordot_eq(na, nb, da, db):

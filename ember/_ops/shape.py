@@ -419,6 +419,11 @@ def atleast_nd(t, n):
     return t.unsqueeze(0).unsqueeze(-1) if t.dim() == 1 else t.unsqueeze(-1)
 
 
+for _n in (1, 2, 3):      # torch's aten::atleast_Nd; ember.atleast_Nd (_api/shape.py) adds the varargs form
+    declare(f'atleast_{_n}d(Tensor self) -> Tensor', composite=lambda self, _n=_n: atleast_nd(self, _n),
+            method=False, function=False)
+
+
 def _hstack(tensors):
     ts = [atleast_nd(t, 1) for t in tensors]
     return aten.cat.default(ts, 0 if ts and ts[0].dim() == 1 else 1)

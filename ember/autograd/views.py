@@ -174,7 +174,7 @@ def regenerate(view):
     name = view._multi_view
     if name is not None:
         raise RuntimeError(_MULTI_VIEW_STALE.format(nr=view._output_nr, fn=name[:-len('Backward0')]))
-    if view._dtype_view is not None:          # NOTE [complex views] in _api/pointwise.py
+    if view._dtype_view is not None:          # NOTE [complex views] in _ops/complex_views.py
         raise RuntimeError("ember: this .real/.imag/view_as_real/view_as_complex view was made before its base "
                            "was modified in place; take the view again after the in-place operation")
     base = view._base

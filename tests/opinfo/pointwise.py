@@ -132,6 +132,13 @@ unary('atanh', -0.9, 0.9, special=False)
 unary('acosh', 1.2, 4, special=False)
 unary('angle')
 unary('conj_physical')
+# NOTE [complex views]: views that reinterpret the dtype (strides and offset compared in the new dtype's elements)
+op('real', unary_samples(), dtypes=('float32', 'complex64', 'complex128'), view=True,
+   grad_dtypes=('float64', 'complex128'))
+op('imag', unary_samples(), dtypes=('complex64', 'complex128'), view=True, grad_dtypes=('complex128',))
+op('view_as_real', unary_samples(), dtypes=('complex64', 'complex128'), view=True, grad_dtypes=('complex128',))
+op('view_as_complex', lambda dtype: iter([S(Arg((3, 2))), S(Arg((2, 4, 2))), S(Arg((0, 2))), S(Arg((2,)))]),
+   dtypes=('float32', 'float64'), view=True)
 op('complex', binary_samples(scalars=False), dtypes=('float32', 'float64'))
 op('polar', binary_samples(low=0.1, scalars=False), dtypes=('float32', 'float64'))
 op('atan2', binary_samples(), dtypes=ALL_NUMERIC)
