@@ -73,3 +73,31 @@ def test_fill_and_zero_may_write_into_an_expanded_tensor(lib):
     assert base.tolist() == [[5.0], [5.0], [5.0]]
     x.zero_()
     assert base.tolist() == [[0.0], [0.0], [0.0]]
+
+
+@pytest.mark.parametrize('device', ['cpu', 'meta'])
+def test_view_replay_runs_in_operators(device):
+    """Rebasing a base after an in-place write into its view (CopySlices) computes the region and the gradient
+    maps with operators: it works on Meta, and a dispatch mode sees the backward's index_fill/index_select."""
+    from ember.utils._python_dispatch import TorchDispatchMode
+
+    class Log(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = ember.randn(4, 4, device=device, requires_grad=True)
+    b = x.clone()
+    b[1:3, ::2].mul_(3)
+    with Log() as log:
+        b.sum().backward()
+    assert x.grad.device.type == device and tuple(x.grad.shape) == (4, 4)
+    assert 'aten.index_fill.int_Scalar' in log.ops and 'aten.index_select.default' in log.ops
+    if device == 'cpu':
+        expected = ember.ones(4, 4)
+        expected[1:3, ::2] = 3
+        assert ember.equal(x.grad, expected)

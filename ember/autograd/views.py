@@ -13,21 +13,22 @@ is "the old base, with the view's region replaced by tmp". So the base gets a
 
 The view's own ``grad_fn`` is then regenerated from the base (an
 ``AsStridedBackward0`` that embeds the view's gradient into the base's shape),
-as torch does. The region is a fixed array of flat indices into the base
-(computed once from the two geometries), and the three gradient maps
-(extract the region, embed it, zero it) are autograd Functions that are each
-other's adjoints, so ``create_graph=True`` differentiates through them again.
+as torch does. The region is a fixed int64 tensor of flat indices into the base
+(computed once from the two geometries, with operators), and the three
+gradient maps (extract the region, embed it, zero it) are operators
+(index_select, index_copy, index_fill), so they run on any backend, Python
+modes see them, and ``create_graph=True`` differentiates through them again.
 
 ``copy_`` has its own Autograd kernel (``CopyBackwards``): the gradient goes to
 ``src`` (summed to its shape, cast to its dtype and device) and the
 overwritten tensor's old value gets zeros.
 """
-import numpy as np
-from numpy.lib.stride_tricks import as_strided
+from math import prod
 
+from .._core.dtype import int64 as _int64
 from .._core.dispatch_key import AUTOGRAD_BIT, DispatchKey, below
 from .._core.tensor_impl import TensorImpl
-from .function import Function
+from .._dispatch.ops_namespace import aten
 from .node import Node, gradient_edge
 
 _BELOW = below(DispatchKey.Autograd)
@@ -46,65 +47,37 @@ def check_inplace(self):
 
 
 def _region(base, view):
-    """Flat (C-order) indices into ``base`` of each element of ``view``, shaped like ``view``."""
-    b, v = base._a, view._a
+    """Flat (C-order) indices into ``base`` of each element of ``view`` (an int64 tensor, flattened in the view's
+    C order), computed with operators from the two geometries: number the base's elements in a buffer laid out
+    like the storage, then read that buffer through the view's geometry."""
+    dev = base.device
+    bshape, vshape, bst, vst = tuple(base.shape), tuple(view.shape), base.stride(), view.stride()
     boff, voff = base.storage_offset(), view.storage_offset()
-    bst, vst = base.stride(), view.stride()
     ext = lambda off, shape, st: off + sum((n - 1) * s for n, s in zip(shape, st)) + 1 if all(shape) else off
-    buf = np.full(max(ext(boff, b.shape, bst), ext(voff, v.shape, vst), 1), -1, np.int64)
-    as_strided(buf[boff:], b.shape, tuple(s * 8 for s in bst))[...] = np.arange(b.size).reshape(b.shape)
-    idx = as_strided(buf[voff:], v.shape, tuple(s * 8 for s in vst)).copy()
-    if idx.size and idx.min() < 0:
+    n = max(ext(boff, bshape, bst), ext(voff, vshape, vst), 1)
+    numbered = aten.full.default((n,), -1, dtype=_int64, device=dev).index_copy(
+        0, aten._strided_index.default(bshape, bst, boff, device=dev),
+        aten.arange.default(base.numel(), dtype=_int64, device=dev))
+    idx = numbered.index_select(0, aten._strided_index.default(vshape, vst, voff, device=dev))
+    if dev.type != 'meta' and idx.numel() and bool((idx < 0).any()):
         raise RuntimeError("in-place operation on a view that is not inside its base's elements")
     return idx
 
 
-def _make(a, like):
-    from .._core.tensor_impl import make_tensor
-    return make_tensor(a, like._dtype, like._device)
+# The three gradient maps, in operators (each differentiable, so create_graph=True records them):
+# extract the region (base's shape -> the view's), embed it (the view's -> zeros of the base's shape), zero it.
+
+def _extract(g, idx, view_shape):
+    return g.reshape(-1).index_select(0, idx).reshape(view_shape)
 
 
-class _Extract(Function):
-    """g (base's shape) -> g at the region (the view's shape)."""
-
-    @staticmethod
-    def forward(ctx, g, idx, base_shape):
-        ctx.idx, ctx.base_shape = idx, base_shape
-        return _make(np.ascontiguousarray(g._a).reshape(-1)[idx.reshape(-1)].reshape(idx.shape), g)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _Embed.apply(g, ctx.idx, ctx.base_shape), None, None
+def _embed(r, idx, base_shape):
+    z = aten.zeros.default((prod(base_shape),), dtype=r.dtype, device=r.device)
+    return z.index_copy(0, idx, r.reshape(-1)).reshape(base_shape)
 
 
-class _Embed(Function):
-    """r (the view's shape) -> zeros of the base's shape with r at the region."""
-
-    @staticmethod
-    def forward(ctx, r, idx, base_shape):
-        ctx.idx, ctx.base_shape = idx, base_shape
-        z = np.zeros(base_shape, r._a.dtype)
-        z.reshape(-1)[idx] = r._a
-        return _make(z, r)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _Extract.apply(g, ctx.idx, ctx.base_shape), None, None
-
-
-class _ZeroRegion(Function):
-    """g -> g with the region zeroed (its own adjoint)."""
-
-    @staticmethod
-    def forward(ctx, g, idx):
-        ctx.idx = idx
-        out = np.array(g._a, copy=True, order='C')
-        out.reshape(-1)[idx] = 0
-        return _make(out, g)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _ZeroRegion.apply(g, ctx.idx), None
+def _zero_region(g, idx):
+    return g.reshape(-1).index_fill(0, idx, 0).reshape(g.shape)
 
 
 class CopySlices(Node):
@@ -114,17 +87,17 @@ class CopySlices(Node):
     def name(self):
         return 'torch::autograd::CopySlices'
 
-    def __init__(self, idx, base_shape):
+    def __init__(self, idx, view_shape):
         super().__init__()
-        self._idx, self._base_shape = idx, base_shape
+        self._idx, self._view_shape = idx, view_shape
 
     def apply(self, grads):
         g = grads[0]
         if g is None:
             return (None, None)
         (b, _), (t, _) = self.next_functions
-        return (_ZeroRegion.apply(g, self._idx) if b is not None else None,
-                _Extract.apply(g, self._idx, self._base_shape) if t is not None else None)
+        return (_zero_region(g, self._idx) if b is not None else None,
+                _extract(g, self._idx, self._view_shape) if t is not None else None)
 
 
 class AsStridedBackward0(Node):
@@ -137,7 +110,7 @@ class AsStridedBackward0(Node):
 
     def apply(self, grads):
         g = grads[0]
-        return (None if g is None else _Embed.apply(g, self._idx, self._base_shape),)
+        return (None if g is None else _embed(g, self._idx, self._base_shape),)
 
 
 # NOTE [view history]: every rebase bumps the base's ``_hist`` counter: an in-place write with history
@@ -151,8 +124,7 @@ def copy_slices(view, tmp):
     """Rebase ``view._base`` after ``view`` was overwritten with ``tmp`` (which has a grad_fn)."""
     base = view._base
     idx = _region(base, view)
-    shape = tuple(base._a.shape)
-    node = CopySlices(idx, shape)
+    node = CopySlices(idx, tuple(view.shape))
     base_edge = gradient_edge(base) if base._keys & AUTOGRAD_BIT else (None, 0)
     node.next_functions = (base_edge, (tmp._grad_fn, tmp._output_nr))
     base._grad_fn, base._output_nr = node, 0
@@ -162,7 +134,7 @@ def copy_slices(view, tmp):
 
 
 def _set_view_history(view, base, idx):
-    regen = AsStridedBackward0(idx, tuple(base._a.shape))
+    regen = AsStridedBackward0(idx, tuple(base.shape))
     regen.next_functions = ((base._grad_fn, base._output_nr),)
     view._grad_fn, view._output_nr = regen, 0
     view._keys |= AUTOGRAD_BIT
@@ -227,7 +199,7 @@ def _copy_kernel(op):
         redispatch(ks & _BELOW, self, src, non_blocking)
         if not (self_req or src_req) or not (self._dtype.is_floating_point or self._dtype.is_complex):
             return self
-        node = CopyBackwards((tuple(src._a.shape), src._dtype, src._device))
+        node = CopyBackwards((tuple(src.shape), src._dtype, src._device))
         self_edge = gradient_edge(self) if self_req and self._base is None else (None, 0)
         node.next_functions = (self_edge, gradient_edge(src) if src_req else (None, 0))
         from .kernels import rebase_history
@@ -320,7 +292,7 @@ def multi_view(self, make_pieces, dim, name, join='cat'):
         return make_pieces()
     with no_grad():
         pieces = make_pieces()
-    node = _node_class(name)(dim, [tuple(p._a.shape) for p in pieces], self._dtype, self._device, join)
+    node = _node_class(name)(dim, [tuple(p.shape) for p in pieces], self._dtype, self._device, join)
     node.next_functions = (gradient_edge(self),)
     hist = self._hist
     for i, p in enumerate(pieces):
