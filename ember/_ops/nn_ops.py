@@ -379,7 +379,8 @@ def _gather_pooled(g, indices, nd=2):
     return flat.gather(-1, idx).reshape(tuple(indices.shape))
 
 
-def _declare_pools(nd):
+def _declare_pools(nd, schemas):
+    """Declare max_pool{nd}d_with_indices, avg_pool{nd}d and their backwards (schemas written out at the calls)."""
     name = f'max_pool{nd}d'
 
     def max_meta(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
@@ -409,34 +410,45 @@ def _declare_pools(nd):
         _check_pool_grad(grad_output, _pool_meta(self, kernel_size, stride, padding, 1, ceil_mode, nd))
         return tuple(self.shape), self._dtype
 
-    i = f'int[{nd}]'
-    declare(f'max_pool{nd}d_with_indices(Tensor self, {i} kernel_size, {i} stride=[], {i} padding=0, '
-            f'{i} dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)', meta=max_meta, method=False, nn=True,
+    max_schema, max_backward_schema, avg_schema, avg_backward_schema = schemas
+    declare(max_schema, meta=max_meta, method=False, nn=True,
             derivatives={'self': lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1:
-                         getattr(aten, f'max_pool{nd}d_with_indices_backward').default(grad, self, kernel_size, stride, padding,
-                               dilation, ceil_mode, result1)})
-    declare(f'max_pool{nd}d_with_indices_backward(Tensor grad_output, Tensor self, {i} kernel_size, {i} stride, '
-            f'{i} padding, {i} dilation, bool ceil_mode, Tensor indices) -> Tensor', meta=max_grad_meta,
-            method=False,
-            derivatives={'grad_output': lambda grad, indices: _gather_pooled(grad, indices, nd),
-                         'self': lambda grad: aten.zeros_like.default(grad)})
-    declare(f'avg_pool{nd}d(Tensor self, {i} kernel_size, {i} stride=[], {i} padding=0, bool ceil_mode=False, '
-            'bool count_include_pad=True, int? divisor_override=None) -> Tensor', meta=avg_meta, method=False,
-            nn=True,
-            derivatives={'self': lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                         divisor_override: getattr(aten, f'avg_pool{nd}d_backward').default(grad, self, kernel_size, stride, padding,
-                                                 ceil_mode, count_include_pad, divisor_override)})
-    declare(f'avg_pool{nd}d_backward(Tensor grad_output, Tensor self, {i} kernel_size, {i} stride, {i} padding, '
-            'bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor', meta=avg_grad_meta,
-            method=False,
-            derivatives={'grad_output': lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                         divisor_override: getattr(aten, f'avg_pool{nd}d').default(grad, kernel_size, stride, padding, ceil_mode,
-                                                 count_include_pad, divisor_override),
-                         'self': lambda grad: aten.zeros_like.default(grad)})
+                         max_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)})
+    max_backward = declare(max_backward_schema, meta=max_grad_meta, method=False,
+                           derivatives={'grad_output': lambda grad, indices: _gather_pooled(grad, indices, nd),
+                                        'self': lambda grad: aten.zeros_like.default(grad)})
+    avg = declare(avg_schema, meta=avg_meta, method=False, nn=True,
+                  derivatives={'self': lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                               divisor_override: avg_backward(grad, self, kernel_size, stride, padding, ceil_mode,
+                                                              count_include_pad, divisor_override)})
+    avg_backward = declare(avg_backward_schema, meta=avg_grad_meta, method=False,
+                           derivatives={'grad_output': lambda grad, kernel_size, stride, padding, ceil_mode,
+                                        count_include_pad, divisor_override: avg(grad, kernel_size, stride, padding,
+                                                                                 ceil_mode, count_include_pad,
+                                                                                 divisor_override),
+                                        'self': lambda grad: aten.zeros_like.default(grad)})
 
 
-_declare_pools(2)
-_declare_pools(3)
+_declare_pools(2, (
+    'max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], '
+    'int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)',
+    'max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, '
+    'int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, '
+    'Tensor indices) -> Tensor',
+    'avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, '
+    'bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor',
+    'avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, '
+    'int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor'))
+_declare_pools(3, (
+    'max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], '
+    'int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)',
+    'max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, '
+    'int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, '
+    'Tensor indices) -> Tensor',
+    'avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, '
+    'bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor',
+    'avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, '
+    'int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor'))
 
 
 def _declare_adaptive_avg(nd):
