@@ -281,22 +281,17 @@ def _svdvals_meta(A):
     return _svd_meta(A, False)[1]
 
 
-def _needs_grad(A):
-    from ..autograd.grad_mode import is_grad_enabled
-    return A.requires_grad and is_grad_enabled()
+def _svdvals_grad(grad, A):
+    U, _, Vh = aten.linalg_svd.default(A, False)
+    return (U * grad.unsqueeze(-2).to(U.dtype)) @ Vh
 
 
-def _svdvals(A):
-    """As torch: with a gradient to compute, the singular values come from the full decomposition, whose
-    backward saves U, S and Vh (not A); without one, from the cheaper values-only kernel."""
-    if _needs_grad(A):
-        return aten.linalg_svd.default(A, False)[1]
-    return aten._linalg_svdvals.default(A)
-
-
-declare('_linalg_svdvals(Tensor A) -> Tensor', meta=_svdvals_meta, method=False, function=False,
-        differentiable=False)
-declare('linalg_svdvals(Tensor A) -> Tensor', composite=_svdvals, method=False, function=False)
+# As torch: with a gradient to compute, the singular values come from the full decomposition, whose backward
+# saves U, S and Vh (not A): the autograd_composite; without one, from the cheaper values-only kernel.
+declare('linalg_svdvals(Tensor A) -> Tensor', meta=_svdvals_meta, method=False, function=False,
+        derivatives={'A': _svdvals_grad}, autograd_composite=lambda A: aten.linalg_svd.default(A, False)[1],
+        primitive_because="torch's composite asks the grad mode to pick _linalg_svd with or without U and Vh; "
+                          "here the autograd_composite makes that choice")
 
 
 def _svd(self, some=True, compute_uv=True):
@@ -336,17 +331,18 @@ def _eigvalsh_meta(A, UPLO='L'):
     return _eigh_meta(A, UPLO)[0]
 
 
-def _eigvalsh(A, UPLO='L'):
-    """As torch: with a gradient to compute, eigh's eigenvalues (its backward saves eigenvalues and vectors,
-    not A); without one, the values-only kernel."""
-    if _needs_grad(A):
-        return aten.linalg_eigh.default(A, UPLO)[0]
-    return aten._linalg_eigvalsh.default(A, UPLO)
+def _eigvalsh_grad(grad, A, UPLO):
+    V = aten.linalg_eigh.default(A, UPLO)[1]
+    return (V * grad.unsqueeze(-2).to(V.dtype)) @ V.mH
 
 
-declare("_linalg_eigvalsh(Tensor A, str UPLO='L') -> Tensor", meta=_eigvalsh_meta, method=False, function=False,
-        differentiable=False)
-declare("linalg_eigvalsh(Tensor A, str UPLO='L') -> Tensor", composite=_eigvalsh, method=False, function=False)
+# As torch: with a gradient to compute, eigh's eigenvalues (its backward saves eigenvalues and vectors, not A):
+# the autograd_composite; without one, the values-only kernel.
+declare("linalg_eigvalsh(Tensor A, str UPLO='L') -> Tensor", meta=_eigvalsh_meta, method=False, function=False,
+        derivatives={'A': _eigvalsh_grad},
+        autograd_composite=lambda A, UPLO='L': aten.linalg_eigh.default(A, UPLO)[0],
+        primitive_because="torch's composite asks the grad mode to pick _linalg_eigh with or without eigenvectors; "
+                          "here the autograd_composite makes that choice")
 
 
 # --- norms ------------------------------------------------------------------------------------

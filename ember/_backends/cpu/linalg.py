@@ -315,7 +315,7 @@ KERNELS = {
     'linalg_cholesky': _cholesky,
     'linalg_qr': _qr,
     'linalg_svd': _svd,
-    '_linalg_svdvals': _svdvals,
+    'linalg_svdvals': _svdvals,
     'linalg_eigh': lambda A, uplo: np.linalg.eigh(A, UPLO=uplo),
-    '_linalg_eigvalsh': lambda A, uplo: np.linalg.eigvalsh(A, UPLO=uplo),
+    'linalg_eigvalsh': lambda A, uplo: np.linalg.eigvalsh(A, UPLO=uplo),
 }
