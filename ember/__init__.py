@@ -49,6 +49,7 @@ from ._dispatch.autocast import (is_autocast_enabled, set_autocast_enabled, get_
 from . import _functions, ops, library, debug, utils, data
 from ._dispatch import modes as _modes  # registers the Python-mode fallback
 from ._ops import public as _public
+from . import return_types  # noqa: F401,E402
 
 _public.build(Tensor, _functions.__dict__, _public.NN_FUNCTIONAL)
 _public.install_operators(Tensor)
@@ -59,7 +60,7 @@ from .serialization import save, load
 from . import serialization
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled
 from ._ops.pointwise import broadcast_shapes
-from ._api import *  # noqa: F401,F403  hand-written functions that are not single operators
+from ._python_functions import *  # noqa: F401,F403  public functions written in Python, not operators
 from . import linalg  # noqa: E402  the torch.linalg namespace
 from . import special  # noqa: E402  the torch.special namespace
 from . import fft  # noqa: E402  the torch.fft namespace

@@ -102,4 +102,4 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     return cholesky(A, upper=upper), zeros(tuple(A.shape[:-2]), dtype=int32)
 
 
-from ._api.reductions import vector_norm  # noqa: E402,F401  declared with the reductions (linalg_vector_norm)
+from ._python_functions.reductions import vector_norm  # noqa: E402,F401  declared with the reductions (linalg_vector_norm)

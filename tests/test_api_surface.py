@@ -206,7 +206,7 @@ def test_new_methods_like_torch(method, args, kw, src):
     assert ember.ones(2).new_zeros(2, requires_grad=True).requires_grad
 
 
-# --- names real programs use (ember/_api/surface.py) ------------------------------------
+# --- names real programs use (ember/_python_functions/surface.py) ------------------------------------
 
 def _cmp(expr, atol=1e-6):
     """Same values (or the same exception class) from torch and ember for ``expr``."""

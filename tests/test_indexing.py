@@ -337,7 +337,7 @@ def test_meta_indexing_is_shape_only():
 
 
 def test_basic_indexing_does_not_use_advanced_path(monkeypatch):
-    from ember._api import indexing as ix
+    from ember._python_functions import indexing as ix
     calls = []
     monkeypatch.setattr(ix, '_index', lambda *a: calls.append(a))
     x = ember.zeros(3, 4)

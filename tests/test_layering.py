@@ -78,10 +78,10 @@ def test_front_end_uses_public_api_only():
 
 
 def test_hand_written_public_functions_call_operators_only():
-    """The hand-written public functions (_api/: overload choosers, varargs forms) and ember.linalg pick an
+    """The public functions written in Python (_python_functions/: varargs forms, Python-value results) and ember.linalg pick an
     operator and call it through ``ember.ops.aten``: never the declaration table, the dispatcher, a backend or a
     tensor's raw array. They may use _core's dtype rules (promotion, can_cast), which torch exposes too."""
-    paths = list(_py_files(os.path.join(EMBER, '_api'))) + [os.path.join(EMBER, 'linalg.py')]
+    paths = list(_py_files(os.path.join(EMBER, '_python_functions'))) + [os.path.join(EMBER, 'linalg.py')]
     for path in paths:
         for mod, level in _imports(path):
             for below in ('_ops', '_dispatch'):

@@ -120,7 +120,7 @@ def test_norm_and_vector_norm(p):
     same(e.norm(p), t.norm(p))
     same(ember.norm(e, p, dim=1, keepdim=True), torch.norm(t, p, dim=1, keepdim=True))
     if p != 'fro':
-        from ember._api.reductions import vector_norm
+        from ember._python_functions.reductions import vector_norm
         same(vector_norm(e, p, dim=0), torch.linalg.vector_norm(t, p, dim=0))
 
 

@@ -12,7 +12,8 @@ from opinfo import OPS
 
 TESTED_THROUGH = {
     # internal overloads, tested through the public function's record
-    '_max_all': 'max', '_max_dim': 'max', '_min_all': 'min', '_min_dim': 'min', '_median_all': 'median',
+    '_max_all': 'max', '_max_dim': 'max', '_min_all': 'min', '_min_dim': 'min', '_max_other': 'max',
+    '_min_other': 'min', '_median_all': 'median',
     '_median_dim': 'median', '_nanmedian_all': 'nanmedian', '_nanmedian_dim': 'nanmedian', '_div_mode': 'div',
     '_linalg_matrix_norm_str': 'linalg.matrix_norm', '_linalg_norm_str': 'linalg.norm', '_unique2': 'unique',
     'unique_dim': 'unique', '_to_copy': 'to', '_cdist_forward': 'cdist', 'log_sigmoid': 'nn.functional.logsigmoid',

@@ -10,6 +10,7 @@ from . import adapters
 from .._core.tensor_impl import make_tensor
 from .pointwise import broadcast_shapes
 from .registry import declare
+from .overloads import overloads
 
 
 def _move(arr, src_dev, dst_dev):
@@ -103,6 +104,9 @@ declare('fill.Scalar(Tensor self, Scalar value) -> Tensor', meta=_fill_meta, inp
 # flows to it as the sum of the output's gradient
 declare('fill.Tensor(Tensor self, Tensor value) -> Tensor', meta=_fill_meta, inplace=True, function=False,
         tags=('overlap_ok',), derivatives={'self': lambda grad: grad * 0, 'value': lambda grad: grad.sum()})
+overloads('fill', 'fill.Tensor', 'fill.Scalar', method=False)      # torch.fill and Tensor.fill_; no Tensor.fill
+
+
 def _resize_output_(self, size, device):
     if tuple(self.shape) != tuple(size):
         adapters.resize_out(self, tuple(size))
@@ -113,4 +117,6 @@ def _resize_output_(self, size, device):
 # hand-written functions that write their results into out= tensors
 declare('_resize_output_(Tensor(a!) self, SymInt[] size, Device device) -> Tensor(a!)', explicit=_resize_output_,
         method=False, function=False, differentiable=False)
+
+
 declare('zero_(Tensor(a!) self) -> Tensor(a!)', composite=lambda self: self.fill_(0), function=False)

@@ -13,6 +13,7 @@ from .._core.dtype import scalar_name as _tname
 from .._core.storage import MetaArray
 from .._core.tensor_impl import TensorImpl
 from .registry import declare
+from .overloads import overloads
 from .views import wrap_dim
 from .._dispatch.ops_namespace import aten
 
@@ -227,6 +228,7 @@ declare('scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str r
         meta=_scatter_reduce_src_meta, inplace=True, out=True)
 declare('scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor',
         meta=_scatter_reduce_value_meta, inplace=True, out=True)
+overloads('scatter', 'scatter.src', 'scatter.value', 'scatter.reduce', 'scatter.value_reduce')
 
 _REDUCTIONS = ('sum', 'prod', 'mean', 'amax', 'amin', 'max', 'min')     # max/min: torch's legacy spellings
 
@@ -491,6 +493,7 @@ declare('index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value)
         derivatives={'self': lambda grad, dim, index: grad.index_fill(dim, index, 0),
                      'value': lambda grad, dim, index: (grad.index_select(dim, index) if grad.dim()
                                                         else grad.reshape(1).index_select(0, index)).sum()})
+overloads('index_fill', 'index_fill.int_Tensor', 'index_fill.int_Scalar')
 
 
 # --- masked ops ------------------------------------------------------------------------------
@@ -523,6 +526,7 @@ declare('masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor', 
         inplace=True, out=True,
         derivatives={'self': lambda grad, mask: grad.masked_fill(mask, 0),
                      'value': lambda grad, mask: grad.masked_fill(mask.logical_not(), 0)})
+overloads('masked_fill', 'masked_fill.Tensor', 'masked_fill.Scalar')
 
 
 def _masked_scatter_meta(self, mask, source):

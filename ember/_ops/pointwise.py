@@ -24,6 +24,7 @@ from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname
 from .._core.tensor_impl import TensorImpl
 from .registry import declare
+from .overloads import overloads
 from .._dispatch.ops_namespace import aten
 
 _PROMOTE = D._PROMOTE
@@ -262,10 +263,11 @@ def _div_mode_other(grad, self, other, rounding_mode):
     return -grad * (self / other / other) if rounding_mode is None else _zeros(grad)
 
 
-# ``div(a, b, rounding_mode=...)``: a separate overload as in torch; ember.div (_api/pointwise.py) picks it.
+# ``div(a, b, rounding_mode=...)``: a separate overload as in torch, chosen by the keyword
 DIV_MODE = declare('div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', kind='pointwise',
                    meta=_div_mode_meta, inplace=True, out=True, method=False, function=False, name='_div_mode',
                    derivatives={'self': _div_mode_self, 'other': _div_mode_other})
+overloads('div', 'div.Tensor', 'div.Tensor_mode', aliases=('divide', 'true_divide'))
 
 pointwise('floor_divide(Tensor self, Tensor other) -> Tensor', 'promote', check=_NO_BOOL('div_floor_cpu'),
           numbers=('self', 'other'))

@@ -846,7 +846,7 @@ declare('einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor',
 # --- composites over the products --------------------------------------------------------------------
 
 def _tensordot(a, b, dims):
-    """Contract the dims ``dims[0]`` of ``a`` with ``dims[1]`` of ``b`` (ember.tensordot, _api/linalg.py, turns
+    """Contract the dims ``dims[0]`` of ``a`` with ``dims[1]`` of ``b`` (ember.tensordot, _python_functions/linalg.py, turns
     an int ``dims`` into these lists)."""
     da, db = dims[0], dims[1]
     da = [da] if isinstance(da, int) else list(da)

@@ -117,6 +117,8 @@ def build(Tensor, functions, nn_functional, results=None):
                 setattr(Tensor, name + '_', ip if pos is None else _with_varargs(ip, pos))
             if decl.function:
                 functions[name + '_'] = ip
+    from .overloads import install          # overload groups (overloads.py) take their public names last
+    install(Tensor, functions)
 
 
 _BINARY = {'add': 'add', 'sub': 'sub', 'mul': 'mul', 'truediv': 'div', 'floordiv': 'floor_divide',

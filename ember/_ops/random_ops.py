@@ -7,7 +7,7 @@ every op reproducible. Streams differ from torch's; parameters, shapes, dtypes a
 
 In-place fills are declared as functional operators (aten's ``uniform``, ``exponential``, ...) with
 ``inplace=True``; the registry generates ``uniform_`` from them. Their public methods are attached in
-ember/_api/random_ops.py, which also picks overloads for ``ember.normal``/``bernoulli``/``randint``.
+ember/_python_functions/random_ops.py, which also picks overloads for ``ember.normal``/``bernoulli``/``randint``.
 Parameter errors are checked in the meta functions (before any data is written); the checks that
 depend on data (probabilities outside [0, 1]) are made by the kernels.
 """

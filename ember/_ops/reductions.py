@@ -13,6 +13,7 @@ never a hand-written sum-to-shape, which the engine does.
 from .._core import dtype as D
 from .._core.dtype import scalar_name as _tn
 from .registry import declare
+from .overloads import overloads
 from .views import wrap_dim
 from .._dispatch.ops_namespace import aten
 
@@ -244,6 +245,13 @@ for _n in ('max', 'min'):
                          _scatter_grad(grad, result1, self_sizes, dim, keepdim)})
     declare(f'a{_n}(Tensor self, int[1]? dim=[], bool keepdim=False) -> Tensor', meta=_amax_meta(f'a{_n}'), out=True,
             derivatives={'self': lambda grad, self, result, dim, keepdim: _evenly(grad, self, result, dim, keepdim)})
+    # torch's max.other: max(x, y) is maximum(x, y)
+    declare(f'{_n}.other(Tensor self, Tensor other) -> Tensor', function=False, method=False, name=f'_{_n}_other',
+            composite=lambda self, other, _pair=f'{_n}imum': getattr(aten, _pair).default(self, other))
+
+
+overloads('max', 'max', 'max.dim', 'max.other')
+overloads('min', 'min', 'min.dim', 'min.other')
 
 
 def _aminmax_meta(self, dim=None, keepdim=False):

@@ -13,6 +13,7 @@ from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname
 from .._core.tensor_impl import TensorImpl
 from .registry import declare
+from .overloads import overloads
 from .views import wrap_dim, _select_meta, _slice_meta, _diagonal_meta
 from .._dispatch.ops_namespace import aten
 
@@ -351,6 +352,8 @@ declare('repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=Non
         '-> Tensor', composite=_repeat_interleave_tensor)
 declare('repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) '
         '-> Tensor', composite=_repeat_interleave_int)
+overloads('repeat_interleave', 'repeat_interleave.self_Tensor', 'repeat_interleave.self_int',
+          'repeat_interleave.Tensor')
 
 
 # --- triangles ----------------------------------------------------------------------------
@@ -419,7 +422,7 @@ def atleast_nd(t, n):
     return t.unsqueeze(0).unsqueeze(-1) if t.dim() == 1 else t.unsqueeze(-1)
 
 
-for _n in (1, 2, 3):      # torch's aten::atleast_Nd; ember.atleast_Nd (_api/shape.py) adds the varargs form
+for _n in (1, 2, 3):      # torch's aten::atleast_Nd; ember.atleast_Nd (_python_functions/shape.py) adds the varargs form
     declare(f'atleast_{_n}d(Tensor self) -> Tensor', composite=lambda self, _n=_n: atleast_nd(self, _n),
             method=False, function=False)
 
@@ -734,6 +737,7 @@ declare('searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_in
 declare('searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, '
         'str? side=None, Tensor? sorter=None) -> Tensor', meta=_searchsorted_meta, method=False,
         differentiable=False)
+overloads('searchsorted', 'searchsorted.Tensor', 'searchsorted.Scalar', method=False)
 
 
 def _bucketize_meta(self, boundaries, out_int32=False, right=False):

@@ -1,44 +1,29 @@
-"""Public reductions whose torch signatures cover several operator overloads, and torch's return types.
+"""Public reductions whose torch signatures are not one schema, returning torch's return types.
 
-``ember.max(x)`` is the full reduction, ``ember.max(x, 1)`` the ``max.dim`` operator returning
-``ember.return_types.max(values, indices)``, ``ember.max(x, y)`` is ``maximum``; ``var``/``std`` take
-``unbiased`` positionally or ``correction=``; ``norm`` maps ``p`` onto ``linalg.vector_norm``. Each
-function here is also installed as the ``Tensor`` method of the same name.
+``var``/``std`` take ``unbiased`` positionally or ``correction=``; ``norm`` maps ``p`` onto
+``linalg.vector_norm``; ``sort``, ``topk``, ... return ``ember.return_types`` named tuples and accept ``out=``.
+Each function here is also installed as the ``Tensor`` method of the same name. (``max``/``min`` are overload
+groups: ember/_ops/overloads.py.)
 """
-import sys
-import types
-from collections import namedtuple
-
 from .._tensor import Tensor
+from .. import return_types
+from ..return_types import _structseq
 from .._core.dtype import check_cast
 from ..ops import aten
 
 _resize_output_ = aten._resize_output_.default
 
-__all__ = ['max', 'min', 'var', 'std', 'var_mean', 'std_mean', 'norm', 'sort', 'topk', 'kthvalue', 'median',
-           'mode', 'nanmedian', 'cummax', 'cummin', 'aminmax', 'return_types']
+__all__ = ['var', 'std', 'var_mean', 'std_mean', 'norm', 'sort', 'topk', 'kthvalue', 'median',
+           'mode', 'nanmedian', 'cummax', 'cummin', 'aminmax']
 
 
 # --- return types ----------------------------------------------------------------
 
-def _structseq(name, fields):
-    base = namedtuple(name, fields)
-
-    def __repr__(self):
-        body = ',\n'.join(f'{f}={v!r}' for f, v in zip(fields, self))
-        return f'ember.return_types.{name}(\n{body})'
-    cls = type(name, (base,), {'__slots__': (), '__repr__': __repr__, '__module__': 'ember.return_types'})
-    cls.__qualname__ = name
-    return cls
-
-
-return_types = types.ModuleType('ember.return_types', 'Named result tuples, as torch.return_types.')
-for _name, _fields in [('max', 'values indices'), ('min', 'values indices'), ('sort', 'values indices'),
-                       ('topk', 'values indices'), ('kthvalue', 'values indices'), ('median', 'values indices'),
-                       ('nanmedian', 'values indices'), ('mode', 'values indices'), ('cummax', 'values indices'),
-                       ('cummin', 'values indices'), ('aminmax', 'min max'), ('histogram', 'hist bin_edges')]:
-    setattr(return_types, _name, _structseq(_name, _fields.split()))
-sys.modules['ember.return_types'] = return_types
+for _name, _fields in [('sort', 'values indices'), ('topk', 'values indices'), ('kthvalue', 'values indices'),
+                       ('median', 'values indices'), ('nanmedian', 'values indices'), ('mode', 'values indices'),
+                       ('cummax', 'values indices'), ('cummin', 'values indices'), ('aminmax', 'min max'),
+                       ('histogram', 'hist bin_edges')]:
+    _structseq(_name, _fields.split())
 _RT = return_types
 
 
@@ -60,35 +45,6 @@ def _finish(res, out, rt=None):
     return rt(*res) if rt is not None else res
 
 
-# --- max / min ---------------------------------------------------------------------
-
-def _extreme(name, pointwise):
-    packet, binary = getattr(aten, name), getattr(aten, pointwise).default
-
-    def fn(input, dim=None, keepdim=False, *, other=None, out=None):
-        if other is not None or isinstance(dim, Tensor):
-            o = other if other is not None else dim
-            return binary(input, o) if out is None else _write_out(out, binary(input, o))
-        if dim is None:
-            if keepdim:
-                raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
-                                "keepdim=bool), but expected one of: (Tensor input), (Tensor input, int dim, bool "
-                                "keepdim = False), (Tensor input, Tensor other)")
-            return _finish(packet.default(input), out)
-        return _finish(packet.dim(input, dim, keepdim), out, getattr(_RT, name))
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"""{name}(input) -> Tensor; {name}(input, dim, keepdim=False) -> (values, indices);
-    {name}(input, other) -> {pointwise}(input, other).
-
-    >>> x = tensor([[1., 5.], [4., 2.]])
-    >>> {name}(x, 1).indices.tolist()
-    {[1, 0] if name == 'max' else [0, 1]}
-    """
-    return fn
-
-
-max = _extreme('max', 'maximum')
-min = _extreme('min', 'minimum')
 
 
 def aminmax(input, *, dim=None, keepdim=False, out=None):
@@ -274,7 +230,7 @@ def _methods():
         m.__doc__ = f.__doc__
         m._generated = False
         return m
-    for f in (max, min, var, std, norm, sort, topk, kthvalue, median, nanmedian, mode, cummax, cummin, aminmax):
+    for f in (var, std, norm, sort, topk, kthvalue, median, nanmedian, mode, cummax, cummin, aminmax):
         setattr(Tensor, f.__name__, method(f))
 
 

@@ -1,10 +1,10 @@
-"""Hand-written pointwise API: overload choosers (``div`` with ``rounding_mode``), torch's aliases
-(``multiply``, ``greater``, ``clip``, ``arctan2``, ...), methods whose argument order differs from
-the schema (``Tensor.where``), and the complex-view helpers (``real``, ``imag``, ``conj``).
+"""Hand-written pointwise API: torch's aliases (``multiply``, ``greater``, ``clip``, ``arctan2``, ...),
+methods whose argument order differs from the schema (``Tensor.where``), the conjugation helpers, and the
+activations torch also has as ``torch.*`` functions.
 
 >>> import ember
->>> ember.div(ember.tensor([7, -7]), 2, rounding_mode='floor')
-tensor([ 3, -4])
+>>> ember.multiply(ember.tensor([7, -7]), 2)
+tensor([ 14, -14])
 """
 import numpy as np
 
@@ -13,43 +13,8 @@ from .._core import dtype as D
 from .._core.dtype import scalar_name
 from ..ops import aten
 
-__all__ = ['div', 'divide', 'true_divide', 'conj', 'conj_physical', 'resolve_conj', 'resolve_neg',
+__all__ = ['conj', 'conj_physical', 'resolve_conj', 'resolve_neg',
            'is_conj', 'is_neg', 'selu', 'selu_', 'celu', 'celu_', 'rrelu', 'rrelu_', 'prelu', 'hardshrink']
-
-_div_functional, _div_mode = aten.div.Tensor, aten.div.Tensor_mode
-
-
-def div(input, other, *, rounding_mode=None, out=None):
-    """torch.div: true division, or rounded with ``rounding_mode='trunc'`` / ``'floor'``.
-
-    >>> import ember
-    >>> ember.div(ember.tensor([7., -7.]), 2, rounding_mode='trunc')
-    tensor([ 3., -3.])
-    """
-    if rounding_mode is None:
-        if out is None:
-            return _div_functional(input, other)
-        return aten.div.Tensor_out(input, other, out=out)
-    if out is None:
-        return _div_mode(input, other, rounding_mode=rounding_mode)
-    return aten.div.Tensor_mode_out(input, other, rounding_mode=rounding_mode, out=out)
-
-
-def _div_(self, other, *, rounding_mode=None):
-    if rounding_mode is None:
-        return aten.div_.Tensor(self, other)
-    return aten.div_.Tensor_mode(self, other, rounding_mode=rounding_mode)
-
-
-def true_divide(input, other, *, out=None):
-    return div(input, other, out=out)
-
-
-divide = div
-Tensor.div = Tensor.divide = div
-Tensor.div_ = Tensor.divide_ = _div_
-Tensor.true_divide = lambda self, other: _div_functional(self, other)
-Tensor.true_divide_ = lambda self, other: aten.div_.Tensor(self, other)
 
 # --- aliases: same operator, torch's other name (function, method and in-place method) -------------------
 _ALIASES = {'absolute': 'abs', 'arccos': 'acos', 'arcsin': 'asin', 'arctan': 'atan', 'arctan2': 'atan2',

@@ -1,11 +1,11 @@
 """Hand-written entry points for joining and shape operators whose torch signatures are not one schema:
-overload choosers (``repeat_interleave`` with an int or a tensor), varargs forms (``meshgrid(a, b)``,
+varargs forms (``meshgrid(a, b)``,
 ``atleast_2d(a, b)``) and Python-value results (``unique`` returning a tensor or a tuple)."""
 from .._tensor import Tensor
 from ..ops import aten
 
-__all__ = ['cat', 'concat', 'concatenate', 'stack', 'repeat_interleave', 'meshgrid', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'unique',
-           'unique_consecutive', 'searchsorted', 'broadcast_tensors', 'cartesian_prod', 'block_diag']
+__all__ = ['cat', 'concat', 'concatenate', 'stack', 'meshgrid', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'unique',
+           'unique_consecutive', 'broadcast_tensors', 'cartesian_prod', 'block_diag']
 
 
 def _joiner(name, empty_error):
@@ -35,20 +35,6 @@ def _joiner(name, empty_error):
 cat = _joiner('cat', ValueError("torch.cat(): expected a non-empty list of Tensors"))
 concat = concatenate = cat
 stack = _joiner('stack', RuntimeError("stack expects a non-empty TensorList"))
-
-
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
-    """Repeat elements of a tensor.
-
-    >>> import ember
-    >>> ember.repeat_interleave(ember.tensor([1, 2]), 2)
-    tensor([1, 1, 2, 2])
-    """
-    if repeats is None:
-        return aten.repeat_interleave.Tensor(input, output_size=output_size)
-    if isinstance(repeats, Tensor):
-        return aten.repeat_interleave.self_Tensor(input, repeats, dim, output_size=output_size)
-    return aten.repeat_interleave.self_int(input, int(repeats), dim, output_size=output_size)
 
 
 def _seq(tensors):
@@ -147,24 +133,6 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return _pick(out, inv, cnt, return_inverse, return_counts)
 
 
-def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
-    """Indices where ``input`` would be inserted into ``sorted_sequence`` to keep it sorted.
-
-    >>> import ember
-    >>> ember.searchsorted(ember.tensor([1, 3, 5]), ember.tensor([3, 6]))
-    tensor([1, 3])
-    """
-    if not isinstance(input, Tensor):
-        r = aten.searchsorted.Scalar(sorted_sequence, input, out_int32=out_int32, right=right, side=side,
-                                       sorter=sorter)
-    else:
-        r = aten.searchsorted.Tensor(sorted_sequence, input, out_int32=out_int32, right=right, side=side,
-                                       sorter=sorter)
-    if out is not None:
-        return aten._resize_output_.default(out, r.shape, out.device).copy_(r)
-    return r
-
-
 def broadcast_tensors(*tensors):
     """Expand tensors to one broadcast shape (views).
 
@@ -195,10 +163,6 @@ def block_diag(*tensors):
     return aten.block_diag.default(list(tensors))
 
 
-def _method_repeat_interleave(self, repeats, dim=None, *, output_size=None):
-    return repeat_interleave(self, repeats, dim, output_size=output_size)
-
-
 def _method_unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
     return unique(self, sorted, return_inverse, return_counts, dim)
 
@@ -207,6 +171,5 @@ def _method_unique_consecutive(self, return_inverse=False, return_counts=False, 
     return unique_consecutive(self, return_inverse, return_counts, dim)
 
 
-Tensor.repeat_interleave = _method_repeat_interleave
 Tensor.unique = _method_unique
 Tensor.unique_consecutive = _method_unique_consecutive

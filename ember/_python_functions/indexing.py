@@ -1,6 +1,5 @@
-"""``Tensor.__getitem__`` / ``__setitem__`` with torch's semantics, and the overload choosers of the
-indexing operators (``scatter`` with a tensor or a value, ``masked_fill`` with a number or a 0-d
-tensor, ``nonzero(as_tuple=True)``, one-argument ``where``).
+"""``Tensor.__getitem__`` / ``__setitem__`` with torch's semantics, and the
+indexing functions that are not one operator (``nonzero(as_tuple=True)``, one-argument ``where``).
 
 Indexing is two steps, as in torch's python_variable_indexing.cpp:
 
@@ -26,7 +25,7 @@ from .._core import dtype as D
 from .._tensor import Tensor
 from ..ops import aten
 
-__all__ = ['where', 'nonzero', 'scatter', 'masked_fill', 'index_fill', 'index_put', 'index_put_']
+__all__ = ['where', 'nonzero', 'index_put', 'index_put_']
 
 
 _select = aten.select.int
@@ -280,71 +279,6 @@ def nonzero(input, *, out=None, as_tuple=False):
     return tuple(r.unbind(1))
 
 
-def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
-    """Write ``src`` (a tensor, or a number as ``value``) into ``input`` at ``index`` along ``dim``.
-
-    >>> import ember
-    >>> ember.zeros(3).scatter(0, ember.tensor([2]), ember.tensor([5.]))
-    tensor([0., 0., 5.])
-    """
-    name, args = _scatter_overload(src, value, reduce)
-    kw = {'reduce': reduce} if reduce is not None else {}
-    if out is not None:
-        return getattr(aten.scatter, f'{name}_out')(input, dim, index, args, out=out, **kw)
-    return getattr(aten.scatter, name)(input, dim, index, args, **kw)
-
-
-def _scatter_overload(src, value, reduce):
-    v = src if src is not None else value
-    if v is None:
-        raise TypeError("scatter() missing required argument 'src' or 'value'")
-    if isinstance(v, Tensor):
-        return ('src' if reduce is None else 'reduce'), v
-    return ('value' if reduce is None else 'value_reduce'), v
-
-
-def _scatter_(self, dim, index, src=None, *, value=None, reduce=None):
-    name, args = _scatter_overload(src, value, reduce)
-    kw = {'reduce': reduce} if reduce is not None else {}
-    return getattr(aten.scatter_, name)(self, dim, index, args, **kw)
-
-
-def masked_fill(input, mask, value):
-    """Fill ``input`` with ``value`` where ``mask`` is True (``value``: a number or a 0-d tensor).
-
-    >>> import ember
-    >>> ember.masked_fill(ember.zeros(3), ember.tensor([True, False, True]), 1.)
-    tensor([1., 0., 1.])
-    """
-    return (aten.masked_fill.Tensor if isinstance(value, Tensor) else aten.masked_fill.Scalar)(input, mask, value)
-
-
-def _masked_fill_(self, mask, value):
-    return (aten.masked_fill_.Tensor if isinstance(value, Tensor) else aten.masked_fill_.Scalar)(self, mask, value)
-
-
-def _fill_(self, value):
-    # torch has two overloads: a number (fill_.Scalar) or a 0-d tensor (fill_.Tensor), e.g. ``x.fill_(t.argmax())``
-    return (aten.fill_.Tensor if isinstance(value, Tensor) else aten.fill_.Scalar)(self, value)
-
-
-def index_fill(input, dim, index, value):
-    """Fill the entries at ``index`` along ``dim`` with ``value`` (a number or a 0-d tensor).
-
-    >>> import ember
-    >>> ember.index_fill(ember.zeros(2, 2), 1, ember.tensor([0]), 7.)
-    tensor([[7., 0.],
-            [7., 0.]])
-    """
-    return (aten.index_fill.int_Tensor if isinstance(value, Tensor) else aten.index_fill.int_Scalar)(input, dim, index,
-                                                                                                     value)
-
-
-def _index_fill_(self, dim, index, value):
-    return (aten.index_fill_.int_Tensor if isinstance(value, Tensor) else aten.index_fill_.int_Scalar)(
-        self, dim, index, value)
-
-
 def index_put(input, indices, values, accumulate=False):
     """Out-of-place ``input[indices] = values`` (``accumulate=True`` adds, summing repeated indices).
 
@@ -359,13 +293,6 @@ def index_put_(input, indices, values, accumulate=False):
     return aten.index_put_.default(input, list(indices), values, accumulate)
 
 
-Tensor.scatter = scatter
-Tensor.scatter_ = _scatter_
-Tensor.masked_fill = masked_fill
-Tensor.masked_fill_ = _masked_fill_
-Tensor.fill_ = _fill_
-Tensor.index_fill = index_fill
-Tensor.index_fill_ = _index_fill_
 Tensor.index_put = index_put
 Tensor.index_put_ = index_put_
 Tensor.nonzero = lambda self, *, as_tuple=False: nonzero(self, as_tuple=as_tuple)

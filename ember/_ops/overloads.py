@@ -1,0 +1,243 @@
+"""Overload groups: one public name over several operator overloads, chosen by the arguments (torch's
+python_arg_parser).
+
+``ember.masked_fill(x, mask, 0.5)`` and ``ember.masked_fill(x, mask, t)`` are two operators in torch's table,
+``masked_fill.Scalar`` and ``masked_fill.Tensor``; ``ember.max(x)``, ``ember.max(x, 1)`` and ``ember.max(x, y)``
+are three. A declaration names the group once::
+
+    overloads('masked_fill', 'masked_fill.Tensor', 'masked_fill.Scalar')
+
+and ``build`` (public.py) installs a chooser generated from the overloads' schemas as ``ember.masked_fill``,
+``Tensor.masked_fill`` and, from their in-place variants, ``Tensor.masked_fill_``. The chooser tries the
+overloads in the order given and calls the first whose schema the arguments bind to: the count of positional
+arguments, the keyword names, and each value's type against the argument's type (a Tensor for ``Tensor``, a
+number for ``Scalar``, an int or a list of ints for ``int[]``, ...). ``out=`` goes to the chosen overload's out
+variant. Results of an overload whose schema names several returns, ``(Tensor values, Tensor indices)``, come
+back as ``ember.return_types.<name>``, as torch's structseqs do. When no overload binds, the error is torch's:
+``max() received an invalid combination of arguments - got (...), but expected one of: ...``.
+"""
+import numpy as np
+
+from .._core.tensor_impl import TensorImpl
+from .._core.dtype import dtype as _dtype, check_cast
+from .registry import BY_OP
+from ..return_types import _structseq
+
+GROUPS = {}         # public name -> _Group
+
+
+class _Group:
+    def __init__(self, name, op_names, method, function, aliases):
+        self.name, self.op_names, self.method, self.function = name, op_names, method, function
+        self.aliases = aliases
+
+    @property
+    def decls(self):
+        return [BY_OP[n if '::' in n else f'aten::{n}'] for n in self.op_names]
+
+
+def overloads(name, *op_names, method=True, function=True, aliases=()):
+    """Declare that the public ``name`` (and its ``aliases``) chooses among the operators ``op_names``
+    (``'masked_fill.Tensor'``, in the order to try them)."""
+    GROUPS[name] = _Group(name, op_names, method, function, aliases)
+
+
+# --- return types ---------------------------------------------------------------------------------------
+
+def _return_names(schema):
+    """``values indices`` from ``-> (Tensor values, Tensor indices)``; None where the returns are not named."""
+    text = schema.text.split('->', 1)[1].strip()
+    if not text.startswith('('):
+        return None
+    names = [r.split()[-1] for r in text[1:-1].split(',')]
+    return names if all(len(r.split()) == 2 for r in text[1:-1].split(',')) else None
+
+
+# --- binding -----------------------------------------------------------------------------------------------
+
+_INT = (int, np.integer)
+_NUMBER = (int, float, complex, np.number, np.bool_)
+_LIST = (list, tuple)
+
+
+def _is_int(v):
+    return isinstance(v, _INT) and not isinstance(v, bool)
+
+
+_TENSOR_OR_NUMBER = (TensorImpl,) + _NUMBER
+_ACCEPTS = {
+    'Tensor': lambda v: isinstance(v, TensorImpl),
+    'Scalar': lambda v: isinstance(v, _NUMBER),          # bool is an int
+    'int': _is_int,
+    'SymInt': _is_int,
+    'float': lambda v: isinstance(v, _NUMBER) and not isinstance(v, (complex, np.complexfloating)),
+    'bool': lambda v: isinstance(v, (bool, np.bool_)),
+    'str': lambda v: isinstance(v, str),
+    'int[]': lambda v: _is_int(v) or (isinstance(v, _LIST) and all(_is_int(x) for x in v)),
+    'SymInt[]': lambda v: _is_int(v) or (isinstance(v, _LIST) and all(_is_int(x) for x in v)),
+    'Tensor[]': lambda v: isinstance(v, _LIST) and all(isinstance(x, TensorImpl) for x in v),
+    'ScalarType': lambda v: isinstance(v, _dtype),
+}
+
+
+def _checker(arg, numbers):
+    """A test of one value against one argument's type. ``numbers``: a Python number may stand for this
+    Tensor argument (the entry points wrap it, as torch's wrapped numbers) because no overload of the group
+    takes a number at that place."""
+    if arg.base_type == 'Tensor' and numbers:
+        check = lambda v: isinstance(v, _TENSOR_OR_NUMBER)
+    else:
+        check = _ACCEPTS.get(arg.base_type)
+        if check is None:
+            return lambda v: True
+    if arg.optional or (arg.has_default and arg.default is None):
+        return lambda v: v is None or check(v)
+    return check
+
+
+class _Binder:
+    """Whether ``(args, kwargs)`` bind to one schema."""
+
+    def __init__(self, schema, number_places):
+        args = schema.arguments
+        self.checks = [_checker(a, i not in number_places) for i, a in enumerate(args)]
+        positional = [a for a in args if not a.kwarg_only]
+        self.max_pos = len(positional)
+        self.min_pos = sum(1 for a in positional if not a.has_default)
+        self.by_name = {a.name: i for i, a in enumerate(args)}
+        self.required = [(i, a.name) for i, a in enumerate(args) if not a.has_default]
+
+    def binds(self, args, kwargs):
+        n = len(args)
+        if n > self.max_pos:
+            return False
+        for check, v in zip(self.checks, args):
+            if not check(v):
+                return False
+        if not kwargs:
+            return n >= self.min_pos
+        for k, v in kwargs.items():
+            i = self.by_name.get(k)
+            if i is None or i < n or not self.checks[i](v):
+                return False
+        for i, name in self.required:
+            if i >= n and name not in kwargs:
+                return False
+        return True
+
+
+def _type_name(v):
+    if isinstance(v, TensorImpl):
+        return 'Tensor'
+    if isinstance(v, _LIST):
+        inner = {_type_name(x) for x in v}
+        return f'tuple of {inner.pop()}s' if len(inner) == 1 else type(v).__name__
+    if isinstance(v, bool):
+        return 'bool'
+    if isinstance(v, _INT):
+        return 'int'
+    if isinstance(v, (float, np.floating)):
+        return 'float'
+    return type(v).__name__
+
+
+def _signature_line(schema, has_out):
+    parts, star = [], False
+    for a in schema.arguments:
+        if a.kwarg_only and not star:
+            parts.append('*')
+            star = True
+        t = {'Scalar': 'Number', 'SymInt': 'int', 'SymInt[]': 'tuple of ints', 'int[]': 'tuple of ints',
+             'Tensor[]': 'tuple of Tensors'}.get(a.base_type, a.base_type)
+        name = 'input' if a.name == 'self' else a.name
+        parts.append(f'{t} {name}' + (' = None' if a.has_default and a.default is None else ''))
+    if has_out:
+        if not star:
+            parts.append('*')
+        parts.append('Tensor out' if len(schema.returns) == 1 else 'tuple of Tensors out')
+    return ' * (' + ', '.join(parts) + ')'
+
+
+def _invalid(name, cands, args, kwargs):
+    got = [_type_name(v) for v in args] + [f'{k}={_type_name(v)}' for k, v in kwargs.items()]
+    lines = '\n'.join(_signature_line(c[2], c[1] is not None) for c in cands)
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({', '.join(got)}), but "
+                     f"expected one of:\n{lines}")
+
+
+def _number_places(ops):
+    """Argument positions where some overload of the group takes a number (Scalar, int, float): there a Python
+    number must not be taken for a Tensor, so that ``masked_fill(x, m, 0.5)`` reaches ``masked_fill.Scalar``."""
+    return {i for op in ops for i, a in enumerate(op.schema.arguments)
+            if a.base_type in ('Scalar', 'int', 'SymInt', 'float')}
+
+
+def _candidates(group_name, ops, out_ops):
+    cands = []
+    places = _number_places(ops)
+    for op, out_op in zip(ops, out_ops):
+        names = _return_names(op.schema)
+        rt = _structseq(group_name, names) if names and len(names) > 1 else None
+        out_names = None
+        if out_op is not None and len(op.schema.returns) > 1:
+            out_names = [a.name for a in out_op.schema.arguments[-len(op.schema.returns):]]
+        cands.append((op.call, None if out_op is None else out_op.call, op.schema, _Binder(op.schema, places), rt,
+                      out_names))
+    return cands
+
+
+def make_chooser(name, ops, out_ops=None, public_name=None):
+    """The public function for a group: pick the first overload the arguments bind to and call it."""
+    shown = public_name or name
+    cands = _candidates(name, ops, out_ops or [None] * len(ops))
+
+    def chooser(*args, out=None, **kwargs):
+        for call, out_call, schema, binder, rt, out_names in cands:
+            if binder.binds(args, kwargs):
+                if out is None:
+                    r = call(*args, **kwargs)
+                elif out_call is None:
+                    r = write_out(out, call(*args, **kwargs))
+                elif out_names is not None:
+                    r = out_call(*args, **kwargs, **dict(zip(out_names, out)))
+                else:
+                    r = out_call(*args, out=out, **kwargs)
+                return r if rt is None else rt(*r)
+        raise _invalid(shown, cands, args, kwargs)
+    chooser.__name__ = chooser.__qualname__ = shown
+    chooser.__doc__ = f"{shown}: one of\n" + '\n'.join(f'    {c[2]}' for c in cands) + \
+        f"\n\nchosen by the arguments' types (see ember/_ops/overloads.py). See torch.{shown}."
+    chooser._overloads = [c[2] for c in cands]
+    return chooser
+
+
+def write_out(out, res):
+    """``out=`` for an overload without an out variant (a composite): check the cast, resize as torch does
+    (aten._resize_output_), copy each result."""
+    from .._dispatch.ops_namespace import aten
+    outs = out if isinstance(out, _LIST) else (out,)
+    ress = res if isinstance(res, tuple) else (res,)
+    for o, r in zip(outs, ress):
+        check_cast(r.dtype, o.dtype)
+        aten._resize_output_.default(o, r.shape, o.device).copy_(r)
+    return tuple(outs) if isinstance(res, tuple) else outs[0]
+
+
+def install(Tensor, functions):
+    """Install every declared group: the function, the method, and the in-place method where the overloads
+    have in-place variants."""
+    for name, g in GROUPS.items():
+        decls = g.decls
+        inplace = [d.inplace_op for d in decls if d.inplace_op is not None]
+        for public in (name,) + tuple(g.aliases):
+            fn = make_chooser(name, [d.op for d in decls], [d.out_op for d in decls], public_name=public)
+            if g.function:
+                functions[public] = fn
+            if g.method:
+                setattr(Tensor, public, fn)
+            if inplace:
+                ip = make_chooser(name, inplace, public_name=f'{public}_')
+                setattr(Tensor, f'{public}_', ip)
+                if g.function:
+                    functions[f'{public}_'] = ip
+

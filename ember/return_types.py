@@ -1,0 +1,20 @@
+"""ember.return_types: the named result tuples of operators with several named returns, as torch.return_types
+(``ember.max(x, 1)`` is ``ember.return_types.max(values=..., indices=...)``). Each type is made once, the first
+time an overload group (ember/_ops/overloads.py) or a hand-written function asks for it."""
+from collections import namedtuple
+
+
+def _structseq(name, fields):
+    """``ember.return_types.<name>``: a named tuple printed as torch prints its structseqs (made once)."""
+    cls = globals().get(name)
+    if cls is not None:
+        return cls
+    base = namedtuple(name, fields)
+
+    def __repr__(self):
+        body = ',\n'.join(f'{f}={v!r}' for f, v in zip(fields, self))
+        return f'ember.return_types.{name}(\n{body})'
+    cls = type(name, (base,), {'__slots__': (), '__repr__': __repr__, '__module__': 'ember.return_types'})
+    cls.__qualname__ = name
+    globals()[name] = cls
+    return cls
