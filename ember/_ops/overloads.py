@@ -21,6 +21,7 @@ import numpy as np
 from .._core.tensor_impl import TensorImpl
 from .._core.dtype import dtype as _dtype, check_cast
 from .registry import BY_OP
+from .._dispatch.codegen import compile_function
 from ..return_types import _structseq
 
 GROUPS = {}         # public name -> _Group
@@ -101,6 +102,7 @@ class _Binder:
     def __init__(self, schema, number_places):
         args = schema.arguments
         self.checks = [_checker(a, i not in number_places) for i, a in enumerate(args)]
+        self.number_places = number_places
         positional = [a for a in args if not a.kwarg_only]
         self.max_pos = len(positional)
         self.min_pos = sum(1 for a in positional if not a.has_default)
@@ -186,12 +188,44 @@ def _candidates(group_name, ops, out_ops):
     return cands
 
 
+_INLINE = {            # an argument type's test written inline in the generated fast path
+    'Tensor': 'isinstance({v}, _T)', 'Scalar': 'isinstance({v}, _NUMBER)',
+    'int': '(isinstance({v}, _INT) and {v}.__class__ is not bool)',
+    'SymInt': '(isinstance({v}, _INT) and {v}.__class__ is not bool)', 'str': 'isinstance({v}, str)',
+}
+
+
+def _fast_path(cands):
+    """Source lines that pick an overload for a call with positional arguments only, testing each argument
+    inline (``isinstance(args[1], _T)``); anything else goes to the general binding loop."""
+    lines = []
+    for c, (call, out_call, schema, binder, rt, out_names) in enumerate(cands):
+        for n in range(binder.min_pos, binder.max_pos + 1):
+            tests = [f'n == {n}']
+            for i, a in enumerate(schema.arguments[:n]):
+                v = f'args[{i}]'
+                if a.base_type == 'Tensor' and i not in binder.number_places:
+                    t = f'isinstance({v}, _TN)'
+                elif a.base_type in _INLINE:
+                    t = _INLINE[a.base_type].format(v=v)
+                else:
+                    t = f'_checks{c}[{i}]({v})'
+                if a.optional or (a.has_default and a.default is None):
+                    t = f'({v} is None or {t})'
+                tests.append(t)
+            ret = f'_call{c}(*args)' if rt is None else f'_rt{c}(*_call{c}(*args))'
+            lines.append(f'        if {" and ".join(tests)}:\n            return {ret}')
+    return lines
+
+
 def make_chooser(name, ops, out_ops=None, public_name=None):
-    """The public function for a group: pick the first overload the arguments bind to and call it."""
+    """The public function for a group: pick the first overload the arguments bind to and call it. The
+    function is generated (ember.debug.source shows it): a fast path for positional-only calls, then the
+    general binding against each schema."""
     shown = public_name or name
     cands = _candidates(name, ops, out_ops or [None] * len(ops))
 
-    def chooser(*args, out=None, **kwargs):
+    def general(args, kwargs, out):
         for call, out_call, schema, binder, rt, out_names in cands:
             if binder.binds(args, kwargs):
                 if out is None:
@@ -204,7 +238,13 @@ def make_chooser(name, ops, out_ops=None, public_name=None):
                     r = out_call(*args, out=out, **kwargs)
                 return r if rt is None else rt(*r)
         raise _invalid(shown, cands, args, kwargs)
-    chooser.__name__ = chooser.__qualname__ = shown
+    src = [f'def {shown}(*args, out=None, **kwargs):', '    if out is None and not kwargs:', '        n = len(args)']
+    src += _fast_path(cands) + ['    return _general(args, kwargs, out)']
+    g = {'_general': general, '_T': TensorImpl, '_TN': _TENSOR_OR_NUMBER, '_NUMBER': _NUMBER, '_INT': _INT}
+    for c, cand in enumerate(cands):
+        g[f'_call{c}'], g[f'_checks{c}'], g[f'_rt{c}'] = cand[0], cand[3].checks, cand[4]
+    chooser = compile_function('\n'.join(src) + '\n', f'<ember overloads {shown}>', g, shown)
+    chooser.__qualname__ = shown
     chooser.__doc__ = f"{shown}: one of\n" + '\n'.join(f'    {c[2]}' for c in cands) + \
         f"\n\nchosen by the arguments' types (see ember/_ops/overloads.py). See torch.{shown}."
     chooser._overloads = [c[2] for c in cands]
