@@ -274,6 +274,7 @@ declare('aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor m
         derivatives={'self': lambda grads, self, results, dim, keepdim:
                      _evenly(grads[0], self, results[0], dim, keepdim) +
                      _evenly(grads[1], self, results[1], dim, keepdim)})
+overloads('aminmax', 'aminmax')     # one overload: the group gives ember.return_types.aminmax and out=
 
 
 def _arg_meta(name):

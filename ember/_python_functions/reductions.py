@@ -14,14 +14,14 @@ from ..ops import aten
 _resize_output_ = aten._resize_output_.default
 
 __all__ = ['var', 'std', 'var_mean', 'std_mean', 'norm', 'sort', 'topk', 'kthvalue', 'median',
-           'mode', 'nanmedian', 'cummax', 'cummin', 'aminmax']
+           'mode', 'nanmedian', 'cummax', 'cummin']
 
 
 # --- return types ----------------------------------------------------------------
 
 for _name, _fields in [('sort', 'values indices'), ('topk', 'values indices'), ('kthvalue', 'values indices'),
                        ('median', 'values indices'), ('nanmedian', 'values indices'), ('mode', 'values indices'),
-                       ('cummax', 'values indices'), ('cummin', 'values indices'), ('aminmax', 'min max'),
+                       ('cummax', 'values indices'), ('cummin', 'values indices'),
                        ('histogram', 'hist bin_edges')]:
     _structseq(_name, _fields.split())
 _RT = return_types
@@ -45,17 +45,6 @@ def _finish(res, out, rt=None):
     return rt(*res) if rt is not None else res
 
 
-
-
-def aminmax(input, *, dim=None, keepdim=False, out=None):
-    """(min, max) of ``input``, over ``dim`` or all elements.
-
-    >>> aminmax(tensor([3, 1, 2]))
-    ember.return_types.aminmax(
-    min=tensor(1),
-    max=tensor(3))
-    """
-    return _finish(aten.aminmax.default(input, dim=dim, keepdim=keepdim), out, _RT.aminmax)
 
 
 # --- var / std ----------------------------------------------------------------------
@@ -230,7 +219,7 @@ def _methods():
         m.__doc__ = f.__doc__
         m._generated = False
         return m
-    for f in (var, std, norm, sort, topk, kthvalue, median, nanmedian, mode, cummax, cummin, aminmax):
+    for f in (var, std, norm, sort, topk, kthvalue, median, nanmedian, mode, cummax, cummin):
         setattr(Tensor, f.__name__, method(f))
 
 
