@@ -155,10 +155,19 @@ class MNIST(VisionDataset):
                                   [m + f for m in self.mirrors[:1] for f, _ in self.resources],
                                   note=' (each may also be gzip-compressed, named with .gz appended)')
 
+    def _arrays(self):
+        """NumPy views of ``data`` and ``targets`` (sharing their memory), made again when either attribute is
+        reassigned (``ds.data = ds.data[:1000]``): indexing them per sample costs no operator calls."""
+        cache = self.__dict__.get('_array_cache')
+        if cache is None or cache[0] is not self.data or cache[1] is not self.targets:
+            cache = self._array_cache = (self.data, self.targets, self.data.numpy(), self.targets.numpy())
+        return cache[2], cache[3]
+
     def __getitem__(self, index):
         from .._pil import pil_image
-        img, target = self.data[index], int(self.targets[index])
-        img = pil_image().fromarray(img.numpy(), mode='L')
+        data, targets = self._arrays()
+        img, target = data[index], int(targets[index])
+        img = pil_image().fromarray(img, mode='L')
         if self.transform is not None:
             img = self.transform(img)
         if self.target_transform is not None:
