@@ -31,6 +31,10 @@ TESTED_THROUGH = {
     'special_erfcx': 'special.erfcx', 'special_entr': 'special.entr', 'special_gammainc': 'special.gammainc',
     'special_gammaincc': 'special.gammaincc', 'special_i0e': 'special.i0e', 'special_i1': 'special.i1',
     'special_i1e': 'special.i1e',
+    **{f'special_{n}': f'special.{n}' for n in (
+        'airy_ai', 'bessel_j0', 'bessel_j1', 'bessel_y0', 'bessel_y1', 'modified_bessel_i0', 'modified_bessel_i1',
+        'modified_bessel_k0', 'modified_bessel_k1', 'scaled_modified_bessel_k0', 'scaled_modified_bessel_k1',
+        'spherical_bessel_j0')},
 }
 
 

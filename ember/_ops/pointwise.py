@@ -393,6 +393,24 @@ unary('special_i1e', 'float', lambda grad, self, result: grad * _where(
     self == 0, 0.5, aten.special_i0e.default(self) - result * (self.sgn() + 1 / _where(self == 0, 1.0, self))),
     method=False, function=False)
 
+
+# torch.special's Bessel and Airy functions (NOTE [Bessel functions by a trapezoidal rule]). torch's kernels take
+# float32 and float64 only, and give no gradient: their outputs do not require grad.
+def _float32_or_64(kernel):
+    def check(cd, *args):
+        if _float_of(cd) not in (D.float32, D.float64):
+            raise _not_impl(kernel, _float_of(cd))
+    return check
+
+
+for _n, _arg in (('airy_ai', 'x'), ('bessel_j0', 'self'), ('bessel_j1', 'self'), ('bessel_y0', 'self'),
+                 ('bessel_y1', 'self'), ('modified_bessel_i0', 'self'), ('modified_bessel_i1', 'self'),
+                 ('modified_bessel_k0', 'self'), ('modified_bessel_k1', 'self'), ('scaled_modified_bessel_k0', 'x'),
+                 ('scaled_modified_bessel_k1', 'x'), ('spherical_bessel_j0', 'x')):
+    pointwise(f'special_{_n}(Tensor {_arg}) -> Tensor', 'float', inplace=False, method=False, function=False,
+              differentiable=False, numbers=(), check=_float32_or_64(f'{_n}_cpu'))
+
+
 # --- rounding: zero gradient (torch's derivatives.yaml: zeros_like(grad)) ------
 unary('floor', 'promote', _zero_grad, check=_NO_BOOL('floor_vml_cpu'))
 unary('ceil', 'promote', _zero_grad, check=_NO_BOOL('ceil_vml_cpu'))

@@ -114,6 +114,38 @@ op('special.erfcx', lambda dt: [*unary_samples(-3, 20)(dt), S(_special(dt))], dt
 for _n in ('i0e', 'i1', 'i1e'):
     op(f'special.{_n}', lambda dt: [*unary_samples(-25, 25)(dt), S(np.array([0.0, -1e-3, 30.0]).astype(dt))],
        dtypes=FLOATS)
+
+
+# torch.special's Bessel and Airy functions: float32 and float64 kernels (integers and bool compute in float32;
+# float16 is torch's NotImplementedError), no gradient.
+_SPECIAL_DTYPES = ALL_NUMERIC + ('float16',)
+
+
+def _bessel_samples(low, high, edges):
+    def gen(dt):
+        yield from unary_samples(low, high)(dt)
+        yield S(_special(dt))
+        if dt in FLOATS:
+            yield S(np.array(edges, dt))
+    return gen
+
+
+for _n, _lo, _hi, _edges in (
+        ('airy_ai', -12, 8, [-30.5, -2.09, -2.1, 1.49, 1.5, 25.0, 103.0, 104.0]),
+        ('bessel_j0', -30, 30, [2.0, 2.0001, 5.0, 5.52, 120.5, -1e4]),
+        ('bessel_j1', -30, 30, [2.0, 2.0001, 5.0, 3.83, 120.5, -1e4]),
+        ('bessel_y0', -1, 30, [1e-8, 0.89, 2.0, 2.0001, 5.0, 120.5, 1e4]),
+        ('bessel_y1', -1, 30, [1e-8, 2.2, 2.0, 2.0001, 5.0, 120.5, 1e4]),
+        ('modified_bessel_i0', -30, 30, [1e-8, 80.0, -80.0]),
+        ('modified_bessel_i1', -30, 30, [1e-8, 80.0, -80.0]),
+        ('modified_bessel_k0', -1, 30, [1e-8, 2.0, 2.0001, 80.0]),
+        ('modified_bessel_k1', -1, 30, [1e-8, 2.0, 2.0001, 80.0]),
+        ('scaled_modified_bessel_k0', -1, 30, [1e-8, 2.0, 2.0001, 500.0]),
+        ('scaled_modified_bessel_k1', -1, 30, [1e-8, 2.0, 2.0001, 500.0]),
+        ('spherical_bessel_j0', -30, 30, [1e-8, 0.4999, 0.5, 1e5])):
+    op(f'special.{_n}', _bessel_samples(_lo, _hi, _edges), dtypes=_SPECIAL_DTYPES, grad=False)
+
+
 unary('floor')
 unary('ceil')
 unary('trunc')
