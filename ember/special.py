@@ -1,11 +1,12 @@
 """``ember.special``: torch.special's functions.
 
 Most are ember operators under torch's other names, or compositions of them (so they have gradients, and
-second-order gradients, from their parts). The scaled error function, the Bessel and Airy functions and the
-incomplete gamma functions are operators of their own, computed in NumPy (NOTE [special functions without
-scipy], NOTE [Bessel functions by a trapezoidal rule]); like torch's, the Bessel and Airy functions have no
-gradient (their results do not require grad). The rest of torch.special (orthogonal polynomials, Hurwitz zeta)
-is not implemented: each such name raises NotImplementedError saying so.
+second-order gradients, from their parts). The scaled error function, the Bessel, Airy and Hurwitz zeta
+functions and the incomplete gamma functions are operators of their own, computed in NumPy (NOTE [special
+functions without scipy], NOTE [Bessel functions by a trapezoidal rule], NOTE [Hurwitz zeta]); like torch's,
+the Bessel and Airy functions have no gradient (their results do not require grad), and zeta has one in its
+second argument only. The rest of torch.special (the orthogonal polynomials) is not implemented: each such name
+raises NotImplementedError saying so.
 
 >>> import ember
 >>> ember.special.ndtr(ember.tensor([0.0]))
@@ -20,7 +21,8 @@ __all__ = ['digamma', 'entr', 'gammainc', 'gammaincc', 'erf', 'erfc', 'erfcx', '
            'i1', 'i1e', 'log1p', 'log_ndtr', 'log_softmax', 'logit', 'logsumexp', 'modified_bessel_i0',
            'modified_bessel_i1', 'multigammaln', 'ndtr', 'ndtri', 'polygamma', 'psi', 'round', 'sinc', 'softmax',
            'xlog1py', 'xlogy', 'airy_ai', 'bessel_j0', 'bessel_j1', 'bessel_y0', 'bessel_y1', 'modified_bessel_k0',
-           'modified_bessel_k1', 'scaled_modified_bessel_k0', 'scaled_modified_bessel_k1', 'spherical_bessel_j0']
+           'modified_bessel_k1', 'scaled_modified_bessel_k0', 'scaled_modified_bessel_k1', 'spherical_bessel_j0',
+           'zeta']
 
 _aten = ember.ops.aten
 _SQRT1_2 = math.sqrt(0.5)
@@ -139,6 +141,16 @@ def _unary(name, doc):
     return fn
 
 
+def zeta(input, other, *, out=None):
+    """The Hurwitz zeta function sum_k (other + k)^-input: inf at input = 1, nan below; either argument may be a
+    number; the gradient is in ``other`` only, as in torch.
+
+    >>> ember.special.zeta(ember.tensor([2.0]), 1.0)
+    tensor([1.6449])
+    """
+    return _call('zeta', (input, other), out)
+
+
 airy_ai = _unary('airy_ai', 'The Airy function Ai(x).')
 bessel_j0 = _unary('bessel_j0', 'The Bessel function of the first kind of order 0, J0.')
 bessel_j1 = _unary('bessel_j1', 'The Bessel function of the first kind of order 1, J1.')
@@ -156,7 +168,7 @@ spherical_bessel_j0 = _unary('spherical_bessel_j0', 'The spherical Bessel functi
 _ABSENT = ('chebyshev_polynomial_t', 'chebyshev_polynomial_u', 'chebyshev_polynomial_v', 'chebyshev_polynomial_w',
            'hermite_polynomial_h', 'hermite_polynomial_he', 'laguerre_polynomial_l', 'legendre_polynomial_p',
            'shifted_chebyshev_polynomial_t', 'shifted_chebyshev_polynomial_u', 'shifted_chebyshev_polynomial_v',
-           'shifted_chebyshev_polynomial_w', 'zeta')
+           'shifted_chebyshev_polynomial_w')
 
 
 globals().update({n: absent(f'ember.special.{n}', ' is not implemented: ember computes its special functions in '

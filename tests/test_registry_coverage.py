@@ -34,7 +34,7 @@ TESTED_THROUGH = {
     **{f'special_{n}': f'special.{n}' for n in (
         'airy_ai', 'bessel_j0', 'bessel_j1', 'bessel_y0', 'bessel_y1', 'modified_bessel_i0', 'modified_bessel_i1',
         'modified_bessel_k0', 'modified_bessel_k1', 'scaled_modified_bessel_k0', 'scaled_modified_bessel_k1',
-        'spherical_bessel_j0')},
+        'spherical_bessel_j0', 'zeta')},
 }
 
 

@@ -394,8 +394,9 @@ unary('special_i1e', 'float', lambda grad, self, result: grad * _where(
     method=False, function=False)
 
 
-# torch.special's Bessel and Airy functions (NOTE [Bessel functions by a trapezoidal rule]). torch's kernels take
-# float32 and float64 only, and give no gradient: their outputs do not require grad.
+# torch.special's Bessel and Airy functions and Hurwitz zeta (NOTE [Bessel functions by a trapezoidal rule],
+# NOTE [Hurwitz zeta]). torch's kernels take float32 and float64 only, and give no gradient: their outputs do not
+# require grad, except zeta's, which has one in q.
 def _float32_or_64(kernel):
     def check(cd, *args):
         if _float_of(cd) not in (D.float32, D.float64):
@@ -409,6 +410,19 @@ for _n, _arg in (('airy_ai', 'x'), ('bessel_j0', 'self'), ('bessel_j1', 'self'),
                  ('scaled_modified_bessel_k1', 'x'), ('spherical_bessel_j0', 'x')):
     pointwise(f'special_{_n}(Tensor {_arg}) -> Tensor', 'float', inplace=False, method=False, function=False,
               differentiable=False, numbers=(), check=_float32_or_64(f'{_n}_cpu'))
+
+
+def _zeta_x(grad):
+    raise NotImplementedError("the derivative for 'zeta' is not implemented.")      # as torch
+
+
+def _zeta_q(grad, self, other):          # d/dq zeta(x, q) = -x zeta(x + 1, q)
+    return grad * -self * aten.special_zeta.default(self + 1.0, other)
+
+
+# self (x) and other (q) may each be a number (torch's Scalar overloads)
+pointwise('special_zeta(Tensor self, Tensor other) -> Tensor', 'float', {'self': _zeta_x, 'other': _zeta_q},
+          inplace=False, method=False, function=False, numbers=('self', 'other'), check=_float32_or_64('zeta_cpu'))
 
 
 # --- rounding: zero gradient (torch's derivatives.yaml: zeros_like(grad)) ------

@@ -116,8 +116,8 @@ for _n in ('i0e', 'i1', 'i1e'):
        dtypes=FLOATS)
 
 
-# torch.special's Bessel and Airy functions: float32 and float64 kernels (integers and bool compute in float32;
-# float16 is torch's NotImplementedError), no gradient.
+# torch.special's Bessel and Airy functions and zeta: float32 and float64 kernels (integers and bool compute in
+# float32; float16 is torch's NotImplementedError), no gradient but zeta's in q.
 _SPECIAL_DTYPES = ALL_NUMERIC + ('float16',)
 
 
@@ -144,6 +144,20 @@ for _n, _lo, _hi, _edges in (
         ('scaled_modified_bessel_k1', -1, 30, [1e-8, 2.0, 2.0001, 500.0]),
         ('spherical_bessel_j0', -30, 30, [1e-8, 0.4999, 0.5, 1e5])):
     op(f'special.{_n}', _bessel_samples(_lo, _hi, _edges), dtypes=_SPECIAL_DTYPES, grad=False)
+
+
+def _zeta_samples(dt):
+    yield from binary_samples(1.2, 6, 0.3, 5, scalars=False)(dt)
+    yield S(2.5, Arg((3, 4), low=0.3, high=5))            # self_scalar: the gradient in q is compared
+    yield S(3, Arg((5,), low=0.3, high=5))
+    yield S(Arg((3, 4), low=1.2, high=6), 1.5)             # other_scalar
+    if dt in FLOATS:                   # torch's special cases: x = 1, x < 1, q <= 0, infinities, nan
+        x = np.array([1.0, 0.5, 2.0, 3.0, 2.5, 2.0, NAN, 2.0, INF, INF, 2.0, 4.0], dt)
+        q = np.array([2.0, 2.0, 0.0, -1.5, -1.5, -INF, 1.0, NAN, 1.0, 2.0, 1e-3, 1e4], dt)
+        yield S(x, q)
+
+
+op('special.zeta', _zeta_samples, dtypes=_SPECIAL_DTYPES)
 
 
 unary('floor')
