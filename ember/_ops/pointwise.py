@@ -394,9 +394,9 @@ unary('special_i1e', 'float', lambda grad, self, result: grad * _where(
     method=False, function=False)
 
 
-# torch.special's Bessel and Airy functions and Hurwitz zeta (NOTE [Bessel functions by a trapezoidal rule],
-# NOTE [Hurwitz zeta]). torch's kernels take float32 and float64 only, and give no gradient: their outputs do not
-# require grad, except zeta's, which has one in q.
+# torch.special's Bessel and Airy functions, Hurwitz zeta and orthogonal polynomials (NOTE [Bessel functions by a
+# trapezoidal rule], NOTE [Hurwitz zeta], NOTE [orthogonal polynomials]). torch's kernels take float32 and float64
+# only, and give no gradient: their outputs do not require grad, except zeta's, which has one in q.
 def _float32_or_64(kernel):
     def check(cd, *args):
         if _float_of(cd) not in (D.float32, D.float64):
@@ -423,6 +423,12 @@ def _zeta_q(grad, self, other):          # d/dq zeta(x, q) = -x zeta(x + 1, q)
 # self (x) and other (q) may each be a number (torch's Scalar overloads)
 pointwise('special_zeta(Tensor self, Tensor other) -> Tensor', 'float', {'self': _zeta_x, 'other': _zeta_q},
           inplace=False, method=False, function=False, numbers=('self', 'other'), check=_float32_or_64('zeta_cpu'))
+for _n in ('chebyshev_polynomial_t', 'chebyshev_polynomial_u', 'chebyshev_polynomial_v', 'chebyshev_polynomial_w',
+           'shifted_chebyshev_polynomial_t', 'shifted_chebyshev_polynomial_u', 'shifted_chebyshev_polynomial_v',
+           'shifted_chebyshev_polynomial_w', 'hermite_polynomial_h', 'hermite_polynomial_he', 'laguerre_polynomial_l',
+           'legendre_polynomial_p'):
+    pointwise(f'special_{_n}(Tensor x, Tensor n) -> Tensor', 'float', inplace=False, method=False, function=False,
+              differentiable=False, numbers=('x', 'n'), check=_float32_or_64(f'{_n}_cpu'))
 
 
 # --- rounding: zero gradient (torch's derivatives.yaml: zeros_like(grad)) ------

@@ -116,8 +116,9 @@ for _n in ('i0e', 'i1', 'i1e'):
        dtypes=FLOATS)
 
 
-# torch.special's Bessel and Airy functions and zeta: float32 and float64 kernels (integers and bool compute in
-# float32; float16 is torch's NotImplementedError), no gradient but zeta's in q.
+# torch.special's Bessel and Airy functions, zeta and orthogonal polynomials: float32 and float64 kernels (integers
+# and bool compute in float32; float16 is torch's NotImplementedError), no gradient but zeta's in q.
+# tests/test_special_functions.py compares them with torch and scipy on dense grids.
 _SPECIAL_DTYPES = ALL_NUMERIC + ('float16',)
 
 
@@ -160,6 +161,32 @@ def _zeta_samples(dt):
 op('special.zeta', _zeta_samples, dtypes=_SPECIAL_DTYPES)
 
 
+def _polynomial_samples(low, high):
+    def gen(dt):
+        n = np.arange(12).reshape(3, 4)
+        yield S(Arg((3, 4), low=low, high=high), n)
+        yield S(Arg((5, 1), low=low, high=high), np.array([[0, 1, 3, 8, 13]]))           # broadcast
+        yield S(Arg((3, 4), low=low, high=high, noncontig=True), n + 0.5)                 # n truncated
+        yield S(Arg((), low=low, high=high), np.array(7))
+        yield S(Arg((0, 3), low=low, high=high), np.array([1, 2, 3]))
+        yield S(Arg((3, 4), low=low, high=high), 5)                                        # n_scalar
+        yield S(Arg((3, 4), low=low, high=high), 2.5)
+        yield S(0.25, np.arange(-2, 20))                                                   # x_scalar
+        yield S(Arg((4,), low=low, high=high), Arg((4,), low=-3, high=30))                # n in x's dtype
+        if dt in FLOATS:               # end values, infinities, n < 0 (NaN x only with n = 0: see the kernels)
+            x = np.array([1.0, -1.0, 0.0, -0.0, 0.5, 1.0, -1.0, INF, -INF, 2.5, NAN, 0.3, 0.3], dt)
+            k = np.array([5, 6, 9, 4, 50, 40, 41, 3, 2, 30, 0, -1, 1e19], dt)
+            yield S(x, k)
+    return gen
+
+
+for _n, _lo, _hi in (('chebyshev_polynomial_t', -1.2, 1.2), ('chebyshev_polynomial_u', -1.2, 1.2),
+                     ('chebyshev_polynomial_v', -1.2, 1.2), ('chebyshev_polynomial_w', -1.2, 1.2),
+                     ('shifted_chebyshev_polynomial_t', -0.1, 1.1), ('shifted_chebyshev_polynomial_u', -0.1, 1.1),
+                     ('shifted_chebyshev_polynomial_v', -0.1, 1.1), ('shifted_chebyshev_polynomial_w', -0.1, 1.1),
+                     ('hermite_polynomial_h', -3, 3), ('hermite_polynomial_he', -3, 3),
+                     ('laguerre_polynomial_l', -2, 8), ('legendre_polynomial_p', -1.2, 1.2)):
+    op(f'special.{_n}', _polynomial_samples(_lo, _hi), dtypes=_SPECIAL_DTYPES, grad=False)
 unary('floor')
 unary('ceil')
 unary('trunc')
