@@ -87,28 +87,28 @@ def _polynomial(ends, closed, p1, step):
     recurrence (see _recur)."""
     def kernel(x, n):
         x, k, dt = _operands(x, n)
-        out = np.zeros(x.shape, dt)
+        res = np.zeros(x.shape, dt)
         todo = k >= 0                                  # n < 0: 0
         for mask, value in ends(x, k):
             m = todo & mask
-            out[m] = np.broadcast_to(value, x.shape)[m]
+            res[m] = np.broadcast_to(value, x.shape)[m]
             todo &= ~mask
         if closed is not None:
             threshold, inside, formula = closed
             m = todo & (k > threshold) & inside(x)
             if m.any():
-                out[m] = formula(x[m], k[m])
+                res[m] = formula(x[m], k[m])
             todo &= ~m
-        out[todo & (k == 0)] = 1
+        res[todo & (k == 0)] = 1
         m = todo & (k == 1)
-        out[m] = p1(x[m])
+        res[m] = p1(x[m])
         m = todo & (k >= 2)
         if m.any():
             xm = x[m]
-            out[m] = _recur(xm, k[m], np.ones_like(xm), p1(xm), step)
+            res[m] = _recur(xm, k[m], np.ones_like(xm), p1(xm), step)
         nan = np.isnan(x) & (k >= 1)
-        out[nan] = np.nan                               # where torch reads an unwritten value (see NOTE)
-        return out
+        res[nan] = np.nan                               # where torch reads an unwritten value (see NOTE)
+        return res
     return kernel
 
 

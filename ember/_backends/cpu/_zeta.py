@@ -99,19 +99,19 @@ def zeta(x_in, q_in):
     x, q = np.broadcast_arrays(np.asarray(x_in, np.float64), np.asarray(q_in, np.float64))
     shape = x.shape
     x, q = x.ravel(), q.ravel().copy()
-    out = np.full(x.shape, np.nan)
+    res = np.full(x.shape, np.nan)
     pole = x == 1.0
-    out[pole] = np.inf
+    res[pole] = np.inf
     rest = ~pole & ~(x < 1.0)
     neg = rest & (q <= 0.0)
-    out[neg & (q == np.floor(q))] = np.inf
+    res[neg & (q == np.floor(q))] = np.inf
     rest &= ~(neg & ((q == np.floor(q)) | (x != np.floor(x))))
     xs, qs = x[rest], q[rest]
     s, a, b, done = _direct(xs, qs)
     more = ~done
     s[more] = _tail(xs[more], s[more], a[more], b[more])
-    out[rest] = s
-    return out.reshape(shape).astype(dt, copy=False)
+    res[rest] = s
+    return res.reshape(shape).astype(dt, copy=False)
 
 
 KERNELS = {'special_zeta': quiet(zeta)}
