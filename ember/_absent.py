@@ -1,8 +1,8 @@
 """A torch name that ember deliberately does not provide: a function that raises an error saying why.
 
-Used by the namespaces that are importable but partly or wholly absent (``jit``, ``onnx``, ``distributed``,
-and the functions ``special`` and ``fft`` leave out), so that a program fails at the call with the reason,
-never by silently running something else under torch's name.
+Used by the namespaces that are importable but partly or wholly absent (``jit``, ``onnx``, ``distributed``),
+so that a program fails at the call with the reason, never by silently running something else under torch's
+name.
 
 >>> f = absent('ember.jit.script', ' (TorchScript) is not available in ember')
 >>> f.__name__

@@ -33,6 +33,13 @@ TESTED_THROUGH = {
     'special_erfcx': 'special.erfcx', 'special_entr': 'special.entr', 'special_gammainc': 'special.gammainc',
     'special_gammaincc': 'special.gammaincc', 'special_i0e': 'special.i0e', 'special_i1': 'special.i1',
     'special_i1e': 'special.i1e',
+    **{f'special_{n}': f'special.{n}' for n in (
+        'airy_ai', 'bessel_j0', 'bessel_j1', 'bessel_y0', 'bessel_y1', 'modified_bessel_i0', 'modified_bessel_i1',
+        'modified_bessel_k0', 'modified_bessel_k1', 'scaled_modified_bessel_k0', 'scaled_modified_bessel_k1',
+        'spherical_bessel_j0', 'zeta', 'chebyshev_polynomial_t', 'chebyshev_polynomial_u', 'chebyshev_polynomial_v',
+        'chebyshev_polynomial_w', 'shifted_chebyshev_polynomial_t', 'shifted_chebyshev_polynomial_u',
+        'shifted_chebyshev_polynomial_v', 'shifted_chebyshev_polynomial_w', 'hermite_polynomial_h',
+        'hermite_polynomial_he', 'laguerre_polynomial_l', 'legendre_polynomial_p')},
 }
 
 

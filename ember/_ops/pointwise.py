@@ -395,6 +395,44 @@ unary('special_i1e', 'float', lambda grad, self, result: grad * _where(
     self == 0, 0.5, aten.special_i0e.default(self) - result * (self.sgn() + 1 / _where(self == 0, 1.0, self))),
     method=False, function=False)
 
+
+# torch.special's Bessel and Airy functions, Hurwitz zeta and orthogonal polynomials (NOTE [Bessel functions by a
+# trapezoidal rule], NOTE [Hurwitz zeta], NOTE [orthogonal polynomials]). torch's kernels take float32 and float64
+# only, and give no gradient: their outputs do not require grad, except zeta's, which has one in q.
+def _float32_or_64(kernel):
+    def check(cd, *args):
+        if _float_of(cd) not in (D.float32, D.float64):
+            raise _not_impl(kernel, _float_of(cd))
+    return check
+
+
+for _n, _arg in (('airy_ai', 'x'), ('bessel_j0', 'self'), ('bessel_j1', 'self'), ('bessel_y0', 'self'),
+                 ('bessel_y1', 'self'), ('modified_bessel_i0', 'self'), ('modified_bessel_i1', 'self'),
+                 ('modified_bessel_k0', 'self'), ('modified_bessel_k1', 'self'), ('scaled_modified_bessel_k0', 'x'),
+                 ('scaled_modified_bessel_k1', 'x'), ('spherical_bessel_j0', 'x')):
+    pointwise(f'special_{_n}(Tensor {_arg}) -> Tensor', 'float', inplace=False, method=False, function=False,
+              differentiable=False, numbers=(), check=_float32_or_64(f'{_n}_cpu'))
+
+
+def _zeta_x(grad):
+    raise NotImplementedError("the derivative for 'zeta' is not implemented.")      # as torch
+
+
+def _zeta_q(grad, self, other):          # d/dq zeta(x, q) = -x zeta(x + 1, q)
+    return grad * -self * aten.special_zeta.default(self + 1.0, other)
+
+
+# self (x) and other (q) may each be a number (torch's Scalar overloads)
+pointwise('special_zeta(Tensor self, Tensor other) -> Tensor', 'float', {'self': _zeta_x, 'other': _zeta_q},
+          inplace=False, method=False, function=False, numbers=('self', 'other'), check=_float32_or_64('zeta_cpu'))
+for _n in ('chebyshev_polynomial_t', 'chebyshev_polynomial_u', 'chebyshev_polynomial_v', 'chebyshev_polynomial_w',
+           'shifted_chebyshev_polynomial_t', 'shifted_chebyshev_polynomial_u', 'shifted_chebyshev_polynomial_v',
+           'shifted_chebyshev_polynomial_w', 'hermite_polynomial_h', 'hermite_polynomial_he', 'laguerre_polynomial_l',
+           'legendre_polynomial_p'):
+    pointwise(f'special_{_n}(Tensor x, Tensor n) -> Tensor', 'float', inplace=False, method=False, function=False,
+              differentiable=False, numbers=('x', 'n'), check=_float32_or_64(f'{_n}_cpu'))
+
+
 # --- rounding: zero gradient (torch's derivatives.yaml: zeros_like(grad)) ------
 unary('floor', 'promote', _zero_grad, check=_NO_BOOL('floor_vml_cpu'))
 unary('ceil', 'promote', _zero_grad, check=_NO_BOOL('ceil_vml_cpu'))

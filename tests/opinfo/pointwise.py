@@ -114,6 +114,79 @@ op('special.erfcx', lambda dt: [*unary_samples(-3, 20)(dt), S(_special(dt))], dt
 for _n in ('i0e', 'i1', 'i1e'):
     op(f'special.{_n}', lambda dt: [*unary_samples(-25, 25)(dt), S(np.array([0.0, -1e-3, 30.0]).astype(dt))],
        dtypes=FLOATS)
+
+
+# torch.special's Bessel and Airy functions, zeta and orthogonal polynomials: float32 and float64 kernels (integers
+# and bool compute in float32; float16 is torch's NotImplementedError), no gradient but zeta's in q.
+# tests/test_special_functions.py compares them with torch and scipy on dense grids.
+_SPECIAL_DTYPES = ALL_NUMERIC + ('float16',)
+
+
+def _bessel_samples(low, high, edges):
+    def gen(dt):
+        yield from unary_samples(low, high)(dt)
+        yield S(_special(dt))
+        if dt in FLOATS:
+            yield S(np.array(edges, dt))
+    return gen
+
+
+for _n, _lo, _hi, _edges in (
+        ('airy_ai', -12, 8, [-30.5, -2.09, -2.1, 1.49, 1.5, 25.0, 103.0, 104.0]),
+        ('bessel_j0', -30, 30, [2.0, 2.0001, 5.0, 5.52, 120.5, -1e4]),
+        ('bessel_j1', -30, 30, [2.0, 2.0001, 5.0, 3.83, 120.5, -1e4]),
+        ('bessel_y0', -1, 30, [1e-8, 0.89, 2.0, 2.0001, 5.0, 120.5, 1e4]),
+        ('bessel_y1', -1, 30, [1e-8, 2.2, 2.0, 2.0001, 5.0, 120.5, 1e4]),
+        ('modified_bessel_i0', -30, 30, [1e-8, 80.0, -80.0]),
+        ('modified_bessel_i1', -30, 30, [1e-8, 80.0, -80.0]),
+        ('modified_bessel_k0', -1, 30, [1e-8, 2.0, 2.0001, 80.0]),
+        ('modified_bessel_k1', -1, 30, [1e-8, 2.0, 2.0001, 80.0]),
+        ('scaled_modified_bessel_k0', -1, 30, [1e-8, 2.0, 2.0001, 500.0]),
+        ('scaled_modified_bessel_k1', -1, 30, [1e-8, 2.0, 2.0001, 500.0]),
+        ('spherical_bessel_j0', -30, 30, [1e-8, 0.4999, 0.5, 1e5])):
+    op(f'special.{_n}', _bessel_samples(_lo, _hi, _edges), dtypes=_SPECIAL_DTYPES, grad=False)
+
+
+def _zeta_samples(dt):
+    yield from binary_samples(1.2, 6, 0.3, 5, scalars=False)(dt)
+    yield S(2.5, Arg((3, 4), low=0.3, high=5))            # self_scalar: the gradient in q is compared
+    yield S(3, Arg((5,), low=0.3, high=5))
+    yield S(Arg((3, 4), low=1.2, high=6), 1.5)             # other_scalar
+    if dt in FLOATS:                   # torch's special cases: x = 1, x < 1, q <= 0, infinities, nan
+        x = np.array([1.0, 0.5, 2.0, 3.0, 2.5, 2.0, NAN, 2.0, INF, INF, 2.0, 4.0], dt)
+        q = np.array([2.0, 2.0, 0.0, -1.5, -1.5, -INF, 1.0, NAN, 1.0, 2.0, 1e-3, 1e4], dt)
+        yield S(x, q)
+
+
+op('special.zeta', _zeta_samples, dtypes=_SPECIAL_DTYPES)
+
+
+def _polynomial_samples(low, high):
+    def gen(dt):
+        n = np.arange(12).reshape(3, 4)
+        yield S(Arg((3, 4), low=low, high=high), n)
+        yield S(Arg((5, 1), low=low, high=high), np.array([[0, 1, 3, 8, 13]]))           # broadcast
+        yield S(Arg((3, 4), low=low, high=high, noncontig=True), n + 0.5)                 # n truncated
+        yield S(Arg((), low=low, high=high), np.array(7))
+        yield S(Arg((0, 3), low=low, high=high), np.array([1, 2, 3]))
+        yield S(Arg((3, 4), low=low, high=high), 5)                                        # n_scalar
+        yield S(Arg((3, 4), low=low, high=high), 2.5)
+        yield S(0.25, np.arange(-2, 20))                                                   # x_scalar
+        yield S(Arg((4,), low=low, high=high), Arg((4,), low=-3, high=30))                # n in x's dtype
+        if dt in FLOATS:               # end values, infinities, n < 0 (NaN x only with n = 0: see the kernels)
+            x = np.array([1.0, -1.0, 0.0, -0.0, 0.5, 1.0, -1.0, INF, -INF, 2.5, NAN, 0.3, 0.3], dt)
+            k = np.array([5, 6, 9, 4, 50, 40, 41, 3, 2, 30, 0, -1, 1e19], dt)
+            yield S(x, k)
+    return gen
+
+
+for _n, _lo, _hi in (('chebyshev_polynomial_t', -1.2, 1.2), ('chebyshev_polynomial_u', -1.2, 1.2),
+                     ('chebyshev_polynomial_v', -1.2, 1.2), ('chebyshev_polynomial_w', -1.2, 1.2),
+                     ('shifted_chebyshev_polynomial_t', -0.1, 1.1), ('shifted_chebyshev_polynomial_u', -0.1, 1.1),
+                     ('shifted_chebyshev_polynomial_v', -0.1, 1.1), ('shifted_chebyshev_polynomial_w', -0.1, 1.1),
+                     ('hermite_polynomial_h', -3, 3), ('hermite_polynomial_he', -3, 3),
+                     ('laguerre_polynomial_l', -2, 8), ('legendre_polynomial_p', -1.2, 1.2)):
+    op(f'special.{_n}', _polynomial_samples(_lo, _hi), dtypes=_SPECIAL_DTYPES, grad=False)
 unary('floor')
 unary('ceil')
 unary('trunc')

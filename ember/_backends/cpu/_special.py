@@ -257,11 +257,16 @@ def _bessel_i(x, nu, scaled):
     return out
 
 
+_FLOAT32_EXP_OVERFLOW = 88.722824     # the largest float32 whose exp is finite
+
+
 def _bessel(nu, scaled):
     def kernel(a):
         x = _f64(a)
         ax = np.abs(x)
         r = _bessel_i(np.where(np.isnan(ax), 0.0, ax), nu, scaled)
+        if not scaled and a.dtype == np.float32:      # torch's float32 e^x overflows first (I0(89) < FLT_MAX)
+            r[(ax > _FLOAT32_EXP_OVERFLOW) & (ax < np.inf)] = np.inf      # and I(+-inf) stays nan
         if nu == 1:
             r = np.asarray(np.copysign(r, x))       # I1 is odd, I0 even
         r[np.isnan(x)] = np.nan

@@ -493,6 +493,8 @@ _TABLE = {
     'special_i0e': _i0e,
     'special_i1': _i1,
     'special_i1e': _i1e,
+    'special_modified_bessel_i0': _i0,
+    'special_modified_bessel_i1': _i1,
     'floor': _keep_int(np.floor),
     'ceil': _keep_int(np.ceil),
     'trunc': _keep_int(np.trunc),
