@@ -73,9 +73,18 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
         result = type(a).__torch_function__(public_api, types, args, kwargs)
         if result is not NotImplemented:
             return result
-    name = getattr(public_api, '__name__', str(public_api))
-    raise TypeError(f"no implementation found for '{name}' on types that implement __torch_function__: "
-                    f"{[type(a) for a in overloaded]}")
+    raise TypeError(f"no implementation found for '{_public_name(public_api)}' on types that implement "
+                    f"__torch_function__: {[type(a) for a in overloaded]}")
+
+
+def _public_name(func):
+    """``'ember.nn.functional.relu'``: the module path up to its first private part, and the name."""
+    parts = []
+    for p in (getattr(func, '__module__', None) or 'ember').split('.'):
+        if p.startswith('_'):
+            break
+        parts.append(p)
+    return '.'.join(parts + [getattr(func, '__name__', str(func))])
 
 
 NOT_HANDLED = object()

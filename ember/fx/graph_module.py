@@ -168,7 +168,7 @@ class GraphModule(ember.nn.Module):
                         raise RuntimeError(f'Node {node} referenced target {node.target} but that target was not '
                                            f'provided in ``root``!')
                     targets.append(node.target)
-            for target in sorted(set(targets), key=lambda t: t.count('.')):
+            for target in sorted(dict.fromkeys(targets), key=lambda t: t.count('.')):
                 _assign_attr(root[target], self, target)
         else:
             raise RuntimeError(f'Unsupported type {root} passed for root!')
@@ -364,11 +364,17 @@ class GraphModule(ember.nn.Module):
                           f'instead: {pickled}')
 
 
+def _indent_lines(s, n):
+    """Every line but the first indented by ``n``; blank lines left empty."""
+    first, *rest = s.split('\n')
+    return '\n'.join([first] + [' ' * n + line if line.strip() else '' for line in rest])
+
+
 def _print_readable(module, name):
     code = module.graph.python_code(root_module='self', verbose=True).src.lstrip('\n')
-    out = _addindent(f'class {name}(ember.nn.Module):\n' + code, 4)
+    out = _indent_lines(f'class {name}(ember.nn.Module):\n' + code, 4)
     subs = ['']
     for sub_name, sub in module.named_children():
         if isinstance(sub, GraphModule):
             subs.append(_print_readable(sub, sub_name))
-    return out + _addindent('\n'.join(subs), 4)
+    return out + _indent_lines('\n'.join(subs), 4)

@@ -25,19 +25,32 @@ class TensorMetadata(NamedTuple):
 
 
 _MEMORY_FORMATS = ('contiguous_format', 'channels_last', 'channels_last_3d')
+_DIM_ORDER = {'channels_last': (1, 3, 2, 0), 'channels_last_3d': (1, 4, 3, 2, 0)}   # innermost dimension first
+
+
+def _is_contiguous_as(t, fmt):
+    """Whether ``t``'s strides are those of memory format ``fmt``, computed from its sizes and strides (a
+    channels-last layout is only defined for 4-d and 5-d tensors)."""
+    if fmt == 'contiguous_format':
+        return t.is_contiguous()
+    order = _DIM_ORDER[fmt]
+    if t.dim() != len(order):
+        return False
+    expected, size, stride = 1, t.shape, t.stride()
+    for d in order:
+        if size[d] != 1:
+            if stride[d] != expected:
+                return False
+            expected *= size[d]
+    return True
 
 
 def _extract_tensor_metadata(result, include_contiguity=True):
     memory_format = None
     if include_contiguity:
         for fmt in _MEMORY_FORMATS:
-            value = getattr(ember, fmt, None)
-            if value is None:
-                continue
-            if fmt != 'contiguous_format' and result.dim() != (4 if fmt == 'channels_last' else 5):
-                continue        # torch's channels_last formats are defined for 4-d and 5-d tensors only
-            if result.is_contiguous(memory_format=value):
-                memory_format = value
+            if _is_contiguous_as(result, fmt):
+                memory_format = getattr(ember, fmt, fmt)
                 break
     stride = () if getattr(result, 'is_sparse', False) else result.stride()
     return TensorMetadata(result.shape, result.dtype, result.requires_grad, stride, memory_format,
