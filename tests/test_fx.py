@@ -404,6 +404,30 @@ def test_functional_and_hand_written_functions_record_themselves():
         np.testing.assert_allclose(g.numpy(), e.numpy())
 
 
+def test_generated_functions_record_their_arguments_like_torch():
+    def f(lib):
+        def fn(x):
+            return (lib.sum(x, 1), lib.transpose(x, 0, 1), lib.clamp(x, 0), lib.add(x, 1, alpha=2),
+                    lib.zeros(x.shape[0]), lib.softmax(x, -1), lib.mean(x, 0, True), lib.flatten(x))
+        return fn
+    tg, eg = torch.fx.symbolic_trace(f(torch)), ember.fx.symbolic_trace(f(ember))
+    assert_same_nodes(eg, tg)
+
+
+def test_generated_functions_record_schema_positional_arguments_positionally():
+    # unlike torch, which records a call as written, an operator's entry point records its arguments by the
+    # schema: positional parameters positionally (trailing defaults left out), keyword-only ones by keyword
+    gm = ember.fx.symbolic_trace(lambda x: ember.clamp(x, min=0) + ember.sum(x, dim=1, keepdim=False, dtype=None))
+    clamp, s = [n for n in gm.graph.nodes if n.op == 'call_function'][:2]
+    assert (clamp.args[1:], clamp.kwargs, s.args[1:], s.kwargs) == ((0,), {}, (1,), {})
+
+
+def test_transformer_keeps_wrapped_functions():
+    gm = ember.fx.symbolic_trace(lambda x: helper(x) + 1)
+    new = ember.fx.Transformer(gm).transform()
+    assert [n.target for n in new.graph.nodes if n.op == 'call_function'] == [helper, operator.add]
+
+
 def test_tensor_with_proxy_operand_records_a_call():
     c = ember.ones(3)
 

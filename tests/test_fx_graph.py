@@ -68,11 +68,10 @@ def test_inserting_before_and_after_match_torch():
         with g.inserting_before():
             g.placeholder('z')
         n.replace_input_with(a, m)
-        g.erase_node(t)
         g.lint()
         out.append((lines(g, lib.__name__), [u.name for u in a.users], [x.name for x in g.nodes]))
     assert out[0] == out[1]
-    assert out[1][2] == ['z', 'x', 'y', 'relu', 'sigmoid', 'add', 'mul', 'neg', 'output']
+    assert out[1][2] == ['z', 'x', 'y', 'relu', 'tanh', 'sigmoid', 'add', 'mul', 'neg', 'output']
 
 
 def test_erase_node_with_users_is_an_error():
@@ -435,6 +434,18 @@ def test_interpreter_runs_and_overrides():
     assert args == []
 
 
+def test_interpreter_frees_dead_values_like_torch():
+    left = []
+    for lib, fx in ((torch, torch.fx), (ember, ember.fx)):
+        gm = fx.symbolic_trace(rewriter_model(lib))
+        for gc in (True, False):
+            interp = fx.Interpreter(gm, garbage_collect_values=gc)
+            interp.run(lib.ones(2, 4), lib.ones(2, 4))
+            left.append([n.name for n in interp.env])
+    assert left[:2] == left[2:]
+    assert left[2] == ['output'] and len(left[3]) == 11
+
+
 def test_interpreter_helpers_and_errors():
     gm = ember.fx.symbolic_trace(Net())
     interp = ember.fx.Interpreter(gm)
@@ -526,6 +537,25 @@ def test_replace_pattern_with_filters_matches_torch():
     assert out[1][0] == [('relu', {'relu': 'relu', 'x': 'l'}, ['sigmoid'])] and out[1][2] == 'ReplacedPatterns'
 
 
+def test_overlapping_and_leaking_matches_are_dropped_like_torch():
+    def build(lib):
+        class M(lib.nn.Module):
+            def forward(self, x):
+                a = lib.relu(lib.relu(lib.relu(x)))         # three relus: one non-overlapping relu(relu())
+                b = lib.sigmoid(x)
+                c = lib.tanh(b) + b                          # b leaks out of a tanh(sigmoid()) match
+                return a, c
+        return M()
+    out = []
+    for lib, fx, rw in ((torch, torch.fx, torch.fx.subgraph_rewriter), (ember, ember.fx, subgraph_rewriter)):
+        gm = fx.symbolic_trace(build(lib))
+        r1 = rw.replace_pattern(gm, lambda x: lib.relu(lib.relu(x)), lambda x: lib.abs(x))
+        r2 = rw.replace_pattern(gm, lambda x: lib.tanh(lib.sigmoid(x)), lambda x: lib.cos(x))
+        out.append((describe(r1), describe(r2), gm.code.replace('torch.', 'ember.')))
+    assert out[0] == out[1]
+    assert len(out[1][0]) == 1 and out[1][1] == []
+
+
 def test_replaced_module_still_computes():
     m = rewriter_model(ember)
     gm = ember.fx.symbolic_trace(m)
@@ -600,6 +630,25 @@ def test_split_module_matches_torch():
         out.append(([c.replace('torch.', 'ember.') for c in codes], [n for n, _ in sm.named_modules()], qualnames))
     assert out[0] == out[1]
     assert len(out[1][0]) == 4
+
+
+def test_split_module_with_independent_partitions_matches_torch():
+    def build(lib):
+        class M(lib.nn.Module):
+            def forward(self, x, y):
+                a = lib.relu(x)
+                b = lib.tanh(y)
+                c = lib.sigmoid(x)
+                return a + b + c
+        return M()
+    out = []
+    for lib, fx, split in ((torch, torch.fx, torch.fx.passes.split_module.split_module),
+                           (ember, ember.fx, split_module)):
+        m = build(lib)
+        part = {'relu': 0, 'tanh': 1, 'sigmoid': 2, 'add': 3, 'add_1': 3}
+        sm = split(fx.symbolic_trace(m), m, lambda n: part[n.name])
+        out.append(sm.code.replace('torch.', 'ember.'))
+    assert out[0] == out[1]
 
 
 def test_split_module_results():
