@@ -251,6 +251,35 @@ torch.fx.wrap('helper')
 ember.fx.wrap('helper')
 
 
+def test_type_annotations_match_torch():
+    import typing
+
+    def build(lib):
+        class M(lib.nn.Module):
+            def forward(self, x: lib.Tensor, n: int = 2, sizes: typing.List[int] = None) -> lib.Tensor:
+                return x * n
+        return M()
+    tg, eg = torch.fx.symbolic_trace(build(torch)), ember.fx.symbolic_trace(build(ember))
+    assert normalized_code(eg) == normalized_code(tg)
+    assert str(eg.graph) == str(tg.graph).replace('torch.', 'ember.')
+    assert 'sizes : typing_List[int] = None) -> ember.Tensor:' in eg.code
+    np.testing.assert_allclose(eg(ember.ones(2)).numpy(), [2.0, 2.0])
+
+
+def test_autowrap_functions():
+    def f(x):
+        return helper_not_wrapped(x) + 1
+    gm = ember.fx.GraphModule(ember.nn.Module(), ember.fx.Tracer(autowrap_functions=(helper_not_wrapped,)).trace(f))
+    assert [n.target for n in gm.graph.nodes if n.op == 'call_function'] == [helper_not_wrapped, operator.add]
+    plain = ember.fx.symbolic_trace(f)
+    assert [n.target for n in plain.graph.nodes if n.op == 'call_function'] == [operator.mul, operator.add]
+    np.testing.assert_allclose(gm(ember.ones(1)).numpy(), plain(ember.ones(1)).numpy())
+
+
+def helper_not_wrapped(x):
+    return x * 3
+
+
 def test_wrapped_function_runs_in_the_generated_module():
     def f(x):
         return helper(x) + 1

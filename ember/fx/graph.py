@@ -168,6 +168,15 @@ _INPLACE = {'iadd': '{} += {}', 'iand': '{} &= {}', 'ifloordiv': '{} //= {}', 'i
             'ixor': '{} ^= {}', 'setitem': '{}[{}] = {}'}
 
 
+def _typing_generics():
+    import typing
+    return {list: typing.List, dict: typing.Dict, set: typing.Set, frozenset: typing.FrozenSet, tuple: typing.Tuple,
+            type: typing.Type}
+
+
+_TYPING_GENERICS = _typing_generics()
+
+
 def _format_target(base, target):
     r = base
     for atom in target.split('.'):
@@ -221,13 +230,14 @@ class CodeGen:
             if isinstance(t, type):
                 if t.__module__ == 'builtins':
                     return t.__qualname__
-                return add_global(_get_qualified_name(t).replace('.', '_') if _ember_name(t) is None
-                                  else _ember_name(t), t)
-            if getattr(t, '__module__', None) == 'typing':
+                return _ember_name(t) or add_global(_get_qualified_name(t), t)
+            origin, args = getattr(t, '__origin__', None), getattr(t, '__args__', None)
+            if origin is not None and args is not None:     # typing.List[int]: typing_List[int], as torch writes it
                 import typing
-                add_global('typing', typing)
-                return repr(t)
-            return _type_repr(t)
+                generic = _TYPING_GENERICS.get(origin, origin)
+                name = add_global(f'typing.{getattr(generic, "_name", None) or generic.__name__}', generic)
+                return f"{name}[{', '.join(type_repr(a) for a in args)}]"
+            return add_global(_type_repr(t), t)
 
         def get_repr(a):
             if isinstance(a, Node):
@@ -617,13 +627,7 @@ class Graph:
                                    f"does not reference an nn.Module")
 
     def __str__(self):
-        lines = ['graph():']
-        ret = [None]
-        for node in self.nodes:
-            lines.append('    ' + node.format_node(maybe_return_typename=ret))
-        if ret[0]:
-            lines[0] = f'graph(){ret[0]}:'
-        return '\n'.join(lines)
+        return '\n'.join(['graph():'] + ['    ' + node.format_node() for node in self.nodes])
 
     def print_tabular(self):
         """Print the nodes as a table (opcode, name, target, args, kwargs); needs the ``tabulate`` package."""

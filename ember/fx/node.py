@@ -265,7 +265,7 @@ def _type_repr(t):
         if t.__module__ == 'builtins':
             return t.__qualname__
         return _get_qualified_name(t)
-    return repr(t).replace('typing.', '')
+    return repr(t)
 
 
 def _format_arg(a):
