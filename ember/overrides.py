@@ -35,6 +35,7 @@ def has_torch_function_variadic(*args):
 def is_tensor_like(inp):
     """True for a Tensor and for any object whose type defines ``__torch_function__``.
 
+    >>> import ember
     >>> is_tensor_like(ember.ones(1)), is_tensor_like(1.0)
     (True, False)
     """

@@ -62,7 +62,7 @@ def test_inserting_before_and_after_match_torch():
         g, (x, y, r, a, n) = build_graph(fx, lib)
         with g.inserting_after(r):
             s = g.call_function(lib.sigmoid, (r,))
-            t = g.call_function(lib.tanh, (r,))      # each goes right after r: t before s, as in torch
+            g.call_function(lib.tanh, (r,))      # each goes right after r: tanh before sigmoid, as in torch
         with g.inserting_before(n):
             m = g.call_function(operator.mul, (a, s))
         with g.inserting_before():

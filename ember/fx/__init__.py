@@ -24,7 +24,7 @@ graph():
 from .graph import Graph, CodeGen
 from .graph_module import GraphModule
 from .node import Node, map_arg, has_side_effect
-from .proxy import Proxy, Attribute, TraceError
+from .proxy import Proxy, Attribute, TraceError  # noqa: F401
 from ._symbolic_trace import symbolic_trace, Tracer, wrap, PH
 from .interpreter import Interpreter, Transformer
 from .subgraph_rewriter import replace_pattern

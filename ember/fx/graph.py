@@ -233,7 +233,6 @@ class CodeGen:
                 return _ember_name(t) or add_global(_get_qualified_name(t), t)
             origin, args = getattr(t, '__origin__', None), getattr(t, '__args__', None)
             if origin is not None and args is not None:     # typing.List[int]: typing_List[int], as torch writes it
-                import typing
                 generic = _TYPING_GENERICS.get(origin, origin)
                 name = add_global(f'typing.{getattr(generic, "_name", None) or generic.__name__}', generic)
                 return f"{name}[{', '.join(type_repr(a) for a in args)}]"

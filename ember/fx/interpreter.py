@@ -7,12 +7,10 @@ node does. Transformer runs the same loop on Proxies, so its result is a new Gra
 import contextlib
 import inspect
 
-import ember
-
 from .graph import Graph
 from .graph_module import GraphModule
-from .node import Node, Op, map_arg, map_aggregate
-from .proxy import Proxy, Attribute, TracerBase, Scope
+from .node import Op, map_arg, map_aggregate
+from .proxy import Proxy
 from ._symbolic_trace import Tracer, _IdentityDict
 
 __all__ = ['Interpreter', 'Transformer']

@@ -9,7 +9,6 @@ raises TraceError.
 import collections
 import copy
 import dis
-import inspect
 import operator
 import os
 import sys
@@ -17,8 +16,8 @@ import traceback
 
 import ember
 
-from .graph import Graph, _is_magic
-from .node import Node, map_aggregate
+from .graph import _is_magic
+from .node import Node, Op, map_aggregate
 
 __all__ = ['TraceError', 'TracerBase', 'GraphAppendingTracer', 'Proxy', 'Attribute', 'ParameterProxy', 'Scope',
            'ScopeContextManager']
@@ -86,7 +85,7 @@ class TracerBase:
         stack = getattr(self, 'module_stack', None)
         if stack:
             node.meta['nn_module_stack'] = copy.copy(stack)
-        if self.record_stack_traces and kind not in ('placeholder', 'output'):
+        if self.record_stack_traces and kind not in (Op.PLACEHOLDER, Op.OUTPUT):
             node.stack_trace = _user_stack(self.traced_func_name)
         return node
 
@@ -221,7 +220,7 @@ class Proxy:
         return new
 
     def __call__(self, *args, **kwargs):
-        return self.tracer.create_proxy('call_method', '__call__', (self,) + args, kwargs)
+        return self.tracer.create_proxy(Op.CALL_METHOD, '__call__', (self,) + args, kwargs)
 
     def __iter__(self):
         # `a, b = proxy` is an UNPACK_SEQUENCE of known length in the caller: unpack into getitem Nodes
@@ -234,7 +233,7 @@ class Proxy:
         return self.tracer.iter(self)
 
     def __abs__(self):
-        return self.tracer.create_proxy('call_function', operator.abs, (self,), {})
+        return self.tracer.create_proxy(Op.CALL_FUNCTION, operator.abs, (self,), {})
 
     def __bool__(self):
         return self.tracer.to_bool(self)
@@ -262,8 +261,8 @@ class Proxy:
                                f'{orig_method}')
         tracer = next(iter(tracers))
         if _is_tensor_method(orig_method):
-            return tracer.create_proxy('call_method', orig_method.__name__, args, kwargs)
-        return tracer.create_proxy('call_function', orig_method, args, kwargs,
+            return tracer.create_proxy(Op.CALL_METHOD, orig_method.__name__, args, kwargs)
+        return tracer.create_proxy(Op.CALL_FUNCTION, orig_method, args, kwargs,
                                    name=tracer.graph._target_to_str(orig_method.__name__))
 
 
@@ -279,11 +278,11 @@ class Attribute(Proxy):
     @property
     def node(self):
         if self._node is None:
-            self._node = self.tracer.create_proxy('call_function', getattr, (self.root, self.attr), {}).node
+            self._node = self.tracer.create_proxy(Op.CALL_FUNCTION, getattr, (self.root, self.attr), {}).node
         return self._node
 
     def __call__(self, *args, **kwargs):
-        return self.tracer.create_proxy('call_method', self.attr, (self.root,) + args, kwargs)
+        return self.tracer.create_proxy(Op.CALL_METHOD, self.attr, (self.root,) + args, kwargs)
 
 
 class ParameterProxy(Proxy):
@@ -329,12 +328,12 @@ _MAGIC = _REFLECTABLE + ['getitem', 'eq', 'ne', 'lt', 'gt', 'le', 'ge', 'pos', '
 def _install_magic():
     for name in _MAGIC:
         def impl(*args, _target=getattr(operator, name)):
-            return args[0].tracer.create_proxy('call_function', _target, args, {})
+            return args[0].tracer.create_proxy(Op.CALL_FUNCTION, _target, args, {})
         impl.__name__ = name
         setattr(Proxy, f'__{name.strip("_")}__', impl)
     for name in _REFLECTABLE:
         def rimpl(self, rhs, _target=getattr(operator, name)):
-            return self.tracer.create_proxy('call_function', _target, (rhs, self), {})
+            return self.tracer.create_proxy(Op.CALL_FUNCTION, _target, (rhs, self), {})
         rimpl.__name__ = f'r{name}'
         setattr(Proxy, f'__r{name.strip("_")}__', rimpl)
 

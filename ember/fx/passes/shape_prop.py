@@ -64,8 +64,8 @@ class ShapeProp(Interpreter):
     >>> from ember.fx.passes.shape_prop import ShapeProp
     >>> gm = fx.symbolic_trace(ember.nn.Linear(4, 3))
     >>> _ = ShapeProp(gm).propagate(ember.randn(2, 4))
-    >>> [tuple(n.meta['tensor_meta'].shape) for n in gm.graph.nodes]
-    [(2, 4), (2, 3), (2, 3)]
+    >>> [(n.name, tuple(n.meta['tensor_meta'].shape)) for n in gm.graph.nodes]
+    [('input_1', (2, 4)), ('weight', (3, 4)), ('bias', (3,)), ('linear', (2, 3)), ('output', (2, 3))]
     """
 
     def __init__(self, gm, fake_mode=None):
