@@ -266,6 +266,20 @@ def test_type_annotations_match_torch():
     np.testing.assert_allclose(eg(ember.ones(2)).numpy(), [2.0, 2.0])
 
 
+def test_annotate_matches_torch():
+    codes = []
+    import torch.fx.annotate
+    for lib, fx in ((torch, torch.fx), (ember, ember.fx)):
+        def f(x):
+            y = fx.annotate.annotate(x + 1, lib.Tensor)
+            return y * 2
+        gm = fx.symbolic_trace(f)
+        codes.append(normalized_code(gm))
+        with pytest.raises(RuntimeError, match='already had a type'):
+            fx.symbolic_trace(lambda x: fx.annotate.annotate(fx.annotate.annotate(x + 1, int), int))
+    assert codes[0] == codes[1] and 'add : ember.Tensor = x + 1' in codes[1]
+
+
 def test_autowrap_functions():
     def f(x):
         return helper_not_wrapped(x) + 1

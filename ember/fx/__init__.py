@@ -28,7 +28,7 @@ from .proxy import Proxy, Attribute, TraceError  # noqa: F401
 from ._symbolic_trace import symbolic_trace, Tracer, wrap, PH
 from .interpreter import Interpreter, Transformer
 from .subgraph_rewriter import replace_pattern
-from . import immutable_collections, passes, subgraph_rewriter  # noqa: F401
+from . import annotate, immutable_collections, passes, subgraph_rewriter  # noqa: F401
 
 __all__ = ['symbolic_trace', 'Tracer', 'wrap', 'Graph', 'GraphModule', 'Node', 'Proxy', 'Attribute', 'Interpreter',
            'Transformer', 'replace_pattern', 'map_arg', 'has_side_effect', 'CodeGen', 'PH']
