@@ -90,6 +90,23 @@ def is_floating_point(t):
 def numel(t):
     return t.numel()
 
+
+def _assert(condition, message):
+    """``assert condition, message`` that symbolic tracing records (torch._assert)."""
+    assert condition, message
+
+
+from ._dispatch.torch_function import public_function as _public_function  # noqa: E402
+_assert = _public_function(_assert)     # NOTE [__torch_function__]: a traced condition records the call
+
+
+def __getattr__(name):
+    # ember.fx is imported on first use (``import torch; torch.fx.symbolic_trace(m)`` works as in torch)
+    if name == 'fx':
+        import importlib
+        return importlib.import_module('ember.fx')
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")
+
 from . import optim  # noqa: E402  (after the operators: optim uses the public API)
 
 # --- device namespaces, switches and legacy types (torch's CPU-only answers; NOTE [absent devices]) ---

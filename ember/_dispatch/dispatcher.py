@@ -23,6 +23,7 @@ from .codegen import compile_function
 from .._core.dispatch_key import (DispatchKey, BACKEND_KEYS, BACKEND_MASK, below, keyset_names)
 from .._core import device as _device_mod
 from .schema import parse_schema
+from .torch_function import dispatch_from_entry_point, NOT_HANDLED
 
 _BACKEND_SET = frozenset(BACKEND_KEYS)
 _CIA = DispatchKey.CompositeImplicitAutograd
@@ -60,6 +61,7 @@ class OpOverload:
         self.tags = tags
         self.kernels = {}
         self.cache = {}
+        self.public = None      # the public function (ember.add) that __torch_function__ receives as func
         self.call = _generate_caller(self)
         self.__name__ = self.schema.name
         self.__qualname__ = self.schema.full_name
@@ -250,6 +252,7 @@ def _generate_caller(op):
     s = op.schema
     params, checks, keys, call_args = [], [], [], []
     seen_kwonly = False
+    every = '(' + ''.join(f'{a.name}, ' for a in s.arguments) + ')'    # for NOTE [__torch_function__]
     allow_numbers = 'pointwise' in op.tags or 'wraps_numbers' in op.tags
     for i, a in enumerate(s.arguments):
         if a.kwarg_only and not seen_kwonly:
@@ -263,22 +266,22 @@ def _generate_caller(op):
             pre = f'{n} is None' if opt else None
             if allow_numbers:
                 keys.append(f'    if isinstance({n}, _T): ks |= {n}._keys\n'
-                            f'    elif not ({pre + " or " if pre else ""}isinstance({n}, _NUMBER)): _bad({where!r}, "Tensor", {n})')
+                            f'    elif not ({pre + " or " if pre else ""}isinstance({n}, _NUMBER)): return _bad({where!r}, "Tensor", {n}, {every})')
             else:
                 keys.append(f'    if isinstance({n}, _T): ks |= {n}._keys\n'
-                            f'    elif {"not " + pre if pre else "True"}: _bad({where!r}, "Tensor", {n})')
+                            f'    elif {"not " + pre if pre else "True"}: return _bad({where!r}, "Tensor", {n}, {every})')
         elif bt == 'Tensor[]':
             keys.append(f'    if not isinstance({n}, _SEQ):\n'
-                        f'        {"if " + n + " is not None: " if opt else ""}_bad({where!r}, "tuple of Tensors", {n})\n'
+                        f'        {"if " + n + " is not None: " if opt else ""}return _bad({where!r}, "tuple of Tensors", {n}, {every})\n'
                         f'    else:\n'
                         f'        for _t in {n}:\n'
                         f'            if isinstance(_t, _T): ks |= _t._keys\n'
-                        f'            elif _t is not None: _bad({where!r}, "tuple of Tensors", {n})')
+                        f'            elif _t is not None: return _bad({where!r}, "tuple of Tensors", {n}, {every})')
         elif bt in _CHECKS:
             cond = _CHECKS[bt].format(v=n)
             if opt:
                 cond = f'{n} is None or {cond}'
-            checks.append(f'    if not ({cond}): _bad({where!r}, {a.type!r}, {n})')
+            checks.append(f'    if not ({cond}): return _bad({where!r}, {a.type!r}, {n}, {every})')
     factory = not s.tensor_args
     dev_arg = next((a.name for a in s.arguments if a.base_type == 'Device'), None)
     body = ['    ks = 0'] + keys + checks
@@ -286,7 +289,7 @@ def _generate_caller(op):
         body.append(f'    if ks == 0: ks = _device_keys({dev_arg if dev_arg else "None"})')
     elif allow_numbers:     # only Python numbers where tensors go: torch's TypeError, not a backend error
         first = s.tensor_args[0]
-        body.append(f'    if ks == 0: _bad({f"argument {first.name!r} (position 1)"!r}, "Tensor", {first.name})')
+        body.append(f'    if ks == 0: return _bad({f"argument {first.name!r} (position 1)"!r}, "Tensor", {first.name}, {every})')
     if len(s.tensor_args) > 1 or any(a.base_type == 'Tensor[]' for a in s.arguments):
         body.append(f'    _b = ks & _BM\n    if _b & (_b - 1): ks = _mixed(ks, {", ".join(a.name for a in s.arguments if a.base_type in ("Tensor", "Tensor[]"))})')
     body += ['    ks = (ks | _S.include) & _S.keep',
@@ -314,7 +317,12 @@ def _default_src(v):
 
 
 def _bad_arg_factory(op):
-    def bad(where, expected, value):
+    def bad(where, expected, value, values=()):
+        """A non-Tensor where a Tensor goes (or a wrong type elsewhere): a Tensor-like argument's
+        ``__torch_function__`` answers (NOTE [__torch_function__]), else torch's TypeError."""
+        result = dispatch_from_entry_point(op, values)
+        if result is not NOT_HANDLED:
+            return result
         if expected in ('int[]', 'SymInt[]') or expected.startswith('int['):
             bad = next((e for e in value if not isinstance(e, _INT)), value) if isinstance(value, (list, tuple)) else value
             raise TypeError(f"{op.schema.name}(): {where} must be tuple of ints, but found element of type "

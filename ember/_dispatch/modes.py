@@ -5,8 +5,9 @@ thread-local include set, so every call reaches the Python key's fallback,
 which pops the innermost mode and calls its ``__ember_dispatch__``. Inside
 that method the mode is off the stack, so calling ``func`` again continues to
 the next mode or to the ordinary kernels: modes stack like torch's.
-This is the hook that graph capture (fx tracing), profilers and fake tensors are meant to be written on;
-ember ships none of them yet (tests/test_dispatcher.py writes a logging mode).
+This is the hook that operator-level graph capture, profilers and fake tensors are meant to be written on;
+ember ships none of them yet (tests/test_dispatcher.py writes a logging mode). ember.fx's symbolic tracing
+records public functions, above the dispatcher, through __torch_function__ (NOTE [__torch_function__]).
 """
 import threading
 

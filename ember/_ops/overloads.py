@@ -22,6 +22,7 @@ from .._core.tensor_impl import TensorImpl
 from .._core.dtype import dtype as _dtype, check_cast
 from .registry import BY_OP
 from .._dispatch.codegen import compile_function
+from .._dispatch.torch_function import has_torch_function, handle_torch_function
 from ..return_types import _structseq
 
 GROUPS = {}         # public name -> _Group
@@ -237,7 +238,12 @@ def make_chooser(name, ops, out_ops=None, public_name=None):
                 else:
                     r = out_call(*args, out=out, **kwargs)
                 return r if rt is None else rt(*r)
+        given = list(args) + list(kwargs.values()) + ([] if out is None else [out])
+        if has_torch_function(given):       # NOTE [__torch_function__]: e.g. an fx Proxy in a Tensor's place
+            extra = {} if out is None else {'out': out}
+            return handle_torch_function(public[0], given, *args, **kwargs, **extra)
         raise _invalid(shown, cands, args, kwargs)
+    public = []
     src = [f'def {shown}(*args, out=None, **kwargs):', '    if out is None and not kwargs:', '        n = len(args)']
     src += _fast_path(cands) + ['    return _general(args, kwargs, out)']
     g = {'_general': general, '_T': TensorImpl, '_TN': _TENSOR_OR_NUMBER, '_NUMBER': _NUMBER, '_INT': _INT}
@@ -245,6 +251,7 @@ def make_chooser(name, ops, out_ops=None, public_name=None):
         g[f'_call{c}'], g[f'_checks{c}'], g[f'_rt{c}'] = cand[0], cand[3].checks, cand[4]
     chooser = compile_function('\n'.join(src) + '\n', f'<ember overloads {shown}>', g, shown)
     chooser.__qualname__ = shown
+    public.append(chooser)
     chooser.__doc__ = f"{shown}: one of\n" + '\n'.join(f'    {c[2]}' for c in cands) + \
         f"\n\nchosen by the arguments' types (see ember/_ops/overloads.py). See torch.{shown}."
     chooser._overloads = [c[2] for c in cands]

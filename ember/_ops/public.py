@@ -107,6 +107,10 @@ def build(Tensor, functions, nn_functional, results=None):
             functions[name] = fn
         if decl.nn:
             nn_functional[name] = fn
+        if decl.function or decl.nn:    # what __torch_function__ receives as func (NOTE [__torch_function__])
+            op.public = fn
+            if decl.out_op is not None:
+                decl.out_op.public = fn
         if decl.method and decl.kind != 'factory':
             meth = op.call if pos is None else _with_varargs(op.call, pos)
             if not hasattr(Tensor, name) or getattr(getattr(Tensor, name), '_generated', True):
@@ -117,6 +121,7 @@ def build(Tensor, functions, nn_functional, results=None):
                 setattr(Tensor, name + '_', ip if pos is None else _with_varargs(ip, pos))
             if decl.function:
                 functions[name + '_'] = ip
+                decl.inplace_op.public = ip
     from .overloads import install          # overload groups (overloads.py) take their public names last
     install(Tensor, functions)
 

@@ -5,14 +5,34 @@ signatures no schema expresses (``var(x, unbiased)``, ``normal(mean, std, size)`
 through ``ember.ops.aten`` only (tests/test_layering.py). Where torch's signature is several operator overloads
 chosen by type, that is an overload group declared with the operators (ember/_ops/overloads.py), not code here.
 One module per family; each lists its public names in ``__all__`` and may attach methods to ``ember.Tensor``.
-Loaded after the generated operator functions.
+Loaded after the generated operator functions. Each public function is wrapped here, once, to honour
+``__torch_function__`` (NOTE [__torch_function__]); the methods the modules attach to ``ember.Tensor`` stay
+unwrapped.
 """
 import importlib
 import pkgutil
+import types
+
+from ..overrides import public_function
+
+
+def _public(fn, _done={}):
+    """A hand-written function wrapped once (aliases stay one object); generated entry points and the
+    wrappers _ops/public.py made check in the dispatcher already."""
+    if not isinstance(fn, types.FunctionType) or getattr(fn, '__ember_public__', False):
+        return fn
+    op = getattr(fn, '_op', None)
+    if op is not None and (fn is op.call or fn is op.public):
+        return fn
+    if getattr(fn, '_overloads', None) is not None:     # an overload group's chooser checks itself
+        return fn
+    if id(fn) not in _done:
+        _done[id(fn)] = (fn, public_function(fn))
+    return _done[id(fn)][1]
 
 __all__ = []
 for _m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
     _mod = importlib.import_module(f'{__name__}.{_m.name}')
     for _n in getattr(_mod, '__all__', ()):
-        globals()[_n] = getattr(_mod, _n)
+        globals()[_n] = _public(getattr(_mod, _n))
         __all__.append(_n)

@@ -1,0 +1,144 @@
+"""PyTorch's ``__torch_function__`` protocol: objects that are not Tensors but stand in for them.
+
+NOTE [__torch_function__]
+A public function (``ember.add``, ``ember.nn.functional.relu``) that receives, where a Tensor goes, an
+object whose type defines ``__torch_function__`` does not run: it calls
+``type(obj).__torch_function__(func, types, args, kwargs)`` with ``func`` the public function itself, and
+returns what that gives (torch.overrides' protocol; ``ember.fx.Proxy`` records graph nodes this way).
+The check costs nothing on the ordinary path. A generated entry point reaches it only where it would
+otherwise raise its TypeError about a non-Tensor argument (``_bad`` in dispatcher.py hands over all the
+call's arguments); a hand-written public function (``ember/_python_functions``, ``ember.nn.functional``) is wrapped
+once, where its package collects it, by ``public_function``, which looks at the argument types before
+calling. Tensor subclasses are Tensors here: ember dispatches them by their keys, so a subclass's own
+``__torch_function__`` is not consulted (ember's Tensor defines none).
+"""
+import functools
+
+from .._core import tensor_impl as _tensor_impl
+from .._core.tensor_impl import TensorImpl
+
+# types that never define __torch_function__: the scan skips them without a lookup
+_PLAIN = frozenset([int, float, bool, complex, str, type(None), slice, type(Ellipsis)])
+
+
+def _overloaded(a):
+    t = type(a)
+    return t not in _PLAIN and hasattr(t, '__torch_function__') and not issubclass(t, TensorImpl)
+
+
+def overloaded_args(values):
+    """The arguments among ``values`` (one level into lists, tuples and dicts) whose type defines
+    ``__torch_function__``, one per type, a subclass before its base class, else left to right."""
+    found = []
+
+    def add(a):
+        if not _overloaded(a) or any(type(f) is type(a) for f in found):
+            return
+        for i, f in enumerate(found):       # a subclass goes before its base class, as torch orders them
+            if issubclass(type(a), type(f)):
+                found.insert(i, a)
+                return
+        found.append(a)
+
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            for e in v:
+                add(e)
+        elif isinstance(v, dict):
+            for e in v.values():
+                add(e)
+        else:
+            add(v)
+    return found
+
+
+def has_torch_function(relevant_args):
+    """True when one of ``relevant_args`` (or of the lists inside) is a Tensor-like non-Tensor."""
+    for a in relevant_args:
+        t = type(a)
+        if t is list or t is tuple:
+            if has_torch_function(a):
+                return True
+        elif _overloaded(a):
+            return True
+    return False
+
+
+def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """Call the ``__torch_function__`` of the overloaded arguments in ``relevant_args`` in torch's order
+    until one returns something other than ``NotImplemented``."""
+    overloaded = overloaded_args(relevant_args)
+    types = tuple(type(a) for a in overloaded)
+    for a in overloaded:
+        result = type(a).__torch_function__(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    raise TypeError(f"no implementation found for '{_public_name(public_api)}' on types that implement "
+                    f"__torch_function__: {[type(a) for a in overloaded]}")
+
+
+def _public_name(func):
+    """``'ember.nn.functional.relu'``: the module path up to its first private part, and the name."""
+    parts = []
+    for p in (getattr(func, '__module__', None) or 'ember').split('.'):
+        if p.startswith('_'):
+            break
+        parts.append(p)
+    return '.'.join(parts + [getattr(func, '__name__', str(func))])
+
+
+NOT_HANDLED = object()
+
+
+def dispatch_from_entry_point(op, values):
+    """The slow path of a generated entry point that met a non-Tensor where a Tensor goes: rebuild the
+    call as its public function received it and hand it to ``__torch_function__``; NOT_HANDLED when no
+    argument defines it (the entry point then raises its TypeError)."""
+    if not overloaded_args(values):
+        return NOT_HANDLED
+    args, kwargs = [], {}
+    for a, v in zip(op.schema.arguments, values):
+        if a.kwarg_only:
+            if not (a.has_default and _is_default(v, a.default)):
+                kwargs[a.name] = v
+        else:
+            args.append((a, v))
+    while args and args[-1][0].has_default and _is_default(args[-1][1], args[-1][0].default):
+        args.pop()          # trailing defaults are left out, as the caller most likely left them out
+    args = tuple(v for _, v in args)
+    func = op.public if op.public is not None else op
+    return handle_torch_function(func, values, *args, **kwargs)
+
+
+def _is_default(v, default):
+    if v is default:
+        return True
+    return type(v) in _PLAIN and type(v) is type(default) and v == default
+
+
+def _handle(public, args, kwargs):
+    return handle_torch_function(public, args + tuple(kwargs.values()), *args, **kwargs)
+
+
+def public_function(fn):
+    """``fn`` as a public function that honours ``__torch_function__`` (NOTE [__torch_function__])."""
+    T = _tensor_impl._tensor_class        # the exact type the scan skips first
+
+    @functools.wraps(fn)
+    def public(*args, **kwargs):
+        for a in args:
+            t = type(a)
+            if t is T or t in _PLAIN:
+                continue
+            if t is list or t is tuple:
+                for e in a:
+                    if type(e) is not T and _overloaded(e):
+                        return _handle(public, args, kwargs)
+            elif _overloaded(a):
+                return _handle(public, args, kwargs)
+        if kwargs and has_torch_function(tuple(kwargs.values())):
+            return _handle(public, args, kwargs)
+        return fn(*args, **kwargs)
+    public.__ember_public__ = True
+    return public
+

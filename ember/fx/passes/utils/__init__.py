@@ -1,0 +1,1 @@
+"""Helpers for passes (torch.fx.passes.utils)."""
