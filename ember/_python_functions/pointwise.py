@@ -12,6 +12,7 @@ from .._tensor import Tensor
 from .._core import dtype as D
 from .._core.dtype import scalar_name
 from ..ops import aten
+from ..overrides import public_function
 
 __all__ = ['conj', 'conj_physical', 'resolve_conj', 'resolve_neg',
            'is_conj', 'is_neg', 'selu', 'selu_', 'celu', 'celu_', 'rrelu', 'rrelu_', 'prelu', 'hardshrink']
@@ -23,11 +24,20 @@ _ALIASES = {'absolute': 'abs', 'arccos': 'acos', 'arcsin': 'asin', 'arctan': 'at
             'not_equal': 'ne', 'clip': 'clamp', 'fix': 'trunc'}
 
 
+def _named(fn, alias):
+    """``ember.<alias>``: the operator's function under torch's other name, so that a traced graph names it as
+    torch does (``ember.arctan``, not ``ember.atan``); it honours ``__torch_function__`` under its own name."""
+    f = public_function(fn)
+    f.__name__ = f.__qualname__ = alias
+    f.__doc__ = f"Alias for ember.{fn.__name__}."
+    return f
+
+
 def _install_aliases():
     import ember
     for alias, name in _ALIASES.items():
         fn = getattr(ember, name)
-        globals()[alias] = fn
+        globals()[alias] = _named(fn, alias)
         __all__.append(alias)
         setattr(Tensor, alias, getattr(Tensor, name))
         if hasattr(Tensor, name + '_'):

@@ -13,9 +13,9 @@ def _ip(inplace):
     return ', inplace=True' if inplace else ''
 
 
-def _call(fn, input, inplace, *args):
-    # only pass inplace when set: the default path is the plain functional call
-    return fn(input, *args, inplace=True) if inplace else fn(input, *args)
+# Each forward calls the functional form exactly as torch's module does (``F.relu(input, inplace=self.inplace)``,
+# ``F.hardtanh(input, self.min_val, self.max_val, self.inplace)``), so a traced graph (ember.fx) records the
+# same arguments as torch's.
 
 
 class Threshold(Module):
@@ -24,7 +24,7 @@ class Threshold(Module):
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, input):
-        return _call(F.threshold, input, self.inplace, self.threshold, self.value)
+        return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self):
         return f'threshold={self.threshold}, value={self.value}{_ip(self.inplace)}'
@@ -43,7 +43,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return _call(F.relu, input, self.inplace)
+        return F.relu(input, inplace=self.inplace)
 
     def extra_repr(self):
         return 'inplace=True' if self.inplace else ''
@@ -57,7 +57,7 @@ class Hardtanh(Module):
             raise AssertionError(f"max_val ({max_val}) must be greater than min_val ({min_val})")
 
     def forward(self, input):
-        return _call(F.hardtanh, input, self.inplace, self.min_val, self.max_val)
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self):
         return f'min_val={self.min_val}, max_val={self.max_val}{_ip(self.inplace)}'
@@ -75,13 +75,15 @@ class _Plain(Module):
     """An activation with no arguments but ``inplace``."""
     _fn = None
     _repr_inplace = True
+    _inplace_keyword = True     # torch's forward passes inplace= by keyword (silu, mish) or by position
 
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
 
     def forward(self, input):
-        return _call(getattr(F, self._fn), input, self.inplace)
+        fn = getattr(F, self._fn)
+        return fn(input, inplace=self.inplace) if self._inplace_keyword else fn(input, self.inplace)
 
     def extra_repr(self):
         return 'inplace=True' if self.inplace and self._repr_inplace else ''
@@ -97,16 +99,19 @@ class Mish(_Plain):
 
 class SELU(_Plain):
     _fn = 'selu'
+    _inplace_keyword = False
 
 
 class Hardswish(_Plain):
     _fn = 'hardswish'
     _repr_inplace = False
+    _inplace_keyword = False
 
 
 class Hardsigmoid(_Plain):
     _fn = 'hardsigmoid'
     _repr_inplace = False
+    _inplace_keyword = False
 
 
 class _NoArg(Module):
@@ -144,7 +149,7 @@ class LeakyReLU(Module):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input):
-        return _call(F.leaky_relu, input, self.inplace, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self):
         return f'negative_slope={self.negative_slope}{_ip(self.inplace)}'
@@ -158,7 +163,7 @@ class ELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input):
-        return _call(getattr(F, self._fn), input, self.inplace, self.alpha)
+        return getattr(F, self._fn)(input, self.alpha, self.inplace)
 
     def extra_repr(self):
         return f'alpha={self.alpha}{_ip(self.inplace)}'
