@@ -120,9 +120,36 @@ def _handle(public, args, kwargs):
     return handle_torch_function(public, args + tuple(kwargs.values()), *args, **kwargs)
 
 
-def public_function(fn):
-    """``fn`` as a public function that honours ``__torch_function__`` (NOTE [__torch_function__])."""
+def _by_keyword(fn, positional):
+    """A handler that passes ``__torch_function__`` the first ``positional`` parameters by position and every
+    other parameter by keyword, defaults included, as torch.nn.functional's Python functions do
+    (``handle_torch_function(relu, (input,), input, inplace=inplace)``): a traced graph then records
+    ``F.relu(x, inplace=False)`` whether the caller wrote the keyword or not."""
+    import inspect
+    sig = inspect.signature(fn)
+
+    def handle(public, args, kwargs):
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError:
+            return _handle(public, args, kwargs)
+        bound.apply_defaults()
+        items = list(bound.arguments.items())
+        params = sig.parameters
+        if any(params[n].kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD) for n, _ in items):
+            return _handle(public, args, kwargs)
+        pos = tuple(v for _, v in items[:positional])
+        kw = dict(items[positional:])
+        return handle_torch_function(public, pos + tuple(kw.values()), *pos, **kw)
+    return handle
+
+
+def public_function(fn, positional=None):
+    """``fn`` as a public function that honours ``__torch_function__`` (NOTE [__torch_function__]).
+    ``positional``: hand the first that many parameters over by position and the rest by keyword (see
+    ``_by_keyword``); None hands the call over as it was made."""
     T = _tensor_impl._tensor_class        # the exact type the scan skips first
+    _handle = _by_keyword(fn, positional) if positional is not None else globals()['_handle']
 
     @functools.wraps(fn)
     def public(*args, **kwargs):

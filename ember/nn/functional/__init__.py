@@ -9,6 +9,14 @@ import types
 from ..._ops.public import NN_FUNCTIONAL as _GENERATED
 from ...overrides import public_function as _public_function
 
+# torch.nn.functional's Python functions hand __torch_function__ their tensor arguments by position and the
+# rest by keyword; these are the ones that pass more than the first parameter by position
+_POSITIONAL = {'threshold': 3, 'batch_norm': 3, 'instance_norm': 1, **{n: 2 for n in (
+    'cross_entropy', 'nll_loss', 'mse_loss', 'l1_loss', 'smooth_l1_loss', 'huber_loss', 'kl_div',
+    'binary_cross_entropy', 'binary_cross_entropy_with_logits', 'layer_norm', 'embedding', 'max_pool1d',
+    'max_pool2d', 'max_pool3d', 'group_norm', 'poisson_nll_loss', 'soft_margin_loss', 'multilabel_soft_margin_loss',
+    'margin_ranking_loss', 'hinge_embedding_loss', 'cosine_embedding_loss', 'triplet_margin_loss')}}
+
 
 def _load():
     for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
@@ -16,7 +24,7 @@ def _load():
         for n in getattr(mod, '__all__', ()):
             fn = getattr(mod, n)
             if isinstance(fn, types.FunctionType) and fn is not _GENERATED.get(n) and not hasattr(fn, '_op'):
-                fn = _public_function(fn)
+                fn = _public_function(fn, _POSITIONAL.get(n, 1))
             globals()[n] = fn
 
 
