@@ -7,6 +7,16 @@ The (key set -> kernel) answer is cached per operator and the cache is cleared
 by every registration. Kernels in the table take ``(keyset, *args)`` so a
 kernel can redispatch "below" itself: ``op.redispatch(ks & below(key), *args)``.
 
+NOTE [record function] -- how a profiler sees operators at no cost when none is active. The generated
+entry point calls the kernel cached for its key set and asks ``resolve`` only on a miss. While an observer
+is registered (``add_observer``; ember.profiler is one), ``resolve`` caches for the entry point a wrapper
+that reports the call to the observers and then runs the kernel. Redispatches (the Autograd kernel calling
+below itself) have a cache of their own (``redispatch_cache``) that never holds wrappers, so one operator
+call is one event, as torch records in ``Dispatcher::call`` and not in ``redispatch``, and an operator
+called inside another's kernel (a composite's pieces, a formula's operators) is a nested event. Adding or
+removing an observer clears the caches, so with none registered the entry points run exactly the
+code they ran before profilers existed. The autograd engine reports its nodes to the same observers.
+
 NOTE [fallback order] -- written once, in `OpOverload._lookup`:
   1. the kernel registered for the key itself;
   2. CompositeImplicitAutograd (for any key): a decomposition into other ops;
@@ -43,6 +53,7 @@ _FALLBACKS = {}          # DispatchKey -> fallback(op, ks, *args)
 _OPS = {}                # 'aten::add.Tensor' -> OpOverload
 _BY_NAME = {}            # 'aten::add' -> {overload name: OpOverload}  (ember.ops lookups)
 _TRACE = []              # active trace printers (see ember.debug.trace_dispatch)
+OBSERVERS = []           # active operator observers (ember.profiler): NOTE [record function]
 
 
 class OpOverload:
@@ -59,7 +70,8 @@ class OpOverload:
         self.decl = decl
         self.tags = tags
         self.kernels = {}
-        self.cache = {}
+        self.cache = {}             # key set -> kernel for the entry point (a recording wrapper while observed)
+        self.redispatch_cache = {}  # key set -> kernel for redispatch: never a wrapper (NOTE [record function])
         self.call = _generate_caller(self)
         self.__name__ = self.schema.name
         self.__qualname__ = self.schema.full_name
@@ -96,10 +108,12 @@ class OpOverload:
 
     # --- resolution -----------------------------------------------------------
     def resolve(self, ks):
-        """The kernel for key set ``ks`` (cached)."""
+        """The kernel the entry point runs for key set ``ks`` (cached)."""
         kernel, key = self._lookup(ks)
         if _TRACE:
             return _traced(self, ks, key, kernel)
+        if OBSERVERS:
+            kernel = _observed(self, kernel)
         self.cache[ks] = kernel
         return kernel
 
@@ -131,9 +145,13 @@ class OpOverload:
 
     def redispatch(self, ks, *args):
         """Call the kernel for key set ``ks`` directly (``ks`` already masked below the caller's key)."""
-        k = self.cache.get(ks)
+        k = self.redispatch_cache.get(ks)
         if k is None:
-            k = self.resolve(ks)
+            k, key = self._lookup(ks)
+            if _TRACE:
+                k = _traced(self, ks, key, k)
+            else:
+                self.redispatch_cache[ks] = k
         return k(ks, *args)
 
 
@@ -152,6 +170,7 @@ def _backend_name(ks):
 def clear_caches():
     for op in _OPS.values():
         op.cache.clear()
+        op.redispatch_cache.clear()
 
 
 def register_fallback(key, fn):
@@ -172,6 +191,47 @@ def _traced(op, ks, key, kernel):
             emit(f'{op.name:<32} {keyset_names(ks):<44} -> {key.name:<26} {name}')
         return kernel(ks_, *args)
     return run
+
+
+def add_observer(observer):
+    """Report every operator call to ``observer`` until ``remove_observer``: ``observer.op_enter(op, args)``
+    before the kernel runs returns a handle, ``observer.op_exit(handle, result)`` after it (``result`` is None
+    when the kernel raised). NOTE [record function]."""
+    OBSERVERS.append(observer)
+    clear_caches()
+
+
+def remove_observer(observer):
+    if observer in OBSERVERS:
+        OBSERVERS.remove(observer)
+    clear_caches()
+
+
+def _observed(op, kernel):
+    def run(ks, *args):
+        observers = tuple(OBSERVERS)
+        handles = [obs.op_enter(op, args) for obs in observers]
+        result = None
+        try:
+            result = kernel(ks, *args)
+            return result
+        finally:
+            for obs, h in zip(reversed(observers), reversed(handles)):
+                obs.op_exit(h, result)
+    run.__qualname__ = getattr(kernel, '__qualname__', repr(kernel))
+    return run
+
+
+def observed_call(name, fn, *args):
+    """``fn(*args)`` reported to the observers as a range called ``name`` (``observer.range_enter(name)``
+    returns a handle for ``observer.range_exit``): the autograd engine's nodes, NOTE [record function]."""
+    observers = tuple(OBSERVERS)
+    handles = [obs.range_enter(name) for obs in observers]
+    try:
+        return fn(*args)
+    finally:
+        for obs, h in zip(reversed(observers), reversed(handles)):
+            obs.range_exit(h)
 
 
 def lookup_op(qualname):

@@ -16,6 +16,7 @@ from heapq import heappush, heappop
 import numpy as np
 
 from .._core.dispatch_key import DispatchKey
+from .._dispatch.dispatcher import OBSERVERS, observed_call
 from .grad_mode import is_grad_enabled, _set_enabled
 from .node import AccumulateGrad, gradient_edge, _FREED
 from . import anomaly
@@ -201,6 +202,17 @@ def _incoming(node, grads):
 
 
 def _call_node(node, grads, retain_graph):
+    if OBSERVERS:       # a profiler is on: torch's two ranges per node (NOTE [record function] in _dispatch/dispatcher.py)
+        return observed_call(f'autograd::engine::evaluate_function: {node.name()}', _evaluate_node, node, grads,
+                             retain_graph)
+    return _evaluate_node(node, grads, retain_graph)
+
+
+def _apply(node, grads):
+    return node.apply(grads) if not anomaly._enabled else anomaly.checked_apply(node, grads)
+
+
+def _evaluate_node(node, grads, retain_graph):
     if node._pre_hooks:
         for g in grads:
             if g is not None:
@@ -214,7 +226,10 @@ def _call_node(node, grads, retain_graph):
                         g._grad_owner = False
     if node._released:
         raise RuntimeError(_FREED)
-    outs = node.apply(tuple(grads)) if not anomaly._enabled else anomaly.checked_apply(node, tuple(grads))
+    if OBSERVERS:
+        outs = observed_call(node.name(), _apply, node, tuple(grads))
+    else:
+        outs = node.apply(tuple(grads)) if not anomaly._enabled else anomaly.checked_apply(node, tuple(grads))
     if node._hooks:
         for hook in list(node._hooks.values()):
             r = hook(tuple(outs), tuple(grads))
