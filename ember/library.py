@@ -9,7 +9,7 @@ tensors.
 >>> import ember, numpy as np
 >>> with ember.library.Library('demo', 'DEF') as lib:
 ...     _ = lib.define('twice(Tensor x) -> Tensor')
-...     lib.impl('twice', lambda x: x * 2, 'CPU')
+...     _ = lib.impl('twice', lambda x: x * 2, 'CPU')
 ...     ember.ops.demo.twice(ember.tensor([1., 2.]))
 tensor([2., 4.])
 

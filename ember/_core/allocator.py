@@ -119,7 +119,7 @@ class CachingAllocator(Allocator):
     stays cached; neighbouring free blocks of a segment merge again on free.
 
     >>> import numpy as np
-    >>> a = CachingAllocator(lambda n: np.empty(n, np.uint8), alignment=32)
+    >>> a = CachingAllocator(lambda n: _aligned_buffer(n, 32), alignment=32)
     >>> buf = a.allocate(100); del buf
     >>> buf = a.allocate(200); a.memory_stats()['num_cache_hits']
     1
