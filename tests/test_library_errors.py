@@ -9,9 +9,9 @@ import ember
 from ember.library import Library
 
 
-@pytest.fixture(scope='module')
-def dev():
-    """A PrivateUse1 device holding NumPy arrays (no allocator)."""
+@pytest.fixture
+def dev(device_registry):
+    """A PrivateUse1 device holding NumPy arrays (no allocator), unregistered after the test."""
     ember.utils.rename_privateuse1_backend('lrn')
     return 'lrn'
 

@@ -10,7 +10,7 @@ from ember._core.allocator import CachingAllocator, CPUAllocator
 
 
 @pytest.fixture
-def caching():
+def caching(device_registry):
     al = CachingAllocator(None, alignment=64, round_to=512, segment_size=4096)
     ember.library.register_device('memcache', allocator=al)
     return al
@@ -52,7 +52,7 @@ def test_snapshot_lists_segments_and_blocks(caching):
     assert all(addrs[i] + seg['blocks'][i]['size'] == addrs[i + 1] for i in range(3))    # contiguous, in order
 
 
-def test_cpu_allocator_device_and_its_peak():
+def test_cpu_allocator_device_and_its_peak(device_registry):
     al = CPUAllocator(64)
     ember.library.register_device('memplain', allocator=al)
     bufs = [al.allocate(100) for _ in range(3)]
@@ -66,7 +66,7 @@ def test_cpu_allocator_device_and_its_peak():
         ember.memory.memory_snapshot('memplain')
 
 
-def test_cpu_and_devices_without_allocator_say_why():
+def test_cpu_and_devices_without_allocator_say_why(device_registry):
     with pytest.raises(RuntimeError, match=r"NumPy.*profile_memory=True"):
         ember.memory.memory_allocated('cpu')
     ember.library.register_device('memnone')
@@ -74,7 +74,7 @@ def test_cpu_and_devices_without_allocator_say_why():
         ember.memory.memory_stats('memnone')
 
 
-def test_default_device_is_the_privateuse1_backend():
+def test_default_device_is_the_privateuse1_backend(device_registry):
     al = CachingAllocator(None, alignment=64, round_to=512, segment_size=4096)
 
     def from_host(a, index=None):         # the device's memory comes from its allocator

@@ -364,7 +364,7 @@ def test_views_and_in_place_results_allocate_nothing():
     assert {e.name: e.cpu_memory_usage for e in p.events()} == {'aten::view': 0, 'aten::add_': 0, 'aten::slice': 0}
 
 
-def test_device_allocator_reports_memory():
+def test_device_allocator_reports_memory(device_registry):
     al = _allocator.CachingAllocator(None, alignment=32, round_to=512, segment_size=1 << 16)
     ember.library.register_device('profnpu', allocator=al, to_host=np.array,
                                   from_host=lambda a, index=None: _from_host(al, a), key='PrivateUse1')
