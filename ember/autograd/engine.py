@@ -201,18 +201,10 @@ def _incoming(node, grads):
     return grads
 
 
-def _call_node(node, grads, retain_graph):
-    if OBSERVERS:       # a profiler is on: torch's two ranges per node (NOTE [record function] in _dispatch/dispatcher.py)
-        return observed_call(f'autograd::engine::evaluate_function: {node.name()}', _evaluate_node, node, grads,
-                             retain_graph)
-    return _evaluate_node(node, grads, retain_graph)
-
-
-def _apply(node, grads):
-    return node.apply(grads) if not anomaly._enabled else anomaly.checked_apply(node, grads)
-
-
-def _evaluate_node(node, grads, retain_graph):
+def _call_node(node, grads, retain_graph, _observed=False):
+    if OBSERVERS and not _observed:     # a profiler is on: torch's two ranges per node (NOTE [record function])
+        return observed_call(f'autograd::engine::evaluate_function: {node.name()}', _call_node, node, grads,
+                             retain_graph, True)
     if node._pre_hooks:
         for g in grads:
             if g is not None:
@@ -241,6 +233,10 @@ def _evaluate_node(node, grads, retain_graph):
     if not retain_graph and node._saved:
         node._release()
     return outs
+
+
+def _apply(node, grads):
+    return node.apply(grads) if not anomaly._enabled else anomaly.checked_apply(node, grads)
 
 
 # NOTE [gradient ownership]: the first gradient of a leaf becomes its ``.grad`` without a copy when the
