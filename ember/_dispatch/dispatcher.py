@@ -196,42 +196,72 @@ def _traced(op, ks, key, kernel):
 def add_observer(observer):
     """Report every operator call to ``observer`` until ``remove_observer``: ``observer.op_enter(op, args)``
     before the kernel runs returns a handle, ``observer.op_exit(handle, result)`` after it (``result`` is None
-    when the kernel raised). NOTE [record function]."""
+    when the kernel raised); ``range_enter(name)`` / ``range_exit(handle)`` mark other ranges (autograd nodes,
+    ``record_function``). NOTE [record function]."""
     OBSERVERS.append(observer)
-    clear_caches()
+    _refresh_observers()
 
 
 def remove_observer(observer):
     if observer in OBSERVERS:
         OBSERVERS.remove(observer)
+    _refresh_observers()
+
+
+class _FanOut:
+    """Several observers at once, seen as one."""
+
+    def __init__(self, observers):
+        self.observers = observers
+
+    def op_enter(self, op, args):
+        return [o.op_enter(op, args) for o in self.observers]
+
+    def op_exit(self, handles, result):
+        for o, h in zip(reversed(self.observers), reversed(handles)):
+            o.op_exit(h, result)
+
+    def range_enter(self, name, category='cpu_op'):
+        return [o.range_enter(name, category) for o in self.observers]
+
+    def range_exit(self, handles):
+        for o, h in zip(reversed(self.observers), reversed(handles)):
+            o.range_exit(h)
+
+
+OBSERVER = None         # what the recording wrappers report to: the one observer, or a _FanOut of several
+
+
+def _refresh_observers():
+    global OBSERVER
+    OBSERVER = None if not OBSERVERS else OBSERVERS[0] if len(OBSERVERS) == 1 else _FanOut(tuple(OBSERVERS))
     clear_caches()
 
 
 def _observed(op, kernel):
     def run(ks, *args):
-        observers = tuple(OBSERVERS)
-        handles = [obs.op_enter(op, args) for obs in observers]
-        result = None
+        obs = OBSERVER
+        h = obs.op_enter(op, args)
         try:
             result = kernel(ks, *args)
-            return result
-        finally:
-            for obs, h in zip(reversed(observers), reversed(handles)):
-                obs.op_exit(h, result)
+        except BaseException:
+            obs.op_exit(h, None)
+            raise
+        obs.op_exit(h, result)
+        return result
     run.__qualname__ = getattr(kernel, '__qualname__', repr(kernel))
     return run
 
 
 def observed_call(name, fn, *args):
-    """``fn(*args)`` reported to the observers as a range called ``name`` (``observer.range_enter(name)``
-    returns a handle for ``observer.range_exit``): the autograd engine's nodes, NOTE [record function]."""
-    observers = tuple(OBSERVERS)
-    handles = [obs.range_enter(name) for obs in observers]
+    """``fn(*args)`` reported to the observers as a range called ``name``: the autograd engine's nodes,
+    NOTE [record function]."""
+    obs = OBSERVER
+    h = obs.range_enter(name)
     try:
         return fn(*args)
     finally:
-        for obs, h in zip(reversed(observers), reversed(handles)):
-            obs.range_exit(h)
+        obs.range_exit(h)
 
 
 def lookup_op(qualname):

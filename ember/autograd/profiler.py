@@ -56,6 +56,7 @@ class Recorder:
         self._live = {}                  # id(NumPy block) -> finalize, for CPU results counted as allocations
         self._cpu_allocated = 0          # bytes of those blocks alive now
         self._devices = {}               # id(allocator) -> device type name
+        self._names = {}                 # OpOverload -> event name ('aten::add')
 
     # --- attach / detach ---------------------------------------------------------------
     def listen(self):
@@ -78,14 +79,7 @@ class Recorder:
         return EventList(sorted(self.events, key=lambda e: (e.start_ns, -(e.end_ns or 0))), self.profile_memory,
                          self.base_ns, list(self.memory), devices)
 
-    # --- ranges ------------------------------------------------------------------------
-    def _open(self, name, category, overload_name=''):
-        st = self._tls
-        e = FunctionEvent(next(self._ids), name, st.tid, 0, category=category, overload_name=overload_name,
-                          base_ns=self.base_ns)
-        st.stack.append(e)
-        return e
-
+    # --- ranges (the hot path while recording: one enter and one exit per operator call) ---------------------
     def _close(self, e, end_ns):
         stack = self._tls.stack
         if stack and stack[-1] is e:
@@ -96,20 +90,25 @@ class Recorder:
             return
         e.end_ns = end_ns
         if stack:
-            e.cpu_parent = stack[-1]
-            stack[-1].cpu_children.append(e)
+            e.cpu_parent = parent = stack[-1]
+            parent.cpu_children.append(e)
         self.events.append(e)
 
     def op_enter(self, op, args):
         if not self.enabled:
             return None
-        e = self._open(f'{op.namespace}::{op.schema.name}', 'cpu_op', op.schema.overload)
+        name = self._names.get(op)
+        if name is None:
+            name = self._names[op] = f'{op.namespace}::{op.schema.name}'
+        st = self._tls
+        e = FunctionEvent(next(self._ids), name, st.tid, 0, overload_name=op.schema.overload, base_ns=self.base_ns)
         if self.record_shapes:
             e.input_shapes, e.input_types = _describe(args)
         if self.with_stack:
             e.stack = _call_sites()
         if self.profile_memory:
             e._inputs = args
+        st.stack.append(e)
         e.start_ns = _now()              # last: the recording itself stays outside the range
         return e
 
@@ -126,7 +125,9 @@ class Recorder:
     def range_enter(self, name, category='cpu_op'):
         if not self.enabled:
             return None
-        e = self._open(name, category)
+        st = self._tls
+        e = FunctionEvent(next(self._ids), name, st.tid, 0, category=category, base_ns=self.base_ns)
+        st.stack.append(e)
         e.start_ns = _now()
         return e
 
@@ -144,7 +145,7 @@ class Recorder:
         if owner is None:                # nothing open: a row of its own, as torch's [memory]
             owner = FunctionEvent(next(self._ids), '[memory]', st.tid, rec.ts_ns, rec.ts_ns, base_ns=self.base_ns)
             self.events.append(owner)
-        owner.memory.append(rec)
+        owner.add_memory(rec)
 
     def allocator_event(self, allocator, nbytes, address):
         if not self.enabled:
@@ -250,17 +251,16 @@ class record_function(contextlib.ContextDecorator):
         self._open = None
 
     def __enter__(self):
-        if dispatcher.OBSERVERS:
-            observers = tuple(dispatcher.OBSERVERS)
-            self._open = (observers, [o.range_enter(self.name, 'user_annotation') for o in observers])
+        obs = dispatcher.OBSERVER
+        if obs is not None:
+            self._open = (obs, obs.range_enter(self.name, 'user_annotation'))
         return self
 
     def __exit__(self, *exc):
         if self._open is not None:
-            observers, handles = self._open
+            obs, handle = self._open
             self._open = None
-            for o, h in zip(reversed(observers), reversed(handles)):
-                o.range_exit(h)
+            obs.range_exit(handle)
         return False
 
     def _recreate_cm(self):       # a decorated function may recurse or run on several threads at once

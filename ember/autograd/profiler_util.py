@@ -43,22 +43,38 @@ class FunctionEvent:
     ``self_cpu_memory_usage`` only what happened directly inside). ``device_memory_usage`` is the same for
     devices whose allocator reports to the profiler ({device type: bytes})."""
 
-    def __init__(self, id, name, thread, start_ns, end_ns=None, input_shapes=None, input_types=None,
-                 stack=None, category='cpu_op', overload_name='', base_ns=0):
-        self.id, self.name, self.thread = id, name, thread
-        self.trace_name = name          # the name in the Chrome trace (ProfilerStep#3 for the row ProfilerStep*)
-        self.start_ns, self.end_ns, self._base_ns = start_ns, end_ns, base_ns
-        self.input_shapes = input_shapes if input_shapes is not None else []
-        self.input_types = input_types if input_types is not None else []
-        self.stack = stack if stack is not None else []
-        self.category = category
-        self.overload_name = overload_name
+    # defaults live on the class, so that recording one (once per operator call) sets only what differs; the
+    # shared empty lists are never mutated (the recorder assigns new ones)
+    end_ns = None
+    trace_name = None           # the name in the Chrome trace when it differs (ProfilerStep#3 for ProfilerStep*)
+    input_shapes = []
+    input_types = []
+    stack = []
+    category = 'cpu_op'
+    overload_name = ''
+    cpu_parent = None
+    memory = ()                 # MemoryRecords that happened directly inside this range (a list once there is one)
+    count = 1
+    device_type = 'cpu'
+    is_async = is_remote = is_legacy = False
+    _base_ns = 0
+
+    def __init__(self, id, name, thread, start_ns, end_ns=None, category='cpu_op', overload_name='', base_ns=0):
+        self.id, self.name, self.thread, self.start_ns = id, name, thread, start_ns
         self.cpu_children = []
-        self.cpu_parent = None
-        self.memory = []             # MemoryRecords that happened directly inside this range
-        self.count = 1
-        self.device_type = 'cpu'
-        self.is_async = self.is_remote = self.is_legacy = False
+        if end_ns is not None:
+            self.end_ns = end_ns
+        if category != 'cpu_op':
+            self.category = category
+        if overload_name:
+            self.overload_name = overload_name
+        if base_ns:
+            self._base_ns = base_ns
+
+    def add_memory(self, record):
+        if not self.memory:
+            self.memory = []
+        self.memory.append(record)
 
     # --- times (microseconds) ---------------------------------------------------
     @property
@@ -322,7 +338,7 @@ def chrome_trace(events, memory, base_ns, name=''):
             args['Input type'] = e.input_types
         if e.stack:
             args['Call stack'] = ';'.join(e.stack)
-        out.append({'ph': 'X', 'cat': e.category, 'name': e.trace_name,
+        out.append({'ph': 'X', 'cat': e.category, 'name': e.trace_name or e.name,
                     'pid': pid, 'tid': e.thread, 'ts': us(e.start_ns), 'dur': round((e.end_ns - e.start_ns) / 1e3, 3),
                     'args': args})
     for m in memory:
