@@ -420,3 +420,19 @@ def test_with_stack_records_call_sites():
     assert neg.stack[0].startswith(__file__) and neg.stack[0].endswith(': here')
     table = p.key_averages(group_by_stack_n=2).table()
     assert 'Source Location' in table and ': here' in table
+
+
+def test_autograd_profiler_profile_is_torchs_legacy_api():
+    def run(L):
+        x = L.ones(3)
+        with L.autograd.profiler.profile(record_shapes=True) as p:
+            with L.autograd.profiler.record_function('block'):
+                x.neg()
+        return p
+    ours, theirs = run(ember), run(torch)
+    assert [(e.key, e.count) for e in ours.key_averages()] == [(e.key, e.count) for e in theirs.key_averages()]
+    assert ours.table().splitlines()[1] == theirs.table().splitlines()[1]
+    assert ours.self_cpu_time_total > 0 and ours.total_average().count == 2
+    with pytest.raises(RuntimeError, match="didn't finish"):
+        with ember.autograd.profiler.profile() as unfinished:
+            unfinished.key_averages()
