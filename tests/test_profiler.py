@@ -436,3 +436,17 @@ def test_autograd_profiler_profile_is_torchs_legacy_api():
     with pytest.raises(RuntimeError, match="didn't finish"):
         with ember.autograd.profiler.profile() as unfinished:
             unfinished.key_averages()
+
+
+
+def test_a_wrapper_held_after_the_profiler_stopped_runs_the_plain_kernel():
+    """Another thread may have fetched a recording wrapper from the cache just before the last observer left."""
+    x = ember.ones(3)
+    op = ember.ops.aten.neg.default
+    with profile() as p:
+        x.neg()
+        held = op.cache[x._keys]
+    assert held is not op._lookup(x._keys)[0]
+    assert held(x._keys, x).tolist() == [-1., -1., -1.]          # no observer left: just the kernel
+    assert dispatcher.observed_call('a node', lambda: 7) == 7
+    assert [e.name for e in p.events()] == ['aten::neg']
