@@ -121,6 +121,7 @@ from . import amp  # noqa: E402  autocast and GradScaler (front end)
 from .amp import autocast  # noqa: E402
 import ember.cpu.amp, ember.cuda.amp  # noqa: E402,F401  torch.cpu.amp / torch.cuda.amp (deprecated aliases)
 from . import distributions  # noqa: E402  (a front end on the public API, as optim)
+from . import profiler, memory  # noqa: E402  torch.profiler; allocator statistics (ember.memory)
 from ._ops.sparse import install_methods as _install_sparse
 _install_sparse(Tensor)
 from . import sparse  # noqa: E402  torch.sparse

@@ -1,19 +1,39 @@
-"""Every page of docs/ is runnable: its >>> examples are doctests, so a page cannot drift from the code."""
+"""The docs/ pages are runnable: every `>>>` example of every page runs here (as
+`python -m pytest --doctest-glob='docs/*.md' docs/` runs them), and each page ends with its
+"Where this lives in the code" links, every one to a file or folder that exists."""
 import doctest
 import glob
 import os
+import re
 
 import pytest
 
-DOCS = sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'docs', '*.md')))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PAGES = sorted(glob.glob(os.path.join(ROOT, 'docs', '*.md')))
 
 
-def test_there_are_pages():
-    assert len(DOCS) >= 2
+def test_the_learning_pages_exist():
+    names = {os.path.basename(p) for p in PAGES}
+    assert {'tensors-and-storage.md', 'dispatcher.md', 'autograd.md', 'profiler.md', 'new-device.md', 'meta-tensors.md',
+            'nn-module.md', 'dataloader.md', 'fx.md'} <= names
 
 
-@pytest.mark.parametrize('page', DOCS, ids=os.path.basename)
-def test_page_examples_run(page):
-    r = doctest.testfile(page, module_relative=False, optionflags=doctest.ELLIPSIS, verbose=False, report=True)
-    assert r.attempted > 3, f'{page}: only {r.attempted} examples'
-    assert r.failed == 0, f'{page}: {r.failed} of {r.attempted} examples failed (run python -m doctest -v {page})'
+@pytest.mark.parametrize('page', PAGES, ids=os.path.basename)
+def test_examples_run(page):
+    # pytest's doctest runner uses ELLIPSIS by default; the same flag here
+    failed, attempted = doctest.testfile(page, module_relative=False, optionflags=doctest.ELLIPSIS,
+                                         encoding='utf-8')
+    assert attempted >= 10, f'{page}: only {attempted} examples'
+    assert failed == 0, f'{page}: {failed} of {attempted} examples failed (output above)'
+
+
+@pytest.mark.parametrize('page', PAGES, ids=os.path.basename)
+def test_page_ends_with_where_it_lives_in_the_code(page):
+    text = open(page, encoding='utf-8').read()
+    tail = text.split('\n## Where this lives in the code\n')
+    assert len(tail) == 2, f'{page}: no "Where this lives in the code" section at the end'
+    links = re.findall(r'\]\((\.\./[^)]+)\)', tail[1])
+    assert links, f'{page}: the section links no file'
+    for link in links:
+        assert os.path.exists(os.path.normpath(os.path.join(os.path.dirname(page), link))), f'{page}: {link}'
+    assert '\n## ' not in tail[1], f'{page}: a section follows "Where this lives in the code"'
