@@ -107,3 +107,35 @@ def memory_snapshot(device=None):
     if not hasattr(al, 'snapshot'):
         raise RuntimeError(f"{type(al).__name__} keeps no segments to snapshot (only a CachingAllocator does)")
     return al.snapshot()
+
+
+def plot_segments(snapshots, path, labels=None):
+    """Draw caching-allocator snapshots (``memory_snapshot()`` or ``CachingAllocator.snapshot()``, one per
+    moment) side by side: for each moment a column of segments, each segment a bar of its blocks, allocated
+    blocks dark and cached free blocks light; block sizes to scale within a segment. Saves a PNG at ``path``
+    (needs matplotlib: ``pip install ember[plot]``)."""
+    try:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        raise ImportError("ember.memory.plot_segments needs matplotlib: pip install ember[plot]") from e
+    labels = labels or [f't{i}' for i in range(len(snapshots))]
+    height = max((len(s) for s in snapshots), default=1)
+    fig, ax = plt.subplots(figsize=(1.6 * len(snapshots) + 1, 0.5 * height + 1.2))
+    for x, snap in enumerate(snapshots):
+        for y, seg in enumerate(snap):
+            left = 0.0
+            for b in seg['blocks']:
+                w = b['size'] / seg['total_size']
+                ax.barh(y, w * 0.9, left=x + left * 0.9, height=0.6, edgecolor='black', linewidth=0.5,
+                        color='tab:blue' if b['state'] == 'active_allocated' else 'lightgray')
+                left += w
+    ax.set_xticks([i + 0.45 for i in range(len(snapshots))], labels)
+    ax.set_yticks(range(height), [f'segment {i}' for i in range(height)])
+    ax.set_title('allocated (blue), cached free (gray)')
+    ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
