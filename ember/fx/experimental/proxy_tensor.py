@@ -46,11 +46,13 @@ from ..node import Op
 from ..passes.shape_prop import TensorMetadata
 from .symbolic_shapes import GuardOnDataDependentSymNode
 
-__all__ = ['make_fx', 'get_isolated_graphmodule', 'dispatch_trace']
+__all__ = ['make_fx', 'get_isolated_graphmodule', 'dispatch_trace', 'PythonKeyTracer']
 
 _EMBER_PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
-# ember's own machinery, left out of recorded stack traces; ember.nn stays, as torch keeps torch/nn frames
-_HIDDEN = tuple(_EMBER_PKG + p for p in ('fx', 'export', 'onnx', '_', 'autograd', 'utils', 'ops.py'))
+# ember's own machinery, left out of recorded stack traces; ember.nn's modules stay, as torch keeps the
+# torch/nn/modules frames (its functional wrappers are C functions, ember's are Python: hidden)
+_HIDDEN = tuple(_EMBER_PKG + p for p in ('fx', 'export', 'onnx', '_', 'autograd', 'utils', 'ops.py',
+                                         os.path.join('nn', 'functional')))
 
 
 class _ProxyMode(TorchDispatchMode):
@@ -63,14 +65,16 @@ class _ProxyMode(TorchDispatchMode):
         return self.tracer.dispatch(func, args, kwargs or {})
 
 
-class _Tracer:
-    """Builds one Graph: which Node made each live tensor, the constants read, and the recording itself."""
+class PythonKeyTracer:
+    """Builds one Graph: which Node made each live tensor, the constants read, and the recording itself
+    (torch's PythonKeyTracer and proxy_call in one). ``trace(f, args)`` runs ``f`` under the tracer's modes."""
 
     def __init__(self, decomposition_table, fake_mode=None, record_stack_traces=False):
         self.graph = Graph()
         self.decomp = decomposition_table
         self.fake_mode = fake_mode
         self.record_stack_traces = record_stack_traces
+        self.stack_trace = None     # set while re-tracing a graph node by node (ExportedProgram.run_decompositions)
         self.mode = _ProxyMode(self)
         self._nodes = TensorDataMap()     # tensor -> the Node that made it (saved handles included)
         self.attrs = {}         # get_attr target -> tensor
@@ -121,7 +125,9 @@ class _Tracer:
         nkwargs = {k: self.arg(v) for k, v in kwargs.items()}
         out = func(*args, **kwargs)
         node = self.graph.create_node(Op.CALL_FUNCTION, func, nargs, nkwargs)
-        if self.record_stack_traces:
+        if self.stack_trace is not None:            # re-tracing a graph: the source node's stack trace
+            node.stack_trace = self.stack_trace
+        elif self.record_stack_traces:
             node.stack_trace = _user_stack()
         if isinstance(out, ember.Tensor):
             self.bind(out, node)
@@ -130,7 +136,10 @@ class _Tracer:
                 node.meta['val'] = out
             for i, o in enumerate(out):
                 if isinstance(o, ember.Tensor):
-                    self.bind(o, self.graph.create_node(Op.CALL_FUNCTION, operator.getitem, (node, i)))
+                    item = self.graph.create_node(Op.CALL_FUNCTION, operator.getitem, (node, i))
+                    if node.stack_trace:
+                        item.stack_trace = node.stack_trace
+                    self.bind(o, item)
         return out
 
     def placeholder(self, name, value):
@@ -139,6 +148,8 @@ class _Tracer:
             if self.fake_mode is not None:
                 value = self.fake_mode.from_tensor(value)
             self.bind(value, node)
+        elif self.fake_mode is not None:
+            node.meta['val'] = value          # a Python value the graph was specialised to
         return value
 
     def output(self, out):
@@ -153,6 +164,27 @@ class _Tracer:
             stack.enter_context(self.fake_mode)
         stack.enter_context(self.mode)
         return stack
+
+    def trace(self, f, args, placeholder_names=None):
+        """Record ``f(*args)``. ``placeholder_names``: one name per argument, each argument then a single value
+        (export's flat inputs); by default each argument's leaves are placeholders named after ``f``'s
+        parameters, as torch names them."""
+        if placeholder_names is not None:
+            inputs = [self.placeholder(name, a) for name, a in zip(placeholder_names, args)]
+        else:
+            inputs = []
+            for name, a in zip(_arg_names(f, len(args)), args):
+                leaves, spec = pytree.tree_flatten(a)
+                inputs.append(pytree.tree_unflatten([self.placeholder(f'{name}_1', x) for x in leaves], spec))
+        with self.modes():
+            try:
+                out = f(*inputs)
+            except Exception as e:
+                if self.fake_mode is not None and _is_fake_data_access(e):
+                    raise data_dependent_error(e) from e
+                raise
+        self.output(out)
+        return self.graph
 
     def graph_module(self, class_name='GraphModule'):
         root = ember.nn.Module()
@@ -206,22 +238,11 @@ def _is_fake_data_access(e):
         'no data' in msg or 'numpy' in msg or 'Cannot copy out' in msg)
 
 
-def dispatch_trace(f, args, decomposition_table, fake_mode=None, record_stack_traces=False, names=None):
-    """Trace ``f(*args)``: returns the tracer with its graph finished (the machinery under make_fx)."""
-    tracer = _Tracer(decomposition_table, fake_mode, record_stack_traces)
-    names = names if names is not None else _arg_names(f, len(args))
-    inputs = []
-    for name, a in zip(names, args):
-        leaves, spec = pytree.tree_flatten(a)
-        inputs.append(pytree.tree_unflatten([tracer.placeholder(f'{name}_1', x) for x in leaves], spec))
-    with tracer.modes():
-        try:
-            out = f(*inputs)
-        except Exception as e:
-            if fake_mode is not None and _is_fake_data_access(e):
-                raise data_dependent_error(e) from e
-            raise
-    tracer.output(out)
+def dispatch_trace(f, args, decomposition_table, fake_mode=None, record_stack_traces=False,
+                   placeholder_names=None):
+    """Trace ``f(*args)``: returns the tracer with its graph finished (the machinery under make_fx and export)."""
+    tracer = PythonKeyTracer(decomposition_table, fake_mode, record_stack_traces)
+    tracer.trace(f, args, placeholder_names)
     return tracer
 
 
