@@ -13,6 +13,7 @@ import torch
 import torch.export
 
 import ember
+import ember.utils._pytree
 import ember.export
 from ember.export._serialize import SerializeError
 from ember.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode

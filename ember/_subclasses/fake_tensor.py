@@ -79,8 +79,10 @@ class FakeTensorMode(TorchDispatchMode):
                                    f'or instantiate FakeTensorMode with allow_non_fake_inputs=True. Found a '
                                    f'{a.device.type} tensor of shape {tuple(a.shape)}.')
             return self.from_tensor(a)
-        if type(a) in (list, tuple):
-            return type(a)(self._fake(e) for e in a)
+        if isinstance(a, list):
+            return [self._fake(e) for e in a]
+        if isinstance(a, tuple) and not hasattr(a, '_fields'):
+            return tuple(self._fake(e) for e in a)
         return a
 
     def __ember_dispatch__(self, func, types, args=(), kwargs=None):

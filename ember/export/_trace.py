@@ -36,8 +36,10 @@ def _module_state(mod):
 def _swapped_state(mod, replacement):
     """Within the block, every parameter/buffer slot holding a key of ``replacement`` (by identity) holds its value."""
     undo = []
+    modules = [sub for _, sub in mod.named_modules(remove_duplicate=False)]
+    before = [dict(vars(sub)) for sub in modules]
     try:
-        for _, sub in mod.named_modules(remove_duplicate=False):
+        for sub in modules:
             for slots in (sub._parameters, sub._buffers):
                 for name, t in list(slots.items()):
                     if t is not None and id(t) in replacement:
@@ -47,6 +49,14 @@ def _swapped_state(mod, replacement):
     finally:
         for slots, name, t in reversed(undo):
             slots[name] = t
+        # a forward that caches a tensor on the module (a mask) cached a fake one: put back what was there
+        for sub, old in zip(modules, before):
+            for name, value in list(vars(sub).items()):
+                if isinstance(value, ember.Tensor) and value.device.type == 'meta' and old.get(name) is not value:
+                    if name in old:
+                        object.__setattr__(sub, name, old[name])
+                    else:
+                        object.__delattr__(sub, name)
 
 
 def _user_input_names(mod, args, kwargs):

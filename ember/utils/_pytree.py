@@ -58,12 +58,21 @@ def _children(tree):
         return [], None
     if _is_namedtuple(tree):
         return list(tree), None
-    if type(tree) in (tuple, list):
+    if isinstance(tree, (tuple, list)):      # subclasses too (fx's immutable_list): as the plain container
         return list(tree), None
-    if type(tree) in (dict, collections.OrderedDict):
+    if isinstance(tree, dict):
         keys = list(tree)
         return [tree[k] for k in keys], keys
     return None
+
+
+def _container_type(tree):
+    if _is_namedtuple(tree) or type(tree) in (tuple, list, dict, collections.OrderedDict):
+        return type(tree)
+    for base in (tuple, list, dict):
+        if isinstance(tree, base):
+            return base
+    return type(tree)
 
 
 def tree_flatten(tree):
@@ -76,7 +85,7 @@ def tree_flatten(tree):
             leaves.append(t)
             return LeafSpec()
         children, context = ch
-        return TreeSpec(type(t), None if _is_namedtuple(t) else context, [go(c) for c in children])
+        return TreeSpec(_container_type(t), None if _is_namedtuple(t) else context, [go(c) for c in children])
     return leaves, go(tree)
 
 

@@ -107,8 +107,10 @@ class PythonKeyTracer:
         """An argument value as a Node may hold it: tensors become their Nodes."""
         if isinstance(a, ember.Tensor):
             return self.node_of(a)
-        if type(a) in (list, tuple):
-            return type(a)(self.arg(e) for e in a)
+        if isinstance(a, list):       # also fx's immutable_list, when replaying a graph
+            return [self.arg(e) for e in a]
+        if type(a) is tuple or isinstance(a, tuple) and not hasattr(a, '_fields'):
+            return tuple(self.arg(e) for e in a)
         if self.fake_mode is not None and isinstance(a, ember.device) and a.type == 'meta':
             return self.fake_mode.fake_device or ember.device('cpu')      # the device the fakes stand for
         return a
