@@ -28,7 +28,7 @@ relu: USER_OUTPUT
 """
 from .exported_program import ExportedProgram
 from .graph_signature import (ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec,  # noqa: F401
-                              TensorArgument, ConstantArgument)
+                              TensorArgument, ConstantArgument)  # noqa: F401
 
 __all__ = ['export', 'save', 'load', 'ExportedProgram', 'ExportGraphSignature', 'InputKind', 'InputSpec',
            'OutputKind', 'OutputSpec', 'Dim', 'ShapesCollection']
@@ -68,7 +68,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
     ``strict=True`` (torch's TorchDynamo front end) traces the same way: ember has no bytecode tracer.
     """
     import ember
-    from ._trace import trace_module, _user_input_names   # noqa: F401
+    from ._trace import trace_module
     if not isinstance(mod, ember.nn.Module):
         raise ValueError(f'Expected `mod` to be an instance of `torch.nn.Module`, got {type(mod)}.')
     if not isinstance(args, tuple):

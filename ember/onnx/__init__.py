@@ -120,8 +120,6 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
         import onnx
     except ImportError as e:
         raise ImportError('ember.onnx.export needs the onnx package: pip install onnx (or ember[onnx])') from e
-    import ember
-    from ember.utils import _pytree as pytree
     from ._exporter import capture, translate, symbolic_sizes
     if dynamic_shapes is not None:
         raise NotImplementedError('ember.onnx.export(dynamic_shapes=...) needs symbolic sizes, which ember does not '

@@ -7,8 +7,6 @@ size depend on an input's dimension (a ``SymInt``), computes it from ``Shape`` o
 """
 import numpy as np
 
-import ember
-
 _DTYPES = {'float32': 1, 'uint8': 2, 'int8': 3, 'int16': 5, 'int32': 6, 'int64': 7, 'bool': 9, 'float16': 10,
            'float64': 11, 'bfloat16': 16}
 

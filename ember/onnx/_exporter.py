@@ -260,7 +260,8 @@ def translate(ep, opset, input_names=None, output_names=None, syms=None, dynamic
                          if t.name not in {c for c in b._consts.values()}]
         if not export_params:
             inits = [t for t in inits if t.name in {c for c in b._consts.values()}]
-    graph = helper.make_graph(b.nodes, 'main_graph', graph_inputs, [value_info(v, ('out', i)) for i, v in enumerate(outs)], inits)
+    graph_outputs = [value_info(v, ('out', i)) for i, v in enumerate(outs)]
+    graph = helper.make_graph(b.nodes, 'main_graph', graph_inputs, graph_outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', opset)],
                               producer_name='ember', producer_version=ember.__version__)
     model.ir_version = min(model.ir_version, 10)       # onnxruntime reads IR versions up to 10
