@@ -68,7 +68,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
     ``strict=True`` (torch's TorchDynamo front end) traces the same way: ember has no bytecode tracer.
     """
     import ember
-    from ._trace import trace_module
+    from ._trace import trace_module, _positional_names
     if not isinstance(mod, ember.nn.Module):
         raise ValueError(f'Expected `mod` to be an instance of `torch.nn.Module`, got {type(mod)}.')
     if not isinstance(args, tuple):
@@ -80,15 +80,8 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserv
             f'dynamic dimensions in dynamic_shapes={dynamic_shapes!r} cannot be kept. Export once per shape, or '
             'export from PyTorch (it reads ember\'s checkpoints).')
     graph, signature, state_dict, constants, in_spec, out_spec = trace_module(mod, args, kwargs)
-    import inspect
-    try:
-        names = [p.name for p in inspect.signature(mod.forward).parameters.values()
-                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        names = []
-    names = (names + [f'args_{i}' for i in range(len(args))])[:len(args)] if len(names) < len(args) else names
     return ExportedProgram(ember.nn.Module(), graph, signature, state_dict, {}, constants, (args, kwargs),
-                           in_spec=in_spec, out_spec=out_spec, forward_arg_names=names[:len(args)])
+                           in_spec=in_spec, out_spec=out_spec, forward_arg_names=_positional_names(mod, len(args)))
 
 
 def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=2):

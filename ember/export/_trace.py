@@ -59,17 +59,21 @@ def _swapped_state(mod, replacement):
                         object.__delattr__(sub, name)
 
 
-def _user_input_names(mod, args, kwargs):
-    """One name per leaf of ``(args, kwargs)``: the forward's parameter names (``x``, ``hidden_0``...)."""
+def _positional_names(mod, n):
+    """Names of the forward's first ``n`` positional arguments (``<varargs>_<i>`` past the named ones)."""
     try:
         params = list(inspect.signature(mod.forward).parameters.values())
     except (TypeError, ValueError):
         params = []
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     varargs = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), 'args')
+    return [positional[i] if i < len(positional) else f'{varargs}_{i - len(positional)}' for i in range(n)]
+
+
+def _user_input_names(mod, args, kwargs):
+    """One name per leaf of ``(args, kwargs)``: the forward's parameter names (``x``, ``hidden_0``...)."""
     names = []
-    tops = [(positional[i] if i < len(positional) else f'{varargs}_{i - len(positional)}', a)
-            for i, a in enumerate(args)] + list(kwargs.items())
+    tops = list(zip(_positional_names(mod, len(args)), args)) + list(kwargs.items())
     for name, value in tops:
         leaves = pytree.tree_leaves(value)
         if len(leaves) == 1 and not isinstance(value, (list, tuple, dict)):
