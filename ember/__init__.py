@@ -101,10 +101,11 @@ _assert = _public_function(_assert)     # NOTE [__torch_function__]: a traced co
 
 
 def __getattr__(name):
-    # ember.fx is imported on first use (``import torch; torch.fx.symbolic_trace(m)`` works as in torch)
-    if name == 'fx':
+    # ember.fx and ember.export are imported on first use (``import torch; torch.fx.symbolic_trace(m)`` works as
+    # in torch)
+    if name in ('fx', 'export'):
         import importlib
-        return importlib.import_module('ember.fx')
+        return importlib.import_module(f'ember.{name}')
     raise AttributeError(f"module 'ember' has no attribute '{name}'")
 
 from . import optim  # noqa: E402  (after the operators: optim uses the public API)

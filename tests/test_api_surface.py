@@ -404,11 +404,19 @@ def test_resize_like_torch(start, size):
         assert tuple(lib.zeros(2).resize_as_(lib.ones(3, 1)).shape) == (3, 1)
 
 
-def test_onnx_imports_and_export_says_why(tmp_path):
+def test_onnx_export_takes_torchs_arguments(tmp_path):
+    onnx = pytest.importorskip('onnx')
     import ember.onnx
     assert ember.onnx.is_in_onnx_export() is torch.onnx.is_in_onnx_export() is False
-    with pytest.raises(NotImplementedError, match='ONNX export is not available in ember'):
-        ember.onnx.export(ember.nn.Linear(2, 2), ember.ones(1, 2), str(tmp_path / 'm.onnx'))
+    seen = []
+
+    class Probe(ember.nn.Linear):
+        def forward(self, x):
+            seen.append(ember.onnx.is_in_onnx_export())
+            return super().forward(x)
+    ember.onnx.export(Probe(2, 2), ember.ones(1, 2), str(tmp_path / 'm.onnx'))      # args: one tensor, as torch
+    assert seen == [True] and ember.onnx.is_in_onnx_export() is False
+    onnx.checker.check_model(onnx.load(str(tmp_path / 'm.onnx')))
 
 
 @pytest.mark.parametrize('call', ['t_()', 'transpose_(0, 1)', 'swapdims_(1, 0)', 'swapaxes_(0, 1)', 'unsqueeze_(0)',
