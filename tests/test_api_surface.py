@@ -459,3 +459,22 @@ def test_histogram_like_torch(expr):
         for a, b in zip(out[0][2], out[1][2]):
             np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
         assert len(out[1][2]) == 2
+
+
+def test_public_functions_pickle_by_reference():
+    """Modules keep functions as attributes (TransformerEncoderLayer.activation = F.relu) and programs save
+    whole models: every public function of ember and ember.nn.functional pickles to itself, as torch's do."""
+    import pickle
+    import types
+    import ember.nn.functional as F
+    checked = 0
+    for ns in (ember, F):
+        for name in dir(ns):
+            fn = getattr(ns, name)
+            if name.startswith('_') or not isinstance(fn, types.FunctionType):
+                continue
+            assert pickle.loads(pickle.dumps(fn)) is fn, f'{ns.__name__}.{name}'
+            checked += 1
+    assert checked > 200
+    layer = ember.nn.TransformerEncoderLayer(8, 2, 16)
+    assert pickle.loads(pickle.dumps(layer)).activation is F.relu
