@@ -76,6 +76,12 @@ def _backend(pg):
     return pg._backend
 
 
+def _result(work, tensors):
+    """What ``work.result()`` and the work's future give: the output tensors, as torch's."""
+    work._result = list(tensors)
+    return work
+
+
 def _all(works):
     """One Work for several (torch's ops take lists; ember's Python API passes one tensor)."""
     if len(works) == 1:
@@ -89,29 +95,30 @@ def allreduce_(tensors, process_group, reduce_op, sparse_indices=None, async_op=
     if _on_meta(*tensors):
         return tensors, _mpi_backend.completed_work(tensors)
     b = _backend(process_group)
-    return tensors, _all([b.allreduce(_array(t), _dtype(t), int(reduce_op)) for t in tensors])
+    return tensors, _result(_all([b.allreduce(_array(t), _dtype(t), int(reduce_op)) for t in tensors]), tensors)
 
 
 def broadcast_(tensors, process_group, root_rank, root_tensor=0, async_op=True, timeout=-1):
     if _on_meta(*tensors):
         return tensors, _mpi_backend.completed_work(tensors)
     b = _backend(process_group)
-    return tensors, _all([b.broadcast(_array(t), _dtype(t), root_rank) for t in tensors])
+    return tensors, _result(_all([b.broadcast(_array(t), _dtype(t), root_rank) for t in tensors]), tensors)
 
 
 def reduce_(tensors, process_group, reduce_op, root_rank, root_tensor=0, async_op=True, timeout=-1):
     if _on_meta(*tensors):
         return _mpi_backend.completed_work(tensors)
     b = _backend(process_group)
-    return _all([b.reduce(_array(t), _dtype(t), int(reduce_op), root_rank) for t in tensors])
+    return _result(_all([b.reduce(_array(t), _dtype(t), int(reduce_op), root_rank) for t in tensors]), tensors)
 
 
 def allgather_(output_tensors, input_tensors, process_group, async_op=True, timeout=-1):
     if _on_meta(*input_tensors):
         return output_tensors, _mpi_backend.completed_work(output_tensors)
     b = _backend(process_group)
-    return output_tensors, _all([b.allgather([_array(o) for o in outs], _array(t), _dtype(t))
-                                 for outs, t in zip(output_tensors, input_tensors)])
+    w = _all([b.allgather([_array(o) for o in outs], _array(t), _dtype(t))
+              for outs, t in zip(output_tensors, input_tensors)])
+    return output_tensors, _result(w, output_tensors[0] if len(output_tensors) == 1 else output_tensors)
 
 
 def _allgather_base_(output_tensor, input_tensor, process_group, async_op=True, timeout=-1):
@@ -119,15 +126,16 @@ def _allgather_base_(output_tensor, input_tensor, process_group, async_op=True, 
         return output_tensor, _mpi_backend.completed_work([output_tensor])
     _same_dtype('all_gather_into_tensor', output_tensor, input_tensor)
     w = _backend(process_group).allgather_base(_array(output_tensor), _array(input_tensor), _dtype(input_tensor))
-    return output_tensor, w
+    return output_tensor, _result(w, [output_tensor])
 
 
 def reduce_scatter_(output_tensors, input_tensors, process_group, reduce_op, async_op=True, timeout=-1):
     if _on_meta(*output_tensors):
         return output_tensors, _mpi_backend.completed_work(output_tensors)
     b = _backend(process_group)
-    return output_tensors, _all([b.reduce_scatter(_array(o), [_array(t) for t in ins], _dtype(o), int(reduce_op))
-                                 for o, ins in zip(output_tensors, input_tensors)])
+    w = _all([b.reduce_scatter(_array(o), [_array(t) for t in ins], _dtype(o), int(reduce_op))
+              for o, ins in zip(output_tensors, input_tensors)])
+    return output_tensors, _result(w, output_tensors)
 
 
 def _reduce_scatter_base_(output_tensor, input_tensor, process_group, reduce_op, async_op=True, timeout=-1):
@@ -136,7 +144,7 @@ def _reduce_scatter_base_(output_tensor, input_tensor, process_group, reduce_op,
     _same_dtype('reduce_scatter_tensor', output_tensor, input_tensor)
     w = _backend(process_group).reduce_scatter_base(_array(output_tensor), _array(input_tensor),
                                                     _dtype(input_tensor), int(reduce_op))
-    return output_tensor, w
+    return output_tensor, _result(w, [output_tensor])
 
 
 def gather_(output_tensors, input_tensors, process_group, root_rank, async_op=True, timeout=-1):
@@ -144,7 +152,8 @@ def gather_(output_tensors, input_tensors, process_group, root_rank, async_op=Tr
         return _mpi_backend.completed_work()
     b = _backend(process_group)
     outs = output_tensors[0] if output_tensors else []
-    return b.gather([_array(o) for o in outs], _array(input_tensors[0]), _dtype(input_tensors[0]), root_rank)
+    w = b.gather([_array(o) for o in outs], _array(input_tensors[0]), _dtype(input_tensors[0]), root_rank)
+    return _result(w, outs)
 
 
 def scatter_(output_tensors, input_tensors, process_group, root_rank, async_op=True, timeout=-1):
@@ -152,16 +161,16 @@ def scatter_(output_tensors, input_tensors, process_group, root_rank, async_op=T
         return output_tensors, _mpi_backend.completed_work(output_tensors)
     b = _backend(process_group)
     ins = input_tensors[0] if input_tensors else []
-    return output_tensors, b.scatter(_array(output_tensors[0]), [_array(t) for t in ins],
-                                     _dtype(output_tensors[0]), root_rank)
+    w = b.scatter(_array(output_tensors[0]), [_array(t) for t in ins], _dtype(output_tensors[0]), root_rank)
+    return output_tensors, _result(w, output_tensors)
 
 
 def alltoall_(output_tensors, input_tensors, process_group, async_op=True, timeout=-1):
     if _on_meta(*input_tensors):
         return output_tensors, _mpi_backend.completed_work(output_tensors)
     dt = _dtype(input_tensors[0]) if input_tensors else 'float32'
-    return output_tensors, _backend(process_group).alltoall([_array(o) for o in output_tensors],
-                                                            [_array(t) for t in input_tensors], dt)
+    w = _backend(process_group).alltoall([_array(o) for o in output_tensors], [_array(t) for t in input_tensors], dt)
+    return output_tensors, _result(w, output_tensors)
 
 
 def alltoall_base_(output, input, process_group, output_split_sizes, input_split_sizes, async_op=True,
@@ -169,8 +178,9 @@ def alltoall_base_(output, input, process_group, output_split_sizes, input_split
     if _on_meta(output, input):
         return _mpi_backend.completed_work([output])
     _same_dtype('all_to_all_single', output, input)
-    return _backend(process_group).alltoall_base(_array(output), _array(input), _dtype(input),
-                                                 list(output_split_sizes), list(input_split_sizes))
+    w = _backend(process_group).alltoall_base(_array(output), _array(input), _dtype(input),
+                                              list(output_split_sizes), list(input_split_sizes))
+    return _result(w, [output])
 
 
 def barrier(tensor, process_group, device_ids=(), async_op=True, timeout=-1):
@@ -182,15 +192,15 @@ def monitored_barrier_(tensor, process_group, device_ids, timeout, wait_all_rank
 
 
 def send(tensors, process_group, dst, tag):
-    return _backend(process_group).send(_array(tensors[0]), dst, tag)
+    return _result(_backend(process_group).send(_array(tensors[0]), dst, tag), tensors)
 
 
 def recv_(tensors, process_group, src, tag):
-    return _backend(process_group).recv(_array(tensors[0]), src, tag)
+    return _result(_backend(process_group).recv(_array(tensors[0]), src, tag), tensors)
 
 
 def recv_any_source_(tensors, process_group, tag):
-    return _backend(process_group).recv(_array(tensors[0]), None, tag)
+    return _result(_backend(process_group).recv(_array(tensors[0]), None, tag), tensors)
 
 
 def _same_dtype(what, a, b):

@@ -625,7 +625,7 @@ class Backend:
 
     def monitored_barrier(self, timeout, wait_all_ranks):
         """Every rank reports to rank 0, which names the ranks that did not arrive within ``timeout``."""
-        MPI, tag = self.MPI, 7001
+        tag = 7001
         WORLD.check('monitored_barrier')
         token = np.zeros(1, np.uint8)
         if self.rank != 0:

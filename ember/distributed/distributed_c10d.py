@@ -44,7 +44,7 @@ __all__ = ['init_process_group', 'destroy_process_group', 'is_initialized', 'is_
            'all_to_all_single', 'send', 'recv', 'isend', 'irecv', 'batch_isend_irecv', 'P2POp',
            'broadcast_object_list', 'all_gather_object', 'gather_object', 'scatter_object_list',
            'send_object_list', 'recv_object_list', 'ReduceOp', 'reduce_op', 'Backend', 'ProcessGroup', 'Work',
-           'GroupMember', 'group', 'default_pg_timeout', 'DistError', 'DistBackendError', 'DistNetworkError',
+           'GradBucket', 'GroupMember', 'group', 'default_pg_timeout', 'DistError', 'DistBackendError', 'DistNetworkError',
            'DistStoreError']
 
 default_pg_timeout = datetime.timedelta(minutes=30)
@@ -64,11 +64,9 @@ class ReduceOp:
         BOR = 6
         BXOR = 7
         PREMUL_SUM = 8
-        UNUSED = 9
 
     SUM, AVG, PRODUCT, MIN, MAX = RedOpType.SUM, RedOpType.AVG, RedOpType.PRODUCT, RedOpType.MIN, RedOpType.MAX
-    BAND, BOR, BXOR, PREMUL_SUM, UNUSED = (RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR, RedOpType.PREMUL_SUM,
-                                          RedOpType.UNUSED)
+    BAND, BOR, BXOR, PREMUL_SUM = RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR, RedOpType.PREMUL_SUM
 
     def __init__(self, op=RedOpType.SUM):
         self.op = ReduceOp.RedOpType(int(op))
@@ -138,6 +136,31 @@ class ProcessGroup:
 
     def __repr__(self):
         return f'<ember.distributed.ProcessGroup {self._name!r} ranks={self._ranks} backend=mpi>'
+
+
+class GradBucket:
+    """What a DDP communication hook gets: one bucket's flat gradient tensor and its parameters."""
+
+    def __init__(self, index, buffer, params, views, is_last):
+        self._index, self._buffer, self._params, self._views, self._last = index, buffer, params, views, is_last
+
+    def index(self):
+        return self._index
+
+    def buffer(self):
+        return self._buffer
+
+    def set_buffer(self, buffer):
+        self._buffer.copy_(buffer)
+
+    def gradients(self):
+        return list(self._views)
+
+    def parameters(self):
+        return list(self._params)
+
+    def is_last(self):
+        return self._last
 
 
 class GroupMember:
