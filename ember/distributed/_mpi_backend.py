@@ -203,6 +203,12 @@ def _shm_segments():
 
 # --- Work ---------------------------------------------------------------------------------------------------
 
+# NOTE [failures and timeouts]: a waiting rank polls for _SPIN seconds, yielding its core between polls (a rank
+# a few milliseconds behind, as in DDP, is met at once, and one that shares the core gets it), then sleeps
+# between polls, up to _MAX_PAUSE; every _CHECK seconds it looks at the monitor and the deadline.
+_SPIN, _MAX_PAUSE, _CHECK = 0.02, 0.001, 0.01
+_yield = getattr(os, 'sched_yield', lambda: None)
+
 class Work:
     """An operation in flight: ``wait()`` completes it, ``is_completed()`` checks without blocking.
 
@@ -270,24 +276,29 @@ class Work:
     def wait(self, timeout=None):
         """Block until the operation completes; raise ``DistBackendError`` on a failed rank or a timeout."""
         limit = self._timeout if timeout is None else _seconds(timeout)
-        deadline = time.monotonic() + limit
-        spins, pause = 0, 0.0
+        start = time.monotonic()
+        deadline, spin_until, check_at = start + limit, start + _SPIN, start + _CHECK
+        pause = 0.0
         while not self._advance():
-            spins += 1
-            if spins < 2000:            # a collective over shared memory completes within microseconds
+            now = time.monotonic()
+            if now < spin_until and now < check_at:     # the other ranks are usually microseconds away
+                _yield()            # but a rank behind may need this core (more ranks than free cores)
                 continue
             try:
-                WORLD.check(self._what)
-                if time.monotonic() > deadline:
-                    WORLD.break_(f"{self._what} timed out after {limit:g} s")
-                    raise DistBackendError(f"{self._what}: timed out after {limit:g} s waiting for the other "
-                                           f"ranks (a rank is hung, dead, or calling other collectives); "
-                                           f"the process group is no longer usable")
+                if now >= check_at:
+                    check_at = now + _CHECK
+                    WORLD.check(self._what)
+                    if now > deadline:
+                        WORLD.break_(f"{self._what} timed out after {limit:g} s")
+                        raise DistBackendError(f"{self._what}: timed out after {limit:g} s waiting for the other "
+                                               f"ranks (a rank is hung, dead, or calling other collectives); "
+                                               f"the process group is no longer usable")
             except DistBackendError as e:
                 self._fail(e)
                 raise
-            pause = min(0.002, pause + 0.00005)
-            time.sleep(pause)
+            if now >= spin_until:       # a long wait: give the core away, a little longer each time
+                pause = min(_MAX_PAUSE, pause + 0.00005)
+                time.sleep(pause)
         return True
 
     def result(self):

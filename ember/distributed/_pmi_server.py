@@ -51,6 +51,35 @@ def process_mapping(nodes):
     return '(vector,' + ','.join(blocks) + ')'
 
 
+class _Client:
+    """One connection. Its own thread reads its lines; any thread may send it a line (whole, under a lock):
+    a notice to a rank never waits for that rank's reader, which a shared read-write file object would."""
+
+    def __init__(self, conn):
+        self.conn, self.lock = conn, threading.Lock()
+        self.rfile = conn.makefile('r', encoding='ascii', newline='\n')
+
+    def readline(self):
+        return self.rfile.readline()
+
+    def __iter__(self):
+        return iter(self.rfile)
+
+    def send(self, text):
+        with self.lock:
+            try:
+                self.conn.sendall((text + '\n').encode('ascii', 'replace'))
+            except OSError:
+                pass
+
+    def close(self):
+        try:
+            self.rfile.close()
+            self.conn.close()
+        except OSError:
+            pass
+
+
 class Server:
     def __init__(self, world_size, timeout):
         self.n, self.deadline = world_size, time.monotonic() + timeout
@@ -72,10 +101,10 @@ class Server:
         rank, size, node = int(d.get('rank', -1)), int(d.get('size', -1)), d.get('node', '')
         with self.lock:
             if size != self.n:
-                return self._send(f, 'cmd=ember_joined rc=-1 msg=' + quote(
+                return f.send('cmd=ember_joined rc=-1 msg=' + quote(
                     f'rank {rank} asked for world_size {size}, but rank 0 started a world of {self.n}')), None
             if not 0 <= rank < self.n or rank in self.joined:
-                return self._send(f, 'cmd=ember_joined rc=-1 msg=' + quote(
+                return f.send('cmd=ember_joined rc=-1 msg=' + quote(
                     f'rank {rank} is out of range or already joined (world_size {self.n})')), None
             self.joined[rank] = (f, node)
             if len(self.joined) == self.n:
@@ -93,21 +122,24 @@ class Server:
                     break
                 self.lock.wait(min(left, 1.0))
             if self.error is not None:
-                self._send(f, f'cmd=ember_joined rc=-1 msg={self.error}')
+                f.send(f'cmd=ember_joined rc=-1 msg={self.error}')
                 return None
-        self._send(f, 'cmd=ember_joined rc=0')
+        f.send('cmd=ember_joined rc=0')
         return rank
 
     def monitor(self, f, rank):
         """Read the rank's monitor connection until it closes; tell the others if it did not say goodbye."""
         why = None
-        for line in f:
-            d = _fields(line)
-            if d.get('cmd') == 'ember_bye':
-                why = 'bye'
-            elif d.get('cmd') == 'ember_failed':
-                why = d.get('msg', 'failed')
-                self._fail(rank, why)
+        try:
+            for line in f:
+                d = _fields(line)
+                if d.get('cmd') == 'ember_bye':
+                    why = 'bye'
+                elif d.get('cmd') == 'ember_failed':
+                    why = d.get('msg', 'failed')
+                    self._fail(rank, why)
+        except OSError:         # reset by a killed rank (a notice it never read): it is gone all the same
+            pass
         with self.lock:
             self.left.add(rank)
             self.lock.notify_all()
@@ -122,7 +154,7 @@ class Server:
             self.barrier_gen += 1          # a PMI barrier waiting for the dead rank would never end
             self.lock.notify_all()
         for _, f in targets:
-            self._send(f, f'cmd=ember_failed rank={rank} msg={msg}')
+            f.send(f'cmd=ember_failed rank={rank} msg={msg}')
 
     # --- MPICH's PMI-1 client -----------------------------------------------------------------
     def pmi(self, f, first):
@@ -133,7 +165,7 @@ class Server:
             while line:
                 reply = self.pmi_command(_fields(line))
                 if reply is not None:
-                    self._send(f, reply)
+                    f.send(reply)
                 if line.startswith('cmd=finalize'):
                     break
                 line = f.readline()
@@ -184,16 +216,8 @@ class Server:
         return f'cmd={cmd}_result rc=-1 msg=unsupported_by_ember_rendezvous'
 
     # --- plumbing -----------------------------------------------------------------------------
-    @staticmethod
-    def _send(f, text):
-        try:
-            f.write(text + '\n')
-            f.flush()
-        except (OSError, ValueError):
-            pass
-
     def serve_client(self, conn):
-        f = conn.makefile('rw', encoding='ascii', newline='\n')
+        f = _Client(conn)
         try:
             first = f.readline()
             if first.startswith('cmd=ember_join'):
@@ -205,11 +229,7 @@ class Server:
         except (OSError, ValueError):
             pass
         finally:
-            try:
-                f.close()
-                conn.close()
-            except OSError:
-                pass
+            f.close()
 
     def done(self):
         with self.lock:
@@ -241,8 +261,8 @@ def main(argv=None):
                 server.lock.wait(0.1)
         if 0 in server.joined and 0 not in server.left:
             server._fail(0, quote('rank 0 exited'))
-        end = time.monotonic() + 2.0
-        while not server.done() and time.monotonic() < end:     # the others' PMI finalize, or the notices
+        end = time.monotonic() + 10.0       # ranks on other nodes leave MPI just after rank 0 (MPI_Finalize
+        while not server.done() and time.monotonic() < end:     # waits for all): their PMI finalize, or notices
             time.sleep(0.05)
         os._exit(0)
     threading.Thread(target=parent_watch, daemon=True).start()

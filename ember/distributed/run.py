@@ -164,6 +164,13 @@ class _Rank:
         except (ProcessLookupError, PermissionError):
             pass
 
+    def group_alive(self):
+        try:
+            os.killpg(self.proc.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
     def join_output(self, timeout):
         for t in self.pumps:
             t.join(timeout)
@@ -281,14 +288,28 @@ def _run_once(a, nproc, nnodes, restart, run_id, threads, stop, errdir):
     if stopped:
         _stop(stopped, stop.get('signal') or signal.SIGTERM, a.shutdown_timeout)
     failed = [r for r in ranks if r.proc.returncode != 0 and (r not in stopped or r.error()[1] is not None)]
-    for r in ranks:             # whatever a rank left behind in its session (workers, the rendezvous server)
-        r.signal_group(signal.SIGTERM)
+    _reap(ranks)
     for r in ranks:
         r.proc.wait()
         r.join_output(5.0)
     for f in logs:
         f.close()
     return failed, stopped
+
+
+def _reap(ranks, grace=10.0):
+    """What the ranks left in their sessions: rank 0's rendezvous server ends by itself once every rank (on
+    every node) has left MPI, which may be after rank 0 itself; DataLoader workers end with their rank. Give
+    them ``grace`` seconds, then SIGTERM and SIGKILL: nothing outlives the launcher."""
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(r.group_alive() for r in ranks):
+        time.sleep(0.05)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if not any(r.group_alive() for r in ranks):
+            return
+        for r in ranks:
+            r.signal_group(sig)
+        time.sleep(0.5)
 
 
 def _stop(ranks, sig, timeout):
@@ -309,7 +330,7 @@ def run(a):
     if a.standalone:
         if nnodes != 1:
             raise SystemExit("emberrun: --standalone is for one node (--nnodes=1)")
-        a.master_addr, a.master_port = '127.0.0.1', _free_port()
+        a.master_addr, a.master_port = 'localhost', _free_port()     # as torchrun's --standalone
     elif a.rdzv_endpoint:
         host, _, port = a.rdzv_endpoint.rpartition(':')
         a.master_addr, a.master_port = (host or a.rdzv_endpoint), int(port or 29400)
