@@ -29,7 +29,8 @@ def collective_checks():
 
 DDP_CHECKS = ('ddp_matches_single_process', 'ddp_gradient_as_bucket_view', 'ddp_fp16_compress_hook',
               'ddp_no_sync_accumulates', 'ddp_find_unused_parameters', 'ddp_unused_without_flag_raises',
-              'ddp_buckets_reverse_order_small_first', 'ddp_state_dict_prefix', 'ddp_broadcasts_rank0_state')
+              'ddp_buckets_reverse_order_small_first', 'ddp_state_dict_prefix', 'ddp_broadcasts_rank0_state',
+              'distributed_sampler_from_the_process_group')
 
 
 # --- helpers -----------------------------------------------------------------------------------------------
@@ -421,6 +422,14 @@ def run_ddp(name, dist, ember):
                 t.fill_(float(r + 1))
         DDP(bn)
         assert all(float(t.min()) == float(t.max()) == 1.0 for t in list(bn.parameters()) + [bn[1].running_mean])
+    elif name == 'distributed_sampler_from_the_process_group':
+        from ember.utils.data import DataLoader, DistributedSampler
+        sampler = DistributedSampler(list(range(10)), shuffle=False)     # rank and world size from dist
+        assert (sampler.rank, sampler.num_replicas) == (r, n) and list(sampler) == list(range(r, 10, n))
+        seen = [None] * n
+        loader = DataLoader(list(range(10)), batch_size=2, sampler=DistributedSampler(list(range(10)), seed=3))
+        dist.all_gather_object(seen, [int(i) for b in loader for i in b])
+        assert sorted(i for s in seen for i in s) == list(range(10))
     else:
         raise AssertionError(f'unknown check {name}')
 

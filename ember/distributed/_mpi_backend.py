@@ -203,10 +203,12 @@ def _shm_segments():
 
 # --- Work ---------------------------------------------------------------------------------------------------
 
-# NOTE [failures and timeouts]: a waiting rank polls for _SPIN seconds, yielding its core between polls (a rank
-# a few milliseconds behind, as in DDP, is met at once, and one that shares the core gets it), then sleeps
-# between polls, up to _MAX_PAUSE; every _CHECK seconds it looks at the monitor and the deadline.
-_SPIN, _MAX_PAUSE, _CHECK = 0.02, 0.001, 0.01
+# NOTE [failures and timeouts]: a waiting rank polls without pause for _YIELD_AFTER seconds (MPI moves a
+# transfer on only while it is polled, on both sides), then yields its core between polls until _SPIN (a rank
+# that shares the core and is behind gets it), then sleeps between polls, up to _MAX_PAUSE; every _CHECK
+# seconds it looks at the monitor and the deadline. Measured in BENCHMARKS.md (distributed): yielding from the
+# first poll made DDP's bucket reductions take milliseconds on a loaded machine.
+_YIELD_AFTER, _SPIN, _MAX_PAUSE, _CHECK = 0.002, 0.02, 0.001, 0.01
 _yield = getattr(os, 'sched_yield', lambda: None)
 
 class Work:
@@ -278,11 +280,13 @@ class Work:
         limit = self._timeout if timeout is None else _seconds(timeout)
         start = time.monotonic()
         deadline, spin_until, check_at = start + limit, start + _SPIN, start + _CHECK
+        yield_after = start + _YIELD_AFTER
         pause = 0.0
         while not self._advance():
             now = time.monotonic()
             if now < spin_until and now < check_at:     # the other ranks are usually microseconds away
-                _yield()            # but a rank behind may need this core (more ranks than free cores)
+                if now > yield_after:       # but a rank behind may need this core (more ranks than cores)
+                    _yield()
                 continue
             try:
                 if now >= check_at:
