@@ -368,22 +368,29 @@ def _mpi_library():
 def _set_threads_per_rank(comm):
     """NOTE [threads per rank]: N ranks on a machine with C cores each default to C // N intra-op threads, so
     that they do not oversubscribe it (torchrun sets OMP_NUM_THREADS=1 for the same reason). An
-    ``OMP_NUM_THREADS`` in the environment (the launcher sets it when the user has not) wins. The change
-    is made here, once, when the process joins the group, and ``ember.set_num_threads`` undoes it."""
+    ``OMP_NUM_THREADS`` in the environment (the launcher sets it when the user has not) wins. ember's CPU
+    process settings (NOTE [process settings]: the BLAS on one thread, malloc keeping freed memory), which a
+    multi-threaded ember applies at its first parallel kernel, are applied now: a rank on one thread never runs
+    one, and without them its steps were 1.5x slower (BENCHMARKS.md, distributed). Both changes are made here,
+    once, when the process joins the group; ``ember.set_num_threads`` and
+    ``ember.backends.cpu.set_process_tuning(False)`` undo them."""
     n = os.environ.get('OMP_NUM_THREADS')
     if n is not None and n.isdigit() and int(n) > 0:
-        ember.set_num_threads(int(n))
-        return
-    MPI = _mpi_backend.WORLD.MPI
-    local = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    ranks_here = local.Get_size()
-    local.Free()
-    if ranks_here > 1:
+        threads = int(n)
+    else:
+        MPI = _mpi_backend.WORLD.MPI
+        local = comm.Split_type(MPI.COMM_TYPE_SHARED)
+        ranks_here = local.Get_size()
+        local.Free()
+        if ranks_here <= 1:
+            return
         try:
             cores = len(os.sched_getaffinity(0))
         except AttributeError:
             cores = os.cpu_count() or 1
-        ember.set_num_threads(max(1, cores // ranks_here))
+        threads = max(1, cores // ranks_here)
+    ember.set_num_threads(threads)
+    ember.backends.cpu.set_process_tuning(True, now=True)
 
 
 def destroy_process_group(group=None):
