@@ -59,6 +59,7 @@ class _World:
         self.broken = None
         self.finalize = False       # ember started MPI, so ember finalizes it at exit
         self.segments = set()       # the shared-memory files MPICH made for this job
+        self.timeout = 1800.0       # the default group's, for the barrier at exit
 
     def check(self, what):
         if self.broken is not None:
@@ -86,7 +87,10 @@ def launched_by_process_manager():
 
 def is_available():
     import importlib.util
-    return importlib.util.find_spec('mpi4py') is not None
+    try:
+        return importlib.util.find_spec('mpi4py') is not None
+    except (ImportError, ValueError):       # blocked or half-imported
+        return False
 
 
 def _import_mpi():
@@ -125,7 +129,7 @@ def start(rank, world_size, host, port, timeout):
         finally:
             for k in env:               # children of this rank (DataLoader workers) must not find them
                 os.environ.pop(k, None)
-    WORLD.MPI = MPI
+    WORLD.MPI, WORLD.timeout = MPI, timeout
     WORLD.segments = _shm_segments() - before
     atexit.register(_shutdown)
     _hook_uncaught_exceptions()
@@ -171,7 +175,7 @@ def _shutdown():
         return
     if WORLD.broken is None and WORLD.finalize:
         try:
-            work = Work(None, 'barrier at exit', float(os.environ.get('EMBER_EXIT_BARRIER_TIMEOUT', 1800)))
+            work = Work(None, 'barrier at exit', WORLD.timeout)
             work._reqs = [MPI.COMM_WORLD.Ibarrier()]
             work.wait()
         except DistBackendError as e:
