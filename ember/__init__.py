@@ -127,3 +127,4 @@ from ._ops.sparse import install_methods as _install_sparse
 _install_sparse(Tensor)
 from . import sparse  # noqa: E402  torch.sparse
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
+from . import futures, distributed  # noqa: E402,F401  torch.futures, torch.distributed (mpi4py is imported only by init_process_group)

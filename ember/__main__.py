@@ -8,6 +8,7 @@ def main(argv=None):
     if not argv or argv[0] in ('-h', '--help'):
         print("usage: ember demo [--minutes M | --steps N] [--out DIR]\n"
               "       ember run script.py [args...]        run a PyTorch script with torch resolving to ember\n"
+              "       ember run torchrun [flags] script.py  (or -m torch.distributed.run) ember's launcher, emberrun\n"
               "       ember compat-report PATH            list the torch APIs a script (or each .py in a folder) uses that ember lacks")
         return 0
     cmd, rest = argv[0], argv[1:]
@@ -18,6 +19,8 @@ def main(argv=None):
         if not rest:
             print('usage: ember run script.py [args...]', file=sys.stderr)
             return 2
+        if rest[0] == 'torchrun' or rest[:2] in (['-m', 'torch.distributed.run'], ['-m', 'ember.distributed.run']):
+            return _torchrun(rest[1:] if rest[0] == 'torchrun' else rest[2:])
         from .compat import run
         run(rest[0], rest[1:])
         return 0
@@ -29,6 +32,14 @@ def main(argv=None):
         return report_main(a.path)
     print(f"ember: unknown command '{cmd}' (try 'ember --help')", file=sys.stderr)
     return 2
+
+
+def _torchrun(args):
+    """torchrun under ``ember run``: ember's launcher, with torch resolving to ember in the ranks it starts."""
+    from .compat import install
+    install()                       # puts the torch shim on PYTHONPATH, which the ranks inherit
+    from .distributed.run import main as launch
+    return launch(args)
 
 
 if __name__ == '__main__':

@@ -117,12 +117,15 @@ def test_nn_module_files_are_attributes_of_nn_modules():
     assert ember.nn.modules.pixelshuffle.PixelShuffle is ember.nn.PixelShuffle
 
 
-def test_distributed_is_importable_and_says_it_is_absent():
+def test_distributed_is_importable_and_answers_outside_a_process_group(monkeypatch):
     # imagenet: import torch.distributed at the top, used only with --world-size > 1
     import ember.distributed as dist
-    assert dist.is_available() is False and dist.is_initialized() is False
-    with pytest.raises(RuntimeError, match='no process groups yet'):
-        dist.init_process_group('gloo')
+    assert dist.is_available() is True and dist.is_initialized() is False      # mpi4py is in the test extra
+    for k in ('RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT', 'PMI_RANK', 'PMI_FD'):
+        monkeypatch.delenv(k, raising=False)
+    for d in (dist, torch.distributed):     # env:// without the launcher's variables: the same error
+        with pytest.raises(ValueError, match='environment variable RANK expected, but not set'):
+            d.init_process_group('gloo')
     with pytest.raises(ValueError, match='Default process group has not been initialized'):
         dist.get_rank()
     with pytest.raises(ValueError, match='Default process group has not been initialized'):

@@ -172,6 +172,21 @@ def test_blas_runs_inside_embers_threads_unless_told_otherwise():
     assert (n, controlled, before, during) == ('1', 'False', 'None', 'None')   # the BLAS keeps its threads
 
 
+def test_process_tuning_can_be_applied_at_once_on_one_thread():
+    """set_process_tuning(True, now=True): what a distributed rank on one thread does (NOTE [threads per rank])."""
+    import subprocess
+    import sys
+    code = ("import ember; from ember._backends.cpu import _blas; ember.set_num_threads(1); "
+            "a = ember.randn(256, 256); a @ a; first = ember.backends.cpu.process_tuning()['applied']; "
+            "ember.backends.cpu.set_process_tuning(True, now=True); t = ember.backends.cpu.process_tuning(); "
+            "print(first, t['applied'], _blas.controlled, t['blas_threads'])")
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
+                         env={**os.environ, 'OPENBLAS_NUM_THREADS': '2'}).stdout.split()
+    assert out[:2] == ['False', 'True']         # one thread never splits; now=True applies anyway
+    if out[2] == 'True':
+        assert out[3] == '1'
+
+
 def test_the_caller_takes_ranges_a_busy_worker_has_not_started(threads):
     ember.set_num_threads(2)
     release, busy = threading.Event(), threading.Event()

@@ -1,54 +1,21 @@
-"""``ember.distributed`` (torch.distributed): not built yet. Data-parallel training over MPI is its own issue
-(collectives, DistributedDataParallel, a torchrun-compatible launcher). Until then this module tells the
-truth: ``is_available()`` is False, nothing is initialized, and every call that would need a process group
-raises an error that says so. Programs that import torch.distributed and use it only when asked (pytorch/
-examples' imagenet with one process) run unchanged.
+"""``ember.distributed`` (torch.distributed): process groups, collectives and point-to-point messages on MPI.
+
+Collectives are operators of the ``c10d`` namespace, so dispatch modes see them; the data moves through
+mpi4py's buffer methods on the tensors' memory (MPICH: shared memory on one machine, its network module
+between machines). Start ranks with ``emberrun --nproc_per_node=N script.py`` (``ember.distributed.run``,
+torchrun's flags and environment), with ``mpiexec -n N python script.py``, with ``mp.spawn``, or by hand with
+``RANK``/``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT``. ``backend='gloo'`` runs on MPI (README, "Distributed
+training", says what differs). Without mpi4py, ``is_available()`` is False and ``init_process_group`` says how
+to install it (``pip install 'ember[distributed]'``).
 
 >>> import ember.distributed as dist
->>> dist.is_available(), dist.is_initialized()
-(False, False)
+>>> dist.is_initialized()
+False
 """
-import enum
+from .distributed_c10d import *  # noqa: F401,F403
+from .distributed_c10d import (__all__ as _c10d_all, new_subgroups_by_enumeration,  # noqa: F401
+                               is_torchelastic_launched)
+from .errors import DistError, DistBackendError, DistNetworkError, DistStoreError  # noqa: F401
+from . import algorithms  # noqa: F401,E402  torch.distributed.algorithms (DDP communication hooks)
 
-from .._absent import absent
-
-__all__ = ['is_available', 'is_initialized', 'init_process_group', 'get_rank', 'get_world_size', 'barrier',
-           'all_reduce', 'broadcast', 'destroy_process_group', 'ReduceOp', 'Backend', 'new_group', 'all_gather']
-
-_WHY = ("ember.distributed has no process groups yet: data-parallel training over MPI is not built (see the "
-        "project's distributed issue); run the program in one process")
-
-
-def is_available():
-    """False: ember has no distributed backend yet."""
-    return False
-
-
-def is_initialized():
-    return False
-
-
-def _not_initialized(*args, **kwargs):
-    raise ValueError("Default process group has not been initialized, please make sure to call "
-                     "init_process_group.")
-
-
-def _absent(name):
-    return absent(f'ember.distributed.{name}', f': {_WHY}', RuntimeError)
-
-
-init_process_group = _absent('init_process_group')
-new_group = _absent('new_group')
-get_rank = get_world_size = barrier = all_reduce = broadcast = all_gather = destroy_process_group = _not_initialized
-
-
-class ReduceOp(enum.Enum):
-    SUM = 'sum'
-    AVG = 'avg'
-    PRODUCT = 'product'
-    MIN = 'min'
-    MAX = 'max'
-
-
-class Backend(str):
-    GLOO, NCCL, MPI = 'gloo', 'nccl', 'mpi'
+__all__ = list(_c10d_all)

@@ -1,17 +1,18 @@
-"""``torch.nn.parallel`` for a machine without accelerators: ``DataParallel`` and ``data_parallel``.
+"""``torch.nn.parallel``: ``DistributedDataParallel`` (over ``ember.distributed``), and ``DataParallel`` and
+``data_parallel`` for a machine without accelerators.
 
 torch's data parallelism replicates a module over GPUs and scatters the batch.
 When no accelerator is available torch's ``DataParallel`` keeps the module as it
 is and calls it directly (``device_ids`` is empty) and the functional
 ``data_parallel`` raises; ember, which has no accelerator, does the same: programs such as
 pytorch/examples' dcgan ``import torch.nn.parallel`` and wrap modules
-unconditionally, and run unchanged. ``DistributedDataParallel`` needs
-``torch.distributed``, which ember does not implement; asking for it raises an
-error that says so.
+unconditionally, and run unchanged. ``DistributedDataParallel`` is in
+``distributed.py`` (NOTE [DDP reducer]).
 """
 from ..modules.module import Module
+from .distributed import DistributedDataParallel
 
-__all__ = ['DataParallel', 'data_parallel']
+__all__ = ['DataParallel', 'data_parallel', 'DistributedDataParallel']
 
 
 class DataParallel(Module):
@@ -44,10 +45,3 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, mo
         RuntimeError: device type could not be determined
     """
     raise RuntimeError('device type could not be determined')
-
-
-def __getattr__(name):
-    if name == 'DistributedDataParallel':
-        raise AttributeError('ember does not implement torch.nn.parallel.DistributedDataParallel: it needs '
-                             'torch.distributed, which ember does not provide')
-    raise AttributeError(f"module 'ember.nn.parallel' has no attribute '{name}'")
