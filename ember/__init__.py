@@ -124,4 +124,5 @@ from . import distributions  # noqa: E402  (a front end on the public API, as op
 from ._ops.sparse import install_methods as _install_sparse
 _install_sparse(Tensor)
 from . import sparse  # noqa: E402  torch.sparse
+from . import func  # noqa: E402  torch.func: composable transforms (a front end on autograd)
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402

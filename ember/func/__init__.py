@@ -1,0 +1,15 @@
+"""ember.func: composable function transforms (torch.func's API).
+
+Reverse mode (``grad``, ``grad_and_value``, ``vjp``, ``jacrev``, ``hessian``) is built on ember.autograd
+(NOTE [func levels] in _reverse.py); ``functional_call`` and ``stack_module_state`` turn a module into a function
+of its parameters and buffers.
+
+>>> import ember
+>>> from ember.func import grad
+>>> grad(lambda x: (x * x).sum())(ember.tensor([1., 2.]))
+tensor([2., 4.])
+"""
+from ._reverse import grad, grad_and_value, vjp, jacrev, hessian
+from ._module import functional_call, stack_module_state
+
+__all__ = ['grad', 'grad_and_value', 'vjp', 'jacrev', 'hessian', 'functional_call', 'stack_module_state']

@@ -1,0 +1,251 @@
+"""ember.func against torch.func: the same functions and modules, values, shapes and errors."""
+import numpy as np
+import pytest
+import torch
+import torch.func as tf
+
+import ember
+import ember.func as ef
+
+
+def _t(a, lib, **kw):
+    return lib.tensor(np.asarray(a, dtype=np.float64), **kw)
+
+
+def close(e, t, tol=1e-8):
+    """Compare nested results (tuples, lists, dicts of tensors) of the two libraries, structure included."""
+    if isinstance(t, torch.Tensor):
+        assert isinstance(e, ember.Tensor), type(e)
+        assert tuple(e.shape) == tuple(t.shape), (e.shape, t.shape)
+        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol)
+        return
+    if isinstance(t, dict):
+        assert isinstance(e, dict) and list(e) == list(t)
+        for k in t:
+            close(e[k], t[k], tol)
+        return
+    if isinstance(t, (tuple, list)):
+        assert type(e) is type(t) and len(e) == len(t) > 0, (type(e), type(t))
+        for a, b in zip(e, t):
+            close(a, b, tol)
+        return
+    assert e == t
+
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal(5)
+Y = RNG.standard_normal(5)
+M = RNG.standard_normal((3, 5))
+
+# (name, fn(lib, x, y) -> scalar)
+SCALAR_FNS = [
+    ('sin_sum', lambda L, x, y: L.sin(x).sum()),
+    ('poly', lambda L, x, y: (x ** 3 * y - x * y.exp()).sum()),
+    ('softmax_dot', lambda L, x, y: (L.softmax(x, 0) * y).sum()),
+    ('norm', lambda L, x, y: (x * x + y).pow(2).sum().sqrt()),
+    ('tanh_mean', lambda L, x, y: L.tanh(x * y).mean()),
+]
+
+
+@pytest.mark.parametrize('name,fn', SCALAR_FNS, ids=[n for n, _ in SCALAR_FNS])
+@pytest.mark.parametrize('argnums', [0, 1, (0, 1)])
+def test_grad_matches_torch(name, fn, argnums):
+    e = ef.grad(lambda x, y: fn(ember, x, y), argnums=argnums)(_t(X, ember), _t(Y, ember))
+    t = tf.grad(lambda x, y: fn(torch, x, y), argnums=argnums)(_t(X, torch), _t(Y, torch))
+    close(e, t)
+    assert not any(g.requires_grad for g in (e if isinstance(e, tuple) else (e,)))
+
+
+@pytest.mark.parametrize('name,fn', SCALAR_FNS, ids=[n for n, _ in SCALAR_FNS])
+def test_grad_of_grad_and_hessian(name, fn):
+    e = ef.grad(lambda x, y: ef.grad(lambda a: fn(ember, a, y))(x).sum())(_t(X, ember), _t(Y, ember))
+    t = tf.grad(lambda x, y: tf.grad(lambda a: fn(torch, a, y))(x).sum())(_t(X, torch), _t(Y, torch))
+    close(e, t)
+    close(ef.hessian(lambda x: fn(ember, x, _t(Y, ember)))(_t(X, ember)),
+          tf.hessian(lambda x: fn(torch, x, _t(Y, torch)))(_t(X, torch)))
+    close(ef.jacrev(ef.jacrev(lambda x, y: fn(ember, x, y)), argnums=(0, 1))(_t(X, ember), _t(Y, ember)),
+          tf.jacrev(tf.jacrev(lambda x, y: fn(torch, x, y)), argnums=(0, 1))(_t(X, torch), _t(Y, torch)))
+
+
+def test_grad_and_value_has_aux_and_pytree_args():
+    def f(L, d, m):
+        out = (d['a'] * d['b'][0] + d['b'][1]).matmul(m.T).sum()
+        return out, {'double': out * 2, 'list': [d['a'].sum()]}
+    mk = lambda L: ({'a': _t(X, L), 'b': (_t(Y, L), _t(X * 2, L))}, _t(M, L))
+    e = ef.grad_and_value(lambda d, m: f(ember, d, m), argnums=(0, 1), has_aux=True)(*mk(ember))
+    t = tf.grad_and_value(lambda d, m: f(torch, d, m), argnums=(0, 1), has_aux=True)(*mk(torch))
+    close(e, t)
+    e = ef.grad(lambda d, m: f(ember, d, m), has_aux=True)(*mk(ember))
+    t = tf.grad(lambda d, m: f(torch, d, m), has_aux=True)(*mk(torch))
+    close(e, t)
+
+
+def test_grad_captures_outer_variable():
+    """A tensor an outer transform differentiates is a constant to the inner one, yet the outer one sees through
+    the inner computation (NOTE [func levels])."""
+    def outer(L, F, c):
+        return F.grad(lambda x: (c * x ** 2).sum())(_t(Y, L)).pow(2).sum()
+    close(ef.grad(lambda c: outer(ember, ef, c))(_t(X, ember)), tf.grad(lambda c: outer(torch, tf, c))(_t(X, torch)))
+    # an input already requiring grad: the result is differentiable by ordinary autograd
+    x = _t(X, ember, requires_grad=True)
+    g = ef.grad(lambda a: (a ** 3).sum())(x)
+    assert g.requires_grad
+    (h,) = ember.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(h.numpy(), 6 * X)
+
+
+def test_grad_under_no_grad_and_unused_input():
+    with ember.no_grad():
+        g = ef.grad(lambda x, y: (x * 2).sum(), argnums=(0, 1))(_t(X, ember), _t(Y, ember))
+    with torch.no_grad():
+        t = tf.grad(lambda x, y: (x * 2).sum(), argnums=(0, 1))(_t(X, torch), _t(Y, torch))
+    close(g, t)
+
+
+def test_grad_errors():
+    x = _t(X, ember)
+    with pytest.raises(RuntimeError, match='Expected f\\(\\*args\\) to return a scalar Tensor, got tensor with 1 dims'):
+        ef.grad(lambda x: x * 2)(x)
+    with pytest.raises(RuntimeError):
+        tf.grad(lambda x: x * 2)(_t(X, torch))
+    with pytest.raises(RuntimeError, match='to return a Tensor'):
+        ef.grad(lambda x: 1.0)(x)
+    with pytest.raises(RuntimeError, match='output of function f should be a tuple'):
+        ef.grad(lambda x: x.sum(), has_aux=True)(x)
+    with pytest.raises(RuntimeError, match='Got argnum=2, but only 1 positional inputs'):
+        ef.grad(lambda x: x.sum(), argnums=2)(x)
+    with pytest.raises(RuntimeError, match='Got argnum=2, but only 1 positional inputs'):
+        tf.grad(lambda x: x.sum(), argnums=2)(_t(X, torch))
+    with pytest.raises(RuntimeError, match='floating point'):
+        ef.grad(lambda x: x.sum())(ember.tensor([1, 2]))
+
+
+def test_vjp_matches_torch():
+    def f(L, x, y):
+        return (x.sin() * y, {'m': L.tensordot(x, y, dims=0)})
+    e_out, e_fn = ef.vjp(lambda x, y: f(ember, x, y), _t(X, ember), _t(Y, ember))
+    t_out, t_fn = tf.vjp(lambda x, y: f(torch, x, y), _t(X, torch), _t(Y, torch))
+    close(e_out, t_out)
+    ct = (RNG.standard_normal(5), {'m': RNG.standard_normal((5, 5))})
+    close(e_fn((_t(ct[0], ember), {'m': _t(ct[1]['m'], ember)})), t_fn((_t(ct[0], torch), {'m': _t(ct[1]['m'], torch)})))
+    # twice (the graph is kept), and has_aux
+    close(e_fn((_t(ct[0], ember), {'m': _t(ct[1]['m'], ember)})), t_fn((_t(ct[0], torch), {'m': _t(ct[1]['m'], torch)})))
+    e = ef.vjp(lambda x: (x.exp(), x.sum()), _t(X, ember), has_aux=True)
+    t = tf.vjp(lambda x: (x.exp(), x.sum()), _t(X, torch), has_aux=True)
+    close((e[0], e[2]), (t[0], t[2]))
+    close(e[1](_t(Y, ember)), t[1](_t(Y, torch)))
+    with pytest.raises(RuntimeError, match='Mismatch in shape'):
+        e[1](ember.ones(3))
+    with pytest.raises(RuntimeError, match='pytree structure of cotangents'):
+        e_fn(_t(Y, ember))
+
+
+@pytest.mark.parametrize('argnums', [0, 1, (0, 1)])
+@pytest.mark.parametrize('chunk_size', [None, 1, 3])
+def test_jacrev_matches_torch(argnums, chunk_size):
+    def f(L, x, m):
+        return (m.matmul(x).tanh(), (x * x).sum())
+    e = ef.jacrev(lambda x, m: f(ember, x, m), argnums=argnums, chunk_size=chunk_size)(_t(X, ember), _t(M, ember))
+    t = tf.jacrev(lambda x, m: f(torch, x, m), argnums=argnums, chunk_size=chunk_size)(_t(X, torch), _t(M, torch))
+    close(e, t)
+
+
+def test_jacrev_has_aux_and_errors():
+    e = ef.jacrev(lambda x: (x.exp(), x.max()), has_aux=True)(_t(X, ember))
+    t = tf.jacrev(lambda x: (x.exp(), x.max()), has_aux=True)(_t(X, torch))
+    close(e, t)
+    with pytest.raises(ValueError, match='chunk_size'):
+        ef.jacrev(ember.sin, chunk_size=0)
+    with pytest.raises(ValueError, match='chunk_size'):
+        tf.jacrev(torch.sin, chunk_size=0)
+
+
+class _Net:
+    @staticmethod
+    def make(L, seed=0):
+        L.manual_seed(seed)
+        return L.nn.Sequential(L.nn.Linear(4, 8), L.nn.Tanh(), L.nn.BatchNorm1d(8), L.nn.Linear(8, 2)).double()
+
+
+def _copy_params(src, dst):
+    with torch.no_grad():
+        for (_, a), (_, b) in zip(src.state_dict().items(), dst.state_dict().items()):
+            b.copy_(torch.from_numpy(a.numpy().copy()))
+
+
+def test_functional_call_and_grad_of_params():
+    em, tm = _Net.make(ember), _Net.make(torch)
+    _copy_params(em, tm)
+    xe, xt = _t(RNG.standard_normal((6, 4)), ember), None
+    xt = torch.from_numpy(xe.numpy().copy())
+    pe = {k: v.detach() for k, v in em.named_parameters()}
+    pt = {k: v.detach() for k, v in tm.named_parameters()}
+    be = {k: v.clone() for k, v in em.named_buffers()}
+    bt = {k: v.clone() for k, v in tm.named_buffers()}
+    close(ef.functional_call(em, (pe, be), (xe,)), tf.functional_call(tm, (pt, bt), (xt,)))
+    # buffers given to the call are updated by batch norm, the module's own are not
+    close(be, bt)
+    em.eval(), tm.eval()     # torch.func refuses batch norm's in-place update of a captured buffer in training
+    loss = lambda F, m, x: lambda p: F.functional_call(m, p, x).pow(2).sum()
+    close(ef.grad(loss(ef, em, xe))(pe), tf.grad(loss(tf, tm, xt))(pt))
+    # the module's own parameters are back
+    assert all(a is b for a, b in zip(em.parameters(), [em[0].weight, em[0].bias, em[2].weight, em[2].bias,
+                                                          em[3].weight, em[3].bias]))
+    close(ef.functional_call(em, {}, xe, strict=False), tf.functional_call(tm, {}, xt, strict=False))
+
+
+def test_functional_call_errors_and_tied_weights():
+    class Tied(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = ember.nn.Linear(2, 2, bias=False)
+            self.b = ember.nn.Linear(2, 2, bias=False)
+            self.b.weight = self.a.weight
+
+        def forward(self, x):
+            return self.b(self.a(x))
+    m = Tied()
+    x = ember.ones(1, 2)
+    w = ember.eye(2) * 2
+    assert ef.functional_call(m, {'a.weight': w}, (x,)).tolist() == [[4.0, 4.0]]
+    r = ef.functional_call(m, {'a.weight': w}, (x,), tie_weights=False)
+    assert r.tolist() != [[4.0, 4.0]]
+    with pytest.raises(ValueError, match='tied'):
+        ef.functional_call(m, {'a.weight': w, 'b.weight': w * 3}, (x,))
+    with pytest.raises(RuntimeError, match="Missing key\\(s\\): 'b.weight'"):
+        ef.functional_call(m, {'a.weight': w}, (x,), strict=True, tie_weights=False)
+    with pytest.raises(RuntimeError, match="Unexpected key\\(s\\): 'c'"):
+        ef.functional_call(m, {'a.weight': w, 'c': w}, (x,), strict=True)
+    with pytest.raises(ValueError, match='multiple dictionaries'):
+        ef.functional_call(m, ({'a.weight': w}, {'a.weight': w}), (x,))
+
+
+def test_stack_module_state_matches_torch():
+    ems = [_Net.make(ember, s) for s in range(3)]
+    tms = [_Net.make(torch, s) for s in range(3)]
+    for a, b in zip(ems, tms):
+        _copy_params(a, b)
+    (pe, be), (pt, bt) = ef.stack_module_state(ems), tf.stack_module_state(tms)
+    close(pe, pt)
+    close(be, bt)
+    assert all(v.requires_grad and v.is_leaf for v in pe.values())
+    assert pe['0.weight'].shape == (3, 8, 4)
+    with pytest.raises(RuntimeError, match='at least one model'):
+        ef.stack_module_state([])
+    ems[0].eval()
+    with pytest.raises(RuntimeError, match='training/eval mode'):
+        ef.stack_module_state(ems)
+
+
+def test_torch_func_under_ember_run(tmp_path):
+    import subprocess
+    import sys
+    import os
+    script = tmp_path / 's.py'
+    script.write_text('import torch\nfrom torch.func import grad\nprint(grad(lambda x: (x * x).sum())(torch.ones(2)).tolist(),'
+                      ' torch.func.jacrev.__module__)\n')
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, '-m', 'ember', 'run', str(script)], cwd=root, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ['[2.0,', '2.0]', 'ember.func._reverse']
