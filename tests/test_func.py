@@ -249,3 +249,148 @@ def test_torch_func_under_ember_run(tmp_path):
                        timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ['[2.0,', '2.0]', 'ember.func._reverse']
+
+
+# --- forward mode: ember.autograd.forward_ad and the forward transforms ----------------------------------------
+
+import torch.autograd.forward_ad as tfw  # noqa: E402
+import ember.autograd.forward_ad as efw  # noqa: E402
+
+
+def test_forward_ad_api():
+    with efw.dual_level() as lvl, tfw.dual_level():
+        assert lvl == 0
+        x = efw.make_dual(_t(X, ember), _t(Y, ember))
+        tx = tfw.make_dual(_t(X, torch), _t(Y, torch))
+        u = efw.unpack_dual(x.exp() * x)
+        tu = tfw.unpack_dual(tx.exp() * tx)
+        assert type(u).__name__ == 'UnpackedDualTensor' and u._fields == ('primal', 'tangent')
+        close((u.primal, u.tangent), (tu.primal, tu.tangent))
+        assert efw.unpack_dual(_t(X, ember)).tangent is None
+        # views share the tangent; an in-place change of a dual tensor changes its tangent
+        v = x[1:3]
+        close(efw.unpack_dual(v).tangent, tfw.unpack_dual(tx[1:3]).tangent)
+        y = _t(X, ember).clone()
+        ty = _t(X, torch).clone()
+        y.mul_(x)
+        ty.mul_(tx)
+        close(efw.unpack_dual(y).tangent, tfw.unpack_dual(ty).tangent)
+        z = ember.zeros(5, dtype=ember.float64)
+        z.copy_(x)
+        close(efw.unpack_dual(z).tangent, _t(Y, torch))
+        assert efw.unpack_dual(x.detach()).tangent is None
+        with pytest.raises(RuntimeError, match='different size'):
+            efw.make_dual(_t(X, ember), ember.ones(3, dtype=ember.float64))
+        kept = x * 2
+    # leaving the level drops its tangents
+    assert efw.unpack_dual(kept).tangent is None
+    with pytest.raises(RuntimeError, match='dual level'):
+        efw.make_dual(_t(X, ember), _t(Y, ember))
+    lvl = efw.enter_dual_level()
+    d = efw.make_dual(_t(X, ember), _t(Y, ember), level=lvl)
+    assert efw.unpack_dual(d.sin(), level=lvl).tangent is not None
+    efw.exit_dual_level(level=lvl)
+
+
+def test_forward_ad_not_implemented_error():
+    with efw.dual_level():
+        x = efw.make_dual(ember.ones(3), ember.ones(3))
+        with pytest.raises(NotImplementedError, match='Trying to use forward AD with heaviside that does not support it'):
+            ember.heaviside(x, ember.zeros(3))
+
+
+def test_forward_ad_and_autograd_together():
+    """A dual tensor that requires grad: backward differentiates the primal, and the tangent is differentiable."""
+    p = _t(X, ember, requires_grad=True)
+    tp = _t(X, torch, requires_grad=True)
+    with efw.dual_level(), tfw.dual_level():
+        out = efw.unpack_dual((efw.make_dual(p, _t(Y, ember)).sin() ** 2).sum())
+        tout = tfw.unpack_dual((tfw.make_dual(tp, _t(Y, torch)).sin() ** 2).sum())
+        close(ember.autograd.grad(out.tangent, p), torch.autograd.grad(tout.tangent, tp))
+
+
+@pytest.mark.parametrize('name,fn', SCALAR_FNS, ids=[n for n, _ in SCALAR_FNS])
+def test_jvp_jacfwd_hessian_match_torch(name, fn):
+    args_e, args_t = (_t(X, ember), _t(Y, ember)), (_t(X, torch), _t(Y, torch))
+    tan_e, tan_t = (_t(Y, ember), _t(X, ember)), (_t(Y, torch), _t(X, torch))
+    close(ef.jvp(lambda x, y: fn(ember, x, y), args_e, tan_e), tf.jvp(lambda x, y: fn(torch, x, y), args_t, tan_t))
+    close(ef.jacfwd(lambda x, y: fn(ember, x, y), argnums=(0, 1))(*args_e),
+          tf.jacfwd(lambda x, y: fn(torch, x, y), argnums=(0, 1))(*args_t))
+    h = ef.hessian(lambda x, y: fn(ember, x, y), argnums=(0, 1))(*args_e)
+    close(h, tf.hessian(lambda x, y: fn(torch, x, y), argnums=(0, 1))(*args_t))
+    assert not h[0][0].requires_grad
+    # compositions: jvp of jvp, jacrev of jacfwd, jacfwd of jacfwd, grad of a jvp
+    jj = lambda F, L: F.jvp(lambda x: F.jvp(lambda a: fn(L, a, a * 2), (x,), (x * 0 + 1,))[1], (args_e[0] if L is ember else args_t[0],),
+                            (tan_e[0] if L is ember else tan_t[0],))
+    close(jj(ef, ember), jj(tf, torch))
+    close(ef.jacrev(ef.jacfwd(lambda x: fn(ember, x, args_e[1])))(args_e[0]),
+          tf.jacrev(tf.jacfwd(lambda x: fn(torch, x, args_t[1])))(args_t[0]))
+    close(ef.jacfwd(ef.jacfwd(lambda x: fn(ember, x, args_e[1])))(args_e[0]),
+          tf.jacfwd(tf.jacfwd(lambda x: fn(torch, x, args_t[1])))(args_t[0]))
+    close(ef.grad(lambda x: ef.jvp(lambda a: fn(ember, a, args_e[1]), (x,), (tan_e[0],))[1])(args_e[0]),
+          tf.grad(lambda x: tf.jvp(lambda a: fn(torch, a, args_t[1]), (x,), (tan_t[0],))[1])(args_t[0]))
+
+
+def test_jvp_has_aux_linearize_and_errors():
+    e = ef.jvp(lambda x: (x.exp(), x.sum()), (_t(X, ember),), (_t(Y, ember),), has_aux=True)
+    t = tf.jvp(lambda x: (x.exp(), x.sum()), (_t(X, torch),), (_t(Y, torch),), has_aux=True)
+    close(e, t)
+    out, fn = ef.linearize(lambda x: x.sin() * x, _t(X, ember))
+    tout, tfn = tf.linearize(lambda x: x.sin() * x, _t(X, torch))
+    close(out, tout)
+    close(fn(_t(Y, ember)), tfn(_t(Y, torch)))
+    with pytest.raises(RuntimeError, match='Expected primals to be a tuple'):
+        ef.jvp(ember.sin, _t(X, ember), _t(Y, ember))
+    with pytest.raises(RuntimeError, match='same python structure'):
+        ef.jvp(ember.sin, (_t(X, ember),), (_t(Y, ember), _t(Y, ember)))
+    with pytest.raises(RuntimeError, match='same shape'):
+        ef.jvp(ember.sin, (_t(X, ember),), (ember.ones(2, dtype=ember.float64),))
+
+
+def _mlp_and_cnn(L):
+    L.manual_seed(0)
+    mlp = L.nn.Sequential(L.nn.Linear(6, 8), L.nn.ReLU(), L.nn.LayerNorm(8), L.nn.Linear(8, 3),
+                          L.nn.LogSoftmax(-1)).double()
+    cnn = L.nn.Sequential(L.nn.Conv2d(2, 3, 3, padding=1), L.nn.Tanh(), L.nn.AvgPool2d(2), L.nn.Flatten(),
+                          L.nn.Linear(12, 4), L.nn.Softmax(-1)).double()
+    return mlp, cnn
+
+
+def test_jvp_through_mlp_and_cnn_modules_matches_torch():
+    """Forward-mode through whole models, with respect to the input and to every parameter (functional_call)."""
+    (em, ec), (tm, tc) = _mlp_and_cnn(ember), _mlp_and_cnn(torch)
+    _copy_params(em, tm)
+    _copy_params(ec, tc)
+    rng = np.random.default_rng(3)
+    for e_mod, t_mod, shape in ((em, tm, (5, 6)), (ec, tc, (2, 2, 4, 4))):
+        x = rng.standard_normal(shape)
+        pe = {k: v.detach() for k, v in e_mod.named_parameters()}
+        pt = {k: v.detach() for k, v in t_mod.named_parameters()}
+        tang = {k: rng.standard_normal(tuple(v.shape)) for k, v in pe.items()}
+        tx = rng.standard_normal(shape)
+        loss = lambda F, m: lambda p, x: F.functional_call(m, p, (x,)).pow(2).sum()
+        e = ef.jvp(lambda p, x: F_call(ef, e_mod, p, x), (pe, _t(x, ember)),
+                   ({k: _t(v, ember) for k, v in tang.items()}, _t(tx, ember)))
+        t = tf.jvp(lambda p, x: F_call(tf, t_mod, p, x), (pt, _t(x, torch)),
+                   ({k: _t(v, torch) for k, v in tang.items()}, _t(tx, torch)))
+        close(e, t, tol=1e-7)
+        # forward-over-reverse: the Hessian-vector product of a loss in the parameters
+        hv = lambda F, L, mod, p, x, tg: F.jvp(lambda q: F.grad(loss(F, mod))(q, x), (p,), (tg,))[1]
+        close(hv(ef, ember, e_mod, pe, _t(x, ember), {k: _t(v, ember) for k, v in tang.items()}),
+              hv(tf, torch, t_mod, pt, _t(x, torch), {k: _t(v, torch) for k, v in tang.items()}), tol=1e-7)
+
+
+def F_call(F, mod, p, x):
+    return F.functional_call(mod, p, (x,))
+
+
+def test_autograd_functional_forward_mode_strategy():
+    f = lambda x, y: (x.sin() * y, (x * y).sum())
+    args_e, args_t = (_t(X, ember), _t(Y, ember)), (_t(X, torch), _t(Y, torch))
+    close(ember.autograd.functional.jacobian(f, args_e, vectorize=True, strategy='forward-mode'),
+          torch.autograd.functional.jacobian(f, args_t, vectorize=True, strategy='forward-mode'))
+    g = lambda x: (x.sin() * x).sum()
+    close(ember.autograd.functional.hessian(g, args_e[0], vectorize=True, outer_jacobian_strategy='forward-mode'),
+          torch.autograd.functional.hessian(g, args_t[0], vectorize=True, outer_jacobian_strategy='forward-mode'))
+    with pytest.raises(NotImplementedError, match='vectorize=True'):
+        ember.autograd.functional.jacobian(f, args_e, strategy='forward-mode')

@@ -23,6 +23,9 @@ class DispatchKey(enum.IntEnum):
     Autograd = 8
     AutocastCPU = 9
     AutocastCUDA = 10
+    # forward-mode AD: set on tensors that carry a tangent (NOTE [forward AD] in autograd/forward.py); above Autograd,
+    # so the primal result has its history before the tangent formula (which may read it) runs
+    ForwardAD = 11
     Python = 12           # Python dispatch modes (tracing, profiling, fake tensors)
     # alias keys: never in a key set, only in kernel tables
     CompositeExplicitAutograd = 20   # a kernel that works for every backend, below Autograd
@@ -32,6 +35,7 @@ class DispatchKey(enum.IntEnum):
 BACKEND_KEYS = (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta, DispatchKey.PrivateUse1)
 AUTOGRAD_BIT = 1 << DispatchKey.Autograd
 PYTHON_BIT = 1 << DispatchKey.Python
+FORWARD_AD_BIT = 1 << DispatchKey.ForwardAD
 INFERENCE_BIT = 1 << DispatchKey.InferenceMode
 BACKEND_MASK = sum(1 << k for k in BACKEND_KEYS)
 

@@ -524,10 +524,20 @@ def _max_other(grad, self, other):
     return _where(self > other, 0., _where(self == other, grad / 2, grad))
 
 
+def _select_jvp(weight):
+    """Forward derivative of a binary max/min: ``other_t + w * (self_t - other_t)``, ``w`` the share of self
+    (torch's: ties and NaNs as its forward formulas take them, which differ from the backward's)."""
+    def jvp(self, other, self_t, other_t, result):
+        z = aten.zeros_like.default(result)
+        st, ot = (z if self_t is None else self_t), (z if other_t is None else other_t)
+        return ot + weight(self, other).to(result.dtype) * (st - ot)
+    return jvp
+
+
 pointwise('maximum(Tensor self, Tensor other) -> Tensor', 'promote', {'self': _max_self, 'other': _max_other},
-          inplace=False, numbers=())
+          inplace=False, numbers=(), forward=_select_jvp(lambda s, o: (s > o).double() + (s == o).double() * 0.5))
 pointwise('minimum(Tensor self, Tensor other) -> Tensor', 'promote', {'self': _max_other, 'other': _max_self},
-          inplace=False, numbers=())
+          inplace=False, numbers=(), forward=_select_jvp(lambda s, o: (s < o).double() + (s == o).double() * 0.5))
 
 
 def _fmax_self(grad, self, other):
@@ -547,9 +557,9 @@ def _fmin_other(grad, self, other):
 
 
 pointwise('fmax(Tensor self, Tensor other) -> Tensor', 'promote', {'self': _fmax_self, 'other': _fmax_other},
-          inplace=False, numbers=())
+          inplace=False, numbers=(), forward=_select_jvp(lambda s, o: (s > o).logical_or(o.isnan())))
 pointwise('fmin(Tensor self, Tensor other) -> Tensor', 'promote', {'self': _fmin_self, 'other': _fmin_other},
-          inplace=False, numbers=())
+          inplace=False, numbers=(), forward=_select_jvp(lambda s, o: (s <= o).logical_or(o.isnan())))
 
 
 _C_NAMES = {'uint8': 'uint8_t', 'int8': 'int8_t', 'int16': 'short', 'int32': 'int', 'int64': 'int64_t'}
@@ -737,13 +747,28 @@ def _to_complex_meta(name, a_name, b_name):
 # complex gradients (NOTE [complex gradients]); each input takes the real part of what reaches it
 declare('complex(Tensor real, Tensor imag) -> Tensor', kind='pointwise', meta=_to_complex_meta('complex', 'real', 'imag'),
         out=True, method=False, complex_formulas=True,
-        derivatives={'real': lambda grad: grad.real, 'imag': lambda grad: grad.imag})
+        derivatives={'real': lambda grad: grad.real, 'imag': lambda grad: grad.imag},
+        forward=lambda real_t, imag_t, result: aten.complex.default(
+            real_t if real_t is not None else aten.zeros_like.default(result.real),
+            imag_t if imag_t is not None else aten.zeros_like.default(result.real)))
 
 
 declare('polar(Tensor abs, Tensor angle) -> Tensor', kind='pointwise', meta=_to_complex_meta('polar', 'abs', 'angle'),
         out=True, method=False, complex_formulas=True,
         derivatives={'abs': lambda grad, result: (grad * result.sgn().conj()).real,   # torch's: sgn(result)
-                     'angle': lambda grad, result: (grad * (result * 1j).conj()).real})
+                     'angle': lambda grad, result: (grad * (result * 1j).conj()).real},
+        forward=lambda abs, angle, abs_t, angle_t, result: _polar_jvp(abs, angle, abs_t, angle_t, result))
+
+
+def _polar_jvp(abs, angle, abs_t, angle_t, result):
+    """d(r e^{i a}) = dr e^{i a} + i da r e^{i a}."""
+    out = None
+    if abs_t is not None:
+        out = abs_t * aten.polar.default(aten.ones_like.default(abs), angle)
+    if angle_t is not None:
+        t = result * 1j * angle_t
+        out = t if out is None else out + t
+    return out
 
 
 def _where_meta(condition, self, other):
@@ -756,7 +781,7 @@ def _where_meta(condition, self, other):
     return shape, cd
 
 
-_WHERE = declare('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', meta=_where_meta,
+_WHERE = declare('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', forward='linear', meta=_where_meta,
                  derivatives={'self': lambda grad, condition: _where(condition, grad, 0.),
                               'other': lambda grad, condition: _where(condition, 0., grad)},
                  tags=('wraps_numbers',))

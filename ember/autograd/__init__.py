@@ -17,6 +17,7 @@ from .function import Function, FunctionCtx, once_differentiable
 from . import function
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError
 from . import functional
+from . import forward_ad
 
 
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):

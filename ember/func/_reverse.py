@@ -13,6 +13,7 @@ import threading
 
 import ember
 from ..autograd import grad as _autograd_grad
+from ..autograd import forward_ad as fwAD
 from ._tree import tree_flatten, tree_unflatten
 
 _state = threading.local()
@@ -20,6 +21,12 @@ _state = threading.local()
 
 def _depth():
     return getattr(_state, 'depth', 0)
+
+
+def _nested():
+    """Whether a transform runs around this one: another reverse transform, or a dual level (a forward one),
+    whose tangents ``detach`` would drop."""
+    return _depth() > 1 or fwAD._current_level() >= 0
 
 
 class _Level:
@@ -58,7 +65,8 @@ def _wrap(x, api):
                            f"{type(x).__name__}")
     if not (x.is_floating_point() or x.is_complex()):
         raise RuntimeError(f"{api}: only Tensors of floating point dtype can require gradients, got {x.dtype}")
-    return x.view_as(x) if x.requires_grad else x.detach().requires_grad_()
+    # an alias, not a detached copy: a dual tensor keeps its tangents (jacfwd(jacrev(f)), NOTE [forward AD])
+    return x.view_as(x) if x.requires_grad else x.view_as(x).requires_grad_()
 
 
 def _prepare(args, argnums, api):
@@ -66,7 +74,7 @@ def _prepare(args, argnums, api):
     argnum, a tuple when argnums is a tuple) and flat; whether the computation must be recorded."""
     nums = argnums if isinstance(argnums, tuple) else (argnums,)
     args = list(args)
-    chosen, flat, record = [], [], _depth() > 1
+    chosen, flat, record = [], [], _nested()
     for a in nums:
         leaves, spec = tree_flatten(args[a])
         record = record or any(isinstance(x, ember.Tensor) and x.requires_grad for x in leaves)
@@ -176,7 +184,7 @@ def vjp(func, *primals, has_aux=False):
             if tuple(c.shape) != tuple(o.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {c.shape} and output[0] has "
                                    f"a shape of {o.shape}.")
-        rec = record or _depth() > 0 if create_graph is None else create_graph
+        rec = record or _depth() > 0 or fwAD._current_level() >= 0 if create_graph is None else create_graph
         with _Level():
             gs = _grads(out_leaves, flat, ct, rec)
         return _undo(tree_unflatten(gs, in_spec), rec)
@@ -232,16 +240,3 @@ def _jacobian_rows(out, flat, record):
         for r, g in zip(rows, gs):
             r.append(g)
     return [ember.stack(r).reshape(tuple(out.shape) + tuple(x.shape)) for r, x in zip(rows, flat)]
-
-
-def hessian(func, argnums=0):
-    """The Hessian of a scalar function (torch.func.hessian). torch computes ``jacfwd(jacrev(f))``; without
-    forward-mode AD this is ``jacrev(jacrev(f))``, which gives the same matrix.
-
-    >>> import ember
-    >>> from ember.func import hessian
-    >>> hessian(lambda x: (x ** 3).sum())(ember.tensor([1., 2.]))
-    tensor([[ 6.,  0.],
-            [ 0., 12.]])
-    """
-    return jacrev(jacrev(func, argnums), argnums)
