@@ -19,6 +19,9 @@ class DispatchKey(enum.IntEnum):
     SparseCPU = 5
     # marks outputs as inference tensors (in the thread-local include set while inference_mode is on)
     InferenceMode = 6
+    # vmap: set on BatchedTensors (NOTE [vmap] in _functorch/batching.py); below Autograd, so autograd records the
+    # per-sample (logical) computation and its formulas run batched again (vmap(grad(f)))
+    FuncTorchBatched = 7
     # transformations
     Autograd = 8
     AutocastCPU = 9
@@ -36,6 +39,7 @@ BACKEND_KEYS = (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta, DispatchKey
 AUTOGRAD_BIT = 1 << DispatchKey.Autograd
 PYTHON_BIT = 1 << DispatchKey.Python
 FORWARD_AD_BIT = 1 << DispatchKey.ForwardAD
+BATCHED_BIT = 1 << DispatchKey.FuncTorchBatched
 INFERENCE_BIT = 1 << DispatchKey.InferenceMode
 BACKEND_MASK = sum(1 << k for k in BACKEND_KEYS)
 

@@ -16,7 +16,7 @@ import weakref
 
 from ..utils.hooks import RemovableHandle
 
-from .._core.dispatch_key import AUTOGRAD_BIT, FORWARD_AD_BIT
+from .._core.dispatch_key import AUTOGRAD_BIT, FORWARD_AD_BIT, BATCHED_BIT
 from .forward import LEVELS as _FW_LEVELS
 
 
@@ -242,6 +242,8 @@ def _strip_grad_fn(t):
     s._vc, s._storage, s._base = t._vc, t._storage, t._base
     if t._fw is not None:       # NOTE [forward AD]: a saved output keeps its tangents (torch saves its fw_grad)
         s._fw, s._keys = t._fw, s._keys | (t._keys & FORWARD_AD_BIT)
+    if t._bt is not None:       # NOTE [vmap]: and a BatchedTensor its batch
+        s._bt, s._keys = t._bt, s._keys | (t._keys & BATCHED_BIT)
     if t._grad_fn is None and t._requires_grad:
         return t       # a leaf stays itself, so its gradient edge stays its AccumulateGrad
     return s

@@ -2,8 +2,8 @@
 
 Reverse mode (``grad``, ``grad_and_value``, ``vjp``, ``jacrev``) is built on ember.autograd (NOTE [func levels]
 in _reverse.py); forward mode (``jvp``, ``jacfwd``, ``linearize``, ``hessian`` = ``jacfwd(jacrev)``) on
-ember.autograd.forward_ad (NOTE [forward AD]); ``functional_call`` and ``stack_module_state`` turn a module into a function
-of its parameters and buffers.
+ember.autograd.forward_ad (NOTE [forward AD]); ``vmap`` batches through a FuncTorchBatched dispatch key (NOTE [vmap]);
+``functional_call`` and ``stack_module_state`` turn a module into a function of its parameters and buffers.
 
 >>> import ember
 >>> from ember.func import grad
@@ -13,5 +13,6 @@ tensor([2., 4.])
 from ._reverse import grad, grad_and_value, vjp, jacrev
 from ._forward import jvp, jacfwd, linearize, hessian
 from ._module import functional_call, stack_module_state
+from ._vmap import vmap
 
-__all__ = ['grad', 'grad_and_value', 'vjp', 'jacrev', 'jvp', 'jacfwd', 'linearize', 'hessian', 'functional_call', 'stack_module_state']
+__all__ = ['grad', 'grad_and_value', 'vjp', 'jacrev', 'jvp', 'jacfwd', 'linearize', 'hessian', 'functional_call', 'stack_module_state', 'vmap']
