@@ -8,6 +8,7 @@ import ember
 from ..autograd import forward_ad as fwAD
 from ._tree import tree_flatten, tree_unflatten
 from ._reverse import _check_argnums, _split_aux, _undo, jacrev, _depth
+from ._vmap import vmap
 
 
 def _nested():
@@ -102,23 +103,20 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
                 a2[a] = tree_unflatten(new_flat[k:k + len(leaves)], spec)
                 k += len(leaves)
             return func(*a2, **kwargs)
-        cols = []       # cols[k][j]: the tangent outputs for element j of flat input k
-        out = aux = None
+        cols = []       # cols[k][i]: output i's tangents for the basis of flat input k, the basis first
         for k, x in enumerate(flat):
             n = x.numel()
-            eye = ember.eye(n, dtype=x.dtype).reshape((n,) + tuple(x.shape)) if n else None
-            per = []
-            for j in range(n):
-                tans = [ember.zeros_like(y) if i != k else eye[j] for i, y in enumerate(flat)]
+            if n == 0:
+                cols.append(None)
+                continue
+            eye = ember.eye(n, dtype=x.dtype).reshape((n,) + tuple(x.shape))
+
+            def column(t, k=k):     # one jvp per basis vector, all of them in one vmap (as torch's jacfwd)
+                tans = [ember.zeros_like(y) if i != k else t for i, y in enumerate(flat)]
                 res = jvp(lambda *fs: call(list(fs)), tuple(flat), tuple(tans), has_aux=has_aux)
-                out, t_out = res[0], res[1]
-                if has_aux:
-                    aux = res[2]
-                per.append(tree_flatten(t_out)[0])
-            cols.append(per)
-        if out is None or any(x.numel() == 0 for x in flat):
-            o = call(flat)
-            out, aux = _split_aux(o, has_aux, api)
+                return tree_flatten(res[1])[0]
+            cols.append(vmap(column, randomness=randomness)(eye))
+        out, aux = _split_aux(call(flat), has_aux, api)      # the value (and aux) once more, outside vmap
         outs, out_spec = tree_flatten(out)
         in_spec = tree_flatten(tuple(args[a] for a in nums) if isinstance(argnums, tuple) else args[nums[0]])[1]
         jac_per_out = []
@@ -129,7 +127,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):
                 if x.numel() == 0 or o.numel() == 0:
                     blocks.append(ember.zeros(shape, dtype=o.dtype))
                 else:       # columns along the last dim, then the input's shape
-                    blocks.append(ember.stack([c[i] for c in cols[k]], dim=-1).reshape(shape))
+                    blocks.append(cols[k][i].movedim(0, -1).reshape(shape))
             jac_per_out.append(tree_unflatten(blocks, in_spec))
         jac = tree_unflatten(jac_per_out, out_spec)
         return (jac, aux) if has_aux else jac

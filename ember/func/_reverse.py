@@ -218,7 +218,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                     raise RuntimeError(f"{api}(f, ...): Expected f to be a function that has only Tensors as "
                                        f"outputs, got {type(o)}")
             in_spec = tree_flatten(diff)[1]
-            per_out = [_jacobian_rows(o, flat, record) for o in outs]
+            per_out = [_jacobian_rows(o, flat, record, chunk_size) for o in outs]
         nested = []
         for rows in per_out:        # rows: one Jacobian per flat input
             j = tree_unflatten(rows, in_spec)
@@ -228,12 +228,18 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     return wrapper
 
 
-def _jacobian_rows(out, flat, record):
-    """The Jacobian of one output with respect to each flat input: shapes ``out.shape + x.shape``."""
+def _jacobian_rows(out, flat, record, chunk_size=None):
+    """The Jacobian of one output with respect to each flat input: shapes ``out.shape + x.shape``; the vjps of
+    the rows of the identity run as one vmapped backward, as torch's jacrev does (a loop of backwards where an
+    outer transform records the computation, which the batched backward does not support yet)."""
     n = out.numel()
     if n == 0 or not out.requires_grad:
         return [ember.zeros(tuple(out.shape) + tuple(x.shape), dtype=x.dtype) for x in flat]
     eye = ember.eye(n, dtype=out.dtype).reshape((n,) + tuple(out.shape))
+    if not record:
+        from ._vmap import vmap
+        gs = vmap(lambda ct: tuple(_grads([out], flat, [ct], False)), chunk_size=chunk_size)(eye)
+        return [g.reshape(tuple(out.shape) + tuple(x.shape)) for g, x in zip(gs, flat)]
     rows = [[] for _ in flat]
     for i in range(n):
         gs = _grads([out], flat, [eye[i]], record)
