@@ -64,7 +64,6 @@ def main():
     try:
         import torch
         import torch.func
-        torch.set_num_threads(1)
         rows['torch'] = cases(torch, torch.func, args.repeat)
     except ImportError:
         pass
