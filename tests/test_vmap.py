@@ -166,3 +166,16 @@ def test_per_sample_gradients_and_ensembles_match_torch():
     out = ef.vmap(lambda p, b, xx: ef.functional_call(models[0], (p, b), (xx,)), in_dims=(0, 0, None))(
         params, buffers, _e(x))
     close(out, torch.stack([torch.from_numpy(m(_e(x)).detach().numpy()) for m in models]))
+
+
+
+def test_grad_of_vmap_matches_torch():
+    """Differentiating through vmap from outside: the batching kernels' physical operations are recorded by autograd
+    too (their arguments require grad), so grad(vmap(f)) and backward() of a vmapped result work."""
+    f = lambda L, F_: lambda v, X: F_.vmap(lambda x: (v * x).sin().sum() * x[0])(X).pow(2).sum()
+    close(ef.grad(f(ember, ef), argnums=(0, 1))(_e(B[0]), _e(B)), tf.grad(f(torch, tf), argnums=(0, 1))(_t(B[0]), _t(B)))
+    w = _e(C).requires_grad_()
+    ef.vmap(lambda x: (w @ x).tanh())(_e(B)).sum().backward()
+    tw = _t(C).requires_grad_()
+    tf.vmap(lambda x: (tw @ x).tanh())(_t(B)).sum().backward()
+    close(w.grad, tw.grad)

@@ -8,6 +8,10 @@ logical tensor. Its key set has FuncTorchBatched, just below Autograd: autograd 
 maps the call onto the physical tensors, one call for the whole batch. Levels nest: the physical tensor of an
 inner vmap may be a BatchedTensor of an outer one; a kernel works at the highest level among its arguments and
 treats tensors of lower levels as unbatched (they dispatch again when its physical operation runs).
+Differentiating through vmap from outside (``grad(vmap(f))``, ``vmap(f)(x).sum().backward()``) needs nothing more:
+the kernels' physical operations take the caller's tensors that require grad as arguments, so autograd records
+them as well, and the unwrapped physical result carries that history (the logical graph recorded alongside is
+then unused).
 
 Kernels by operator class, chosen from the declaration: pointwise (batched operands get singleton dimensions after
 the batch so that broadcasting stays right-aligned), dimension arguments shifted past the batch (reductions,
