@@ -61,7 +61,16 @@ FNS = [
      a.index_select(1, L.tensor([4, 1])).sum(), (0, None)),
     ('cumsum_cumprod', lambda L, a, b: a.cumsum(1) + a.cumprod(0), (0, None)),
     ('where_clamp', lambda L, a, b: L.where(a > 0, a, b).clamp(-0.5, 0.5), (0, 0)),
+    ('index', lambda L, a, b: a[L.tensor([2, 0])].sum(0) + a[:, L.tensor([4, 4, 1])].sum(1).sum() + a[1], (0, None)),
+    ('inplace_pointwise', lambda L, a, b: _inplace(a, b), (0, 0)),
 ]
+
+
+def _inplace(a, b):
+    z = a.clone()
+    z.mul_(b)
+    z.add_(1.5).sub_(b)
+    return z
 
 
 @pytest.mark.parametrize('name,fn,in_dims', FNS, ids=[f[0] for f in FNS])
@@ -111,6 +120,14 @@ def test_in_dims_out_dims_nested_and_chunks():
     close(ef.vmap(lambda x: _e(1.0) + 0 * 1)(_e(B)), tf.vmap(lambda x: _t(1.0) + 0 * 1)(_t(B)))
     close(ef.vmap(ef.vmap(lambda x, y: (x * y).sum()), in_dims=(0, None))(_e(A), _e(C)),
           tf.vmap(tf.vmap(lambda x, y: (x * y).sum()), in_dims=(0, None))(_t(A), _t(C)))
+
+
+def test_embedding_and_inplace_on_unbatched():
+    w, ids = RNG.standard_normal((10, 3)), RNG.integers(0, 10, (4, 7))
+    close(ef.vmap(lambda i: ember.nn.functional.embedding(i, _e(w)))(_e(ids)),
+          tf.vmap(lambda i: torch.nn.functional.embedding(i, _t(w)))(_t(ids)))
+    with pytest.raises(RuntimeError, match='vmap: add_\\(self, \\*extra_args\\) is not possible'):
+        ef.vmap(lambda y: ember.ones(5, dtype=ember.float64).add_(y))(_e(B))
 
 
 def test_vmap_errors():

@@ -342,6 +342,55 @@ def _nll_backward_rule(op):
     return rule
 
 
+def _index_rule(op):
+    """``x[indices]`` of a batched tensor with shared indices: the batch gets a full slice in front; when the
+    advanced indices are not adjacent torch moves their dimensions first, past the batch, so those take the slow
+    path."""
+    def rule(level, args):
+        self, indices = args
+        p = unwrap(self, level)
+        given = [i for i, x in enumerate(indices) if x is not None]
+        if p is None or any(unwrap(x, level) is not None for x in indices if x is not None) or \
+                (given and given[-1] - given[0] + 1 != len(given)):
+            return _fallback(op, level, args)
+        return make_batched(aten.index.Tensor(p, [None] + list(indices)), level)
+    return rule
+
+
+def _embedding_rule(op):
+    def rule(level, args):
+        weight, indices = args[0], args[1]
+        pi = unwrap(indices, level)
+        if unwrap(weight, level) is not None or pi is None:
+            return _fallback(op, level, args)
+        return make_batched(_call(op, [weight, pi] + list(args[2:])), level)
+    return rule
+
+
+def _inplace_pointwise(op, functional_rule):
+    """``x.add_(y)`` on a batched ``x``: the in-place operator on the physical tensors; an unbatched ``x`` with a
+    batched operand cannot hold the result (torch's error)."""
+    tensor_pos = [i for i, a in enumerate(op.schema.arguments) if a.base_type == 'Tensor']
+
+    def rule(level, args):
+        p = unwrap(args[0], level)
+        if p is None:
+            raise RuntimeError(f"vmap: {op.schema.name}(self, *extra_args) is not possible because there exists a "
+                               f"Tensor `other` in extra_args that has more elements than `self`. This happened due "
+                               f"to `other` being vmapped over but `self` not being vmapped over in a vmap. Please "
+                               f"try to use out-of-place operators instead of {op.schema.name}.")
+        rank = args[0].dim()
+        new = list(args)
+        new[0] = p
+        for i in tensor_pos[1:]:
+            q = unwrap(args[i], level)
+            if q is not None:
+                new[i] = q.reshape((q.shape[0],) + (1,) * (rank - q.dim() + 1) + tuple(q.shape[1:]))
+        _call(op, new)
+        return args[0]
+    return rule
+
+
 def _random_rule(op):
     def rule(level, args):
         r = _randomness(level)
@@ -445,6 +494,10 @@ def rule_for(decl):
         return _linear_rule(op), 'linear'
     if name == 'convolution':
         return _conv_rule(op), 'convolution'
+    if name == 'index.Tensor':
+        return _index_rule(op), 'indexing'
+    if name == 'embedding':
+        return _embedding_rule(op), 'indexing'
     if name == 'linear_backward':
         return _linear_backward_rule(op), 'linear'
     if name == 'nll_loss_forward':
@@ -479,7 +532,10 @@ def register_all():
     for decl in set(BY_OP.values()):
         if decl.composite is not None:
             continue
-        rule, _ = rule_for(decl)
+        rule, kind = rule_for(decl)
         if rule is not None:
             lib.impl(decl.op.name, batched_kernel(decl.op, rule), 'FuncTorchBatched', with_keyset=True)
+        if kind == 'pointwise' and decl.inplace_op is not None:
+            lib.impl(decl.inplace_op.name, batched_kernel(decl.inplace_op, _inplace_pointwise(decl.inplace_op, rule)),
+                     'FuncTorchBatched', with_keyset=True)
     return lib
