@@ -172,6 +172,13 @@ def _dims_rule(op, dim_args, extra_rank=0, none_means_all=False, shared=()):
         for n in dim_args:
             i = names.index(n)
             d = args[i]
+            if d is None and none_means_all == 'flatten':       # argmax(): over the flattened sample
+                new[0] = new[0].reshape(new[0].shape[0], -1)
+                new[i] = 1
+                if 'keepdim' in names and args[names.index('keepdim')]:
+                    out = _call(op, new[:names.index('keepdim')] + [False] + new[names.index('keepdim') + 1:])
+                    return make_batched(out.reshape((B,) + (1,) * rank), level)
+                continue
             if d is None:
                 if none_means_all:
                     new[i] = list(range(1, rank + 1))
@@ -225,23 +232,30 @@ def _same_shape_rule(op):
 
 
 def _matmul_rule(op):
-    """matmul, mm, bmm, mv, dot: matmul of the physical tensors, a 1-D batched operand given a dimension of its own
-    so that it is not read as a matrix of samples."""
+    """matmul, mm, bmm, mv, dot: matmul of the physical tensors. A 1-D operand becomes a matrix (and its dimension
+    is squeezed from the result), and a batched operand gets singleton dimensions after the batch up to the other
+    operand's rank, so that matmul's broadcasting of leading dimensions never meets the batch."""
     def rule(level, args):
         a, b = args[0], args[1]
         pa, pb = unwrap(a, level), unwrap(b, level)
-        sq = []
-        if pa is not None and a.dim() == 1:
-            pa = pa.unsqueeze(-2)
-            sq.append(-2 if b.dim() > 1 else None)
-        if pb is not None and b.dim() == 1:
-            pb = pb.unsqueeze(-1)
-            sq.append(-1)
-        out = aten.matmul.default(pa if pa is not None else a, pb if pb is not None else b)
-        if pa is not None and a.dim() == 1:
-            out = out.squeeze(-2) if b.dim() > 1 or pb is not None else out.squeeze(-1)
-        if pb is not None and b.dim() == 1:
+        sq_a, sq_b = a.dim() == 1, b.dim() == 1
+        A = pa if pa is not None else a
+        Bm = pb if pb is not None else b
+        if sq_a:
+            A = A.unsqueeze(-2)
+        if sq_b:
+            Bm = Bm.unsqueeze(-1)
+        la, lb = max(a.dim(), 2), max(b.dim(), 2)
+        r = max(la, lb)
+        if pa is not None:
+            A = A.reshape((A.shape[0],) + (1,) * (r - la) + tuple(A.shape[1:]))
+        if pb is not None:
+            Bm = Bm.reshape((Bm.shape[0],) + (1,) * (r - lb) + tuple(Bm.shape[1:]))
+        out = aten.matmul.default(A, Bm)
+        if sq_b:
             out = out.squeeze(-1)
+        if sq_a:
+            out = out.squeeze(-1 if sq_b else -2)
         return make_batched(out, level)
     return rule
 
@@ -252,7 +266,7 @@ def _linear_rule(op):
         if unwrap(w, level) is None and (b is None or unwrap(b, level) is None):
             px = unwrap(x, level)
             return make_batched(aten.linear.default(px, w, b), level)
-        out = aten.matmul.default(x, w.transpose(-1, -2))      # logical ops: each one batched on its own
+        out = aten.matmul.default(x, w if w.dim() == 1 else w.transpose(-1, -2))   # logical ops, each batched
         return out if b is None else out + b
     return rule
 
@@ -301,7 +315,7 @@ def _nll_forward_rule(op):
     each sample's reduction (its own total weight)."""
     def rule(level, args):
         self, target, weight, reduction, ignore_index = args
-        if weight is not None and unwrap(weight, level) is not None or self.dim() > 2:
+        if weight is not None and unwrap(weight, level) is not None or self.dim() > 2 or self.numel() == 0:
             return _fallback(op, level, args)
         B = _batch_size(args, level)
         ps, pt = _physical_or_expanded(self, level, B), _physical_or_expanded(target, level, B)
@@ -312,6 +326,8 @@ def _nll_forward_rule(op):
         tw = w.reshape(B, -1).sum(1)
         if reduction == 0:
             res = out.reshape(tuple(pt.shape))
+            if self.dim() == 2:
+                tw = tw * 0     # the kernel's total_weight of an unreduced (N, C) call
         else:
             res = out.reshape(B, -1).sum(1)
             if reduction == 1:
@@ -333,8 +349,9 @@ def _nll_backward_rule(op):
         if reduction == 0:
             gr = pg.reshape(-1)
         else:
+            pg = pg.reshape(B)      # one gradient per sample
             if reduction == 1:
-                pg = pg / _physical_or_expanded(total_weight, level, B)
+                pg = pg / _physical_or_expanded(total_weight, level, B).reshape(B)
             gr = pg.reshape(B, 1).expand(B, rows).reshape(-1)
         one = aten.ones.default((), dtype=ps.dtype, device=ps.device)
         out = aten.nll_loss_backward.default(gr, ps.reshape(-1, C), pt.reshape(-1), weight, 0, ignore_index, one)
@@ -391,6 +408,58 @@ def _inplace_pointwise(op, functional_rule):
     return rule
 
 
+def _conv_weight_grad_rule(op):
+    """Per-sample weight gradients of a convolution in one call: the batch goes into the channels and the groups
+    (sample b's channels form groups b*g .. b*g+g-1), so each sample's input meets only its own gradient."""
+    def rule(level, args):
+        g, x, wsizes, stride, padding, dilation, groups = args
+        B = _batch_size(args, level)
+        pg, px = _physical_or_expanded(g, level, B), _physical_or_expanded(x, level, B)
+        if x.dim() == len(wsizes) - 1:      # unbatched images (C, ...): each sample is a batch of one
+            pg, px = pg.unsqueeze(1), px.unsqueeze(1)
+        N = px.shape[1]
+        fold = lambda p: p.transpose(0, 1).reshape((N, -1) + tuple(p.shape[3:]))
+        out = _call(op, [fold(pg), fold(px), [B * wsizes[0]] + list(wsizes[1:]), stride, padding, dilation,
+                         groups * B])
+        return make_batched(out.reshape([B] + list(wsizes)), level)
+    return rule
+
+
+def _roll_rule(op):
+    """roll: with no dims it rolls the flattened sample, which must not reach the batch."""
+    dims_rule = _dims_rule(op, ('dims',))
+
+    def rule(level, args):
+        self, shifts, dims = args
+        if not (dims is None or isinstance(dims, (list, tuple)) and len(dims) == 0):
+            return dims_rule(level, args)
+        p = _physical_or_expanded(self, level, _batch_size(args, level))
+        flat = p.reshape(p.shape[0], -1)
+        return make_batched(_call(op, [flat, shifts, [1]]).reshape(tuple(p.shape)), level)
+    return rule
+
+
+def _fold_rule(op, spatial):
+    """Pooling and its backward: a per-sample (N, C, *spatial) tensor has the batch folded into N, a (C, *spatial)
+    one takes the batch as N; every tensor argument alike (indices included: they index within each plane)."""
+    types = [a.base_type for a in op.schema.arguments]
+
+    def rule(level, args):
+        B = _batch_size(args, level)
+        batched_image = next(a for a, t in zip(args, types) if t == 'Tensor').dim() == spatial + 2
+        new = list(args)
+        for i, t in enumerate(types):
+            if t == 'Tensor' and isinstance(args[i], TensorImpl):
+                p = _physical_or_expanded(args[i], level, B)
+                new[i] = p.reshape((-1,) + tuple(p.shape[2:])) if batched_image else p
+        out = _call(op, new)
+
+        def unfold(o):
+            return make_batched(o.reshape((B, -1) + tuple(o.shape[1:])) if batched_image else o, level)
+        return tuple(unfold(o) for o in out) if isinstance(out, tuple) else unfold(out)
+    return rule
+
+
 def _random_rule(op):
     def rule(level, args):
         r = _randomness(level)
@@ -408,13 +477,9 @@ def _random_rule(op):
     return rule
 
 
-_WARNED = set()
-
-
 def _fallback(op, level, args, warn=True):
     """One call per sample, the results stacked: torch's slow vmap fallback, with its warning."""
-    if warn and op.name not in _WARNED:
-        _WARNED.add(op.name)
+    if warn:       # Python's warning filters decide how often it shows (by default once per place)
         warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
                       f"{op.name}. Please file us an issue on GitHub so that we can prioritize its implementation.",
                       UserWarning, stacklevel=4)
@@ -450,19 +515,22 @@ def _fallback(op, level, args, warn=True):
 
 _DIMS = {  # operator: (dimension arguments, extra rank of the result, None means every dimension)
     'sum.dim_IntList': (('dim',), 0, True), 'mean.dim': (('dim',), 0, True), 'nansum': (('dim',), 0, True),
-    'amax': (('dim',), 0, True), 'amin': (('dim',), 0, True), 'prod.dim_int': (('dim',), 0, False),
-    'logsumexp': (('dim',), 0, False), 'var.correction': (('dim',), 0, True), 'std.correction': (('dim',), 0, True),
-    'max.dim': (('dim',), 0, False), 'min.dim': (('dim',), 0, False), 'argmax': (('dim',), 0, False),
-    'argmin': (('dim',), 0, False), 'cumsum': (('dim',), 0, False), 'cumprod': (('dim',), 0, False),
+    'amax': (('dim',), 0, True), 'amin': (('dim',), 0, True),
+    'logsumexp': (('dim',), 0, False), 'prod.dim_int': (('dim',), 0, 'flatten'), 'var.correction': (('dim',), 0, True), 'std.correction': (('dim',), 0, True),
+    'max.dim': (('dim',), 0, False), 'min.dim': (('dim',), 0, False), 'argmax': (('dim',), 0, 'flatten'),
+    'argmin': (('dim',), 0, 'flatten'), 'cumsum': (('dim',), 0, False), 'cumprod': (('dim',), 0, False),
     'softmax.int': (('dim',), 0, False), 'log_softmax.int': (('dim',), 0, False),
     '_softmax_backward_data': (('dim',), 0, False), '_log_softmax_backward_data': (('dim',), 0, False),
     'cat': (('dim',), 0, False), 'stack': (('dim',), 1, False), 'transpose.int': (('dim0', 'dim1'), 0, False),
     'select.int': (('dim',), 0, False), 'slice.Tensor': (('dim',), 0, False), 'squeeze.dims': (('dim',), 0, False),
     'unsqueeze': (('dim',), 1, False), 'diagonal': (('dim1', 'dim2'), 0, False), 'flip': (('dims',), 0, False),
     'gather': (('dim',), 0, False), 'index_select': (('dim',), 0, False, ('index',)),
-    'roll': (('dims',), 0, False),
     'linalg_vector_norm': (('dim',), 0, True),
 }
+_POOLS = {'max_pool2d_with_indices': 2, 'max_pool2d_with_indices_backward': 2, 'avg_pool2d': 2,
+          'avg_pool2d_backward': 2, '_adaptive_avg_pool2d': 2, '_adaptive_avg_pool2d_backward': 2,
+          'max_pool3d_with_indices': 3, 'max_pool3d_with_indices_backward': 3, 'avg_pool3d': 3,
+          'avg_pool3d_backward': 3}
 _BROADCASTING = {'where.self', 'masked_fill.Scalar', 'masked_fill.Tensor'}     # elementwise, not 'pointwise' kind
 _SAME = {'clone', 'alias', '_to_copy', 'detach', 'fill.Scalar', 'zero', 'bernoulli.p'}
 _MATMUL = {'matmul', 'mm', 'bmm', 'mv', 'dot'}
@@ -494,6 +562,12 @@ def rule_for(decl):
         return _linear_rule(op), 'linear'
     if name == 'convolution':
         return _conv_rule(op), 'convolution'
+    if name == 'roll':
+        return _roll_rule(op), 'dims'
+    if name == 'convolution_backward_weight':
+        return _conv_weight_grad_rule(op), 'convolution'
+    if name in _POOLS:
+        return _fold_rule(op, _POOLS[name]), 'pooling'
     if name == 'index.Tensor':
         return _index_rule(op), 'indexing'
     if name == 'embedding':
@@ -527,7 +601,11 @@ def fallback_kernel(op, ks, *args):
 def register_all():
     from .._ops.registry import BY_OP
     from ..library import Library
+    from .._dispatch.dispatcher import lookup_op
     lib = Library('aten', 'IMPL')
+    for name in ('aten::real', 'aten::imag', 'aten::view_as_real', 'aten::view_as_complex'):
+        op = lookup_op(name)    # composites of Python views (NOTE [complex views]): the same view of the physical
+        op.register(DispatchKey.FuncTorchBatched, batched_kernel(op, _same_shape_rule(op)))
     lib.fallback(fallback_kernel, 'FuncTorchBatched', with_keyset=True)
     for decl in set(BY_OP.values()):
         if decl.composite is not None:
