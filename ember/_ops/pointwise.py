@@ -331,7 +331,8 @@ unary('reciprocal', 'float', lambda grad, result: -grad * result * result)
 unary('rsqrt', 'float', lambda grad, result: -0.5 * grad * result * result * result)
 # square is pow(self, 2) as in torch, which also gives its dtype rule (bool squares to int64)
 declare('square(Tensor self) -> Tensor', composite=lambda self: self.pow(2), out=True)
-unary('abs', 'real', lambda grad, self: grad * self.sgn(), check=_NO_BOOL('abs_cpu'), complex_formulas=True)
+unary('abs', 'real', lambda grad, self: grad * self.sgn(), check=_NO_BOOL('abs_cpu'), complex_formulas=True,
+      forward=lambda self, self_t: (self.sgn().conj() * self_t).real if self.is_complex() else self.sgn() * self_t)
 unary('sign', 'promote', _zero_grad)
 
 
@@ -723,7 +724,9 @@ def _angle_backward(grad, self):
 
 
 pointwise('angle(Tensor self) -> Tensor', 'real_float', {'self': _angle_backward}, inplace=False,
-          complex_formulas=True)
+          complex_formulas=True,
+          forward=lambda self, self_t: (self.conj() * self_t).imag / (self.abs() ** 2) if self.is_complex()
+          else self_t * 0)
 unary('conj_physical', 'promote', lambda grad: grad.conj(), complex_formulas=True,
       primitive_because="ember has no lazy conjugate bit, so there is no _conj_physical to defer to: one kernel")
 
@@ -863,7 +866,8 @@ pointwise('silu_backward(Tensor grad_output, Tensor self) -> Tensor', 'promote',
           inplace=False, out=False, method=False, function=False,
           primitive_because="one fused elementwise pass for silu's first-order backward (torch's is a composite of ops)")
 unary('silu', 'promote', lambda grad, self: aten.silu_backward.default(grad, self), check=_FLOAT_ONLY('silu_cpu'),
-      nn=True, method=False, function=False)
+      nn=True, method=False, function=False,       # silu_backward conjugates for complex input: a holomorphic jvp
+      forward=lambda self, self_t: self_t * self.sigmoid() * (1 + self * (1 - self.sigmoid())))
 
 
 def _elu_grad(grad, self, alpha, scale, input_scale):
