@@ -151,6 +151,15 @@ def test_randomness_and_fallback_warning():
     assert (same == same[0]).all()
     diff = ef.vmap(lambda v: ember.nn.functional.dropout(v + 1, 0.5), randomness='different')(x)
     assert not (diff == diff[0]).all()
+    # random factories inside the vmapped function (no tensor argument) follow randomness too
+    with pytest.raises(RuntimeError, match='randomness error mode'):
+        ef.vmap(lambda v: v + ember.randn(1000))(x)
+    same = ef.vmap(lambda v: v + ember.randn(1000), randomness='same')(x)
+    assert (same == same[0]).all()
+    diff = ef.vmap(lambda v: v + ember.rand(1000), randomness='different')(x)
+    assert not (diff == diff[0]).all() and diff.shape == (4, 1000)
+    assert ef.vmap(lambda v: v + ember.zeros(1000))(x).shape == (4, 1000)     # other factories are unaffected
+    ember.randn(3)      # and outside vmap nothing is left switched on
     with pytest.warns(UserWarning, match='performance drop because we have not yet implemented the batching rule '
                                          'for aten::'):
         got = ef.vmap(lambda v: ember.kthvalue(v, 2).values)(_e(A))

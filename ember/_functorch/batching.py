@@ -28,34 +28,66 @@ from .._core.storage import MetaArray
 from .._core import tensor_impl as _ti
 from .._core.tensor_impl import TensorImpl
 from .._dispatch.ops_namespace import aten
+from .._dispatch import dispatcher
 
 _BELOW = below(DispatchKey.FuncTorchBatched)
 
 
 class _State(threading.local):
     def __init__(self):
-        self.levels = []        # (level, randomness) of the running vmaps, outermost first
+        self.levels = []        # (level, randomness, batch size) of the running vmaps, outermost first
 
 
 STATE = _State()
 _next_level = [0]
 
 
-def push_level(randomness):
+def push_level(randomness, batch_size):
+    """A new vmap level. While any is running, FuncTorchBatched is in the thread-local include set, so that
+    random factories (randn inside the vmapped function, no tensor argument) reach their batching kernels."""
     _next_level[0] += 1
-    STATE.levels.append((_next_level[0], randomness))
+    STATE.levels.append((_next_level[0], randomness, batch_size))
+    dispatcher.STATE.include |= BATCHED_BIT
     return _next_level[0]
 
 
 def pop_level():
     STATE.levels.pop()
+    if not STATE.levels:
+        dispatcher.STATE.include &= ~BATCHED_BIT
 
 
 def _randomness(level):
-    for lv, r in STATE.levels:
+    for lv, r, _ in STATE.levels:
         if lv == level:
             return r
     return 'error'
+
+
+_RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+                 "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+
+
+def _random_factory_kernel(op):
+    """randn(size) inside vmap: an error, one draw for every sample ('same'), or one per sample ('different')."""
+    names = [a.name for a in op.schema.arguments]
+    size_pos = names.index('size') if 'size' in names else None
+
+    def kernel(ks, *args):
+        if not STATE.levels:
+            return op.redispatch(ks & _BELOW, *args)
+        level, r, n = STATE.levels[-1]
+        if r == 'error':
+            raise RuntimeError(_RANDOM_ERROR)
+        if r == 'same':
+            return op.redispatch(ks & _BELOW, *args)
+        if size_pos is None:        # randperm: one permutation per sample
+            return make_batched(aten.stack.default([op.redispatch(ks & _BELOW, *args) for _ in range(n)]), level)
+        new = list(args)
+        new[size_pos] = [n] + list(args[size_pos])
+        return make_batched(op.redispatch(ks & _BELOW, *new), level)
+    kernel.__qualname__ = f'batched::{op.schema.full_name}'
+    return kernel
 
 
 def make_batched(physical, level):
@@ -464,9 +496,7 @@ def _random_rule(op):
     def rule(level, args):
         r = _randomness(level)
         if r == 'error':
-            raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use "
-                               "the 'same' or 'different' randomness flags on vmap or perform the randomness "
-                               "operation out of vmap")
+            raise RuntimeError(_RANDOM_ERROR)
         p = unwrap(args[0], level)
         if r == 'same' and p is not None:
             one = _call(op, [p[0]] + list(args[1:]))
@@ -603,6 +633,9 @@ def register_all():
     from ..library import Library
     from .._dispatch.dispatcher import lookup_op
     lib = Library('aten', 'IMPL')
+    for name in ('aten::rand', 'aten::randn', 'aten::randint.low', 'aten::normal.float_float', 'aten::randperm'):
+        op = lookup_op(name)
+        op.register(DispatchKey.FuncTorchBatched, _random_factory_kernel(op))
     for name in ('aten::real', 'aten::imag', 'aten::view_as_real', 'aten::view_as_complex'):
         op = lookup_op(name)    # composites of Python views (NOTE [complex views]): the same view of the physical
         op.register(DispatchKey.FuncTorchBatched, batched_kernel(op, _same_shape_rule(op)))

@@ -78,7 +78,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness='error', *, chunk_size=None):
         return tree_unflatten(cat, out_spec)
 
     def _run(func, moved, dims, spec, kwargs, B, flat_out=False):
-        level = _b.push_level(randomness)
+        level = _b.push_level(randomness, B)
         try:
             batched = [_b.make_batched(x, level) if d is not None else x for x, d in zip(moved, dims)]
             out = func(*tree_unflatten(batched, spec), **kwargs)
