@@ -292,6 +292,19 @@ def test_forward_ad_api():
     efw.exit_dual_level(level=lvl)
 
 
+def test_forward_ad_inplace_through_views_reaches_the_base():
+    res = []
+    for L, fw in ((ember, efw), (torch, tfw)):
+        with fw.dual_level():
+            base = L.zeros(4, dtype=L.float64)
+            v = base[1:3]
+            v.copy_(fw.make_dual(L.ones(2, dtype=L.float64), L.tensor([2., 3.], dtype=L.float64)))
+            w = base[2:]
+            w.mul_(fw.make_dual(L.ones(2, dtype=L.float64) * 2, L.tensor([1., 1.], dtype=L.float64)))
+            res.append((fw.unpack_dual(base).tangent, fw.unpack_dual(v).tangent, fw.unpack_dual(w).tangent))
+    close(res[0], res[1])
+
+
 def test_forward_ad_not_implemented_error():
     with efw.dual_level():
         x = efw.make_dual(ember.ones(3), ember.ones(3))

@@ -412,11 +412,28 @@ def copy_tangents(dst, src, levels=None):
         old = tangent(dst, lvl)
         if t is None:
             t = _zeros_like(dst)
+        if old is None and dst._base is not None:
+            old = _view_of_base_tangent(dst, lvl)
         with _Hide(lvl):
             if old is not None and not old._a.strides.count(0):
                 old.copy_(t)
             else:
                 attach(dst, lvl, t.clone())
+
+
+def _view_of_base_tangent(view, lvl):
+    """Writing a tangent into a view of a tensor: the base gets a tangent (zeros where it had none), and the view's
+    tangent is the same view of it, so the write reaches the base as torch's does."""
+    from .forward_ad import _like_layout
+    base = view._base
+    with _Hide(lvl):
+        bt = tangent(base, lvl)
+        if bt is None:
+            bt = _like_layout(_zeros_like(base), base)
+            attach(base, lvl, bt)
+        vt = aten.as_strided.default(bt, tuple(view.shape), view.stride(), view.storage_offset())
+    attach(view, lvl, vt)
+    return vt
 
 
 def _inplace_fallback(op, ks, args):
