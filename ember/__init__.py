@@ -103,10 +103,11 @@ _assert = _public_function(_assert)     # NOTE [__torch_function__]: a traced co
 
 
 def __getattr__(name):
-    # ember.fx is imported on first use (``import torch; torch.fx.symbolic_trace(m)`` works as in torch)
-    if name == 'fx':
+    # ember.fx and ember.export are imported on first use (``import torch; torch.fx.symbolic_trace(m)`` works as
+    # in torch)
+    if name in ('fx', 'export'):
         import importlib
-        return importlib.import_module('ember.fx')
+        return importlib.import_module(f'ember.{name}')
     raise AttributeError(f"module 'ember' has no attribute '{name}'")
 
 from . import optim  # noqa: E402  (after the operators: optim uses the public API)
@@ -123,6 +124,7 @@ from . import amp  # noqa: E402  autocast and GradScaler (front end)
 from .amp import autocast  # noqa: E402
 import ember.cpu.amp, ember.cuda.amp  # noqa: E402,F401  torch.cpu.amp / torch.cuda.amp (deprecated aliases)
 from . import distributions  # noqa: E402  (a front end on the public API, as optim)
+from . import profiler, memory  # noqa: E402  torch.profiler; allocator statistics (ember.memory)
 from ._ops.sparse import install_methods as _install_sparse
 _install_sparse(Tensor)
 from . import sparse  # noqa: E402  torch.sparse

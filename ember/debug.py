@@ -10,6 +10,8 @@ import sys
 
 from ._dispatch import dispatcher
 
+_STDOUT = object()      # "sys.stdout when called": a default of sys.stdout would keep the stream of import time
+
 
 class trace_dispatch:
     """Print one line per kernel call: operator, key set, key chosen, kernel.
@@ -18,8 +20,8 @@ class trace_dispatch:
     nothing when off. ``file=None`` collects the lines in the returned list only.
     """
 
-    def __init__(self, file=sys.stdout):
-        self.file = file
+    def __init__(self, file=_STDOUT):
+        self.file = sys.stdout if file is _STDOUT else file
         self.lines = []
 
     def _emit(self, line):
@@ -42,12 +44,13 @@ def dispatch_table(op):
     return {k.name: getattr(v, '__qualname__', repr(v)) for k, v in op.kernels.items()}
 
 
-def source(op, file=sys.stdout):
+def source(op, file=_STDOUT):
     """Print the generated code behind an operator: its entry point (argument checks, key set, cached
     kernel lookup) and each generated kernel adapter, by dispatch key. Returns the text.
 
     ``op`` is an operator (``ember.ops.aten.add.Tensor``) or a public function built from one (``ember.add``).
 
+    >>> import ember
     >>> text = ember.debug.source(ember.ops.aten.mul.Tensor, file=None)
     >>> text.splitlines()[0]
     '# entry point: <ember op aten::mul.Tensor>'
@@ -63,5 +66,5 @@ def source(op, file=sys.stdout):
                                                   f'no generated source)\n'))
     text = '\n'.join(parts)
     if file is not None:
-        print(text, file=file)
+        print(text, file=sys.stdout if file is _STDOUT else file)
     return text

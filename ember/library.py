@@ -9,11 +9,30 @@ tensors.
 >>> import ember, numpy as np
 >>> with ember.library.Library('demo', 'DEF') as lib:
 ...     _ = lib.define('twice(Tensor x) -> Tensor')
-...     lib.impl('twice', lambda x: x * 2, 'CPU')
+...     _ = lib.impl('twice', lambda x: x * 2, 'CPU')
 ...     ember.ops.demo.twice(ember.tensor([1., 2.]))
 tensor([2., 4.])
+
+NOTE [kernel signatures]: a kernel is called with the operator's schema arguments, in schema order,
+positionally: ``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1)`` calls ``kernel(self, other,
+alpha)``. For a backend key (CPU, PrivateUse1, ...) each Tensor arrives as its array (NumPy's, or the device's
+array type) and the kernel returns a new array (a tuple of them for several outputs); for any other key
+(CompositeImplicitAutograd, Autograd, ...) it takes and returns Tensors. torch's tutorials write device
+kernels on Tensors, and a learner copying one would get arrays in and hand a Tensor back. ember refuses that
+rather than accepting it: which form a function expects cannot be known before it runs (only what it
+returns can be seen), a Tensor-level kernel for a device would run ember operators on that same device
+from inside its own kernel, and the array boundary is the layer rule a learner is here to see (ARCHITECTURE
+rule 2). So the mistake is reported where it is made, naming the operator, the key, the kernel and the
+signature it must have: at ``impl()`` when the function cannot take the schema's arguments, at the
+first call when it returns a Tensor or anything but an array (or, at a Tensor key, an array), or calls a
+Tensor method on an array (a note on the AttributeError), or returns a result of the wrong size for the
+operator's meta function. The checks run only when something already failed (the generated adapter's
+``except`` clause) or once at registration, so correct kernels pay nothing.
 """
+import numpy as np
+
 from ._core.dispatch_key import DispatchKey, BACKEND_KEYS
+from ._core.tensor_impl import TensorImpl
 from ._dispatch import dispatcher
 from ._ops import adapters
 
@@ -67,6 +86,8 @@ class Library:
             return lambda f: (self.impl(name, f, dispatch_key, with_keyset=with_keyset), f)[1]
         op = self._find(name)
         key = _key(dispatch_key)
+        if fn is not None:
+            check_signature(op, fn, key, with_keyset)
         if key == DispatchKey.SparseCPU or (key in _BACKENDS and 'sparse' in op.tags):
             from ._ops.sparse import sparse_kernel      # COOArrays in or out (NOTE [sparse COO layout])
             kernel = sparse_kernel(op, fn)
@@ -75,8 +96,7 @@ class Library:
         elif with_keyset:
             kernel = fn
         else:
-            kernel = lambda ks, *args: fn(*args)
-            kernel.__qualname__ = getattr(fn, '__qualname__', repr(fn))
+            kernel = _tensor_kernel(op, fn, key)
         self._register(op, key, kernel)
         decl = op.decl
         if key in _BACKENDS and decl is not None and op is getattr(decl, 'op', None):
@@ -123,6 +143,80 @@ class Library:
 
     def __exit__(self, *exc):
         self._destroy()
+
+
+# --- NOTE [kernel signatures]: the checks -------------------------------------------------------------
+
+def kernel_signature(op, fn, key):
+    """``('my_add(self, other, alpha)', 'numpy.ndarray')``: how ``fn`` is called for ``op`` at ``key``, and what
+    a Tensor argument is there."""
+    names = [a.name for a in op.schema.arguments]
+    name = getattr(fn, '__name__', None) or 'kernel'
+    if key not in _BACKENDS:
+        return f"{name}({', '.join(names)})", 'Tensor'
+    from ._core import device as _device
+    try:
+        xp = _device.interface_for_key(key).xp
+    except (KeyError, AttributeError):
+        xp = np
+    return f"{name}({', '.join(names)})", f'{getattr(xp, "__name__", "array")}.ndarray'
+
+
+def _positional_range(fn):
+    """(fewest, most) positional arguments ``fn`` accepts (most is None for ``*args``), or None if unknown."""
+    f, bound = (fn.__func__, 1) if hasattr(fn, '__func__') and hasattr(fn, '__self__') else (fn, 0)
+    code = getattr(f, '__code__', None)
+    if code is None:
+        return None                      # a builtin, a ufunc, a callable object: not checked
+    n = code.co_argcount - bound
+    required = n - len(f.__defaults__ or ())
+    kw_required = [k for k in code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+                   if k not in (f.__kwdefaults__ or {})]
+    if kw_required:
+        return (float('inf'), None)      # a required keyword-only parameter: no positional call can satisfy it
+    return max(required, 0), (None if code.co_flags & 0x04 else n)     # 0x04: CO_VARARGS
+
+
+def check_signature(op, fn, key, with_keyset=False):
+    """At ``impl()``: refuse a kernel that cannot take ``op``'s schema arguments positionally."""
+    rng = _positional_range(fn)
+    if rng is None:
+        return
+    n = len(op.schema.arguments) + (1 if with_keyset and key not in _BACKENDS else 0)
+    lo, hi = rng
+    if lo <= n and (hi is None or n <= hi):
+        return
+    import inspect
+    try:
+        theirs = f'{getattr(fn, "__name__", "kernel")}{inspect.signature(fn)}'
+    except (TypeError, ValueError):
+        theirs = repr(fn)
+    sig, array = kernel_signature(op, fn, key)
+    if with_keyset and key not in _BACKENDS:
+        sig = sig.replace('(', '(keyset, ', 1) if op.schema.arguments else sig.replace('()', '(keyset)')
+    if key in _BACKENDS:
+        form = (f"with {array} for each Tensor argument and the other arguments as Python values, and returns a "
+                f"new {array}")
+    else:
+        form = "with Tensors, and returns Tensors"
+    raise TypeError(f"a kernel for {op.name} at {key.name} is called with the operator's {n} argument{'s' * (n != 1)} in schema "
+                    f"order, {sig}, {form}; {theirs} cannot take them. Schema: {op.schema.text} "
+                    f"(NOTE [kernel signatures] in ember/library.py)")
+
+
+def _tensor_kernel(op, fn, key):
+    """A kernel for a Tensor-level key: refuses an array result at once instead of handing it to the caller."""
+    def kernel(ks, *args):
+        r = fn(*args)
+        if r.__class__ is np.ndarray or (r.__class__ in (tuple, list) and any(isinstance(x, np.ndarray) for x in r)):
+            sig, _ = kernel_signature(op, fn, key)
+            raise TypeError(f"the {key.name} kernel {getattr(fn, '__qualname__', sig)} registered for {op.name} "
+                            f"returned a NumPy array, but kernels for {key.name} take and return Tensors (it is "
+                            f"called as {sig}); array kernels are registered for a backend key such as 'CPU' or "
+                            f"'PrivateUse1' (NOTE [kernel signatures] in ember/library.py)")
+        return r
+    kernel.__qualname__ = getattr(fn, '__qualname__', repr(fn))
+    return kernel
 
 
 def impl(qualname, dispatch_key, *, lib=None):

@@ -404,11 +404,19 @@ def test_resize_like_torch(start, size):
         assert tuple(lib.zeros(2).resize_as_(lib.ones(3, 1)).shape) == (3, 1)
 
 
-def test_onnx_imports_and_export_says_why(tmp_path):
+def test_onnx_export_takes_torchs_arguments(tmp_path):
+    onnx = pytest.importorskip('onnx')
     import ember.onnx
     assert ember.onnx.is_in_onnx_export() is torch.onnx.is_in_onnx_export() is False
-    with pytest.raises(NotImplementedError, match='ONNX export is not available in ember'):
-        ember.onnx.export(ember.nn.Linear(2, 2), ember.ones(1, 2), str(tmp_path / 'm.onnx'))
+    seen = []
+
+    class Probe(ember.nn.Linear):
+        def forward(self, x):
+            seen.append(ember.onnx.is_in_onnx_export())
+            return super().forward(x)
+    ember.onnx.export(Probe(2, 2), ember.ones(1, 2), str(tmp_path / 'm.onnx'))      # args: one tensor, as torch
+    assert seen == [True] and ember.onnx.is_in_onnx_export() is False
+    onnx.checker.check_model(onnx.load(str(tmp_path / 'm.onnx')))
 
 
 @pytest.mark.parametrize('call', ['t_()', 'transpose_(0, 1)', 'swapdims_(1, 0)', 'swapaxes_(0, 1)', 'unsqueeze_(0)',
@@ -451,3 +459,22 @@ def test_histogram_like_torch(expr):
         for a, b in zip(out[0][2], out[1][2]):
             np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
         assert len(out[1][2]) == 2
+
+
+def test_public_functions_pickle_by_reference():
+    """Modules keep functions as attributes (TransformerEncoderLayer.activation = F.relu) and programs save
+    whole models: every public function of ember and ember.nn.functional pickles to itself, as torch's do."""
+    import pickle
+    import types
+    import ember.nn.functional as F
+    checked = 0
+    for ns in (ember, F):
+        for name in dir(ns):
+            fn = getattr(ns, name)
+            if name.startswith('_') or not isinstance(fn, types.FunctionType):
+                continue
+            assert pickle.loads(pickle.dumps(fn)) is fn, f'{ns.__name__}.{name}'
+            checked += 1
+    assert checked > 200
+    layer = ember.nn.TransformerEncoderLayer(8, 2, 16)
+    assert pickle.loads(pickle.dumps(layer)).activation is F.relu

@@ -137,3 +137,15 @@ def test_mixing_devices_in_one_op_is_an_error(npu):
     x = ember.ones(2).to('npu')
     with pytest.raises((RuntimeError, NotImplementedError)):
         x + ember.ones(2, device='meta')
+
+
+def test_device_context_manager_sets_the_factories_default_like_torch():
+    import torch
+    for L in (torch, ember):
+        with L.device('meta'):
+            lin = L.nn.Linear(4, 3)
+            made = [L.zeros(2), L.randn(2), L.tensor([1.]), L.arange(3)]
+            with L.device('cpu'):
+                inner = L.ones(1)
+        assert lin.weight.device.type == 'meta' and all(t.device.type == 'meta' for t in made), L
+        assert inner.device.type == 'cpu' and L.zeros(1).device.type == 'cpu', L

@@ -161,6 +161,40 @@ def test_a_mode_written_for_torch_works_unchanged():
     assert r.tolist() == [3., 3.] and seen == ['aten.ones.default', 'aten.mul.Tensor']
 
 
+def test_modes_see_mixed_devices_before_the_check():
+    cpu, meta = ember.ones(2), ember.ones(2, device='meta')
+    msg = 'Expected all tensors to be on the same device'
+    with pytest.raises(RuntimeError, match=msg):
+        cpu + meta
+    log = []
+    with Recorder('only', log):           # a mode that does not resolve the mix: the check runs below it
+        with pytest.raises(RuntimeError, match=msg):
+            cpu + meta
+    assert log == [('only', 'aten::add.Tensor')]
+
+    class ToMeta(EmberDispatchMode):      # one that does (FakeTensorMode's job) runs the call on one device
+        def __ember_dispatch__(self, func, types, args=(), kwargs=None):
+            args = [a.to('meta') if isinstance(a, ember.Tensor) else a for a in args]
+            return func(*args, **(kwargs or {}))
+    with ToMeta():
+        r = cpu + meta
+    assert r.device.type == 'meta' and tuple(r.shape) == (2,)
+
+
+def test_tensor_data_map_knows_a_saved_output_by_its_data():
+    from ember.utils._python_dispatch import TensorDataMap
+    x = ember.randn(3, requires_grad=True)
+    y = x.tanh()                          # tanh saves its output: backward reads a new handle on it
+    m = TensorDataMap()
+    m[y] = 'y'
+    saved = y.grad_fn._saved_result
+    assert saved is not y and m.get(saved) == 'y' and saved in m
+    assert m.get(x) is None and m.get(y.detach().clone()) is None
+    meta = ember.empty(2, device='meta')  # meta tensors too (their arrays take weak references)
+    m[meta] = 'meta'
+    assert m.get(meta) == 'meta' and len(m) == 2
+
+
 def test_trace_dispatch_prints_key_and_kernel():
     with ember.debug.trace_dispatch(file=None) as lines:
         ember.ones(2, requires_grad=True) * 2

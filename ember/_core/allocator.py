@@ -15,7 +15,12 @@ made from the block keeps the block's own array alive.
 `CachingAllocator` is the design of PyTorch's CUDA caching allocator in
 miniature: sizes are rounded to classes, freed blocks go to a free list instead
 of back to the device, a large free block is split to serve a small request,
-and `empty_cache()` gives unused segments back.
+and `empty_cache()` gives unused segments back; `snapshot()` lists its segments
+and blocks (torch.cuda.memory_snapshot's format).
+
+Every allocation and free is reported to the functions in `MEMORY_OBSERVERS`
+(ember.profiler's memory events) when there are any: one truth test otherwise.
+ember.memory reads the statistics.
 """
 import bisect
 import weakref
@@ -23,8 +28,23 @@ import weakref
 import numpy as np
 
 
+MEMORY_OBSERVERS = []    # fn(allocator, nbytes, address): nbytes < 0 for a free (ember.profiler)
+
+
+def _report(allocator, nbytes, address):
+    for fn in MEMORY_OBSERVERS:
+        fn(allocator, nbytes, address)
+
+
+def _address(a):
+    return a.ctypes.data if isinstance(a, np.ndarray) else getattr(getattr(a, 'data', None), 'ptr', 0)
+
+
 class Allocator:
-    """Interface: ``allocate(nbytes) -> uint8 array`` whose memory lives as long as the array."""
+    """Interface: ``allocate(nbytes) -> uint8 array`` whose memory lives as long as the array.
+
+    ``memory_stats()`` gives at least ``allocated_bytes`` and ``peak_allocated_bytes``;
+    ``reset_peak_stats()`` sets the peaks to the current values."""
     alignment = 1
 
     def allocate(self, nbytes):
@@ -32,6 +52,9 @@ class Allocator:
 
     def memory_stats(self):
         return {}
+
+    def reset_peak_stats(self):
+        pass
 
 
 def _owned_view(raw, start, stop):
@@ -53,20 +76,31 @@ class CPUAllocator(Allocator):
 
     def __init__(self, alignment=64):
         self.alignment = alignment
-        self.stats = {'allocated_bytes': 0, 'num_allocs': 0}
+        self.stats = {'allocated_bytes': 0, 'peak_allocated_bytes': 0, 'num_allocs': 0, 'num_frees': 0}
 
     def allocate(self, nbytes):
         buf = _owned_view(_aligned_buffer(max(nbytes, 1), self.alignment), 0, nbytes)
-        self.stats['num_allocs'] += 1
-        self.stats['allocated_bytes'] += nbytes
-        weakref.finalize(buf, self._release, nbytes)
+        st = self.stats
+        st['num_allocs'] += 1
+        st['allocated_bytes'] += nbytes
+        st['peak_allocated_bytes'] = max(st['peak_allocated_bytes'], st['allocated_bytes'])
+        address = _address(buf)
+        weakref.finalize(buf, self._release, nbytes, address)
+        if MEMORY_OBSERVERS:
+            _report(self, nbytes, address)
         return buf
 
-    def _release(self, nbytes):
+    def _release(self, nbytes, address):
         self.stats['allocated_bytes'] -= nbytes
+        self.stats['num_frees'] += 1
+        if MEMORY_OBSERVERS:
+            _report(self, -nbytes, address)
 
     def memory_stats(self):
         return dict(self.stats)
+
+    def reset_peak_stats(self):
+        self.stats['peak_allocated_bytes'] = self.stats['allocated_bytes']
 
 
 class _Block:
@@ -85,7 +119,7 @@ class CachingAllocator(Allocator):
     stays cached; neighbouring free blocks of a segment merge again on free.
 
     >>> import numpy as np
-    >>> a = CachingAllocator(lambda n: np.empty(n, np.uint8), alignment=32)
+    >>> a = CachingAllocator(lambda n: _aligned_buffer(n, 32), alignment=32)
     >>> buf = a.allocate(100); del buf
     >>> buf = a.allocate(200); a.memory_stats()['num_cache_hits']
     1
@@ -99,7 +133,8 @@ class CachingAllocator(Allocator):
         self._segments = {}        # id -> (raw array, [blocks in address order])
         self._free = []            # sorted (size, segment id, offset) of free blocks
         self._stats = dict.fromkeys(('allocated_bytes', 'reserved_bytes', 'peak_allocated_bytes',
-                                     'num_allocs', 'num_cache_hits', 'num_segments', 'num_frees'), 0)
+                                     'peak_reserved_bytes', 'num_allocs', 'num_cache_hits', 'num_segments',
+                                     'num_frees'), 0)
 
     def round_size(self, nbytes):
         r = self.round_to
@@ -122,6 +157,8 @@ class CachingAllocator(Allocator):
         raw = self._segments[block.segment][0]
         buf = _owned_view(raw, block.offset, block.offset + nbytes)
         weakref.finalize(buf, self._free_block, block)
+        if MEMORY_OBSERVERS:
+            _report(self, block.size, _address(raw) + block.offset)
         return buf
 
     def _take_free(self, size):
@@ -139,8 +176,10 @@ class CachingAllocator(Allocator):
         sid = id(raw)
         block = _Block(sid, 0, seg_bytes)
         self._segments[sid] = (raw, [block])
-        self._stats['reserved_bytes'] += seg_bytes
-        self._stats['num_segments'] += 1
+        st = self._stats
+        st['reserved_bytes'] += seg_bytes
+        st['peak_reserved_bytes'] = max(st['peak_reserved_bytes'], st['reserved_bytes'])
+        st['num_segments'] += 1
         return block
 
     def _split(self, block, size):
@@ -153,6 +192,8 @@ class CachingAllocator(Allocator):
     def _free_block(self, block):
         self._stats['allocated_bytes'] -= block.size
         self._stats['num_frees'] += 1
+        if MEMORY_OBSERVERS:
+            _report(self, -block.size, _address(self._segments[block.segment][0]) + block.offset)
         block.free = True
         blocks = self._segments[block.segment][1]
         i = blocks.index(block)
@@ -177,6 +218,23 @@ class CachingAllocator(Allocator):
 
     def memory_stats(self):
         return dict(self._stats)
+
+    def reset_peak_stats(self):
+        st = self._stats
+        st['peak_allocated_bytes'], st['peak_reserved_bytes'] = st['allocated_bytes'], st['reserved_bytes']
+
+    def snapshot(self):
+        """The segments and their blocks in address order, as torch.cuda.memory_snapshot() lists them:
+        ``[{'address', 'total_size', 'allocated_size', 'blocks': [{'address', 'size', 'state'}]}]`` with
+        ``state`` 'active_allocated' or 'inactive' (cached, free)."""
+        out = []
+        for raw, blocks in sorted(self._segments.values(), key=lambda seg: _address(seg[0])):
+            base = _address(raw)
+            bl = [{'address': base + b.offset, 'size': b.size, 'state': 'inactive' if b.free else 'active_allocated'}
+                  for b in blocks]
+            out.append({'address': base, 'total_size': sum(b.size for b in blocks),
+                        'allocated_size': sum(b.size for b in blocks if not b.free), 'blocks': bl})
+        return out
 
     def memory_allocated(self):
         return self._stats['allocated_bytes']

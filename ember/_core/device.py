@@ -139,6 +139,17 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index))
 
+    def __enter__(self):
+        """``with ember.device('meta'):`` makes this the default device of the factory functions (and so of the
+        parameters modules create) until the block ends, as torch's device context manager does."""
+        _device_stack.append(_default_device[0])
+        _default_device[0] = canonical(self)
+        return self
+
+    def __exit__(self, *exc):
+        _default_device[0] = _device_stack.pop()
+        return False
+
 
 class _MetaXP:
     """The meta device's 'array module': there is no data to compute on."""
@@ -162,6 +173,7 @@ def canonical(dev):
 
 
 _default_device = [CPU]
+_device_stack = []      # the defaults that ``with device(...)`` blocks replaced, innermost last
 
 
 def set_default_device(dev):

@@ -15,7 +15,7 @@ class MetaArray:
     It mimics the few ndarray attributes ember reads, so a meta tensor flows
     through the same code as a CPU one without a branch per device.
     """
-    __slots__ = ('shape', 'strides', 'dtype', 'offset', 'ndim', 'size', 'itemsize')
+    __slots__ = ('shape', 'strides', 'dtype', 'offset', 'ndim', 'size', 'itemsize', '__weakref__')   # weak: TensorDataMap
 
     def __init__(self, shape, dtype, strides=None, offset=0):
         shape = tuple(int(s) for s in shape)

@@ -7,6 +7,16 @@ The (key set -> kernel) answer is cached per operator and the cache is cleared
 by every registration. Kernels in the table take ``(keyset, *args)`` so a
 kernel can redispatch "below" itself: ``op.redispatch(ks & below(key), *args)``.
 
+NOTE [record function] -- how a profiler sees operators at no cost when none is active. The generated
+entry point calls the kernel cached for its key set and asks ``resolve`` only on a miss. While an observer
+is registered (``add_observer``; ember.profiler is one), ``resolve`` caches for the entry point a wrapper
+that reports the call to the observers and then runs the kernel. Redispatches (the Autograd kernel calling
+below itself) have a cache of their own (``redispatch_cache``) that never holds wrappers, so one operator
+call is one event, as torch records in ``Dispatcher::call`` and not in ``redispatch``, and an operator
+called inside another's kernel (a composite's pieces, a formula's operators) is a nested event. Adding or
+removing an observer clears the caches, so with none registered the entry points run exactly the
+code they ran before profilers existed. The autograd engine reports its nodes to the same observers.
+
 NOTE [fallback order] -- written once, in `OpOverload._lookup`:
   1. the kernel registered for the key itself;
   2. CompositeImplicitAutograd (for any key): a decomposition into other ops;
@@ -20,7 +30,7 @@ import threading
 import numpy as np
 
 from .codegen import compile_function
-from .._core.dispatch_key import (DispatchKey, BACKEND_KEYS, BACKEND_MASK, below, keyset_names)
+from .._core.dispatch_key import (DispatchKey, BACKEND_KEYS, BACKEND_MASK, PYTHON_BIT, below, keyset_names)
 from .._core import device as _device_mod
 from .schema import parse_schema
 from .torch_function import dispatch_from_entry_point, NOT_HANDLED
@@ -44,6 +54,7 @@ _FALLBACKS = {}          # DispatchKey -> fallback(op, ks, *args)
 _OPS = {}                # 'aten::add.Tensor' -> OpOverload
 _BY_NAME = {}            # 'aten::add' -> {overload name: OpOverload}  (ember.ops lookups)
 _TRACE = []              # active trace printers (see ember.debug.trace_dispatch)
+OBSERVERS = []           # active operator observers (ember.profiler): NOTE [record function]
 
 
 class OpOverload:
@@ -60,7 +71,8 @@ class OpOverload:
         self.decl = decl
         self.tags = tags
         self.kernels = {}
-        self.cache = {}
+        self.cache = {}             # key set -> kernel for the entry point (a recording wrapper while observed)
+        self.redispatch_cache = {}  # key set -> kernel for redispatch: never a wrapper (NOTE [record function])
         self.public = None      # the public function (ember.add) that __torch_function__ receives as func
         self.call = _generate_caller(self)
         self.__name__ = self.schema.name
@@ -98,10 +110,12 @@ class OpOverload:
 
     # --- resolution -----------------------------------------------------------
     def resolve(self, ks):
-        """The kernel for key set ``ks`` (cached)."""
+        """The kernel the entry point runs for key set ``ks`` (cached)."""
         kernel, key = self._lookup(ks)
         if _TRACE:
             return _traced(self, ks, key, kernel)
+        if OBSERVERS:
+            kernel = _observed(self, kernel)
         self.cache[ks] = kernel
         return kernel
 
@@ -133,9 +147,13 @@ class OpOverload:
 
     def redispatch(self, ks, *args):
         """Call the kernel for key set ``ks`` directly (``ks`` already masked below the caller's key)."""
-        k = self.cache.get(ks)
+        k = self.redispatch_cache.get(ks)
         if k is None:
-            k = self.resolve(ks)
+            k, key = self._lookup(ks)
+            if _TRACE:
+                k = _traced(self, ks, key, k)
+            else:
+                self.redispatch_cache[ks] = k
         return k(ks, *args)
 
 
@@ -154,6 +172,7 @@ def _backend_name(ks):
 def clear_caches():
     for op in _OPS.values():
         op.cache.clear()
+        op.redispatch_cache.clear()
 
 
 def register_fallback(key, fn):
@@ -174,6 +193,81 @@ def _traced(op, ks, key, kernel):
             emit(f'{op.name:<32} {keyset_names(ks):<44} -> {key.name:<26} {name}')
         return kernel(ks_, *args)
     return run
+
+
+def add_observer(observer):
+    """Report every operator call to ``observer`` until ``remove_observer``: ``observer.op_enter(op, args)``
+    before the kernel runs returns a handle, ``observer.op_exit(handle, result)`` after it (``result`` is None
+    when the kernel raised); ``range_enter(name)`` / ``range_exit(handle)`` mark other ranges (autograd nodes,
+    ``record_function``). NOTE [record function]."""
+    OBSERVERS.append(observer)
+    _refresh_observers()
+
+
+def remove_observer(observer):
+    if observer in OBSERVERS:
+        OBSERVERS.remove(observer)
+    _refresh_observers()
+
+
+class _FanOut:
+    """Several observers at once, seen as one."""
+
+    def __init__(self, observers):
+        self.observers = observers
+
+    def op_enter(self, op, args):
+        return [o.op_enter(op, args) for o in self.observers]
+
+    def op_exit(self, handles, result):
+        for o, h in zip(reversed(self.observers), reversed(handles)):
+            o.op_exit(h, result)
+
+    def range_enter(self, name, category='cpu_op'):
+        return [o.range_enter(name, category) for o in self.observers]
+
+    def range_exit(self, handles):
+        for o, h in zip(reversed(self.observers), reversed(handles)):
+            o.range_exit(h)
+
+
+OBSERVER = None         # what the recording wrappers report to: the one observer, or a _FanOut of several
+
+
+def _refresh_observers():
+    global OBSERVER
+    OBSERVER = None if not OBSERVERS else OBSERVERS[0] if len(OBSERVERS) == 1 else _FanOut(tuple(OBSERVERS))
+    clear_caches()
+
+
+def _observed(op, kernel):
+    def run(ks, *args):
+        obs = OBSERVER
+        if obs is None:         # the last observer left while another thread held this wrapper
+            return kernel(ks, *args)
+        h = obs.op_enter(op, args)
+        try:
+            result = kernel(ks, *args)
+        except BaseException:
+            obs.op_exit(h, None)
+            raise
+        obs.op_exit(h, result)
+        return result
+    run.__qualname__ = getattr(kernel, '__qualname__', repr(kernel))
+    return run
+
+
+def observed_call(name, fn, *args):
+    """``fn(*args)`` reported to the observers as a range called ``name``: the autograd engine's nodes,
+    NOTE [record function]."""
+    obs = OBSERVER
+    if obs is None:
+        return fn(*args)
+    h = obs.range_enter(name)
+    try:
+        return fn(*args)
+    finally:
+        obs.range_exit(h)
 
 
 def lookup_op(qualname):
@@ -332,7 +426,12 @@ def _bad_arg_factory(op):
 
 
 def _mixed_devices(ks, *tensor_args):
-    """Tensors on several devices: only 0-dim CPU tensors may join another device (as torch allows)."""
+    """Tensors on several devices: only 0-dim CPU tensors may join another device (as torch allows).
+
+    With a Python mode on, the modes see the call first and may resolve the mix (FakeTensorMode moves every
+    tensor to Meta); whatever reaches the kernels below them comes back here with the modes off."""
+    if STATE.include & PYTHON_BIT:
+        return ks
     from .._core.tensor_impl import TensorImpl
     ts = []
     for a in tensor_args:

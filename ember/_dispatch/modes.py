@@ -10,6 +10,7 @@ ember ships none of them yet (tests/test_dispatcher.py writes a logging mode). e
 records public functions, above the dispatcher, through __torch_function__ (NOTE [__torch_function__]).
 """
 import threading
+import weakref
 
 from .._core.dispatch_key import DispatchKey, PYTHON_BIT
 from . import dispatcher
@@ -104,6 +105,41 @@ def python_mode_fallback(op, ks, *args):
 
 def current_modes():
     return tuple(_stack())
+
+
+class TensorDataMap:
+    """A map from tensors to values in which every handle on the same data and geometry is the same key.
+
+    A mode that records operators (make_fx) must recognise a tensor when it comes back as another handle:
+    autograd saves an output as a new handle on the output's array, without its history (NOTE [saved outputs]),
+    and backward formulas receive that handle. The key is the array the handles share; it is held weakly, so the
+    map keeps no tensor alive, and an entry whose array has died is never matched by a later one.
+    """
+
+    def __init__(self):
+        self._d = {}
+
+    def __setitem__(self, t, value):
+        a = t._a
+        try:
+            ref = weakref.ref(a)
+        except TypeError:        # an array type without weak references: kept alive while the map lives
+            ref = (lambda a=a: a)
+        self._d[id(a)] = (ref, value)
+
+    def get(self, t, default=None):
+        a = t._a
+        hit = self._d.get(id(a))
+        return hit[1] if hit is not None and hit[0]() is a else default
+
+    def __contains__(self, t):
+        return self.get(t, _MISSING) is not _MISSING
+
+    def __len__(self):
+        return len(self._d)
+
+
+_MISSING = object()
 
 
 dispatcher.register_fallback(DispatchKey.Python, python_mode_fallback)

@@ -134,30 +134,122 @@ def functional_kernel(op, fn, key):
     if meta is None and meta_backend:
         raise RuntimeError(f"{op.name} has no meta function, so it cannot run on the Meta backend")
     lines = [f'def kernel(_ks, {", ".join(names)}):']
+    # the kernel's call and the wrapping of its result sit in a try whose handler (run only on an error)
+    # explains a user kernel's mistake at this point: NOTE [kernel signatures] in ember/library.py
+    explained = ['    except Exception as _e:', '        _explain(_e, locals())', '        raise']
     if kind == 'pointwise':
         lines += [f'    _shape, _od, _cd = _meta({", ".join(names)})']
         if meta_backend:
             lines += [f'    return _make(_MetaArray(_shape, _od.np), _od, {dev})']
         else:
-            lines += pre + [f'    _r = _fn({args})',
-                      f'    if _r.__class__ in _SCALARS: _r = np.asarray(_r)',
-                      f'    if _r.dtype != _od.np: _r = _r.astype(_od.np)',
-                      f'    return _make(_r, _od, {dev})']
+            lines += pre + ['    try:',
+                            f'        _r = _fn({args})',
+                            f'        if _r.__class__ in _SCALARS: _r = np.asarray(_r)',
+                            f'        if _r.dtype != _od.np: _r = _r.astype(_od.np)',
+                            f'        return _make(_r, _od, {dev})'] + explained
     else:
         if meta is not None:
             lines += [f'    _m = _meta({", ".join(names)})']
         if meta_backend:
-            lines += [f'    return _wrap_outputs(None, _m, {dev})']
+            lines += ['    try:', f'        return _wrap_outputs(None, _m, {dev})'] + explained
         else:
-            lines += pre + [f'    _r = _fn({args})',
-                      f'    return _wrap_outputs(_r, {"_m" if meta is not None else "None"}, {dev})']
+            single = meta is None and op.schema.returns == ('Tensor',)   # nothing else checks a lone result
+            lines += pre + ['    try:',
+                            f'        _r = _fn({args})'] + \
+                ([f'        if _r.__class__ in _SEQS: _explain(None, locals())'] if single else []) + \
+                [f'        return _wrap_outputs(_r, {"_m" if meta is not None else "None"}, {dev})'] + explained
     g = _GLOBALS()
-    g.update(_meta=meta, _fn=fn)
+    g.update(_meta=meta, _fn=fn, _explain=_explainer(op, fn, key, meta_backend), _SEQS=(tuple, list))
     k = _compile('\n'.join(lines) + '\n', f'{"meta" if meta_backend else key.name.lower()}::{op.name}', g)
     k.__qualname__ = f'{"meta" if meta_backend else key.name.lower()}::{op.schema.full_name}'
     if kind == 'pointwise' and not meta_backend and accepts_out(fn):
         k.write_in_place = _inplace_source(op, names, pre, args, meta, fn)
     return k
+
+
+def _explainer(op, fn, key, meta_backend):
+    """The error handler of a generated adapter: turns a user kernel's mistake (Tensors where arrays go, a
+    result that is not an array, a result of the wrong size, a malformed meta result) into an error that names
+    the operator, the kernel and the signature it must have; anything else propagates unchanged."""
+    from ..library import kernel_signature
+    where = 'Meta' if meta_backend else key.name
+
+    def explain(exc, frame):
+        sig, array = kernel_signature(op, fn, key)
+        who = f"the {where} kernel {_fn_name(fn)} registered for {op.name}"
+        if '_r' not in frame and not meta_backend:        # the kernel itself raised
+            if isinstance(exc, AttributeError) and _is_array(getattr(exc, 'obj', None)) \
+                    and hasattr(_tensor_class(), getattr(exc, 'name', None) or '_'):
+                exc.add_note(f"ember calls backend kernels with arrays, not Tensors: {who} is called as {sig} "
+                             f"with {array} for each Tensor argument ({exc.name!r} is a Tensor method). Compute "
+                             f"with the array's own functions and return a new {array} (NOTE [kernel signatures] "
+                             f"in ember/library.py).")
+            return
+        m = frame.get('_m')
+        if m is not None and not _meta_ok(m):
+            raise TypeError(f"the meta function of {op.name} returned {m!r}, but a meta function returns "
+                            f"(shape, dtype) for its output, or a list of those for several outputs "
+                            f"(NOTE [kernel signatures] in ember/library.py)") from None
+        if '_r' in frame:
+            r = frame['_r']
+            if exc is None or not _arrays_ok(r):
+                got = 'a Tensor' if _holds_tensor(r) else f'{type(r).__name__} {_short(r)}'
+                raise TypeError(f"{who} returned {got}, but backend kernels take arrays and return arrays: it is "
+                                f"called as {sig} with {array} for each Tensor argument and must return a new "
+                                f"{array}{'' if len(op.schema.returns) == 1 else ' for each output, as a tuple'}"
+                                f"{'. Return the array (t.numpy()), not a Tensor' if _holds_tensor(r) else ''} "
+                                f"(NOTE [kernel signatures] in ember/library.py)") from None
+            bad = _size_mismatch(r, m)
+            if bad:
+                raise RuntimeError(f"{who} returned an array of shape {bad[0]}, but the meta function of "
+                                   f"{op.name} says the result has shape {bad[1]}") from None
+    return explain
+
+
+def _fn_name(fn):
+    return getattr(fn, '__qualname__', None) or getattr(fn, '__name__', None) or repr(fn)
+
+
+def _tensor_class():
+    from .._core import tensor_impl
+    return tensor_impl._tensor_class or TensorImpl
+
+
+def _holds_tensor(r):
+    return isinstance(r, TensorImpl) or (isinstance(r, (tuple, list)) and any(isinstance(x, TensorImpl) for x in r))
+
+
+def _is_array(x):
+    return hasattr(x, 'shape') and hasattr(x, 'dtype') and not isinstance(x, TensorImpl)
+
+
+def _arrays_ok(r):
+    if isinstance(r, (tuple, list)):
+        return all(x is None or _is_array(x) for x in r)
+    return _is_array(r)
+
+
+def _short(r):
+    text = repr(r)
+    return text if len(text) <= 40 else text[:37] + '...'
+
+
+def _meta_ok(m):
+    if isinstance(m, list):
+        return all(x is None or _meta_ok(x) for x in m)
+    from .._core.dtype import dtype
+    return isinstance(m, tuple) and len(m) in (2, 3) and isinstance(m[1], dtype)
+
+
+def _size_mismatch(r, m):
+    """(shape returned, shape the meta function gave) of the first output whose size differs."""
+    if m is None or not _meta_ok(m):
+        return None
+    pairs = zip(r, m) if isinstance(m, list) and isinstance(r, (tuple, list)) else [(r, m)]
+    for x, mm in pairs:
+        if x is not None and mm is not None and _is_array(x) and x.size != _numel(mm[0]):
+            return tuple(x.shape), tuple(mm[0])
+    return None
 
 
 def accepts_out(fn):

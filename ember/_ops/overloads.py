@@ -278,6 +278,7 @@ def install(Tensor, functions):
         inplace = [d.inplace_op for d in decls if d.inplace_op is not None]
         for public in (name,) + tuple(g.aliases):
             fn = make_chooser(name, [d.op for d in decls], [d.out_op for d in decls], public_name=public)
+            fn.__module__ = 'ember'
             if g.function:
                 functions[public] = fn
             if g.method:

@@ -107,6 +107,9 @@ def build(Tensor, functions, nn_functional, results=None):
             functions[name] = fn
         if decl.nn:
             nn_functional[name] = fn
+        if decl.function or decl.nn:        # pickled by reference where users find it, as torch's builtins are
+            fn.__module__ = 'ember' if decl.function else 'ember.nn.functional'
+            fn.__qualname__ = name
         if decl.function or decl.nn:    # what __torch_function__ receives as func (NOTE [__torch_function__])
             op.public = fn
             if decl.out_op is not None:
@@ -121,6 +124,7 @@ def build(Tensor, functions, nn_functional, results=None):
                 setattr(Tensor, name + '_', ip if pos is None else _with_varargs(ip, pos))
             if decl.function:
                 functions[name + '_'] = ip
+                ip.__module__, ip.__qualname__ = 'ember', name + '_'
                 decl.inplace_op.public = ip
     from .overloads import install          # overload groups (overloads.py) take their public names last
     install(Tensor, functions)

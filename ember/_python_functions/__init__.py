@@ -16,7 +16,7 @@ import types
 from ..overrides import public_function
 
 
-def _public(fn, _done={}):
+def _public(fn, name, _done={}):
     """A hand-written function wrapped once (aliases stay one object); generated entry points and the
     wrappers _ops/public.py made check in the dispatcher already."""
     if not isinstance(fn, types.FunctionType) or getattr(fn, '__ember_public__', False):
@@ -27,12 +27,16 @@ def _public(fn, _done={}):
     if getattr(fn, '_overloads', None) is not None:     # an overload group's chooser checks itself
         return fn
     if id(fn) not in _done:
-        _done[id(fn)] = (fn, public_function(fn))
+        wrapped = public_function(fn)
+        wrapped.__module__ = 'ember'      # pickled by reference as ember.<name>, the wrapped function
+        if '<locals>' in wrapped.__qualname__ or wrapped.__qualname__ != wrapped.__name__:
+            wrapped.__qualname__ = name   # made by a factory (ember.hann_window): its public name
+        _done[id(fn)] = (fn, wrapped)
     return _done[id(fn)][1]
 
 __all__ = []
 for _m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
     _mod = importlib.import_module(f'{__name__}.{_m.name}')
     for _n in getattr(_mod, '__all__', ()):
-        globals()[_n] = _public(getattr(_mod, _n))
+        globals()[_n] = _public(getattr(_mod, _n), _n)
         __all__.append(_n)

@@ -29,6 +29,7 @@ def _named(fn, alias):
     torch does (``ember.arctan``, not ``ember.atan``); it honours ``__torch_function__`` under its own name."""
     f = public_function(fn)
     f.__name__ = f.__qualname__ = alias
+    f.__module__ = 'ember'
     f.__doc__ = f"Alias for ember.{fn.__name__}."
     return f
 

@@ -7,6 +7,8 @@ tensor([2., 4.])
 """
 import numpy as _np
 
+from .._dispatch import dispatcher as _dispatcher
+from .._core.dispatch_key import PYTHON_BIT as _PYTHON_BIT
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled)
 from .anomaly import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
@@ -18,6 +20,7 @@ from . import function
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError
 from . import functional
 from . import forward_ad
+from . import profiler, profiler_util  # noqa: E402  torch.autograd.profiler (the recorder under ember.profiler)
 
 
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):
@@ -38,7 +41,9 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
 
 def _ones_like(out):
     a = out._a
-    if type(a) is _np.ndarray:      # the implicit grad of a loss: skip the dispatcher on this hot path
+    # the implicit grad of a loss skips the dispatcher on this hot path, unless a Python mode must see every
+    # operator (make_fx records it: NOTE [make_fx])
+    if type(a) is _np.ndarray and not _dispatcher.STATE.include & _PYTHON_BIT:
         from .._core.tensor_impl import make_tensor
         return make_tensor(_np.ones(a.shape, a.dtype), out._dtype, out._device)
     from .. import ones_like

@@ -16,6 +16,7 @@ from heapq import heappush, heappop
 import numpy as np
 
 from .._core.dispatch_key import DispatchKey
+from .._dispatch.dispatcher import OBSERVERS, observed_call
 from .grad_mode import is_grad_enabled, _set_enabled
 from .node import AccumulateGrad, gradient_edge, _FREED
 from . import anomaly
@@ -200,7 +201,10 @@ def _incoming(node, grads):
     return grads
 
 
-def _call_node(node, grads, retain_graph):
+def _call_node(node, grads, retain_graph, _observed=False):
+    if OBSERVERS and not _observed:     # a profiler is on: torch's two ranges per node (NOTE [record function])
+        return observed_call(f'autograd::engine::evaluate_function: {node.name()}', _call_node, node, grads,
+                             retain_graph, True)
     if node._pre_hooks:
         for g in grads:
             if g is not None:
@@ -214,7 +218,10 @@ def _call_node(node, grads, retain_graph):
                         g._grad_owner = False
     if node._released:
         raise RuntimeError(_FREED)
-    outs = node.apply(tuple(grads)) if not anomaly._enabled else anomaly.checked_apply(node, tuple(grads))
+    if OBSERVERS:
+        outs = observed_call(node.name(), _apply, node, tuple(grads))
+    else:
+        outs = node.apply(tuple(grads)) if not anomaly._enabled else anomaly.checked_apply(node, tuple(grads))
     if node._hooks:
         for hook in list(node._hooks.values()):
             r = hook(tuple(outs), tuple(grads))
@@ -226,6 +233,10 @@ def _call_node(node, grads, retain_graph):
     if not retain_graph and node._saved:
         node._release()
     return outs
+
+
+def _apply(node, grads):
+    return node.apply(grads) if not anomaly._enabled else anomaly.checked_apply(node, grads)
 
 
 # NOTE [gradient ownership]: the first gradient of a leaf becomes its ``.grad`` without a copy when the

@@ -220,7 +220,10 @@ class Node:
         if self.op in (Op.PLACEHOLDER, Op.OUTPUT):
             return True
         if self.op == Op.CALL_FUNCTION:
-            return self.target in _side_effectful_functions
+            if self.target in _side_effectful_functions:
+                return True
+            schema = getattr(self.target, 'schema', None)       # an aten operator that writes an argument (add_)
+            return bool(getattr(schema, 'is_mutable', False))
         if self.op == Op.CALL_MODULE and self.graph.owning_module is not None:
             return getattr(self.graph.owning_module.get_submodule(self.target), '_is_impure', False)
         return False

@@ -17,6 +17,7 @@ import collections
 import functools
 
 import ember
+from ..autograd.profiler import record_function
 from ..utils.hooks import RemovableHandle
 from ember import Tensor, no_grad
 
@@ -89,6 +90,10 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none=True):
+        with record_function(f'Optimizer.zero_grad#{type(self).__name__}.zero_grad'):
+            self._zero_grad(set_to_none)
+
+    def _zero_grad(self, set_to_none):
         for group in self.param_groups:
             for p in group['params']:
                 if p.grad is not None:
@@ -115,14 +120,15 @@ class Optimizer:
     def _with_hooks(step):
         @functools.wraps(step)
         def wrapper(self, *args, **kwargs):
-            for hook in list(self._step_pre_hooks.values()):
-                r = hook(self, args, kwargs)
-                if r is not None:
-                    args, kwargs = r
-            out = step(self, *args, **kwargs)
-            for hook in list(self._step_post_hooks.values()):
-                hook(self, args, kwargs)
-            return out
+            with record_function(f'Optimizer.step#{type(self).__name__}.step'):    # torch's profiler row
+                for hook in list(self._step_pre_hooks.values()):
+                    r = hook(self, args, kwargs)
+                    if r is not None:
+                        args, kwargs = r
+                out = step(self, *args, **kwargs)
+                for hook in list(self._step_post_hooks.values()):
+                    hook(self, args, kwargs)
+                return out
         return wrapper
 
     def __init_subclass__(cls, **kw):

@@ -25,6 +25,9 @@ def _load():
             fn = getattr(mod, n)
             if isinstance(fn, types.FunctionType) and fn is not _GENERATED.get(n) and not hasattr(fn, '_op'):
                 fn = _public_function(fn, _POSITIONAL.get(n, 1))
+                fn.__module__ = __name__      # pickled by reference as ember.nn.functional.<name>
+                if '<locals>' in fn.__qualname__:
+                    fn.__qualname__ = n
             globals()[n] = fn
 
 

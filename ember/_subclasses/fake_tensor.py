@@ -1,0 +1,97 @@
+"""FakeTensorMode: run operators on tensors that have shapes, dtypes and strides but no data.
+
+torch's FakeTensor is a tensor subclass that reports a real device (``cpu``) while its storage is on
+``meta``. ember's stand-in is the meta tensor itself: ``FakeTensorMode.from_tensor(t)`` is a meta tensor with
+``t``'s sizes, strides, dtype and ``requires_grad``, and the mode, a dispatch mode like any user could write,
+moves every operator onto the Meta backend: a real tensor argument (a module's parameter captured by the
+traced code) is replaced by its fake twin, and a ``device=`` argument by ``meta``, so factories
+(``ember.zeros(3)``) and copies (``x.to('cpu')``) allocate nothing. The Meta backend runs each operator's
+meta function, the same shape rule and error checks every backend runs, so a program that fails on real
+data fails the same way here, and no element is ever read or written.
+
+The one difference from torch a reader sees is ``t.device``: ``meta`` rather than the device the fake tensor
+stands for. ``make_fx(tracing_mode='fake')`` writes that device (``fake_device``, the inputs' device) into
+the graph wherever the program named ``meta``.
+
+>>> import ember
+>>> from ember._subclasses.fake_tensor import FakeTensorMode
+>>> mode = FakeTensorMode()
+>>> x = mode.from_tensor(ember.randn(1000, 1000))
+>>> with mode:
+...     y = (x @ x).relu() + ember.ones(1000)
+>>> y.shape, y.device.type
+(ember.Size([1000, 1000]), 'meta')
+"""
+import weakref
+
+import ember
+from ember.utils._python_dispatch import TorchDispatchMode
+
+__all__ = ['FakeTensorMode', 'FakeTensor', 'is_fake']
+
+_META = ember.device('meta')
+_HAS_DEVICE_ARG = {}      # OpOverload -> (has a `device` argument, has tensor arguments)
+
+
+def is_fake(t):
+    """Whether ``t`` is one of ember's fake tensors (a meta tensor)."""
+    return isinstance(t, ember.Tensor) and t.device.type == 'meta'
+
+
+FakeTensor = ember.Tensor      # a fake tensor is an ordinary Tensor on the meta device (see above)
+
+
+class FakeTensorMode(TorchDispatchMode):
+    """Every operator inside ``with FakeTensorMode():`` runs on the Meta backend (see the module docstring).
+
+    ``fake_device`` is the device the fake tensors stand for (the device of the first real tensor given to
+    ``from_tensor``, else ``cpu``).
+    """
+
+    def __init__(self, *, allow_non_fake_inputs=True, fake_device=None):
+        self.allow_non_fake_inputs = allow_non_fake_inputs
+        self.fake_device = None if fake_device is None else ember.device(fake_device)
+        self._memo = {}      # id(real tensor) -> (weakref to it, its fake twin)
+
+    def from_tensor(self, t):
+        """The fake twin of ``t`` (the same one each time it is asked for while ``t`` lives)."""
+        if t.device.type == 'meta':
+            return t
+        hit = self._memo.get(id(t))
+        if hit is not None and hit[0]() is t:
+            return hit[1]
+        if self.fake_device is None:
+            self.fake_device = t.device
+        fake = ember.empty_strided(tuple(t.shape), t.stride(), dtype=t.dtype, device=_META)
+        if isinstance(t, ember.nn.Parameter):
+            fake = ember.nn.Parameter(fake, requires_grad=t.requires_grad)
+        elif t.requires_grad:
+            fake.requires_grad_(True)
+        self._memo[id(t)] = (weakref.ref(t), fake)
+        return fake
+
+    def _fake(self, a):
+        if isinstance(a, ember.Tensor):
+            if a.device.type == 'meta':
+                return a
+            if not self.allow_non_fake_inputs:
+                raise RuntimeError(f'Please convert all Tensors to FakeTensors first (FakeTensorMode.from_tensor) '
+                                   f'or instantiate FakeTensorMode with allow_non_fake_inputs=True. Found a '
+                                   f'{a.device.type} tensor of shape {tuple(a.shape)}.')
+            return self.from_tensor(a)
+        if isinstance(a, list):
+            return [self._fake(e) for e in a]
+        if isinstance(a, tuple) and not hasattr(a, '_fields'):
+            return tuple(self._fake(e) for e in a)
+        return a
+
+    def __ember_dispatch__(self, func, types, args=(), kwargs=None):
+        args = tuple(self._fake(a) for a in args)
+        kwargs = {k: self._fake(v) for k, v in kwargs.items()} if kwargs else {}
+        info = _HAS_DEVICE_ARG.get(func)
+        if info is None:
+            names = {a.name for a in func.schema.arguments}
+            info = _HAS_DEVICE_ARG[func] = ('device' in names, bool(func.schema.tensor_args))
+        if info[0] and (kwargs.get('device') is not None or not info[1]):
+            kwargs['device'] = _META      # a factory (or a copy to a device) allocates nothing
+        return func(*args, **kwargs)
