@@ -37,6 +37,8 @@ from ._backends.sparse import register_all as _reg_sparse
 _reg_sparse()
 from .autograd import kernels as _ag_kernels
 _ag_kernels.register_all()
+from ._functorch import batching as _batching      # NOTE [vmap]: the FuncTorchBatched kernels
+_batching.register_all()
 from ._dispatch import autocast as _autocast      # NOTE [autocast key]: AutocastCPU kernels from the policy table
 from ._ops.autocast_policy import CPU_POLICY as _CPU_AUTOCAST_POLICY
 _autocast.register_all(_CPU_AUTOCAST_POLICY)
@@ -126,5 +128,7 @@ from . import profiler, memory  # noqa: E402  torch.profiler; allocator statisti
 from ._ops.sparse import install_methods as _install_sparse
 _install_sparse(Tensor)
 from . import sparse  # noqa: E402  torch.sparse
+from . import func  # noqa: E402  torch.func: composable transforms (a front end on autograd)
+from .func import vmap  # noqa: E402  torch.vmap
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from . import futures, distributed  # noqa: E402,F401  torch.futures, torch.distributed (mpi4py is imported only by init_process_group)

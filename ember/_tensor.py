@@ -196,6 +196,10 @@ class Tensor(TensorImpl):
         return a if dtype is None else a.astype(dtype)
 
     def _host(self):
+        if self._bt is not None:        # NOTE [vmap]: a BatchedTensor has no data of its own
+            raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+                               "calling .item() on a Tensor, please try to rewrite what you're doing with other "
+                               "operations.")
         if self._device.type == 'meta':
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         return self._device._iface.to_host(self._a)

@@ -22,6 +22,19 @@ def test_cnn_example_runs():
     assert 0.0 <= acc <= 1.0
 
 
+def test_func_transforms_example():
+    import warnings
+    import func_transforms
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')      # every operator it vmaps has a batching rule
+        r = func_transforms.main(['--batch', '4', '--steps', '5'])
+    assert r['per-sample grads vs loop (max abs diff)'] < 1e-5
+    assert r['ensemble vs each model (max abs diff)'] < 1e-5
+    assert r['jvp(grad) vs hessian @ v (max abs diff)'] < 1e-3
+    first, last = r['MAML outer loss first -> last']
+    assert last < first
+
+
 def test_demo_trains_saves_and_samples(tmp_path):
     from ember.demo import train
     text = ember.data.tinyshakespeare()[:20000] if hasattr(ember, 'data') else None

@@ -64,7 +64,8 @@ def test_front_end_uses_public_api_only():
     or _dispatch, nor into a tensor's raw array (``._a``): they call the public API and ``ember.ops.aten`` (the
     profiler, the recorder in ember.autograd.profiler, as torch.profiler builds on torch.autograd.profiler)."""
     checked = 0
-    for pkg in ('nn', 'optim', 'utils', 'vision', 'distributions', 'distributed', 'fx', 'export', 'onnx', 'profiler'):
+    for pkg in ('nn', 'optim', 'utils', 'vision', 'distributions', 'distributed', 'fx', 'export', 'onnx', 'profiler',
+                'func'):
         for path in _py_files(os.path.join(EMBER, pkg)):
             rel = os.path.relpath(path, EMBER)
             checked += 1

@@ -96,3 +96,38 @@ def test_primitives_that_torch_composes_say_why():
             stale.append(name)
     assert not missing, f'primitives torch composes, with no primitive_because: {missing}'
     assert not stale, f'primitive_because on operators torch does not compose: {stale}'
+
+
+# operators with a backward formula and no forward rule in their declaration, each with its own ForwardAD kernel
+_FORWARD_KERNELS = {'aten::copy_'}
+
+
+def test_every_differentiable_operator_has_a_forward_derivative():
+    """NOTE [forward AD]: an operator with a backward formula declares its forward derivative (a formula or a rule:
+    linear, multilinear, self_adjoint, transpose; pointwise operators default to self_adjoint, views to linear) or
+    says ``forward='not_implemented'`` (torch's error). The table below is printed with -s: which operators use
+    which rule."""
+    from ember._ops.registry import BY_OP
+    from ember._core.dispatch_key import DispatchKey
+    from ember.autograd.forward import rule_name
+    by_rule, missing = {}, []
+    decls = {d for d in BY_OP.values() if d.derivatives and d.composite is None}
+    assert len(decls) > 250
+    for d in decls:
+        r = rule_name(d)
+        if r is None:
+            if d.op.name in _FORWARD_KERNELS and DispatchKey.ForwardAD in d.op.kernels:
+                r = 'own kernel'
+            else:
+                missing.append(d.op.name)
+                continue
+        by_rule.setdefault(r, []).append(d.op.schema.full_name)
+        assert DispatchKey.ForwardAD in d.op.kernels, f'{d.op.name}: no ForwardAD kernel registered'
+    for r, names in sorted(by_rule.items()):
+        print(f'{r} ({len(names)}): {" ".join(sorted(names))}')
+    assert not missing, f'operators with a backward formula but no forward derivative: {sorted(missing)}'
+    # the operators of an MLP and a CNN have formulas or exact rules, not the costlier transpose
+    for name in ('linear', 'convolution', 'softmax.int', 'log_softmax.int', 'native_layer_norm', 'mm', 'matmul',
+                 'sum.dim_IntList', 'mean.dim', 'relu', 'tanh', 'nll_loss_forward', 'avg_pool2d'):
+        d = next(d for d in decls if d.op.schema.full_name == name)
+        assert rule_name(d) != 'transpose', name

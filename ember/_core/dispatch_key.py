@@ -19,10 +19,16 @@ class DispatchKey(enum.IntEnum):
     SparseCPU = 5
     # marks outputs as inference tensors (in the thread-local include set while inference_mode is on)
     InferenceMode = 6
+    # vmap: set on BatchedTensors (NOTE [vmap] in _functorch/batching.py); below Autograd, so autograd records the
+    # per-sample (logical) computation and its formulas run batched again (vmap(grad(f)))
+    FuncTorchBatched = 7
     # transformations
     Autograd = 8
     AutocastCPU = 9
     AutocastCUDA = 10
+    # forward-mode AD: set on tensors that carry a tangent (NOTE [forward AD] in autograd/forward.py); above Autograd,
+    # so the primal result has its history before the tangent formula (which may read it) runs
+    ForwardAD = 11
     Python = 12           # Python dispatch modes (tracing, profiling, fake tensors)
     # alias keys: never in a key set, only in kernel tables
     CompositeExplicitAutograd = 20   # a kernel that works for every backend, below Autograd
@@ -32,6 +38,8 @@ class DispatchKey(enum.IntEnum):
 BACKEND_KEYS = (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta, DispatchKey.PrivateUse1)
 AUTOGRAD_BIT = 1 << DispatchKey.Autograd
 PYTHON_BIT = 1 << DispatchKey.Python
+FORWARD_AD_BIT = 1 << DispatchKey.ForwardAD
+BATCHED_BIT = 1 << DispatchKey.FuncTorchBatched
 INFERENCE_BIT = 1 << DispatchKey.InferenceMode
 BACKEND_MASK = sum(1 << k for k in BACKEND_KEYS)
 

@@ -53,6 +53,8 @@ class TensorImpl:
     _acc_ref = None     # weak reference to a leaf's AccumulateGrad node
     _multi_view = None  # the node name of split/unbind/chunk pieces, which refuse in-place writes
     _dtype_view = None  # NOTE [complex views]: the node name of a .real/.imag/view_as_real/view_as_complex view
+    _fw = None          # NOTE [forward AD] in autograd/forward.py: {dual level: tangent} of a dual tensor
+    _bt = None          # NOTE [vmap] in _functorch/batching.py: (physical tensor, level) of a BatchedTensor
 
     def _storage_or_make(self):
         s = self._storage

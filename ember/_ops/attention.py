@@ -83,7 +83,7 @@ def _flash_grads(grad, query, key, value, results, dropout_p, is_causal, attn_ma
 
 
 declare('_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, '
-        'bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)',
+        'bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)', forward='transpose',
         meta=_flash_meta, method=False, output_differentiability=(True, False),
         derivatives={('query', 'key', 'value'): _flash_grads})
 

@@ -78,12 +78,12 @@ def _dense(shape, strides):
     return True
 
 
-declare('_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool non_blocking=False) -> Tensor',
+declare('_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool non_blocking=False) -> Tensor', forward='linear',
         explicit=_to_copy, method=False,
         derivatives={'self': lambda grad, self_dtype, self_device: grad.to(self_dtype).to(self_device)})
 declare('copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)', explicit=_copy_,
         derivatives={'src': lambda grad, src: grad.to(src.dtype).to(src.device)}, function=False, name='copy_')
-declare('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', meta=_clone_meta,
+declare('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', forward='linear', meta=_clone_meta,
         derivatives={'self': lambda grad: grad})
 declare('contiguous(Tensor self, *, MemoryFormat memory_format=contiguous_format) -> Tensor', function=False,
         composite=lambda self, memory_format='contiguous_format':
@@ -98,11 +98,11 @@ def _fill_meta(self, value):
 
 
 # every element gets the same value, so torch lets fill_ write into an expanded tensor (tag 'overlap_ok')
-declare('fill.Scalar(Tensor self, Scalar value) -> Tensor', meta=_fill_meta, inplace=True, function=False,
+declare('fill.Scalar(Tensor self, Scalar value) -> Tensor', forward='self_adjoint', meta=_fill_meta, inplace=True, function=False,
         tags=('overlap_ok',), derivatives={'self': lambda grad: grad * 0})
 # torch's fill_.Tensor: the value is a 0-d tensor (``x.fill_(t.max())``, ``input.fill_(word_idx)``); the gradient
 # flows to it as the sum of the output's gradient
-declare('fill.Tensor(Tensor self, Tensor value) -> Tensor', meta=_fill_meta, inplace=True, function=False,
+declare('fill.Tensor(Tensor self, Tensor value) -> Tensor', forward='linear', meta=_fill_meta, inplace=True, function=False,
         tags=('overlap_ok',), derivatives={'self': lambda grad: grad * 0, 'value': lambda grad: grad.sum()})
 overloads('fill', 'fill.Tensor', 'fill.Scalar', method=False)      # torch.fill and Tensor.fill_; no Tensor.fill
 

@@ -168,12 +168,12 @@ for _name, _kind in (('fft', 'c2c'), ('ifft', 'c2c'), ('rfft', 'r2c'), ('irfft',
                      ('ihfft', 'r2c')):
     declare(f'fft_{_name}(Tensor self, {_ONE}) -> Tensor', meta=_meta(_kind, f'fft_{_name}', None),
             method=False, function=False, out=True, derivatives={'self': _one_dim(_GRADS[_name])},
-            complex_formulas=True, primitive_because=_WHY)
+            complex_formulas=True, primitive_because=_WHY, forward='linear')
 for _name, _kind in (('fft2', 'c2c'), ('ifft2', 'c2c'), ('rfft2', 'r2c'), ('irfft2', 'c2r')):
     declare(f'fft_{_name}(Tensor self, {_TWO}) -> Tensor', meta=_meta(_kind, f'fft_{_name}', 'two'),
             method=False, function=False, out=True, derivatives={'self': _GRADS[_name]}, complex_formulas=True,
-            primitive_because=_WHY)
+            primitive_because=_WHY, forward='linear')
 for _name, _kind in (('fftn', 'c2c'), ('ifftn', 'c2c'), ('rfftn', 'r2c'), ('irfftn', 'c2r')):
     declare(f'fft_{_name}(Tensor self, {_ND}) -> Tensor', meta=_meta(_kind, f'fft_{_name}', 'all'),
             method=False, function=False, out=True, derivatives={'self': _GRADS[_name]}, complex_formulas=True,
-            primitive_because=_WHY)
+            primitive_because=_WHY, forward='linear')

@@ -64,7 +64,7 @@ def _index_select_backward(grad, self_sizes, dim, index):
     return _zeros(self_sizes, grad).index_add(dim, index, grad)
 
 
-declare('index_select(Tensor self, int dim, Tensor index) -> Tensor', meta=_index_select_meta, out=True,
+declare('index_select(Tensor self, int dim, Tensor index) -> Tensor', forward='linear', meta=_index_select_meta, out=True,
         derivatives={'self': _index_select_backward})
 
 
@@ -105,7 +105,7 @@ def _index_add_source_grad(grad, dim, index, source_ndim, alpha):
     return g if alpha == 1 else g * alpha
 
 
-declare('index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor',
+declare('index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor', forward='linear',
         meta=_index_add_meta, inplace=True, out=True,
         derivatives={'self': lambda grad: grad,
                      'source': lambda grad, dim, index, source, alpha:     # torch saves source itself
@@ -134,7 +134,7 @@ def _gather_meta(self, dim, index, sparse_grad=False):
     return _shape(index), self._dtype
 
 
-declare('gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor', meta=_gather_meta,
+declare('gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor', forward='linear', meta=_gather_meta,
         out=True,
         derivatives={'self': lambda grad, self, dim, index:         # torch saves self, not only its sizes
                      _zeros(tuple(self.shape), grad).scatter_add(dim, index, grad)})
@@ -171,7 +171,7 @@ def _scatter_add_meta(self, dim, index, src):
     return _scatter_meta_common('scatter', self, dim, index, src)
 
 
-declare('scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', meta=_scatter_add_meta,
+declare('scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', forward='linear', meta=_scatter_add_meta,
         inplace=True, out=True,
         derivatives={'self': lambda grad: grad,
                      'src': lambda grad, dim, index, src_sizes: _gather_into(grad, dim, index, src_sizes)})
@@ -217,11 +217,11 @@ def _scatter_reduce_value_meta(self, dim, index, value, reduce):
     return _scatter_meta_common('scatter', self, dim, index)
 
 
-declare('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', meta=_scatter_src_meta,
+declare('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', forward='linear', meta=_scatter_src_meta,
         inplace=True, out=True,
         derivatives={'self': lambda grad, dim, index: grad.scatter(dim, index, 0),
                      'src': lambda grad, dim, index, src_sizes: _gather_into(grad, dim, index, src_sizes)})
-declare('scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', meta=_scatter_value_meta,
+declare('scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', forward='self_adjoint', meta=_scatter_value_meta,
         inplace=True, out=True, derivatives={'self': lambda grad, dim, index: grad.scatter(dim, index, 0)})
 # torch has no derivative for the reduce= overloads (its "derivative for aten::scatter is not implemented")
 declare('scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor',
@@ -307,7 +307,7 @@ def _pad_to(g, sizes):
 
 
 declare('scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) '
-        '-> Tensor', meta=_scatter_reduce_meta, inplace=True, out=True,
+        '-> Tensor', forward='transpose', meta=_scatter_reduce_meta, inplace=True, out=True,
         derivatives={'self': lambda grad, self, dim, index, src, reduce, include_self, result:
                      _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)[0],
                      'src': lambda grad, self, dim, index, src, reduce, include_self, result:
@@ -403,7 +403,7 @@ def _index_meta(self, indices):
     return shape, self._dtype
 
 
-declare('index.Tensor(Tensor self, Tensor?[] indices) -> Tensor', meta=_index_meta, out=True, method=False,
+declare('index.Tensor(Tensor self, Tensor?[] indices) -> Tensor', forward='linear', meta=_index_meta, out=True, method=False,
         derivatives={'self': lambda grad, self_sizes, indices:
                      _zeros(self_sizes, grad).index_put(indices, grad, accumulate=True)})
 
@@ -428,7 +428,7 @@ def _index_put_self_grad(grad, indices, values_sizes, accumulate):
     return grad.index_put(indices, _zeros((), grad).expand(tuple(values_sizes)), False)
 
 
-declare('index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor',
+declare('index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor', forward='linear',
         meta=_index_put_meta, inplace=True, out=True,
         derivatives={'self': lambda grad, indices, values_sizes, accumulate:
                      _index_put_self_grad(grad, indices, values_sizes, accumulate),
@@ -466,7 +466,7 @@ def _index_copy_meta(self, dim, index, source):
     return shape, self._dtype
 
 
-declare('index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor', meta=_index_copy_meta,
+declare('index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor', forward='linear', meta=_index_copy_meta,
         inplace=True, out=True,
         derivatives={'self': lambda grad, dim, index: grad.index_fill(dim, index, 0),
                      'source': lambda grad, dim, index, source: _index_add_source_grad(grad, dim, index,
@@ -486,9 +486,9 @@ def _index_fill_meta(self, dim, index, value):
     return shape, self._dtype
 
 
-declare('index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', meta=_index_fill_meta,
+declare('index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', forward='self_adjoint', meta=_index_fill_meta,
         inplace=True, out=True, derivatives={'self': lambda grad, dim, index: grad.index_fill(dim, index, 0)})
-declare('index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor', meta=_index_fill_meta,
+declare('index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor', forward='linear', meta=_index_fill_meta,
         inplace=True, out=True,
         derivatives={'self': lambda grad, dim, index: grad.index_fill(dim, index, 0),
                      'value': lambda grad, dim, index: (grad.index_select(dim, index) if grad.dim()
@@ -520,9 +520,9 @@ def _cname(d):
                                                                                                          d.name)
 
 
-declare('masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor', meta=_masked_fill_meta,
+declare('masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor', forward='self_adjoint', meta=_masked_fill_meta,
         inplace=True, out=True, derivatives={'self': lambda grad, mask: grad.masked_fill(mask, 0)})
-declare('masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor', meta=_masked_fill_meta,
+declare('masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor', forward='linear', meta=_masked_fill_meta,
         inplace=True, out=True,
         derivatives={'self': lambda grad, mask: grad.masked_fill(mask, 0),
                      'value': lambda grad, mask: grad.masked_fill(mask.logical_not(), 0)})
@@ -549,7 +549,7 @@ def _masked_scatter_source_grad(grad, mask, source_sizes):
     return g.reshape(source_sizes)
 
 
-declare('masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor', meta=_masked_scatter_meta,
+declare('masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor', forward='linear', meta=_masked_scatter_meta,
         inplace=True, out=True,
         derivatives={'self': lambda grad, mask: grad.masked_fill(mask, 0),
                      'source': lambda grad, mask, source_sizes: _masked_scatter_source_grad(grad, mask, source_sizes)})
@@ -569,7 +569,7 @@ def _masked_select_backward(grad, self, mask):      # torch saves self, not only
     return _zeros(shape, grad).masked_scatter(mask, grad)
 
 
-declare('masked_select(Tensor self, Tensor mask) -> Tensor', meta=_masked_select_meta, out=True,
+declare('masked_select(Tensor self, Tensor mask) -> Tensor', forward='linear', meta=_masked_select_meta, out=True,
         derivatives={'self': _masked_select_backward})
 
 
@@ -581,7 +581,7 @@ def _take_meta(self, index):
     return _shape(index), self._dtype
 
 
-declare('take(Tensor self, Tensor index) -> Tensor', meta=_take_meta, out=True,
+declare('take(Tensor self, Tensor index) -> Tensor', forward='linear', meta=_take_meta, out=True,
         derivatives={'self': lambda grad, self, index: _zeros(tuple(self.shape), grad).put(index, grad, True)})
 
 
@@ -601,7 +601,7 @@ def _put_self_grad(grad, index, accumulate):
     return grad if accumulate else grad.put(index, _zeros(tuple(index.shape), grad), False)
 
 
-declare('put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor', meta=_put_meta,
+declare('put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor', forward='linear', meta=_put_meta,
         inplace=True,
         derivatives={'self': lambda grad, index, accumulate: _put_self_grad(grad, index, accumulate),
                      'source': lambda grad, index, source: grad.take(index).reshape(source.shape)})

@@ -69,15 +69,15 @@ def _slogdet_grad(grads, A, result0):     # torch saves the sign too (its comple
     return grads[1].unsqueeze(-1).unsqueeze(-1) * aten.linalg_inv.default(A).mT
 
 
-declare('linalg_inv(Tensor A) -> Tensor', meta=_inv_meta, method=False, function=False, out=True,
+declare('linalg_inv(Tensor A) -> Tensor', forward='transpose', meta=_inv_meta, method=False, function=False, out=True,
         derivatives={'A': _inv_grad},
         primitive_because="torch's composite wraps linalg_inv_ex's info checks; this kernel raises those errors itself")
 declare('inverse(Tensor self) -> Tensor', composite=lambda self: aten.linalg_inv.default(self))
-declare('linalg_det(Tensor A) -> Tensor', meta=_det_meta, method=False, function=False, out=True,
+declare('linalg_det(Tensor A) -> Tensor', forward='transpose', meta=_det_meta, method=False, function=False, out=True,
         derivatives={'A': _det_grad},
         primitive_because="torch's composite calls _linalg_det (LU); one NumPy kernel with the same derivative")
 declare('det(Tensor self) -> Tensor', composite=lambda self: aten.linalg_det.default(self))
-declare('linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)', meta=_slogdet_meta, method=False,
+declare('linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)', forward='transpose', meta=_slogdet_meta, method=False,
         function=False, derivatives={'A': _slogdet_grad},
         primitive_because="torch's composite calls _linalg_slogdet; one NumPy kernel with the same derivative")
 declare('slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)',
@@ -124,7 +124,7 @@ def _solve_grad_A(grad, A, B_sizes, result):
     return -gB.matmul(result.mT)
 
 
-declare('_linalg_solve(Tensor A, Tensor B) -> Tensor', meta=_solve_meta, method=False, function=False,
+declare('_linalg_solve(Tensor A, Tensor B) -> Tensor', forward='transpose', meta=_solve_meta, method=False, function=False,
         grad_name='LinalgSolveBackward0', derivatives={'A': _solve_grad_A, 'B': _solve_grad_B})
 
 
@@ -172,7 +172,7 @@ def _cholesky_grad(grad, result, upper):
     return (gA + gA.mT) * 0.5
 
 
-declare('linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor', meta=_cholesky_meta, method=False,
+declare('linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor', forward='transpose', meta=_cholesky_meta, method=False,
         function=False, out=True, derivatives={'self': _cholesky_grad},
         primitive_because="torch's composite wraps linalg_cholesky_ex's info checks; this kernel raises those errors itself")
 declare('cholesky(Tensor self, bool upper=False) -> Tensor',
@@ -214,7 +214,7 @@ def _qr_grad(grads, results, mode):
     return (Q.matmul(sym) + gQ).matmul(aten.linalg_inv.default(R).mT)
 
 
-declare("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", meta=_qr_meta, method=False,
+declare("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", forward='transpose', meta=_qr_meta, method=False,
         function=False, derivatives={'A': _qr_grad})
 
 
@@ -272,7 +272,7 @@ def _svd_grad(grads, results, full_matrices):
     return svd_backward(gU, gS, gVh, U, S, Vh)
 
 
-declare('linalg_svd(Tensor A, bool full_matrices=True) -> (Tensor U, Tensor S, Tensor Vh)', meta=_svd_meta,
+declare('linalg_svd(Tensor A, bool full_matrices=True) -> (Tensor U, Tensor S, Tensor Vh)', forward='transpose', meta=_svd_meta,
         method=False, function=False, derivatives={'A': _svd_grad},
         primitive_because="torch's composite calls _linalg_svd; one NumPy kernel with the same derivative")
 
@@ -288,7 +288,7 @@ def _svdvals_grad(grad, A):
 
 # As torch: with a gradient to compute, the singular values come from the full decomposition, whose backward
 # saves U, S and Vh (not A): the autograd_composite; without one, from the cheaper values-only kernel.
-declare('linalg_svdvals(Tensor A) -> Tensor', meta=_svdvals_meta, method=False, function=False,
+declare('linalg_svdvals(Tensor A) -> Tensor', forward='transpose', meta=_svdvals_meta, method=False, function=False,
         derivatives={'A': _svdvals_grad}, autograd_composite=lambda A: aten.linalg_svd.default(A, False)[1],
         primitive_because="torch's composite asks the grad mode to pick _linalg_svd with or without U and Vh; "
                           "here the autograd_composite makes that choice")
@@ -322,7 +322,7 @@ def _eigh_grad(grads, results):
     return V.matmul((VhgV / E + gL.diag_embed()).matmul(V.mT))
 
 
-declare("linalg_eigh(Tensor A, str UPLO='L') -> (Tensor eigenvalues, Tensor eigenvectors)", meta=_eigh_meta,
+declare("linalg_eigh(Tensor A, str UPLO='L') -> (Tensor eigenvalues, Tensor eigenvectors)", forward='transpose', meta=_eigh_meta,
         method=False, function=False, derivatives={'A': _eigh_grad},
         primitive_because="torch's composite calls _linalg_eigh; one NumPy kernel with the same derivative")
 
@@ -338,7 +338,7 @@ def _eigvalsh_grad(grad, A, UPLO):
 
 # As torch: with a gradient to compute, eigh's eigenvalues (its backward saves eigenvalues and vectors, not A):
 # the autograd_composite; without one, the values-only kernel.
-declare("linalg_eigvalsh(Tensor A, str UPLO='L') -> Tensor", meta=_eigvalsh_meta, method=False, function=False,
+declare("linalg_eigvalsh(Tensor A, str UPLO='L') -> Tensor", forward='transpose', meta=_eigvalsh_meta, method=False, function=False,
         derivatives={'A': _eigvalsh_grad},
         autograd_composite=lambda A, UPLO='L': aten.linalg_eigh.default(A, UPLO)[0],
         primitive_because="torch's composite asks the grad mode to pick _linalg_eigh with or without eigenvectors; "
@@ -518,7 +518,7 @@ declare('matrix_power(Tensor self, int n) -> Tensor', composite=_matrix_power)
 declare('linalg_multi_dot(Tensor[] tensors) -> Tensor', composite=_multi_dot, method=False, function=False)
 # an operator, as torch's linalg_pinv (its SVD, or eigh for a Hermitian matrix, in one kernel): its derivative
 # reads the input and the result, so both are saved
-declare('linalg_pinv(Tensor self, *, float? rtol=None, bool hermitian=False, float? atol=None) -> Tensor',
+declare('linalg_pinv(Tensor self, *, float? rtol=None, bool hermitian=False, float? atol=None) -> Tensor', forward='transpose',
         meta=_pinv_meta, method=False, function=False, derivatives={'self': _pinv_grad},
         complex_formulas=True,
         primitive_because="one SVD (or eigh) kernel whose formula, torch's pinv_backward, saves what torch's composite saves")      # torch's pinv_backward, written with ^H: right for complex as it stands

@@ -128,11 +128,25 @@ def _declare_nll(prefix, forward_meta, backward_meta, grad_name, backward_grad_n
 
     def forward_of_grad(grad, target, weight, reduction, ignore_index):
         return getattr(aten, fwd).default(grad, target, weight, reduction, ignore_index)[0]
+    def backward_jvp(grad_output, grad_output_t, self, target, weight, weight_t, reduction, ignore_index, total_weight,
+                     total_weight_t, result):
+        """Linear in grad_output and in weight; with reduction='mean' the result is divided by total_weight, whose
+        tangent counts too (torch's)."""
+        op = getattr(aten, bwd).default
+        out = None if grad_output_t is None else op(grad_output_t, self, target, weight, reduction, ignore_index,
+                                                    total_weight)
+        if weight_t is not None:
+            t = op(grad_output, self, target, weight_t, reduction, ignore_index, total_weight)
+            out = t if out is None else out + t
+        if total_weight_t is not None and reduction == 1:
+            t = -result * (total_weight_t / total_weight)
+            out = t if out is None else out + t
+        return out
     declare(f'{fwd}(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) '
-            '-> (Tensor output, Tensor total_weight)', meta=forward_meta, method=False, grad_name=grad_name,
+            '-> (Tensor output, Tensor total_weight)', meta=forward_meta, method=False, forward='linear', grad_name=grad_name,
             output_differentiability=(True, False), derivatives={'self': backward})
     declare(f'{bwd}(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, '
-            'SymInt ignore_index, Tensor total_weight) -> Tensor', meta=backward_meta, method=False,
+            'SymInt ignore_index, Tensor total_weight) -> Tensor', meta=backward_meta, method=False, forward=backward_jvp,
             grad_name=backward_grad_name,
             derivatives={'grad_output': forward_of_grad, 'self': lambda grad: aten.zeros_like.default(grad)})
 
@@ -211,6 +225,6 @@ def _bce_grad_target(grad, self, target, weight, reduction):
     return _bce_scale(grad, self, weight, reduction) * -self.logit()
 
 
-declare('binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor',
+declare('binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor', forward='transpose',
         meta=_bce_meta, method=False, out=True, grad_name='BinaryCrossEntropyBackward0',
         derivatives={'self': _bce_grad_self, 'target': _bce_grad_target})

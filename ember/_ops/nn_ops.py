@@ -135,7 +135,7 @@ def _conv_bw_meta(grad_output, input, weight_sizes, stride, padding, dilation, g
 
 # Bilinear in (grad_output, input); both derivatives are convolutions again, so any order of gradients works.
 declare('convolution_backward_weight(Tensor grad_output, Tensor input, SymInt[] weight_sizes, SymInt[] stride, '
-        'SymInt[] padding, SymInt[] dilation, SymInt groups) -> Tensor', meta=_conv_bw_meta, method=False,
+        'SymInt[] padding, SymInt[] dilation, SymInt groups) -> Tensor', forward='transpose', meta=_conv_bw_meta, method=False,
         function=False,
         derivatives={
             'grad_output': lambda grad, input, stride, padding, dilation, groups:
@@ -163,13 +163,29 @@ def _conv_grad_weight(grad, input, weight_sizes, stride, padding, dilation, tran
     return _conv_weight_grad(input, grad, weight_sizes, s, p, d, groups)
 
 
+def _conv_jvp(input, input_t, weight, weight_t, bias_t, *conv_args):
+    """Forward derivative of convolution, bilinear in (input, weight) plus the bias."""
+    out = None
+    if input_t is not None:
+        out = aten.convolution.default(input_t, weight, None, *conv_args)
+    if weight_t is not None:
+        t = aten.convolution.default(input, weight_t, None, *conv_args)
+        out = t if out is None else out + t
+    if bias_t is not None:
+        t = bias_t.reshape([1, -1] + [1] * (input.dim() - 2))
+        out = t if out is None else out + t
+    return out
+
+
 def _bias_grad(grad):
     return grad.sum([0] + list(range(2, grad.dim())))
 
 
 declare('convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, '
         'SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor',
-        meta=_convolution_meta, method=False,
+        meta=_convolution_meta, method=False, forward=lambda input, input_t, weight, weight_t, bias_t, stride, padding,
+        dilation, transposed, output_padding, groups: _conv_jvp(input, input_t, weight, weight_t, bias_t, stride, padding,
+                                                                dilation, transposed, output_padding, groups),
         derivatives={
             'input': lambda grad, weight, input_sizes, stride, padding, dilation, transposed, output_padding, groups:
                 _conv_grad_input(grad, weight, input_sizes, stride, padding, dilation, transposed, output_padding,
@@ -302,12 +318,12 @@ def _col2im_meta(self, output_size, kernel_size, dilation, padding, stride):
     return sh[:-2] + (sh[-2] // (k[0] * k[1]),) + o, self._dtype
 
 
-declare('im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor',
+declare('im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor', forward='linear',
         meta=_im2col_meta, method=False,
         derivatives={'self': lambda grad, self_sizes, kernel_size, dilation, padding, stride:
                      aten.col2im.default(grad, tuple(self_sizes[-2:]), kernel_size, dilation, padding, stride)})
 declare('col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, '
-        'int[2] stride) -> Tensor', meta=_col2im_meta, method=False,
+        'int[2] stride) -> Tensor', forward='linear', meta=_col2im_meta, method=False,
         derivatives={'self': lambda grad, kernel_size, dilation, padding, stride:
                      aten.im2col.default(grad, kernel_size, dilation, padding, stride)})
 
@@ -411,17 +427,17 @@ def _declare_pools(nd, schemas):
         return tuple(self.shape), self._dtype
 
     max_schema, max_backward_schema, avg_schema, avg_backward_schema = schemas
-    declare(max_schema, meta=max_meta, method=False, nn=True,
+    declare(max_schema, meta=max_meta, method=False, nn=True, forward='transpose',
             derivatives={'self': lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1:
                          max_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)})
-    max_backward = declare(max_backward_schema, meta=max_grad_meta, method=False,
+    max_backward = declare(max_backward_schema, meta=max_grad_meta, method=False, forward='linear',
                            derivatives={'grad_output': lambda grad, indices: _gather_pooled(grad, indices, nd),
                                         'self': lambda grad: aten.zeros_like.default(grad)})
-    avg = declare(avg_schema, meta=avg_meta, method=False, nn=True,
+    avg = declare(avg_schema, meta=avg_meta, method=False, nn=True, forward='linear',
                   derivatives={'self': lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                                divisor_override: avg_backward(grad, self, kernel_size, stride, padding, ceil_mode,
                                                               count_include_pad, divisor_override)})
-    avg_backward = declare(avg_backward_schema, meta=avg_grad_meta, method=False,
+    avg_backward = declare(avg_backward_schema, meta=avg_grad_meta, method=False, forward='linear',
                            derivatives={'grad_output': lambda grad, kernel_size, stride, padding, ceil_mode,
                                         count_include_pad, divisor_override: avg(grad, kernel_size, stride, padding,
                                                                                  ceil_mode, count_include_pad,
@@ -468,9 +484,9 @@ def _declare_adaptive_avg(nd):
         return sh[:-nd] + o, self._dtype
 
     name = f'_adaptive_avg_pool{nd}d'
-    declare(f'{name}(Tensor self, SymInt[{nd}] output_size) -> Tensor', meta=meta, method=False,
+    declare(f'{name}(Tensor self, SymInt[{nd}] output_size) -> Tensor', meta=meta, method=False, forward='linear',
             derivatives={'self': lambda grad, self: getattr(aten, f'{name}_backward').default(grad, self)})
-    declare(f'{name}_backward(Tensor grad_output, Tensor self) -> Tensor', method=False,
+    declare(f'{name}_backward(Tensor grad_output, Tensor self) -> Tensor', method=False, forward='linear',
             meta=lambda grad_output, self: (tuple(self.shape), self._dtype),
             derivatives={'grad_output': lambda grad, grad_output_sizes: getattr(aten, name).default(grad, tuple(grad_output_sizes[-nd:])),
                          'self': lambda grad: aten.zeros_like.default(grad)})
@@ -497,11 +513,11 @@ def _adaptive_max_grad_meta(grad_output, self, indices):
     return tuple(self.shape), self._dtype
 
 
-declare('adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)', meta=_adaptive_max_meta,
+declare('adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)', forward='transpose', meta=_adaptive_max_meta,
         method=False,
         derivatives={'self': lambda grad, self, result1:
                      aten.adaptive_max_pool2d_backward.default(grad, self, result1)})
-declare('adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor',
+declare('adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor', forward='linear',
         meta=_adaptive_max_grad_meta, method=False,
         derivatives={'grad_output': lambda grad, indices: _gather_pooled(grad, indices),
                      'self': lambda grad: aten.zeros_like.default(grad)})
@@ -539,11 +555,11 @@ def _embedding_double_backward(grad, indices, num_weights, padding_idx, scale_gr
 
 
 declare('embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, '
-        'bool sparse=False) -> Tensor', meta=_embedding_meta, method=False,
+        'bool sparse=False) -> Tensor', forward='linear', meta=_embedding_meta, method=False,
         derivatives={'weight': lambda grad, weight_sizes, indices, padding_idx, scale_grad_by_freq:
                      aten.embedding_dense_backward.default(grad, indices, weight_sizes[0], padding_idx, scale_grad_by_freq)})
 declare('embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, '
-        'bool scale_grad_by_freq) -> Tensor', meta=_embedding_bwd_meta, method=False,
+        'bool scale_grad_by_freq) -> Tensor', forward='linear', meta=_embedding_bwd_meta, method=False,
         derivatives={'grad_output': lambda grad, indices, num_weights, padding_idx, scale_grad_by_freq:
                      _embedding_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)})
 
@@ -645,8 +661,28 @@ def _ln_grads_fused(grad, input, normalized_shape, weight, bias, eps, result1, r
 
 declare('native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) '
         '-> (Tensor, Tensor, Tensor)', meta=_ln_meta, method=False, output_differentiability=(True, False, False),
-        derivatives={('input', 'weight', 'bias'): _ln_grads},
+        derivatives={('input', 'weight', 'bias'): _ln_grads}, forward=lambda input, input_t, normalized_shape, weight,
+        weight_t, bias_t, result1, result2: _ln_jvp(input, input_t, normalized_shape, weight, weight_t, bias_t, result1, result2),
         first_order={('input', 'weight', 'bias'): _ln_grads_fused})
+
+
+def _ln_jvp(input, input_t, normalized_shape, weight, weight_t, bias_t, mean, rstd):
+    """Forward derivative of layer norm: with x_hat = (x - mean) * rstd and tc the centred tangent,
+    d x_hat = rstd * (tc - x_hat * mean(x_hat * tc)); out = x_hat * weight + bias."""
+    dims = list(range(input.dim() - (1 if isinstance(normalized_shape, (int, np.integer)) else len(normalized_shape)),
+                      input.dim()))
+    xhat = (input - mean) * rstd
+    out = None
+    if input_t is not None:
+        tc = input_t - input_t.mean(dims, keepdim=True)
+        out = rstd * (tc - xhat * (xhat * tc).mean(dims, keepdim=True))
+        if weight is not None:
+            out = out * weight
+    if weight_t is not None:
+        out = xhat * weight_t if out is None else out + xhat * weight_t
+    if bias_t is not None:
+        out = bias_t if out is None else out + bias_t
+    return out, None, None
 
 
 def _ln_backward_meta(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
@@ -737,7 +773,7 @@ def _bn_weight_first(grad, input, running_mean, running_var, training, eps, resu
 
 
 declare('native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, '
-        'bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)', meta=_bn_meta, method=False,
+        'bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)', forward='transpose', meta=_bn_meta, method=False,
         output_differentiability=(True, False, False),
         derivatives={'input': _bn_input_recorded, 'weight': _bn_weight_recorded,
                      'bias': lambda grad: grad.sum([0] + list(range(2, grad.dim())))},

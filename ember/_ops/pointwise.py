@@ -331,7 +331,8 @@ unary('reciprocal', 'float', lambda grad, result: -grad * result * result)
 unary('rsqrt', 'float', lambda grad, result: -0.5 * grad * result * result * result)
 # square is pow(self, 2) as in torch, which also gives its dtype rule (bool squares to int64)
 declare('square(Tensor self) -> Tensor', composite=lambda self: self.pow(2), out=True)
-unary('abs', 'real', lambda grad, self: grad * self.sgn(), check=_NO_BOOL('abs_cpu'), complex_formulas=True)
+unary('abs', 'real', lambda grad, self: grad * self.sgn(), check=_NO_BOOL('abs_cpu'), complex_formulas=True,
+      forward=lambda self, self_t: (self.sgn().conj() * self_t).real if self.is_complex() else self.sgn() * self_t)
 unary('sign', 'promote', _zero_grad)
 
 
@@ -524,10 +525,20 @@ def _max_other(grad, self, other):
     return _where(self > other, 0., _where(self == other, grad / 2, grad))
 
 
+def _select_jvp(weight):
+    """Forward derivative of a binary max/min: ``other_t + w * (self_t - other_t)``, ``w`` the share of self
+    (torch's: ties and NaNs as its forward formulas take them, which differ from the backward's)."""
+    def jvp(self, other, self_t, other_t, result):
+        z = aten.zeros_like.default(result)
+        st, ot = (z if self_t is None else self_t), (z if other_t is None else other_t)
+        return ot + weight(self, other).to(result.dtype) * (st - ot)
+    return jvp
+
+
 pointwise('maximum(Tensor self, Tensor other) -> Tensor', 'promote', {'self': _max_self, 'other': _max_other},
-          inplace=False, numbers=())
+          inplace=False, numbers=(), forward=_select_jvp(lambda s, o: (s > o).double() + (s == o).double() * 0.5))
 pointwise('minimum(Tensor self, Tensor other) -> Tensor', 'promote', {'self': _max_other, 'other': _max_self},
-          inplace=False, numbers=())
+          inplace=False, numbers=(), forward=_select_jvp(lambda s, o: (s < o).double() + (s == o).double() * 0.5))
 
 
 def _fmax_self(grad, self, other):
@@ -547,9 +558,9 @@ def _fmin_other(grad, self, other):
 
 
 pointwise('fmax(Tensor self, Tensor other) -> Tensor', 'promote', {'self': _fmax_self, 'other': _fmax_other},
-          inplace=False, numbers=())
+          inplace=False, numbers=(), forward=_select_jvp(lambda s, o: (s > o).logical_or(o.isnan())))
 pointwise('fmin(Tensor self, Tensor other) -> Tensor', 'promote', {'self': _fmin_self, 'other': _fmin_other},
-          inplace=False, numbers=())
+          inplace=False, numbers=(), forward=_select_jvp(lambda s, o: (s <= o).logical_or(o.isnan())))
 
 
 _C_NAMES = {'uint8': 'uint8_t', 'int8': 'int8_t', 'int16': 'short', 'int32': 'int', 'int64': 'int64_t'}
@@ -713,7 +724,9 @@ def _angle_backward(grad, self):
 
 
 pointwise('angle(Tensor self) -> Tensor', 'real_float', {'self': _angle_backward}, inplace=False,
-          complex_formulas=True)
+          complex_formulas=True,
+          forward=lambda self, self_t: (self.conj() * self_t).imag / (self.abs() ** 2) if self.is_complex()
+          else self_t * 0)
 unary('conj_physical', 'promote', lambda grad: grad.conj(), complex_formulas=True,
       primitive_because="ember has no lazy conjugate bit, so there is no _conj_physical to defer to: one kernel")
 
@@ -737,13 +750,28 @@ def _to_complex_meta(name, a_name, b_name):
 # complex gradients (NOTE [complex gradients]); each input takes the real part of what reaches it
 declare('complex(Tensor real, Tensor imag) -> Tensor', kind='pointwise', meta=_to_complex_meta('complex', 'real', 'imag'),
         out=True, method=False, complex_formulas=True,
-        derivatives={'real': lambda grad: grad.real, 'imag': lambda grad: grad.imag})
+        derivatives={'real': lambda grad: grad.real, 'imag': lambda grad: grad.imag},
+        forward=lambda real_t, imag_t, result: aten.complex.default(
+            real_t if real_t is not None else aten.zeros_like.default(result.real),
+            imag_t if imag_t is not None else aten.zeros_like.default(result.real)))
 
 
 declare('polar(Tensor abs, Tensor angle) -> Tensor', kind='pointwise', meta=_to_complex_meta('polar', 'abs', 'angle'),
         out=True, method=False, complex_formulas=True,
         derivatives={'abs': lambda grad, result: (grad * result.sgn().conj()).real,   # torch's: sgn(result)
-                     'angle': lambda grad, result: (grad * (result * 1j).conj()).real})
+                     'angle': lambda grad, result: (grad * (result * 1j).conj()).real},
+        forward=lambda abs, angle, abs_t, angle_t, result: _polar_jvp(abs, angle, abs_t, angle_t, result))
+
+
+def _polar_jvp(abs, angle, abs_t, angle_t, result):
+    """d(r e^{i a}) = dr e^{i a} + i da r e^{i a}."""
+    out = None
+    if abs_t is not None:
+        out = abs_t * aten.polar.default(aten.ones_like.default(abs), angle)
+    if angle_t is not None:
+        t = result * 1j * angle_t
+        out = t if out is None else out + t
+    return out
 
 
 def _where_meta(condition, self, other):
@@ -756,7 +784,7 @@ def _where_meta(condition, self, other):
     return shape, cd
 
 
-_WHERE = declare('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', meta=_where_meta,
+_WHERE = declare('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', forward='linear', meta=_where_meta,
                  derivatives={'self': lambda grad, condition: _where(condition, grad, 0.),
                               'other': lambda grad, condition: _where(condition, 0., grad)},
                  tags=('wraps_numbers',))
@@ -838,7 +866,8 @@ pointwise('silu_backward(Tensor grad_output, Tensor self) -> Tensor', 'promote',
           inplace=False, out=False, method=False, function=False,
           primitive_because="one fused elementwise pass for silu's first-order backward (torch's is a composite of ops)")
 unary('silu', 'promote', lambda grad, self: aten.silu_backward.default(grad, self), check=_FLOAT_ONLY('silu_cpu'),
-      nn=True, method=False, function=False)
+      nn=True, method=False, function=False,       # silu_backward conjugates for complex input: a holomorphic jvp
+      forward=lambda self, self_t: self_t * self.sigmoid() * (1 + self * (1 - self.sigmoid())))
 
 
 def _elu_grad(grad, self, alpha, scale, input_scale):

@@ -248,7 +248,7 @@ def _matmul_folded(t1, t2, transpose):
     return out.mT.contiguous() if transpose else out
 
 
-declare('matmul(Tensor self, Tensor other) -> Tensor', meta=_matmul_meta, out=True,
+declare('matmul(Tensor self, Tensor other) -> Tensor', forward='multilinear', meta=_matmul_meta, out=True,
         derivatives={'self': _matmul_grad_self, 'other': _matmul_grad_other}, autograd_composite=_matmul_graph,
         primitive_because="one BLAS call per dimension case; under autograd, autograd_composite records torch's pieces where they save other tensors")
 
@@ -295,16 +295,16 @@ def _vdot_meta(self, other):
     return (), self._dtype
 
 
-declare('mm(Tensor self, Tensor mat2) -> Tensor', meta=_mm_meta, out=True,
+declare('mm(Tensor self, Tensor mat2) -> Tensor', forward='multilinear', meta=_mm_meta, out=True,
         derivatives={'self': lambda grad, mat2: grad.mm(mat2.t()), 'mat2': lambda grad, self: self.t().mm(grad)})
-declare('bmm(Tensor self, Tensor mat2) -> Tensor', meta=_bmm_meta, out=True,
+declare('bmm(Tensor self, Tensor mat2) -> Tensor', forward='multilinear', meta=_bmm_meta, out=True,
         derivatives={'self': lambda grad, mat2: grad.bmm(mat2.transpose(1, 2)),
                      'mat2': lambda grad, self: self.transpose(1, 2).bmm(grad)})
-declare('mv(Tensor self, Tensor vec) -> Tensor', meta=_mv_meta, out=True,
+declare('mv(Tensor self, Tensor vec) -> Tensor', forward='multilinear', meta=_mv_meta, out=True,
         derivatives={'self': lambda grad, vec: grad.unsqueeze(-1) * vec, 'vec': lambda grad, self: self.t().mv(grad)})
-declare('dot(Tensor self, Tensor tensor) -> Tensor', meta=_dot_meta, out=True,
+declare('dot(Tensor self, Tensor tensor) -> Tensor', forward='multilinear', meta=_dot_meta, out=True,
         derivatives={'self': lambda grad, tensor: grad * tensor, 'tensor': lambda grad, self: grad * self})
-declare('vdot(Tensor self, Tensor other) -> Tensor', meta=_vdot_meta, out=True,
+declare('vdot(Tensor self, Tensor other) -> Tensor', forward='multilinear', meta=_vdot_meta, out=True,
         derivatives={'self': lambda grad, other: grad * other, 'other': lambda grad, self: grad * self})
 
 
@@ -370,8 +370,19 @@ def _linear_grads_fused(grad, input, weight, output_mask):
     return _linear_grads(grad, input, weight, output_mask)
 
 
+def _linear_jvp(input, input_t, weight, weight_t, bias_t):
+    """Forward derivative of linear: bilinear in (input, weight) plus the bias."""
+    out = None if input_t is None else aten.linear.default(input_t, weight)
+    if weight_t is not None:
+        t = aten.linear.default(input, weight_t)
+        out = t if out is None else out + t
+    if bias_t is not None:
+        out = bias_t if out is None else out + bias_t
+    return out
+
+
 declare('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', meta=_linear_meta, nn=True,
-        function=False, method=False, derivatives={('input', 'weight', 'bias'): _linear_grads},
+        function=False, method=False, derivatives={('input', 'weight', 'bias'): _linear_grads}, forward=_linear_jvp,
         first_order={('input', 'weight', 'bias'): _linear_grads_fused},
         primitive_because="one fused GEMM plus bias with a fused first-order backward, instead of torch's addmm/matmul composite")
 
@@ -476,22 +487,22 @@ def _scaled(g, s):
 
 
 _ADD = 'Scalar beta=1, Scalar alpha=1'
-declare(f'addmm(Tensor self, Tensor mat1, Tensor mat2, *, {_ADD}) -> Tensor', meta=_addmm_meta, out=True,
+declare(f'addmm(Tensor self, Tensor mat1, Tensor mat2, *, {_ADD}) -> Tensor', forward='transpose', meta=_addmm_meta, out=True,
         inplace=True, derivatives={
             'self': lambda grad, beta: _scaled(grad, beta),
             'mat1': lambda grad, mat2, alpha: _scaled(grad.mm(mat2.t()), alpha),
             'mat2': lambda grad, mat1, alpha: _scaled(mat1.t().mm(grad), alpha)})
-declare(f'addmv(Tensor self, Tensor mat, Tensor vec, *, {_ADD}) -> Tensor', meta=_addmv_meta, out=True,
+declare(f'addmv(Tensor self, Tensor mat, Tensor vec, *, {_ADD}) -> Tensor', forward='transpose', meta=_addmv_meta, out=True,
         inplace=True, derivatives={
             'self': lambda grad, beta: _scaled(grad, beta),
             'mat': lambda grad, vec, alpha: _scaled(grad.unsqueeze(-1) * vec, alpha),
             'vec': lambda grad, mat, alpha: _scaled(mat.t().mv(grad), alpha)})
-declare(f'baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, {_ADD}) -> Tensor', meta=_baddbmm_meta, out=True,
+declare(f'baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, {_ADD}) -> Tensor', forward='transpose', meta=_baddbmm_meta, out=True,
         inplace=True, derivatives={
             'self': lambda grad, beta: _scaled(grad, beta),
             'batch1': lambda grad, batch2, alpha: _scaled(grad.bmm(batch2.transpose(1, 2)), alpha),
             'batch2': lambda grad, batch1, alpha: _scaled(batch1.transpose(1, 2).bmm(grad), alpha)})
-declare(f'addbmm(Tensor self, Tensor batch1, Tensor batch2, *, {_ADD}) -> Tensor', meta=_addbmm_meta, out=True,
+declare(f'addbmm(Tensor self, Tensor batch1, Tensor batch2, *, {_ADD}) -> Tensor', forward='transpose', meta=_addbmm_meta, out=True,
         inplace=True, derivatives={
             'self': lambda grad, beta: _scaled(grad, beta),
             'batch1': lambda grad, batch2, alpha: _scaled(grad.unsqueeze(0).matmul(batch2.transpose(1, 2)), alpha),
@@ -838,7 +849,7 @@ def _grad_target(s, t, out, other_subs):
     return target, extra
 
 
-declare('einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor', meta=_einsum_meta,
+declare('einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor', forward='multilinear', meta=_einsum_meta,
         method=False, derivatives={'tensors': _einsum_backward}, autograd_composite=_einsum_graph,
         primitive_because="one NumPy einsum/BLAS call is the fast path; under autograd, autograd_composite records torch's pieces")
 
@@ -959,7 +970,7 @@ def _trilinear_meta(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1)
 # kernel (NumPy's einsum) whose derivatives are _trilinear again, an input's expanded dims and the sum swapped;
 # an operand is saved when another one's gradient is wanted (torch's wrap_opt_if)
 declare('_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, '
-        'int unroll_dim=1) -> Tensor', meta=_trilinear_meta, method=False, derivatives={
+        'int unroll_dim=1) -> Tensor', forward='multilinear', meta=_trilinear_meta, method=False, derivatives={
             'i1': lambda grad, i2, i3, expand1, expand2, expand3, sumdim:
                 aten._trilinear.default(grad, i2, i3, sumdim, expand2, expand3, expand1),
             'i2': lambda grad, i1, i3, expand1, expand2, expand3, sumdim:
@@ -993,7 +1004,7 @@ def _diag_embed_meta(self, offset=0, dim1=-2, dim2=-1):
     return tuple(shape), self._dtype
 
 
-declare('diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor', meta=_diag_embed_meta,
+declare('diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor', forward='linear', meta=_diag_embed_meta,
         derivatives={'self': lambda grad, offset, dim1, dim2: grad.diagonal(offset, dim1, dim2)})
 
 
@@ -1022,7 +1033,7 @@ def _cross_meta(self, other, dim=-1):
     return shape, D.promote_types(self._dtype, other._dtype)
 
 
-declare('linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor', meta=_cross_meta, method=False, function=False,
+declare('linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor', forward='multilinear', meta=_cross_meta, method=False, function=False,
         out=True, derivatives={'self': lambda grad, other, dim: aten.linalg_cross.default(other, grad, dim=dim),
                                'other': lambda grad, self, dim: aten.linalg_cross.default(grad, self, dim=dim)})
 

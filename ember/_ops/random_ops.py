@@ -44,6 +44,7 @@ def _rand(schema, meta, inplace=True, **kw):
     kw.setdefault('method', False)
     kw.setdefault('function', False)
     kw.setdefault('derivatives', {'self': _zeros_grad})
+    kw.setdefault('forward', lambda result: aten.zeros_like.default(result))     # a fill forgets its input's tangent
     return declare(schema, meta=meta, inplace=inplace, **kw)
 
 
@@ -225,12 +226,12 @@ def _normal_ff_meta(mean, std, size, generator=None, dtype=None, device=None):
     return _size(size), dtype if dtype is not None else D.get_default_dtype()
 
 
-declare(f'normal.Tensor_float(Tensor mean, float std=1, {_G}) -> Tensor', meta=_normal_tf_meta, method=False,
+declare(f'normal.Tensor_float(Tensor mean, float std=1, {_G}) -> Tensor', forward='transpose', meta=_normal_tf_meta, method=False,
         out=True, derivatives={'mean': _zeros_grad}, grad_name='NormalBackward1')
-declare(f'normal.float_Tensor(float mean, Tensor std, {_G}) -> Tensor', meta=_normal_ft_meta, method=False,
+declare(f'normal.float_Tensor(float mean, Tensor std, {_G}) -> Tensor', forward='transpose', meta=_normal_ft_meta, method=False,
         function=False, name='_normal_float_tensor', out=True, derivatives={'std': _zeros_grad},
         grad_name='NormalBackward2')
-declare(f'normal.Tensor_Tensor(Tensor mean, Tensor std, {_G}) -> Tensor', meta=_normal_tt_meta, method=False,
+declare(f'normal.Tensor_Tensor(Tensor mean, Tensor std, {_G}) -> Tensor', forward='transpose', meta=_normal_tt_meta, method=False,
         function=False, name='_normal_tensor_tensor', out=True,
         derivatives={'mean': _zeros_grad, 'std': _zeros_grad}, grad_name='NormalBackward3')
 declare(f'normal.float_float(float mean, float std, SymInt[] size, {_G}, ScalarType? dtype=None, '
@@ -256,7 +257,7 @@ def _dropout_scale(p):
     return 0.0 if p >= 1 else 1.0 / (1.0 - p)
 
 
-declare(f'native_dropout(Tensor input, float p, bool? train, {_G}) -> (Tensor, Tensor)', meta=_native_dropout_meta,
+declare(f'native_dropout(Tensor input, float p, bool? train, {_G}) -> (Tensor, Tensor)', forward='transpose', meta=_native_dropout_meta,
         method=False, derivatives={'input': lambda grads, results, p: grads[0] * results[1] * _dropout_scale(p)})
 
 
@@ -398,7 +399,7 @@ def _standard_gamma_grad_meta(self, output):
 
 declare('_standard_gamma_grad(Tensor self, Tensor output) -> Tensor', meta=_standard_gamma_grad_meta, method=False,
         differentiable=False)
-declare(f'_standard_gamma(Tensor self, {_G}) -> Tensor', meta=_standard_gamma_meta, method=False,
+declare(f'_standard_gamma(Tensor self, {_G}) -> Tensor', forward='transpose', meta=_standard_gamma_meta, method=False,
         derivatives={'self': lambda grad, self, result: grad * aten._standard_gamma_grad.default(self, result)})
 
 

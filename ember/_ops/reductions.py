@@ -66,7 +66,7 @@ def _unreduce(grad, sizes, dim, keepdim):
     return grad.expand(sizes)
 
 
-declare('sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+declare('sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', forward='linear',
         meta=_sum_meta, name='sum', out=True, grad_name='SumBackward0',
         derivatives={'self': lambda grad, self_sizes, dim, keepdim: _unreduce(grad, self_sizes, dim, keepdim)})
 
@@ -126,7 +126,7 @@ def _float_only(name, d, msg=None):
 
 # --- sum-like --------------------------------------------------------------------
 
-declare('nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+declare('nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', forward='transpose',
         meta=_sum_meta, out=True,
         derivatives={'self': lambda grad, self, dim, keepdim:
                      _unreduce(grad, self.shape, dim, keepdim) * (self == self)})
@@ -147,7 +147,7 @@ def _count(sizes, dim):
     return n
 
 
-declare('mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+declare('mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', forward='linear',
         meta=_mean_meta, name='mean', out=True, grad_name='MeanBackward0',
         derivatives={'self': lambda grad, self_sizes, dim, keepdim:     # divide the small grad, then expand
                      _unreduce(grad / _count(self_sizes, dim), self_sizes, dim, keepdim)})
@@ -195,7 +195,7 @@ def _exclusive_prod(x, dim):
     return left * right
 
 
-declare('prod.dim_int(Tensor self, int? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+declare('prod.dim_int(Tensor self, int? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', forward='transpose',
         meta=_prod_meta, name='prod', out=True, grad_name='ProdBackward0',
         # torch's formula reads self.to(grad's dtype): with dtype= the product is of the cast values
         derivatives={'self': lambda grad, self, result, dim, keepdim: _prod_backward(
@@ -235,15 +235,15 @@ def _amax_meta(name):
 
 
 for _n in ('max', 'min'):
-    declare(f'{_n}(Tensor self) -> Tensor', meta=_full_extreme_meta(_n), name=f'_{_n}_all', function=False,
+    declare(f'{_n}(Tensor self) -> Tensor', meta=_full_extreme_meta(_n), name=f'_{_n}_all', function=False, forward='transpose',
             method=False, grad_name=f'{_n.capitalize()}Backward1',
             derivatives={'self': lambda grad, self, result: _evenly(grad, self, result, nan_ties=True)})
     declare(f'{_n}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
-            meta=_dim_extreme_meta(_n), name=f'_{_n}_dim', function=False, method=False,
+            meta=_dim_extreme_meta(_n), name=f'_{_n}_dim', function=False, method=False, forward='transpose',
             grad_name=f'{_n.capitalize()}Backward0',
             derivatives={'self': lambda grad, result1, self_sizes, dim, keepdim:
                          _scatter_grad(grad, result1, self_sizes, dim, keepdim)})
-    declare(f'a{_n}(Tensor self, int[1]? dim=[], bool keepdim=False) -> Tensor', meta=_amax_meta(f'a{_n}'), out=True,
+    declare(f'a{_n}(Tensor self, int[1]? dim=[], bool keepdim=False) -> Tensor', meta=_amax_meta(f'a{_n}'), out=True, forward='transpose',
             derivatives={'self': lambda grad, self, result, dim, keepdim: _evenly(grad, self, result, dim, keepdim)})
     # torch's max.other: max(x, y) is maximum(x, y)
     declare(f'{_n}.other(Tensor self, Tensor other) -> Tensor', function=False, method=False, name=f'_{_n}_other',
@@ -270,7 +270,7 @@ def _aminmax_meta(self, dim=None, keepdim=False):
     return [(out, self._dtype), (out, self._dtype)]
 
 
-declare('aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)', meta=_aminmax_meta,
+declare('aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)', forward='transpose', meta=_aminmax_meta,
         derivatives={'self': lambda grads, self, results, dim, keepdim:
                      _evenly(grads[0], self, results[0], dim, keepdim) +
                      _evenly(grads[1], self, results[1], dim, keepdim)})
@@ -340,11 +340,11 @@ def _std_backward(grad, self, result, dim, correction, keepdim):
     return g * (self - self.mean(dim, keepdim=True)) / (dof if dof else 0.0)
 
 
-declare('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor',
+declare('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', forward='transpose',
         meta=_var_meta, name='_var', function=False, method=False, grad_name='VarBackward0',
         derivatives={'self': _var_backward},
         complex_formulas=True)   # NOTE [complex gradients]: |x|-based, right for complex as written
-declare('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor',
+declare('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', forward='transpose',
         meta=_var_meta, name='_std', function=False, method=False, grad_name='StdBackward0',
         derivatives={'self': _std_backward},
         complex_formulas=True)   # NOTE [complex gradients]: |x|-based, right for complex as written
@@ -359,7 +359,7 @@ def _logsumexp_meta(self, dim=(), keepdim=False):
     return reduced_shape(shape, dims, keepdim), d if d.category >= 2 else D.get_default_dtype()
 
 
-declare('logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor', meta=_logsumexp_meta, out=True,
+declare('logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor', forward='transpose', meta=_logsumexp_meta, out=True,
         derivatives={'self': lambda grad, self, result, dim, keepdim:
                      _keep(grad, self.shape, dim, keepdim) * (self - _keep(result, self.shape, dim, keepdim)).exp()})
 
@@ -386,25 +386,27 @@ def _sum_keep(x, dim):
     return x.sum(dim, keepdim=True)
 
 
-declare('_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor',
+declare('_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor', forward='transpose',
         meta=_bwd_data_meta, method=False,
         derivatives={'grad_output': lambda grad, output, dim, input_dtype:
                      aten._softmax_backward_data.default(grad, output, dim, input_dtype),
                      'output': lambda grad, grad_output, output, dim:
                      grad * grad_output - grad * _sum_keep(grad_output * output, dim)
                      - grad_output * _sum_keep(grad * output, dim)})
-declare('_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor',
+declare('_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor', forward='transpose',
         meta=_bwd_data_meta, method=False,
         derivatives={'grad_output': lambda grad, output, dim: grad - _sum_keep(grad * output.exp(), dim),
                      'output': lambda grad, grad_output, output, dim:
                      -grad * output.exp() * _sum_keep(grad_output, dim)})
 declare('softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', meta=_softmax_meta('softmax'),
         name='softmax', grad_name='SoftmaxBackward0', out=True,
+        forward=lambda self_t, result, dim: result * (self_t - (result * self_t).sum(dim, keepdim=True)),
         derivatives={'self': lambda grad, result, dim, self_dtype:
                      aten._softmax_backward_data.default(grad, result, dim, self_dtype)},
                      primitive_because="torch's .int overload only casts and calls _softmax; this kernel takes dtype itself")
 declare('log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', meta=_softmax_meta('log_softmax'),
         name='log_softmax', grad_name='LogSoftmaxBackward0', out=True,
+        forward=lambda self_t, result, dim: self_t - (result.exp() * self_t).sum(dim, keepdim=True),
         derivatives={'self': lambda grad, result, dim, self_dtype:
                      aten._log_softmax_backward_data.default(grad, result, dim, self_dtype)},
                      primitive_because="torch's .int overload only casts and calls _log_softmax; this kernel takes dtype itself")
@@ -477,7 +479,7 @@ def _vector_norm_backward(grad, self, result, ord, dim, keepdim):
 
 
 declare('linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, '
-        'ScalarType? dtype=None) -> Tensor', meta=_vector_norm_meta, method=False,
+        'ScalarType? dtype=None) -> Tensor', forward='transpose', meta=_vector_norm_meta, method=False,
         grad_name='LinalgVectorNormBackward0', derivatives={'self': _vector_norm_backward},
         complex_formulas=True)   # NOTE [complex gradients]: |x|-based, right for complex as written
 
@@ -491,7 +493,7 @@ def _sort_meta(self, dim=-1, descending=False, stable=False):
 
 
 declare('sort(Tensor self, int dim=-1, bool descending=False, *, bool? stable=False) -> (Tensor values, '
-        'Tensor indices)', meta=_sort_meta, name='_sort', function=False, method=False, grad_name='SortBackward0',
+        'Tensor indices)', forward='transpose', meta=_sort_meta, name='_sort', function=False, method=False, grad_name='SortBackward0',
         derivatives={'self': lambda grad, result1, self_sizes, dim: _scatter_grad(grad, result1, self_sizes, dim)})
 
 
@@ -508,7 +510,7 @@ def _topk_meta(self, k, dim=-1, largest=True, sorted=True):
 
 
 declare('topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, '
-        'Tensor indices)', meta=_topk_meta, name='_topk', function=False, method=False, grad_name='TopkBackward0',
+        'Tensor indices)', forward='transpose', meta=_topk_meta, name='_topk', function=False, method=False, grad_name='TopkBackward0',
         derivatives={'self': lambda grad, result1, self_sizes, dim: _scatter_grad(grad, result1, self_sizes, dim)})
 
 
@@ -530,7 +532,7 @@ def _kth_meta(self, k, dim=-1, keepdim=False):
     return [(out, self._dtype), (out, D.int64)]
 
 
-declare('kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
+declare('kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)', forward='transpose',
         meta=_kth_meta, name='_kthvalue', function=False, method=False, grad_name='KthvalueBackward0',
         derivatives={'self': lambda grad, result1, self_sizes, dim, keepdim:
                      _scatter_grad(grad, result1, self_sizes, dim, keepdim)})
@@ -554,21 +556,21 @@ def _median_all_meta(self):
     return (), self._dtype
 
 
-declare('median(Tensor self) -> Tensor', meta=_median_all_meta, name='_median_all', function=False, method=False,
+declare('median(Tensor self) -> Tensor', forward='transpose', meta=_median_all_meta, name='_median_all', function=False, method=False,
         grad_name='MedianBackward0',
         derivatives={'self': lambda grad, self, result: _evenly(grad, self, result, nan_ties=True)})
-declare('median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+declare('median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', forward='transpose',
         meta=_median_dim_meta('median'), name='_median_dim', function=False, method=False,
         grad_name='MedianBackward1', derivatives={'self': lambda grad, result1, self_sizes, dim, keepdim:
                                                   _scatter_grad(grad, result1, self_sizes, dim, keepdim)})
-declare('nanmedian(Tensor self) -> Tensor', meta=_median_all_meta, name='_nanmedian_all', function=False,
+declare('nanmedian(Tensor self) -> Tensor', forward='transpose', meta=_median_all_meta, name='_nanmedian_all', function=False,
         method=False, grad_name='NanmedianBackward0',
         derivatives={'self': lambda grad, self, result: _evenly(grad, self, result)})
-declare('nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+declare('nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', forward='transpose',
         meta=_median_dim_meta('median'), name='_nanmedian_dim', function=False, method=False,
         grad_name='NanmedianBackward1', derivatives={'self': lambda grad, result1, self_sizes, dim, keepdim:
                                                      _scatter_grad(grad, result1, self_sizes, dim, keepdim)})
-declare('mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
+declare('mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)', forward='transpose',
         meta=_median_dim_meta('mode'), name='_mode', function=False, method=False, grad_name='ModeBackward0',
         derivatives={'self': lambda grad, result1, self_sizes, dim, keepdim:
                      _scatter_grad(grad, result1, self_sizes, dim, keepdim)})
@@ -619,13 +621,13 @@ def _logcumsumexp_backward(grad, self, result, dim):
     return _rev_cumsum(grad * (c - result).exp(), dim) * (self - c).exp()
 
 
-declare('cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', meta=_scan_meta('cumsum'), out=True,
+declare('cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', forward='linear', meta=_scan_meta('cumsum'), out=True,
         inplace=True,
         derivatives={'self': lambda grad, dim: _rev_cumsum(grad, dim)})
-declare('cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', meta=_scan_meta('cumprod'), out=True,
+declare('cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', forward='transpose', meta=_scan_meta('cumprod'), out=True,
         inplace=True,
         derivatives={'self': _cumprod_backward})
-declare('logcumsumexp(Tensor self, int dim) -> Tensor', meta=_scan_meta('logcumsumexp', False, True), out=True,
+declare('logcumsumexp(Tensor self, int dim) -> Tensor', forward='transpose', meta=_scan_meta('logcumsumexp', False, True), out=True,
         derivatives={'self': _logcumsumexp_backward})
 
 
@@ -636,7 +638,7 @@ def _cumext_meta(self, dim):
 
 
 for _n in ('cummax', 'cummin'):
-    declare(f'{_n}(Tensor self, int dim) -> (Tensor values, Tensor indices)', meta=_cumext_meta, name=f'_{_n}',
+    declare(f'{_n}(Tensor self, int dim) -> (Tensor values, Tensor indices)', meta=_cumext_meta, name=f'_{_n}', forward='transpose',
             function=False, method=False, grad_name=f'{_n.capitalize()}Backward0',
             derivatives={'self': lambda grad, self, result1, dim:     # torch saves self (cummaxmin_backward)
                          _scatter_grad(grad, result1, tuple(self.shape), dim)})

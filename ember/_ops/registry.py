@@ -24,7 +24,7 @@ class OpDecl:
     def __init__(self, schema, meta=None, kind='generic', derivatives=None, composite=None, inplace=False,
                  out=False, method=True, function=True, nn=False, name=None,
                  grad_name=None, differentiable=True, tags=(), doc=None, explicit=None, output_differentiability=None,
-                 first_order=None, complex_formulas=False, autograd_composite=None, ns='aten', primitive_because=None):
+                 first_order=None, complex_formulas=False, autograd_composite=None, ns='aten', primitive_because=None, forward=None):
         self.schema_text = schema
         self.meta = meta
         self.kind = kind
@@ -38,6 +38,10 @@ class OpDecl:
         # True means they are written for complex tensors as they stand (abs, angle, sgn, the FFTs, ...)
         self.complex_formulas = complex_formulas
         self.composite = composite
+        # the forward-mode derivative (NOTE [forward AD] in autograd/forward.py): a formula of the primals, their
+        # tangents (``self_t``) and the results, or a rule's name ('linear', 'self_adjoint', 'transpose',
+        # 'not_implemented'); None: the kind's default (pointwise: self_adjoint, view: linear)
+        self.forward = forward
         # torch's CompositeImplicitAutograd definition of an operator ember also gives a fused kernel (matmul,
         # einsum): with an input that requires grad, the operator records this composite's graph, so it saves
         # what torch's pieces save; with none, the kernel runs. Where it returns None the derivative formulas

@@ -83,7 +83,7 @@ def _cat_backward(grad, tensors_sizes, dim):
     return out
 
 
-declare('cat(Tensor[] tensors, int dim=0) -> Tensor', meta=_cat_meta, out=True, method=False,
+declare('cat(Tensor[] tensors, int dim=0) -> Tensor', forward='linear', meta=_cat_meta, out=True, method=False,
         derivatives={'tensors': lambda grad, tensors_sizes, dim: _cat_backward(grad, tensors_sizes, dim)})
 
 
@@ -110,7 +110,7 @@ def _stack_meta(tensors, dim=0):
     return s0[:d] + (len(tensors),) + s0[d:], dt
 
 
-declare('stack(Tensor[] tensors, int dim=0) -> Tensor', meta=_stack_meta, out=True, method=False,
+declare('stack(Tensor[] tensors, int dim=0) -> Tensor', forward='linear', meta=_stack_meta, out=True, method=False,
         derivatives={'tensors': lambda grad, dim: list(grad.unbind(dim))})
 
 
@@ -147,15 +147,15 @@ def _diagonal_scatter_meta(self, src, offset=0, dim1=0, dim2=1):
 
 
 declare('slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) '
-        '-> Tensor', meta=_slice_scatter_meta, out=True,
+        '-> Tensor', forward='linear', meta=_slice_scatter_meta, out=True,
         derivatives={'self': lambda grad, src_sizes, dim, start, end, step:
                      grad.slice_scatter(_zeros(src_sizes, grad), dim, start, end, step),
                      'src': lambda grad, dim, start, end, step: grad.slice(dim, start, end, step)})
-declare('select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor', meta=_select_scatter_meta,
+declare('select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor', forward='linear', meta=_select_scatter_meta,
         out=True,
         derivatives={'self': lambda grad, src_sizes, dim, index: grad.select_scatter(_zeros(src_sizes, grad), dim, index),
                      'src': lambda grad, dim, index: grad.select(dim, index)})
-declare('diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor',
+declare('diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor', forward='linear',
         meta=_diagonal_scatter_meta, out=True,
         derivatives={'self': lambda grad, src_sizes, offset, dim1, dim2:
                      grad.diagonal_scatter(_zeros(src_sizes, grad), offset, dim1, dim2),
@@ -183,7 +183,7 @@ def _unfold_backward_meta(grad_in, input_sizes, dim, size, step):
     return sizes, grad_in._dtype
 
 
-declare('unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor',
+declare('unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor', forward='linear',
         meta=_unfold_backward_meta, method=False,
         derivatives={'grad_in': lambda grad, dim, size, step: grad.unfold(dim, size, step)})
 
@@ -201,7 +201,7 @@ def _flip_meta(self, dims):
     return tuple(self._a.shape), self._dtype
 
 
-declare('flip(Tensor self, int[] dims) -> Tensor', meta=_flip_meta, out=True,
+declare('flip(Tensor self, int[] dims) -> Tensor', forward='linear', meta=_flip_meta, out=True,
         derivatives={'self': lambda grad, dims: grad.flip(dims)})
 
 
@@ -236,7 +236,7 @@ def _roll_meta(self, shifts, dims=()):
     return tuple(self._a.shape), self._dtype
 
 
-declare('roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor', meta=_roll_meta, out=True,
+declare('roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor', forward='linear', meta=_roll_meta, out=True,
         derivatives={'self': lambda grad, shifts, dims: grad.roll(tuple(-s for s in _ints(shifts)), dims)})
 
 
@@ -290,7 +290,7 @@ def _repeat_backward(grad, self_sizes, repeats):
     return g.reshape(tuple(self_sizes))
 
 
-declare('repeat(Tensor self, SymInt[] repeats) -> Tensor', meta=_repeat_meta, function=False,
+declare('repeat(Tensor self, SymInt[] repeats) -> Tensor', forward='linear', meta=_repeat_meta, function=False,
         derivatives={'self': _repeat_backward})
 
 
@@ -366,9 +366,9 @@ def _tri_meta(name):
     return meta
 
 
-declare('tril(Tensor self, int diagonal=0) -> Tensor', meta=_tri_meta('tril'), inplace=True, out=True,
+declare('tril(Tensor self, int diagonal=0) -> Tensor', forward='linear', meta=_tri_meta('tril'), inplace=True, out=True,
         derivatives={'self': lambda grad, diagonal: grad.tril(diagonal)})
-declare('triu(Tensor self, int diagonal=0) -> Tensor', meta=_tri_meta('triu'), inplace=True, out=True,
+declare('triu(Tensor self, int diagonal=0) -> Tensor', forward='linear', meta=_tri_meta('triu'), inplace=True, out=True,
         derivatives={'self': lambda grad, diagonal: grad.triu(diagonal)})
 
 
@@ -508,7 +508,8 @@ def _constant_pad_meta(self, pad, value=0):
     return tuple(out), self._dtype
 
 
-declare('constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor', meta=_constant_pad_meta, method=False,
+declare('constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor',
+        forward=lambda self_t, pad: aten.constant_pad_nd.default(self_t, pad, 0), meta=_constant_pad_meta, method=False,
         derivatives={'self': lambda grad, pad: aten.constant_pad_nd.default(grad, [-p for p in _ints(pad)], 0)})
 
 _PAD_HELP = ("Supported combinations for non-constant padding:\n"
@@ -626,7 +627,7 @@ def _pad_grad(mode):
 
 for _mode, _name in _PAD_OPS.items():
     for _k in (1, 2, 3):
-        declare(f'{_name}_pad{_k}d(Tensor self, SymInt[{2 * _k}] padding) -> Tensor', meta=_pad_meta(_mode),
+        declare(f'{_name}_pad{_k}d(Tensor self, SymInt[{2 * _k}] padding) -> Tensor', meta=_pad_meta(_mode), forward='linear',
                 method=False, function=False, grad_name=f'{_name.capitalize()}Pad{_k}DBackward0',
                 derivatives={'self': _pad_grad(_mode)})
 
@@ -835,7 +836,7 @@ def _cdist_grads(grad, x1, x2, p, result):
     return g.sum(-2), -g.sum(-3)
 
 
-declare('_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor', meta=_cdist_meta, method=False,
+declare('_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor', forward='transpose', meta=_cdist_meta, method=False,
         derivatives={'x1': lambda grad, x1, x2, p, result: _cdist_grads(grad, x1, x2, p, result)[0],
                      'x2': lambda grad, x1, x2, p, result: _cdist_grads(grad, x1, x2, p, result)[1]})
 
@@ -886,7 +887,7 @@ def _pdist_grad(grad, self, p, result):
     return _zeros(self.shape, self).index_add(0, i, t).index_add(0, j, -t)
 
 
-declare('_pdist_forward(Tensor self, float p=2) -> Tensor', meta=_pdist_meta, method=False, grad_name='PdistBackward0',
+declare('_pdist_forward(Tensor self, float p=2) -> Tensor', forward='transpose', meta=_pdist_meta, method=False, grad_name='PdistBackward0',
         derivatives={'self': _pdist_grad})
 
 

@@ -80,19 +80,19 @@ def _densify(g):
 
 
 declare('_sparse_coo_tensor_with_dims_and_tensors(int sparse_dim, int dense_dim, SymInt[] size, Tensor indices, '
-        'Tensor values, *, bool? is_coalesced=None) -> Tensor', method=False, function=False, tags=('sparse',),
+        'Tensor values, *, bool? is_coalesced=None) -> Tensor', forward='transpose', method=False, function=False, tags=('sparse',),
         derivatives={'values': lambda grad, indices: _sparse_values_at(grad, indices)})
 _sparse_values_at = declare('_sparse_values_at(Tensor self, Tensor indices) -> Tensor', method=False,
                             function=False, derivatives={})
-declare('to_sparse(Tensor self, int? sparse_dim=None) -> Tensor', method=False, function=False, tags=('sparse',),
+declare('to_sparse(Tensor self, int? sparse_dim=None) -> Tensor', forward='linear', method=False, function=False, tags=('sparse',),
         derivatives={'self': lambda grad: _densify(grad)},
         primitive_because="one NumPy nonzero pass (torch's composite only calls _to_sparse)")
-declare('to_dense(Tensor self, ScalarType? dtype=None, *, bool? masked_grad=None) -> Tensor', method=False,
+declare('to_dense(Tensor self, ScalarType? dtype=None, *, bool? masked_grad=None) -> Tensor', forward='linear', method=False,
         function=False, derivatives={'self': lambda grad, self: grad.sparse_mask(self)},
         primitive_because="one scatter into a dense array (torch's composite only calls _to_dense)")
-declare('coalesce(Tensor self) -> Tensor', method=False, function=False, derivatives={'self': lambda grad: grad},
+declare('coalesce(Tensor self) -> Tensor', forward='linear', method=False, function=False, derivatives={'self': lambda grad: grad},
         primitive_because="one sort-and-sum kernel over the COO arrays (torch's composite only calls _coalesce)")
-declare('sparse_mask(Tensor self, Tensor mask) -> Tensor', function=False,
+declare('sparse_mask(Tensor self, Tensor mask) -> Tensor', forward='linear', function=False,
         derivatives={'self': lambda grad: _densify(grad)})
 declare('_values(Tensor self) -> Tensor', method=False, function=False, differentiable=False)
 declare('_indices(Tensor self) -> Tensor', method=False, function=False, differentiable=False)

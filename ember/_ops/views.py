@@ -281,7 +281,7 @@ _v('as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_o
 declare('detach(Tensor(a) self) -> Tensor(a)', meta=_alias_meta, explicit=lambda self: _detach(self),
         differentiable=False)
 _v('alias(Tensor(a) self) -> Tensor(a)', _alias_meta, {'self': lambda grad: grad})
-declare('_unsafe_view(Tensor self, SymInt[] size) -> Tensor', explicit=lambda self, size: _unsafe_view(self, size),
+declare('_unsafe_view(Tensor self, SymInt[] size) -> Tensor', forward='linear', explicit=lambda self, size: _unsafe_view(self, size),
         method=False, function=False, derivatives={'self': lambda grad, self_sizes: grad.reshape(self_sizes)})
 _v('diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)', _diagonal_meta,
    {'self': lambda grad, self_sizes, offset, dim1, dim2: _diagonal_backward(grad, self_sizes, offset, dim1, dim2)})

@@ -19,6 +19,7 @@ from .function import Function, FunctionCtx, once_differentiable
 from . import function
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError
 from . import functional
+from . import forward_ad
 from . import profiler, profiler_util  # noqa: E402  torch.autograd.profiler (the recorder under ember.profiler)
 
 

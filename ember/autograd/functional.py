@@ -1,7 +1,8 @@
 """ember.autograd.functional: Jacobians, Hessians and products with them (torch.autograd.functional).
 
-Everything is reverse mode over ``autograd.grad``: a Jacobian is one backward
-per output element; ``jvp`` and ``hvp`` use the double-backward trick (the
+A Jacobian is one backward per output element (reverse mode over ``autograd.grad``), or with
+``strategy='forward-mode', vectorize=True`` one forward-mode jvp per input element (autograd.forward_ad), as
+torch offers; ``hessian(..., outer_jacobian_strategy='forward-mode')`` is forward-over-reverse; ``jvp`` and ``hvp`` use the double-backward trick (the
 gradient of a vector-Jacobian product with respect to the vector is the
 Jacobian-vector product). ``vectorize=True`` is accepted and computes the same
 result row by row.
@@ -39,6 +40,8 @@ def _prep(inputs, create_graph, need_graph):
     for x in inputs:
         if create_graph and x.requires_grad:
             res.append(x.view_as(x))
+        elif not x.requires_grad:       # an alias keeps a dual tensor's tangents (NOTE [forward AD]); detach drops them
+            res.append(x.view_as(x).requires_grad_(need_graph))
         else:
             res.append(x.detach().requires_grad_(need_graph))
     return tuple(res)
@@ -165,6 +168,15 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
                          'function has more outputs than inputs, "forward-mode" tends to be more performant. '
                          'Otherwise, prefer to use "reverse-mode".')
+    if strategy == 'forward-mode':
+        if create_graph:
+            raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and '
+                                      '`strategy="forward-mode"` are not supported together (yet). Please either set '
+                                      '`create_graph=False` or `strategy="reverse-mode"`.')
+        if not vectorize:
+            raise NotImplementedError('torch.autograd.functional.jacobian: `strategy="forward-mode"` is only '
+                                      'implemented together with `vectorize=True`.')
+        return _jacobian_forward(func, inputs, strict)
     from .. import from_numpy, zeros_like
     with enable_grad():
         is_tuple, inputs = _as_tuple(inputs, 'inputs', 'jacobian')
@@ -193,6 +205,43 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     return result[0] if is_tuple else result[0][0]
 
 
+def _jacobian_forward(func, inputs, strict):
+    """The Jacobian by forward-mode AD: one jvp per input element (NOTE [forward AD]), the columns stacked."""
+    from .. import eye, stack, zeros, zeros_like
+    from . import forward_ad as fwAD
+    is_tuple, inputs = _as_tuple(inputs, 'inputs', 'jacobian')
+    cols = [[] for _ in inputs]       # cols[k][j]: output tangents for element j of input k
+    outputs = out_tuple = None
+    for k, x in enumerate(inputs):
+        n = x.numel()
+        basis = eye(n, dtype=x.dtype).reshape((n,) + tuple(x.shape)) if n else None
+        for j in range(n):
+            with fwAD.dual_level():
+                duals = [fwAD.make_dual(y.detach(), basis[j] if i == k else zeros_like(y))
+                         for i, y in enumerate(inputs)]
+                out_tuple, outs = _as_tuple(func(*duals), 'outputs of the user-provided function', 'jacobian')
+                res = [fwAD.unpack_dual(o) for o in outs]
+                outputs = tuple(r.primal.detach() for r in res)
+                if strict and any(r.tangent is None for r in res):
+                    raise RuntimeError("Output of the user-provided function is independent of input "
+                                       f"{k}. This is not allowed in strict mode.")
+                cols[k].append([zeros_like(r.primal) if r.tangent is None else r.tangent.detach() for r in res])
+    if outputs is None:
+        out_tuple, outputs = _as_tuple(func(*inputs), 'outputs of the user-provided function', 'jacobian')
+    result = []
+    for i, o in enumerate(outputs):
+        per_in = []
+        for k, x in enumerate(inputs):
+            shape = tuple(o.shape) + tuple(x.shape)
+            per_in.append(stack([c[i] for c in cols[k]], -1).reshape(shape) if cols[k] else
+                          zeros(shape, dtype=o.dtype))
+        result.append(per_in)
+    # torch's vectorized forward-mode path returns lists where the reverse one returns tuples
+    if out_tuple:
+        return [r for r in result] if is_tuple else tuple(r[0] for r in result)
+    return result[0] if is_tuple else result[0][0]
+
+
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy='reverse-mode'):
     """The Hessian of a scalar function: for inputs i and j a tensor of shape ``inputs[i].shape + inputs[j].shape``."""
     is_tuple, ins = _as_tuple(inputs, 'inputs', 'hessian')
@@ -204,10 +253,13 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
             raise RuntimeError("The function given to hessian should return a single Tensor with a single element.")
         return jacobian(lambda *ys: func(*ys), xs, create_graph=True, strict=strict)
 
-    res = jacobian(jac_func, ins, create_graph=create_graph, strict=strict)
+    if outer_jacobian_strategy not in ('reverse-mode', 'forward-mode'):
+        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+    res = jacobian(jac_func, ins, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                   strategy=outer_jacobian_strategy)
     if not is_tuple:
-        return res[0][0] if isinstance(res, tuple) and isinstance(res[0], tuple) else \
-            (res[0] if isinstance(res, tuple) else res)
+        return res[0][0] if isinstance(res, (tuple, list)) and isinstance(res[0], (tuple, list)) else \
+            (res[0] if isinstance(res, (tuple, list)) else res)
     return res
 
 

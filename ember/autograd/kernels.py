@@ -432,6 +432,7 @@ def register_all():
             lib.impl(decl.inplace_op.name, inplace_autograd_kernel(decl), 'Autograd', with_keyset=True)
         if decl.out_op is not None:
             lib.impl(decl.out_op.name, out_autograd_kernel(decl), 'Autograd', with_keyset=True)
-    from . import views
+    from . import views, forward
     views.register(lib)
+    forward.register_all(lib)       # NOTE [forward AD]: the ForwardAD kernels, from the same table
     return lib

@@ -15,7 +15,9 @@ import itertools
 import weakref
 
 from ..utils.hooks import RemovableHandle
-from .._core.dispatch_key import AUTOGRAD_BIT
+
+from .._core.dispatch_key import AUTOGRAD_BIT, FORWARD_AD_BIT, BATCHED_BIT
+from .forward import LEVELS as _FW_LEVELS
 
 
 _SEQ = itertools.count()
@@ -186,7 +188,7 @@ def grad_accumulator(t):
 class SavedVariable:
     """A tensor saved for backward, with the version it had when saved (NOTE [version counter])."""
     __slots__ = ('data', 'version', 'is_output', 'output_nr', 'requires_grad', 'packed', 'unpack_hook',
-                 'leaf_ref', 'name')
+                 'leaf_ref', 'name', 'fw_ref')
 
     def __init__(self, t, is_output=False, hooks=None):
         if t._is_inference:
@@ -200,7 +202,10 @@ class SavedVariable:
         self.requires_grad = t._requires_grad or t._grad_fn is not None
         self.unpack_hook = None
         self.leaf_ref = None
+        self.fw_ref = None
         if is_output:
+            if _FW_LEVELS.stack:    # NOTE [forward AD]: the output's tangent is attached after it is saved
+                self.fw_ref = weakref.ref(t)
             t = _strip_grad_fn(t)   # NOTE [saved outputs]
         if hooks is not None:
             pack, self.unpack_hook = hooks
@@ -220,6 +225,9 @@ class SavedVariable:
                 f"gradient, with ember.autograd.set_detect_anomaly(True).")
         if self.is_output:
             out = _strip_grad_fn(t)
+            src = self.fw_ref() if self.fw_ref is not None else None
+            if src is not None and src._fw is not None:
+                out._fw, out._keys = src._fw, out._keys | (src._keys & FORWARD_AD_BIT)
             out._grad_fn = node
             out._output_nr = self.output_nr
             out._keys |= AUTOGRAD_BIT
@@ -232,6 +240,10 @@ def _strip_grad_fn(t):
     from .._core.tensor_impl import make_tensor
     s = make_tensor(t._a, t._dtype, t._device)
     s._vc, s._storage, s._base = t._vc, t._storage, t._base
+    if t._fw is not None:       # NOTE [forward AD]: a saved output keeps its tangents (torch saves its fw_grad)
+        s._fw, s._keys = t._fw, s._keys | (t._keys & FORWARD_AD_BIT)
+    if t._bt is not None:       # NOTE [vmap]: and a BatchedTensor its batch
+        s._bt, s._keys = t._bt, s._keys | (t._keys & BATCHED_BIT)
     if t._grad_fn is None and t._requires_grad:
         return t       # a leaf stays itself, so its gradient edge stays its AccumulateGrad
     return s
