@@ -82,6 +82,17 @@ class OpOverload:
     # function, so ``aten.add.Tensor(x, y)`` costs no extra frame over ``op.call(x, y)``
     __call__ = property(lambda self: self.call)
 
+    def call_in_schema_order(self, args):
+        """Call with every argument given in schema order, keyword-only ones passed by name (for code that
+        rewrites an operator's arguments generically: forward AD's tangent rules, vmap's batching rules)."""
+        pos, kw = [], {}
+        for a, v in zip(self.schema.arguments, args):
+            if a.kwarg_only:
+                kw[a.name] = v
+            else:
+                pos.append(v)
+        return self.call(*pos, **kw)
+
     def __repr__(self):
         return f'<OpOverload {self.name}>'
 

@@ -139,16 +139,6 @@ def _wrap_out(out, level):
     return out
 
 
-def _call(op, args):
-    pos, kw = [], {}
-    for a, v in zip(op.schema.arguments, args):
-        if a.kwarg_only:
-            kw[a.name] = v
-        else:
-            pos.append(v)
-    return op.call(*pos, **kw)
-
-
 def _physical_or_expanded(x, level, B):
     """The physical tensor of a batched argument; an unbatched tensor expanded over the batch."""
     p = unwrap(x, level)
@@ -171,7 +161,7 @@ def _pointwise(op):
                 p = p.reshape((p.shape[0],) + (1,) * (rank - p.dim() + 1) + tuple(p.shape[1:]))
             if p is not None:
                 new[i] = p
-        return _wrap_out(_call(op, new), level)
+        return _wrap_out(op.call_in_schema_order(new), level)
     return rule
 
 
@@ -208,7 +198,7 @@ def _dims_rule(op, dim_args, extra_rank=0, none_means_all=False, shared=()):
                 new[0] = new[0].reshape(new[0].shape[0], -1)
                 new[i] = 1
                 if 'keepdim' in names and args[names.index('keepdim')]:
-                    out = _call(op, new[:names.index('keepdim')] + [False] + new[names.index('keepdim') + 1:])
+                    out = op.call_in_schema_order(new[:names.index('keepdim')] + [False] + new[names.index('keepdim') + 1:])
                     return make_batched(out.reshape((B,) + (1,) * rank), level)
                 continue
             if d is None:
@@ -222,7 +212,7 @@ def _dims_rule(op, dim_args, extra_rank=0, none_means_all=False, shared=()):
                     new[i] = [_norm(x, r) + 1 for x in d]
             else:
                 new[i] = _norm(d, max(r, 1)) + 1
-        return _wrap_out(_call(op, new), level)
+        return _wrap_out(op.call_in_schema_order(new), level)
     return rule
 
 
@@ -230,7 +220,7 @@ def _view_rule(op):
     def rule(level, args):
         p = unwrap(args[0], level)
         size = list(args[1])
-        return _wrap_out(_call(op, [p, [p.shape[0]] + size] + list(args[2:])), level)
+        return _wrap_out(op.call_in_schema_order([p, [p.shape[0]] + size] + list(args[2:])), level)
     return rule
 
 
@@ -258,8 +248,8 @@ def _same_shape_rule(op):
         new = list(args)
         new[0] = unwrap(args[0], level)
         if new[0] is None:
-            return _call(op, args)
-        return _wrap_out(_call(op, new), level)
+            return op.call_in_schema_order(args)
+        return _wrap_out(op.call_in_schema_order(new), level)
     return rule
 
 
@@ -312,9 +302,9 @@ def _conv_rule(op):
         B = px.shape[0]
         if x.dim() == w.dim():      # (N, C, ...) per sample: fold the batch into N
             folded = px.reshape((B * px.shape[1],) + tuple(px.shape[2:]))
-            out = _call(op, [folded] + list(args[1:]))
+            out = op.call_in_schema_order([folded] + list(args[1:]))
             return make_batched(out.reshape((B, px.shape[1]) + tuple(out.shape[1:])), level)
-        return make_batched(_call(op, [px] + list(args[1:])), level)    # (C, ...) per sample: the batch is N
+        return make_batched(op.call_in_schema_order([px] + list(args[1:])), level)    # (C, ...) per sample: the batch is N
     return rule
 
 
@@ -412,7 +402,7 @@ def _embedding_rule(op):
         pi = unwrap(indices, level)
         if unwrap(weight, level) is not None or pi is None:
             return _fallback(op, level, args)
-        return make_batched(_call(op, [weight, pi] + list(args[2:])), level)
+        return make_batched(op.call_in_schema_order([weight, pi] + list(args[2:])), level)
     return rule
 
 
@@ -435,7 +425,7 @@ def _inplace_pointwise(op, functional_rule):
             q = unwrap(args[i], level)
             if q is not None:
                 new[i] = q.reshape((q.shape[0],) + (1,) * (rank - q.dim() + 1) + tuple(q.shape[1:]))
-        _call(op, new)
+        op.call_in_schema_order(new)
         return args[0]
     return rule
 
@@ -451,7 +441,7 @@ def _conv_weight_grad_rule(op):
             pg, px = pg.unsqueeze(1), px.unsqueeze(1)
         N = px.shape[1]
         fold = lambda p: p.transpose(0, 1).reshape((N, -1) + tuple(p.shape[3:]))
-        out = _call(op, [fold(pg), fold(px), [B * wsizes[0]] + list(wsizes[1:]), stride, padding, dilation,
+        out = op.call_in_schema_order([fold(pg), fold(px), [B * wsizes[0]] + list(wsizes[1:]), stride, padding, dilation,
                          groups * B])
         return make_batched(out.reshape([B] + list(wsizes)), level)
     return rule
@@ -467,7 +457,7 @@ def _roll_rule(op):
             return dims_rule(level, args)
         p = _physical_or_expanded(self, level, _batch_size(args, level))
         flat = p.reshape(p.shape[0], -1)
-        return make_batched(_call(op, [flat, shifts, [1]]).reshape(tuple(p.shape)), level)
+        return make_batched(op.call_in_schema_order([flat, shifts, [1]]).reshape(tuple(p.shape)), level)
     return rule
 
 
@@ -484,7 +474,7 @@ def _fold_rule(op, spatial):
             if t == 'Tensor' and isinstance(args[i], TensorImpl):
                 p = _physical_or_expanded(args[i], level, B)
                 new[i] = p.reshape((-1,) + tuple(p.shape[2:])) if batched_image else p
-        out = _call(op, new)
+        out = op.call_in_schema_order(new)
 
         def unfold(o):
             return make_batched(o.reshape((B, -1) + tuple(o.shape[1:])) if batched_image else o, level)
@@ -499,11 +489,11 @@ def _random_rule(op):
             raise RuntimeError(_RANDOM_ERROR)
         p = unwrap(args[0], level)
         if r == 'same' and p is not None:
-            one = _call(op, [p[0]] + list(args[1:]))
+            one = op.call_in_schema_order([p[0]] + list(args[1:]))
             outs = one if isinstance(one, tuple) else (one,)
             res = tuple(make_batched(o.unsqueeze(0).expand((p.shape[0],) + tuple(o.shape)), level) for o in outs)
             return res if isinstance(one, tuple) else res[0]
-        return _fallback(op, level, args, warn=False) if p is None else _wrap_out(_call(op, [p] + list(args[1:])), level)
+        return _fallback(op, level, args, warn=False) if p is None else _wrap_out(op.call_in_schema_order([p] + list(args[1:])), level)
     return rule
 
 
@@ -528,7 +518,7 @@ def _fallback(op, level, args, warn=True):
             else:
                 p = unwrap(a, level)
                 sl.append(p[i] if p is not None else a)
-        per.append(_call(op, sl))
+        per.append(op.call_in_schema_order(sl))
     if 'inplace' in op.tags:
         return args[0]
     first = per[0]

@@ -141,17 +141,6 @@ def _zeros_like(x):
     return aten.zeros_like.default(x)
 
 
-def _call(op, args):
-    """Call ``op`` with its arguments in schema order (keyword-only ones by name)."""
-    pos, kw = [], {}
-    for a, v in zip(op.schema.arguments, args):
-        if a.kwarg_only:
-            kw[a.name] = v
-        else:
-            pos.append(v)
-    return op.call(*pos, **kw)
-
-
 def _diff_names(decl):
     names = []
     for k in decl.derivatives:
@@ -178,7 +167,7 @@ def _linear_rule(decl):
             elif isinstance(a, (list, tuple)):
                 new[p] = type(a)((tangent(x, lvl) if tangent(x, lvl) is not None else _zeros_like(x))
                                  if isinstance(x, TensorImpl) else x for x in a)
-        return _call(op, new)
+        return op.call_in_schema_order(new)
     return rule
 
 
@@ -203,7 +192,7 @@ def _multilinear_rule(decl):
                     new[p] = type(a)(t if k == j else y for k, y in enumerate(items))
                 else:
                     new[p] = t
-                term = _call(op, new)
+                term = op.call_in_schema_order(new)
                 total = term if total is None else total + term
         return total
     return rule
@@ -440,7 +429,7 @@ def _inplace_fallback(op, ks, args):
     decl = op.decl
     levels = visible_levels(args)
     functional = decl.op
-    tmp = _call(functional, args)
+    tmp = functional.call_in_schema_order(args)
     out = op.redispatch(ks & _BELOW, *args)
     copy_tangents(args[0], tmp, levels)
     return out
