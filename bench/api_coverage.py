@@ -23,7 +23,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NAMESPACES = ['torch', 'torch.Tensor', 'torch.nn', 'torch.nn.functional', 'torch.nn.init', 'torch.nn.utils',
               'torch.optim', 'torch.optim.lr_scheduler', 'torch.utils.data', 'torch.linalg', 'torch.special',
               'torch.fft', 'torch.distributions', 'torch.autograd', 'torch.amp', 'torch.cuda', 'torch.backends',
-              'torch.multiprocessing', 'torch.accelerator']
+              'torch.multiprocessing', 'torch.accelerator', 'torch.fx', 'torch.func', 'torch.distributed', 'torch.export',
+              'torch.onnx', 'torch.profiler']
 
 
 def _torch_obj(path):
