@@ -39,6 +39,13 @@ CALLS = {
     'max other': lambda L, x, m: L.max(x, -x),
     'min other kw': lambda L, x, m: L.min(x, other=L.zeros(3)),
     'min dim out': lambda L, x, m: tuple(L.min(x, 1, out=(L.empty(0), L.empty(0, dtype=L.int64)))),
+    'sort stable kw': lambda L, x, m: tuple(x.sort(stable=True, dim=0, descending=True)),
+    'sort out': lambda L, x, m: tuple(L.sort(x, 1, out=(L.empty(0), L.empty(0, dtype=L.int64)))),
+    'topk': lambda L, x, m: tuple(x.topk(2, largest=False)),
+    'median all': lambda L, x, m: L.median(x),
+    'median dim': lambda L, x, m: tuple(x.median(1, keepdim=True)),
+    'cummin': lambda L, x, m: tuple(L.cummin(x, 0)),
+    'kthvalue': lambda L, x, m: tuple(L.kthvalue(x, 2, 1)),
 }
 
 
@@ -63,6 +70,8 @@ def test_named_returns_are_return_types():
     lambda L, x, m: L.max(x, keepdim=True),
     lambda L, x, m: x.scatter(0, L.tensor([[0]])),
     lambda L, x, m: L.repeat_interleave(x, 2.5),
+    lambda L, x, m: L.median(x, dim=None),
+    lambda L, x, m: L.sort(x, 0, True, True),
 ])
 def test_no_binding_overload_is_torchs_type_error(call):
     for L in (torch, ember):

@@ -643,6 +643,13 @@ for _n in ('cummax', 'cummin'):
             derivatives={'self': lambda grad, self, result1, dim:     # torch saves self (cummaxmin_backward)
                          _scatter_grad(grad, result1, tuple(self.shape), dim)})
 
+# the public functions of the value-and-index reductions: their named returns give ember.return_types.<name>,
+# and out= is routed by the group (overloads.py)
+for _n in ('sort', 'topk', 'kthvalue', 'mode', 'cummax', 'cummin'):
+    overloads(_n, _n)
+overloads('median', 'median', 'median.dim')
+overloads('nanmedian', 'nanmedian', 'nanmedian.dim')
+
 
 # --- composites ----------------------------------------------------------------------
 

@@ -1,30 +1,17 @@
 """Public reductions whose torch signatures are not one schema, returning torch's return types.
 
 ``var``/``std`` take ``unbiased`` positionally or ``correction=``; ``norm`` maps ``p`` onto
-``linalg.vector_norm``; ``sort``, ``topk``, ... return ``ember.return_types`` named tuples and accept ``out=``.
-Each function here is also installed as the ``Tensor`` method of the same name. (``max``/``min`` are overload
-groups: ember/_ops/overloads.py.)
+``linalg.vector_norm``. Each function here is also installed as the ``Tensor`` method of the same name.
+(``max``/``min``, ``sort``, ``topk``, ``median`` and the other value-and-index reductions are overload groups,
+declared with their operators: ember/_ops/overloads.py.)
 """
 from .._tensor import Tensor
-from .. import return_types
-from ..return_types import _structseq
 from .._core.dtype import check_cast
 from ..ops import aten
 
 _resize_output_ = aten._resize_output_.default
 
-__all__ = ['var', 'std', 'var_mean', 'std_mean', 'norm', 'sort', 'topk', 'kthvalue', 'median',
-           'mode', 'nanmedian', 'cummax', 'cummin']
-
-
-# --- return types ----------------------------------------------------------------
-
-for _name, _fields in [('sort', 'values indices'), ('topk', 'values indices'), ('kthvalue', 'values indices'),
-                       ('median', 'values indices'), ('nanmedian', 'values indices'), ('mode', 'values indices'),
-                       ('cummax', 'values indices'), ('cummin', 'values indices'),
-                       ('histogram', 'hist bin_edges')]:
-    _structseq(_name, _fields.split())
-_RT = return_types
+__all__ = ['var', 'std', 'var_mean', 'std_mean', 'norm']
 
 
 def _write_out(out, res):
@@ -135,82 +122,6 @@ def norm(input, p='fro', dim=None, keepdim=False, out=None, dtype=None):
 
 # --- sorting and selection ---------------------------------------------------------------
 
-def sort(input, dim=-1, descending=False, stable=False, *, out=None):
-    """Values sorted along ``dim`` and the indices that sort them (stable; NaN sorts as the largest).
-
-    >>> sort(tensor([3, 1, 2])).indices.tolist()
-    [1, 2, 0]
-    """
-    return _finish(aten.sort.default(input, dim, descending, stable=stable), out, _RT.sort)
-
-
-def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
-    """The ``k`` largest (or smallest) elements along ``dim`` and their indices.
-
-    >>> topk(tensor([1., 5., 3.]), 2).values.tolist()
-    [5.0, 3.0]
-    """
-    return _finish(aten.topk.default(input, k, dim, largest, sorted), out, _RT.topk)
-
-
-def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
-    """The ``k``-th smallest element along ``dim`` and its index.
-
-    >>> kthvalue(tensor([4., 1., 3.]), 2).values.item()
-    3.0
-    """
-    return _finish(aten.kthvalue.default(input, k, dim, keepdim), out, _RT.kthvalue)
-
-
-def median(input, dim=None, keepdim=False, *, out=None):
-    """The lower median of all elements, or ``(values, indices)`` along ``dim``.
-
-    >>> median(tensor([1., 4., 2., 3.])).item()
-    2.0
-    """
-    if dim is None:
-        return _finish(aten.median.default(input), out)
-    return _finish(aten.median.dim(input, dim, keepdim), out, _RT.median)
-
-
-def nanmedian(input, dim=None, keepdim=False, *, out=None):
-    """`median` ignoring NaN: the lower median of the non-NaN values (NaN where there are none).
-
-    >>> nanmedian(tensor([1., float('nan'), 3., 2.])).item()
-    2.0
-    """
-    if dim is None:
-        return _finish(aten.nanmedian.default(input), out)
-    return _finish(aten.nanmedian.dim(input, dim, keepdim), out, _RT.nanmedian)
-
-
-def mode(input, dim=-1, keepdim=False, *, out=None):
-    """The most frequent value along ``dim`` (the smallest of ties) and the index of its last occurrence.
-
-    >>> mode(tensor([1, 2, 2, 3])).values.item()
-    2
-    """
-    return _finish(aten.mode.default(input, dim, keepdim), out, _RT.mode)
-
-
-def cummax(input, dim, *, out=None):
-    """Running maximum along ``dim`` and where it was found.
-
-    >>> cummax(tensor([1, 3, 2]), 0).values.tolist()
-    [1, 3, 3]
-    """
-    return _finish(aten.cummax.default(input, dim), out, _RT.cummax)
-
-
-def cummin(input, dim, *, out=None):
-    """Running minimum along ``dim`` and where it was found.
-
-    >>> cummin(tensor([3, 1, 2]), 0).indices.tolist()
-    [0, 1, 1]
-    """
-    return _finish(aten.cummin.default(input, dim), out, _RT.cummin)
-
-
 def _methods():
     def method(f):
         def m(self, *args, **kwargs):
@@ -219,7 +130,7 @@ def _methods():
         m.__doc__ = f.__doc__
         m._generated = False
         return m
-    for f in (var, std, norm, sort, topk, kthvalue, median, nanmedian, mode, cummax, cummin):
+    for f in (var, std, norm):
         setattr(Tensor, f.__name__, method(f))
 
 

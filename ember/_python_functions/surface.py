@@ -359,7 +359,8 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     [2.0, 1.0]
     """
     E = _E()
-    from .reductions import return_types
+    from ..return_types import _structseq
+    histogram_t = _structseq('histogram', ['hist', 'bin_edges'])
     if not input.is_floating_point():
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{input.type().split('.')[-1][:-6]}'")
     x = input.reshape(-1)
@@ -398,10 +399,10 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     hist = hist[:nb]
     if density:
         hist = hist / (hist.sum() * edges.diff())
-    res = return_types.histogram(hist, edges)
+    res = histogram_t(hist, edges)
     if out is not None:
         from .reductions import _write_out
-        return return_types.histogram(*_write_out(out, tuple(res)))
+        return histogram_t(*_write_out(out, tuple(res)))
     return res
 
 
