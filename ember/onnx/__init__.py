@@ -70,7 +70,10 @@ class ONNXProgram:
         onnx.save_model(self.model_proto, destination)
 
     def initialize_inference_session(self, initializer=None):
-        import onnxruntime
+        try:
+            import onnxruntime
+        except ImportError as e:
+            raise ImportError('running an exported ONNX program needs onnxruntime: pip install onnxruntime') from e
         self._session = onnxruntime.InferenceSession(self.model_proto.SerializeToString(),
                                                      providers=['CPUExecutionProvider'])
 
