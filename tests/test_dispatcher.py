@@ -113,7 +113,21 @@ def test_cache_is_used_and_cleared():
     with Library('tlib5', 'DEF') as lib:
         lib.define('k(Tensor x) -> Tensor')
         lib.impl('k', lambda a: a, 'CPU')
-        assert not op.cache               # any kernel registration clears every cache
+        k = ember.ops.tlib5.k.default
+        k(ember.ones(2))
+        assert op.cache and k.cache       # another operator's kernel leaves mul's resolution alone
+        lib.impl('k', lambda a: a * 3, 'Meta')
+        assert not k.cache and op.cache   # a kernel registered for k clears k's cache only
+        assert ember.ops.tlib5.k.default(ember.ones(2)).tolist() == [1.0, 1.0]
+    ember.ones(2) * 2
+    assert op.cache
+    from ember._dispatch import dispatcher
+    from ember._core.dispatch_key import DispatchKey
+    dispatcher.register_fallback(DispatchKey.PrivateUse1, lambda op_, ks, *args: None)
+    try:
+        assert not op.cache               # a fallback may change any operator's resolution: every cache clears
+    finally:
+        dispatcher.unregister_fallback(DispatchKey.PrivateUse1)
 
 
 class Recorder(EmberDispatchMode):
