@@ -21,6 +21,18 @@ def materialize(sample, dtype, seed=0):
     return conv(list(sample.args)), {k: conv(v) for k, v in sample.kwargs.items()}
 
 
+
+def complexify(x, rng):
+    """A float64 sample made complex: each float64 array gets a random imaginary part (lists, tuples inside)."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64:
+        return x + 1j * rng.uniform(-1, 1, x.shape)
+    if isinstance(x, list):
+        return [complexify(y, rng) for y in x]
+    if isinstance(x, tuple):
+        return tuple(complexify(y, rng) for y in x)
+    return x
+
+
 def to_lib(x, lib, requires_grad=False, device=None):
     """NumPy arrays -> tensors of ``lib`` (ember or torch), keeping non-contiguous layouts."""
     if isinstance(x, np.ndarray):

@@ -12,7 +12,7 @@ import torch
 
 import ember
 from opinfo import OPS
-from _harness import materialize, to_lib, call, flat, as_np
+from _harness import materialize, to_lib, call, flat, as_np, complexify
 
 
 # The decompositions' complex derivatives (Hermitian and unitary gauge terms) are not written: ember raises
@@ -30,15 +30,6 @@ def _cases():
                 if name in KNOWN else ()
             yield pytest.param(info, id=name, marks=marks)
 
-
-def _complexify(x, rng):
-    if isinstance(x, np.ndarray) and x.dtype == np.float64:
-        return x + 1j * rng.uniform(-1, 1, x.shape)
-    if isinstance(x, list):
-        return [_complexify(y, rng) for y in x]
-    if isinstance(x, tuple):
-        return tuple(_complexify(y, rng) for y in x)
-    return x
 
 
 def _is_t(x):
@@ -69,7 +60,7 @@ def compare(info):
                for x in flat(args) + flat(list(kwargs.values()))):
             continue        # complex infinities: C99 Annex G (torch) and NumPy's arithmetic differ, not autograd
         rng = np.random.default_rng(i + 50)
-        args, kwargs = _complexify(args, rng), {k: _complexify(v, rng) for k, v in kwargs.items()}
+        args, kwargs = complexify(args, rng), {k: complexify(v, rng) for k, v in kwargs.items()}
         if not any(isinstance(x, np.ndarray) and x.dtype.kind == 'c' for x in flat(args) + flat(list(kwargs.values()))):
             continue
         try:

@@ -8,7 +8,7 @@ import torch.autograd.forward_ad as tfw
 import ember
 import ember.autograd.forward_ad as efw
 from opinfo import OPS
-from _harness import materialize, to_lib, call, flat, as_np
+from _harness import materialize, to_lib, call, flat, as_np, complexify
 
 _SKIP_FD = {'round', 'floor', 'ceil', 'trunc', 'frac', 'sign', 'sgn', 'fmod', 'remainder', 'floor_divide',
             # floating inputs that are not differentiable (class weights, total_weight): torch's tangent and ember's
@@ -48,7 +48,7 @@ def _samples(info, dtype):
         args, kwargs = materialize(s, 'float64', seed=i)
         if dtype == 'complex':
             rng = np.random.default_rng(i + 50)
-            args, kwargs = _complexify(args, rng), {k: _complexify(v, rng) for k, v in kwargs.items()}
+            args, kwargs = complexify(args, rng), {k: complexify(v, rng) for k, v in kwargs.items()}
         targs, tkw = _tangents(args, kwargs, i, info.name in _SYMMETRIC)
         if any(t is not None for t in flat(targs) + flat(list(tkw.values()))):
             yield s, args, kwargs, targs, tkw
@@ -65,16 +65,6 @@ def _torch_answers(info, dtype):
             continue
     return False
 
-
-def _complexify(x, rng):
-    """The float64 sample made complex (each floating array gets an imaginary part), as test_complex_autograd."""
-    if isinstance(x, np.ndarray) and x.dtype == np.float64:
-        return x + 1j * rng.uniform(-1, 1, x.shape)
-    if isinstance(x, list):
-        return [_complexify(y, rng) for y in x]
-    if isinstance(x, tuple):
-        return tuple(_complexify(y, rng) for y in x)
-    return x
 
 
 def _tangents(args, kwargs, seed, symmetric=False):
@@ -141,14 +131,7 @@ def test_jvp_matches_torch_and_finite_differences(info, dtype):
     if dtype == 'complex' and info.name in _XFAIL_COMPLEX:
         pytest.xfail(_XFAIL_COMPLEX[info.name])
     checked = 0
-    for i, s in enumerate(info.samples('float64')):
-        args, kwargs = materialize(s, 'float64', seed=i)
-        if dtype == 'complex':
-            rng = np.random.default_rng(i + 50)
-            args, kwargs = _complexify(args, rng), {k: _complexify(v, rng) for k, v in kwargs.items()}
-        targs, tkw = _tangents(args, kwargs, i, info.name in _SYMMETRIC)
-        if not any(t is not None for t in flat(targs) + flat(list(tkw.values()))):
-            continue
+    for s, args, kwargs, targs, tkw in _samples(info, dtype):
         try:
             call(info, torch, to_lib(args, torch), to_lib(kwargs, torch))     # an error sample: test_ops checks it
             expect = _jvp(info, torch, tfw, args, kwargs, targs, tkw)
