@@ -300,8 +300,6 @@ def test_set_default_tensor_type_and_typename():
 
 
 def test_deliberately_absent_names_say_why():
-    with pytest.raises(NotImplementedError, match='issue 12'):
-        ember.compile(ember.nn.Linear(2, 2))
     m = ember.nn.Linear(2, 2)
     assert ember.compile(m, disable=True) is m
     with pytest.raises(NotImplementedError, match='TorchScript'):

@@ -162,6 +162,7 @@ def functional_kernel(op, fn, key):
     g.update(_meta=meta, _fn=fn, _explain=_explainer(op, fn, key, meta_backend), _SEQS=(tuple, list))
     k = _compile('\n'.join(lines) + '\n', f'{"meta" if meta_backend else key.name.lower()}::{op.name}', g)
     k.__qualname__ = f'{"meta" if meta_backend else key.name.lower()}::{op.schema.full_name}'
+    k.array_fn = fn          # the backend's array kernel, for code that calls it without tensors (ember._inductor)
     if kind == 'pointwise' and not meta_backend and accepts_out(fn):
         k.write_in_place = _inplace_source(op, names, pre, args, meta, fn)
     return k

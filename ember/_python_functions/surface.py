@@ -281,16 +281,11 @@ def is_warn_always_enabled():
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', mode=None, options=None,
             disable=False):
-    """Not in ember yet: ``ember.compile`` is issue 12 (capture, guards, graph breaks, a fusing code generator).
-
-    ``disable=True`` is honoured (it returns the model unchanged, as torch does); anything else raises
-    rather than silently running eager code under a compile-shaped name.
-    """
-    if disable:
-        return model if model is not None else (lambda m: m)
-    raise NotImplementedError("ember.compile (torch.compile) is not implemented yet: it is tracked as issue 12 "
-                              "(graph capture, guards and a code generator). Run the model eagerly, or pass "
-                              "disable=True.")
+    """Compile a function or module: capture, guards, AOTAutograd and generated array code (ember._dynamo,
+    NOTE [capture and guards]). torch.compile's signature and behaviour."""
+    from .._dynamo import compile as _compile        # imported on first use: import ember stays fast
+    return _compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options,
+                    disable=disable)
 
 
 def get_device_module(device=None):

@@ -177,7 +177,8 @@ class PythonKeyTracer:
             inputs = []
             for name, a in zip(_arg_names(f, len(args)), args):
                 leaves, spec = pytree.tree_flatten(a)
-                inputs.append(pytree.tree_unflatten([self.placeholder(f'{name}_1', x) for x in leaves], spec))
+                inputs.append(pytree.tree_unflatten([self.placeholder(f'{name}_{i + 1}', x) for i, x in enumerate(leaves)],
+                                                    spec))      # a list argument's leaves: pl_1, pl_2, as torch
         with self.modes():
             try:
                 out = f(*inputs)

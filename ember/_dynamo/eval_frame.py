@@ -1,0 +1,420 @@
+"""``ember.compile``: capture with guards, a cache of compiled versions, graph breaks.
+
+NOTE [capture and guards]: torch's Dynamo reads a function's bytecode; ember captures by running the
+function once on fake tensors under the dispatcher-level tracer (make_fx's, through AOTAutograd's
+``trace``), so what it records is what reached the dispatcher, and Python control flow is resolved while
+tracing. A graph so captured is only valid while everything the trace depended on is unchanged; those
+conditions are its *guards*, checked on every call before the compiled version runs:
+
+* each tensor argument's sizes, strides, dtype, device and ``requires_grad``; each other argument's value
+  (an int or a flag the code branched on), or its identity (any other object);
+* the grad mode and the autocast state;
+* the modules that ran during the trace: their ``training`` flags (``model.eval()`` recompiles);
+* the tensors the graph reads from outside (parameters, buffers): their identity is held by the graph, so
+  an optimizer updating them in place needs nothing; their sizes, dtype and ``requires_grad`` are guarded.
+
+The arguments' part of the guards is one tuple, the key of a dict of compiled versions, so a call costs one
+tuple build and one dict lookup; the rest is checked on the version found. A call that no version accepts
+compiles again (``recompiles`` in the logs says which guard failed); after ``config.cache_size_limit``
+versions the function warns and runs eagerly.
+
+Graph breaks: Python that needs a tensor's *value* (``.item()``, ``bool(t)`` in an ``if``, ``.tolist()``,
+printing) cannot be captured by tracing on fake tensors. Without bytecode to resume from, ember breaks at
+the granularity it has: a module whose forward breaks runs its own code eagerly while each of its child
+modules is compiled on its own (recursively), and a plain function runs eagerly; either way the reason is
+recorded (``ember._dynamo.explain``) and ``fullgraph=True`` raises ``Unsupported`` naming the user's line.
+"""
+import functools
+import inspect
+import time
+import traceback
+import warnings
+
+import ember
+from ember.utils import _pytree as pytree
+
+from .. import _logging
+from . import config
+from .backends import lookup_backend
+from .exc import Unsupported, RecompileLimitWarning, BackendCompilerFailed
+from .._functorch.aot_autograd import trace
+
+__all__ = ['compile', 'OptimizedModule', 'reset', 'counters', 'CompiledFunction']
+
+counters = {'frames': 0, 'compiles': 0, 'recompiles': 0, 'graph_breaks': 0, 'unique_graphs': 0}
+_ALL = []            # every compiled callable, for reset()
+
+
+def reset():
+    """Forget every compiled version (torch._dynamo.reset)."""
+    for c in _ALL:
+        c.cache.clear()
+        c.entries.clear()
+        c.broken = None
+    for k in counters:
+        counters[k] = 0
+
+
+class _GraphBreak(Exception):
+    def __init__(self, reason, user_frame, cause):
+        super().__init__(reason)
+        self.reason, self.user_frame, self.cause = reason, user_frame, cause
+
+
+def _describe_arg(flat_names, i):
+    return flat_names[i] if i < len(flat_names) else f'arg[{i}]'
+
+
+def _arg_key(x):
+    if isinstance(x, ember.Tensor):       # the array's shape and strides: the same facts, no Size objects
+        a = x._a
+        return (a.shape, a.strides, x._dtype, x._device, x.requires_grad)
+    if x is None or x.__class__ in (int, float, bool, str):
+        return (x.__class__, x)
+    return ('id', id(x))
+
+
+class _Entry:
+    """One compiled version: its guards and how to run it."""
+
+    def __init__(self, key, runtime, traced, modules, guards, graph_break=None):
+        self.key, self.runtime, self.traced = key, runtime, traced
+        self.modules = modules            # (module, training flag at trace)
+        self.attr_meta = [(t, t._a.shape, t._dtype, t.requires_grad) for t in
+                          (traced.attrs.values() if traced is not None else ())
+                          if isinstance(t, ember.Tensor)]
+        self.guards = guards
+        self.graph_break = graph_break
+        self.single_output = traced is not None and traced.out_spec.num_leaves == 1 and \
+            pytree.tree_unflatten([0], traced.out_spec) == 0
+
+    def check(self):
+        """The guards beyond the key; the first failing one's text, or None."""
+        for m, training in self.modules:
+            if m.training is not training:
+                return f'{type(m).__name__}.training == {training}'
+        for t, shape, dtype, rg in self.attr_meta:
+            if t._a.shape != shape or t._dtype is not dtype or t.requires_grad is not rg:
+                return f'a parameter or buffer of shape {list(shape)} changed shape, dtype or requires_grad'
+        return None
+
+
+def _user_frame(tb):
+    from ember.fx.experimental.proxy_tensor import _user_frame as uf
+    return uf(tb)
+
+
+def _break_reason(e):
+    from ember.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+    from ember.fx.experimental.proxy_tensor import _is_fake_data_access
+    frame = _user_frame(e.__traceback__)
+    where = f'{frame.filename}:{frame.lineno} ({frame.line})' if frame is not None else 'unknown location'
+    if isinstance(e, GuardOnDataDependentSymNode) or _is_fake_data_access(e):
+        return f'data-dependent operation at {where}: Python needs a tensor value (item(), bool(), tolist(), ' \
+               f'print) that tracing on fake tensors does not have', frame
+    return f'{type(e).__name__} while tracing at {where}: {e}', frame
+
+
+class _Collector:
+    """The modules that run while tracing (for their ``training`` guards)."""
+
+    def __init__(self):
+        self.modules = {}
+
+    def __enter__(self):
+        from ember.nn.modules.module import register_module_forward_pre_hook
+        self.h = register_module_forward_pre_hook(lambda m, args: self.modules.setdefault(id(m), m) and None)
+        return self
+
+    def __exit__(self, *exc):
+        self.h.remove()
+
+
+class CompiledFunction:
+    """``ember.compile(fn)``: calls ``fn`` through its cache of compiled versions (NOTE [capture and guards])."""
+
+    def __init__(self, fn, backend, fullgraph, dynamic, mode, owner=None):
+        self.fn = fn
+        self.backend = lookup_backend(backend)
+        self.fullgraph, self.dynamic, self.mode = fullgraph, dynamic, mode
+        self.owner = owner             # the module, when compiling a module's call
+        self.cache = {}                # key -> [entries]
+        self.entries = []
+        self.broken = None             # a graph break that made this callable eager for good
+        self.children = None
+        self.break_reasons = []
+        _ALL.append(self)
+        functools.update_wrapper(self, fn)
+
+    # --- the call ---------------------------------------------------------------------------------
+    def _key(self, flat):
+        return (tuple(_arg_key(x) for x in flat), ember.is_grad_enabled(), ember.is_autocast_enabled('cpu'))
+
+    def __call__(self, *args, **kwargs):
+        if not _enabled[0]:
+            return self.fn(*args, **kwargs)
+        if not kwargs and all(a.__class__ is _Tensor for a in args):
+            flat, spec = args, None          # the common case: tensors only, no pytree walk
+        else:
+            flat, spec = pytree.tree_flatten((args, kwargs))
+        key = self._key(flat)
+        bucket = self.cache.get(key)
+        entry = None
+        failed = None
+        if bucket is not None:
+            for e in bucket:
+                failed = e.check()
+                if failed is None:
+                    entry = e
+                    break
+        if entry is None:
+            if self.broken is not None:
+                return self._run_broken(args, kwargs)
+            if len(self.entries) >= config.cache_size_limit:
+                if not getattr(self, '_limit_warned', False):
+                    self._limit_warned = True
+                    warnings.warn(f'ember.compile: {self._name()} hit config.cache_size_limit '
+                                  f'({config.cache_size_limit}); running it eagerly from now on. Last reason: '
+                                  f'{failed or self._why(key)}', RecompileLimitWarning, stacklevel=2)
+                return self.fn(*args, **kwargs)
+            if spec is None:
+                flat, spec = pytree.tree_flatten((args, kwargs))
+            entry = self._compile(flat, spec, key, failed)
+            if entry is None:
+                return self._run_broken(args, kwargs)
+        if entry.graph_break is not None:
+            return self._run_broken(args, kwargs)
+        tensors = flat if spec is None else [x for x in flat if isinstance(x, ember.Tensor)]
+        outs = entry.runtime(tensors)
+        if entry.single_output:
+            return outs[0]
+        return pytree.tree_unflatten(outs, entry.traced.out_spec)
+
+    def _name(self):
+        return getattr(self.fn, '__qualname__', None) or type(self.fn).__name__
+
+    def _why(self, key):
+        """Which guard of the most recent version the key fails, in words (for ``recompiles``)."""
+        if not self.entries:
+            return 'first call'
+        old = self.entries[-1].key
+        if old[1] != key[1]:
+            return f'grad mode changed: is_grad_enabled() == {old[1]}'
+        if old[2] != key[2]:
+            return 'autocast state changed'
+        names = self.entries[-1].arg_names
+        for i, (a, b) in enumerate(zip(old[0], key[0])):
+            if a != b:
+                n = _describe_arg(names, i)
+                if len(a) == 5 and len(b) == 5:
+                    for what, j in (('size', 0), ('stride', 1), ('dtype', 2), ('device', 3), ('requires_grad', 4)):
+                        if a[j] != b[j]:
+                            return f'tensor {n} {what} mismatch: expected {a[j]!r}, actual {b[j]!r}'
+                return f'{n} changed: expected {a[-1]!r}, actual {b[-1]!r}'
+        if len(old[0]) != len(key[0]):
+            return f'number of arguments changed: {len(old[0])} -> {len(key[0])}'
+        return 'a guard failed'
+
+    # --- compiling ---------------------------------------------------------------------------------
+    def _compile(self, flat, spec, key, failed):
+        counters['frames'] += 1
+        if self.entries:
+            counters['recompiles'] += 1
+            _logging.log('recompiles', f'Recompiling function {self._name()}\n    triggered by: '
+                                       f'{failed or self._why(key)}')
+        t0 = time.perf_counter()
+        want_grad = ember.is_grad_enabled() and self.backend.wants_joint
+        try:
+            _tracing[0] = True
+            with _Collector() as col:
+                traced = trace(self.fn, flat, spec, want_grad)
+        except Exception as e:
+            _tracing[0] = False
+            reason, frame = _break_reason(e)
+            counters['graph_breaks'] += 1
+            self.break_reasons.append(reason)
+            _logging.log('graph_breaks', f'Graph break in {self._name()}: {reason}')
+            if self.fullgraph:
+                raise Unsupported(f'ember.compile(fullgraph=True) could not capture {self._name()} as one graph: '
+                                  f'{reason}') from e
+            self.broken = reason
+            return None
+        _tracing[0] = False
+        modules = [(m, m.training) for m in col.modules.values()]
+        example = [x for x in flat if isinstance(x, ember.Tensor)]
+        _logging.log('graph_code', f'TRACED GRAPH ({self._name()})\n{_graph_code(traced)}')
+        try:
+            runtime = self.backend.build(traced, example)
+        except Exception as e:
+            if config.suppress_errors:
+                warnings.warn(f'ember.compile: backend {self.backend.name} failed ({e}); running eagerly')
+                self.broken = f'backend failed: {e}'
+                return None
+            raise BackendCompilerFailed(f'backend={self.backend.name!r} raised:\n{type(e).__name__}: {e}') from e
+        guards = _guard_texts(self, key, modules, traced)
+        entry = _Entry(key, runtime, traced, modules, guards)
+        entry.arg_names = _flat_names(self.fn, spec, flat)
+        entry.compile_time = time.perf_counter() - t0
+        self.cache.setdefault(key, []).append(entry)
+        self.entries.append(entry)
+        counters['compiles'] += 1
+        counters['unique_graphs'] += 1 + (runtime.backward_graph is not None)
+        _logging.log('guards', 'GUARDS:\n' + '\n'.join('  ' + g for g in guards))
+        if _logging.enabled('aot_graphs') and runtime.backward_graph is not None:
+            _logging.log('aot_graphs', f'FORWARD GRAPH\n{runtime.forward_graph.python_code("self").src}\n'
+                                       f'BACKWARD GRAPH\n{runtime.backward_graph.python_code("self").src}')
+        if _logging.enabled('output_code'):
+            _logging.log('output_code', _output_code(runtime))
+        return entry
+
+    def _run_broken(self, args, kwargs):
+        """After a graph break: a module runs its own code eagerly with its children compiled; a function
+        runs eagerly."""
+        owner = self.owner
+        if owner is None or not owner._modules:
+            return self.fn(*args, **kwargs)
+        if self.children is None:
+            self.children = {name: CompiledFunction(type(m).forward.__get__(m), self.backend, False, self.dynamic,
+                                                    self.mode, owner=m) for name, m in owner.named_children()}
+        saved = []
+        try:
+            for name, m in owner.named_children():
+                saved.append((m, m.__dict__.get('forward')))
+                m.__dict__['forward'] = _ChildForward(self.children[name], m)
+            return self.fn(*args, **kwargs)
+        finally:
+            for m, f in saved:
+                if f is None:
+                    m.__dict__.pop('forward', None)
+                else:
+                    m.__dict__['forward'] = f
+
+
+class _ChildForward:
+    """A child module's ``forward`` while its parent runs eagerly after a graph break: the child's compiled
+    forward. The instance attribute is taken away while the child runs, so the child's own trace (or its
+    eager run) finds the class's forward."""
+
+    def __init__(self, compiled, module):
+        self.compiled, self.module = compiled, module
+
+    def __call__(self, *args, **kwargs):
+        m = self.module
+        mine = m.__dict__.pop('forward')
+        try:
+            return self.compiled(*args, **kwargs)
+        finally:
+            m.__dict__['forward'] = mine
+
+
+def _flat_names(fn, spec, flat):
+    """A name per flat argument for messages: the parameter it came from (``x``), or ``args[i]``."""
+    try:
+        params = [p for p in inspect.signature(fn).parameters]
+    except (TypeError, ValueError):
+        params = []
+    args, kwargs = pytree.tree_unflatten(list(range(len(flat))), spec)
+    out = [f'arg[{i}]' for i in range(len(flat))]
+    for i, a in enumerate(args):
+        base = params[i] if i < len(params) and params[i] not in ('args', 'kwargs') else f'args[{i}]'
+        for leaf in pytree.tree_leaves(a):
+            out[leaf] = base
+    for k, v in kwargs.items():
+        for leaf in pytree.tree_leaves(v):
+            out[leaf] = k
+    return out
+
+
+def _guard_texts(cf, key, modules, traced):
+    g = [f'is_grad_enabled() == {key[1]}', f"is_autocast_enabled('cpu') == {key[2]}"]
+    for i, k in enumerate(key[0]):
+        if len(k) == 5:
+            g.append(f'arg {i}: Tensor size={list(k[0])} stride={list(k[1])} dtype={k[2]} device={k[3]} '
+                     f'requires_grad={k[4]}')
+        elif k[0] == 'id':
+            g.append(f'arg {i}: the same object (id {k[1]})')
+        else:
+            g.append(f'arg {i} == {k[1]!r}')
+    for m, training in modules:
+        g.append(f'{type(m).__name__} (id {id(m)}).training == {training}')
+    for name, t in traced.attrs.items():
+        if isinstance(t, ember.Tensor):
+            g.append(f'{name}: the same tensor, size={list(t.shape)} dtype={t.dtype} requires_grad={t.requires_grad}')
+    return g
+
+
+def _graph_code(traced):
+    return traced.graph.python_code('self').src
+
+
+def _output_code(runtime):
+    parts = []
+    for what in ('fn', 'fwd', 'bwd'):
+        r = getattr(runtime, what, None)
+        code = getattr(r, 'code', None)
+        if code is not None:
+            parts.append(f'# {what}\n{code}')
+    return '\n'.join(parts)
+
+
+_enabled = [True]
+_Tensor = ember.Tensor
+_tracing = [False]
+
+
+class OptimizedModule(ember.nn.Module):
+    """What ``ember.compile(module)`` returns: calls go through the compiled ``module.__call__``;
+    parameters, ``state_dict`` and attributes are the original module's (``_orig_mod``)."""
+
+    def __init__(self, mod, compiled):
+        super().__init__()
+        self._orig_mod = mod
+        self.__dict__['_compiled'] = compiled
+
+    def __call__(self, *args, **kwargs):
+        return self.__dict__['_compiled'](*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        return self.__dict__['_compiled'](*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name == '_orig_mod':
+            return self._modules['_orig_mod']
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._modules['_orig_mod'], name)
+
+    def state_dict(self, *args, **kwargs):
+        return self._orig_mod.state_dict(*args, **kwargs)
+
+    def load_state_dict(self, *args, **kwargs):
+        return self._orig_mod.load_state_dict(*args, **kwargs)
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', mode=None, options=None,
+            disable=False):
+    """Compile a function or module (torch.compile's signature); see NOTE [capture and guards].
+
+    Returns a callable with the same behaviour as ``model``: on each call, the compiled version whose guards
+    accept the arguments runs (compiling one if none does). Usable as a decorator, with or without
+    arguments.
+    """
+    if mode is not None and mode not in ('default', 'reduce-overhead', 'max-autotune', 'max-autotune-no-cudagraphs'):
+        raise RuntimeError(f'Unrecognized mode={mode}, should be one of: default, reduce-overhead, max-autotune, '
+                           'max-autotune-no-cudagraphs')
+    if mode is not None and options is not None:
+        raise RuntimeError('Either mode or options can be specified, but both can\'t be specified at the same '
+                           'time.')
+    if model is None:
+        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                                 options=options, disable=disable)
+    if disable:
+        return model
+    lookup_backend(backend)           # an unknown backend fails here, not at the first call
+    if isinstance(model, ember.nn.Module):
+        cf = CompiledFunction(model._call_impl, backend, fullgraph, dynamic, mode, owner=model)
+        return OptimizedModule(model, cf)
+    if not callable(model):
+        raise RuntimeError(f'ember.compile expects a callable or a Module, got {type(model).__name__}')
+    return CompiledFunction(model, backend, fullgraph, dynamic, mode)

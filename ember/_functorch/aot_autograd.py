@@ -1,0 +1,305 @@
+"""AOTAutograd: trace a function's forward and backward ahead of time, split them, run them as one
+``autograd.Function`` (torch._functorch.aot_autograd).
+
+NOTE [AOTAutograd]: eager autograd records a node per operator while the forward runs and walks them
+during ``backward()``. A compiler wants both passes as graphs it can optimise, so:
+
+1. **Capture** (``trace``): the function runs once on fake tensors (FakeTensorMode: shapes and dtypes, no
+   data) under make_fx's recording mode. Tensor arguments become placeholders; tensors the function reads
+   from elsewhere (a module's parameters and buffers) become ``get_attr`` nodes that hold the real tensor,
+   so each call reads its current value. When gradients are wanted, the trace goes on through
+   ``ember.autograd.grad(outputs, inputs, tangents)``: the engine's derivative formulas are operator
+   calls, so they are recorded too, and the graph becomes the *joint* graph
+   ``(primals, tangents) -> (outputs, gradients)``.
+2. **Partition** (``partition``): every node that depends on a tangent belongs to the backward; the rest
+   is the forward. The forward values the backward reads are *saved*: the forward graph returns them after
+   the outputs, the backward graph takes them as placeholders before the tangents. A saved value that a
+   cheap pointwise operator makes from other saved values or inputs is recomputed in the backward instead
+   of saved (torch's default partitioner's rule), which keeps fewer activations alive.
+3. **Run** (``CompiledFunction``): an ``autograd.Function`` whose forward runs the forward graph and keeps
+   the saved values, and whose backward runs the backward graph. To the rest of ember it is one node, so
+   ``loss.backward()``, hooks on parameters (their ``AccumulateGrad`` nodes are the Function's inputs'),
+   ``clip_grad_norm_`` and optimizers work unchanged.
+
+How each graph runs is the backend's choice: ``'aot_eager'`` runs them through the dispatcher as fx
+GraphModules; ``'inductor'`` generates array code for them (ember._inductor).
+"""
+import operator
+
+import ember
+from ember.utils import _pytree as pytree
+from ember.fx.graph import Graph
+from ember.fx.experimental.proxy_tensor import PythonKeyTracer
+from ember._subclasses.fake_tensor import FakeTensorMode
+
+from .._dispatch.dispatcher import OpOverload
+
+__all__ = ['trace', 'partition', 'Traced', 'CompiledFunction', 'build_runtime']
+
+
+class _Tracer(PythonKeyTracer):
+    """make_fx's tracer, with a tensor read from outside the function and its fake twin one node (the
+    autograd formulas see the twin, the function's code the real tensor)."""
+
+    def node_of(self, t):
+        node = self._nodes.get(t)
+        if node is None and self.fake_mode is not None and t.device.type != 'meta':
+            twin = self.fake_mode.from_tensor(t)
+            node = self._nodes.get(twin)
+            if node is None:
+                node = super().node_of(t)
+                self._nodes[twin] = node
+            else:
+                self._nodes[t] = node
+        return node if node is not None else super().node_of(t)
+
+
+class Traced:
+    """What capture produced: the graph, the tensors its get_attr nodes read, and the bookkeeping to call it.
+
+    ``graph``: ``(inputs..., tangents...) -> (outputs..., gradients...)`` (no tangents, no gradients when
+    ``joint`` is False); ``n_inputs`` tensor placeholders; ``diff_inputs``: which of them (by position) and
+    which attrs (by name) the gradients are for; ``out_spec`` rebuilds the function's output structure from
+    the flat outputs; ``out_diff``: which outputs are differentiable; ``out_meta``: (shape, dtype) per output.
+    """
+
+    def __init__(self, graph, attrs, n_inputs, out_spec, out_is_tensor, out_diff, out_meta, joint,
+                 diff_inputs, diff_attrs, n_tangents):
+        self.graph, self.attrs, self.n_inputs = graph, attrs, n_inputs
+        self.out_spec, self.out_is_tensor, self.out_diff, self.out_meta = out_spec, out_is_tensor, out_diff, out_meta
+        self.joint, self.diff_inputs, self.diff_attrs, self.n_tangents = joint, diff_inputs, diff_attrs, n_tangents
+
+    @property
+    def n_outputs(self):
+        return len(self.out_is_tensor)
+
+    def ops(self):
+        return [n.target for n in self.graph.nodes if n.op == 'call_function' and isinstance(n.target, OpOverload)]
+
+
+def trace(fn, flat_args, in_spec, want_grad):
+    """Capture ``fn(*args, **kwargs)`` (``flat_args``/``in_spec``: the pytree of ``(args, kwargs)``) on fake
+    tensors; with ``want_grad``, through the backward too (NOTE [AOTAutograd]). Errors the function raises
+    on fake tensors (data-dependent Python control flow, above all) propagate to the caller."""
+    # no decomposition table: ember's fused primitives (linear, matmul and their backward kernels) stay whole,
+    # as eager ember runs them (make_fx decomposes them to show torch's graphs)
+    tracer = _Tracer({}, FakeTensorMode())
+    graph = tracer.graph
+    inputs = []
+    n_inputs = 0
+    for i, a in enumerate(flat_args):
+        if isinstance(a, ember.Tensor):
+            inputs.append(tracer.placeholder(f'arg{n_inputs}_1', a))
+            n_inputs += 1
+        else:
+            inputs.append(a)
+    with ember.autograd.set_grad_enabled(want_grad):
+        with tracer.modes():
+            args, kwargs = pytree.tree_unflatten(inputs, in_spec)
+            out = fn(*args, **kwargs)
+        flat_out, out_spec = pytree.tree_flatten(out)
+        out_is_tensor = [isinstance(o, ember.Tensor) for o in flat_out]
+        out_diff = [isinstance(o, ember.Tensor) and o.requires_grad and o.dtype.is_floating_point
+                    for o in flat_out]
+        out_meta = [(tuple(o.shape), o.dtype) if isinstance(o, ember.Tensor) else None for o in flat_out]
+        diff_inputs = [i for i, x in enumerate(a for a in inputs if isinstance(a, ember.Tensor))
+                       if x.requires_grad]
+        in_tensors = [a for a in inputs if isinstance(a, ember.Tensor)]
+        diff_attrs = [name for name, t in tracer.attrs.items() if isinstance(t, ember.Tensor) and t.requires_grad]
+        joint = want_grad and any(out_diff) and (diff_inputs or diff_attrs)
+        grads = []
+        n_tangents = 0
+        if joint:
+            diff_outs = [o for o, d in zip(flat_out, out_diff) if d]
+            first_op = next(n for n in graph.nodes if n.op != 'placeholder')
+            tangents = []
+            for i, o in enumerate(diff_outs):
+                t = ember.empty(tuple(o.shape), dtype=o.dtype, device='meta')
+                with graph.inserting_before(first_op):
+                    tangents.append(tracer.placeholder(f'tangents_{i + 1}', t))
+            n_tangents = len(tangents)
+            wrt = [in_tensors[i] for i in diff_inputs] + \
+                  [tracer.fake_mode.from_tensor(tracer.attrs[n]) for n in diff_attrs]
+            with tracer.modes():
+                grads = list(ember.autograd.grad(diff_outs, wrt, tangents, allow_unused=True))
+        else:
+            diff_inputs, diff_attrs = [], []
+    tracer.output(list(flat_out) + grads)
+    attrs = dict(tracer.attrs)
+    return Traced(graph, attrs, n_inputs, out_spec, out_is_tensor, out_diff, out_meta, bool(joint),
+                  diff_inputs, diff_attrs, n_tangents)
+
+
+# --- partitioning ---------------------------------------------------------------------------------
+_RANDOM = ('rand', 'bernoulli', 'dropout', 'normal', 'uniform', 'multinomial', 'exponential', 'rrelu')
+
+
+def _is_cheap_pointwise(node):
+    t = node.target
+    return (node.op == 'call_function' and isinstance(t, OpOverload) and t.decl is not None
+            and t is t.decl.op and t.decl.kind == 'pointwise' and not any(r in t.schema.name for r in _RANDOM))
+
+
+def partition(traced):
+    """Split a joint graph into ``(forward graph, backward graph, number of saved values)``
+    (NOTE [AOTAutograd]). The forward graph returns ``outputs + saved``; the backward graph takes
+    ``saved + tangents`` and returns one gradient (or None) per differentiable input."""
+    graph = traced.graph
+    nodes = list(graph.nodes)
+    out_node = nodes[-1]
+    flat = list(out_node.args[0])
+    outs, grads = flat[:traced.n_outputs], flat[traced.n_outputs:]
+    tangent_nodes = [n for n in nodes if n.op == 'placeholder' and n.name.startswith('tangents_')]
+    bwd = set(tangent_nodes)
+    for n in nodes:
+        if n.op != 'output' and n not in bwd and any(a in bwd for a in n.all_input_nodes):
+            bwd.add(n)
+    # backward nodes are the ones that lead to a gradient; the rest of the tangent-free nodes are forward
+    needed = set()
+    stack = [g for g in grads if hasattr(g, 'op')]
+    while stack:
+        n = stack.pop()
+        if n in needed:
+            continue
+        needed.add(n)
+        stack.extend(n.all_input_nodes)
+    fwd_nodes = [n for n in nodes if n.op != 'output' and n not in bwd]
+    bwd_nodes = [n for n in nodes if n in bwd and n in needed or n in tangent_nodes]
+    # recompute cheap pointwise values in the backward instead of saving them, when their inputs are saved
+    # anyway (or are inputs): fewer activations kept alive between the passes
+    bwd_set = set(bwd_nodes)
+    fwd_set = set(fwd_nodes)
+
+    def saved_set():
+        s = []
+        seen = set()
+        for n in bwd_nodes:
+            for a in n.all_input_nodes:
+                if a in fwd_set and a not in bwd_set and a not in seen:
+                    seen.add(a)
+                    s.append(a)
+        for g in grads:
+            if hasattr(g, 'op') and g in fwd_set and g not in bwd_set and g not in seen:
+                seen.add(g)
+                s.append(g)
+        return s
+    changed = True
+    while changed:
+        changed = False
+        saved = saved_set()
+        sset = set(saved)
+        for n in saved:
+            if _is_cheap_pointwise(n) and n not in outs and all(
+                    a in sset or a.op in ('placeholder', 'get_attr') for a in n.all_input_nodes):
+                # recompute: move a copy of n into the backward
+                bwd_set.add(n)
+                changed = True
+        if changed:
+            bwd_nodes = [n for n in nodes if n in bwd_set]
+    saved = saved_set()
+
+    fg = Graph()
+    env = {}
+    for n in fwd_nodes:
+        env[n] = fg.node_copy(n, lambda a: env[a])
+    fwd_out = [env[o] if hasattr(o, 'op') else o for o in outs] + [env[s] for s in saved]
+    fg.output(fwd_out)
+    fg.eliminate_dead_code()
+
+    bg = Graph()
+    benv = {}
+    for s in saved:
+        p = bg.placeholder(s.name)
+        p.meta = dict(s.meta)
+        benv[s] = p
+    for t in tangent_nodes:
+        p = bg.placeholder(t.name)
+        p.meta = dict(t.meta)
+        benv[t] = p
+    for n in bwd_nodes:
+        if n in benv:
+            continue
+        if n.op in ('placeholder',):
+            continue
+        benv[n] = bg.node_copy(n, lambda a: benv[a])
+    bg.output([benv[g] if hasattr(g, 'op') else g for g in grads])
+    bg.eliminate_dead_code()
+    return fg, bg, len(saved)
+
+
+# --- running -----------------------------------------------------------------------------------
+class CompiledFunction(ember.autograd.Function):
+    """One autograd node for a compiled forward/backward pair (NOTE [AOTAutograd])."""
+
+    @staticmethod
+    def forward(ctx, rt, *tensors):
+        outs, saved = rt.run_forward(tensors)
+        ctx.rt = rt
+        ctx.saved = saved
+        ctx.mark_non_differentiable(*[o for o, d in zip(outs, rt.traced.out_diff) if not d and o is not None])
+        return tuple(outs)
+
+    @staticmethod
+    def backward(ctx, *grad_outs):
+        rt = ctx.rt
+        saved, ctx.saved = ctx.saved, None           # freed as the eager graph frees its saved tensors
+        if saved is None:
+            raise RuntimeError('Trying to backward through the graph a second time (or directly access saved '
+                               'tensors after they have already been freed). Saved intermediate values of the '
+                               'graph are freed when you call .backward() or autograd.grad(). Specify '
+                               'retain_graph=True if you need to backward through the graph a second time or if '
+                               'you need to access saved tensors after calling backward.')
+        tangents = []
+        for g, d, m in zip(grad_outs, rt.traced.out_diff, rt.traced.out_meta):
+            if d:
+                tangents.append(g if g is not None else ember.zeros(m[0], dtype=m[1]))
+        grads = rt.run_backward(saved, tangents)
+        return (None,) + tuple(grads)
+
+
+def build_runtime(traced, compile_graph):
+    """The object that runs ``traced``: ``compile_graph(graph, attrs, name, kind)`` turns a graph into a
+    callable taking and returning tensors (``kind``: 'forward', 'backward' or 'inference')."""
+    if traced.joint:
+        return _TrainingRuntime(traced, compile_graph)
+    return _InferenceRuntime(traced, compile_graph)
+
+
+class _InferenceRuntime:
+    def __init__(self, traced, compile_graph):
+        self.traced = traced
+        self.forward_graph = traced.graph
+        self.backward_graph = None
+        self.fn = compile_graph(traced.graph, traced.attrs, 'forward', 'inference')
+
+    def __call__(self, tensors):
+        return self.fn(tensors)
+
+
+class _TrainingRuntime:
+    def __init__(self, traced, compile_graph):
+        self.traced = traced
+        fg, bg, self.n_saved = partition(traced)
+        self.forward_graph, self.backward_graph = fg, bg
+        self.fwd = compile_graph(fg, traced.attrs, 'forward', 'forward')
+        self.bwd = compile_graph(bg, traced.attrs, 'backward', 'backward')
+        self.diff_attr_tensors = [traced.attrs[n] for n in traced.diff_attrs]
+        self.n_out = traced.n_outputs
+
+    def run_forward(self, tensors):
+        r = self.fwd(tensors[:self.traced.n_inputs])
+        return r[:self.n_out], r[self.n_out:]
+
+    def run_backward(self, saved, tangents):
+        grads = self.bwd(list(saved) + list(tangents))
+        n_in = self.traced.n_inputs
+        full = [None] * (n_in + len(self.diff_attr_tensors))
+        for k, i in enumerate(self.traced.diff_inputs):
+            full[i] = grads[k]
+        for k in range(len(self.diff_attr_tensors)):
+            full[n_in + k] = grads[len(self.traced.diff_inputs) + k]
+        return full
+
+    def __call__(self, tensors):
+        outs = CompiledFunction.apply(self, *tensors, *self.diff_attr_tensors)
+        return list(outs)

@@ -1,0 +1,305 @@
+"""Code generation: an aten graph becomes one Python function over NumPy arrays.
+
+NOTE [array code generation]: eager ember pays, per operator call, for the dispatcher (key set, cache), the
+meta function (shapes, dtypes, errors), autograd recording and wrapping the result in a Tensor: about 20 µs of
+Python around kernels that often take a few µs. A captured graph already knows all of that: the fake
+tensors of the trace (``node.meta['val']``) carry every shape and dtype, the errors were raised while
+tracing, and autograd is handled outside the graph (AOTAutograd). So each node becomes one line calling the
+backend's array kernel itself (the ``array_fn`` the CPU backend registered for the operator, the same
+function eager ember runs), with what the adapter would do at run time decided here once:
+
+* pointwise operators: inputs are cast to the computation dtype only where the trace says they differ, and
+  the kernel writes into a planned buffer (``out=``) when it can (NOTE [buffer planning]);
+* generic operators: arguments unwrapped as the adapter unwraps them (``dtype=`` resolved by the meta function
+  at compile time), results checked against the traced dtype;
+* views: NumPy's own view functions (``reshape``, ``transpose``, ``broadcast_to``, indexing), which share
+  memory as ember's views do, so in-place operators later in the graph write where eager ember writes;
+* in-place operators: the functional kernel, then ``np.copyto`` into the target (what the in-place
+  adapter does);
+* anything else (random operators with a Generator, complex views, user operators without an array kernel)
+  falls back to the operator itself, called through the dispatcher on tensors wrapped around the arrays,
+  under ``no_grad``: slower, never wrong. ``fallback_ops`` lists them, and ``output_code`` shows them as
+  ``_eager(...)`` calls.
+
+The result is readable Python, what ``EMBER_LOGS=output_code`` prints::
+
+    def call(arg0_1, arg1_1, arg2_1):
+        t = arg1_1.T
+        addmm = _k_addmm(arg2_1, arg0_1, t, 1, 1)
+        relu = _k_relu(addmm, out=_buf0)
+        ...
+"""
+import operator
+
+import numpy as np
+
+from .._core.dispatch_key import DispatchKey
+from .._core.tensor_impl import TensorImpl, adopt
+from .._core import device as _devmod
+from .._ops.adapters import accepts_out, _int_scalar
+from .._dispatch.dispatcher import OpOverload
+from . import buffers as _buffers
+
+__all__ = ['generate', 'CompiledGraph']
+
+_CPU = DispatchKey.CPU
+
+
+class CompiledGraph:
+    """A generated array program: ``run(arrays) -> list of arrays``; ``source`` is its code."""
+
+    def __init__(self, fn, source, fallback_ops, nbuffers):
+        self.fn, self.source, self.fallback_ops, self.nbuffers = fn, source, fallback_ops, nbuffers
+
+    def __call__(self, *arrays):
+        return self.fn(*arrays)
+
+
+def _val(a):
+    """A node argument's traced value (fake tensor for a Node)."""
+    if hasattr(a, 'meta') and hasattr(a, 'op'):
+        return a.meta.get('val')
+    if isinstance(a, (list, tuple)):
+        return type(a)(_val(e) for e in a)
+    return a
+
+
+def _bind(op, args, kwargs):
+    """Arguments in schema order, defaults filled in."""
+    out = []
+    for i, a in enumerate(op.schema.arguments):
+        if i < len(args) and not a.kwarg_only:
+            out.append(args[i])
+        elif a.name in kwargs:
+            out.append(kwargs[a.name])
+        else:
+            out.append(a.default)
+    return out
+
+
+def _is_node(a):
+    return hasattr(a, 'op') and hasattr(a, 'users')
+
+
+def _default_generator():
+    from .. import random
+    return random.default_generator
+
+
+def _fix(r, np_dtype):
+    """A generic kernel's result as the adapter leaves it: an array of the traced dtype."""
+    if r.__class__ is not np.ndarray:
+        r = np.asarray(r)
+    if r.dtype != np_dtype:
+        r = r.astype(np_dtype)
+    return r
+
+
+def _eager(op, args, kwargs):
+    """Run ``op`` through the dispatcher on tensors wrapped around the arrays (the fallback)."""
+    from .. import autograd
+    cpu = _devmod.canonical('cpu')
+
+    def wrap(a):
+        if isinstance(a, np.ndarray):
+            return adopt(a, cpu)
+        if isinstance(a, (list, tuple)):
+            return type(a)(wrap(e) for e in a)
+        return a
+
+    def unwrap(r):
+        if isinstance(r, TensorImpl):
+            return r._a
+        if isinstance(r, (list, tuple)):
+            return tuple(unwrap(e) for e in r)
+        return r
+    with autograd.grad_mode.no_grad():
+        return unwrap(op(*wrap(args), **{k: wrap(v) for k, v in kwargs.items()}))
+
+
+# --- views as NumPy views -------------------------------------------------------------------
+def _dims(d, n):
+    return d + n if d < 0 else d
+
+
+def _view_reshape(self_v, out_v, args):
+    return 'reshape', (tuple(out_v.shape),)
+
+
+def _view_lowering(name, node, sv, ov, bound):
+    """(template, extra globals) for a view op NumPy expresses, else None. ``{0}`` is the input array."""
+    n = sv.dim() if sv is not None else 0
+    shape = tuple(ov.shape)
+    if name in ('view', '_unsafe_view', 'reshape', 'view_as', 'squeeze', 'unsqueeze', 'flatten', 'unflatten'):
+        return f'{{0}}.reshape({shape!r})'
+    if name in ('alias', 'detach', 'lift_fresh', 'view_of'):
+        return '{0}'
+    if name == 't':
+        return '{0}.T'
+    if name in ('transpose', 'swapaxes', 'swapdims'):
+        d0, d1 = _dims(bound[1], n), _dims(bound[2], n)
+        return f'{{0}}.swapaxes({d0}, {d1})'
+    if name == 'permute':
+        return f'{{0}}.transpose({tuple(_dims(d, n) for d in bound[1])!r})'
+    if name in ('expand', 'expand_as'):
+        return f'_np.broadcast_to({{0}}, {shape!r})'
+    if name == 'select':
+        d, i = _dims(bound[1], n), bound[2]
+        return '{0}[' + ', '.join([':'] * d + [str(i)]) + ']'
+    if name == 'slice':
+        d, start, end, step = _dims(bound[1], n), bound[2], bound[3], bound[4]
+        size = sv.shape[d]
+        start = 0 if start is None else (start + size if start < 0 else start)
+        end = size if end is None else (end + size if end < 0 else end)
+        start, end = max(0, min(start, size)), max(0, min(end, size))
+        return '{0}[' + ', '.join([':'] * d + [f'{start}:{max(start, end)}:{step}']) + ']'
+    return None
+
+
+class _Emitter:
+    def __init__(self, graph, attrs, plan):
+        self.graph = graph
+        self.attrs = attrs            # get_attr target -> tensor
+        self.plan = plan              # node -> buffer slot (NOTE [buffer planning])
+        self.g = {'_np': np, '_fix': _fix, '_eager': _eager, '_gen': _default_generator, 'operator': operator}
+        self.lines = []
+        self.fallback_ops = []
+        self._consts = {}
+
+    def const(self, value, stem):
+        key = (stem, id(value))
+        name = self._consts.get(key)
+        if name is None:
+            name = f'_{stem}{len(self._consts)}'
+            self._consts[key] = name
+            self.g[name] = value
+        return name
+
+    def expr(self, a):
+        """Source for a node argument: a Node's variable, literals, or a global holding the value."""
+        if _is_node(a):
+            return a.name
+        if isinstance(a, (list, tuple)):
+            inner = ', '.join(self.expr(e) for e in a)
+            return f'[{inner}]' if isinstance(a, list) else f'({inner}{"," if len(a) == 1 else ""})'
+        if a is None or isinstance(a, (bool, str)) or (type(a) is int):
+            return repr(a)
+        if type(a) is float and np.isfinite(a):
+            return repr(a)
+        return self.const(a, 'c')
+
+    def kernel_name(self, op, fn):
+        return self.const(fn, 'k_' + op.schema.name.strip('_'))
+
+    # --- one node -----------------------------------------------------------------------
+    def emit(self, node):
+        if node.op == 'get_attr':
+            self.lines.append(f'{node.name} = {self.const(self.attrs[node.target], "attr")}._a')
+        elif node.op == 'call_function':
+            if node.target is operator.getitem:
+                self.lines.append(f'{node.name} = {self.expr(node.args[0])}[{node.args[1]!r}]')
+            elif isinstance(node.target, OpOverload):
+                self.lines.append(f'{node.name} = {self.lower(node)}')
+            else:
+                raise NotImplementedError(f'cannot generate code for {node.target}')
+        elif node.op == 'output':
+            outs = node.args[0]
+            flat = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+            self.lines.append(f'return [{", ".join(self.expr(o) for o in flat)}]')
+        elif node.op != 'placeholder':
+            raise NotImplementedError(f'cannot generate code for a {node.op} node')
+
+    def lower(self, node):
+        op = node.target
+        decl = op.decl
+        k = op.kernels.get(_CPU)
+        fn = getattr(k, 'array_fn', None)
+        if decl is not None and op is decl.op:
+            bound = _bind(op, node.args, node.kwargs)
+            if decl.kind == 'view':
+                src = _view_lowering(op.schema.name, node, _val(bound[0]), node.meta.get('val'), bound)
+                if src is not None:
+                    return src.format(self.expr(bound[0]))
+            elif fn is not None and decl.kind == 'pointwise':
+                return self.pointwise(node, op, decl, fn, bound)
+            elif fn is not None and decl.meta is not None and decl.kind == 'generic':
+                return self.generic(node, op, decl, fn, bound)
+        elif decl is not None and op is decl.inplace_op:
+            fk = decl.op.kernels.get(_CPU)
+            ffn = getattr(fk, 'array_fn', None)
+            if ffn is not None and decl.kind in ('pointwise', 'generic') and decl.meta is not None:
+                bound = _bind(decl.op, node.args, node.kwargs)
+                r = (self.pointwise(node, decl.op, decl, ffn, bound, inplace=True) if decl.kind == 'pointwise'
+                     else self.generic(node, decl.op, decl, ffn, bound))
+                return f'_np.copyto({self.expr(bound[0])}, {r}, casting="unsafe") or {self.expr(bound[0])}'
+        return self.fallback(node, op)
+
+    def fallback(self, node, op):
+        self.fallback_ops.append(str(op))
+        args = ', '.join(self.expr(a) for a in node.args)
+        kwargs = '{' + ', '.join(f'{k!r}: {self.expr(v)}' for k, v in node.kwargs.items()) + '}'
+        return f'_eager({self.const(op, "op")}, ({args}{"," if len(node.args) == 1 else ""}), {kwargs})'
+
+    def _unwrap_args(self, op, bound, cd=None, dtype_np=None):
+        parts = []
+        for a, v in zip(op.schema.arguments, bound):
+            bt = a.base_type
+            if bt == 'Tensor':
+                e = self.expr(v)
+                if _is_node(v) and cd is not None and v.meta['val'].dtype is not cd:
+                    e = f'{e}.astype({self.const(cd.np, "dt")})'
+                elif not _is_node(v) and v is not None and cd is not None and type(v) is int and cd.category <= 1:
+                    e = self.expr(_int_scalar(v, cd))
+                parts.append(e)
+            elif bt == 'Generator':
+                parts.append(f'({self.expr(v)} if {self.expr(v)} is not None else _gen())._rng' if v is not None
+                             else '_gen()._rng')
+            elif bt == 'ScalarType' and a.name == 'dtype' and dtype_np is not None:
+                parts.append(self.const(dtype_np, 'dt'))
+            else:
+                parts.append(self.expr(v))
+        return parts
+
+    def pointwise(self, node, op, decl, fn, bound, inplace=False):
+        vals = [_val(v) for v in bound]
+        shape, od, cd = decl.meta(*vals)
+        args = self._unwrap_args(op, bound, cd)
+        kname = self.kernel_name(op, fn)
+        slot = None if inplace else self.plan.get(node)
+        if slot is not None and od is cd and accepts_out(fn):
+            return f'{kname}({", ".join(args)}, out={slot})'
+        call = f'{kname}({", ".join(args)})'
+        if tuple(shape) == () or od is not cd:
+            return f'_fix({call}, {self.const(od.np, "dt")})'
+        return call
+
+    def generic(self, node, op, decl, fn, bound):
+        vals = [_val(v) for v in bound]
+        m = decl.meta(*vals)
+        dtype_np = m[1].np if isinstance(m, tuple) and len(m) > 1 and hasattr(m[1], 'np') else None
+        args = self._unwrap_args(op, bound, None, dtype_np)
+        call = f'{self.kernel_name(op, fn)}({", ".join(args)})'
+        if isinstance(m, list):         # several outputs: fix each defined one
+            fixes = ', '.join('None' if mm is None else f'_fix(_r[{i}], {self.const(mm[1].np, "dt")})'
+                              for i, mm in enumerate(m))
+            return f'(lambda _r: ({fixes},))({call})'
+        return f'_fix({call}, {self.const(m[1].np, "dt")})'
+
+
+def generate(graph, attrs, name='call', plan_buffers=True):
+    """Generate the array function of ``graph`` (fx Graph whose nodes carry fake values in ``meta['val']``);
+    ``attrs``: get_attr target -> tensor. Returns a CompiledGraph."""
+    plan = _buffers.plan(graph) if plan_buffers else _buffers.Plan()
+    em = _Emitter(graph, attrs, plan.slots)
+    for node in graph.nodes:
+        em.emit(node)
+    params = [n.name for n in graph.nodes if n.op == 'placeholder']
+    header = [f'def {name}({", ".join(params)}):']
+    if plan.count:
+        header.append(f'    {", ".join(plan.names)} = _bufs.get()')
+    body = header + ['    ' + line for line in em.lines]
+    source = '\n'.join(body) + '\n'
+    em.g['_bufs'] = plan.allocator()
+    from .._dispatch.codegen import compile_function
+    fn = compile_function(source, f'<ember compiled {name}>', em.g, name)
+    return CompiledGraph(fn, source, em.fallback_ops, plan.count)
