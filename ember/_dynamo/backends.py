@@ -150,6 +150,8 @@ def list_backends(exclude_tags=None):
 
 
 def lookup_backend(backend):
+    if hasattr(backend, 'build'):         # already looked up
+        return backend
     if callable(backend) and not isinstance(backend, str):
         return _CallableBackend(backend)
     if backend not in _BACKENDS:

@@ -150,39 +150,47 @@ def partition(traced):
     flat = list(out_node.args[0])
     outs, grads = flat[:traced.n_outputs], flat[traced.n_outputs:]
     tangent_nodes = [n for n in nodes if n.op == 'placeholder' and n.name.startswith('tangents_')]
-    bwd = set(tangent_nodes)
-    for n in nodes:
-        if n.op != 'output' and n not in bwd and any(a in bwd for a in n.all_input_nodes):
-            bwd.add(n)
-    # backward nodes are the ones that lead to a gradient; the rest of the tangent-free nodes are forward
-    needed = set()
-    stack = [g for g in grads if hasattr(g, 'op')]
-    while stack:
-        n = stack.pop()
-        if n in needed:
-            continue
-        needed.add(n)
-        stack.extend(n.all_input_nodes)
-    fwd_nodes = [n for n in nodes if n.op != 'output' and n not in bwd]
-    bwd_nodes = [n for n in nodes if n in bwd and n in needed or n in tangent_nodes]
-    # recompute cheap pointwise values in the backward instead of saving them, when their inputs are saved
-    # anyway (or are inputs): fewer activations kept alive between the passes
-    bwd_set = set(bwd_nodes)
-    fwd_set = set(fwd_nodes)
+    tangent_set = set(tangent_nodes)
+
+    def ancestors(roots, stop=()):
+        seen, stack = set(), [r for r in roots if hasattr(r, 'op')]
+        while stack:
+            n = stack.pop()
+            if n in seen or n in stop:
+                continue
+            seen.add(n)
+            stack.extend(n.all_input_nodes)
+        return seen
+    # the forward: what the outputs need, the inputs, and mutations (BatchNorm's running statistics) with
+    # what they need; every other node that leads to a gradient runs in the backward (the cos of sin's
+    # backward, a weight's transpose), from values the forward saves
+    roots = list(outs) + [n for n in nodes if n.op in ('placeholder', 'get_attr') and n not in tangent_set]
+    roots += [n for n in nodes if n.op == 'call_function' and getattr(n.target, 'schema', None) is not None
+              and n.target.schema.is_mutable]
+    fwd_set = ancestors(roots)
+    # a multi-output operator's items go with it (the backward is handed tensors, never a tuple)
+    fwd_set |= {n for n in nodes if n.target is operator.getitem and n.args[0] in fwd_set}
+    if fwd_set & tangent_set:
+        raise RuntimeError('AOTAutograd: a forward output or mutation depends on a tangent')
+    needed = ancestors(grads)
+    fwd_nodes = [n for n in nodes if n in fwd_set]
+    bwd_set = {n for n in needed if n not in fwd_set} | tangent_set
 
     def saved_set():
-        s = []
-        seen = set()
-        for n in bwd_nodes:
-            for a in n.all_input_nodes:
-                if a in fwd_set and a not in bwd_set and a not in seen:
-                    seen.add(a)
-                    s.append(a)
+        s, seen = [], set()
+        for n in nodes:
+            if n in bwd_set:
+                for a in n.all_input_nodes:
+                    if a in fwd_set and a not in bwd_set and a not in seen:
+                        seen.add(a)
+                        s.append(a)
         for g in grads:
             if hasattr(g, 'op') and g in fwd_set and g not in bwd_set and g not in seen:
                 seen.add(g)
                 s.append(g)
         return s
+    # recompute cheap pointwise values in the backward instead of saving them, when their inputs are saved
+    # anyway (or are inputs): fewer activations kept alive between the passes
     changed = True
     while changed:
         changed = False
@@ -191,11 +199,9 @@ def partition(traced):
         for n in saved:
             if _is_cheap_pointwise(n) and n not in outs and all(
                     a in sset or a.op in ('placeholder', 'get_attr') for a in n.all_input_nodes):
-                # recompute: move a copy of n into the backward
                 bwd_set.add(n)
                 changed = True
-        if changed:
-            bwd_nodes = [n for n in nodes if n in bwd_set]
+    bwd_nodes = [n for n in nodes if n in bwd_set]
     saved = saved_set()
 
     fg = Graph()
@@ -217,11 +223,8 @@ def partition(traced):
         p.meta = dict(t.meta)
         benv[t] = p
     for n in bwd_nodes:
-        if n in benv:
-            continue
-        if n.op in ('placeholder',):
-            continue
-        benv[n] = bg.node_copy(n, lambda a: benv[a])
+        if n not in benv:
+            benv[n] = bg.node_copy(n, lambda a: benv[a])
     bg.output([benv[g] if hasattr(g, 'op') else g for g in grads])
     bg.eliminate_dead_code()
     return fg, bg, len(saved)

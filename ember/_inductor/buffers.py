@@ -69,7 +69,8 @@ def _flat_nodes(a, out):
 
 
 def _array_fn(op):
-    return getattr(op.kernels.get(_CPU), 'array_fn', None)
+    fn = getattr(op.kernels.get(_CPU), 'array_fn', None)
+    return getattr(fn, '__wrapped__', fn)      # the kernel inside the quiet wrapper (codegen._raw)
 
 
 def bufferable(node):

@@ -38,6 +38,7 @@ from .._core.tensor_impl import TensorImpl, adopt
 from .._core import device as _devmod
 from .._ops.adapters import accepts_out, _int_scalar
 from .._dispatch.dispatcher import OpOverload
+from .._backends.cpu._fp import quiet as _quiet
 from . import buffers as _buffers
 
 __all__ = ['generate', 'CompiledGraph']
@@ -79,6 +80,12 @@ def _bind(op, args, kwargs):
 
 def _is_node(a):
     return hasattr(a, 'op') and hasattr(a, 'users')
+
+
+def _raw(fn):
+    """The kernel inside the CPU backend's floating-point-quiet wrapper (``_fp.quiet``): generated code runs
+    the whole graph in one quiet region instead of entering one per operator."""
+    return getattr(fn, '__wrapped__', fn)
 
 
 def _default_generator():
@@ -189,7 +196,7 @@ class _Emitter:
         return self.const(a, 'c')
 
     def kernel_name(self, op, fn):
-        return self.const(fn, 'k_' + op.schema.name.strip('_'))
+        return self.const(_raw(fn), 'k_' + op.schema.name.strip('_'))
 
     # --- one node -----------------------------------------------------------------------
     def emit(self, node):
@@ -301,5 +308,5 @@ def generate(graph, attrs, name='call', plan_buffers=True):
     source = '\n'.join(body) + '\n'
     em.g['_bufs'] = plan.allocator()
     from .._dispatch.codegen import compile_function
-    fn = compile_function(source, f'<ember compiled {name}>', em.g, name)
+    fn = _quiet(compile_function(source, f'<ember compiled {name}>', em.g, name))
     return CompiledGraph(fn, source, em.fallback_ops, plan.count)

@@ -30,6 +30,7 @@ def quiet(fn):
             finally:
                 reset_state(token)
     kernel.__name__ = getattr(fn, '__name__', 'kernel')
+    kernel.__wrapped__ = fn     # generated graph code calls fn inside one quiet region for the whole graph
     kernel.accepts_out = isinstance(fn, np.ufunc) or 'out' in getattr(getattr(fn, '__code__', None),
                                                                       'co_varnames', ())
     return kernel
