@@ -432,3 +432,15 @@ def test_compile_api_errors_and_decorator():
     assert ember.compile(m, disable=True) is m
     cm = ember.compile(m)
     assert cm._orig_mod is m and list(cm.state_dict()) == ['weight', 'bias'] and cm.weight is m.weight
+
+
+def test_module_compile_in_place():
+    m = nn.Sequential(nn.Linear(3, 4), nn.ReLU())
+    ref = copy.deepcopy(m)
+    m.compile()
+    x = ember.randn(2, 3)
+    _close(m(x), ref(x))
+    assert len(m.__dict__['forward'].entries) == 1
+    m(x).sum().backward()
+    ref(x).sum().backward()
+    _close(m[0].weight.grad, ref[0].weight.grad)

@@ -808,6 +808,15 @@ class Module:
         return self.register_full_backward_hook(hook)
 
     # --- calling -----------------------------------------------------------------------
+    def compile(self, *args, **kwargs):
+        """Compile this module's forward in place with ``ember.compile(*args, **kwargs)`` (torch's
+        ``Module.compile``): the module object stays the same, its calls run the compiled forward (hooks run
+        around it, eagerly)."""
+        from ... import compile as _compile
+        compiled = _compile(type(self).forward.__get__(self), *args, **kwargs)
+        compiled.owner = self           # a graph break compiles the children, as for ember.compile(module)
+        self.__dict__['forward'] = compiled
+
     def _call_impl(self, *args, **kwargs):
         d = self.__dict__
         if not (d['_forward_hooks'] or d['_forward_pre_hooks'] or d['_backward_hooks'] or d['_backward_pre_hooks']
@@ -896,9 +905,6 @@ class Module:
             else:
                 main_str += '\n  ' + '\n  '.join(lines) + '\n'
         return main_str + ')'
-
-    def compile(self, *args, **kwargs):
-        return None
 
     def _replicate_for_data_parallel(self):
         replica = self.__new__(type(self))
