@@ -209,7 +209,8 @@ class CompiledFunction:
                 if len(a) == 5 and len(b) == 5:
                     for what, j in (('size', 0), ('stride', 1), ('dtype', 2), ('device', 3), ('requires_grad', 4)):
                         if a[j] != b[j]:
-                            return f'tensor {n} {what} mismatch: expected {a[j]!r}, actual {b[j]!r}'
+                            old_v, new_v = (_elements(a[1], a[2]), _elements(b[1], b[2])) if j == 1 else (a[j], b[j])
+                            return f'tensor {n} {what} mismatch: expected {old_v!r}, actual {new_v!r}'
                 return f'{n} changed: expected {a[-1]!r}, actual {b[-1]!r}'
         if len(old[0]) != len(key[0]):
             return f'number of arguments changed: {len(old[0])} -> {len(key[0])}'
@@ -325,11 +326,15 @@ def _flat_names(fn, spec, flat):
     return out
 
 
+def _elements(byte_strides, dtype):
+    return [st // dtype.itemsize for st in byte_strides]
+
+
 def _guard_texts(cf, key, modules, traced):
     g = [f'is_grad_enabled() == {key[1]}', f"is_autocast_enabled('cpu') == {key[2]}"]
     for i, k in enumerate(key[0]):
         if len(k) == 5:
-            g.append(f'arg {i}: Tensor size={list(k[0])} stride={list(k[1])} dtype={k[2]} device={k[3]} '
+            g.append(f'arg {i}: Tensor size={list(k[0])} stride={_elements(k[1], k[2])} dtype={k[2]} device={k[3]} '
                      f'requires_grad={k[4]}')
         elif k[0] == 'id':
             g.append(f'arg {i}: the same object (id {k[1]})')
