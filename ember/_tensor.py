@@ -18,7 +18,8 @@ class Size(tuple):
     """torch.Size: a tuple of ints with torch's repr and ``numel()``."""
 
     def __new__(cls, it=()):
-        return tuple.__new__(cls, (int(i) for i in it))
+        # a symbolic size (SymInt, NOTE [symbolic sizes]) stays one: it is an int that knows its expression
+        return tuple.__new__(cls, (i if i.__class__ is int or hasattr(i, 'expr') else int(i) for i in it))
 
     def numel(self):
         n = 1
@@ -129,7 +130,8 @@ class Tensor(TensorImpl):
     ndimension = dim
 
     def numel(self):
-        return int(self._a.size)
+        n = self._a.size
+        return n if n.__class__ is int or hasattr(n, 'expr') else int(n)    # a symbolic numel stays symbolic
 
     nelement = numel
 

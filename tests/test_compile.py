@@ -151,6 +151,71 @@ def test_guards_recompile_exactly_when_they_should():
     assert _count(f) == 6                                   # every version is kept
 
 
+def _gpt_loss():
+    from ember.demo import CharGPT
+    ember.manual_seed(0)
+    m = CharGPT(65, 32, 2, 2, 32)
+
+    def loss_fn(x, y):
+        return m(x, y)[1]
+    return m, loss_fn
+
+
+def _check_lengths(f, m, loss_fn, lengths):
+    for T in lengths:
+        x, y = ember.randint(0, 65, (3, T)), ember.randint(0, 65, (3, T))
+        a, b = f(x, y), loss_fn(x, y)
+        a.backward()
+        ga = [p.grad.clone() for p in m.parameters()]
+        m.zero_grad()
+        b.backward()
+        for u, p in zip(ga, m.parameters()):
+            _close(u, p.grad)
+        m.zero_grad()
+        _close(a, b)
+
+
+def test_sequence_length_changes_compile_one_dynamic_version():
+    m, loss_fn = _gpt_loss()
+    f = ember.compile(loss_fn)
+    _check_lengths(f, m, loss_fn, [16, 20])          # the second length marks T dynamic
+    assert len(f.entries) == 2 and len(f.dynamic_entries) == 1
+    _check_lengths(f, m, loss_fn, [24, 9, 31, 5])     # no recompile per length
+    assert len(f.entries) == 2
+    guards = f.dynamic_entries[0].guards
+    assert 'sizes: not (s0 > 32)' in guards           # the model's block-size check became a guard
+    with pytest.raises(IndexError, match='index out of range'):     # past it, the eager program's own error
+        f(ember.randint(0, 65, (3, 40)), ember.randint(0, 65, (3, 40)))
+
+
+def test_dynamic_true_and_mark_dynamic_compile_symbolic_graphs():
+    m, loss_fn = _gpt_loss()
+    f = ember.compile(loss_fn, dynamic=True)
+    _check_lengths(f, m, loss_fn, [12, 7, 30])
+    assert len(f.entries) == 1 and len(f.dynamic_entries) == 1
+    g = ember.compile(lambda a: (a.view(a.shape[0] * 2, -1) * 2).softmax(0))
+    x = ember.randn(6, 4)
+    dynamo.mark_dynamic(x, 0)
+    g(x)
+    for n in (3, 9):
+        y = ember.randn(n, 4)
+        _close(g(y), (y.view(n * 2, -1) * 2).softmax(0))
+    assert len(g.entries) == 1
+    code = g.dynamic_entries[0].runtime.fn.code
+    assert '.shape[0]' in code                          # the size is read at run time
+
+
+def test_size_computed_outside_the_graph_keeps_sizes_static():
+    def f(a):
+        n = int(a.shape[0])               # int() drops the symbol: the graph would hold a constant
+        return a.reshape(n * a.shape[1]).cumsum(0)
+    cf = ember.compile(f)
+    for n in (4, 5, 6):
+        x = ember.randn(n, 3)
+        _close(cf(x), f(x))
+    assert cf.dynamic_entries == [] and len(cf.entries) == 3
+
+
 def test_python_scalar_argument_is_a_guard():
     f = ember.compile(lambda x, k: x * k)
     x = ember.randn(3)
@@ -184,7 +249,7 @@ def test_parameter_updates_need_no_recompile():
 
 def test_cache_size_limit_warns_and_runs_eagerly(monkeypatch):
     monkeypatch.setattr(dynamo.config, 'cache_size_limit', 2)
-    f = ember.compile(lambda x: x + 1)
+    f = ember.compile(lambda x: x + 1, dynamic=False)
     f(ember.randn(1))
     f(ember.randn(2))
     with pytest.warns(RecompileLimitWarning, match='cache_size_limit'):

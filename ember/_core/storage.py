@@ -18,7 +18,7 @@ class MetaArray:
     __slots__ = ('shape', 'strides', 'dtype', 'offset', 'ndim', 'size', 'itemsize', '__weakref__')   # weak: TensorDataMap
 
     def __init__(self, shape, dtype, strides=None, offset=0):
-        shape = tuple(int(s) for s in shape)
+        shape = tuple(s if s.__class__ is int or hasattr(s, 'expr') else int(s) for s in shape)   # SymInts stay
         self.shape, self.dtype, self.offset, self.ndim = shape, dtype, offset, len(shape)
         self.itemsize = dtype.itemsize
         n = 1
@@ -29,6 +29,12 @@ class MetaArray:
 
     def reshape(self, *shape):
         return MetaArray(shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape, self.dtype)
+
+
+def as_size(s):
+    """A size as an int: a plain int, or a symbolic size (a SymInt, NOTE [symbolic sizes]) kept as it is, since
+    ``int()`` would drop its expression."""
+    return s if s.__class__ is int or hasattr(s, 'expr') else int(s)
 
 
 def contiguous_strides(shape, itemsize=1):

@@ -10,7 +10,7 @@ from .exc import Unsupported
 from .explain import explain, ExplainOutput
 
 __all__ = ['config', 'reset', 'explain', 'ExplainOutput', 'list_backends', 'register_backend', 'Unsupported',
-           'OptimizedModule', 'disable', 'mark_dynamic', 'is_compiling']
+           'OptimizedModule', 'disable', 'mark_dynamic', 'mark_static', 'is_compiling']
 
 
 def disable(fn=None, recursive=True):
@@ -26,7 +26,15 @@ def is_compiling():
 
 
 def mark_dynamic(t, index, min=None, max=None):
-    """torch marks a dimension as symbolic here; ember has no symbolic sizes (SymInt), so a compiled
-    version stays specialised to each size it sees."""
-    raise NotImplementedError('ember._dynamo.mark_dynamic: ember has no symbolic sizes (SymInt); a compiled '
-                              'function compiles one version per input shape (up to config.cache_size_limit)')
+    """Trace dimension(s) ``index`` of ``t`` with a symbolic size from the first compile on (NOTE [symbolic
+    sizes]), instead of waiting for a size change (torch._dynamo.mark_dynamic)."""
+    dims = set(getattr(t, '_dynamo_dynamic_indices', ()))
+    dims.update([index] if isinstance(index, int) else index)
+    t._dynamo_dynamic_indices = dims
+
+
+def mark_static(t, index=None):
+    """Keep dimension(s) of ``t`` static even under automatic dynamic sizes."""
+    dims = set(getattr(t, '_dynamo_dynamic_indices', ()))
+    dims.difference_update(range(t.dim()) if index is None else ([index] if isinstance(index, int) else index))
+    t._dynamo_dynamic_indices = dims

@@ -20,7 +20,7 @@ from .._functorch.aot_autograd import build_runtime
 
 __all__ = ['lookup_backend', 'list_backends', 'register_backend']
 
-_CPU = None
+_TENSORS = (ember.Tensor, ember.nn.Parameter)
 
 
 def _graph_module(graph, attrs):
@@ -76,7 +76,7 @@ def _inductor_runner(graph, attrs, name, kind):
     ndarray = np.ndarray
 
     def run(tensors):
-        res = compiled.fn(*[t._a if t is not None else None for t in tensors])
+        res = compiled.fn(*[t._a if t.__class__ in _TENSORS else t for t in tensors])   # ints: saved sizes
         for i in mutated:
             tensors[i]._vc[0] += 1
         for t in bump:

@@ -74,6 +74,26 @@ def _arg_key(x):
     return ('id', id(x))
 
 
+def _graph_signature(graph):
+    """A graph as comparable data: each node's opcode, target and arguments (nodes by position, constants
+    as they are), so two traces at different sizes compare equal exactly when no constant depends on size."""
+    index = {}
+    out = []
+
+    def arg(a):
+        if hasattr(a, 'op') and hasattr(a, 'users'):
+            return ('node', index[a])
+        if isinstance(a, (list, tuple)):
+            return tuple(arg(e) for e in a)
+        if isinstance(a, dict):
+            return tuple((k, arg(v)) for k, v in a.items())
+        return a
+    for i, n in enumerate(graph.nodes):
+        index[n] = i
+        out.append((n.op, str(n.target), arg(n.args), arg(n.kwargs)))
+    return out
+
+
 class _Entry:
     """One compiled version: its guards and how to run it."""
 
@@ -87,6 +107,47 @@ class _Entry:
         self.graph_break = graph_break
         self.single_output = traced is not None and traced.out_spec.num_leaves == 1 and \
             pytree.tree_unflatten([0], traced.out_spec) == 0
+
+    def make_dynamic(self, dims, flat):
+        """This version takes any sizes of ``dims`` (``{flat position: dims}``) that its shape guards accept."""
+        self.dims = dims
+        env = self.traced.shape_env
+        self.shape_guard = env.guard_fn()
+        # where each symbol's value comes from: (flat position, dim)
+        pos = {id(f): i for i, f in enumerate(self._fakes(flat)) if f is not None}
+        self.symbol_sources = [(pos[id(sym.how[1])], sym.how[2]) for sym in env.symbols]
+        self.pattern = []
+        for i, k in enumerate(self.key[0]):
+            if i in dims:
+                shape = tuple(None if d in dims[i] else n for d, n in enumerate(k[0]))
+                self.pattern.append(('dyn', shape, k[2], k[3], k[4]))
+            else:
+                self.pattern.append(k)
+
+    def _fakes(self, flat):
+        nodes = [n for n in self.traced.graph.nodes if n.op == 'placeholder' and not n.name.startswith('tangents')]
+        fakes, j = [], 0
+        for x in flat:
+            if isinstance(x, ember.Tensor):
+                fakes.append(nodes[j].meta.get('val'))
+                j += 1
+            else:
+                fakes.append(None)
+        return fakes
+
+    def accepts(self, flat, key):
+        """Whether the arguments fit this version's pattern (static dims, dtypes...) and shape guards."""
+        if key[1:] != self.key[1:] or len(key[0]) != len(self.pattern):
+            return False
+        for i, (p, k) in enumerate(zip(self.pattern, key[0])):
+            if p[0] == 'dyn':
+                if len(k) != 5 or k[2:] != p[2:] or len(k[0]) != len(p[1]) or not flat[i].is_contiguous():
+                    return False
+                if any(a is not None and a != b for a, b in zip(p[1], k[0])):
+                    return False
+            elif p != k:
+                return False
+        return self.shape_guard(*[flat[i].shape[d] for i, d in self.symbol_sources])
 
     def check(self):
         """The guards beyond the key; the first failing one's text, or None."""
@@ -143,6 +204,8 @@ class CompiledFunction:
         self.broken = None             # a graph break that made this callable eager for good
         self.children = None
         self.break_reasons = []
+        self.dynamic_entries = []      # versions traced with symbolic sizes (NOTE [symbolic sizes])
+        self.auto_dynamic = {}         # flat argument position -> dims that changed size between calls
         _ALL.append(self)
         functools.update_wrapper(self, fn)
 
@@ -167,6 +230,8 @@ class CompiledFunction:
                 if failed is None:
                     entry = e
                     break
+        if entry is None and self.dynamic_entries:
+            entry = self._find_dynamic(flat, key)
         if entry is None:
             if self.broken is not None:
                 return self._run_broken(args, kwargs)
@@ -179,7 +244,7 @@ class CompiledFunction:
                 return self.fn(*args, **kwargs)
             if spec is None:
                 flat, spec = pytree.tree_flatten((args, kwargs))
-            entry = self._compile(flat, spec, key, failed)
+            entry = self._compile(flat, spec, key, failed, self._dynamic_dims(flat, key))
             if entry is None:
                 return self._run_broken(args, kwargs)
         if entry.graph_break is not None:
@@ -217,7 +282,73 @@ class CompiledFunction:
         return 'a guard failed'
 
     # --- compiling ---------------------------------------------------------------------------------
-    def _compile(self, flat, spec, key, failed):
+    # --- dynamic sizes ---------------------------------------------------------------------------------
+    def _dynamic_dims(self, flat, key):
+        """Which dimensions to trace as symbols: all of them with ``dynamic=True``; with ``dynamic=None``
+        (automatic, as torch), those ``mark_dynamic`` named and those whose size changed since a version was
+        compiled for otherwise equal arguments. Sizes 0 and 1 stay static (they change broadcasting)."""
+        if self.dynamic is False:
+            return {}
+        if self.dynamic is None:
+            for e in self.entries:
+                old = e.key
+                if old[1:] != key[1:] or len(old[0]) != len(key[0]):
+                    continue
+                changed = {}
+                for i, (a, b) in enumerate(zip(old[0], key[0])):
+                    if a == b:
+                        continue
+                    if len(a) != 5 or len(b) != 5 or a[2:] != b[2:] or len(a[0]) != len(b[0]):
+                        changed = None
+                        break
+                    changed[i] = {d for d, (m, n) in enumerate(zip(a[0], b[0])) if m != n}
+                if changed:
+                    for i, dims in changed.items():
+                        self.auto_dynamic.setdefault(i, set()).update(dims)
+        out = {}
+        for i, x in enumerate(flat):
+            if not isinstance(x, ember.Tensor) or not x.is_contiguous():
+                continue
+            if self.dynamic is True:
+                dims = set(range(x.dim()))
+            else:
+                dims = set(self.auto_dynamic.get(i, ())) | set(getattr(x, '_dynamo_dynamic_indices', ()))
+            dims = {d for d in dims if x.shape[d] >= 2}
+            if dims:
+                out[i] = tuple(sorted(dims))
+        return out
+
+    def _find_dynamic(self, flat, key):
+        for e in self.dynamic_entries:
+            if e.accepts(flat, key) and e.check() is None:
+                return e
+        return None
+
+    def _verify_dynamic(self, flat, spec, dyn, want_grad, traced):
+        """Trace a second time with every symbolic dimension one size larger or smaller (on meta tensors)
+        and compare the graphs: equal graphs mean every size-dependent value is computed by the graph
+        (NOTE [symbolic sizes]); a constant that differs was computed from a plain int somewhere, and the
+        symbolic version would be wrong at other sizes. Returns None or the reason it is not valid."""
+        probe = list(flat)
+        for i, dims in dyn.items():
+            t = flat[i]
+            shape = list(t.shape)
+            for d in dims:
+                shape[d] = shape[d] - 1 if shape[d] > 2 else shape[d] + 1
+            probe[i] = ember.empty(shape, dtype=t.dtype, device='meta').requires_grad_(t.requires_grad)
+        try:
+            other = trace(self.fn, probe, spec, want_grad, dyn)
+        except Exception as e:        # the function rejects the probe size: keep the static version
+            return f'tracing at another size failed ({type(e).__name__}: {e})'
+        a, b = _graph_signature(traced.graph), _graph_signature(other.graph)
+        if a != b:
+            for x, y in zip(a, b):
+                if x != y:
+                    return f'the graph differs at another size: {x} vs {y}'
+            return 'the graph differs at another size'
+        return None
+
+    def _compile(self, flat, spec, key, failed, dynamic=None):
         counters['frames'] += 1
         if self.entries:
             counters['recompiles'] += 1
@@ -228,7 +359,14 @@ class CompiledFunction:
         try:
             _tracing[0] = True
             with _Collector() as col:
-                traced = trace(self.fn, flat, spec, want_grad)
+                traced = trace(self.fn, flat, spec, want_grad, dynamic or None)
+            if dynamic:
+                why_not = self._verify_dynamic(flat, spec, dynamic, want_grad, traced)
+                if why_not is not None:
+                    _logging.log('recompiles', f'{self._name()}: sizes stay static: {why_not}')
+                    dynamic = None
+                    with _Collector() as col:
+                        traced = trace(self.fn, flat, spec, want_grad)
         except Exception as e:
             _tracing[0] = False
             reason, frame = _break_reason(e)
@@ -256,7 +394,12 @@ class CompiledFunction:
         entry = _Entry(key, runtime, traced, modules, guards)
         entry.arg_names = _flat_names(self.fn, spec, flat)
         entry.compile_time = time.perf_counter() - t0
-        self.cache.setdefault(key, []).append(entry)
+        if dynamic:
+            entry.make_dynamic(dynamic, flat)
+            entry.guards += [f'sizes: {g}' for g in traced.shape_env.describe()]
+            self.dynamic_entries.append(entry)
+        else:
+            self.cache.setdefault(key, []).append(entry)
         self.entries.append(entry)
         counters['compiles'] += 1
         counters['unique_graphs'] += 1 + (runtime.backward_graph is not None)

@@ -31,6 +31,7 @@ from ember.utils import _pytree as pytree
 from ember.fx.graph import Graph
 from ember.fx.experimental.proxy_tensor import PythonKeyTracer
 from ember._subclasses.fake_tensor import FakeTensorMode
+from ember.fx.experimental.symbolic_shapes import ShapeEnv
 
 from .._dispatch.dispatcher import OpOverload
 
@@ -77,18 +78,23 @@ class Traced:
         return [n.target for n in self.graph.nodes if n.op == 'call_function' and isinstance(n.target, OpOverload)]
 
 
-def trace(fn, flat_args, in_spec, want_grad):
+def trace(fn, flat_args, in_spec, want_grad, dynamic=None):
     """Capture ``fn(*args, **kwargs)`` (``flat_args``/``in_spec``: the pytree of ``(args, kwargs)``) on fake
-    tensors; with ``want_grad``, through the backward too (NOTE [AOTAutograd]). Errors the function raises
-    on fake tensors (data-dependent Python control flow, above all) propagate to the caller."""
+    tensors; with ``want_grad``, through the backward too (NOTE [AOTAutograd]). ``dynamic``: ``{position in
+    flat_args: dims}`` whose sizes are traced as symbols (NOTE [symbolic sizes]); ``Traced.shape_env`` then
+    holds the guards on them. Errors the function raises on fake tensors (data-dependent Python control
+    flow, above all) propagate to the caller."""
     # no decomposition table: ember's fused primitives (linear, matmul and their backward kernels) stay whole,
     # as eager ember runs them (make_fx decomposes them to show torch's graphs)
-    tracer = _Tracer({}, FakeTensorMode())
+    shape_env = ShapeEnv() if dynamic else None
+    tracer = _Tracer({}, FakeTensorMode(shape_env=shape_env))
     graph = tracer.graph
     inputs = []
     n_inputs = 0
     for i, a in enumerate(flat_args):
         if isinstance(a, ember.Tensor):
+            if dynamic and dynamic.get(i):
+                tracer.fake_mode.from_tensor(a, dynamic[i])     # the placeholder's fake gets symbolic sizes
             inputs.append(tracer.placeholder(f'arg{n_inputs}_1', a))
             n_inputs += 1
         else:
@@ -126,8 +132,10 @@ def trace(fn, flat_args, in_spec, want_grad):
             diff_inputs, diff_attrs = [], []
     tracer.output(list(flat_out) + grads)
     attrs = dict(tracer.attrs)
-    return Traced(graph, attrs, n_inputs, out_spec, out_is_tensor, out_diff, out_meta, bool(joint),
-                  diff_inputs, diff_attrs, n_tangents)
+    traced = Traced(graph, attrs, n_inputs, out_spec, out_is_tensor, out_diff, out_meta, bool(joint),
+                    diff_inputs, diff_attrs, n_tangents)
+    traced.shape_env = shape_env
+    return traced
 
 
 # --- partitioning ---------------------------------------------------------------------------------
@@ -239,6 +247,7 @@ class CompiledFunction(ember.autograd.Function):
         outs, saved = rt.run_forward(tensors)
         ctx.rt = rt
         ctx.saved = saved
+        ctx.out_shapes = [tuple(o.shape) if o is not None and hasattr(o, 'shape') else None for o in outs]
         ctx.mark_non_differentiable(*[o for o, d in zip(outs, rt.traced.out_diff) if not d and o is not None])
         return tuple(outs)
 
@@ -253,9 +262,9 @@ class CompiledFunction(ember.autograd.Function):
                                'retain_graph=True if you need to backward through the graph a second time or if '
                                'you need to access saved tensors after calling backward.')
         tangents = []
-        for g, d, m in zip(grad_outs, rt.traced.out_diff, rt.traced.out_meta):
+        for g, d, m, shape in zip(grad_outs, rt.traced.out_diff, rt.traced.out_meta, ctx.out_shapes):
             if d:
-                tangents.append(g if g is not None else ember.zeros(m[0], dtype=m[1]))
+                tangents.append(g if g is not None else ember.zeros(shape, dtype=m[1]))
         grads = rt.run_backward(saved, tangents)
         return (None,) + tuple(grads)
 

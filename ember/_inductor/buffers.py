@@ -86,7 +86,8 @@ def bufferable(node):
         return False
     from .._ops.adapters import accepts_out
     v = node.meta.get('val')
-    return accepts_out(fn) and v is not None and v.dim() > 0 and v.numel() > 0
+    return (accepts_out(fn) and v is not None and v.dim() > 0 and all(d.__class__ is int for d in v.shape)
+            and v.numel() > 0)          # a symbolic size (NOTE [symbolic sizes]) has no fixed buffer
 
 
 def _own_memory(node):

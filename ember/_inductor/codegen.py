@@ -39,6 +39,7 @@ from .._core import device as _devmod
 from .._ops.adapters import accepts_out, _int_scalar
 from .._dispatch.dispatcher import OpOverload
 from .._backends.cpu._fp import quiet as _quiet
+from ..fx.experimental.symbolic_shapes import sym_size
 from . import buffers as _buffers
 
 __all__ = ['generate', 'CompiledGraph']
@@ -125,50 +126,27 @@ def _eager(op, args, kwargs):
 
 
 # --- views as NumPy views -------------------------------------------------------------------
-def _dims(d, n):
-    return d + n if d < 0 else d
+def _expand(a, sizes):
+    """``expand``: -1 keeps a dimension's size; new leading dimensions are broadcast."""
+    lead = len(sizes) - a.ndim
+    shape = tuple(a.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+    return np.broadcast_to(a, shape)
 
 
-def _view_reshape(self_v, out_v, args):
-    return 'reshape', (tuple(out_v.shape),)
+def _squeeze(a, dims):
+    dims = tuple(d for d in dims if a.shape[d] == 1)
+    return a.squeeze(dims) if dims else a
 
 
-def _view_lowering(name, node, sv, ov, bound):
-    """(template, extra globals) for a view op NumPy expresses, else None. ``{0}`` is the input array."""
-    n = sv.dim() if sv is not None else 0
-    shape = tuple(ov.shape)
-    if name in ('view', '_unsafe_view', 'reshape', 'view_as', 'squeeze', 'unsqueeze', 'flatten', 'unflatten'):
-        return f'{{0}}.reshape({shape!r})'
-    if name in ('alias', 'detach', 'lift_fresh', 'view_of'):
-        return '{0}'
-    if name == 't':
-        return '{0}.T'
-    if name in ('transpose', 'swapaxes', 'swapdims'):
-        d0, d1 = _dims(bound[1], n), _dims(bound[2], n)
-        return f'{{0}}.swapaxes({d0}, {d1})'
-    if name == 'permute':
-        return f'{{0}}.transpose({tuple(_dims(d, n) for d in bound[1])!r})'
-    if name in ('expand', 'expand_as'):
-        return f'_np.broadcast_to({{0}}, {shape!r})'
-    if name == 'select':
-        d, i = _dims(bound[1], n), bound[2]
-        return '{0}[' + ', '.join([':'] * d + [str(i)]) + ']'
-    if name == 'slice':
-        d, start, end, step = _dims(bound[1], n), bound[2], bound[3], bound[4]
-        size = sv.shape[d]
-        start = 0 if start is None else (start + size if start < 0 else start)
-        end = size if end is None else (end + size if end < 0 else end)
-        start, end = max(0, min(start, size)), max(0, min(end, size))
-        return '{0}[' + ', '.join([':'] * d + [f'{start}:{max(start, end)}:{step}']) + ']'
-    return None
-
+_SYM_OPS = {operator.add: '+', operator.sub: '-', operator.mul: '*', operator.floordiv: '//', operator.mod: '%'}
 
 class _Emitter:
     def __init__(self, graph, attrs, plan):
         self.graph = graph
         self.attrs = attrs            # get_attr target -> tensor
         self.plan = plan              # node -> buffer slot (NOTE [buffer planning])
-        self.g = {'_np': np, '_fix': _fix, '_eager': _eager, '_gen': _default_generator, 'operator': operator}
+        self.g = {'_np': np, '_fix': _fix, '_eager': _eager, '_gen': _default_generator, 'operator': operator,
+                  '_expand': _expand, '_squeeze': _squeeze}
         self.lines = []
         self.fallback_ops = []
         self._consts = {}
@@ -205,6 +183,13 @@ class _Emitter:
         elif node.op == 'call_function':
             if node.target is operator.getitem:
                 self.lines.append(f'{node.name} = {self.expr(node.args[0])}[{node.args[1]!r}]')
+            elif node.target is sym_size:         # a symbolic size, read at run time (NOTE [symbolic sizes])
+                self.lines.append(f'{node.name} = {self.expr(node.args[0])}.shape[{node.args[1]!r}]')
+            elif node.target in _SYM_OPS:
+                a, b = (self.expr(x) for x in node.args)
+                self.lines.append(f'{node.name} = {a} {_SYM_OPS[node.target]} {b}')
+            elif node.target is operator.neg:
+                self.lines.append(f'{node.name} = -{self.expr(node.args[0])}')
             elif isinstance(node.target, OpOverload):
                 self.lines.append(f'{node.name} = {self.lower(node)}')
             else:
@@ -224,9 +209,9 @@ class _Emitter:
         if decl is not None and op is decl.op:
             bound = _bind(op, node.args, node.kwargs)
             if decl.kind == 'view':
-                src = _view_lowering(op.schema.name, node, _val(bound[0]), node.meta.get('val'), bound)
+                src = self.view(op.schema.name, _val(bound[0]), bound)
                 if src is not None:
-                    return src.format(self.expr(bound[0]))
+                    return src
             elif fn is not None and decl.kind == 'pointwise':
                 return self.pointwise(node, op, decl, fn, bound)
             elif fn is not None and decl.meta is not None and decl.kind == 'generic':
@@ -240,6 +225,44 @@ class _Emitter:
                      else self.generic(node, decl.op, decl, ffn, bound))
                 return f'_np.copyto({self.expr(bound[0])}, {r}, casting="unsafe") or {self.expr(bound[0])}'
         return self.fallback(node, op)
+
+    def view(self, name, sv, bound):
+        """A view operator as the NumPy view that shares memory the same way, from the operator's arguments
+        (so symbolic sizes work), or None."""
+        x = self.expr(bound[0])
+        n = sv.dim()
+        e = self.expr
+
+        def dim(d):
+            return d + n if isinstance(d, int) and d < 0 else d
+        if name in ('view', '_unsafe_view', 'reshape'):
+            return f'{x}.reshape({e(list(bound[1]))})'
+        if name in ('alias', 'detach', 'lift_fresh'):
+            return x
+        if name == 't':
+            return f'{x}.T'
+        if name in ('transpose', 'swapaxes', 'swapdims'):
+            return f'{x}.swapaxes({dim(bound[1])}, {dim(bound[2])})'
+        if name == 'permute':
+            return f'{x}.transpose({tuple(dim(d) for d in bound[1])!r})'
+        if name == 'expand':
+            return f'_expand({x}, {e(list(bound[1]))})'
+        if name == 'unsqueeze':
+            d = bound[1] + n + 1 if bound[1] < 0 else bound[1]
+            return f'_np.expand_dims({x}, {d})'
+        if name == 'squeeze':
+            dims = bound[1] if len(bound) > 1 else None
+            if dims is None:
+                return f'_squeeze({x}, {tuple(range(n))!r})'
+            dims = (dims,) if isinstance(dims, int) else tuple(dims)
+            return f'_squeeze({x}, {tuple(dim(d) for d in dims)!r})'
+        if name == 'select':
+            return f'{x}[{", ".join([":"] * dim(bound[1]) + [e(bound[2])])}]'
+        if name == 'slice':
+            d, start, end, step = dim(bound[1]), bound[2], bound[3], bound[4]
+            part = f'{"" if start is None else e(start)}:{"" if end is None else e(end)}:{e(step)}'
+            return f'{x}[{", ".join([":"] * d + [part])}]'
+        return None
 
     def fallback(self, node, op):
         self.fallback_ops.append(str(op))

@@ -7,6 +7,7 @@ resolved NumPy dtype in place of the ``dtype`` argument.
 import math
 
 from .._core import dtype as D
+from .._core.storage import as_size
 from .._dispatch.ops_namespace import aten
 from .registry import declare
 
@@ -16,7 +17,7 @@ _F = '*, ScalarType? dtype=None, Device? device=None'
 def _size(size):
     if isinstance(size, int) or hasattr(size, '__index__') and not isinstance(size, (tuple, list)):
         size = (size,)
-    size = tuple(int(s) for s in size)
+    size = tuple(as_size(s) for s in size)
     for s in size:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
@@ -53,6 +54,9 @@ def _arange_meta(start, end=None, step=1, dtype=None, device=None):
     if dtype is None:
         dtype = D.get_default_dtype() if any(isinstance(v, float) or getattr(v, 'dtype', None) in (D.float32, D.float64)
                                              for v in (start, end, step)) else D.int64
+    if all(v.__class__ is not bool and isinstance(v, int) for v in (start, end, step)) and step > 0:
+        n = (end - start + step - 1) // step      # integers (symbolic sizes too, NOTE [symbolic sizes])
+        return (n if n > 0 else 0,), dtype
     return (arange_length(float(start), float(end), float(step)),), dtype
 
 
@@ -81,7 +85,7 @@ def _randperm_meta(n, generator=None, dtype=None, device=None):
 
 
 def _empty_strided_meta(size, stride, dtype=None, device=None):
-    size, stride = _size(size), tuple(int(s) for s in stride)
+    size, stride = _size(size), tuple(as_size(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError(f"mismatch in length of strides and shape")
     return size, _float_or(dtype), stride

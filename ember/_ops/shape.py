@@ -12,6 +12,7 @@ ember operators, so every formula differentiates again.
 from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname
 from .._core.tensor_impl import TensorImpl
+from .._core.storage import as_size
 from .registry import declare
 from .overloads import overloads
 from .views import wrap_dim, _select_meta, _slice_meta, _diagonal_meta
@@ -176,7 +177,7 @@ declare('_strided_index(SymInt[] size, SymInt[] stride, SymInt offset, *, Device
 
 
 def _unfold_backward_meta(grad_in, input_sizes, dim, size, step):
-    sizes = tuple(int(s) for s in input_sizes)
+    sizes = tuple(as_size(s) for s in input_sizes)
     d = wrap_dim(dim, len(sizes)) if sizes else 0
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
@@ -222,7 +223,7 @@ declare('flipud(Tensor self) -> Tensor', composite=_flipud)
 
 
 def _ints(v):
-    return (int(v),) if not isinstance(v, (list, tuple)) else tuple(int(x) for x in v)
+    return (as_size(v),) if not isinstance(v, (list, tuple)) else tuple(as_size(x) for x in v)
 
 
 def _roll_meta(self, shifts, dims=()):

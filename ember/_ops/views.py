@@ -8,7 +8,7 @@ views (reshape, flatten, split, ...) are written in these primitives.
 from math import prod as _prod
 
 from .registry import declare
-from .._core.storage import contiguous_strides, MetaArray
+from .._core.storage import contiguous_strides, MetaArray, as_size
 from .._core.tensor_impl import make_view
 from .._dispatch.ops_namespace import aten
 
@@ -29,8 +29,8 @@ def _geom(t):
 
 def infer_size(shape, numel):
     if shape.__class__ is tuple and -1 not in shape and shape and min(shape) >= 0 and _prod(shape) == numel:
-        return shape if all(s.__class__ is int for s in shape) else tuple(int(s) for s in shape)  # fast path
-    shape = tuple(int(s) for s in ((shape,) if isinstance(shape, int) else shape))
+        return shape if all(s.__class__ is int for s in shape) else tuple(as_size(s) for s in shape)  # fast path
+    shape = tuple(as_size(s) for s in ((shape,) if isinstance(shape, int) else shape))
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
         raise RuntimeError("only one dimension can be inferred")
@@ -83,7 +83,7 @@ def view_strides(old_shape, old_strides, new_shape):
 
 def _view_meta(self, size):
     a = self._a
-    new = infer_size(size, int(a.size))
+    new = infer_size(size, as_size(a.size))
     if a.__class__ is not MetaArray and a.flags.c_contiguous:     # any shape views a contiguous tensor
         return new, contiguous_strides(new), self.storage_offset()
     shape, strides, off = _geom(self)

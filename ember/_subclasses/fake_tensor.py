@@ -48,18 +48,22 @@ class FakeTensorMode(TorchDispatchMode):
     ``from_tensor``, else ``cpu``).
     """
 
-    def __init__(self, *, allow_non_fake_inputs=True, fake_device=None):
+    def __init__(self, *, allow_non_fake_inputs=True, fake_device=None, shape_env=None):
         self.allow_non_fake_inputs = allow_non_fake_inputs
+        self.shape_env = shape_env        # where symbolic sizes come from (NOTE [symbolic sizes]), or None
         self.fake_device = None if fake_device is None else ember.device(fake_device)
         self._memo = {}      # id(real tensor) -> (weakref to it, its fake twin)
 
-    def from_tensor(self, t):
-        """The fake twin of ``t`` (the same one each time it is asked for while ``t`` lives)."""
-        if t.device.type == 'meta':
-            return t
+    def from_tensor(self, t, symbolic_dims=()):
+        """The fake twin of ``t`` (the same one each time it is asked for while ``t`` lives). ``symbolic_dims``:
+        dimensions whose size becomes a symbol of ``shape_env`` (a contiguous ``t`` only)."""
         hit = self._memo.get(id(t))
         if hit is not None and hit[0]() is t:
             return hit[1]
+        if symbolic_dims:
+            return self._symbolic(t, symbolic_dims)
+        if t.device.type == 'meta':
+            return t
         if self.fake_device is None:
             self.fake_device = t.device
         fake = ember.empty_strided(tuple(t.shape), t.stride(), dtype=t.dtype, device=_META)
@@ -95,3 +99,31 @@ class FakeTensorMode(TorchDispatchMode):
         if info[0] and (kwargs.get('device') is not None or not info[1]):
             kwargs['device'] = _META      # a factory (or a copy to a device) allocates nothing
         return func(*args, **kwargs)
+
+    def _symbolic(self, t, dims):
+        from ember.fx.experimental.symbolic_shapes import SymInt
+        if self.shape_env is None:
+            raise RuntimeError('FakeTensorMode.from_tensor(symbolic_dims=...) needs a FakeTensorMode(shape_env=...)')
+        if not t.is_contiguous():
+            raise ValueError('symbolic sizes are given to contiguous tensors only')
+        if self.fake_device is None and t.device.type != 'meta':
+            self.fake_device = t.device
+        syms = {}
+        shape = []
+        for d, n in enumerate(t.shape):
+            if d in dims:
+                syms[d] = self.shape_env.create_symbol(n, None, d)
+                shape.append(syms[d])
+            else:
+                shape.append(n)
+        strides, acc = [], 1
+        for n in reversed(shape):
+            strides.append(acc)
+            acc = acc * n
+        fake = ember.empty_strided(tuple(shape), tuple(reversed(strides)), dtype=t.dtype, device=_META)
+        for sym in syms.values():          # the symbol stands for a size of this fake input
+            sym.how = ('size', fake, sym.how[2])
+        if t.requires_grad:
+            fake.requires_grad_(True)
+        self._memo[id(t)] = (weakref.ref(t), fake)
+        return fake

@@ -44,7 +44,7 @@ from ..graph import Graph
 from ..graph_module import GraphModule
 from ..node import Op
 from ..passes.shape_prop import TensorMetadata
-from .symbolic_shapes import GuardOnDataDependentSymNode
+from .symbolic_shapes import GuardOnDataDependentSymNode, SymInt, sym_size
 
 __all__ = ['make_fx', 'get_isolated_graphmodule', 'dispatch_trace', 'PythonKeyTracer']
 
@@ -104,9 +104,12 @@ class PythonKeyTracer:
         node.meta['tensor_meta'] = TensorMetadata(t.shape, t.dtype, t.requires_grad, t.stride(), None, False, {})
 
     def arg(self, a):
-        """An argument value as a Node may hold it: tensors become their Nodes."""
+        """An argument value as a Node may hold it: tensors become their Nodes, symbolic sizes the Nodes that
+        compute them (NOTE [symbolic sizes])."""
         if isinstance(a, ember.Tensor):
             return self.node_of(a)
+        if isinstance(a, SymInt):
+            return self.sym_node(a)
         if isinstance(a, list):       # also fx's immutable_list, when replaying a graph
             return [self.arg(e) for e in a]
         if type(a) is tuple or isinstance(a, tuple) and not hasattr(a, '_fields'):
@@ -114,6 +117,21 @@ class PythonKeyTracer:
         if self.fake_mode is not None and isinstance(a, ember.device) and a.type == 'meta':
             return self.fake_mode.fake_device or ember.device('cpu')      # the device the fakes stand for
         return a
+
+    def sym_node(self, s):
+        """The Node computing a symbolic size: ``sym_size(x, d)`` for a symbol, arithmetic on those for an
+        expression (one Node per distinct expression)."""
+        memo = self.__dict__.setdefault('_sym_nodes', {})
+        node = memo.get(s.expr)
+        if node is None:
+            how = s.how
+            if how[0] == 'size':
+                node = self.graph.create_node(Op.CALL_FUNCTION, sym_size, (self.node_of(how[1]), how[2]))
+            else:
+                node = self.graph.create_node(Op.CALL_FUNCTION, how[0], tuple(self.arg(o) for o in how[1:]))
+            node.meta['val'] = s
+            memo[s.expr] = node
+        return node
 
     # --- recording --------------------------------------------------------------------------
     def dispatch(self, func, args, kwargs):
