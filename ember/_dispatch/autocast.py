@@ -200,6 +200,46 @@ def _make_kernel(op, policy):
     return autocast_cpu
 
 
+def cast_for_mode(op, args):
+    """The arguments ``op`` gets under CPU autocast, or None when autocast leaves it alone: for a dispatch mode
+    that sees calls before the AutocastCPU key does (make_fx's tracer), so that it can record the casts
+    (``_to_copy`` calls, made by the caller's mode) and then the operator on the cast arguments. Fake tensors
+    (meta) count as the CPU tensors they stand for; no cast is taken from the cast cache, whose tensors a
+    tracer would not know."""
+    if not AUTOCAST.enabled['cpu'] or 'inplace' in op.tags or 'out' in op.tags or op.schema.is_mutable:
+        return None
+    policy = _POLICY.get(op.schema.name)
+    if policy is None or policy == 'unchanged':
+        return None
+    from .._core.tensor_impl import TensorImpl
+
+    def eligible(t):
+        d = t._dtype
+        return d.is_floating_point and d is not _dt.float64 and t._device.type in ('cpu', 'meta')
+    dt = AUTOCAST.dtype['cpu'] if policy == 'lower' else _dt.float32 if policy == 'fp32' else None
+    if dt is None:
+        dt = AUTOCAST.dtype['cpu']
+        for a in args:
+            for e in (a if isinstance(a, (list, tuple)) else (a,)):
+                if isinstance(e, TensorImpl) and eligible(e) and e._dtype.itemsize > dt.itemsize:
+                    dt = e._dtype
+
+    def cast(t):
+        return _to_copy(t, dtype=dt) if isinstance(t, TensorImpl) and eligible(t) and t._dtype is not dt else t
+    return [type(a)(cast(e) for e in a) if isinstance(a, (list, tuple)) else cast(a) for a in args]
+
+
+class excluded:
+    """``with excluded():`` calls skip the AutocastCPU key (what the autocast kernel does below itself)."""
+
+    def __enter__(self):
+        self.prev = STATE.keep
+        STATE.keep = self.prev & ~AUTOCAST_CPU_BIT
+
+    def __exit__(self, *exc):
+        STATE.keep = self.prev
+
+
 def _fallthrough(op, ks, *args):
     return op.redispatch(ks & _BELOW, *args)
 

@@ -13,6 +13,8 @@ import ember
 # the AutocastCPU policy applied to a Python composite (nn.functional's losses, prelu, interpolate): front
 # ends take it from here rather than from the dispatcher
 from .._dispatch.autocast import autocast_composite as _autocast_composite  # noqa: F401
+# for tracers that see operator calls before the AutocastCPU key (make_fx): the casts autocast would make
+from .._dispatch.autocast import cast_for_mode as _cast_for_mode, excluded as _autocast_excluded  # noqa: F401
 
 __all__ = ['autocast', 'custom_fwd', 'custom_bwd', 'is_autocast_available']
 

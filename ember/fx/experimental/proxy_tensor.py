@@ -39,6 +39,7 @@ import traceback
 import ember
 from ember.utils import _pytree as pytree
 from ember.utils._python_dispatch import TorchDispatchMode, TensorDataMap
+from ember.amp.autocast_mode import _cast_for_mode, _autocast_excluded
 
 from ..graph import Graph
 from ..graph_module import GraphModule
@@ -141,9 +142,22 @@ class PythonKeyTracer:
                 r = d(*args, **kwargs)
             if r is not NotImplemented:
                 return r
+        autocast_off = None
+        if ember.is_autocast_enabled('cpu') and not kwargs:
+            # the mode sees calls before autocast does: record the casts autocast would make, then the
+            # operator on the cast arguments, run without autocast (torch's make_fx records them the same way)
+            with self.mode:
+                cast = _cast_for_mode(func, args)
+            if cast is not None:
+                args = tuple(cast)
+                autocast_off = _autocast_excluded()
         nargs = tuple(self.arg(a) for a in args)
         nkwargs = {k: self.arg(v) for k, v in kwargs.items()}
-        out = func(*args, **kwargs)
+        if autocast_off is not None:
+            with autocast_off:
+                out = func(*args, **kwargs)
+        else:
+            out = func(*args, **kwargs)
         node = self.graph.create_node(Op.CALL_FUNCTION, func, nargs, nkwargs)
         if self.stack_trace is not None:            # re-tracing a graph: the source node's stack trace
             node.stack_trace = self.stack_trace
