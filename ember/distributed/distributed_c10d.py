@@ -361,6 +361,8 @@ def _backend_name(backend):
     if ':' in name:                       # 'cpu:gloo,cuda:nccl': the CPU part
         parts = dict(p.split(':') for p in name.split(','))
         name = parts.get('cpu', 'gloo')
+    if name == 'nccl' and ember.cuda._as_cpu():       # NOTE [cuda as cpu]
+        return name
     if name == 'nccl':
         raise RuntimeError("ProcessGroupNCCL is only supported with GPUs, no GPUs found! (ember runs collectives "
                            "on MPI: use backend='gloo' or 'mpi' on CPU)")
