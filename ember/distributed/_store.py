@@ -48,8 +48,6 @@ def _bytes(value):
         return value.encode()
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
-    if isinstance(value, (list, tuple)) and all(isinstance(v, int) for v in value):
-        return bytes(value)
     raise TypeError(f"a store value must be str or bytes, not {type(value).__name__}")
 
 
@@ -185,7 +183,7 @@ class Store:
     def wait(self, keys, timeout=None):
         """Wait until every key in ``keys`` exists; ``DistStoreError`` after ``timeout`` (default: the store's)."""
         keys = [str(k) for k in keys]
-        seconds = _seconds(self._timeout if timeout is None else timeout)
+        seconds = _seconds(self.timeout if timeout is None else timeout)
         if not self._wait(keys, seconds):
             raise _timeout_error(seconds, keys)
 
@@ -310,13 +308,6 @@ class PrefixStore(Store):
 
     def _wait(self, keys, seconds):
         return self._store._wait([self._k(k) for k in keys], seconds)
-
-    def wait(self, keys, timeout=None):
-        return Store.wait(self, keys, self.timeout if timeout is None else timeout)
-
-    def get(self, key):
-        self.wait([str(key)])
-        return Store.get(self, key)
 
 
 # --- FileStore --------------------------------------------------------------------------------------------
