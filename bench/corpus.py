@@ -33,6 +33,16 @@ to ``ember.vision`` under ``ember run``); they pass when they run to their end, 
 printed metric is finite and the printed loss falls from its first to its last value
 (where a program prints more than one).
 
+The distributed programs (``distributed/ddp-tutorial-series``) are written for GPUs (``torch.cuda.set_device``,
+``backend="nccl"``, ``.to(local_rank)``, ``device_ids=[local_rank]``). Under ember they run unchanged with
+``ember run --cuda-as-cpu`` (NOTE [cuda as cpu] in ember/_core/device.py: the program's CUDA devices are the CPU,
+nccl runs on MPI), two ranks started by ``ember run torchrun`` or by the program's own ``mp.spawn``. torch
+cannot run them on a CPU as written (``set_device`` raises "Torch not compiled with CUDA enabled"), so its
+reference run makes those same substitutions by hand in its copy (``torch_patch``: no set_device, gloo,
+no ``.to(gpu)``, no ``device_ids``, ``map_location='cpu'``) and is launched by torchrun on gloo. They print
+no metric: what each rank prints (epochs, batch sizes, steps per epoch from the DistributedSampler, snapshot
+saved and resumed from) is compared as a sorted list of records (``compare_records``) and must be equal.
+
 Output: one ``PASS name`` / ``FAIL name: first error (file:line)`` line per program,
 then ``N passed, M failed``.
 """
@@ -273,13 +283,49 @@ PROGRAMS.update({
     'fx[module_tracer]': dict(FX, vision=True, steps=[('module_tracer.py', [])]),
 })
 
+# distributed/ddp-tutorial-series: GPU programs, run on the CPU (see the module docstring). Each runs twice in
+# the same folder: 2 epochs saving a snapshot every epoch, then 3 epochs, which resume from that snapshot.
+# Edits for torch's reference run only; multigpu.py counts GPUs to choose its world size (0 here) under both.
+_TORCH_CPU = [('.to(self.gpu_id)', ''), ('.to(self.local_rank)', ''), ('model.to(gpu_id)', 'model'),
+              ('backend="nccl"', 'backend="gloo"'), ('device_ids=[self.gpu_id]', 'device_ids=None'),
+              ('device_ids=[self.local_rank]', 'device_ids=None'), ('device_ids=[gpu_id]', 'device_ids=None'),
+              ('torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))', 'pass'), ('torch.cuda.set_device(rank)', 'pass'),
+              ('f"cuda:{self.gpu_id}"', '"cpu"'), ('f"cuda:{self.local_rank}"', '"cpu"')]
+
+
+_DDP_RECORDS = (r'\[GPU\d\] Epoch \d+ \| Batchsize: \d+ \| Steps: \d+|Epoch \d+ \| Training (?:snapshot|checkpoint) '
+                r'saved at \S+|Loading snapshot|Resuming training from snapshot at Epoch \d+')
+
+
+def _ddp_tutorial(script, launched=True):
+    torchrun = ['--standalone', '--nproc_per_node=2'] if launched else None
+    return dict(folder='distributed/ddp-tutorial-series', launcher=torchrun, ember_flags=['--cuda-as-cpu'],
+                torch_patch=[(script, old, new) for old, new in _TORCH_CPU],
+                records=_DDP_RECORDS, steps=[(script, ['2', '1']), (script, ['3', '1'])],
+                **({} if launched else dict(patch=[(script, 'world_size = torch.cuda.device_count()',
+                                                    'world_size = 2')])))
+
+
+PROGRAMS.update({
+    'ddp-tutorial-series[multigpu_torchrun]': _ddp_tutorial('multigpu_torchrun.py'),
+    'ddp-tutorial-series[multinode]': _ddp_tutorial('multinode.py'),
+    'ddp-tutorial-series[multigpu]': _ddp_tutorial('multigpu.py', launched=False),
+})
+
 NOT_RUN = {
     'language_translation': 'needs torchtext (no release for torch 2.13) and spaCy models downloaded at run time',
     'legacy/snli': 'needs torchtext.legacy (removed from torchtext) and a spaCy model download',
     'fx/profiling_tracer': 'prints profiler timings (nothing to compare as text) and calls '
                            'torch.ops.profiler._record_function_enter, which ember.profiler does not define',
     'fx/native_interpreter': 'TorchScript and C++ (no torch.jit in ember)',
-    'distributed/*': 'out of scope here (issue 14)',
+    'distributed/ddp': 'exits at once unless torch.accelerator counts 2 GPUs (prints "Unable to locate '
+                       'sufficient 2 gpus"), under torch as under ember',
+    'distributed/minGPT-ddp': 'needs hydra-core, boto3 and fsspec (not installed) and exits unless '
+                              'torch.accelerator counts 2 GPUs; its device code has no CPU path '
+                              '(torch.device(f"{acc}:{rank}") with acc None)',
+    'distributed/ddp-tutorial-series/single_gpu.py': 'one GPU, no distribution: .to(0) with torch.cuda absent '
+                                                     '(ember run --cuda-as-cpu runs it; torch cannot)',
+    'distributed/FSDP, FSDP2, rpc, tensor_parallelism': 'FSDP, RPC and DTensor are not in ember.distributed',
 }
 
 METRIC = re.compile(r'(?i)\b((?:average|avg|last|running|test|train|val|valid)[ _])?'
@@ -345,7 +391,7 @@ def run_one(cmd, cwd, env, timeout, stop_after):
     return p.returncode, ''.join(out)
 
 
-def prepare(corpus, spec, dest):
+def prepare(corpus, spec, dest, runtime='torch'):
     src = os.path.join(corpus, spec['folder'])
     if not os.path.isdir(src):
         raise FileNotFoundError(f'{src} is missing from the corpus')
@@ -358,6 +404,17 @@ def prepare(corpus, spec, dest):
             raise ValueError(f'{f}: expected {old!r} to patch; the corpus changed')
         with open(p, 'w') as fh:
             fh.write(text.replace(old, new))
+    if runtime == 'torch' and spec.get('torch_patch'):     # torch's reference needs edits; they must change it
+        for f in {f for f, _, _ in spec['torch_patch']}:
+            p = os.path.join(dest, f)
+            with open(p) as fh:
+                text = orig = fh.read()
+            for _, old, new in (e for e in spec['torch_patch'] if e[0] == f):
+                text = text.replace(old, new)
+            if text == orig:
+                raise ValueError(f'{f}: none of the edits for torch\'s reference applies; the corpus changed')
+            with open(p, 'w') as fh:
+                fh.write(text)
     for script, _ in spec['steps']:
         if not os.path.exists(os.path.join(dest, script)):
             raise FileNotFoundError(f'{spec["folder"]}/{script} is missing from the corpus')
@@ -381,13 +438,13 @@ def run_program(corpus, name, spec, timeout, keep, verbose, ember_root=ROOT):
     try:
         for rt in runtimes:
             d = os.path.join(tmp, rt)
-            prepare(corpus, spec, d)
+            prepare(corpus, spec, d, rt)
             env = dict(os.environ, PYTHONHASHSEED='0', OMP_NUM_THREADS='1', MPLBACKEND='Agg', **spec.get('env', {}))
             if rt == 'ember':
                 env['PYTHONPATH'] = ember_root + os.pathsep + env.get('PYTHONPATH', '')
             text = ''
             for script, args in spec['steps']:
-                cmd = [sys.executable] + (['-c', EMBER_RUN, 'run'] if rt == 'ember' else []) + [script, *args]
+                cmd = _command(spec, rt, script, args)
                 rc, out = run_one(cmd, d, env, timeout, spec.get('stop_after'))
                 text += out
                 if verbose:
@@ -397,17 +454,46 @@ def run_program(corpus, name, spec, timeout, keep, verbose, ember_root=ROOT):
                     outputs[rt] = text
                     return False, f'[{rt}] ' + first_error(out), outputs
             outputs[rt] = text
-            if not spec.get('text'):
+            if spec.get('records'):
+                results[rt] = sorted(re.findall(spec['records'], text))
+            elif not spec.get('text'):
                 results[rt] = metrics(text) + [('loss', float(v)) for v in re.findall(spec.get('loss_re', r'$^'),
                                                                                        text)]
         if spec.get('text'):
             return compare_text(outputs) + (outputs,)
+        if spec.get('records'):
+            return compare_records(results) + (outputs,)
         return compare(spec, results)
     finally:
         if keep:
             print(f'    kept {tmp}')
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _command(spec, rt, script, args):
+    """torch: ``python [-m torch.distributed.run FLAGS] script args``; ember: ``python -m ember run
+    [EMBER_FLAGS] [torchrun FLAGS] script args``."""
+    launch = spec.get('launcher')
+    if rt == 'torch':
+        return [sys.executable] + (['-m', 'torch.distributed.run', *launch] if launch is not None else []) + \
+            [script, *args]
+    return [sys.executable, '-c', EMBER_RUN, 'run', *spec.get('ember_flags', ())] + \
+        (['torchrun', *launch] if launch is not None else []) + [script, *args]
+
+
+def compare_records(results):
+    """Programs compared by the records their ranks print (``records``: a regex of one record), sorted: the
+    ranks' order of printing is not the program's, ember's launcher prefixes each line with its rank, and
+    torch's ranks, which share one pipe unprefixed, can print two records on one line."""
+    t, e = results['torch'], results['ember']
+    if not t:
+        return False, 'torch printed none of the lines compared'
+    if t != e:
+        only_t = [x for x in t if x not in e][:2]
+        only_e = [x for x in e if x not in t][:2]
+        return False, f'printed records differ: torch only {only_t}, ember only {only_e} ({len(t)} vs {len(e)})'
+    return True, ''
 
 
 _NUMBER = re.compile(r'[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|\.\d+)')

@@ -1,14 +1,18 @@
 """The ``ember`` command: ``ember demo``, ``ember run script.py``, ``ember compat-report script.py``."""
 import argparse
+import os
+import subprocess
 import sys
 
 
 def main(argv=None):
+    argv_given = argv is not None
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ('-h', '--help'):
         print("usage: ember demo [--minutes M | --steps N] [--out DIR]\n"
               "       ember run script.py [args...]        run a PyTorch script with torch resolving to ember\n"
               "       ember run torchrun [flags] script.py  (or -m torch.distributed.run) ember's launcher, emberrun\n"
+              "       ember run --cuda-as-cpu ...          a GPU program on the CPU: 'cuda' devices are the CPU, nccl runs on MPI\n"
               "       ember compat-report PATH            list the torch APIs a script (or each .py in a folder) uses that ember lacks")
         return 0
     cmd, rest = argv[0], argv[1:]
@@ -16,8 +20,12 @@ def main(argv=None):
         from .demo import main as demo_main
         return demo_main(rest)
     if cmd == 'run':
+        if rest[:1] == ['--cuda-as-cpu']:
+            rest = rest[1:]
+            if os.environ.get('EMBER_CUDA_AS_CPU') != '1':
+                return _cuda_as_cpu(rest, explicit=argv_given)
         if not rest:
-            print('usage: ember run script.py [args...]', file=sys.stderr)
+            print('usage: ember run [--cuda-as-cpu] script.py [args...]', file=sys.stderr)
             return 2
         if rest[0] == 'torchrun' or rest[:2] in (['-m', 'torch.distributed.run'], ['-m', 'ember.distributed.run']):
             return _torchrun(rest[1:] if rest[0] == 'torchrun' else rest[2:])
@@ -32,6 +40,19 @@ def main(argv=None):
         return report_main(a.path)
     print(f"ember: unknown command '{cmd}' (try 'ember --help')", file=sys.stderr)
     return 2
+
+
+def _cuda_as_cpu(rest, explicit):
+    """``ember run --cuda-as-cpu ...`` (NOTE [cuda as cpu] in ember/_core/device.py): say so once, then run the
+    same command again in a process whose environment has ``EMBER_CUDA_AS_CPU=1``, so that ember reads it when
+    it is first imported (as do the ranks a launcher starts, which inherit it)."""
+    print("ember run --cuda-as-cpu: the program's CUDA devices are the CPU and backend 'nccl' runs on MPI "
+          "(ember.cuda.is_available() stays False)", file=sys.stderr, flush=True)
+    env = dict(os.environ, EMBER_CUDA_AS_CPU='1')
+    if explicit or not getattr(sys, 'orig_argv', None):
+        return subprocess.call([sys.executable, '-m', 'ember', 'run', *rest], env=env)
+    sys.stdout.flush()
+    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)
 
 
 def _torchrun(args):

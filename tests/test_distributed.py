@@ -237,3 +237,70 @@ def torch_ops_c10d():
     import torch
     import torch.distributed  # noqa: F401  registers the c10d operators
     return torch.ops.c10d
+
+
+_ELASTIC_WORKER = '''
+import os, sys
+import ember, ember.distributed as dist
+keys = ["RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK",
+        "ROLE_WORLD_SIZE", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS"]
+dist.init_process_group("gloo")
+t = ember.ones(1) * (dist.get_rank() + 1)
+dist.all_reduce(t)
+if os.environ["TORCHELASTIC_RESTART_COUNT"] == "0" and dist.get_rank() == int(sys.argv[1]):
+    raise RuntimeError("fails on the first attempt")
+print(" ".join(f"{k}={os.environ[k]}" for k in keys), f"sum={t.item():g}")
+dist.destroy_process_group()
+'''
+
+
+def test_elastic_nnodes_restarts_a_failed_worker_group(tmp_path):
+    # --nnodes=1:2 alone on this machine: after the last call the group starts with this node; rank 1 fails on
+    # the first attempt, --max-restarts=1 starts a second rendezvous round, which succeeds
+    script = tmp_path / 'elastic.py'
+    script.write_text(_ELASTIC_WORKER)
+    p = subprocess.run([sys.executable, '-m', 'ember.distributed.run', '--nnodes', '1:2', '--nproc-per-node', '2',
+                        '--rdzv-backend', 'c10d', '--rdzv-endpoint', f'127.0.0.1:{_free_port()}',
+                        '--rdzv-conf', 'last_call_timeout=0.5', '--max-restarts', '1', str(script), '1'],
+                       env=_env(), capture_output=True, text=True, timeout=TIMEOUT)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert 'fails on the first attempt' in p.stderr and 'restarting the ranks (1 of 1)' in p.stderr
+    assert not [line for line in p.stdout.splitlines() if line.startswith('[rank1]') and 'COUNT=0' in line]
+    lines = sorted(line for line in p.stdout.splitlines() if 'RESTART_COUNT=1' in line)
+    assert lines == [f'[rank{r}]:RANK={r} WORLD_SIZE=2 LOCAL_RANK={r} LOCAL_WORLD_SIZE=2 GROUP_RANK=0 '
+                     f'GROUP_WORLD_SIZE=1 ROLE_RANK={r} ROLE_WORLD_SIZE=2 TORCHELASTIC_RESTART_COUNT=1 '
+                     f'TORCHELASTIC_MAX_RESTARTS=1 sum=3' for r in (0, 1)], p.stdout
+
+
+def test_elastic_nnodes_without_restarts_fails(tmp_path):
+    script = tmp_path / 'elastic.py'
+    script.write_text(_ELASTIC_WORKER)
+    p = subprocess.run([sys.executable, '-m', 'ember.distributed.run', '--standalone', '--nnodes', '1:2',
+                        '--nproc-per-node', '1', '--rdzv-conf', 'last_call_timeout=0.2', str(script), '0'],
+                       env=_env(), capture_output=True, text=True, timeout=TIMEOUT)
+    assert p.returncode == 1 and 'fails on the first attempt' in p.stderr, p.stderr
+
+
+def test_elastic_nnodes_two_launchers_meet(tmp_path):
+    # two launchers with --nnodes=1:2 at one endpoint: the round closes when both have joined (MAX), their
+    # node ranks are their join order and the two ranks form one world
+    script = tmp_path / 'elastic.py'
+    script.write_text(_ELASTIC_WORKER)
+    endpoint = f'127.0.0.1:{_free_port()}'
+    cmd = [sys.executable, '-m', 'ember.distributed.run', '--nnodes=1:2', '--nproc-per-node=1', '--rdzv-backend=c10d',
+           f'--rdzv-endpoint={endpoint}', '--rdzv-conf=last_call_timeout=60', str(script), '-1']
+    procs = [subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=TIMEOUT) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    lines = sorted(line.split(':', 1)[1] for out, _ in outs for line in out.splitlines() if 'RANK=' in line)
+    assert lines == [f'RANK={r} WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 GROUP_RANK={r} GROUP_WORLD_SIZE=2 '
+                     f'ROLE_RANK={r} ROLE_WORLD_SIZE=2 TORCHELASTIC_RESTART_COUNT=0 TORCHELASTIC_MAX_RESTARTS=0 '
+                     f'sum=3' for r in (0, 1)], outs
+
+
+@pytest.mark.parametrize('nnodes', ['2:1', '1:2:3', 'a:b', '0:2'])
+def test_nnodes_syntax_errors(nnodes):
+    from ember.distributed import run
+    with pytest.raises(SystemExit, match='nnodes'):
+        run.run(run.parse_args([f'--nnodes={nnodes}', 'x.py']))

@@ -6,6 +6,8 @@ kernels use (NumPy, CuPy, or a stand-in for meta), and how to move arrays to and
 from the host. A new device (PrivateUse1-style) is a new interface in the
 registry plus kernels registered for its key through ``ember.library``.
 """
+import os
+
 import numpy as np
 
 from .allocator import CPUAllocator
@@ -62,6 +64,18 @@ class _AbsentDevice:
                                   f"'{self.name.upper()}' backend: ember has no {self.name} backend in this process")
 
 
+# NOTE [cuda as cpu]
+# ``ember run --cuda-as-cpu`` (environment ``EMBER_CUDA_AS_CPU=1``, read once when ember is imported, inherited by
+# the ranks a launcher starts) runs a GPU program unchanged on the CPU: every ``cuda`` device a program names
+# (``'cuda:1'``, ``.to(local_rank)``, ``map_location='cuda:0'``) *is* the CPU device, ``ember.cuda.set_device``
+# accepts any index and does nothing, DDP's ``device_ids`` naming such devices are dropped, and
+# ``backend='nccl'`` runs on MPI. It is opt-in and announced once by ``ember run``; the answers to questions
+# about the machine stay true (``ember.cuda.is_available()`` is False, tensors report ``device='cpu'``), so a
+# program that checks for a GPU takes its CPU path. Without the variable nothing of this happens (NOTE
+# [absent devices]).
+CUDA_AS_CPU = os.environ.get('EMBER_CUDA_AS_CPU') == '1'
+
+
 def device_interface(type_name):
     try:
         return _REGISTRY[type_name]
@@ -111,6 +125,8 @@ class device:
             index = int(idx)
         if index is not None and index < 0:
             raise RuntimeError(f"Device index must not be negative")
+        if CUDA_AS_CPU and name == 'cuda':      # NOTE [cuda as cpu]
+            name, index = 'cpu', None
         self = object.__new__(cls)
         object.__setattr__(self, 'type', name)
         object.__setattr__(self, 'index', index)

@@ -81,9 +81,18 @@ def current_device():
     _lazy_init()
 
 
+def _as_cpu():
+    """Is this run's ``cuda`` the CPU (``ember run --cuda-as-cpu``, NOTE [cuda as cpu])?"""
+    from .._core.device import CUDA_AS_CPU
+    return CUDA_AS_CPU
+
+
 def set_device(device):
-    """Selecting a negative index is a no-op, as in torch; any real index needs CUDA."""
+    """Selecting a negative index is a no-op, as in torch; any real index needs CUDA (under ``ember run
+    --cuda-as-cpu`` it is accepted and does nothing: NOTE [cuda as cpu])."""
     from .._core.device import device as _dev
+    if _as_cpu():
+        return
     idx = device if isinstance(device, int) else _dev(device).index
     if idx is not None and idx < 0:
         return

@@ -16,6 +16,7 @@ from .distributed_c10d import *  # noqa: F401,F403
 from .distributed_c10d import (__all__ as _c10d_all, new_subgroups_by_enumeration,  # noqa: F401
                                is_torchelastic_launched)
 from .errors import DistError, DistBackendError, DistNetworkError, DistStoreError  # noqa: F401
+from ._store import Store, HashStore, FileStore, TCPStore, PrefixStore  # noqa: F401
 from . import algorithms  # noqa: F401,E402  torch.distributed.algorithms (DDP communication hooks)
 
-__all__ = list(_c10d_all)
+__all__ = list(_c10d_all) + ['Store', 'HashStore', 'FileStore', 'TCPStore', 'PrefixStore']

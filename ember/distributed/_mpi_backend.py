@@ -111,9 +111,10 @@ def _import_mpi():
     return MPI
 
 
-def start(rank, world_size, host, port, timeout):
+def start(rank, world_size, host, port, timeout, store=None):
     """Start MPI in this process (once) and return ``MPI.COMM_WORLD``: under a process manager as it is,
-    alone for a world of one, else through the rendezvous at ``host:port`` (NOTE [rendezvous])."""
+    alone for a world of one, else through the rendezvous at ``host:port``, or at the address rank 0
+    publishes in ``store`` (NOTE [rendezvous])."""
     if WORLD.MPI is not None:
         return WORLD.MPI.COMM_WORLD
     from . import _rendezvous
@@ -121,7 +122,10 @@ def start(rank, world_size, host, port, timeout):
     if launched_by_process_manager() or world_size == 1 or 'mpi4py.MPI' in sys.modules:
         MPI = _import_mpi()
     else:
-        WORLD.monitor = _rendezvous.join(rank, world_size, host, port, timeout)
+        server = None
+        if store is not None:
+            host, port, server = _rendezvous.exchange_through_store(store, rank, world_size, timeout)
+        WORLD.monitor = _rendezvous.join(rank, world_size, host, port, timeout, server)
         env = _rendezvous.pmi_environment(rank, host, port)
         os.environ.update(env)
         try:

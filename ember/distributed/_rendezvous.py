@@ -27,6 +27,13 @@ The server also keeps one connection per rank open as a monitor: a rank that die
 to the others, whose waiting collective then fails at once with an error naming it, instead of at its
 timeout (``distributed_c10d`` NOTE [failures and timeouts]).
 
+With ``init_process_group(store=...)`` (torch's way to rendezvous through a ``TCPStore``/``FileStore`` the
+program made) the store replaces ``MASTER_ADDR:MASTER_PORT``: rank 0 starts the server on a free port and
+publishes ``host port`` under ``ember/mpi_rendezvous`` in the store, the other ranks read it there, and the
+rest is as above; MPI's world is still formed by the PMI server (MPICH cannot take its start-up information
+from a store), and no collective goes through the store. The host published is the address rank 0 uses to
+reach a TCPStore's server, else its host name's.
+
 Under ``mpiexec`` (``PMI_RANK``/``PMI_FD`` in the environment) none of this runs: Hydra is the process
 manager, and it stops the job when a rank fails.
 """
@@ -69,6 +76,7 @@ def start_server(host, port, world_size, timeout):
         raise DistNetworkError(f"The server socket has failed to listen on any local network address. port: "
                                f"{port}, useIpv6: 0, code: {code}, message: {line[6:] or 'no answer'} (ember's "
                                f"rendezvous server for MASTER_PORT={port})")
+    proc.port = int(line.split()[1])        # the one it chose when asked for port 0
     return proc
 
 
@@ -145,10 +153,12 @@ def node_key():
     return f"{socket.gethostname()}/{os.environ.get('GROUP_RANK', '0')}"
 
 
-def join(rank, world_size, host, port, timeout):
-    """Join the rendezvous at ``host:port`` as ``rank``; returns this rank's Monitor once all have joined."""
+def join(rank, world_size, host, port, timeout, server=None):
+    """Join the rendezvous at ``host:port`` as ``rank`` (rank 0 starts its server unless given the one it
+    started); returns this rank's Monitor once all have joined."""
     deadline = time.monotonic() + timeout
-    server = start_server(host, port, world_size, timeout) if rank == 0 else None
+    if server is None and rank == 0:
+        server = start_server(host, port, world_size, timeout)
     try:
         sock = _connect(host, port, deadline)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -174,3 +184,39 @@ def join(rank, world_size, host, port, timeout):
 def pmi_environment(rank, host, port):
     """What MPICH reads at MPI_Init to reach the server (removed again once MPI is up)."""
     return {'PMI_PORT': f'{host}:{port}', 'PMI_ID': str(rank)}
+
+
+_STORE_KEY = 'ember/mpi_rendezvous'
+
+
+def _advertised_address(store):
+    """The address of this machine that the other ranks can reach: for a TCPStore, the one this process uses
+    to talk to the store's server (so the route the others use to reach the store's network); otherwise the
+    host name's address."""
+    while hasattr(store, 'underlying_store'):
+        store = store.underlying_store
+    sock = getattr(store, '_sock', None)
+    if sock is not None:
+        try:
+            return sock.getsockname()[0]
+        except OSError:
+            pass
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return '127.0.0.1'
+
+
+def exchange_through_store(store, rank, world_size, timeout):
+    """``init_process_group(store=...)``: rank 0 starts the rendezvous server on a free port and publishes
+    ``host:port`` in the store; the other ranks read it (waiting up to ``timeout``). Returns
+    ``(host, port, server)``, server being rank 0's process (None elsewhere), for ``join``."""
+    if rank == 0:
+        host = _advertised_address(store)
+        server = start_server(host, 0, world_size, timeout)
+        store.set(_STORE_KEY, f'{host} {server.port}')
+        return host, server.port, server
+    store.wait([_STORE_KEY], timeout)
+    host, port = store.get(_STORE_KEY).decode().split()
+    return host, int(port), None
+

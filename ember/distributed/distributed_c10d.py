@@ -10,7 +10,8 @@ torch's environment (``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``:
 Differences from torch's gloo backend: ``backend='gloo'`` (and None) run on MPI, with a one-line note;
 collectives check that the ranks agree (NOTE [collective fingerprints] in ``_mpi_backend.py``) and fail
 with an error naming a dead rank or the timeout (NOTE [failures and timeouts]); ``ReduceOp.AVG`` works on
-floating-point tensors (gloo has no AVG); there is no ``Store`` API.
+floating-point tensors (gloo has no AVG). A ``store`` given to ``init_process_group`` carries the address of
+MPI's rendezvous (NOTE [rendezvous]); the collectives never go through it.
 
 Run ``emberrun --nproc_per_node=2 train.py`` (or ``mpiexec -n 2 python train.py``)::
 
@@ -324,17 +325,25 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     ``backend`` 'mpi', 'gloo' or None all run on MPI ('gloo' says so in one line on rank 0); 'nccl' needs
     GPUs. ``init_method`` is 'env://' (default: ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``),
     'tcp://host:port' or 'file:///path' with ``rank`` and ``world_size``; under ``mpiexec`` the ranks
-    come from MPI. ``timeout`` bounds every collective (default 30 minutes).
+    come from MPI. ``store`` (a ``TCPStore``, ``FileStore``, ... with ``rank`` and ``world_size``, instead of
+    ``init_method``): rank 0 starts MPI's rendezvous on a free port and publishes its address in the store
+    (NOTE [rendezvous]). ``timeout`` bounds every collective (default 30 minutes).
     """
     if _STATE.default is not None:
         raise ValueError("trying to initialize the default process group twice!")
-    if store is not None:
-        raise NotImplementedError("ember.distributed has no Store API: pass init_method (env://, tcp:// or "
-                                  "file://) instead of store")
+    if store is not None and init_method is not None:
+        raise AssertionError("Cannot specify both init_method and store.")
+    if store is not None and not world_size > 0:
+        raise AssertionError("world_size must be positive if using store")
+    if store is not None and not rank >= 0:
+        raise AssertionError("rank must be non-negative if using store")
     name = _backend_name(backend)
     seconds = _mpi_backend._seconds(timeout if timeout is not None else default_pg_timeout)
-    rank, world_size, host, port = _rendezvous_params(init_method, rank, world_size, seconds)
-    comm = _mpi_backend.start(rank, world_size, host, port, seconds)
+    if store is not None:
+        host = port = None          # rank 0 publishes the rendezvous address in the store (NOTE [rendezvous])
+    else:
+        rank, world_size, host, port = _rendezvous_params(init_method, rank, world_size, seconds)
+    comm = _mpi_backend.start(rank, world_size, host, port, seconds, store)
     if (rank >= 0 and comm.Get_rank() != rank) or (world_size >= 0 and comm.Get_size() != world_size):
         raise ValueError(f"init_process_group: this process is rank {comm.Get_rank()} of {comm.Get_size()} in "
                          f"MPI, but rank={rank}, world_size={world_size} were asked for")
@@ -352,6 +361,8 @@ def _backend_name(backend):
     if ':' in name:                       # 'cpu:gloo,cuda:nccl': the CPU part
         parts = dict(p.split(':') for p in name.split(','))
         name = parts.get('cpu', 'gloo')
+    if name == 'nccl' and ember.cuda._as_cpu():       # NOTE [cuda as cpu]
+        return name
     if name == 'nccl':
         raise RuntimeError("ProcessGroupNCCL is only supported with GPUs, no GPUs found! (ember runs collectives "
                            "on MPI: use backend='gloo' or 'mpi' on CPU)")

@@ -21,8 +21,13 @@ What it does beyond starting processes:
 - NOTE [threads per rank]: unless ``OMP_NUM_THREADS`` is set, each rank gets ``cores // nproc_per_node``
   intra-op threads (``distributed_c10d._set_threads_per_rank``).
 
-Not implemented: elastic membership (``--nnodes=MIN:MAX`` with MIN < MAX) and dynamic rendezvous (the node
-ranks must be given: torchrun's ``static`` rendezvous); ``--max-restarts`` restarts a single node's ranks.
+Rendezvous of the launchers: ``static`` (torchrun's default: ``--nnodes=N --node_rank=i``, node 0 at
+``--master_addr:--master_port``), or ``c10d`` (``--rdzv-backend=c10d --rdzv-endpoint=HOST:PORT``, and whenever
+``--nnodes=MIN:MAX`` has MIN < MAX): the launchers meet in a TCPStore, the node ranks are their join order, and
+the group starts with MAX nodes, or with at least MIN once ``last_call_timeout`` has passed (NOTE [elastic
+rendezvous] in ``_elastic.py``). ``--max-restarts=N`` restarts the ranks after a failure, at most N times: on
+one node, and with the c10d rendezvous on every node (each restart is a new rendezvous round; the ranks see
+``TORCHELASTIC_RESTART_COUNT``). Not implemented: taking in a node that arrives after its round has closed.
 """
 import argparse
 import json
@@ -46,14 +51,16 @@ def get_args_parser():
     def arg(*names, **kw):       # torchrun spells every flag with dashes and with underscores
         extra = ['--' + n[2:].replace('-', '_') for n in names if n.startswith('--') and '-' in n[2:]]
         p.add_argument(*names, *[e for e in extra if e not in names], **kw)
-    arg('--nnodes', default='1:1', help='number of nodes, or MIN:MAX (ember needs MIN == MAX)')
+    arg('--nnodes', default='1:1', help='number of nodes, or MIN:MAX (elastic: start with the nodes that join)')
     arg('--nproc-per-node', default='1', help="ranks on this node: an int, or 'auto'/'cpu' (one per core)")
-    arg('--rdzv-backend', default='static', help="accepted for torchrun's sake; ember's rendezvous is static")
+    arg('--rdzv-backend', default='static', help="static (node ranks given) or c10d (the launchers meet in a "
+                                                 "TCPStore at --rdzv-endpoint); etcd is not offered")
     arg('--rdzv-endpoint', default='', help='HOST:PORT of the rendezvous (instead of --master-addr/--master-port)')
     arg('--rdzv-id', default='none', help='job id (TORCHELASTIC_RUN_ID)')
-    arg('--rdzv-conf', default='', help='accepted, ignored')
+    arg('--rdzv-conf', default='', help='KEY=VALUE,...: join_timeout, last_call_timeout, close_timeout, '
+                                       'read_timeout (seconds; c10d rendezvous)')
     arg('--standalone', action='store_true', help='one node: rendezvous on a free local port')
-    arg('--max-restarts', type=int, default=0, help='restart the ranks this many times after a failure (one node)')
+    arg('--max-restarts', type=int, default=0, help='restart the ranks this many times after a failure')
     arg('--monitor-interval', type=float, default=0.1, help='seconds between checks of the ranks')
     arg('--start-method', default='spawn', choices=['spawn', 'fork', 'forkserver'],
         help='accepted; ranks are always fresh interpreters')
@@ -97,11 +104,17 @@ def _nproc(value):
 
 
 def _nnodes(value):
-    lo, _, hi = str(value).partition(':')
-    lo, hi = int(lo), int(hi or lo)
-    if lo != hi:
-        raise SystemExit(f"emberrun: --nnodes={value}: elastic node counts are not supported; give one number")
-    return lo
+    """(MIN, MAX) of ``--nnodes=N`` or ``--nnodes=MIN:MAX``."""
+    parts = str(value).split(':')
+    try:
+        lo, hi = (int(parts[0]), int(parts[-1])) if len(parts) <= 2 else (None, None)
+    except ValueError:
+        lo = hi = None
+    if lo is None:
+        raise SystemExit(f'emberrun: --nnodes={value} is not in "MIN:MAX" format')
+    if not 1 <= lo <= hi:
+        raise SystemExit(f"emberrun: --nnodes={value}: need 1 <= MIN <= MAX")
+    return lo, hi
 
 
 def _free_port():
@@ -221,13 +234,13 @@ def _command(a):
     return [sys.executable, '-u', a.training_script, *a.training_script_args]
 
 
-def _environment(a, nproc, nnodes, local_rank, restart, run_id, threads, errdir):
-    rank = a.node_rank * nproc + local_rank
+def _environment(a, nproc, lay, local_rank, restart, run_id, threads, errdir):
+    rank = lay.offset + local_rank
     env = dict(os.environ)
-    env.update(RANK=str(rank), WORLD_SIZE=str(nproc * nnodes), LOCAL_RANK=str(local_rank),
-               LOCAL_WORLD_SIZE=str(nproc), GROUP_RANK=str(a.node_rank), GROUP_WORLD_SIZE=str(nnodes),
-               ROLE_RANK=str(rank), ROLE_WORLD_SIZE=str(nproc * nnodes), ROLE_NAME=a.role,
-               MASTER_ADDR=a.master_addr, MASTER_PORT=str(a.master_port), TORCHELASTIC_RUN_ID=run_id,
+    env.update(RANK=str(rank), WORLD_SIZE=str(lay.world), LOCAL_RANK=str(local_rank),
+               LOCAL_WORLD_SIZE=str(nproc), GROUP_RANK=str(lay.node_rank), GROUP_WORLD_SIZE=str(lay.nnodes),
+               ROLE_RANK=str(rank), ROLE_WORLD_SIZE=str(lay.world), ROLE_NAME=a.role,
+               MASTER_ADDR=lay.master_addr, MASTER_PORT=str(lay.master_port), TORCHELASTIC_RUN_ID=run_id,
                TORCHELASTIC_RESTART_COUNT=str(restart), TORCHELASTIC_MAX_RESTARTS=str(a.max_restarts),
                TORCHELASTIC_USE_AGENT_STORE='False', TORCH_NCCL_ASYNC_ERROR_HANDLING='1',
                TORCHELASTIC_ERROR_FILE=os.path.join(errdir, f'error_{restart}_{local_rank}.json'))
@@ -254,7 +267,7 @@ def _threads(nproc):
 _GRACE = 2.0     # seconds the other ranks get to end on their own after a failure, before SIGTERM
 
 
-def _run_once(a, nproc, nnodes, restart, run_id, threads, stop, errdir):
+def _run_once(a, nproc, lay, restart, run_id, threads, stop, errdir):
     """Start the ranks, wait until all succeed or one fails (then stop the others); (failed, stopped)."""
     lock, exited = threading.Lock(), threading.Event()
     stop['exited'] = exited
@@ -271,8 +284,8 @@ def _run_once(a, nproc, nnodes, restart, run_id, threads, stop, errdir):
                     files[i] = open(os.path.join(d, 'stdout.log' if i == 0 else 'stderr.log'), 'wb')
                     logs.append(files[i])
         visible = lr in show and not (redirects.get(lr, 0) and a.log_dir)
-        env = _environment(a, nproc, nnodes, lr, restart, run_id, threads, errdir)
-        ranks.append(_Rank(a.node_rank * nproc + lr, lr, _command(a), env, visible, files, lock, exited))
+        env = _environment(a, nproc, lay, lr, restart, run_id, threads, errdir)
+        ranks.append(_Rank(lay.offset + lr, lr, _command(a), env, visible, files, lock, exited))
     while True:
         exited.clear()
         done = [r for r in ranks if r.exit_time is not None]
@@ -324,22 +337,59 @@ def _stop(ranks, sig, timeout):
             r.proc.wait()
 
 
-def run(a):
-    """Start the ranks of parsed arguments ``a``; returns the exit code (0, or 1 when a rank failed)."""
-    nproc, nnodes = _nproc(a.nproc_per_node), _nnodes(a.nnodes)
+def _rendezvous(a, min_nodes, max_nodes, run_id):
+    """The c10d rendezvous (NOTE [elastic rendezvous]) when asked for or when the node count is elastic;
+    None for the static one."""
+    elastic = min_nodes < max_nodes or a.rdzv_backend == 'c10d'
+    if a.rdzv_backend not in ('static', 'c10d'):
+        raise SystemExit(f"emberrun: --rdzv-backend={a.rdzv_backend}: ember offers 'static' and 'c10d'")
+    if not elastic:
+        return None
+    from ._elastic import ElasticRendezvous, parse_conf
     if a.standalone:
-        if nnodes != 1:
-            raise SystemExit("emberrun: --standalone is for one node (--nnodes=1)")
-        a.master_addr, a.master_port = 'localhost', _free_port()     # as torchrun's --standalone
+        host, port = 'localhost', 0          # as torchrun's --standalone: a store on a free local port
     elif a.rdzv_endpoint:
         host, _, port = a.rdzv_endpoint.rpartition(':')
-        a.master_addr, a.master_port = (host or a.rdzv_endpoint), int(port or 29400)
+        host, port = (host or a.rdzv_endpoint), int(port or 29400)
+    else:
+        host, port = a.master_addr, a.master_port
+    return ElasticRendezvous(host, port, run_id, min_nodes, max_nodes, parse_conf(a.rdzv_conf))
+
+
+def _static_layout(a, nproc, nnodes):
+    from ._elastic import Layout
     if not 0 <= a.node_rank < nnodes:
         raise SystemExit(f"emberrun: --node-rank={a.node_rank} must be in [0, {nnodes - 1}]")
-    if a.max_restarts and nnodes > 1:
-        raise SystemExit("emberrun: --max-restarts works on one node only (restarts are not coordinated across "
-                         "nodes)")
-    run_id = a.rdzv_id if a.rdzv_id != 'none' else str(uuid.uuid4())
+    return Layout(a.node_rank, nnodes, a.node_rank * nproc, nproc * nnodes, a.master_addr, a.master_port)
+
+
+def run(a):
+    """Start the ranks of parsed arguments ``a``; returns the exit code (0, or 1 when a rank failed)."""
+    nproc, (min_nodes, max_nodes) = _nproc(a.nproc_per_node), _nnodes(a.nnodes)
+    # the launchers of one job meet under its run id: torchrun's default 'none' is a shared name for them; a
+    # static or standalone job has no one to meet and gets a fresh one
+    rdzv = _rendezvous(a, min_nodes, max_nodes, a.rdzv_id if not a.standalone else str(uuid.uuid4()))
+    run_id = rdzv.run_id if rdzv is not None else (a.rdzv_id if a.rdzv_id != 'none' else str(uuid.uuid4()))
+    if rdzv is None:
+        if a.standalone:
+            if max_nodes != 1:
+                raise SystemExit("emberrun: --standalone is for one node (--nnodes=1)")
+            a.master_addr, a.master_port = 'localhost', _free_port()     # as torchrun's --standalone
+        elif a.rdzv_endpoint:
+            host, _, port = a.rdzv_endpoint.rpartition(':')
+            a.master_addr, a.master_port = (host or a.rdzv_endpoint), int(port or 29400)
+        if a.max_restarts and max_nodes > 1:
+            raise SystemExit("emberrun: --max-restarts with the static rendezvous works on one node only: use "
+                             "--rdzv-backend=c10d to restart every node's ranks together")
+        layout = _static_layout(a, nproc, max_nodes)
+    try:
+        return _run_rounds(a, nproc, rdzv, layout if rdzv is None else None, run_id)
+    finally:
+        if rdzv is not None:
+            rdzv.finish()
+
+
+def _run_rounds(a, nproc, rdzv, layout, run_id):
     threads = _threads(nproc)
     stop = {}
     handled = [getattr(signal, s.strip()) for s in a.signals_to_handle.split(',') if hasattr(signal, s.strip())]
@@ -353,15 +403,16 @@ def run(a):
         previous[s] = signal.signal(s, on_signal)
     try:
         for restart in range(a.max_restarts + 1):
+            lay = layout if rdzv is None else rdzv.next_round(restart, nproc)
             with tempfile.TemporaryDirectory(prefix='emberrun-') as errdir:
-                failed, stopped = _run_once(a, nproc, nnodes, restart, run_id, threads, stop, errdir)
+                failed, stopped = _run_once(a, nproc, lay, restart, run_id, threads, stop, errdir)
                 if stop.get('signal'):
                     print(f"emberrun: got {signal.Signals(stop['signal']).name}; stopped the ranks",
                           file=sys.stderr)
                     return 128 + stop['signal']
                 if not failed:
                     return 0
-                _report(a.training_script, failed, stopped, a.node_rank)
+                _report(a.training_script, failed, stopped, lay.node_rank)
             if restart < a.max_restarts:
                 print(f"emberrun: restarting the ranks ({restart + 1} of {a.max_restarts})", file=sys.stderr)
         return 1

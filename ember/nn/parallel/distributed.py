@@ -88,6 +88,10 @@ class DistributedDataParallel(Module):
                  delay_all_reduce_named_params=None, param_to_hook_all_reduce=None, mixed_precision=None,
                  device_mesh=None, skip_all_reduce_unused_params=False):
         super().__init__()
+        if ember.cuda._as_cpu():       # NOTE [cuda as cpu]: GPU indices name the CPU in this run
+            device_ids = [d for d in device_ids or () if ember.device(d).type != 'cpu'] or None
+            output_device = None if output_device is None or ember.device(output_device).type == 'cpu' \
+                else output_device
         if device_ids or output_device is not None:
             devices = sorted({str(p.device) for p in module.parameters()})
             raise ValueError(f"DistributedDataParallel device_ids and output_device arguments only work with "
