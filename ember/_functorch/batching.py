@@ -191,6 +191,8 @@ def _dims_rule(op, dim_args, extra_rank=0, none_means_all=False, shared=()):
                 rank = args[i][0].dim() if rank is None else rank
                 new[i] = [_physical_or_expanded(x, level, B) for x in args[i]]
         r = rank + extra_rank
+        if r == 0 and any(isinstance(args[names.index(n)], int) for n in dim_args):
+            return _fallback(op, level, args, warn=False)   # a dimension of a 0-d sample (cumsum(x, 0)): per sample
         for n in dim_args:
             i = names.index(n)
             d = args[i]
@@ -297,6 +299,8 @@ def _conv_rule(op):
     def rule(level, args):
         x, w, b = args[0], args[1], args[2]
         px = unwrap(x, level)
+        if unwrap(w, level) is not None and not args[6]:
+            return _conv_batched_weight(op, level, args)
         if px is None or unwrap(w, level) is not None or (b is not None and unwrap(b, level) is not None):
             return _fallback(op, level, args)
         B = px.shape[0]
@@ -306,6 +310,24 @@ def _conv_rule(op):
             return make_batched(out.reshape((B, px.shape[1]) + tuple(out.shape[1:])), level)
         return make_batched(op.call_in_schema_order([px] + list(args[1:])), level)    # (C, ...) per sample: the batch is N
     return rule
+
+
+def _conv_batched_weight(op, level, args):
+    """A convolution with per-sample weights (model ensembles, per-sample filters): the batch goes into the
+    channels and the groups, sample b's input channels meeting only sample b's filters; one call."""
+    x, w, b, stride, padding, dilation, transposed, output_padding, groups = args
+    pw = unwrap(w, level)
+    B = pw.shape[0]
+    px = _physical_or_expanded(x, level, B)
+    if x.dim() != w.dim():      # (C, ...) samples: a batch of one image each
+        px = px.unsqueeze(1)
+    N, C = px.shape[1], px.shape[2]
+    xin = px.transpose(0, 1).reshape((N, B * C) + tuple(px.shape[3:]))
+    win = pw.reshape((B * pw.shape[1],) + tuple(pw.shape[2:]))
+    bin_ = None if b is None else _physical_or_expanded(b, level, B).reshape(-1)
+    out = op.call_in_schema_order([xin, win, bin_, stride, padding, dilation, False, output_padding, groups * B])
+    out = out.reshape((N, B, pw.shape[1]) + tuple(out.shape[2:])).transpose(0, 1)
+    return make_batched(out.squeeze(1) if x.dim() != w.dim() else out, level)
 
 
 def _linear_backward_rule(op):
@@ -393,16 +415,6 @@ def _index_rule(op):
                 (given and given[-1] - given[0] + 1 != len(given)):
             return _fallback(op, level, args)
         return make_batched(aten.index.Tensor(p, [None] + list(indices)), level)
-    return rule
-
-
-def _embedding_rule(op):
-    def rule(level, args):
-        weight, indices = args[0], args[1]
-        pi = unwrap(indices, level)
-        if unwrap(weight, level) is not None or pi is None:
-            return _fallback(op, level, args)
-        return make_batched(op.call_in_schema_order([weight, pi] + list(args[2:])), level)
     return rule
 
 
@@ -590,15 +602,14 @@ def rule_for(decl):
         return _fold_rule(op, _POOLS[name]), 'pooling'
     if name == 'index.Tensor':
         return _index_rule(op), 'indexing'
-    if name == 'embedding':
-        return _embedding_rule(op), 'indexing'
     if name == 'linear_backward':
         return _linear_backward_rule(op), 'linear'
     if name == 'nll_loss_forward':
         return _nll_forward_rule(op), 'loss'
     if name == 'nll_loss_backward':
         return _nll_backward_rule(op), 'loss'
-    return None, None
+    from .batching_rules import rule_for as more_rules     # scans, scatter/index, linalg, fft, padding, losses
+    return more_rules(decl)
 
 
 def batched_kernel(op, rule):
@@ -629,6 +640,10 @@ def register_all():
     for name in ('aten::real', 'aten::imag', 'aten::view_as_real', 'aten::view_as_complex'):
         op = lookup_op(name)    # composites of Python views (NOTE [complex views]): the same view of the physical
         op.register(DispatchKey.FuncTorchBatched, batched_kernel(op, _same_shape_rule(op)))
+    from .batching_rules import INPLACE
+    for name, make in INPLACE.items():
+        op = lookup_op('aten::' + name)
+        op.register(DispatchKey.FuncTorchBatched, batched_kernel(op, make(op)))
     lib.fallback(fallback_kernel, 'FuncTorchBatched', with_keyset=True)
     for decl in set(BY_OP.values()):
         if decl.composite is not None:
