@@ -501,6 +501,8 @@ def test_functionalize_under_make_fx_matches_torch(fn, remove):
     if remove == 'mutations_and_views':
         views = {'aten.select.int', 'aten.view.default', 'aten.transpose.int', 'aten.slice.Tensor'}
         assert not views & set(got), got
+    fake = _targets(make_fx(ef.functionalize(f_e, remove=remove), tracing_mode='fake')(_t(a, ember)))
+    assert fake == got      # the same graph from fake tensors
     # the graph computes what the function does, the input's mutation included
     xg, xf = _t(a, ember), _t(a, ember)
     close(gm(xg), f_t(_t(a, torch)))

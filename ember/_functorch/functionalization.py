@@ -186,8 +186,11 @@ class FunctionalizeMode(TorchDispatchMode):
         return h.value
 
     def value(self, a):
+        """What an argument stands for now: a tensor in no view or mutation (most of them) is itself, and gets no
+        handle, so the mode keeps alive only the tensors that views and mutations involve."""
         if isinstance(a, TensorImpl):
-            return self.sync(self.handle(a))
+            h = self.handles.get(id(a))
+            return a if h is None else self.sync(h)
         if isinstance(a, (list, tuple)) and any(isinstance(x, TensorImpl) for x in a):
             return type(a)(self.value(x) for x in a)
         return a
