@@ -205,3 +205,28 @@ def test_grad_of_vmap_matches_torch():
     tw = _t(C).requires_grad_()
     tf.vmap(lambda x: (tw @ x).tanh())(_t(B)).sum().backward()
     close(w.grad, tw.grad)
+
+
+def test_batch_norm_and_per_sample_weights_batch_without_the_fallback():
+    """batch_norm in training with no running statistics (functorch's replace_all_batch_norm_modules_), in
+    evaluation with shared ones, per-sample affine weights, and per-sample gradients through it: torch.func's
+    values, and no per-sample fallback on the way."""
+    x = RNG.standard_normal((5, 4, 3, 6))
+    w, b = RNG.standard_normal(3), RNG.standard_normal(3)
+    rm, rv = RNG.standard_normal(3), RNG.uniform(0.5, 1.5, 3)
+    ws = RNG.standard_normal((5, 3))
+    filters, tables, idx = RNG.standard_normal((5, 2, 3, 2)), RNG.standard_normal((5, 7, 2)), RNG.integers(0, 7, (5, 4))
+
+    def cases(lib, F, T):
+        bn = lib.nn.functional.batch_norm
+        return [F.vmap(lambda xi: bn(xi, None, None, T(w), T(b), training=True))(T(x)),
+                F.vmap(lambda xi: bn(xi, T(rm), T(rv), T(w), T(b), training=False))(T(x)),
+                F.vmap(lambda xi, wi: bn(xi, None, None, wi, T(b), training=True))(T(x), T(ws)),
+                F.vmap(F.grad(lambda wi, xi: (bn(xi, None, None, wi, T(b), training=True) ** 3).sum()),
+                       in_dims=(None, 0))(T(w), T(x)),
+                F.vmap(lambda xi, wi: lib.nn.functional.conv1d(xi, wi))(T(x), T(filters)),
+                F.vmap(lambda wi, i: lib.nn.functional.embedding(i, wi))(T(tables), T(idx))]
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')      # the fallback's performance warning fails the test
+        got = cases(ember, ef, _e)
+    close(got, cases(torch, tf, _t), 1e-9)

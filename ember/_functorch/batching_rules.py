@@ -418,6 +418,38 @@ def _fill_inplace_rule(op):
     return rule
 
 
+def _batch_norm_rule(op):
+    """native_batch_norm per sample of (N, C, ...): training with no running statistics (functorch's
+    replace_all_batch_norm_modules_) takes each sample's own statistics, its channels renumbered b*C + c so that
+    one call computes them all; evaluation with shared running statistics folds the batch into N. The affine
+    weight and bias are applied afterwards as batched logical operators (they may be per-sample). Training that
+    would update running statistics from a batch of samples goes per sample."""
+    def rule(level, args):
+        x, w, b, rm, rv, training, momentum, eps = args
+        px = unwrap(x, level)
+        if px is None or x.dim() < 2 or x.numel() == 0 or training and (rm is not None or rv is not None) or \
+                any(t is not None and unwrap(t, level) is not None for t in (rm, rv)):
+            return _fallback(op, level, args)
+        B, N, C = px.shape[0], px.shape[1], px.shape[2]
+        rest = tuple(px.shape[3:])
+        if training:
+            xin = px.transpose(0, 1).reshape((N, B * C) + rest)
+            out, mean, invstd = aten.native_batch_norm.default(xin, None, None, None, None, True, momentum, eps)
+            out = make_batched(out.reshape((N, B, C) + rest).transpose(0, 1), level)
+            mean, invstd = make_batched(mean.reshape(B, C), level), make_batched(invstd.reshape(B, C), level)
+        else:
+            out, mean, invstd = aten.native_batch_norm.default(px.reshape((B * N, C) + rest), None, None, rm, rv,
+                                                               False, momentum, eps)
+            out = make_batched(out.reshape(tuple(px.shape)), level)     # the statistics: empty, as unbatched
+        shape = (C,) + (1,) * len(rest)
+        if w is not None:
+            out = out * w.reshape(shape)
+        if b is not None:
+            out = out + b.reshape(shape)
+        return out, mean, invstd
+    return rule
+
+
 INPLACE = {'fill_.Scalar': _fill_inplace_rule, 'fill_.Tensor': _fill_inplace_rule}
 
 
@@ -506,7 +538,7 @@ def rule_for(decl):
              'searchsorted.Scalar': _searchsorted_rule, 'bucketize.Tensor': _bucketize_rule,
              'one_hot': _one_hot_rule, '_cdist_forward': _cdist_rule, 'native_layer_norm': _layer_norm_rule,
              'native_layer_norm_backward': _layer_norm_backward_rule, 'repeat': _repeat_rule,
-             'index_put': _index_put_rule, 'embedding': _embedding_rule}
+             'index_put': _index_put_rule, 'embedding': _embedding_rule, 'native_batch_norm': _batch_norm_rule}
     if name in table:
         return table[name](op), 'other'
     return None, None
