@@ -530,3 +530,26 @@ def test_functionalize_gradients_and_errors():
         ef.functionalize(lambda x: x, remove='views')
     with pytest.raises(RuntimeError, match='invalid argument for remove'):
         tf.functionalize(lambda x: x, remove='views')
+
+
+def test_functionalize_composes_with_vmap_jvp_and_grad():
+    """The *_copy operators and copy have batching rules, tangents and gradients (made of operators that do):
+    vmap, jvp and grad of a functionalized function give torch.func's values, with no per-sample fallback."""
+    import warnings
+
+    def f(lib, x):
+        y = x.clone()
+        v = y.transpose(0, 1)[1]
+        v.mul_(2)
+        y[0].copy_(x[1])
+        return y.reshape(-1)[1:5].sin()
+    a, t = np.random.default_rng(3).standard_normal((2, 3, 4)), np.random.default_rng(4).standard_normal((3, 4))
+
+    def run(lib, F):
+        g = F.functionalize(lambda x: f(lib, x), remove='mutations_and_views')
+        x, tt = _t(a[0], lib), _t(t, lib)
+        return [F.vmap(g)(_t(a, lib)), F.jvp(g, (x,), (tt,))[1], F.grad(lambda x: g(x).sum())(x)]
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        got = run(ember, ef)
+    close(got, run(torch, tf))

@@ -85,7 +85,7 @@ def _define():
         if qual in ops:
             continue
         full = lib.define(schema)
-        for key in ('CompositeExplicitAutograd', 'Autograd', 'ForwardAD'):
+        for key in ('CompositeExplicitAutograd', 'Autograd', 'ForwardAD', 'FuncTorchBatched'):
             lib.impl(full, fn, key)
     _LIB.append(lib)
 
