@@ -534,22 +534,29 @@ def test_functionalize_gradients_and_errors():
 
 def test_functionalize_composes_with_vmap_jvp_and_grad():
     """The *_copy operators and copy have batching rules, tangents and gradients (made of operators that do):
-    vmap, jvp and grad of a functionalized function give torch.func's values, with no per-sample fallback."""
+    vmap, jvp and grad of a functionalized function give torch.func's values, with no per-sample fallback (ember
+    also differentiates through copy, which torch does not; checked against the unfunctionalized function)."""
     import warnings
 
-    def f(lib, x):
+    def f(lib, x, copy=True):
         y = x.clone()
         v = y.transpose(0, 1)[1]
         v.mul_(2)
-        y[0].copy_(x[1])
+        if copy:        # torch has no derivative for aten.copy, either way: jvp and grad run without it
+            y[0].copy_(x[1])
         return y.reshape(-1)[1:5].sin()
     a, t = np.random.default_rng(3).standard_normal((2, 3, 4)), np.random.default_rng(4).standard_normal((3, 4))
 
     def run(lib, F):
         g = F.functionalize(lambda x: f(lib, x), remove='mutations_and_views')
+        g_nocopy = F.functionalize(lambda x: f(lib, x, False), remove='mutations_and_views')
         x, tt = _t(a[0], lib), _t(t, lib)
-        return [F.vmap(g)(_t(a, lib)), F.jvp(g, (x,), (tt,))[1], F.grad(lambda x: g(x).sum())(x)]
+        return [F.vmap(g)(_t(a, lib)), F.jvp(g_nocopy, (x,), (tt,))[1],
+                F.grad(lambda x: g_nocopy(x).sum())(x)]
     with warnings.catch_warnings():
         warnings.simplefilter('error')
         got = run(ember, ef)
+        x = _t(a[0], ember)
+        with_copy = ef.grad(lambda x: ef.functionalize(lambda x: f(ember, x))(x).sum())(x)
     close(got, run(torch, tf))
+    close(with_copy, tf.grad(lambda x: f(torch, x).sum())(_t(a[0], torch)))
