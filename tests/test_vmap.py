@@ -230,3 +230,22 @@ def test_batch_norm_and_per_sample_weights_batch_without_the_fallback():
         warnings.simplefilter('error')      # the fallback's performance warning fails the test
         got = cases(ember, ef, _e)
     close(got, cases(torch, tf, _t), 1e-9)
+
+
+def test_indexing_with_per_sample_indices_matches_torch():
+    """x[idx] with batched indices (per-sample rows, columns, pairs of indices, a shared table indexed per sample,
+    indices after slices and an ellipsis): torch.func.vmap's values and shapes, without the fallback."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((5, 4, 6, 3))
+    i, j = rng.integers(-4, 4, (5, 2, 3)), rng.integers(0, 6, (5, 3))
+    cases = [(lambda a, b: a[b], (0, 0), (x, i)),
+             (lambda a, b: a[:, b], (0, 0), (x, rng.integers(0, 6, (5, 2, 3)))),
+             (lambda a, b, c: a[b, c], (0, 0, 0), (x, i[:, 0], j)),
+             (lambda a, b, c: a[:, b, c], (0, 0, None), (x, rng.integers(0, 6, (5, 2, 1)), rng.integers(0, 3, (3,)))),
+             (lambda a, b: a[b], (None, 0), (x[0], i)),
+             (lambda a, b: a[..., b], (0, 0), (x, rng.integers(0, 3, (5, 4))))]
+    for f, dims, args in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            got = ef.vmap(f, in_dims=dims)(*[_e(a) for a in args])
+        close(got, tf.vmap(f, in_dims=dims)(*[_t(a) for a in args]), 0)

@@ -46,7 +46,6 @@ _SLOW = {
     'nll_loss_forward': {'aten::nll_loss_forward'},
     'nn.functional.batch_norm': {'aten::native_batch_norm'},
     'nn.functional.cross_entropy': {'aten::nll_loss2d_forward', 'aten::nll_loss_forward'},
-    'nn.functional.instance_norm': {'aten::native_batch_norm'},
     'nn.functional.nll_loss': {'aten::nll_loss2d_forward'},
     'nn.functional.pdist': {'aten::_pdist_forward'},
     'nonzero': {'aten::nonzero'},

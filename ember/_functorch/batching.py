@@ -404,17 +404,35 @@ def _nll_backward_rule(op):
 
 
 def _index_rule(op):
-    """``x[indices]`` of a batched tensor with shared indices: the batch gets a full slice in front; when the
-    advanced indices are not adjacent torch moves their dimensions first, past the batch, so those take the slow
-    path."""
+    """``x[indices]``. Shared indices: the batch gets a full slice in front. Per-sample indices (or a shared tensor
+    indexed per sample): the batch gets an arange index in front, each index aligned to the others' rank so that
+    broadcasting never meets the batch; when slices come first, torch puts the advanced dimensions first (the
+    batch's arange is not adjacent to the others), and a permute puts them back where one sample has them.
+    Advanced indices that are not adjacent within the sample, and masks, take the slow path."""
     def rule(level, args):
         self, indices = args
         p = unwrap(self, level)
         given = [i for i, x in enumerate(indices) if x is not None]
-        if p is None or any(unwrap(x, level) is not None for x in indices if x is not None) or \
-                (given and given[-1] - given[0] + 1 != len(given)):
+        if given and given[-1] - given[0] + 1 != len(given):
             return _fallback(op, level, args)
-        return make_batched(aten.index.Tensor(p, [None] + list(indices)), level)
+        if not any(unwrap(x, level) is not None for x in indices if x is not None):
+            return make_batched(aten.index.Tensor(p, [None] + list(indices)), level)
+        if any(str(x.dtype).endswith(('bool', 'uint8')) for x in indices if x is not None):
+            return _fallback(op, level, args)
+        B = _batch_size(args, level)
+        p = _physical_or_expanded(self, level, B)
+        r = max(indices[i].dim() for i in given)
+        k = given[0]
+        new = [aten.arange.default(B, device=p.device).reshape((B,) + (1,) * r)] + [None] * k
+        for i in given:
+            q = unwrap(indices[i], level)
+            new.append(q.reshape((B,) + (1,) * (r - indices[i].dim()) + tuple(q.shape[1:])) if q is not None
+                       else indices[i])
+        out = aten.index.Tensor(p, new)
+        if k:       # (B, *index dims, *sliced dims, *rest) -> (B, *sliced dims, *index dims, *rest)
+            rest = list(range(1 + r + k, out.dim()))
+            out = out.permute([0] + list(range(1 + r, 1 + r + k)) + list(range(1, 1 + r)) + rest)
+        return make_batched(out, level)
     return rule
 
 
