@@ -249,3 +249,19 @@ def test_indexing_with_per_sample_indices_matches_torch():
             warnings.simplefilter('error')
             got = ef.vmap(f, in_dims=dims)(*[_e(a) for a in args])
         close(got, tf.vmap(f, in_dims=dims)(*[_t(a) for a in args]), 0)
+
+
+def test_ensemble_gradients_through_linear_match_torch():
+    """vmap(grad) over stacked per-model weights (model ensembling): linear's fused backward with a batched weight
+    batches (a stacked matmul for the input's gradient) and gives torch.func's gradients."""
+    rng = np.random.default_rng(6)
+    W, b, x = rng.standard_normal((4, 3, 5)), rng.standard_normal((4, 3)), rng.standard_normal((4, 7, 5))
+
+    def run(lib, F, T):
+        def loss(w, bb, xi):
+            return (lib.nn.functional.linear(xi, w, bb).tanh() ** 2).sum()
+        return F.vmap(F.grad(loss, argnums=(0, 1, 2)))(T(W), T(b), T(x))
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        got = run(ember, ef, _e)
+    close(got, run(torch, tf, _t), 1e-9)

@@ -34,7 +34,6 @@ _SLOW = {
     'index_put': {'aten::index_put'},
     'linalg.qr': {'aten::linalg_qr'},
     'linalg.solve': {'aten::_linalg_solve'},
-    'linear_backward': {'aten::linear_backward'},
     'masked_scatter': {'aten::masked_scatter'},
     'masked_select': {'aten::masked_select'},
     'median': {'aten::median'},

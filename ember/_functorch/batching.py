@@ -331,16 +331,18 @@ def _conv_batched_weight(op, level, args):
 
 
 def _linear_backward_rule(op):
-    """linear's fused backward with a batched input or gradient and a shared weight: the weight's and the bias's
-    gradients are per sample (one batched matmul), the input's one matmul."""
+    """linear's fused backward with a batched input or gradient: the weight's and the bias's gradients are per
+    sample (one batched matmul), the input's one matmul (a stacked one for per-sample weights)."""
     def rule(level, args):
         x, g, w, mask = args
-        if unwrap(w, level) is not None:
-            return _fallback(op, level, args)
         B = _batch_size(args, level)
         px, pg = _physical_or_expanded(x, level, B), _physical_or_expanded(g, level, B)
+        pw = unwrap(w, level)
         gi = gw = gb = None
-        if mask[0]:
+        if mask[0] and pw is not None:      # per-sample weights (an ensemble): one stacked matmul
+            gi = aten.matmul.default(pg.reshape(B, -1, pg.shape[-1]), pw).reshape(tuple(px.shape))
+            gi = make_batched(gi, level)
+        elif mask[0]:
             gi = make_batched(aten.matmul.default(pg, w), level)
         if mask[1]:
             g3, x3 = pg.reshape(B, -1, pg.shape[-1]), px.reshape(B, -1, px.shape[-1])
