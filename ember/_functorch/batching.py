@@ -17,7 +17,9 @@ Kernels by operator class, chosen from the declaration: pointwise (batched opera
 the batch so that broadcasting stays right-aligned), dimension arguments shifted past the batch (reductions,
 softmax, cat/stack, transpose, select, ...), shapes (view, expand, permute), matmul and its family, linear and
 convolution (batched input; a batched weight decomposes into matmul), functions of the whole tensor that keep its
-shape (clone, _to_copy). Everything else takes the slow path: one call per sample, stacked, with torch's
+shape (clone, _to_copy); batching_rules.py has the rest (scans and sorts, scatter/index families, linear algebra,
+FFTs, padding, attention, einsum, normalisation, losses). Everything else takes the slow path
+(``python bench/vmap_coverage.py`` lists those operators): one call per sample, stacked, with torch's
 performance warning naming the operator. Random operators follow vmap's ``randomness``.
 """
 import threading
