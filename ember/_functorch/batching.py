@@ -15,8 +15,8 @@ then unused).
 
 Kernels by operator class, chosen from the declaration: pointwise (batched operands get singleton dimensions after
 the batch so that broadcasting stays right-aligned), dimension arguments shifted past the batch (reductions,
-softmax, cat/stack, transpose, select, ...), shapes (view, expand, permute), matmul and its family, linear and
-convolution (batched input; a batched weight decomposes into matmul), functions of the whole tensor that keep its
+softmax, cat/stack, transpose, select, ...), shapes (view, expand, permute), matmul and its family, linear (a batched
+weight decomposes into matmul) and convolution (a batched weight: the batch folded into the groups), functions of the whole tensor that keep its
 shape (clone, _to_copy); batching_rules.py has the rest (scans and sorts, scatter/index families, linear algebra,
 FFTs, padding, attention, einsum, normalisation, losses). Everything else takes the slow path
 (``python bench/vmap_coverage.py`` lists those operators): one call per sample, stacked, with torch's
