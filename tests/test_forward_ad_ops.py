@@ -24,6 +24,12 @@ _XFAIL_COMPLEX = {
     'silu': "torch's complex silu tangent is conj(f'(z)) * t, which finite differences contradict; ember gives "
             "f'(z) * t (checked by hand against central differences)",
 }
+# complex samples with no finite-difference reference
+_SKIP_FD_COMPLEX = {'cumprod': "the dtype=float64 sample casts the complex input to real; torch's tangent there (which "
+                               "ember's matches) is not the finite difference of the cast"}
+# complex derivatives ember's backward formulas do not have (tests/test_complex_autograd.py's KNOWN): the forward
+# derivative, derived from them ('transpose'), raises the same NotImplementedError. strict: fails once written
+_NO_COMPLEX_BACKWARD = {'linalg.cholesky', 'linalg.qr', 'linalg.slogdet', 'slogdet', 'logdet'}
 # known differences from torch, each with its reason
 _XFAIL = {'nn.functional.cross_entropy': "with class weights and label smoothing ember divides the smoothing term by "
                                          "nll_loss's total_weight (not differentiable); torch by a differentiable sum "
@@ -76,7 +82,10 @@ def _tangents(args, kwargs, seed, symmetric=False):
             t = rng.uniform(-1, 1, x.shape).astype(x.dtype)
             if x.dtype.kind == 'c':
                 t = t + 1j * rng.uniform(-1, 1, x.shape)
-            return (t + np.swapaxes(t, -1, -2)) / 2 if symmetric and t.ndim >= 2 and t.shape[-1] == t.shape[-2] else t
+            if symmetric and t.ndim >= 2 and t.shape[-1] == t.shape[-2]:
+                tT = np.swapaxes(t, -1, -2)      # Hermitian for a complex input: the other triangle is the conjugate
+                return (t + (tT.conj() if x.dtype.kind == 'c' else tT)) / 2
+            return t
         if isinstance(x, list):
             return [conv(y) for y in x]
         if isinstance(x, tuple):
@@ -130,6 +139,11 @@ def test_jvp_matches_torch_and_finite_differences(info, dtype):
         pytest.xfail(_XFAIL[info.name])
     if dtype == 'complex' and info.name in _XFAIL_COMPLEX:
         pytest.xfail(_XFAIL_COMPLEX[info.name])
+    if dtype == 'complex' and info.name in _NO_COMPLEX_BACKWARD:
+        with pytest.raises(NotImplementedError, match='for complex inputs is not implemented'):
+            for s, args, kwargs, targs, tkw in _samples(info, dtype):
+                _jvp(info, ember, efw, args, kwargs, targs, tkw)
+        return
     checked = 0
     for s, args, kwargs, targs, tkw in _samples(info, dtype):
         try:
@@ -137,12 +151,7 @@ def test_jvp_matches_torch_and_finite_differences(info, dtype):
             expect = _jvp(info, torch, tfw, args, kwargs, targs, tkw)
         except Exception:       # torch has no forward derivative here, or the sample is an error sample
             continue
-        try:
-            got = _jvp(info, ember, efw, args, kwargs, targs, tkw)
-        except NotImplementedError as e:    # complex tensors through a 'transpose' rule: refused, not answered wrongly
-            assert dtype == 'complex' and 'on complex tensors' in str(e), e
-            checked += 1
-            continue
+        got = _jvp(info, ember, efw, args, kwargs, targs, tkw)
         assert len(got) == len(expect), f'{info.name}({s}): {len(got)} outputs vs {len(expect)}'
         for k, ((ep, et), (tp, tt)) in enumerate(zip(got, expect)):
             np.testing.assert_allclose(ep, tp, atol=1e-6, rtol=1e-6, equal_nan=True, err_msg=f'{info.name}({s}) primal {k}')
@@ -157,7 +166,7 @@ def test_jvp_matches_torch_and_finite_differences(info, dtype):
             np.testing.assert_allclose(et, tt, atol=1e-6, rtol=1e-5, equal_nan=True,
                                        err_msg=f'{info.name}({s}) tangent {k}')
         checked += 1
-        if info.name in _SKIP_FD or not got:
+        if info.name in _SKIP_FD or not got or dtype == 'complex' and info.name in _SKIP_FD_COMPLEX:
             continue
         eps = 1e-6
         plus = _values(info, _shift(args, targs, eps), {k: _shift(v, tkw[k], eps) for k, v in kwargs.items()})

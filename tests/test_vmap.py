@@ -162,8 +162,8 @@ def test_randomness_and_fallback_warning():
     ember.randn(3)      # and outside vmap nothing is left switched on
     with pytest.warns(UserWarning, match='performance drop because we have not yet implemented the batching rule '
                                          'for aten::'):
-        got = ef.vmap(lambda v: ember.kthvalue(v, 2).values)(_e(A))
-    close(got, torch.kthvalue(_t(A), 2, dim=-1).values)
+        got = ef.vmap(lambda v: ember.histc(v, bins=4))(_e(A))      # histc: no batching rule
+    close(got, torch.stack([torch.histc(r, bins=4) for r in _t(A)]))
 
 
 def test_per_sample_gradients_and_ensembles_match_torch():
@@ -205,3 +205,63 @@ def test_grad_of_vmap_matches_torch():
     tw = _t(C).requires_grad_()
     tf.vmap(lambda x: (tw @ x).tanh())(_t(B)).sum().backward()
     close(w.grad, tw.grad)
+
+
+def test_batch_norm_and_per_sample_weights_batch_without_the_fallback():
+    """batch_norm in training with no running statistics (functorch's replace_all_batch_norm_modules_), in
+    evaluation with shared ones, per-sample affine weights, and per-sample gradients through it: torch.func's
+    values, and no per-sample fallback on the way."""
+    x = RNG.standard_normal((5, 4, 3, 6))
+    w, b = RNG.standard_normal(3), RNG.standard_normal(3)
+    rm, rv = RNG.standard_normal(3), RNG.uniform(0.5, 1.5, 3)
+    ws = RNG.standard_normal((5, 3))
+    filters, tables, idx = RNG.standard_normal((5, 2, 3, 2)), RNG.standard_normal((5, 7, 2)), RNG.integers(0, 7, (5, 4))
+
+    def cases(lib, F, T):
+        bn = lib.nn.functional.batch_norm
+        return [F.vmap(lambda xi: bn(xi, None, None, T(w), T(b), training=True))(T(x)),
+                F.vmap(lambda xi: bn(xi, T(rm), T(rv), T(w), T(b), training=False))(T(x)),
+                F.vmap(lambda xi, wi: bn(xi, None, None, wi, T(b), training=True))(T(x), T(ws)),
+                F.vmap(F.grad(lambda wi, xi: (bn(xi, None, None, wi, T(b), training=True) ** 3).sum()),
+                       in_dims=(None, 0))(T(w), T(x)),
+                F.vmap(lambda xi, wi: lib.nn.functional.conv1d(xi, wi))(T(x), T(filters)),
+                F.vmap(lambda wi, i: lib.nn.functional.embedding(i, wi))(T(tables), T(idx))]
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')      # the fallback's performance warning fails the test
+        got = cases(ember, ef, _e)
+    close(got, cases(torch, tf, _t), 1e-9)
+
+
+def test_indexing_with_per_sample_indices_matches_torch():
+    """x[idx] with batched indices (per-sample rows, columns, pairs of indices, a shared table indexed per sample,
+    indices after slices and an ellipsis): torch.func.vmap's values and shapes, without the fallback."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((5, 4, 6, 3))
+    i, j = rng.integers(-4, 4, (5, 2, 3)), rng.integers(0, 6, (5, 3))
+    cases = [(lambda a, b: a[b], (0, 0), (x, i)),
+             (lambda a, b: a[:, b], (0, 0), (x, rng.integers(0, 6, (5, 2, 3)))),
+             (lambda a, b, c: a[b, c], (0, 0, 0), (x, i[:, 0], j)),
+             (lambda a, b, c: a[:, b, c], (0, 0, None), (x, rng.integers(0, 6, (5, 2, 1)), rng.integers(0, 3, (3,)))),
+             (lambda a, b: a[b], (None, 0), (x[0], i)),
+             (lambda a, b: a[..., b], (0, 0), (x, rng.integers(0, 3, (5, 4))))]
+    for f, dims, args in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            got = ef.vmap(f, in_dims=dims)(*[_e(a) for a in args])
+        close(got, tf.vmap(f, in_dims=dims)(*[_t(a) for a in args]), 0)
+
+
+def test_ensemble_gradients_through_linear_match_torch():
+    """vmap(grad) over stacked per-model weights (model ensembling): linear's fused backward with a batched weight
+    batches (a stacked matmul for the input's gradient) and gives torch.func's gradients."""
+    rng = np.random.default_rng(6)
+    W, b, x = rng.standard_normal((4, 3, 5)), rng.standard_normal((4, 3)), rng.standard_normal((4, 7, 5))
+
+    def run(lib, F, T):
+        def loss(w, bb, xi):
+            return (lib.nn.functional.linear(xi, w, bb).tanh() ** 2).sum()
+        return F.vmap(F.grad(loss, argnums=(0, 1, 2)))(T(W), T(b), T(x))
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        got = run(ember, ef, _e)
+    close(got, run(torch, tf, _t), 1e-9)

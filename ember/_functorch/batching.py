@@ -15,9 +15,11 @@ then unused).
 
 Kernels by operator class, chosen from the declaration: pointwise (batched operands get singleton dimensions after
 the batch so that broadcasting stays right-aligned), dimension arguments shifted past the batch (reductions,
-softmax, cat/stack, transpose, select, ...), shapes (view, expand, permute), matmul and its family, linear and
-convolution (batched input; a batched weight decomposes into matmul), functions of the whole tensor that keep its
-shape (clone, _to_copy). Everything else takes the slow path: one call per sample, stacked, with torch's
+softmax, cat/stack, transpose, select, ...), shapes (view, expand, permute), matmul and its family, linear (a batched
+weight decomposes into matmul) and convolution (a batched weight: the batch folded into the groups), functions of the whole tensor that keep its
+shape (clone, _to_copy); batching_rules.py has the rest (scans and sorts, scatter/index families, linear algebra,
+FFTs, padding, attention, einsum, normalisation, losses). Everything else takes the slow path
+(``python bench/vmap_coverage.py`` lists those operators): one call per sample, stacked, with torch's
 performance warning naming the operator. Random operators follow vmap's ``randomness``.
 """
 import threading
@@ -191,6 +193,8 @@ def _dims_rule(op, dim_args, extra_rank=0, none_means_all=False, shared=()):
                 rank = args[i][0].dim() if rank is None else rank
                 new[i] = [_physical_or_expanded(x, level, B) for x in args[i]]
         r = rank + extra_rank
+        if r == 0 and any(isinstance(args[names.index(n)], int) for n in dim_args):
+            return _fallback(op, level, args, warn=False)   # a dimension of a 0-d sample (cumsum(x, 0)): per sample
         for n in dim_args:
             i = names.index(n)
             d = args[i]
@@ -297,6 +301,8 @@ def _conv_rule(op):
     def rule(level, args):
         x, w, b = args[0], args[1], args[2]
         px = unwrap(x, level)
+        if unwrap(w, level) is not None and not args[6]:
+            return _conv_batched_weight(op, level, args)
         if px is None or unwrap(w, level) is not None or (b is not None and unwrap(b, level) is not None):
             return _fallback(op, level, args)
         B = px.shape[0]
@@ -308,17 +314,37 @@ def _conv_rule(op):
     return rule
 
 
+def _conv_batched_weight(op, level, args):
+    """A convolution with per-sample weights (model ensembles, per-sample filters): the batch goes into the
+    channels and the groups, sample b's input channels meeting only sample b's filters; one call."""
+    x, w, b, stride, padding, dilation, transposed, output_padding, groups = args
+    pw = unwrap(w, level)
+    B = pw.shape[0]
+    px = _physical_or_expanded(x, level, B)
+    if x.dim() != w.dim():      # (C, ...) samples: a batch of one image each
+        px = px.unsqueeze(1)
+    N, C = px.shape[1], px.shape[2]
+    xin = px.transpose(0, 1).reshape((N, B * C) + tuple(px.shape[3:]))
+    win = pw.reshape((B * pw.shape[1],) + tuple(pw.shape[2:]))
+    bin_ = None if b is None else _physical_or_expanded(b, level, B).reshape(-1)
+    out = op.call_in_schema_order([xin, win, bin_, stride, padding, dilation, False, output_padding, groups * B])
+    out = out.reshape((N, B, pw.shape[1]) + tuple(out.shape[2:])).transpose(0, 1)
+    return make_batched(out.squeeze(1) if x.dim() != w.dim() else out, level)
+
+
 def _linear_backward_rule(op):
-    """linear's fused backward with a batched input or gradient and a shared weight: the weight's and the bias's
-    gradients are per sample (one batched matmul), the input's one matmul."""
+    """linear's fused backward with a batched input or gradient: the weight's and the bias's gradients are per
+    sample (one batched matmul), the input's one matmul (a stacked one for per-sample weights)."""
     def rule(level, args):
         x, g, w, mask = args
-        if unwrap(w, level) is not None:
-            return _fallback(op, level, args)
         B = _batch_size(args, level)
         px, pg = _physical_or_expanded(x, level, B), _physical_or_expanded(g, level, B)
+        pw = unwrap(w, level)
         gi = gw = gb = None
-        if mask[0]:
+        if mask[0] and pw is not None:      # per-sample weights (an ensemble): one stacked matmul
+            gi = aten.matmul.default(pg.reshape(B, -1, pg.shape[-1]), pw).reshape(tuple(px.shape))
+            gi = make_batched(gi, level)
+        elif mask[0]:
             gi = make_batched(aten.matmul.default(pg, w), level)
         if mask[1]:
             g3, x3 = pg.reshape(B, -1, pg.shape[-1]), px.reshape(B, -1, px.shape[-1])
@@ -382,27 +408,35 @@ def _nll_backward_rule(op):
 
 
 def _index_rule(op):
-    """``x[indices]`` of a batched tensor with shared indices: the batch gets a full slice in front; when the
-    advanced indices are not adjacent torch moves their dimensions first, past the batch, so those take the slow
-    path."""
+    """``x[indices]``. Shared indices: the batch gets a full slice in front. Per-sample indices (or a shared tensor
+    indexed per sample): the batch gets an arange index in front, each index aligned to the others' rank so that
+    broadcasting never meets the batch; when slices come first, torch puts the advanced dimensions first (the
+    batch's arange is not adjacent to the others), and a permute puts them back where one sample has them.
+    Advanced indices that are not adjacent within the sample, and masks, take the slow path."""
     def rule(level, args):
         self, indices = args
         p = unwrap(self, level)
         given = [i for i, x in enumerate(indices) if x is not None]
-        if p is None or any(unwrap(x, level) is not None for x in indices if x is not None) or \
-                (given and given[-1] - given[0] + 1 != len(given)):
+        if given and given[-1] - given[0] + 1 != len(given):
             return _fallback(op, level, args)
-        return make_batched(aten.index.Tensor(p, [None] + list(indices)), level)
-    return rule
-
-
-def _embedding_rule(op):
-    def rule(level, args):
-        weight, indices = args[0], args[1]
-        pi = unwrap(indices, level)
-        if unwrap(weight, level) is not None or pi is None:
+        if not any(unwrap(x, level) is not None for x in indices if x is not None):
+            return make_batched(aten.index.Tensor(p, [None] + list(indices)), level)
+        if any(str(x.dtype).endswith(('bool', 'uint8')) for x in indices if x is not None):
             return _fallback(op, level, args)
-        return make_batched(op.call_in_schema_order([weight, pi] + list(args[2:])), level)
+        B = _batch_size(args, level)
+        p = _physical_or_expanded(self, level, B)
+        r = max(indices[i].dim() for i in given)
+        k = given[0]
+        new = [aten.arange.default(B, device=p.device).reshape((B,) + (1,) * r)] + [None] * k
+        for i in given:
+            q = unwrap(indices[i], level)
+            new.append(q.reshape((B,) + (1,) * (r - indices[i].dim()) + tuple(q.shape[1:])) if q is not None
+                       else indices[i])
+        out = aten.index.Tensor(p, new)
+        if k:       # (B, *index dims, *sliced dims, *rest) -> (B, *sliced dims, *index dims, *rest)
+            rest = list(range(1 + r + k, out.dim()))
+            out = out.permute([0] + list(range(1 + r, 1 + r + k)) + list(range(1, 1 + r)) + rest)
+        return make_batched(out, level)
     return rule
 
 
@@ -590,15 +624,14 @@ def rule_for(decl):
         return _fold_rule(op, _POOLS[name]), 'pooling'
     if name == 'index.Tensor':
         return _index_rule(op), 'indexing'
-    if name == 'embedding':
-        return _embedding_rule(op), 'indexing'
     if name == 'linear_backward':
         return _linear_backward_rule(op), 'linear'
     if name == 'nll_loss_forward':
         return _nll_forward_rule(op), 'loss'
     if name == 'nll_loss_backward':
         return _nll_backward_rule(op), 'loss'
-    return None, None
+    from .batching_rules import rule_for as more_rules     # scans, scatter/index, linalg, fft, padding, losses
+    return more_rules(decl)
 
 
 def batched_kernel(op, rule):
@@ -629,6 +662,10 @@ def register_all():
     for name in ('aten::real', 'aten::imag', 'aten::view_as_real', 'aten::view_as_complex'):
         op = lookup_op(name)    # composites of Python views (NOTE [complex views]): the same view of the physical
         op.register(DispatchKey.FuncTorchBatched, batched_kernel(op, _same_shape_rule(op)))
+    from .batching_rules import INPLACE
+    for name, make in INPLACE.items():
+        op = lookup_op('aten::' + name)
+        op.register(DispatchKey.FuncTorchBatched, batched_kernel(op, make(op)))
     lib.fallback(fallback_kernel, 'FuncTorchBatched', with_keyset=True)
     for decl in set(BY_OP.values()):
         if decl.composite is not None:

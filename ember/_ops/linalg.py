@@ -288,7 +288,14 @@ def _svdvals_grad(grad, A):
 
 # As torch: with a gradient to compute, the singular values come from the full decomposition, whose backward
 # saves U, S and Vh (not A): the autograd_composite; without one, from the cheaper values-only kernel.
-declare('linalg_svdvals(Tensor A) -> Tensor', forward='transpose', meta=_svdvals_meta, method=False, function=False,
+def _svdvals_jvp(A, A_t):
+    """dS = Re diag(U^H dA V), for real and complex A alike (torch's svd_jvp, singular values only)."""
+    U, _, Vh = aten.linalg_svd.default(A, False)
+    d = (U.mH @ A_t @ Vh.mH).diagonal(0, -2, -1)
+    return d.real if d.is_complex() else d
+
+
+declare('linalg_svdvals(Tensor A) -> Tensor', forward=_svdvals_jvp, meta=_svdvals_meta, method=False, function=False,
         derivatives={'A': _svdvals_grad}, autograd_composite=lambda A: aten.linalg_svd.default(A, False)[1],
         primitive_because="torch's composite asks the grad mode to pick _linalg_svd with or without U and Vh; "
                           "here the autograd_composite makes that choice")
@@ -338,7 +345,14 @@ def _eigvalsh_grad(grad, A, UPLO):
 
 # As torch: with a gradient to compute, eigh's eigenvalues (its backward saves eigenvalues and vectors, not A):
 # the autograd_composite; without one, the values-only kernel.
-declare("linalg_eigvalsh(Tensor A, str UPLO='L') -> Tensor", forward='transpose', meta=_eigvalsh_meta, method=False, function=False,
+def _eigvalsh_jvp(A, A_t, UPLO):
+    """dL = Re diag(V^H dA V), real and complex alike (torch's linalg_eig_jvp, Hermitian, eigenvalues only)."""
+    V = aten.linalg_eigh.default(A, UPLO)[1]
+    d = (V.mH @ A_t @ V).diagonal(0, -2, -1)
+    return d.real if d.is_complex() else d
+
+
+declare("linalg_eigvalsh(Tensor A, str UPLO='L') -> Tensor", forward=_eigvalsh_jvp, meta=_eigvalsh_meta, method=False, function=False,
         derivatives={'A': _eigvalsh_grad},
         autograd_composite=lambda A, UPLO='L': aten.linalg_eigh.default(A, UPLO)[0],
         primitive_because="torch's composite asks the grad mode to pick _linalg_eigh with or without eigenvectors; "

@@ -20,8 +20,8 @@ declared with it (``declare(..., forward=...)``, torch's ``result:`` lines in de
   'self_adjoint'  the default of pointwise operators: their Jacobian is diagonal, so the backward formula of each
              input applied to that input's tangent (``grad`` := tangent) is its forward contribution;
   'transpose'  derived from the backward formulas, which are linear in ``grad``: the forward derivative is their
-             transpose, obtained by differentiating <formula(u), tangent> with respect to u (the double-vjp trick);
-             costlier, so the operators of an MLP or a CNN have formulas of their own;
+             transpose, obtained by differentiating <formula(u), tangent> with respect to u (the double-vjp trick;
+             complex tensors: NOTE [complex transpose]); costlier, so the operators of an MLP or a CNN have formulas of their own;
   'not_implemented'  a tangent reaching the operator raises torch's error.
 
 Views: the tangent of a view is the same view of the tangent (the 'linear' rule), so an in-place change of the
@@ -245,20 +245,28 @@ def _self_adjoint_rule(decl):
 
 def _transpose_rule(decl):
     """The forward derivative as the transpose of the (linear in grad) backward formulas: for cotangent
-    placeholders u, jvp = d/du sum_i <formula_i(u), t_i>."""
-    from .kernels import _fit
+    placeholders u, jvp = d/du sum_i <formula_i(u), t_i>.
+
+    NOTE [complex transpose]: with complex tensors the backward formulas compute torch's vjp, the adjoint of the
+    operator's real differential dF for the real inner product <a, b> = Re(sum(conj(a) * b)) (NOTE [complex
+    gradients]: for a holomorphic F, vjp(u) = conj(F'(z)) * u, the real formula evaluated on the conjugates of the
+    saved values). The jvp dF(t) is then the adjoint of the vjp: L(u) = Re(sum(conj(vjp(u)) * t)) = Re(sum(conj(u)
+    * dF(t))), a real function of u whose gradient in torch's convention (dL/dRe u + i dL/dIm u) is dF(t). So the
+    formulas run as the autograd kernel runs them (on conjugated saved values unless the operator sets
+    ``complex_formulas``), each term is the real part of conj(vjp) * t, and ``grad`` of the sum is the tangent:
+    right for holomorphic operators and for those that are only real-differentiable (norms, var, abs) alike. With
+    real tensors the conjugations and the real part are identities and are skipped."""
+    from .kernels import _fit, _conj
     formulas, arg_types = _formulas_of(decl)
     names = {a.name: i for i, a in enumerate(decl.op.schema.arguments)}
     multi = len(decl.op.schema.returns) > 1
+    conj_formulas = not decl.complex_formulas
+    _GRADS = ('grad', 'grads', 'output_mask')
 
     def rule(args, out, lvl):
         from . import grad as _grad
         outs = out if multi else (out,)
-        if any(isinstance(x, TensorImpl) and x._dtype.category == 3 for x in _flat(args) + list(outs)):
-            # transposing needs the conjugations of NOTE [complex gradients] worked out per case: not written yet
-            raise NotImplementedError(f"Trying to use forward AD with {decl.op.schema.name} on complex tensors: ember "
-                                      f"derives this operator's forward derivative from its backward formulas "
-                                      f"('transpose'), which it does for real tensors only")
+        cplx = any(isinstance(x, TensorImpl) and x._dtype.category == 3 for x in _flat(args) + list(outs))
         with grad_mode.enable_grad():
             us = [_zeros_like(o).requires_grad_() if _is_float(o) else None for o in outs]
             grads = tuple(u if u is not None else _zeros_like(o) for u, o in zip(us, outs))
@@ -274,13 +282,20 @@ def _transpose_rule(decl):
                 if all(t is None for t in ts):
                     continue
                 extra = {'grad': grads[0], 'grads': grads, 'output_mask': [t is not None for t in ts]}
-                g = fn(**_saved_kwargs(params, names, args, out, extra, arg_types))
+                kw = _saved_kwargs(params, names, args, out, extra, arg_types)
+                if cplx and conj_formulas:      # NOTE [complex transpose]: as the autograd kernel runs them
+                    kw = {k: (v if k in _GRADS else _conj(v)) for k, v in kw.items()}
+                g = fn(**kw)
                 gs = g if (isinstance(name, tuple) or arity == 'list') else (g,)
                 for gi, x, t in zip(gs, xs, ts):
                     if gi is None or t is None:
                         continue
                     record = record or t.requires_grad or x.requires_grad
-                    term = (_fit(gi, (tuple(x.shape), x.dtype)) * t).sum()
+                    gi = _fit(gi, (tuple(x.shape), x.dtype))
+                    if gi._dtype.category == 3:
+                        term = (gi.conj() * t).real.sum()
+                    else:
+                        term = (gi * t).sum()
                     total = term if total is None else total + term
             live = [u for u in us if u is not None]
             if total is None or not total.requires_grad:

@@ -3,6 +3,7 @@
 Reverse mode (``grad``, ``grad_and_value``, ``vjp``, ``jacrev``) is built on ember.autograd (NOTE [func levels]
 in _reverse.py); forward mode (``jvp``, ``jacfwd``, ``linearize``, ``hessian`` = ``jacfwd(jacrev)``) on
 ember.autograd.forward_ad (NOTE [forward AD]); ``vmap`` batches through a FuncTorchBatched dispatch key (NOTE [vmap]);
+``functionalize`` replaces mutations (and views) by out-of-place operators (NOTE [functionalize]);
 ``functional_call`` and ``stack_module_state`` turn a module into a function of its parameters and buffers.
 
 >>> import ember
@@ -14,5 +15,6 @@ from ._reverse import grad, grad_and_value, vjp, jacrev
 from ._forward import jvp, jacfwd, linearize, hessian
 from ._module import functional_call, stack_module_state
 from ._vmap import vmap
+from ._functionalize import functionalize
 
-__all__ = ['grad', 'grad_and_value', 'vjp', 'jacrev', 'jvp', 'jacfwd', 'linearize', 'hessian', 'functional_call', 'stack_module_state', 'vmap']
+__all__ = ['grad', 'grad_and_value', 'vjp', 'jacrev', 'jvp', 'jacfwd', 'linearize', 'hessian', 'functional_call', 'stack_module_state', 'vmap', 'functionalize']
