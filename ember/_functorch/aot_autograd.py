@@ -33,7 +33,10 @@ from ember.fx.experimental.proxy_tensor import PythonKeyTracer
 from ember._subclasses.fake_tensor import FakeTensorMode
 from ember.fx.experimental.symbolic_shapes import ShapeEnv
 
+import numpy as np
+
 from .._dispatch.dispatcher import OpOverload
+from .._core.dispatch_key import DispatchKey
 
 __all__ = ['trace', 'partition', 'Traced', 'CompiledFunction', 'build_runtime']
 
@@ -143,9 +146,15 @@ _RANDOM = ('rand', 'bernoulli', 'dropout', 'normal', 'uniform', 'multinomial', '
 
 
 def _is_cheap_pointwise(node):
+    """Worth recomputing rather than saving: a pointwise operator whose CPU kernel is a single NumPy ufunc
+    (add, mul, relu's maximum...), one pass over memory. GELU, erf and the like are pointwise too but take
+    ~20 passes in ember, more than keeping their result costs."""
     t = node.target
-    return (node.op == 'call_function' and isinstance(t, OpOverload) and t.decl is not None
-            and t is t.decl.op and t.decl.kind == 'pointwise' and not any(r in t.schema.name for r in _RANDOM))
+    if not (node.op == 'call_function' and isinstance(t, OpOverload) and t.decl is not None
+            and t is t.decl.op and t.decl.kind == 'pointwise' and not any(r in t.schema.name for r in _RANDOM)):
+        return False
+    fn = getattr(t.kernels.get(DispatchKey.CPU), 'array_fn', None)
+    return isinstance(getattr(fn, '__wrapped__', fn), np.ufunc)
 
 
 def partition(traced):
