@@ -3,6 +3,7 @@
     python bench/bench_compile.py                      # the three training cases and MLP inference
     python bench/bench_compile.py --case gpt --torch-compile   # also torch.compile (slow to compile cold)
     python bench/bench_compile.py --profile gpt        # cProfile of the compiled ember step
+    python bench/bench_compile.py --rss                # peak RSS per variant, each in a fresh process
 
 Cases as bench/bench_train.py: MLP 784-512-512-10 batch 128 SGD(momentum); small CNN batch 64; char-GPT
 (4 layers, 4 heads, 128 wide, block 64, batch 16) AdamW; and inference of the MLP at batch 1. A training step
@@ -66,6 +67,28 @@ def _rate(step, seconds):
     return n / (time.perf_counter() - t0)
 
 
+def _one_rss(libname, case, compiled):
+    import resource
+    lib = __import__(libname)
+    step, _ = _stepper(lib, case, compiled == '1')
+    for _ in range(20):
+        step()
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+
+def _rss_table(case):
+    import subprocess
+    cases = ['mlp', 'cnn', 'gpt'] if case in ('all', 'infer') else [case]
+    print(f'{"case":6} {"torch eager MB":>15} {"ember eager MB":>15} {"ember compile MB":>17}')
+    for c in cases:
+        row = []
+        for lib, comp in (('torch', '0'), ('ember', '0'), ('ember', '1')):
+            out = subprocess.run([sys.executable, __file__, '--_one', lib, c, comp], capture_output=True, text=True,
+                                 env=dict(os.environ, PYTHONPATH=ROOT))
+            row.append(float(out.stdout.strip().splitlines()[-1]))
+        print(f'{c:6} {row[0]:15.0f} {row[1]:15.0f} {row[2]:17.0f}')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--case', default='all', choices=['all', 'mlp', 'cnn', 'gpt', 'infer'])
@@ -73,7 +96,13 @@ def main():
     ap.add_argument('--rounds', type=int, default=3)
     ap.add_argument('--torch-compile', action='store_true')
     ap.add_argument('--profile', choices=['mlp', 'cnn', 'gpt'])
+    ap.add_argument('--rss', action='store_true')
+    ap.add_argument('--_one', nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args._one:
+        return _one_rss(*args._one)
+    if args.rss:
+        return _rss_table(args.case)
     import ember
     import torch
     if args.profile:

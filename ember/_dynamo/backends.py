@@ -70,15 +70,20 @@ def _mutated_inputs(graph):
 def _inductor_runner(graph, attrs, name, kind):
     from .. import _inductor
     mutated, mutated_attrs = _mutated_inputs(graph)
-    compiled = _inductor.compile_graph(graph, attrs, name)
+    compiled = _inductor.compile_graph(graph, attrs, name, take_list=True)
     cpu = _devmod.canonical('cpu')
     bump = [attrs[a] for a in mutated_attrs]
     ndarray = np.ndarray
+    fn = compiled.fn
 
     def run(tensors):
-        res = compiled.fn(*[t._a if t.__class__ in _TENSORS else t for t in tensors])   # ints: saved sizes
-        for i in mutated:
-            tensors[i]._vc[0] += 1
+        arrays = [t._a if t.__class__ in _TENSORS else t for t in tensors]   # ints: saved sizes
+        if mutated:
+            for i in mutated:
+                tensors[i]._vc[0] += 1
+        if kind == 'backward' and isinstance(tensors, list):
+            tensors.clear()           # the graph frees each saved activation after its last use
+        res = fn(arrays)
         for t in bump:
             t._vc[0] += 1
         return [adopt(r, cpu) if r.__class__ is ndarray else r for r in res]

@@ -274,7 +274,7 @@ class CompiledFunction(ember.autograd.Function):
         for g, d, m, shape in zip(grad_outs, rt.traced.out_diff, rt.traced.out_meta, ctx.out_shapes):
             if d:
                 tangents.append(g if g is not None else ember.zeros(shape, dtype=m[1]))
-        grads = rt.run_backward(saved, tangents)
+        grads = rt.run_backward(saved, tangents)      # takes over the list: it frees each value after use
         return (None,) + tuple(grads)
 
 
@@ -312,7 +312,10 @@ class _TrainingRuntime:
         return r[:self.n_out], r[self.n_out:]
 
     def run_backward(self, saved, tangents):
-        grads = self.bwd(list(saved) + list(tangents))
+        args = saved
+        args.extend(tangents)
+        del saved, tangents
+        grads = self.bwd(args)
         n_in = self.traced.n_inputs
         full = [None] * (n_in + len(self.diff_attr_tensors))
         for k, i in enumerate(self.traced.diff_inputs):

@@ -11,9 +11,9 @@ from . import passes
 __all__ = ['generate', 'CompiledGraph', 'passes', 'compile_graph']
 
 
-def compile_graph(graph, attrs, name='call'):
+def compile_graph(graph, attrs, name='call', take_list=False):
     """Run the passes on ``graph`` (modified in place) and generate its array function."""
     passes.cse(graph)
     passes.fold_constants(graph, attrs)
     passes.dce(graph)
-    return generate(graph, attrs, name)
+    return generate(graph, attrs, name, take_list=take_list)

@@ -316,15 +316,40 @@ class _Emitter:
         return f'_fix({call}, {self.const(m[1].np, "dt")})'
 
 
-def generate(graph, attrs, name='call', plan_buffers=True):
+def generate(graph, attrs, name='call', plan_buffers=True, take_list=False):
     """Generate the array function of ``graph`` (fx Graph whose nodes carry fake values in ``meta['val']``);
-    ``attrs``: get_attr target -> tensor. Returns a CompiledGraph."""
+    ``attrs``: get_attr target -> tensor. Returns a CompiledGraph.
+
+    Each value is deleted after its last use, as eager autograd frees what a node saved once it has run; with
+    ``take_list`` the function takes its arguments as one list and empties it, so even its inputs (the saved
+    activations, for a backward graph) are freed as soon as the graph is done with each one.
+    """
     plan = _buffers.plan(graph) if plan_buffers else _buffers.Plan()
     em = _Emitter(graph, attrs, plan.slots)
-    for node in graph.nodes:
+    nodes = list(graph.nodes)
+    out_node = nodes[-1]
+    outputs = set(out_node.all_input_nodes)
+    last = {}
+    for n in nodes:
+        for a in n.all_input_nodes:
+            last[a] = n
+    dying = {}
+    for n in nodes:
+        if n.op == 'output' or n in outputs:
+            continue
+        dying.setdefault(last.get(n, n), []).append(n.name)
+    for node in nodes:
         em.emit(node)
-    params = [n.name for n in graph.nodes if n.op == 'placeholder']
-    header = [f'def {name}({", ".join(params)}):']
+        if node.op != 'output' and dying.get(node):
+            em.lines.append(f'del {", ".join(dying[node])}')
+    params = [n.name for n in nodes if n.op == 'placeholder']
+    if take_list:
+        header = [f'def {name}(args):']
+        if params:
+            header.append(f'    {", ".join(params)}, = args')
+        header.append('    args.clear()')
+    else:
+        header = [f'def {name}({", ".join(params)}):']
     if plan.count:
         header.append(f'    {", ".join(plan.names)} = _bufs.get()')
     body = header + ['    ' + line for line in em.lines]
