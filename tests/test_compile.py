@@ -535,3 +535,48 @@ def test_autocast_state_is_a_guard():
         ref = m(x)
     assert y32.dtype is ember.float32 and y16.dtype is ember.bfloat16 and len(cm._compiled.entries) == 2
     assert ember.equal(y16, ref)
+
+
+@pytest.mark.parametrize('opt_cls,kw,rtol', [(ember.optim.SGD, dict(lr=0.1, momentum=0.9), 0),
+                                            (ember.optim.Adam, dict(lr=1e-2), 1e-6),
+                                            (ember.optim.AdamW, dict(lr=1e-2, weight_decay=0.1), 1e-6)])
+def test_compiled_optimizer_step_matches_eager(opt_cls, kw, rtol):
+    ember.manual_seed(0)
+    m = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 4))
+    twin = copy.deepcopy(m)
+    o1, o2 = opt_cls(m.parameters(), **kw), opt_cls(twin.parameters(), **kw)
+    step = ember.compile(o1.step)
+    x = ember.randn(8, 16)
+    for _ in range(6):
+        for mm, oo, st in ((m, o1, step), (twin, o2, o2.step)):
+            oo.zero_grad()                  # set_to_none: new .grad tensors each step, read afresh by the graph
+            mm(x).pow(2).sum().backward()
+            st()
+    for a, b in zip(m.parameters(), twin.parameters()):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=rtol, atol=rtol)
+    # the first call created the optimizer's state (momentum buffers, Adam's moments) while tracing: ember put the
+    # state back, ran that step eagerly, and captured from the next one
+    assert len(step.entries) == 1 and step.break_reasons == []
+    assert all(t.device.type == 'cpu' for st in o1.state.values() for t in st.values() if isinstance(t, ember.Tensor))
+
+
+def test_reading_a_real_tensor_value_while_tracing_is_a_graph_break():
+    counter = ember.tensor(3.0)
+
+    def f(x):
+        return x * counter.item()         # the value would be baked into the graph unguarded
+    cf = ember.compile(f)
+    x = ember.ones(2)
+    assert ember.equal(cf(x), 3 * x)
+    counter.fill_(5.0)
+    assert ember.equal(cf(x), 5 * x)
+    assert 'data-dependent' in cf.break_reasons[0]
+
+
+def test_state_stored_by_a_module_trace_is_an_error():
+    class Cache(nn.Module):
+        def forward(self, x):
+            self.last = x * 2               # a tensor made by the trace kept on the module
+            return self.last + 1
+    with pytest.raises(Unsupported, match='Cache.last'):
+        ember.compile(Cache())(ember.ones(2))

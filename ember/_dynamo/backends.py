@@ -16,7 +16,7 @@ from ember.fx.graph_module import GraphModule
 
 from .._core import device as _devmod
 from .._core.tensor_impl import adopt
-from .._functorch.aot_autograd import build_runtime
+from .._functorch.aot_autograd import build_runtime, GradOf
 
 __all__ = ['lookup_backend', 'list_backends', 'register_backend']
 
@@ -26,7 +26,9 @@ _TENSORS = (ember.Tensor, ember.nn.Parameter)
 def _graph_module(graph, attrs):
     root = ember.nn.Module()
     for name, t in attrs.items():
-        if isinstance(t, ember.nn.Parameter):
+        if isinstance(t, GradOf):
+            root.register_buffer(name, t.get())       # refreshed before each call (_fx_runner)
+        elif isinstance(t, ember.nn.Parameter):
             setattr(root, name, t)
         else:
             root.register_buffer(name, t)
@@ -35,8 +37,11 @@ def _graph_module(graph, attrs):
 
 def _fx_runner(graph, attrs, name, kind):
     gm = _graph_module(graph, attrs)
+    grads = [(n, t) for n, t in attrs.items() if isinstance(t, GradOf)]
 
     def run(tensors):
+        for n, t in grads:
+            gm._buffers[n] = t.get()
         if kind == 'inference':
             return list(gm(*tensors))
         with ember.no_grad():
@@ -85,7 +90,7 @@ def _inductor_runner(graph, attrs, name, kind):
             tensors.clear()           # the graph frees each saved activation after its last use
         res = fn(arrays)
         for t in bump:
-            t._vc[0] += 1
+            (t.get() if t.__class__ is GradOf else t)._vc[0] += 1
         return [adopt(r, cpu) if r.__class__ is ndarray else r for r in res]
     run.code = compiled.source
     run.compiled = compiled

@@ -37,7 +37,11 @@ from .. import _logging
 from . import config
 from .backends import lookup_backend
 from .exc import Unsupported, RecompileLimitWarning, BackendCompilerFailed
-from .._functorch.aot_autograd import trace
+from .._functorch.aot_autograd import trace, GradOf
+
+
+def _current(t):
+    return t.get() if t.__class__ is GradOf else t
 
 __all__ = ['compile', 'OptimizedModule', 'reset', 'counters', 'CompiledFunction']
 
@@ -100,9 +104,9 @@ class _Entry:
     def __init__(self, key, runtime, traced, modules, guards, graph_break=None):
         self.key, self.runtime, self.traced = key, runtime, traced
         self.modules = modules            # (module, training flag at trace)
-        self.attr_meta = [(t, t._a.shape, t._dtype, t.requires_grad) for t in
+        self.attr_meta = [(t, _current(t)._a.shape, _current(t)._dtype, _current(t).requires_grad) for t in
                           (traced.attrs.values() if traced is not None else ())
-                          if isinstance(t, ember.Tensor)]
+                          if isinstance(t, (ember.Tensor, GradOf))]
         self.guards = guards
         self.graph_break = graph_break
         self.single_output = traced is not None and traced.out_spec.num_leaves == 1 and \
@@ -155,6 +159,10 @@ class _Entry:
             if m.training is not training:
                 return f'{type(m).__name__}.training == {training}'
         for t, shape, dtype, rg in self.attr_meta:
+            if t.__class__ is GradOf:
+                t = t.get()
+                if t is None:
+                    return 'a parameter\'s .grad read by the graph is None'
             if t._a.shape != shape or t._dtype is not dtype or t.requires_grad is not rg:
                 return f'a parameter or buffer of shape {list(shape)} changed shape, dtype or requires_grad'
         return None
@@ -174,6 +182,29 @@ def _break_reason(e):
         return f'data-dependent operation at {where}: Python needs a tensor value (item(), bool(), tolist(), ' \
                f'print) that tracing on fake tensors does not have', frame
     return f'{type(e).__name__} while tracing at {where}: {e}', frame
+
+
+class _NoDataReads:
+    """While tracing, reading a tensor's data from Python (``item()``, ``bool()``, ``tolist()``, ``float()``,
+    ``numpy()``) is a graph break even for a real tensor (an optimizer's step count): the value would be baked
+    into the graph with no guard on it. Fake tensors raise on their own; the real ones raise here."""
+    NAMES = ('item', 'tolist', '__float__', '__int__', '__complex__', '__index__', '__bool__', 'numpy')
+
+    def __enter__(self):
+        self.saved = {n: _Tensor.__dict__[n] for n in self.NAMES}
+
+        def refuse(name):
+            def method(self, *a, **k):
+                from ember.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+                raise GuardOnDataDependentSymNode(f'Tensor.{name}() reads a tensor value while tracing')
+            return method
+        for n in self.NAMES:
+            setattr(_Tensor, n, refuse(n))
+        return self
+
+    def __exit__(self, *exc):
+        for n, f in self.saved.items():
+            setattr(_Tensor, n, f)
 
 
 class _Collector:
@@ -205,6 +236,7 @@ class CompiledFunction:
         self.children = None
         self.break_reasons = []
         self.dynamic_entries = []      # versions traced with symbolic sizes (NOTE [symbolic sizes])
+        self.calls = 0                 # eager warm-up calls made (config.warmup_calls)
         self.auto_dynamic = {}         # flat argument position -> dims that changed size between calls
         _ALL.append(self)
         functools.update_wrapper(self, fn)
@@ -215,6 +247,9 @@ class CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         if not _enabled[0]:
+            return self.fn(*args, **kwargs)
+        if self.calls < config.warmup_calls:
+            self.calls += 1
             return self.fn(*args, **kwargs)
         if not kwargs and all(a.__class__ is _Tensor for a in args):
             flat, spec = args, None          # the common case: tensors only, no pytree walk
@@ -245,6 +280,8 @@ class CompiledFunction:
             if spec is None:
                 flat, spec = pytree.tree_flatten((args, kwargs))
             entry = self._compile(flat, spec, key, failed, self._dynamic_dims(flat, key))
+            if entry is _WARM_UP:
+                return self.fn(*args, **kwargs)
             if entry is None:
                 return self._run_broken(args, kwargs)
         if entry.graph_break is not None:
@@ -337,7 +374,8 @@ class CompiledFunction:
                 shape[d] = shape[d] - 1 if shape[d] > 2 else shape[d] + 1
             probe[i] = ember.empty(shape, dtype=t.dtype, device='meta').requires_grad_(t.requires_grad)
         try:
-            other = trace(self.fn, probe, spec, want_grad, dyn)
+            with _NoDataReads():
+                other = trace(self.fn, probe, spec, want_grad, dyn)
         except Exception as e:        # the function rejects the probe size: keep the static version
             return f'tracing at another size failed ({type(e).__name__}: {e})'
         a, b = _graph_signature(traced.graph), _graph_signature(other.graph)
@@ -358,14 +396,15 @@ class CompiledFunction:
         want_grad = ember.is_grad_enabled() and self.backend.wants_joint
         try:
             _tracing[0] = True
-            with _Collector() as col:
+            snapshot = _Snapshot(getattr(self.fn, '__self__', None))
+            with _Collector() as col, _NoDataReads():
                 traced = trace(self.fn, flat, spec, want_grad, dynamic or None)
             if dynamic:
                 why_not = self._verify_dynamic(flat, spec, dynamic, want_grad, traced)
                 if why_not is not None:
                     _logging.log('recompiles', f'{self._name()}: sizes stay static: {why_not}')
                     dynamic = None
-                    with _Collector() as col:
+                    with _Collector() as col, _NoDataReads():
                         traced = trace(self.fn, flat, spec, want_grad)
         except Exception as e:
             _tracing[0] = False
@@ -379,6 +418,19 @@ class CompiledFunction:
             self.broken = reason
             return None
         _tracing[0] = False
+        leak = _leaked_fake(self.fn, col.modules.values())
+        if leak is not None and snapshot.restore_if_fake():
+            # state made lazily by this very call (an optimizer's first step): it was put back as it was; this
+            # call runs eagerly and makes the state for real, and the next call captures
+            _logging.log('graph_breaks', f'{self._name()}: the trace created state ({leak}); running this call '
+                                         'eagerly first')
+            return _WARM_UP
+        if leak is not None:
+            raise Unsupported(f'ember.compile: while tracing {self._name()} on fake tensors, a tensor made by the trace '
+                              f'was stored in {leak}, state that outlives the call. Capture by tracing cannot '
+                              'write real state that way; call the function once before compiling it (or raise '
+                              'ember._dynamo.config.warmup_calls) so that the state exists, or leave it '
+                              'uncompiled.')
         modules = [(m, m.training) for m in col.modules.values()]
         example = [x for x in flat if isinstance(x, ember.Tensor)]
         _logging.log('graph_code', f'TRACED GRAPH ({self._name()})\n{_graph_code(traced)}')
@@ -469,6 +521,77 @@ def _flat_names(fn, spec, flat):
     return out
 
 
+_WARM_UP = object()
+
+
+class _Snapshot:
+    """The state of the object a bound method belongs to (an optimizer: its ``state``, ``param_groups``),
+    copied two levels deep before a trace, to be put back if the trace stored fake tensors in it."""
+
+    def __init__(self, obj):
+        self.obj = obj if obj is not None and not isinstance(obj, ember.nn.Module) else None
+        self.saved = None
+        if self.obj is not None:
+            self.saved = {k: self._copy(v) for k, v in vars(self.obj).items()}
+
+    @staticmethod
+    def _copy(v):
+        if isinstance(v, dict):
+            c = v.copy()
+            for k, x in v.items():
+                if isinstance(x, dict):
+                    c[k] = x.copy()
+            return (v, c)
+        return (v, None)
+
+    def restore_if_fake(self):
+        if self.obj is None or not _fake_in(vars(self.obj)):
+            return False
+        d = vars(self.obj)
+        for k in list(d):
+            if k not in self.saved:
+                del d[k]
+        for k, (orig, copy) in self.saved.items():
+            d[k] = orig
+            if copy is not None:
+                orig.clear()
+                orig.update(copy)
+        return not _fake_in(vars(self.obj))
+
+
+def _fake_in(v, depth=0):
+    """Whether a meta (fake) tensor sits in ``v``, looking three containers deep (an optimizer's ``vars`` ->
+    ``state`` -> a parameter's dict -> its buffers)."""
+    if isinstance(v, ember.Tensor):
+        return v.device.type == 'meta'
+    if depth < 3 and isinstance(v, dict):
+        return any(_fake_in(x, depth + 1) for x in v.values())
+    if depth < 3 and isinstance(v, (list, tuple)):
+        return any(_fake_in(x, depth + 1) for x in v)
+    return False
+
+
+def _leaked_fake(fn, modules):
+    """Where a fake tensor made while tracing was stored in lasting state, or None: the modules that ran (their
+    buffers, parameters and attributes) and the object a bound method belongs to (an optimizer's ``state``)."""
+    owners = [(type(m).__name__, m) for m in modules]
+    obj = getattr(fn, '__self__', None)
+    if obj is not None:
+        owners.append((type(obj).__name__, obj))
+    for name, o in owners:
+        d = getattr(o, '__dict__', {})
+        for k, v in d.items():
+            if k in ('_parameters', '_buffers'):
+                for kk, t in v.items():
+                    if _fake_in(t):
+                        return f'{name}.{kk}'
+            elif k != '_modules' and _fake_in(v):
+                return f'{name}.{k}'
+            elif k == 'state' and isinstance(v, dict) and any(_fake_in(x) for x in v.values()):
+                return f'{name}.state'
+    return None
+
+
 def _elements(byte_strides, dtype):
     return [st // dtype.itemsize for st in byte_strides]
 
@@ -486,7 +609,9 @@ def _guard_texts(cf, key, modules, traced):
     for m, training in modules:
         g.append(f'{type(m).__name__} (id {id(m)}).training == {training}')
     for name, t in traced.attrs.items():
-        if isinstance(t, ember.Tensor):
+        if isinstance(t, GradOf):
+            g.append(f'{name}: the .grad of a parameter of size {list(t.param.shape)}, read at each call, not None')
+        elif isinstance(t, ember.Tensor):
             g.append(f'{name}: the same tensor, size={list(t.shape)} dtype={t.dtype} requires_grad={t.requires_grad}')
     return g
 

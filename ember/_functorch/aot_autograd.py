@@ -41,6 +41,34 @@ from .._core.dispatch_key import DispatchKey
 __all__ = ['trace', 'partition', 'Traced', 'CompiledFunction', 'build_runtime']
 
 
+class GradOf:
+    """A graph constant that is a parameter's ``.grad``: read from the parameter at each call, since
+    ``zero_grad()`` (set_to_none) and ``backward()`` replace the gradient tensor between calls (what an
+    optimizer's compiled ``step`` reads)."""
+    __slots__ = ('param',)
+
+    def __init__(self, param):
+        self.param = param
+
+    def get(self):
+        return self.param.grad
+
+    requires_grad = False
+
+
+def _grad_sources(attrs):
+    """Replace each constant that is the ``.grad`` of another constant by a GradOf."""
+    by_grad = {}
+    for t in attrs.values():
+        g = getattr(t, 'grad', None) if isinstance(t, ember.Tensor) and t.requires_grad else None
+        if g is not None:
+            by_grad[id(g)] = t
+    for name, t in list(attrs.items()):
+        p = by_grad.get(id(t))
+        if p is not None:
+            attrs[name] = GradOf(p)
+
+
 class _Tracer(PythonKeyTracer):
     """make_fx's tracer, with a tensor read from outside the function and its fake twin one node (the
     autograd formulas see the twin, the function's code the real tensor)."""
@@ -135,6 +163,7 @@ def trace(fn, flat_args, in_spec, want_grad, dynamic=None):
             diff_inputs, diff_attrs = [], []
     tracer.output(list(flat_out) + grads)
     attrs = dict(tracer.attrs)
+    _grad_sources(attrs)
     traced = Traced(graph, attrs, n_inputs, out_spec, out_is_tensor, out_diff, out_meta, bool(joint),
                     diff_inputs, diff_attrs, n_tangents)
     traced.shape_env = shape_env

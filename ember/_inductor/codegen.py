@@ -179,7 +179,11 @@ class _Emitter:
     # --- one node -----------------------------------------------------------------------
     def emit(self, node):
         if node.op == 'get_attr':
-            self.lines.append(f'{node.name} = {self.const(self.attrs[node.target], "attr")}._a')
+            t = self.attrs[node.target]
+            if hasattr(t, 'param') and hasattr(t, 'get'):        # a parameter's .grad, read at each call
+                self.lines.append(f'{node.name} = {self.const(t.param, "attr")}.grad._a')
+            else:
+                self.lines.append(f'{node.name} = {self.const(t, "attr")}._a')
         elif node.op == 'call_function':
             if node.target is operator.getitem:
                 self.lines.append(f'{node.name} = {self.expr(node.args[0])}[{node.args[1]!r}]')

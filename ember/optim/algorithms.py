@@ -97,11 +97,19 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, lr, be
         p, g, m, v, vmax = _real_views(p, g, exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i])
         m.lerp_(g, 1 - beta1)
         v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-        step = steps[i].item()
-        bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
         if amsgrad:
             ember.maximum(vmax, v, out=vmax)
             v = vmax
+        if ember.compiler.is_compiling():
+            # under ember.compile the step count stays a tensor (reading it with item() would end the graph):
+            # the bias corrections are tensor operations, as torch's capturable Adam computes them
+            bc1 = 1 - ember.pow(beta1, steps[i])
+            bc2 = 1 - ember.pow(beta2, steps[i])
+            denom = (v.sqrt() / bc2.sqrt()).add_(eps)
+            p.sub_(m / denom * (lr / bc1))
+            continue
+        step = steps[i].item()
+        bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
         denom = (v.sqrt() / math.sqrt(bc2)).add_(eps)
         p.addcdiv_(m, denom, value=-lr / bc1)
 

@@ -1,0 +1,38 @@
+"""ember.compiler (torch.compiler): the user-facing names of the compiler stack.
+
+``compile`` is ``ember.compile``; ``is_compiling()`` says whether the code runs under capture (library code
+uses it to take a path the tracer can record, as ember's Adam does for its bias corrections); ``reset()``
+forgets every compiled version; ``disable`` marks a function to run eagerly.
+"""
+__all__ = ['compile', 'reset', 'is_compiling', 'is_dynamo_compiling', 'disable', 'allow_in_graph']
+
+
+def compile(*args, **kwargs):
+    import ember
+    return ember.compile(*args, **kwargs)
+
+
+def reset():
+    from ._dynamo import reset as _reset
+    _reset()
+
+
+def is_compiling():
+    """True while ember.compile traces the running code."""
+    import sys
+    ef = sys.modules.get('ember._dynamo.eval_frame')
+    return bool(ef is not None and ef._tracing[0])
+
+
+is_dynamo_compiling = is_compiling
+
+
+def disable(fn=None, recursive=True):
+    from ._dynamo import disable as _disable
+    return _disable(fn, recursive)
+
+
+def allow_in_graph(fn):
+    """torch's hint that a function may be put in the graph whole; ember's capture traces through every
+    function anyway, so this returns ``fn``."""
+    return fn
