@@ -8,7 +8,7 @@
 Cases as bench/bench_train.py: MLP 784-512-512-10 batch 128 SGD(momentum); small CNN batch 64; char-GPT
 (4 layers, 4 heads, 128 wide, block 64, batch 16) AdamW; and inference of the MLP at batch 1. A training step
 is ``loss = f(); opt.zero_grad(); loss.backward(); opt.step()`` with ``f`` compiled (the model and the loss:
-``ember.compile(loss_fn)``). Runs of the variants alternate (``--rounds``) so load affects all alike; the
+``ember.compile(loss_fn)``), and in the ``+ compiled step`` variant ``opt.step`` compiled as well. Runs of the variants alternate (``--rounds``) so load affects all alike; the
 table gives the best round's steps/s and ratios. Compile time: the first call of the compiled function
 (capture, partition, code generation, one step).
 """
@@ -27,17 +27,20 @@ from bench_train import build  # noqa: E402
 def _stepper(lib, case, compiled, torch_compile=False):
     model, opt, loss_fn = build(lib, case)
     f = loss_fn
+    opt_step = opt.step
     t0 = time.perf_counter()
     if compiled:
         f = lib.compile(loss_fn)
         f()
+        if compiled == 'all':          # the optimizer's step compiled too
+            opt_step = lib.compile(opt.step)
     first = time.perf_counter() - t0
 
     def step():
         loss = f()
         opt.zero_grad()
         loss.backward()
-        opt.step()
+        opt_step()
     return step, first
 
 
@@ -128,6 +131,7 @@ def main():
                 variants['torch.compile'] = _stepper(torch, case, True)
             variants['ember eager'] = _stepper(ember, case, False)
             variants['ember compile'] = _stepper(ember, case, True)
+            variants['+ compiled step'] = _stepper(ember, case, 'all')
         best = {k: 0.0 for k in variants}
         for _ in range(args.rounds):
             for k, (step, _) in variants.items():

@@ -580,3 +580,25 @@ def test_state_stored_by_a_module_trace_is_an_error():
             return self.last + 1
     with pytest.raises(Unsupported, match='Cache.last'):
         ember.compile(Cache())(ember.ones(2))
+
+
+def test_disable_runs_eagerly_and_breaks_the_graph():
+    @dynamo.disable
+    def helper(x):
+        return x + 1
+    assert ember.compile(helper) is helper
+    cf = ember.compile(lambda x: helper(x) * 2)
+    assert ember.equal(cf(ember.ones(2)), 4 * ember.ones(2))
+    assert 'marked ember._dynamo.disable' in cf.break_reasons[0]
+
+
+def test_ember_logs_environment_variable():
+    import subprocess
+    import sys
+    import os
+    code = ('import ember; f = ember.compile(lambda x: x.relu() + 1); f(ember.randn(3)); f(ember.randn(4))')
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, EMBER_LOGS='recompiles,output_code', PYTHONPATH=root))
+    assert out.returncode == 0, out.stderr
+    assert 'Recompiling function <lambda>' in out.stderr and 'def forward' in out.stderr

@@ -14,10 +14,20 @@ __all__ = ['config', 'reset', 'explain', 'ExplainOutput', 'list_backends', 'regi
 
 
 def disable(fn=None, recursive=True):
-    """Run ``fn`` eagerly even inside a compiled function (torch._dynamo.disable)."""
+    """Run ``fn`` eagerly (torch._dynamo.disable): compiling it returns it unchanged, and calling it while a
+    compiled function is being traced ends that graph (a graph break), since ember's capture cannot leave a
+    hole in a graph for Python to fill."""
     if fn is None:
         return lambda f: disable(f, recursive)
-    return fn
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if is_compiling():
+            raise Unsupported(f'{getattr(fn, "__qualname__", fn)} is marked ember._dynamo.disable')
+        return fn(*args, **kwargs)
+    wrapper._ember_disabled = True
+    return wrapper
 
 
 def is_compiling():

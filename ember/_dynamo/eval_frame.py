@@ -682,7 +682,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', mo
     if model is None:
         return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
                                  options=options, disable=disable)
-    if disable:
+    if disable or getattr(model, '_ember_disabled', False):
         return model
     lookup_backend(backend)           # an unknown backend fails here, not at the first call
     if isinstance(model, ember.nn.Module):
