@@ -435,7 +435,7 @@ def test_generated_code_reuses_buffers_and_matches_eager():
     x = ember.randn(64, 32)
     flat, spec = pytree.tree_flatten(((x,), {}))
     traced = trace(f, flat, spec, False)
-    cg = generate(traced.graph, traced.attrs)
+    cg = generate(traced.graph, traced.attrs, fuse=False)
     assert cg.nbuffers == 1                 # one buffer carries the whole chain of ufuncs
     assert cg.source.count('out=_buf0') == 4
     for _ in range(2):                       # buffers are reused across calls
@@ -444,7 +444,7 @@ def test_generated_code_reuses_buffers_and_matches_eager():
     def g(x):                                # add is no ufunc (alpha): two buffers take turns
         return ((x.exp() + 1).log() * 3).tanh().sum(0)
     traced = trace(g, flat, spec, False)
-    cg = generate(traced.graph, traced.attrs)
+    cg = generate(traced.graph, traced.attrs, fuse=False)
     assert cg.nbuffers == 2 and cg.source.count('out=_buf') == 5
     np.testing.assert_allclose(cg(x.numpy())[0], g(x).numpy(), rtol=1e-6)
 
@@ -602,3 +602,45 @@ def test_ember_logs_environment_variable():
                          env=dict(os.environ, EMBER_LOGS='recompiles,output_code', PYTHONPATH=root))
     assert out.returncode == 0, out.stderr
     assert 'Recompiling function <lambda>' in out.stderr and 'def forward' in out.stderr
+
+
+def _new_gelu(x):
+    """minGPT's NewGELU, written out in pointwise operators: a chain for the fusion pass."""
+    import math
+    return 0.5 * x * (1.0 + ember.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * ember.pow(x, 3.0))))
+
+
+@pytest.mark.parametrize('shape', [(7, 5), (3, 70001), (300, 513)])   # one block; several, odd sizes
+def test_fused_pointwise_chains_equal_unfused_bit_for_bit(shape):
+    from ember._functorch.aot_autograd import trace, partition
+    from ember._inductor import generate, fusion
+    from ember.utils import _pytree as pytree
+    x = ember.randn(*shape, requires_grad=True)
+    flat, spec = pytree.tree_flatten(((x,), {}))
+    traced = trace(lambda a: _new_gelu(a).sum(), flat, spec, True)
+    fwd, bwd, _ = partition(traced)
+    for g, args in ((fwd, [x.detach().numpy()]), (bwd, None)):
+        groups = fusion.fusion_groups(g)
+        assert groups and max(len(gr) for gr in groups) >= 5      # the GELU chain is one kernel
+        fused, plain = generate(g, traced.attrs), generate(g, traced.attrs, fuse=False)
+        assert '_fused0' in fused.source and '_fused0' not in plain.source
+        if args is None:                    # the backward: saved values from the forward, and a tangent
+            outs = generate(fwd, traced.attrs, fuse=False)(x.detach().numpy())
+            args = outs[1:] + [np.ones((), np.float32)]
+        for a, b in zip(fused(*[np.copy(v) for v in args]), plain(*[np.copy(v) for v in args])):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_fused_new_gelu_trains_like_eager():
+    ember.manual_seed(0)
+    lin = nn.Linear(64, 64)
+    x = ember.randn(32, 64)
+    f = ember.compile(lambda a: _new_gelu(lin(a)).pow(2).mean())
+    a, b = f(x), _new_gelu(lin(x)).pow(2).mean()
+    a.backward()
+    ga = lin.weight.grad.clone()
+    lin.weight.grad = None
+    b.backward()
+    _close(a, b)
+    _close(ga, lin.weight.grad)
+    assert '_fused' in f.entries[0].runtime.fwd.code and '_fused' in f.entries[0].runtime.bwd.code

@@ -104,9 +104,15 @@ def _own_memory(node):
     return _array_fn(op) is not None
 
 
-def plan(graph):
+def plan(graph, skip=(), moved=None):
+    """The buffer plan of ``graph``; ``skip``: nodes that get no buffer (computed inside a fused kernel);
+    ``moved``: node -> the node where it really runs (a fused node runs where its group's result stands, so
+    its reads of other values happen there)."""
     nodes = list(graph.nodes)
     index = {n: i for i, n in enumerate(nodes)}
+    if moved:
+        for n, at in moved.items():
+            index[n] = index[at]
     roots = {}
     for n in nodes:
         if n.op == 'call_function' and _own_memory(n):
@@ -123,7 +129,7 @@ def plan(graph):
     for n in nodes:
         for a in _flat_nodes((n.args, n.kwargs), []):
             for r in roots.get(a, ()):
-                last[r] = index[n]
+                last[r] = max(last.get(r, index[n]), index[n])
                 if n.op == 'output':
                     escaped.add(r)
         for r in roots[n]:
@@ -143,7 +149,7 @@ def plan(graph):
             else:
                 still.append(entry)
         live = still
-        if n in escaped or not bufferable(n) or last.get(n, i) <= i:
+        if n in escaped or n in skip or not bufferable(n) or last.get(n, i) <= i:
             continue
         v = n.meta['val']
         shape, dt = tuple(v.shape), v.dtype.np

@@ -41,6 +41,9 @@ from .._dispatch.dispatcher import OpOverload
 from .._backends.cpu._fp import quiet as _quiet
 from ..fx.experimental.symbolic_shapes import sym_size
 from . import buffers as _buffers
+from . import fusion as _fusion
+from .fusion import BLOCK
+from .._backends.cpu._parallel import parallel_for as _parallel_for
 
 __all__ = ['generate', 'CompiledGraph']
 
@@ -150,6 +153,7 @@ class _Emitter:
         self.lines = []
         self.fallback_ops = []
         self._consts = {}
+        self.functions = []           # generated helper functions (fused kernels)
 
     def const(self, value, stem):
         key = (stem, id(value))
@@ -268,6 +272,53 @@ class _Emitter:
             return f'{x}[{", ".join([":"] * d + [part])}]'
         return None
 
+    def fused(self, group, index):
+        """One group of NOTE [blocked fusion] as a generated function; returns the line that calls it."""
+        root = group[-1]
+        inside = set(group)
+        ext = []
+        for n in group:
+            for a in n.all_input_nodes:
+                if a not in inside and a not in ext:
+                    ext.append(a)
+        v = root.meta['val']
+        numel = 1
+        for d in v.shape:
+            numel *= d
+        name = f'_fused{index}'
+        slot = self.plan.get(root)
+        params = [a.name for a in ext]
+        lines = [f'def {name}({", ".join(params + ["out"])}):',
+                 f'    if out is None: out = _np.empty({tuple(v.shape)!r}, {self.const(v.dtype.np, "dt")})',
+                 '    _o = out.reshape(-1)']
+        flat = []
+        for a in ext:
+            av = a.meta['val']
+            if av.dim() > 0 and _fusion._is_broadcast_scalar(av):
+                lines.append(f'    {a.name} = {a.name}.reshape(-1)[:1].reshape(())')    # one value, broadcast
+            elif av.dim() > 0:
+                lines.append(f'    _f_{a.name} = {a.name}.reshape(-1)')
+                flat.append(a)
+        lines.append('    def _block(_lo, _hi):')
+        lines.append(f'        for _i in range(_lo * {BLOCK}, min(_hi * {BLOCK}, {numel}), {BLOCK}):')
+        body = []
+        for a in flat:
+            body.append(f'{a.name} = _f_{a.name}[_i:_i + {BLOCK}]')
+        saved_plan = self.plan
+        self.plan = {}                 # no planned buffers inside a block
+        try:
+            for n in group:
+                body.append(f'{n.name} = {self.lower(n)}')
+        finally:
+            self.plan = saved_plan
+        body.append(f'_o[_i:_i + {BLOCK}] = {root.name}')
+        lines += ['            ' + b for b in body]
+        nblocks = -(-numel // BLOCK)
+        lines.append(f'    _parallel_for({nblocks}, _block, 2)' if nblocks > 1 else '    _block(0, 1)')
+        lines.append('    return out')
+        self.functions.append('\n'.join(lines))
+        return f'{root.name} = {name}({", ".join(params + [slot or "None"])})'
+
     def fallback(self, node, op):
         self.fallback_ops.append(str(op))
         args = ', '.join(self.expr(a) for a in node.args)
@@ -320,7 +371,7 @@ class _Emitter:
         return f'_fix({call}, {self.const(m[1].np, "dt")})'
 
 
-def generate(graph, attrs, name='call', plan_buffers=True, take_list=False):
+def generate(graph, attrs, name='call', plan_buffers=True, take_list=False, fuse=True):
     """Generate the array function of ``graph`` (fx Graph whose nodes carry fake values in ``meta['val']``);
     ``attrs``: get_attr target -> tensor. Returns a CompiledGraph.
 
@@ -328,8 +379,13 @@ def generate(graph, attrs, name='call', plan_buffers=True, take_list=False):
     ``take_list`` the function takes its arguments as one list and empties it, so even its inputs (the saved
     activations, for a backward graph) are freed as soon as the graph is done with each one.
     """
-    plan = _buffers.plan(graph) if plan_buffers else _buffers.Plan()
+    groups = _fusion.fusion_groups(graph) if fuse else []
+    fused_inside = {n for g in groups for n in g[:-1]}
+    moved = {n: g[-1] for g in groups for n in g[:-1]}
+    plan = _buffers.plan(graph, skip=fused_inside, moved=moved) if plan_buffers else _buffers.Plan()
     em = _Emitter(graph, attrs, plan.slots)
+    em.g['_parallel_for'] = _parallel_for
+    group_at = {g[-1]: (g, i) for i, g in enumerate(groups)}
     nodes = list(graph.nodes)
     out_node = nodes[-1]
     outputs = set(out_node.all_input_nodes)
@@ -337,15 +393,23 @@ def generate(graph, attrs, name='call', plan_buffers=True, take_list=False):
     for n in nodes:
         for a in n.all_input_nodes:
             last[a] = n
+    fused_names = {n.name for n in fused_inside}
     dying = {}
     for n in nodes:
         if n.op == 'output' or n in outputs:
             continue
         dying.setdefault(last.get(n, n), []).append(n.name)
     for node in nodes:
-        em.emit(node)
+        if node in fused_inside:
+            continue                   # computed inside its group's kernel
+        if node in group_at:
+            em.lines.append(em.fused(*group_at[node]))
+        else:
+            em.emit(node)
         if node.op != 'output' and dying.get(node):
-            em.lines.append(f'del {", ".join(dying[node])}')
+            names = [d for d in dying[node] if d not in fused_names]
+            if names:
+                em.lines.append(f'del {", ".join(names)}')
     params = [n.name for n in nodes if n.op == 'placeholder']
     if take_list:
         header = [f'def {name}(args):']
@@ -355,9 +419,9 @@ def generate(graph, attrs, name='call', plan_buffers=True, take_list=False):
     else:
         header = [f'def {name}({", ".join(params)}):']
     if plan.count:
-        header.append(f'    {", ".join(plan.names)} = _bufs.get()')
+        header.append(f'    {", ".join(plan.names)}, = _bufs.get()')
     body = header + ['    ' + line for line in em.lines]
-    source = '\n'.join(body) + '\n'
+    source = ''.join(f + '\n\n' for f in em.functions) + '\n'.join(body) + '\n'
     em.g['_bufs'] = plan.allocator()
     from .._dispatch.codegen import compile_function
     fn = _quiet(compile_function(source, f'<ember compiled {name}>', em.g, name))
