@@ -1,9 +1,10 @@
 """ember._inductor: the code-generating compiler backend (torch._inductor's place in the stack).
 
 An aten graph (from capture, or a forward/backward graph from AOTAutograd) goes through graph passes
-(``passes``: dead code, common subexpressions, constant folding), buffer planning (``buffers``, NOTE
-[buffer planning]) and code generation (``codegen``, NOTE [array code generation]) into one Python function
-that calls the CPU backend's array kernels directly on NumPy arrays.
+(``passes``: dead code, common subexpressions, constant folding), fusion of pointwise chains (``fusion``, NOTE
+[blocked fusion]), buffer planning (``buffers``, NOTE [buffer planning]) and code generation (``codegen``, NOTE
+[array code generation]) into one Python function that calls the CPU backend's array kernels directly on NumPy
+arrays.
 """
 from .codegen import generate, CompiledGraph
 from . import passes
