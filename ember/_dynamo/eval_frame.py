@@ -186,12 +186,13 @@ def _break_reason(e):
 
 class _NoDataReads:
     """While tracing, reading a tensor's data from Python (``item()``, ``bool()``, ``tolist()``, ``float()``,
-    ``numpy()``) is a graph break even for a real tensor (an optimizer's step count): the value would be baked
+    ``numpy()``, printing it) is a graph break even for a real tensor (an optimizer's step count): the value would be baked
     into the graph with no guard on it. Fake tensors raise on their own; the real ones raise here."""
-    NAMES = ('item', 'tolist', '__float__', '__int__', '__complex__', '__index__', '__bool__', 'numpy')
+    NAMES = ('item', 'tolist', '__float__', '__int__', '__complex__', '__index__', '__bool__', 'numpy', '__repr__',
+             '__str__', '__format__')
 
     def __enter__(self):
-        self.saved = {n: _Tensor.__dict__[n] for n in self.NAMES}
+        self.saved = {n: _Tensor.__dict__.get(n) for n in self.NAMES}     # None: inherited (object.__str__)
 
         def refuse(name):
             def method(self, *a, **k):
@@ -204,7 +205,10 @@ class _NoDataReads:
 
     def __exit__(self, *exc):
         for n, f in self.saved.items():
-            setattr(_Tensor, n, f)
+            if f is None:
+                delattr(_Tensor, n)
+            else:
+                setattr(_Tensor, n, f)
 
 
 class _Collector:
