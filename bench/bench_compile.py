@@ -2,7 +2,7 @@
 
     python bench/bench_compile.py                      # the three training cases and MLP inference
     python bench/bench_compile.py --case gpt --torch-compile   # also torch.compile (slow to compile cold)
-    python bench/bench_compile.py --profile gpt        # cProfile of the compiled ember step
+    python bench/bench_compile.py --profile gpt        # cProfile of the compiled ember step (loss and optimizer)
     python bench/bench_compile.py --rss                # peak RSS per variant, each in a fresh process
 
 Cases as bench/bench_train.py: MLP 784-512-512-10 batch 128 SGD(momentum); small CNN batch 64; char-GPT
@@ -111,7 +111,7 @@ def main():
     if args.profile:
         import cProfile
         import pstats
-        step, _ = _stepper(ember, args.profile, True)
+        step, _ = _stepper(ember, args.profile, 'all')
         for _ in range(3):
             step()
         cProfile.runctx('for _ in range(20): step()', globals(), {'step': step}, '/tmp/compile.prof')

@@ -57,6 +57,27 @@ def main():
         new_gelu(ember, x).sum().backward()
     t = {'torch eager': best(torch_run), 'ember eager': best(ember_run),
          'ember generated, unfused': best(progs['unfused']), 'ember generated, fused': best(progs['fused'])}
+    try:                    # what a JIT would give for the same fused forward (measured, not used by ember)
+        import numba
+        import numpy as np
+
+        @numba.njit(parallel=True, fastmath=False, cache=False)
+        def gelu_fwd(a, out):
+            c = np.float32(math.sqrt(2.0 / math.pi))
+            for i in numba.prange(a.size):
+                v = a[i]
+                out[i] = np.float32(0.5) * v * (np.float32(1.0) + np.tanh(c * (v + np.float32(0.044715) * v * v * v)))
+        flat_x = xs.reshape(-1)
+        out = np.empty_like(flat_x)
+        t0 = time.perf_counter()
+        gelu_fwd(flat_x, out)
+        jit_compile = time.perf_counter() - t0
+        f_fused = generate(fwd, traced.attrs, fuse=True)
+        t['forward only: fused NumPy'] = best(lambda: f_fused(xs))
+        t['forward only: numba'] = best(lambda: gelu_fwd(flat_x, out))
+        print(f'numba {numba.__version__}: first call (JIT compile) {jit_compile:.2f} s')
+    except ImportError:
+        print('numba not installed: no JIT comparison')
     for k, v in t.items():
         print(f'{k:26} {v * 1e3:8.2f} ms   {v / t["torch eager"]:5.2f}x torch')
 

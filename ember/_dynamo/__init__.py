@@ -9,7 +9,7 @@ from .backends import list_backends, register_backend, lookup_backend
 from .exc import Unsupported
 from .explain import explain, ExplainOutput
 
-__all__ = ['config', 'reset', 'explain', 'ExplainOutput', 'list_backends', 'register_backend', 'Unsupported',
+__all__ = ['compile', 'counters', 'lookup_backend', 'config', 'reset', 'explain', 'ExplainOutput', 'list_backends', 'register_backend', 'Unsupported',
            'OptimizedModule', 'disable', 'mark_dynamic', 'mark_static', 'is_compiling']
 
 

@@ -27,7 +27,6 @@ recorded (``ember._dynamo.explain``) and ``fullgraph=True`` raises ``Unsupported
 import functools
 import inspect
 import time
-import traceback
 import warnings
 
 import ember

@@ -4,9 +4,8 @@ It compiles ``fn`` afresh with the ``'eager'`` backend, runs it once on the argu
 captured (the module and each child compiled after a graph break count separately), the graph breaks with
 their reasons and the user's line, the operators per graph and the guards.
 """
-import ember
 
-from .eval_frame import CompiledFunction, OptimizedModule, compile as _compile
+from .eval_frame import OptimizedModule, compile as _compile
 
 __all__ = ['explain', 'ExplainOutput']
 

@@ -15,7 +15,6 @@ scalars. Each operator inside still calls the CPU backend's own array kernel, wi
 unfused code, so the results are bit for bit those of the unfused graph. Chains whose arrays fit in one
 block run as one call without the loop overhead mattering.
 """
-import numpy as np
 
 from .._core.dispatch_key import DispatchKey
 from .._dispatch.dispatcher import OpOverload
