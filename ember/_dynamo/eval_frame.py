@@ -58,12 +58,6 @@ def reset():
         counters[k] = 0
 
 
-class _GraphBreak(Exception):
-    def __init__(self, reason, user_frame, cause):
-        super().__init__(reason)
-        self.reason, self.user_frame, self.cause = reason, user_frame, cause
-
-
 def _describe_arg(flat_names, i):
     return flat_names[i] if i < len(flat_names) else f'arg[{i}]'
 
@@ -100,14 +94,13 @@ def _graph_signature(graph):
 class _Entry:
     """One compiled version: its guards and how to run it."""
 
-    def __init__(self, key, runtime, traced, modules, guards, graph_break=None):
+    def __init__(self, key, runtime, traced, modules, guards):
         self.key, self.runtime, self.traced = key, runtime, traced
         self.modules = modules            # (module, training flag at trace)
         self.attr_meta = [(t, _current(t)._a.shape, _current(t)._dtype, _current(t).requires_grad) for t in
                           (traced.attrs.values() if traced is not None else ())
                           if isinstance(t, (ember.Tensor, GradOf))]
         self.guards = guards
-        self.graph_break = graph_break
         self.single_output = traced is not None and traced.out_spec.num_leaves == 1 and \
             pytree.tree_unflatten([0], traced.out_spec) == 0
 
@@ -287,8 +280,6 @@ class CompiledFunction:
                 return self.fn(*args, **kwargs)
             if entry is None:
                 return self._run_broken(args, kwargs)
-        if entry.graph_break is not None:
-            return self._run_broken(args, kwargs)
         tensors = flat if spec is None else [x for x in flat if isinstance(x, ember.Tensor)]
         outs = entry.runtime(tensors)
         if entry.single_output:
