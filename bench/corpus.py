@@ -294,7 +294,8 @@ _TORCH_CPU = [('.to(self.gpu_id)', ''), ('.to(self.local_rank)', ''), ('model.to
 
 
 _DDP_RECORDS = (r'\[GPU\d\] Epoch \d+ \| Batchsize: \d+ \| Steps: \d+|Epoch \d+ \| Training (?:snapshot|checkpoint) '
-                r'saved at \S+|Loading snapshot|Resuming training from snapshot at Epoch \d+')
+                r'saved at [^\s\[]+|Loading snapshot|Resuming training from snapshot at Epoch \d+')
+# (a path ends before a '[': two ranks sharing one pipe can print 'saved at checkpoint.pt[GPU1] Epoch ...')
 
 
 def _ddp_tutorial(script, launched=True):
