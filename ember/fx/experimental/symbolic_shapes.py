@@ -21,19 +21,25 @@ a second time at another size and comparing the graphs (``ember.compile`` does, 
 """
 import operator
 
-__all__ = ['GuardOnDataDependentSymNode', 'SymInt', 'ShapeEnv', 'sym_size', 'is_symbolic', 'hint']
+__all__ = ['GuardOnDataDependentSymNode', 'ConstraintViolationError', 'SymInt', 'ShapeEnv', 'sym_size',
+           'sym_size_int', 'is_symbolic', 'hint', 'pretty']
 
 
 class GuardOnDataDependentSymNode(RuntimeError):
     """Python control flow on a value that tracing on fake tensors cannot know (``if x.sum() > 0:``)."""
 
 
-def sym_size(t, dim):
-    """``t.size(dim)``: the graph node that reads a symbolic size at run time (torch's ``aten.sym_size.int``)."""
+class ConstraintViolationError(RuntimeError):
+    """An example input that contradicts the sizes ``dynamic_shapes`` declares (``ember.export``)."""
+
+
+def sym_size_int(t, dim):
+    """``t.size(dim)``: the graph node that reads a symbolic size at run time (torch's ``aten.sym_size.int``;
+    its nodes are named ``sym_size_int`` as torch's are)."""
     return t.shape[dim]
 
 
-sym_size.__module__ = 'ember.fx.experimental.symbolic_shapes'
+sym_size = sym_size_int          # the name the compiler stack imports
 
 
 def is_symbolic(x):
@@ -56,12 +62,23 @@ class ShapeEnv:
         self.symbols = []           # SymInts; each one's ``how`` is ('size', fake tensor, dim)
         self.guards = []            # (expr source, result) with the result each must keep
         self._seen = set()
+        self._duck = {}             # example value -> its symbol, for duck sizing
 
-    def create_symbol(self, value, source, dim):
-        """A new symbol for size ``dim`` of ``source`` (a fake tensor; set later if None)."""
+    def create_symbol(self, value, source, dim, duck=False):
+        """A new symbol for size ``dim`` of ``source`` (a fake tensor; set later if None). ``duck``: sizes with
+        equal example values share one symbol (torch's duck sizing, what make_fx's symbolic mode does)."""
+        if duck and int(value) in self._duck:
+            return self._duck[int(value)]
         sym = SymInt(int(value), {(f's{len(self.symbols)}',): 1}, self, ('size', source, dim))
         self.symbols.append(sym)
+        if duck:
+            self._duck[int(value)] = sym
         return sym
+
+    def input_size(self, poly, value):
+        """An input's size that is an expression of symbols (export's derived dims, ``2*batch``): a SymInt read
+        from the input itself (its ``how`` set by the fake tensor that has it)."""
+        return SymInt(int(value), dict(poly), self, ('size', None, None))
 
     def record(self, src, result):
         if src not in self._seen:
@@ -125,6 +142,27 @@ def _src(p):
             body = '*'.join(m)
             terms.append(body if c == 1 else f'{c}*{body}')
     return terms[0] if len(terms) == 1 else '(' + ' + '.join(terms) + ')'
+
+
+def pretty(x):
+    """An expression as torch prints one (``s0``, ``2*s0 + 1``, ``s0*s1``); a plain int as itself."""
+    if not isinstance(x, SymInt):
+        return str(int(x))
+    return _pretty(x.poly)
+
+
+def _pretty(p):
+    terms = sorted(p.items(), key=lambda mc: (not mc[0], mc[0]))
+    out = ''
+    for m, c in terms:
+        body = '*'.join(m) if m else str(abs(c))
+        if m and abs(c) != 1:
+            body = f'{abs(c)}*{body}'
+        if not out:
+            out = ('-' if c < 0 else '') + body
+        else:
+            out += (' - ' if c < 0 else ' + ') + body
+    return out or '0'
 
 
 def _const(p):
