@@ -96,6 +96,16 @@ class ShapeEnv:
         exec(compile(self.guard_source(), '<ember shape guards>', 'exec'), g)
         return g['guard']
 
+    def guard_fns(self):
+        """``[(text, fn)]``, one per guard: ``fn(s0, s1, ...)`` says whether those sizes keep it."""
+        names = ', '.join(s.expr for s in self.symbols)
+        out = []
+        for text in self.describe():
+            g = {}
+            exec(compile(f'def guard({names}):\n    return {text}\n', '<ember shape guard>', 'exec'), g)
+            out.append((text, g['guard']))
+        return out
+
     def describe(self):
         return [(src if ok else f'not ({src})') for src, ok in self.guards]
 
