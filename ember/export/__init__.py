@@ -80,7 +80,10 @@ def _trace_dynamic(mod, args, kwargs, specs):
 
     while True:
         dyn, pieces = traced(flat_user, specs)
-        static = _dyn.check_guards(dyn)
+        static, ties = _dyn.check_guards(dyn)
+        if ties:
+            _dyn.apply_ties(dyn, specs, ties)
+            continue
         if not static:
             values = _dyn.probe_values(dyn)
             if values:
@@ -89,16 +92,9 @@ def _trace_dynamic(mod, args, kwargs, specs):
                     static = _culprits(dyn, values, flat_user, specs, pieces[0], traced)
         if not static:
             return (*pieces, _dyn.range_constraints(dyn))
-        for i, spec in enumerate(specs):        # AUTO dims that specialised: static, and trace again
-            for d, s in list((spec or {}).items()):
-                if s is Dim.AUTO and _auto_symbol(dyn, flat_user[i], d) in static:
-                    spec[d] = None
-
-
-def _auto_symbol(dyn, t, d):
-    fake = dyn.fakes.get(id(t))
-    n = fake.shape[d % fake.dim()] if fake is not None else None
-    return getattr(n, 'expr', None)
+        for sym_name in static:            # AUTO dims that specialised: static, and trace again
+            for leaf, d in dyn.roots[sym_name]['at']:
+                specs[leaf][d] = None
 
 
 def _culprits(dyn, values, flat_user, specs, graph, traced):

@@ -43,6 +43,11 @@ class _DimHint:
         return f'DimHint({self.type})'
 
 
+class _Tie(_DimHint):
+    """AUTO/DYNAMIC dims the traced code found equal (``x + y``): one symbol for all of them, as torch merges
+    them (made by the export loop, never by users)."""
+
+
 class Dim:
     """A named dimension for ``dynamic_shapes`` (torch.export.Dim): ``Dim('batch', min=2, max=64)``. Every
     dimension that names it shares one symbol. ``2*batch``, ``batch + 1``: derived dimensions.
@@ -234,13 +239,18 @@ class DynamicSpec:
         self.derived = {}        # pretty expr -> (root name, a, b)
         self.by_dim_name = {}    # Dim.__name__ -> symbol name
         self.fakes = {}          # id(user tensor) -> its fake twin with symbolic sizes
+        self.ties = {}           # id(_Tie) -> its symbol
 
     def root_of(self, spec, value, source, user_min):
         """The root symbol for ``spec`` (a Dim, or AUTO/DYNAMIC: a fresh one); creates it the first time."""
         if isinstance(spec, _DimHint):
+            if isinstance(spec, _Tie) and id(spec) in self.ties:
+                return self.ties[id(spec)]
             sym = self.env.create_symbol(value, None, None)
             kind = spec.type.lower()
-            self.roots[sym.expr] = dict(dim=source, kind=kind, lo=2, hi=int_oo, sources=[], sym=sym)
+            self.roots[sym.expr] = dict(dim=source, kind=kind, lo=2, hi=int_oo, sources=[], sym=sym, at=[])
+            if isinstance(spec, _Tie):
+                self.ties[id(spec)] = sym
             return sym
         name = spec.__name__
         if name in self.by_dim_name:
@@ -261,7 +271,7 @@ class DynamicSpec:
                 raise _violation([name], [_specialized(name, value)], [f'{name} = {value}'])
             raise ConstraintViolationError(f'{value} not in range [{lo}, {spec.max}]')
         sym = self.env.create_symbol(value, None, None)
-        self.roots[sym.expr] = dict(dim=name, kind='dim', lo=spec.min, hi=spec.max, sources=[], sym=sym, spec=spec)
+        self.roots[sym.expr] = dict(dim=name, kind='dim', lo=spec.min, hi=spec.max, sources=[], sym=sym, spec=spec, at=[])
         self.by_dim_name[name] = sym.expr
         return sym
 
@@ -271,7 +281,7 @@ def make_fakes(fake_mode, flat_user, specs, names):
     so the trace uses them). Returns the DynamicSpec."""
     dyn = DynamicSpec(fake_mode.shape_env)
     pending = []      # roots first seen through a derived dim: (root SymInt, derived SymInt, a, b)
-    for t, spec, name in zip(flat_user, specs, names):
+    for leaf, (t, spec, name) in enumerate(zip(flat_user, specs, names)):
         if not isinstance(t, ember.Tensor) or not spec:
             continue
         sizes = {}
@@ -290,16 +300,12 @@ def make_fakes(fake_mode, flat_user, specs, names):
                 continue
             if isinstance(s, _DimHint):
                 if n in (0, 1):
-                    if s is Dim.DYNAMIC:
+                    if s.type == 'DYNAMIC':
                         raise _violation([source], [_specialized(source, n)], [])
                     continue
                 sym = dyn.root_of(s, n, source, None)
-                dyn.roots[sym.expr]['sources'].append(source)
-                sizes[d] = sym
             elif isinstance(s, Dim):
                 sym = dyn.root_of(s, n, source, None)
-                dyn.roots[sym.expr]['sources'].append(source)
-                sizes[d] = sym
             elif isinstance(s, _DerivedDim):
                 root_value, rem = divmod(n - s.b, s.a)
                 if rem or root_value < 0:
@@ -311,9 +317,13 @@ def make_fakes(fake_mode, flat_user, specs, names):
                 dyn.derived[pretty(derived)] = (root.expr, s.a, s.b)
                 pending.append((root, derived, s.a, s.b))
                 sizes[d] = derived
+                continue
             else:
                 raise UserError(UserErrorType.INVALID_INPUT, f'Unexpected dynamic shape {s!r} for dimension {d} of '
                                 f'`{name}`: use a Dim, Dim.AUTO/DYNAMIC/STATIC, an int or None')
+            dyn.roots[sym.expr]['sources'].append(source)
+            dyn.roots[sym.expr]['at'].append((leaf, d))
+            sizes[d] = sym
         if sizes:
             dyn.fakes[id(t)] = fake_mode.from_tensor(t, sizes)
     bind_roots_from_derived(pending)
@@ -359,8 +369,9 @@ def _to_sources(text, dyn):
 
 
 def check_guards(dyn):
-    """Check 1 of NOTE [dynamic export]. Raises the UserError for Dims and DYNAMIC; returns the AUTO symbols to
-    make static and narrows the ranges of the others."""
+    """Check 1 of NOTE [dynamic export]. Raises the UserError for Dims (and DYNAMIC ones that specialised);
+    narrows the ranges of AUTO/DYNAMIC symbols the guards bound; returns the AUTO symbols to make static and the
+    pairs of symbols to trace as one (an AUTO/DYNAMIC one found equal to another)."""
     env = dyn.env
     guards = env.guard_fns()
     names = [s.expr for s in env.symbols]
@@ -371,7 +382,7 @@ def check_guards(dyn):
         vals[i] = v
         return [text for text, fn in guards if not _safe(fn, vals)]
 
-    lines, fixes, who, make_static, seen = [], [], [], [], set()
+    lines, fixes, who, make_static, seen, ties = [], [], [], [], set(), []
     for i, sym_name in enumerate(names):
         entry = dyn.roots.get(sym_name)
         if entry is None:
@@ -387,24 +398,30 @@ def check_guards(dyn):
         label = entry['dim']
         named = label if label == _src0(entry) else f'{label} = {_src0(entry)}'
         lo, hi = _valid_interval(lambda v: not holds(i, v), hints[i], entry['lo'], entry['hi'])
-        if entry['kind'] == 'auto':
-            if len(where) == len(cands) or lo == hi:
-                make_static.append(sym_name)
-            else:
-                entry['lo'], entry['hi'] = lo, hi
-            continue
-        if text in seen:
-            continue
-        seen.add(text)
         m = re.fullmatch(r'(s\d+) == (s\d+)', text)
         if m and all(g in dyn.roots for g in m.groups()):
             first, later = sorted(m.groups(), key=names.index)
             a, b = dyn.roots[first], dyn.roots[later]
+            if a['kind'] != 'dim' or b['kind'] != 'dim':        # AUTO/DYNAMIC: one symbol for both, as torch
+                ties.append((first, later))
+                continue
+            if text in seen:
+                continue
+            seen.add(text)
             who.append(b['dim'])
             lines.append(f'The values of {b["dim"]} = {_src0(b)} and {a["dim"]} = {_src0(a)} must '
                          'always be equal.')
             fixes.append(f'{b["dim"]} = {a["dim"]}')
             continue
+        if entry['kind'] != 'dim' and not (len(where) == len(cands) or lo == hi):
+            entry['lo'], entry['hi'] = lo, hi           # AUTO and DYNAMIC narrow silently, as torch
+            continue
+        if entry['kind'] == 'auto':
+            make_static.append(sym_name)
+            continue
+        if text in seen:
+            continue
+        seen.add(text)
         who.append(label)
         if len(where) == len(cands):
             lines.append(_specialized(label, hints[i]))
@@ -423,7 +440,20 @@ def check_guards(dyn):
             fixes.append(f"{label} = Dim({', '.join([repr(label)] + bounds)})")
     if lines:
         raise _violation(who, lines, fixes)
-    return make_static
+    return make_static, ties
+
+
+def apply_ties(dyn, specs, ties):
+    """Rewrite ``specs`` so that each tied pair of symbols is one: an AUTO/DYNAMIC dim takes the other's Dim, or
+    both take one shared _Tie (DYNAMIC if either was)."""
+    for first, later in ties:
+        a, b = dyn.roots[first], dyn.roots[later]
+        if a['kind'] == 'dim' or b['kind'] == 'dim':
+            shared = (a if a['kind'] == 'dim' else b)['spec']
+        else:
+            shared = _Tie('DYNAMIC' if 'dynamic' in (a['kind'], b['kind']) else 'AUTO')
+        for leaf, d in a['at'] + b['at']:
+            specs[leaf][d] = shared
 
 
 def _src0(entry):
