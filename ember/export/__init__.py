@@ -6,8 +6,11 @@ fused ``linear``/``matmul`` and the rest of its operators are kept, in-place ope
 training IR). Parameters, buffers, lifted constants and the user's inputs are the graph's placeholders
 (``p_fc_weight``, ``b_bn_running_mean``, ``c_lifted_tensor_0``, ``x``), described by ``graph_signature``.
 Python control flow on a tensor's value cannot be traced on fake tensors: export raises
-``GuardOnDataDependentSymNode`` naming the line. Shapes are those of the example inputs (ember has no
-symbolic sizes): ``range_constraints`` is empty and ``dynamic_shapes`` naming a dynamic dimension is refused.
+``GuardOnDataDependentSymNode`` naming the line. Shapes are those of the example inputs unless
+``dynamic_shapes`` names dimensions that may vary: those are traced as symbols (NOTE [symbolic sizes]), the
+graph reads them with ``sym_size_int`` nodes, ``range_constraints`` maps each symbol to its range, and a spec
+the code contradicts (a size it specialised, a bound it needs) is a ``UserError`` naming the dimension, the
+guard and a fix (NOTE [dynamic export] in ``dynamic_shapes.py``).
 
 ``save(ep, f)`` / ``load(f)`` use the file format documented in ``_serialize.py``: a zip archive with the
 graph as a JSON list of nodes and the tensors in ember's (torch's) checkpoint format, read back with
@@ -25,6 +28,12 @@ input: USER_INPUT
 relu: USER_OUTPUT
 >>> [str(n.target) for n in ep.graph.nodes if n.op == 'call_function']
 ['aten.linear.default', 'aten.relu.default']
+>>> batch = ember.export.Dim('batch', min=2, max=64)
+>>> ep = ember.export.export(ember.nn.Linear(3, 2), (ember.randn(4, 3),), dynamic_shapes={'input': {0: batch}})
+>>> ep.range_constraints
+{s0: VR[2, 64]}
+>>> ep.module()(ember.randn(9, 3)).shape
+ember.Size([9, 2])
 """
 from . import dynamic_shapes as _dyn
 from .dynamic_shapes import Dim, ShapesCollection, dims  # noqa: F401
