@@ -283,6 +283,18 @@ def test_symbolic_make_fx_records_guards_and_sym_size_nodes():
     assert tuple(ph.meta['val'].stride()) == (1, 5)
 
 
+def test_symbolic_sizes_survive_slicing_chunk_and_size_times_tensor():
+    """Sizes that used to become constants through int(): a slice bound, chunk's split size, a size times a
+    tensor. At another size the graph gives eager's result."""
+    fns = [lambda x: x[: x.shape[0] // 2] * 2, lambda x: x.chunk(2, 0)[1] + 1,
+           lambda x: x.split(x.shape[0] // 2)[1], lambda x: x.shape[0] * x]
+    for f in fns:
+        gm = make_fx(f, tracing_mode='symbolic')(ember.randn(6, 4))
+        assert 'sym_size_int' in gm.code
+        y = ember.randn(10, 3)
+        assert ember.allclose(gm(y), f(y))
+
+
 # --- joint forward + backward graphs ---------------------------------------------------------------------
 
 def _mlp(lib):

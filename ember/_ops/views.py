@@ -391,12 +391,20 @@ def _split(self, split_size, dim=0):
     n = self.shape[d]
     if isinstance(split_size, (list, tuple)):
         return _split_with_sizes(self, split_size, dim)
-    split_size = int(split_size)
+    split_size = as_size(split_size)
     if split_size < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
     if split_size == 0 and n:
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-    starts = range(0, n, split_size) if n else [0]
+    if not n:
+        return (self.narrow(d, 0, 0),)
+    # the starts as multiples of split_size, so symbolic sizes stay symbolic (NOTE [symbolic sizes]); the number
+    # of pieces is the example's, and the comparison records that as a guard
+    count = -(-n // split_size)
+    pieces = int(count)
+    if count != pieces:
+        raise AssertionError('unreachable: a size equals its own value')
+    starts = [i * split_size for i in range(pieces)]
     return tuple(self.narrow(d, s, min(split_size, n - s)) for s in starts)
 
 

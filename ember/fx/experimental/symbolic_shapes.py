@@ -221,6 +221,8 @@ def _arith(sym_op, py_op):
 
     def fn(self, other):
         if not isinstance(other, int) or isinstance(other, bool):
+            if not isinstance(other, (int, float)):
+                return NotImplemented       # a Tensor's reflected operator takes the size as a symbolic scalar
             return py_op(int.__int__(self), other)
         if not isinstance(other, SymInt) and ((sym_op in ('*', '//') and other == 1) or
                                               (sym_op in ('+', '-') and other == 0)):
