@@ -28,7 +28,10 @@ def _geom(t):
 
 
 def infer_size(shape, numel):
-    if shape.__class__ is tuple and -1 not in shape and shape and min(shape) >= 0 and _prod(shape) == numel:
+    # each size compared with 0 on its own, not min(): min compares symbolic sizes with each other, and each of
+    # those comparisons would become a guard tying them (NOTE [symbolic sizes])
+    if shape.__class__ is tuple and -1 not in shape and shape and not [s for s in shape if s < 0] \
+            and _prod(shape) == numel:
         return shape if all(s.__class__ is int for s in shape) else tuple(as_size(s) for s in shape)  # fast path
     shape = tuple(as_size(s) for s in ((shape,) if isinstance(shape, int) else shape))
     neg = [i for i, s in enumerate(shape) if s == -1]

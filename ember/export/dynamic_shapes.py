@@ -394,7 +394,8 @@ def check_guards(dyn):
                 failing.setdefault(text, []).append(c)
         if not failing:
             continue
-        text, where = next(iter(failing.items()))
+        # the guard that fails most widely says most (the one that pins the size, if one does)
+        text, where = max(failing.items(), key=lambda kv: len(kv[1]))
         label = entry['dim']
         named = label if label == _src0(entry) else f'{label} = {_src0(entry)}'
         lo, hi = _valid_interval(lambda v: not holds(i, v), hints[i], entry['lo'], entry['hi'])
