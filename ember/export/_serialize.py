@@ -439,8 +439,15 @@ def _symbolic_placeholders(graph, metas, ranges):
     hints = {}
     for node in graph.nodes:            # each root's example value, from a size that is the bare symbol
         for x in _sizes(metas.get(node.name)):
-            if isinstance(x, dict) and len(x['sym']) == 1 and x['sym'][0][1] == 1 and len(x['sym'][0][0]) == 1:
-                hints.setdefault(x['sym'][0][0][0], x['hint'])
+            if not isinstance(x, dict):
+                continue
+            poly = {tuple(m): c for m, c in x['sym']}
+            names = {a for m in poly for a in m}
+            if len(names) == 1 and all(len(m) <= 1 for m in poly):       # a*root + b: the root's value
+                (root,) = names
+                a, b = poly.get((root,), 0), poly.get((), 0)
+                if a > 0 and (x['hint'] - b) % a == 0 and ((a, b) == (1, 0) or root not in hints):
+                    hints[root] = (x['hint'] - b) // a
     for node in graph.nodes:
         if node.op != Op.PLACEHOLDER or not isinstance(node.meta.get('val'), ember.Tensor):
             continue
