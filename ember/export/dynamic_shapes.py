@@ -52,7 +52,12 @@ class Dim:
     """A named dimension for ``dynamic_shapes`` (torch.export.Dim): ``Dim('batch', min=2, max=64)``. Every
     dimension that names it shares one symbol. ``2*batch``, ``batch + 1``: derived dimensions.
     ``Dim.AUTO``/``Dim.DYNAMIC``/``Dim.STATIC``: an unnamed symbol that may specialise / one that must not / a
-    static size (NOTE [dynamic export])."""
+    static size (NOTE [dynamic export]).
+
+    >>> batch = Dim('batch', max=64)
+    >>> batch, 2 * batch + 1, batch.min, batch.max
+    (Dim('batch', min=0, max=64), 2*batch + 1, 0, 64)
+    """
     AUTO = _DimHint('AUTO')
     DYNAMIC = _DimHint('DYNAMIC')
     STATIC = _DimHint('STATIC')
