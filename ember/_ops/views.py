@@ -407,8 +407,9 @@ def _split(self, split_size, dim=0):
     pieces = int(count)
     if count != pieces:
         raise AssertionError('unreachable: a size equals its own value')
-    starts = [i * split_size for i in range(pieces)]
-    return tuple(self.narrow(d, s, min(split_size, n - s)) for s in starts)
+    last = (pieces - 1) * split_size       # every piece but the last is split_size long: no comparison needed
+    return tuple(self.narrow(d, i * split_size, split_size) for i in range(pieces - 1)) + \
+        (self.narrow(d, last, n - last),)
 
 
 def _split_with_sizes(self, split_sizes, dim=0):

@@ -201,6 +201,24 @@ def _divide(p, d):
     return None
 
 
+def _operand(p):
+    """An expression as an operand of ``//`` or ``%``: parenthesised unless it is one name or a non-negative
+    number, since ``a//-1*b`` would read as ``(a//-1)*b``."""
+    text = _src(p)
+    return text if text.isidentifier() or text.isdigit() or (text.startswith('(') and _closes_at_end(text)) \
+        else f'({text})'
+
+
+def _closes_at_end(text):
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch == '('
+        depth -= ch == ')'
+        if depth == 0:
+            return i == len(text) - 1
+    return False
+
+
 def _arith(sym_op, py_op):
     def combine(a, b):
         pa, pb = _poly(a), _poly(b)
@@ -217,7 +235,7 @@ def _arith(sym_op, py_op):
                 return q
         if sym_op == '%' and cb is not None and _divide(pa, cb) is not None:
             return {}
-        return {(f'({_src(pa)}{sym_op}{_src(pb)})',): 1}      # an opaque atom
+        return {(f'({_operand(pa)}{sym_op}{_operand(pb)})',): 1}      # an opaque atom
 
     def fn(self, other):
         if not isinstance(other, int) or isinstance(other, bool):
