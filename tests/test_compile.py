@@ -183,8 +183,10 @@ def test_sequence_length_changes_compile_one_dynamic_version():
     _check_lengths(f, m, loss_fn, [24, 9, 31, 5])     # no recompile per length
     assert len(f.entries) == 2
     guards = f.dynamic_entries[0].guards
-    assert 'sizes: not (s0 > 32)' in guards           # the model's block-size check became a guard
-    with pytest.raises(IndexError, match='index out of range'):     # past it, the eager program's own error
+    # the shape checks the trace made are guards; none ties T to the block size (a `min()` in view's shape
+    # check used to record `s0 > 32`), so past the block size the compiled version raises the eager error
+    assert any(g.startswith('sizes: ') for g in guards) and 'sizes: not (s0 > 32)' not in guards
+    with pytest.raises(IndexError, match='index out of range'):
         f(ember.randint(0, 65, (3, 40)), ember.randint(0, 65, (3, 40)))
 
 

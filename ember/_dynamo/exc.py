@@ -1,6 +1,8 @@
 """The errors and warnings of ember.compile (torch._dynamo.exc)."""
 
-__all__ = ['Unsupported', 'BackendCompilerFailed', 'RecompileLimitWarning']
+import enum
+
+__all__ = ['Unsupported', 'BackendCompilerFailed', 'RecompileLimitWarning', 'UserError', 'UserErrorType']
 
 
 class Unsupported(RuntimeError):
@@ -13,3 +15,22 @@ class BackendCompilerFailed(RuntimeError):
 
 class RecompileLimitWarning(UserWarning):
     """A function recompiled ``cache_size_limit`` times; it runs eagerly from now on."""
+
+
+class UserErrorType(enum.Enum):
+    DYNAMIC_CONTROL_FLOW = 1
+    ANTI_PATTERN = 2
+    STANDARD_LIBRARY = 3
+    CONSTRAINT_VIOLATION = 4
+    DYNAMIC_DIM = 5
+    INVALID_INPUT = 6
+    INVALID_OUTPUT = 7
+
+
+class UserError(RuntimeError):
+    """Code or arguments that capture cannot accept as given, with what to change (``ember.export``'s
+    ``dynamic_shapes`` that the traced code contradicts: ``error_type`` CONSTRAINT_VIOLATION)."""
+
+    def __init__(self, error_type, msg, case_name=None):
+        super().__init__(msg)
+        self.error_type, self.msg, self.message = error_type, msg, msg

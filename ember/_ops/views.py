@@ -28,7 +28,10 @@ def _geom(t):
 
 
 def infer_size(shape, numel):
-    if shape.__class__ is tuple and -1 not in shape and shape and min(shape) >= 0 and _prod(shape) == numel:
+    # each size compared with 0 on its own, not min(): min compares symbolic sizes with each other, and each of
+    # those comparisons would become a guard tying them (NOTE [symbolic sizes])
+    if shape.__class__ is tuple and -1 not in shape and shape and not [s for s in shape if s < 0] \
+            and _prod(shape) == numel:
         return shape if all(s.__class__ is int for s in shape) else tuple(as_size(s) for s in shape)  # fast path
     shape = tuple(as_size(s) for s in ((shape,) if isinstance(shape, int) else shape))
     neg = [i for i, s in enumerate(shape) if s == -1]
@@ -391,13 +394,22 @@ def _split(self, split_size, dim=0):
     n = self.shape[d]
     if isinstance(split_size, (list, tuple)):
         return _split_with_sizes(self, split_size, dim)
-    split_size = int(split_size)
+    split_size = as_size(split_size)
     if split_size < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
     if split_size == 0 and n:
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-    starts = range(0, n, split_size) if n else [0]
-    return tuple(self.narrow(d, s, min(split_size, n - s)) for s in starts)
+    if not n:
+        return (self.narrow(d, 0, 0),)
+    # the starts as multiples of split_size, so symbolic sizes stay symbolic (NOTE [symbolic sizes]); the number
+    # of pieces is the example's, and the comparison records that as a guard
+    count = -(-n // split_size)
+    pieces = int(count)
+    if count != pieces:
+        raise AssertionError('unreachable: a size equals its own value')
+    last = (pieces - 1) * split_size       # every piece but the last is split_size long: no comparison needed
+    return tuple(self.narrow(d, i * split_size, split_size) for i in range(pieces - 1)) + \
+        (self.narrow(d, last, n - last),)
 
 
 def _split_with_sizes(self, split_sizes, dim=0):

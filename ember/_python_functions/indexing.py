@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 
 from .._core import dtype as D
+from .._core.storage import as_size
 from .._tensor import Tensor
 from ..ops import aten
 
@@ -145,8 +146,8 @@ def _slice_view(t, dim, s):
             raise ValueError("step must be greater than zero")
     else:
         step = 1
-    start = None if start is None else int(start)
-    stop = None if stop is None else int(stop)
+    start = None if start is None else as_size(start)        # a symbolic bound stays one (NOTE [symbolic sizes])
+    stop = None if stop is None else as_size(stop)
     if step == 1 and not start and (stop is None or stop >= t.shape[dim]):
         return t        # a full slice is no view at all, as in torch's applySlice
     return _slice(t, dim, start, stop, step)

@@ -101,28 +101,39 @@ class FakeTensorMode(TorchDispatchMode):
         return func(*args, **kwargs)
 
     def _symbolic(self, t, dims):
-        from ember.fx.experimental.symbolic_shapes import SymInt
-        if self.shape_env is None:
+        """The fake twin of ``t`` with symbolic sizes (NOTE [symbolic sizes]). ``dims``: dimensions that get a new
+        symbol each, or ``{dim: SymInt or None}`` (None: a new symbol; a SymInt made by ``ShapeEnv.input_size``
+        or a shared symbol: that size), or ``'duck'``: every dimension but those of size 0 or 1, with equal sizes
+        sharing a symbol (make_fx's symbolic mode, as torch). Strides follow ``t``'s memory order; ``t`` must be
+        dense (no gaps, no overlap)."""
+        env = self.shape_env
+        if env is None:
             raise RuntimeError('FakeTensorMode.from_tensor(symbolic_dims=...) needs a FakeTensorMode(shape_env=...)')
-        if not t.is_contiguous():
-            raise ValueError('symbolic sizes are given to contiguous tensors only')
+        sizes, strides = list(t.shape), list(t.stride())
+        order = sorted(range(len(sizes)), key=lambda d: (-strides[d], -d))       # outermost first
+        acc = 1
+        for d in reversed(order):
+            if sizes[d] > 1 and strides[d] != acc:
+                raise ValueError(f'symbolic sizes are given to dense tensors only (a tensor of shape {sizes} and '
+                                 f'strides {strides} has gaps or overlaps): pass x.contiguous()')
+            acc *= sizes[d]
         if self.fake_device is None and t.device.type != 'meta':
             self.fake_device = t.device
-        syms = {}
-        shape = []
-        for d, n in enumerate(t.shape):
-            if d in dims:
-                syms[d] = self.shape_env.create_symbol(n, None, d)
-                shape.append(syms[d])
-            else:
-                shape.append(n)
-        strides, acc = [], 1
-        for n in reversed(shape):
-            strides.append(acc)
-            acc = acc * n
-        fake = ember.empty_strided(tuple(shape), tuple(reversed(strides)), dtype=t.dtype, device=_META)
-        for sym in syms.values():          # the symbol stands for a size of this fake input
-            sym.how = ('size', fake, sym.how[2])
+        if dims == 'duck':
+            dims = {d: env.create_symbol(n, None, d, duck=True) for d, n in enumerate(sizes) if n > 1}
+        elif not isinstance(dims, dict):
+            dims = {d: None for d in dims}
+        for d, s in dims.items():
+            sizes[d] = env.create_symbol(sizes[d], None, d) if s is None else s
+        new_strides, acc = [0] * len(sizes), 1
+        for d in reversed(order):
+            new_strides[d] = acc
+            acc = acc * sizes[d]
+        fake = ember.empty_strided(tuple(sizes), tuple(new_strides), dtype=t.dtype, device=_META)
+        for d, s in enumerate(sizes):           # a symbol with no source yet stands for this size of this input
+            how = getattr(s, 'how', None)
+            if how is not None and how[0] == 'size' and how[1] is None:
+                s.how = ('size', fake, d)
         if t.requires_grad:
             fake.requires_grad_(True)
         self._memo[id(t)] = (weakref.ref(t), fake)

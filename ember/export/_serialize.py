@@ -38,6 +38,9 @@ import ember
 from ember.utils import _pytree as pytree
 from ember.fx import Graph
 from ember.fx.node import Node, Op
+from ember.fx.experimental.symbolic_shapes import ShapeEnv, SymInt, sym_size_int
+from ember.utils._sympy.numbers import int_oo
+from ember.utils._sympy.value_ranges import ValueRanges
 
 from .graph_signature import (InputKind, OutputKind, InputSpec, OutputSpec, TensorArgument, ConstantArgument,
                               ExportGraphSignature)
@@ -77,20 +80,42 @@ def _enc(a):
     raise SerializeError(f'cannot serialize a graph argument of type {type(a).__name__}: {a!r}')
 
 
+# size arithmetic a symbolic graph computes (NOTE [symbolic sizes]), by the names the file uses
+_SYM_OPS = {f'operator.{f.__name__}': f for f in (operator.add, operator.sub, operator.mul, operator.floordiv,
+                                                 operator.mod, operator.neg)}
+_SYM_OPS['aten.sym_size.int'] = sym_size_int
+_SYM_NAMES = {f: name for name, f in _SYM_OPS.items()}
+_SYMBOL = re.compile(r'^s[0-9]+$')
+
+
 def _target_str(t):
     if t is operator.getitem:
         return 'operator.getitem'
+    if t in _SYM_NAMES:
+        return _SYM_NAMES[t]
     if type(t).__name__ == 'OpOverload' and getattr(t, 'namespace', None) == 'aten':
         return str(t)
     raise SerializeError(f'cannot serialize the call_function target {t!r}: only aten operators and getitem')
+
+
+def _size_enc(n):
+    """A size: an int, or ``{"sym": [[atoms, coefficient], ...], "hint": example}`` for a symbolic one."""
+    if isinstance(n, SymInt):
+        atoms = [a for m in n.poly for a in m]
+        if not all(_SYMBOL.match(a) for a in atoms):      # an opaque term ((s0+1)//2): kept as its example
+            return int(n)
+        return {'sym': [[list(m), c] for m, c in n.poly.items()], 'hint': int(n)}
+    return int(n)
 
 
 def _meta(node):
     out = {}
     val = node.meta.get('val')
     if isinstance(val, ember.Tensor):
-        out['val'] = {'shape': list(val.shape), 'stride': list(val.stride()),
+        out['val'] = {'shape': [_size_enc(n) for n in val.shape], 'stride': [_size_enc(n) for n in val.stride()],
                       'dtype': str(val.dtype).replace('ember.', '')}
+    elif isinstance(val, SymInt):
+        out['val'] = {'symint': _size_enc(val)}
     elif val is not None and not isinstance(val, (tuple, list)):
         out['val'] = {'value': _enc(val)}
     if node.stack_trace:
@@ -135,7 +160,12 @@ def program_json(ep):
             'output_specs': [{'kind': s.kind.name, 'arg': _arg_enc(s.arg), 'target': s.target}
                              for s in sig.output_specs],
             'in_spec': _spec_enc(ep.call_spec.in_spec), 'out_spec': _spec_enc(ep.call_spec.out_spec),
-            'forward_arg_names': list(ep._forward_arg_names), 'range_constraints': {}}
+            'forward_arg_names': list(ep._forward_arg_names),
+            'range_constraints': {str(k): [_bound(v.lower), _bound(v.upper)] for k, v in ep.range_constraints.items()}}
+
+
+def _bound(b):
+    return None if b is int_oo else int(b)
 
 
 def _tensor_bytes(tensors):
@@ -211,6 +241,8 @@ def _dec(a, env):
 def _target(t):
     if t == 'operator.getitem':
         return operator.getitem
+    if t in _SYM_OPS:
+        return _SYM_OPS[t]
     m = _ATEN_TARGET.match(t) if isinstance(t, str) else None
     if m is None:
         raise SerializeError(f'invalid call_function target {t!r} in the exported program')
@@ -223,23 +255,40 @@ def _target(t):
     return op
 
 
+def _hint(x):
+    """A size's example value (a symbolic size checked: known symbols, integer coefficients)."""
+    if isinstance(x, dict):
+        poly, hint = x.get('sym'), x.get('hint')
+        if not (isinstance(poly, list) and isinstance(hint, int) and all(
+                isinstance(t, list) and len(t) == 2 and isinstance(t[0], list) and isinstance(t[1], int)
+                and all(isinstance(a, str) and _SYMBOL.match(a) for a in t[0]) for t in poly)):
+            raise SerializeError('invalid symbolic size in the exported program')
+        return hint
+    return x
+
+
 def _meta_val(m):
     v = m.get('val') if isinstance(m, dict) else None
     if not isinstance(v, dict):
         return None
     if 'value' in v:
         return _dec(v['value'], {})
+    if 'symint' in v:
+        return _hint(v['symint'])
     shape, stride = v.get('shape'), v.get('stride')
-    if not (isinstance(shape, list) and isinstance(stride, list) and len(shape) == len(stride)
-            and all(isinstance(x, int) and x >= 0 for x in shape + stride)):
+    if not (isinstance(shape, list) and isinstance(stride, list) and len(shape) == len(stride)):
+        raise SerializeError('invalid tensor metadata in the exported program')
+    shape, stride = [_hint(x) for x in shape], [_hint(x) for x in stride]
+    if not all(isinstance(x, int) and x >= 0 for x in shape + stride):
         raise SerializeError('invalid tensor metadata in the exported program')
     return ember.empty_strided(shape, stride, dtype=_dtype(v.get('dtype')), device='meta')
 
 
 def build_graph(nodes):
+    """The Graph of the checked node list, and each node's ``meta`` entry as written."""
     if not isinstance(nodes, list):
         raise SerializeError('the exported program has no node list')
-    graph, env = Graph(), {}
+    graph, env, metas = Graph(), {}, {}
     for entry in nodes:
         if not isinstance(entry, dict) or entry.get('op') not in _OPS:
             raise SerializeError(f'invalid node {entry!r} in the exported program')
@@ -269,8 +318,9 @@ def build_graph(nodes):
         if isinstance(meta, dict) and isinstance(meta.get('stack_trace'), str):
             node.stack_trace = meta['stack_trace']
         env[name] = node
+        metas[name] = meta
     graph.lint()
-    return graph
+    return graph, metas
 
 
 def _spec_dec(d):
@@ -327,7 +377,8 @@ def load_program(f, extra_files=None):
         constants = _load_tensors(z, 'constants.pt')
         for name in (extra_files or {}):
             extra_files[name] = z.read(_DIR + 'extra/' + name).decode()
-    graph = build_graph(prog.get('nodes'))
+    graph, metas = build_graph(prog.get('nodes'))
+    ranges = _ranges_dec(prog.get('range_constraints', {}))
     input_specs = []
     for s in prog.get('input_specs', []):
         kind = _kind(InputKind, s.get('kind'))
@@ -354,8 +405,101 @@ def load_program(f, extra_files=None):
         raise SerializeError('invalid input structure in the exported program')
     for key in in_spec.children_specs[1].context or []:
         _check_name(key, 'keyword argument')
-    return ExportedProgram(ember.nn.Module(), graph, ExportGraphSignature(input_specs, output_specs), state_dict, {},
-                           constants, None, in_spec=in_spec, out_spec=out_spec, forward_arg_names=names)
+    if ranges:
+        _symbolic_placeholders(graph, metas, ranges)
+    return ExportedProgram(ember.nn.Module(), graph, ExportGraphSignature(input_specs, output_specs), state_dict,
+                           ranges, constants, None, in_spec=in_spec, out_spec=out_spec, forward_arg_names=names)
+
+
+def _ranges_dec(d):
+    if not isinstance(d, dict):
+        raise SerializeError('invalid range constraints in the exported program')
+    from .dynamic_shapes import Symbol
+    out = {}
+    for key, v in d.items():
+        if not (isinstance(key, str) and re.match(r'^[s0-9 +*-]+$', key) and isinstance(v, list) and len(v) == 2
+                and isinstance(v[0], int) and (v[1] is None or isinstance(v[1], int))):
+            raise SerializeError(f'invalid range constraint {key!r}: {v!r} in the exported program')
+        out[Symbol(key)] = ValueRanges(v[0], int_oo if v[1] is None else v[1])
+    return out
+
+
+def _symbolic_placeholders(graph, metas, ranges):
+    """Give the placeholders fake values with the symbolic sizes the file names (symbols ``s0``, ``s1``... as in
+    ``ranges``), then recompute every node's value from them, so the loaded program's sizes are symbolic as the
+    exported one's were (run_decompositions, module()'s input checks)."""
+    from ember._subclasses.fake_tensor import FakeTensorMode
+    from .dynamic_shapes import bind_roots_from_derived
+    roots = sorted((k for k in ranges if _SYMBOL.match(k)), key=lambda k: int(k[1:]))
+    if roots != [f's{i}' for i in range(len(roots))]:
+        raise SerializeError(f'the exported program\'s symbols {roots} are not s0, s1, ... in order')
+    env = ShapeEnv()
+    mode = FakeTensorMode(shape_env=env)
+    symbols, pending = {}, []
+    hints = {}
+    for node in graph.nodes:            # each root's example value, from a size that is the bare symbol
+        for x in _sizes(metas.get(node.name)):
+            if not isinstance(x, dict):
+                continue
+            poly = {tuple(m): c for m, c in x['sym']}
+            names = {a for m in poly for a in m}
+            if len(names) == 1 and all(len(m) <= 1 for m in poly):       # a*root + b: the root's value
+                (root,) = names
+                a, b = poly.get((root,), 0), poly.get((), 0)
+                if a > 0 and (x['hint'] - b) % a == 0 and ((a, b) == (1, 0) or root not in hints):
+                    hints[root] = (x['hint'] - b) // a
+    for node in graph.nodes:
+        if node.op != Op.PLACEHOLDER or not isinstance(node.meta.get('val'), ember.Tensor):
+            continue
+        shape = metas[node.name]['val']['shape']
+        dims = {}
+        for d, x in enumerate(shape):
+            if not isinstance(x, dict):
+                continue
+            poly = {tuple(m): c for m, c in x['sym']}
+            names = {a for m in poly for a in m}
+            if not names <= set(roots) or len(names) != 1 or any(len(m) > 1 for m in poly):
+                raise SerializeError(f'invalid symbolic size of input {node.name} in the exported program')
+            (root,) = names
+            for r in roots[len(symbols):roots.index(root) + 1]:       # create symbols in order: s0, s1, ...
+                symbols[r] = env.create_symbol(hints.get(r, 2), None, None)
+            if poly == {(root,): 1}:
+                dims[d] = symbols[root]
+            else:
+                a, b = poly.get((root,), 0), poly.get((), 0)
+                if a <= 0:
+                    raise SerializeError(f'invalid symbolic size of input {node.name} in the exported program')
+                dims[d] = env.input_size(poly, x['hint'])
+                pending.append((symbols[root], dims[d], a, b))
+        if dims:
+            node.meta['val'] = mode.from_tensor(node.meta['val'], dims)
+    bind_roots_from_derived(pending)
+    if symbols:
+        try:
+            _refresh_values(graph, mode)
+        except Exception:           # the stored example sizes stay: printing only, the graph is unchanged
+            pass
+
+
+def _sizes(meta):
+    v = meta.get('val') if isinstance(meta, dict) else None
+    if isinstance(v, dict):
+        return list(v.get('shape', [])) + ([v['symint']] if 'symint' in v else [])
+    return []
+
+
+def _refresh_values(graph, mode):
+    """Every node's value computed again from the symbolic placeholders, on fake tensors."""
+    values = {}
+    with mode:
+        for node in graph.nodes:
+            if node.op == Op.PLACEHOLDER:
+                values[node] = node.meta.get('val')
+            elif node.op == Op.CALL_FUNCTION:
+                args = ember.fx.map_arg(node.args, lambda n: values[n])
+                kwargs = ember.fx.map_arg(node.kwargs, lambda n: values[n])
+                values[node] = node.target(*args, **kwargs)
+                node.meta['val'] = values[node]
 
 
 __all__ = ['save_program', 'load_program', 'SerializeError']

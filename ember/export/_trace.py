@@ -87,7 +87,7 @@ def _fqn_name(prefix, fqn):
     return prefix + fqn.replace('.', '_')
 
 
-def trace_module(mod, args, kwargs):
+def trace_module(mod, args, kwargs, fake_mode=None):
     """The pieces of an ExportedProgram: (graph, signature, state_dict, constants, in_spec, out_spec)."""
     params, buffers = _module_state(mod)
     flat_user, in_spec = pytree.tree_flatten((tuple(args), dict(kwargs)))
@@ -106,7 +106,7 @@ def trace_module(mod, args, kwargs):
 
     names = ([_fqn_name('p_', fqn) for fqn, _ in params] + [_fqn_name('b_', fqn) for fqn, _, _ in buffers]
              + _user_input_names(mod, args, kwargs))
-    tracer = dispatch_trace(flat_fn, state + flat_user, {}, FakeTensorMode(), record_stack_traces=True,
+    tracer = dispatch_trace(flat_fn, state + flat_user, {}, fake_mode or FakeTensorMode(), record_stack_traces=True,
                             placeholder_names=names)
     graph = tracer.graph
     placeholders = [n for n in graph.nodes if n.op == Op.PLACEHOLDER]
@@ -164,6 +164,9 @@ def unlift(ep):
     for name, spec in tops:
         ph = g.placeholder(name)
         leaves.extend(_leaf_nodes(g, ph, spec))
+    guards = _guards_fn(ep)
+    if guards is not None:
+        g.call_module('_guards_fn', tuple(leaves))
     env, user = {}, iter(leaves)
     state_kinds = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
     src_placeholders = [n for n in src.nodes if n.op == Op.PLACEHOLDER]
@@ -189,6 +192,8 @@ def unlift(ep):
             _install(root, spec.target, value)
             if spec.persistent is False or spec.kind == InputKind.CONSTANT_TENSOR:
                 transient.append(spec.target)
+    if guards is not None:
+        root.add_module('_guards_fn', guards)
     gm = GraphModule(root, g)
     for target in transient:       # GraphModule registers every copied tensor as a persistent buffer
         owner, _, name = target.rpartition('.')
@@ -217,3 +222,17 @@ def _install(root, target, value):
         mod.register_parameter(name, value)
     else:
         mod.register_buffer(name, value)
+
+
+def _guards_fn(ep):
+    """The input checks of a program with symbolic sizes (NOTE [dynamic export]), or None for a static one (a
+    static program's operators check their inputs' shapes as eager mode does)."""
+    from .dynamic_shapes import GuardsFn, input_shapes
+    from ember.fx.experimental.symbolic_shapes import SymInt
+    placeholders = [n for n in ep.graph.nodes if n.op == Op.PLACEHOLDER]
+    user = [(ph.target, ph.meta.get('val')) for ph, spec in zip(placeholders, ep.graph_signature.input_specs)
+            if spec.kind == InputKind.USER_INPUT]
+    if not ep.range_constraints and not any(isinstance(v, ember.Tensor) and any(isinstance(n, SymInt) for n in v.shape)
+                                            for _, v in user):
+        return None
+    return GuardsFn([name for name, _ in user], input_shapes([v for _, v in user]), ep.range_constraints)

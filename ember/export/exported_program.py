@@ -10,6 +10,7 @@ import re
 
 import ember
 from ember.fx.node import Op
+from ember.fx.experimental.symbolic_shapes import SymInt, pretty
 
 from .graph_signature import OutputSpec, TensorArgument
 
@@ -25,7 +26,9 @@ _DTYPE_ABBR = {'float32': 'f32', 'float64': 'f64', 'float16': 'f16', 'bfloat16':
 def _annotation(val):
     if isinstance(val, ember.Tensor):
         dtype = str(val.dtype).replace('ember.', '')
-        return f'"{_DTYPE_ABBR.get(dtype, dtype)}{list(val.shape)}"'
+        return f'"{_DTYPE_ABBR.get(dtype, dtype)}[{", ".join(pretty(n) for n in val.shape)}]"'
+    if isinstance(val, SymInt):
+        return f'"Sym({pretty(val)})"'
     return None
 
 

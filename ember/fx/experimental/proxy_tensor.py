@@ -45,7 +45,7 @@ from ..graph import Graph
 from ..graph_module import GraphModule
 from ..node import Op
 from ..passes.shape_prop import TensorMetadata
-from .symbolic_shapes import GuardOnDataDependentSymNode, SymInt, sym_size
+from .symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv, SymInt, sym_size_int
 
 __all__ = ['make_fx', 'get_isolated_graphmodule', 'dispatch_trace', 'PythonKeyTracer']
 
@@ -127,7 +127,7 @@ class PythonKeyTracer:
         if node is None:
             how = s.how
             if how[0] == 'size':
-                node = self.graph.create_node(Op.CALL_FUNCTION, sym_size, (self.node_of(how[1]), how[2]))
+                node = self.graph.create_node(Op.CALL_FUNCTION, sym_size_int, (self.node_of(how[1]), how[2]))
             else:
                 node = self.graph.create_node(Op.CALL_FUNCTION, how[0], tuple(self.arg(o) for o in how[1:]))
             node.meta['val'] = s
@@ -294,25 +294,44 @@ def make_fx(f, decomposition_table=None, tracing_mode='real', _allow_non_fake_in
     """A function that traces ``f`` on the arguments it is given and returns the GraphModule of aten operators.
 
     ``tracing_mode``: ``'real'`` runs ``f`` on the arguments; ``'fake'`` runs it on fake (meta) twins of them
-    and of every tensor it reads, so no data is touched (``ember._subclasses.fake_tensor``); ``'symbolic'``
-    needs symbolic sizes, which ember does not have. See NOTE [make_fx] for what the graph records.
+    and of every tensor it reads, so no data is touched (``ember._subclasses.fake_tensor``); ``'symbolic'`` is
+    ``'fake'`` with every size of the arguments a symbol (NOTE [symbolic sizes]) except sizes 0 and 1, equal
+    sizes sharing one symbol (torch's duck sizing): the graph reads sizes with ``sym_size_int`` nodes and
+    computes derived sizes with ``operator`` nodes, so it runs at other sizes too. The comparisons the
+    function made on sizes are the GraphModule's ``shape_env.guards``: the sizes it is valid for. See NOTE
+    [make_fx] for what the graph records.
+
+    >>> gm = make_fx(lambda x: x.view(x.shape[0] * x.shape[1]), tracing_mode='symbolic')(ember.randn(4, 3))
+    >>> print(gm.code.strip())
+    def forward(self, x_1):
+        sym_size_int = ember.fx.experimental.symbolic_shapes.sym_size_int(x_1, 0)
+        sym_size_int_1 = ember.fx.experimental.symbolic_shapes.sym_size_int(x_1, 1)
+        mul = sym_size_int * sym_size_int_1;  sym_size_int = sym_size_int_1 = None
+        view = ember.ops.aten.view.default(x_1, (mul,));  x_1 = mul = None
+        return view
+    >>> gm(ember.randn(5, 2)).shape
+    ember.Size([10])
     """
-    if tracing_mode == 'symbolic':
-        raise NotImplementedError("make_fx(tracing_mode='symbolic') needs symbolic sizes (SymInt), which ember does "
-                                  "not have: use tracing_mode='fake' (a graph for the example inputs' shapes) or "
-                                  "'real'.")
-    if tracing_mode not in ('real', 'fake'):
+    if tracing_mode not in ('real', 'fake', 'symbolic'):
         raise AssertionError(f"Unexpected tracing type: {tracing_mode}")
     table = dict(_default_decompositions(pre_dispatch))
     table.update(decomposition_table or {})
 
     def wrapped(*args):
-        fake_mode = None
-        if tracing_mode == 'fake':
+        fake_mode = shape_env = None
+        if tracing_mode != 'real':
             from ember._subclasses.fake_tensor import FakeTensorMode
-            fake_mode = FakeTensorMode()
+            shape_env = ShapeEnv() if tracing_mode == 'symbolic' else None
+            fake_mode = FakeTensorMode(shape_env=shape_env)
+            if shape_env is not None:
+                for a in pytree.tree_leaves(list(args)):
+                    if isinstance(a, ember.Tensor):
+                        fake_mode.from_tensor(a, 'duck')
         tracer = dispatch_trace(f, args, table, fake_mode, record_stack_traces)
-        return tracer.graph_module()
+        gm = tracer.graph_module()
+        if shape_env is not None:
+            gm.shape_env = shape_env
+        return gm
     return wrapped
 
 

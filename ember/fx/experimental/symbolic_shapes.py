@@ -21,19 +21,25 @@ a second time at another size and comparing the graphs (``ember.compile`` does, 
 """
 import operator
 
-__all__ = ['GuardOnDataDependentSymNode', 'SymInt', 'ShapeEnv', 'sym_size', 'is_symbolic', 'hint']
+__all__ = ['GuardOnDataDependentSymNode', 'ConstraintViolationError', 'SymInt', 'ShapeEnv', 'sym_size',
+           'sym_size_int', 'is_symbolic', 'hint', 'pretty']
 
 
 class GuardOnDataDependentSymNode(RuntimeError):
     """Python control flow on a value that tracing on fake tensors cannot know (``if x.sum() > 0:``)."""
 
 
-def sym_size(t, dim):
-    """``t.size(dim)``: the graph node that reads a symbolic size at run time (torch's ``aten.sym_size.int``)."""
+class ConstraintViolationError(RuntimeError):
+    """An example input that contradicts the sizes ``dynamic_shapes`` declares (``ember.export``)."""
+
+
+def sym_size_int(t, dim):
+    """``t.size(dim)``: the graph node that reads a symbolic size at run time (torch's ``aten.sym_size.int``;
+    its nodes are named ``sym_size_int`` as torch's are)."""
     return t.shape[dim]
 
 
-sym_size.__module__ = 'ember.fx.experimental.symbolic_shapes'
+sym_size = sym_size_int          # the name the compiler stack imports
 
 
 def is_symbolic(x):
@@ -56,12 +62,23 @@ class ShapeEnv:
         self.symbols = []           # SymInts; each one's ``how`` is ('size', fake tensor, dim)
         self.guards = []            # (expr source, result) with the result each must keep
         self._seen = set()
+        self._duck = {}             # example value -> its symbol, for duck sizing
 
-    def create_symbol(self, value, source, dim):
-        """A new symbol for size ``dim`` of ``source`` (a fake tensor; set later if None)."""
+    def create_symbol(self, value, source, dim, duck=False):
+        """A new symbol for size ``dim`` of ``source`` (a fake tensor; set later if None). ``duck``: sizes with
+        equal example values share one symbol (torch's duck sizing, what make_fx's symbolic mode does)."""
+        if duck and int(value) in self._duck:
+            return self._duck[int(value)]
         sym = SymInt(int(value), {(f's{len(self.symbols)}',): 1}, self, ('size', source, dim))
         self.symbols.append(sym)
+        if duck:
+            self._duck[int(value)] = sym
         return sym
+
+    def input_size(self, poly, value):
+        """An input's size that is an expression of symbols (export's derived dims, ``2*batch``): a SymInt read
+        from the input itself (its ``how`` set by the fake tensor that has it)."""
+        return SymInt(int(value), dict(poly), self, ('size', None, None))
 
     def record(self, src, result):
         if src not in self._seen:
@@ -78,6 +95,16 @@ class ShapeEnv:
         g = {}
         exec(compile(self.guard_source(), '<ember shape guards>', 'exec'), g)
         return g['guard']
+
+    def guard_fns(self):
+        """``[(text, fn)]``, one per guard: ``fn(s0, s1, ...)`` says whether those sizes keep it."""
+        names = ', '.join(s.expr for s in self.symbols)
+        out = []
+        for text in self.describe():
+            g = {}
+            exec(compile(f'def guard({names}):\n    return {text}\n', '<ember shape guard>', 'exec'), g)
+            out.append((text, g['guard']))
+        return out
 
     def describe(self):
         return [(src if ok else f'not ({src})') for src, ok in self.guards]
@@ -127,6 +154,27 @@ def _src(p):
     return terms[0] if len(terms) == 1 else '(' + ' + '.join(terms) + ')'
 
 
+def pretty(x):
+    """An expression as torch prints one (``s0``, ``2*s0 + 1``, ``s0*s1``); a plain int as itself."""
+    if not isinstance(x, SymInt):
+        return str(int(x))
+    return _pretty(x.poly)
+
+
+def _pretty(p):
+    terms = sorted(p.items(), key=lambda mc: (not mc[0], mc[0]))
+    out = ''
+    for m, c in terms:
+        body = '*'.join(m) if m else str(abs(c))
+        if m and abs(c) != 1:
+            body = f'{abs(c)}*{body}'
+        if not out:
+            out = ('-' if c < 0 else '') + body
+        else:
+            out += (' - ' if c < 0 else ' + ') + body
+    return out or '0'
+
+
 def _const(p):
     """The value of a constant polynomial, or None."""
     if not p:
@@ -153,6 +201,24 @@ def _divide(p, d):
     return None
 
 
+def _operand(p):
+    """An expression as an operand of ``//`` or ``%``: parenthesised unless it is one name or a non-negative
+    number, since ``a//-1*b`` would read as ``(a//-1)*b``."""
+    text = _src(p)
+    return text if text.isidentifier() or text.isdigit() or (text.startswith('(') and _closes_at_end(text)) \
+        else f'({text})'
+
+
+def _closes_at_end(text):
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch == '('
+        depth -= ch == ')'
+        if depth == 0:
+            return i == len(text) - 1
+    return False
+
+
 def _arith(sym_op, py_op):
     def combine(a, b):
         pa, pb = _poly(a), _poly(b)
@@ -169,10 +235,12 @@ def _arith(sym_op, py_op):
                 return q
         if sym_op == '%' and cb is not None and _divide(pa, cb) is not None:
             return {}
-        return {(f'({_src(pa)}{sym_op}{_src(pb)})',): 1}      # an opaque atom
+        return {(f'({_operand(pa)}{sym_op}{_operand(pb)})',): 1}      # an opaque atom
 
     def fn(self, other):
         if not isinstance(other, int) or isinstance(other, bool):
+            if not isinstance(other, (int, float)):
+                return NotImplemented       # a Tensor's reflected operator takes the size as a symbolic scalar
             return py_op(int.__int__(self), other)
         if not isinstance(other, SymInt) and ((sym_op in ('*', '//') and other == 1) or
                                               (sym_op in ('+', '-') and other == 0)):
