@@ -47,6 +47,10 @@ def _families():
         'conv1d_pool': (nn.Sequential(nn.Conv1d(2, 4, 3), nn.AvgPool1d(2), nn.Tanh()), (ember.randn(3, 2, 10),)),
         'activations': (nn.Sequential(nn.Linear(8, 8), nn.GELU(approximate='tanh'), nn.SiLU(), nn.Mish(),
                                       nn.Softplus()), (ember.randn(4, 8),)),
+        # in-place activations whose backward reads the value before (ReLU6 = hardtanh_) or after (ReLU) the write
+        'inplace_activations': (nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU6(inplace=True),
+                                              nn.Conv2d(8, 4, 1), nn.ReLU(inplace=True), nn.Flatten(),
+                                              nn.Linear(4 * 6 * 6, 3)), (ember.randn(2, 3, 8, 8),)),
     }
 
 

@@ -60,13 +60,18 @@ def _grad_sources(attrs):
     """Replace each constant that is the ``.grad`` of another constant by a GradOf."""
     by_grad = {}
     for t in attrs.values():
-        g = getattr(t, 'grad', None) if isinstance(t, ember.Tensor) and t.requires_grad else None
+        g = t.grad if isinstance(t, ember.Tensor) and t.requires_grad and t.is_leaf else None
         if g is not None:
             by_grad[id(g)] = t
     for name, t in list(attrs.items()):
         p = by_grad.get(id(t))
         if p is not None:
             attrs[name] = GradOf(p)
+
+
+def _saves_self(decl):
+    from ember.autograd.kernels import node_class
+    return 'self' in node_class(decl)._saved_names
 
 
 class _Tracer(PythonKeyTracer):
@@ -84,6 +89,32 @@ class _Tracer(PythonKeyTracer):
             else:
                 self._nodes[t] = node
         return node if node is not None else super().node_of(t)
+
+
+    def dispatch(self, func, args, kwargs):
+        """An in-place operator on an intermediate value that is not a view is recorded as its out-of-place
+        form: the generated code then never overwrites an array whose old value the backward may still read
+        (autograd saved it), which is what functionalisation guarantees; the tensor's node is the new value from
+        then on, as for any in-place operator. In-place operators on inputs, parameters, buffers and views stay
+        in place, so those writes happen (BatchNorm's running statistics, a slice assignment)."""
+        decl = getattr(func, 'decl', None)
+        if decl is None or func is not decl.inplace_op or not args or not isinstance(args[0], ember.Tensor) \
+                or args[0]._base is not None:
+            return super().dispatch(func, args, kwargs)
+        node = self._nodes.get(args[0])
+        while node is not None and node.op == 'call_function' and getattr(node.target, 'decl', None) is not None \
+                and node.target is node.target.decl.inplace_op:
+            node = node.args[0]          # an earlier in-place write kept in place: whose memory it wrote
+        if node is None or node.op != 'call_function':
+            if args[0].requires_grad and ember.is_grad_enabled() and _saves_self(decl):
+                raise RuntimeError(f'{func}: an in-place operator on an input or a view whose old value autograd '
+                                   'saves cannot be captured (the generated code would overwrite it)')
+            return super().dispatch(func, args, kwargs)
+        out = super().dispatch(func, args, kwargs)
+        made = self._nodes.get(out)
+        if made is not None and made.target is func:
+            made.target = decl.op
+        return out
 
 
 class Traced:

@@ -363,6 +363,12 @@ def write_into(dst, src_arr):
         if src_arr.dtype != a.dtype:
             src_arr = src_arr.astype(a.dtype)
         a[...] = src_arr
+    elif (src_arr.__class__ is MetaArray and src_arr.shape == a.shape and src_arr.strides == a.strides
+          and src_arr.dtype == a.dtype and src_arr.offset == a.offset):
+        # a meta tensor has nothing to write; taking the result's array instead makes the two one piece of data
+        # to a recording mode (TensorDataMap): autograd saves the in-place result as the out-of-place result
+        # it was computed as (inplace_autograd_kernel), and make_fx must know that handle as the op's output
+        dst._a = src_arr
     dst._vc[0] += 1
     return dst
 

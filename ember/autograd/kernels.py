@@ -38,6 +38,7 @@ from .._core.tensor_impl import TensorImpl
 from .node import Node, SavedVariable, gradient_edge
 from . import anomaly, saved_hooks
 from .views import check_inplace
+from .._core.storage import MetaArray
 from .grad_mode import is_grad_enabled as _grad_enabled
 from .._dispatch.ops_namespace import aten
 
@@ -352,6 +353,10 @@ def inplace_autograd_kernel(decl):
             adapters.check_no_internal_overlap(self)
         # the old value of self is saved for the other inputs' formulas even when self needs no grad
         src = self.clone() if needs_self else self
+        if needs_self and src._a.__class__ is MetaArray and src._a.strides == self._a.strides:
+            # a meta clone has no data to keep apart: it takes self's array descriptor, so a recording mode
+            # (make_fx, TensorDataMap) knows the saved clone as the value self had before the operator
+            src._a = self._a
         tmp = functional(src, *args[:npos], **dict(zip(kwnames, args[npos:]))) if kwnames else functional(src, *args)
         adapters.check_inplace_shape(self._a.shape, tmp._a.shape)
         adapters.check_cast(tmp._dtype, self._dtype)
