@@ -12,6 +12,7 @@ reference cycle. A SavedVariable of an output keeps only the data and
 re-attaches the node when unpacked.
 """
 import itertools
+import types
 import weakref
 
 from ..utils.hooks import RemovableHandle
@@ -23,6 +24,14 @@ from .forward import LEVELS as _FW_LEVELS
 _SEQ = itertools.count()
 
 
+# NOTE [lazy node fields]: most nodes never get a hook or metadata, and a forward pass with requires_grad creates
+# one node per operator (plus an AccumulateGrad per leaf input whose previous one was freed), so a node's hook
+# tables start as one shared, read-only empty mapping on the class: a truth test reads them, ``.get`` and
+# ``.values()`` work, and a write (which would change every node) raises. The first registration replaces it
+# with the node's own dict. Node.__init__ then sets two fields instead of building five dicts.
+_NO_HOOKS = types.MappingProxyType({})
+
+
 class Node:
     """Base class of backward functions (torch.autograd.graph.Node)."""
     _saved = None           # dict of SavedVariable / values, None once released
@@ -32,15 +41,23 @@ class Node:
     # its incoming gradient on; a node running user code (a custom Function) may return a tensor the user
     # holds, so its outputs are never owned by the engine
     _fresh_outputs = False
+    # NOTE [lazy node fields]
+    _hooks = _NO_HOOKS
+    _pre_hooks = _NO_HOOKS
+    _tensor_pre_hooks = _NO_HOOKS    # output_nr -> {id: hook}: Tensor.register_hook on outputs
+    _retain_grad_hooks = _NO_HOOKS   # output_nr -> hook
+    _metadata = None
+    next_functions = ()
 
     def __init__(self):
         self._seq = next(_SEQ)       # creation order: the engine runs the most recent ready node first
-        self.next_functions = ()
-        self._hooks = {}
-        self._pre_hooks = {}
-        self._tensor_pre_hooks = {}    # output_nr -> {id: hook}: Tensor.register_hook on outputs
-        self._retain_grad_hooks = {}   # output_nr -> hook
-        self.metadata = {}
+
+    @property
+    def metadata(self):
+        m = self._metadata
+        if m is None:
+            m = self._metadata = {}
+        return m
 
     def name(self):
         return type(self).__name__
@@ -53,21 +70,32 @@ class Node:
 
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs)`` runs after the node; it may return new grad_inputs."""
+        if self._hooks is _NO_HOOKS:
+            self._hooks = {}
         h = RemovableHandle(self._hooks)
         self._hooks[h.id] = fn
         return h
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` runs before the node; it may return new grad_outputs."""
+        if self._pre_hooks is _NO_HOOKS:
+            self._pre_hooks = {}
         h = RemovableHandle(self._pre_hooks)
         self._pre_hooks[h.id] = fn
         return h
 
     def _register_tensor_hook(self, output_nr, fn):
+        if self._tensor_pre_hooks is _NO_HOOKS:
+            self._tensor_pre_hooks = {}
         d = self._tensor_pre_hooks.setdefault(output_nr, {})
         h = RemovableHandle(d)
         d[h.id] = fn
         return h
+
+    def _set_retain_grad_hook(self, output_nr, fn):
+        if self._retain_grad_hooks is _NO_HOOKS:
+            self._retain_grad_hooks = {}
+        self._retain_grad_hooks[output_nr] = fn
 
     def __repr__(self):
         return f'<{self.name()} object at {hex(id(self))}>'
