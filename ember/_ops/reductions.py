@@ -62,7 +62,8 @@ def _unreduce(grad, sizes, dim, keepdim):
     sizes = tuple(sizes)
     if not keepdim and sizes:
         dims = reduce_dims(dim, len(sizes))
-        grad = grad.reshape(reduced_shape(sizes, dims, True))
+        if len(dims) < len(sizes):      # a full reduction's 0-d grad expands as it is (torch's sum backward)
+            grad = grad.reshape(reduced_shape(sizes, dims, True))
     return grad.expand(sizes)
 
 

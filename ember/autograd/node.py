@@ -110,10 +110,13 @@ class Node:
         """Free the saved tensors (after backward without retain_graph). A node that saved no tensor can
         run again, as in torch; one that did raises "Trying to backward through the graph a second time"."""
         saved = self._saved
-        if saved and any(isinstance(v, SavedVariable) or (isinstance(v, (tuple, list)) and v and
-                                                          isinstance(v[0], SavedVariable)) for v in saved.values()):
-            self._saved = None
-            self._released = True
+        if saved:
+            for v in saved.values():
+                if v.__class__ is SavedVariable or (isinstance(v, (tuple, list)) and v and
+                                                    isinstance(v[0], SavedVariable)):
+                    self._saved = None
+                    self._released = True
+                    return
 
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
