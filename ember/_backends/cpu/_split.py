@@ -1,0 +1,127 @@
+"""Large pointwise kernels and copies split over the intra-op threads (``_parallel``).
+
+NOTE [split pointwise]: torch runs a 1M-element add on every core (``at::parallel_for`` with a grain of 32,768
+elements); a NumPy ufunc runs on the calling thread only. NumPy releases the GIL inside a ufunc's inner loop, so
+the output can be cut into blocks and each block computed by one call on one of ember's threads, writing into
+its slice of one preallocated result (``out=``):
+
+- **Which**: kernels that are one elementwise ufunc call (or a fixed chain of them, like add with ``alpha``),
+  wrapped by ``split_pointwise``, and ``clone``'s copy (``split_copy``). Their values do not depend on where a
+  block starts, so the result is bit-for-bit the unsplit one (tests/test_split_pointwise.py checks odd sizes,
+  broadcasting, non-contiguous inputs and transcendental functions against the whole call).
+- **How**: when every array is C-contiguous with the output's shape, the flat element range is cut at multiples
+  of 64 elements (the SIMD loops see the same alignment and the same tail as one call); otherwise the output's
+  first dimension is cut, each array sliced where it has that dimension and passed whole where it broadcasts.
+  The result dtype comes from the ufunc's own type resolution, by calling it on empty arrays of the inputs'
+  dtypes (Python numbers passed as they are, so NumPy 2's weak-scalar rule still decides).
+- **When**: when the call's work is worth a hand-off to another thread (~20-40 us on the 2-core VM): an output
+  of at least ``SPLIT_WORK // cost`` elements, where ``cost`` is 1 for a memory-bound ufunc (add, mul,
+  comparisons, copies: ~0.1 ns per float32 element, so 512K elements are ~55 us) and 8 for a transcendental
+  one (sin, exp, log: ~1 ns per element and more); more than one intra-op thread; not already inside a
+  parallel region (``parallel_for`` runs it inline there). Below it, the kernel is called as before.
+  Measurements and the shared-machine caveat: BENCHMARKS.md, issue 15.
+"""
+import numpy as np
+
+from ._parallel import parallel_for, get_num_threads
+
+SPLIT_WORK = 1 << 19    # elements of a cost-1 kernel's output worth a split; NOTE [split pointwise]
+_ALIGN = 64             # flat blocks start at multiples of this many elements
+
+
+def _c_ordered(a):
+    """Strides in C order (non-increasing over the dimensions longer than 1), as a C-contiguous array's."""
+    prev = None
+    for n, st in zip(a.shape, a.strides):
+        if n > 1:
+            if st < 0 or (prev is not None and st > prev):
+                return False
+            prev = st
+    return True
+
+
+def _plan(arrays, shape, out):
+    """'flat' when every array is C-contiguous with the output's shape, 'rows' to cut the first dimension,
+    or None when the work is not cut. Without ``out``, a ufunc lays its result out like its inputs (a transposed
+    input gives a transposed result, as torch's TensorIterator does), so only inputs in C order are cut by rows:
+    the C-ordered result allocated here is then the layout the ufunc would have chosen."""
+    if all(a.shape == shape and a.flags.c_contiguous for a in arrays) and \
+            (out is None or out.flags.c_contiguous):
+        return 'flat'
+    if len(shape) and shape[0] >= 2 and (out is not None or all(_c_ordered(a) for a in arrays)):
+        return 'rows'
+    return None
+
+
+def _slicer(how, shape, lo, hi):
+    nd = len(shape)
+    if how == 'flat':
+        return lambda x: x.reshape(-1)[lo:hi] if isinstance(x, np.ndarray) and x.ndim else x
+    return lambda x: x[lo:hi] if isinstance(x, np.ndarray) and x.ndim == nd and x.shape[0] == shape[0] else x
+
+
+def split_pointwise(fn, cost=1):
+    """``fn(*args, out=None)``, an elementwise kernel, run in blocks over the intra-op threads when its
+    output is large: at least ``SPLIT_WORK // cost`` elements (NOTE [split pointwise])."""
+    def kernel(*args, out=None):
+        split_min = SPLIT_WORK // cost
+        arrays = [a for a in args if isinstance(a, np.ndarray)]
+        if get_num_threads() < 2 or not arrays:
+            return fn(*args, out=out)
+        shape = arrays[0].shape if len(arrays) == 1 else np.broadcast_shapes(*(a.shape for a in arrays))
+        n = 1
+        for s in shape:
+            n *= s
+        if n < split_min or (out is not None and out.shape != shape):
+            return fn(*args, out=out)
+        how = _plan(arrays, shape, out)
+        if how is None:
+            return fn(*args, out=out)
+        if out is None:
+            probe = fn(*(np.empty(0, a.dtype) if isinstance(a, np.ndarray) else a for a in args))
+            out = np.empty(shape, probe.dtype)
+        flat_out = out.reshape(-1) if how == 'flat' else out
+
+        if how == 'flat':
+            units = -(-n // _ALIGN)
+
+            def run(lo, hi):
+                lo, hi = lo * _ALIGN, min(hi * _ALIGN, n)
+                cut = _slicer('flat', shape, lo, hi)
+                fn(*(cut(a) for a in args), out=flat_out[lo:hi])
+            parallel_for(units, run, max(1, split_min // (2 * _ALIGN)))
+        else:
+            rows = shape[0]
+            per_row = n // rows
+
+            def run(lo, hi):
+                cut = _slicer('rows', shape, lo, hi)
+                fn(*(cut(a) for a in args), out=out[lo:hi])
+            parallel_for(rows, run, max(1, split_min // (2 * max(per_row, 1))))
+        return out
+    kernel.__name__ = getattr(fn, '__name__', 'kernel')
+    kernel.__wrapped__ = fn
+    return kernel
+
+
+def split_copy(a):
+    """A new C-contiguous copy of ``a``, in blocks over the intra-op threads when it is large."""
+    n = a.size
+    if n < SPLIT_WORK or get_num_threads() < 2 or a.ndim == 0:
+        return np.array(a, order='C', copy=True)
+    out = np.empty(a.shape, a.dtype)
+    if a.flags.c_contiguous:
+        src, dst = a.reshape(-1), out.reshape(-1)
+        units = -(-n // _ALIGN)
+
+        def run(lo, hi):
+            lo, hi = lo * _ALIGN, min(hi * _ALIGN, n)
+            np.copyto(dst[lo:hi], src[lo:hi])
+        parallel_for(units, run, max(1, SPLIT_WORK // (2 * _ALIGN)))
+    elif a.shape[0] >= 2:
+        per_row = n // a.shape[0]
+        parallel_for(a.shape[0], lambda lo, hi: np.copyto(out[lo:hi], a[lo:hi]),
+                     max(1, SPLIT_WORK // (2 * max(per_row, 1))))
+    else:
+        np.copyto(out, a)
+    return out
