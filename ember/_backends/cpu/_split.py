@@ -24,9 +24,11 @@ its slice of one preallocated result (``out=``):
 import numpy as np
 
 from ._parallel import parallel_for, get_num_threads
+from ._fp import _EXT, _IGNORE, quiet as _fp_quiet
 
 SPLIT_WORK = 1 << 19    # elements of a cost-1 kernel's output worth a split; NOTE [split pointwise]
 _ALIGN = 64             # flat blocks start at multiples of this many elements
+_ndarray = np.ndarray
 
 
 def _c_ordered(a):
@@ -53,26 +55,21 @@ def _plan(arrays, shape, out):
     return None
 
 
-def _slicer(how, shape, lo, hi):
-    nd = len(shape)
-    if how == 'flat':
-        return lambda x: x.reshape(-1)[lo:hi] if isinstance(x, np.ndarray) and x.ndim else x
-    return lambda x: x[lo:hi] if isinstance(x, np.ndarray) and x.ndim == nd and x.shape[0] == shape[0] else x
-
-
-def split_pointwise(fn, cost=1):
+def split_pointwise(fn, cost=1, quiet=True):
     """``fn(*args, out=None)``, an elementwise kernel, run in blocks over the intra-op threads when its
-    output is large: at least ``SPLIT_WORK // cost`` elements (NOTE [split pointwise])."""
-    def kernel(*args, out=None):
-        split_min = SPLIT_WORK // cost
-        arrays = [a for a in args if isinstance(a, np.ndarray)]
-        if get_num_threads() < 2 or not arrays:
+    output is large: at least ``SPLIT_WORK // cost`` elements (NOTE [split pointwise]). With ``quiet`` the
+    wrapper also sets NumPy's error state as ``_fp.quiet`` does (one wrapper, not two, on the small calls'
+    hot path)."""
+    def split(args, out):
+        if get_num_threads() < 2:
             return fn(*args, out=out)
+        arrays = [a for a in args if isinstance(a, np.ndarray)]
         shape = arrays[0].shape if len(arrays) == 1 else np.broadcast_shapes(*(a.shape for a in arrays))
         n = 1
         for s in shape:
             n *= s
-        if n < split_min or (out is not None and out.shape != shape):
+        lim = SPLIT_WORK // cost
+        if n < lim or (out is not None and out.shape != shape):
             return fn(*args, out=out)
         how = _plan(arrays, shape, out)
         if how is None:
@@ -80,27 +77,53 @@ def split_pointwise(fn, cost=1):
         if out is None:
             probe = fn(*(np.empty(0, a.dtype) if isinstance(a, np.ndarray) else a for a in args))
             out = np.empty(shape, probe.dtype)
-        flat_out = out.reshape(-1) if how == 'flat' else out
-
         if how == 'flat':
-            units = -(-n // _ALIGN)
+            flat_out = out.reshape(-1)
 
             def run(lo, hi):
                 lo, hi = lo * _ALIGN, min(hi * _ALIGN, n)
-                cut = _slicer('flat', shape, lo, hi)
-                fn(*(cut(a) for a in args), out=flat_out[lo:hi])
-            parallel_for(units, run, max(1, split_min // (2 * _ALIGN)))
+                fn(*(a.reshape(-1)[lo:hi] if isinstance(a, np.ndarray) else a for a in args), out=flat_out[lo:hi])
+            parallel_for(-(-n // _ALIGN), run, max(1, lim // (2 * _ALIGN)))
         else:
-            rows = shape[0]
-            per_row = n // rows
+            rows, nd = shape[0], len(shape)
 
             def run(lo, hi):
-                cut = _slicer('rows', shape, lo, hi)
-                fn(*(cut(a) for a in args), out=out[lo:hi])
-            parallel_for(rows, run, max(1, split_min // (2 * max(per_row, 1))))
+                fn(*(a[lo:hi] if isinstance(a, np.ndarray) and a.ndim == nd and a.shape[0] == rows else a
+                     for a in args), out=out[lo:hi])
+            parallel_for(rows, run, max(1, lim // (2 * max(n // rows, 1))))
         return out
+
+    if quiet and _EXT is not None:
+        set_state, reset_state = _EXT.set, _EXT.reset
+
+        def kernel(*args, out=None):
+            lim = SPLIT_WORK // cost
+            token = set_state(_IGNORE)
+            try:
+                # the small calls (nearly all) leave after one size test per operand; an output made large
+                # only by broadcasting small operands against each other (an outer sum) runs whole
+                for a in args:
+                    if a.__class__ is _ndarray and a.size >= lim:
+                        return split(args, out)
+                if out is not None and out.size >= lim:
+                    return split(args, out)
+                return fn(*args) if out is None else fn(*args, out=out)
+            finally:
+                reset_state(token)
+    else:
+        def kernel(*args, out=None):
+            lim = SPLIT_WORK // cost
+            for a in args:
+                if a.__class__ is _ndarray and a.size >= lim:
+                    return split(args, out)
+            if out is not None and out.size >= lim:
+                return split(args, out)
+            return fn(*args) if out is None else fn(*args, out=out)
+        if quiet:       # pragma: no cover - other NumPy versions
+            kernel = _fp_quiet(kernel)
     kernel.__name__ = getattr(fn, '__name__', 'kernel')
     kernel.__wrapped__ = fn
+    kernel.accepts_out = True
     return kernel
 
 

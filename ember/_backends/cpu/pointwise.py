@@ -619,6 +619,5 @@ _CHEAP = {_add, _sub, np.add, np.subtract, np.multiply, np.true_divide, np.negat
           np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift, np.right_shift, np.copysign, np.sign,
           np.floor, np.ceil, np.trunc, np.rint, np.isnan, np.isinf, np.isfinite, np.signbit, np.square,
           np.conjugate, np.heaviside}
-_TABLE = {name: _split_pointwise(fn, 1 if fn in _CHEAP else 8) if _splittable(fn) else fn
-          for name, fn in _TABLE.items()}
-KERNELS = {name: fn if name in _EXACT else _quiet(fn) for name, fn in _TABLE.items()}
+KERNELS = {name: _split_pointwise(fn, 1 if fn in _CHEAP else 8, quiet=name not in _EXACT) if _splittable(fn)
+           else fn if name in _EXACT else _quiet(fn) for name, fn in _TABLE.items()}
