@@ -36,7 +36,7 @@ import types
 
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT, below
 from .._core.tensor_impl import TensorImpl
-from .node import Node, SavedVariable, gradient_edge
+from .node import Node, SavedVariable, gradient_edge, grad_accumulator, _SEQ
 from . import anomaly, saved_hooks
 from .views import check_inplace
 from .grad_mode import is_grad_enabled as _grad_enabled
@@ -359,10 +359,11 @@ _PLAIN_TYPES = frozenset(('int', 'bool', 'float', 'str', 'SymInt', 'int[]', 'Sym
 
 
 def _edge(t):
-    """gradient_edge with the common case (a non-view with a grad_fn) inline."""
-    fn = t._grad_fn
-    if fn is not None and t._base is None:
-        return (fn, t._output_nr)
+    """gradient_edge of a leaf or a view (the generated kernels inline a non-view's (grad_fn, output_nr))."""
+    if t._grad_fn is None and t._requires_grad:
+        ref = t._acc_ref
+        node = ref() if ref is not None else None
+        return (node if node is not None else grad_accumulator(t), 0)
     return gradient_edge(t)
 
 
@@ -371,7 +372,9 @@ def _generated_kernel(op, cls, diff, saved_args, meta_args, result_users, single
     params = ', '.join(f'a{i}' for i in range(n_args))
     need_present = bool(result_users) or bool(single_results)
     L = [f'def kernel(ks, {params}):',
-         f'    out = _redispatch(ks & _BELOW, {params})',
+         '    ks &= _BELOW',
+         '    _k = _rcache.get(ks)         # the kernel below Autograd, from the redispatch cache',
+         f'    out = _k(ks, {params}) if _k is not None else _redispatch(ks, {params})',
          '    req = 0',
          '    cplx = False']
     if need_present:
@@ -388,7 +391,8 @@ def _generated_kernel(op, cls, diff, saved_args, meta_args, result_users, single
             L.append(f'        present |= {bit}')
         L += [f'        if {a}._keys & _AG:',
               f'            req |= {bit}',
-              f'            e{j} = _edge({a})',
+              f'            fn = {a}._grad_fn',
+              f'            e{j} = (fn, {a}._output_nr) if fn is not None and {a}._base is None else _edge({a})',
               '        else:',
               f'            e{j} = _NO_EDGE',
               '    else:',
@@ -398,7 +402,8 @@ def _generated_kernel(op, cls, diff, saved_args, meta_args, result_users, single
         metas.append(f'm{j}')
     L += ['    if not req:',
           '        return out',
-          '    node = _cls()',
+          '    node = _new(_cls)',
+          '    node._seq = _next_seq()       # Node.__init__, inline',
           f'    node.next_functions = ({", ".join(edges)},)',
           f'    node._in_meta = ({", ".join(metas)},)',
           '    node._saved = saved = {}']
@@ -424,7 +429,8 @@ def _generated_kernel(op, cls, diff, saved_args, meta_args, result_users, single
     L += ['    if _anomaly._enabled:',
           '        _anomaly.record(node)',
           '    return out']
-    g = {'_redispatch': op.redispatch, '_BELOW': _BELOW, '_TI': TensorImpl, '_AG': AUTOGRAD_BIT, '_edge': _edge,
+    g = {'_redispatch': op.redispatch, '_rcache': op.redispatch_cache, '_new': object.__new__,
+         '_next_seq': _SEQ.__next__, '_BELOW': _BELOW, '_TI': TensorImpl, '_AG': AUTOGRAD_BIT, '_edge': _edge,
          '_NO_EDGE': _NO_EDGE, '_cls': cls, '_save': _save, '_meta_value': _meta_value, '_anomaly': anomaly}
     kernel = compile_function('\n'.join(L) + '\n', f'<ember autograd {op.name}>', g, 'kernel')
     kernel.__qualname__ = f'autograd::{op.schema.full_name}'

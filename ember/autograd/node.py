@@ -22,6 +22,7 @@ from .forward import LEVELS as _FW_LEVELS
 
 
 _SEQ = itertools.count()
+_new = object.__new__
 
 
 # NOTE [lazy node fields]: most nodes never get a hook or metadata, and a forward pass with requires_grad creates
@@ -179,7 +180,7 @@ class SavedTensor:
 class AccumulateGrad(Node):
     """The sink of a leaf tensor: adds incoming gradients into ``variable.grad``."""
 
-    def __init__(self, variable):
+    def __init__(self, variable):      # grad_accumulator builds one without this __init__: keep both in step
         super().__init__()
         self.variable = variable
 
@@ -211,7 +212,9 @@ def grad_accumulator(t):
     acc = t._acc_ref
     node = acc() if acc is not None else None
     if node is None:
-        node = AccumulateGrad(t)
+        node = _new(AccumulateGrad)     # AccumulateGrad(t), without the two __init__ frames
+        node._seq = next(_SEQ)
+        node.variable = t
         t._acc_ref = weakref.ref(node)
     return node
 
