@@ -106,9 +106,12 @@ class FormulaNode(Node):
     def apply(self, grad_outputs):
         # every saved value is unpacked (and its version checked) up front, as torch's generated apply does,
         # whether or not the formula that reads it runs
-        saved = {p: _unpack(v, self, p) for p, v in self._saved.items()}
-        if self._conj:
-            saved = {p: _conj(v) for p, v in saved.items()}
+        saved = self._saved
+        if saved:
+            saved = {p: v.unpack(self, p) if v.__class__ is SavedVariable else _unpack(v, self, p)
+                     for p, v in saved.items()}
+            if self._conj:
+                saved = {p: _conj(v) for p, v in saved.items()}
         if self._n_outputs == 1:
             grad = grad_outputs[0]
             if grad is None:
@@ -122,31 +125,50 @@ class FormulaNode(Node):
             grads = None
             grad = grad_outputs[0] if grad_outputs and grad_outputs[0] is not None else _zeros(self._out_meta[0])
         out, k = [], 0
-        formulas = self._formulas if self._first_order is None or _grad_enabled() else self._first_order
-        for name, fn, params, arity in formulas:
+        nf, in_meta = self.next_functions, self._in_meta
+        formulas = self._plans if self._first_order is None or _grad_enabled() else self._first_plans
+        for name, fn, params, arity, simple in formulas:
+            if arity == 1:
+                if nf[k][0] is None:        # that input needs no gradient: its formula does not run
+                    out.append(None)
+                    k += 1
+                    continue
+                if simple:      # the formula reads grad and saved values only (nearly all of them)
+                    g = fn(*[grad if p == 'grad' else saved[p] for p in params])
+                else:
+                    g = fn(**self._formula_kwargs(params, grad, grads, saved, k, 1))
+                m = in_meta[k]
+                # _fit, with its nothing-to-do case inline
+                if g is not None and m is not None and (g._a.shape != m[0] or g._dtype is not m[1]):
+                    g = _fit(g, m)
+                out.append(g)
+                k += 1
+                continue
             n = self._list_len.get(name, 1) if arity == 'list' else arity
-            if (self.next_functions[k][0] is None) if n == 1 else \
-                    all(e[0] is None for e in self.next_functions[k:k + n]):
+            if all(e[0] is None for e in nf[k:k + n]):
                 out.extend([None] * n)
                 k += n
                 continue
-            kwargs = {}
-            for p in params:
-                if p == 'grad':
-                    kwargs[p] = grad
-                elif p == 'grads':
-                    kwargs[p] = grads
-                elif p == 'output_mask':        # which inputs of a joint formula need a gradient
-                    kwargs[p] = [e[0] is not None for e in self.next_functions[k:k + n]]
-                else:
-                    kwargs[p] = saved[p]
-            g = fn(**kwargs)
-            if n == 1 and arity != 'list':
-                out.append(_fit(g, self._in_meta[k]))
+            g = fn(**self._formula_kwargs(params, grad, grads, saved, k, n))
+            if arity == 'list' or n != 1:
+                out.extend(None if x is None else _fit(x, m) for x, m in zip(g, in_meta[k:k + n]))
             else:
-                out.extend(None if x is None else _fit(x, m) for x, m in zip(g, self._in_meta[k:k + n]))
+                out.append(_fit(g, in_meta[k]))
             k += n
         return tuple(out)
+
+    def _formula_kwargs(self, params, grad, grads, saved, k, n):
+        kwargs = {}
+        for p in params:
+            if p == 'grad':
+                kwargs[p] = grad
+            elif p == 'grads':
+                kwargs[p] = grads
+            elif p == 'output_mask':        # which inputs of a joint formula need a gradient
+                kwargs[p] = [e[0] is not None for e in self.next_functions[k:k + n]]
+            else:
+                kwargs[p] = saved[p]
+        return kwargs
 
 
 def _zeros(meta):
@@ -215,7 +237,11 @@ def node_class(decl):
     fast = _formulas(op, {k: decl.first_order.get(k, fn) for k, fn in decl.derivatives.items()}, arg_types, saved) \
         if decl.first_order else None
     cls_name = decl.grad_name or ''.join(w.capitalize() for w in op.schema.name.strip('_').split('_')) + 'Backward0'
+    # what apply loops over: each formula with whether it reads only grad and saved values (called positionally)
+    plans = lambda fs: tuple(f + (not any(p in ('grads', 'output_mask') for p in f[2]) and all(
+        q.kind is q.POSITIONAL_OR_KEYWORD for q in inspect.signature(f[1]).parameters.values()),) for f in fs)
     return type(cls_name, (FormulaNode,), {'_formulas': formulas, '_first_order': fast, '_saved_names': tuple(saved),
+                                            '_plans': plans(formulas), '_first_plans': plans(fast or ()),
                                             '_n_outputs': len(op.schema.returns),
                                             '_uses_grads': any('grads' in f[2] for f in formulas + (fast or ()))})
 

@@ -127,6 +127,31 @@ def split_pointwise(fn, cost=1, quiet=True):
     return kernel
 
 
+def split_add(general, ufunc, cost=1):
+    """add/sub, ``general(a, b, alpha, out=None)`` (``a + alpha * b``), with the split and the error state of
+    ``split_pointwise``; with alpha 1 and small operands ``ufunc(a, b)`` is called directly (one Python frame
+    less on the small add and sub, the most frequent calls of all)."""
+    whole = split_pointwise(general, cost)
+    if _EXT is None:        # pragma: no cover - other NumPy versions
+        return whole
+    set_state, reset_state = _EXT.set, _EXT.reset
+
+    def kernel(a, b, alpha, out=None):
+        lim = SPLIT_WORK // cost
+        if alpha != 1 or out is not None or (a.__class__ is _ndarray and a.size >= lim) or \
+                (b.__class__ is _ndarray and b.size >= lim):
+            return whole(a, b, alpha, out=out)
+        token = set_state(_IGNORE)
+        try:
+            return ufunc(a, b)
+        finally:
+            reset_state(token)
+    kernel.__name__ = general.__name__
+    kernel.__wrapped__ = general
+    kernel.accepts_out = True
+    return kernel
+
+
 def split_copy(a):
     """A new C-contiguous copy of ``a``, in blocks over the intra-op threads when it is large."""
     n = a.size

@@ -27,7 +27,7 @@ from ._special import erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _
     gammainc as _gammainc, gammaincc as _gammaincc    # NOTE [special
 #                                                                                   functions without scipy]
 from ._parallel import parallel_for
-from ._split import split_pointwise as _split_pointwise
+from ._split import split_pointwise as _split_pointwise, split_add as _split_add
 
 
 def _is_int(x):
@@ -621,3 +621,5 @@ _CHEAP = {_add, _sub, np.add, np.subtract, np.multiply, np.true_divide, np.negat
           np.conjugate, np.heaviside}
 KERNELS = {name: _split_pointwise(fn, 1 if fn in _CHEAP else 8, quiet=name not in _EXACT) if _splittable(fn)
            else fn if name in _EXACT else _quiet(fn) for name, fn in _TABLE.items()}
+KERNELS['add.Tensor'] = _split_add(_add, np.add)
+KERNELS['sub.Tensor'] = _split_add(_sub, np.subtract)
