@@ -2,7 +2,7 @@
 
     python bench/bench_eager.py               # the four cases, ratio ember / torch (lower is better)
     python bench/bench_eager.py --profile     # adds cProfiles of the requires_grad add and of the fwd+bwd chain
-    python bench/bench_eager.py --repeats 9   # more rounds (default 7)
+    python bench/bench_eager.py --repeats 60  # more rounds (default 30)
 
 Cases (float32):
   add             a + b on (32, 32)                                    target <= 1.6
@@ -10,9 +10,10 @@ Cases (float32):
   chain_fwd_bwd   ((a*b).sin() + c).sum() then .backward(), (32, 32)    target <= 2.0
   add_big         a + b on (1024, 1024)                                target <= 1.0
 
-Timing: every round times a batch of ember calls and then a batch of torch calls of the same case, so machine
-load (the VM's two cores are shared with other jobs) hits both libraries alike; each library's figure is the
-minimum over the rounds. Both run with their default intra-op threads (torch's OpenMP pool and ember's
+Timing: every round times a short batch of ember calls and then one of torch calls of the same case (2,000 small
+adds, 100 fwd+bwd chains, 10 big adds), so machine load (the VM's two cores are shared with other jobs) hits both
+libraries alike; each library's figure is the minimum over the rounds (30 by default), which finds the quiet
+moments of a loaded machine. Both run with their default intra-op threads (torch's OpenMP pool and ember's
 ``set_num_threads`` pool, one thread per core).
 """
 import argparse
@@ -40,10 +41,10 @@ def make_cases(lib):
         ((ga * gb).sin() + gc).sum().backward()
 
     return {
-        'add': (lambda: a + b, 20000),
-        'add_grad': (lambda: ga + gb, 10000),
-        'chain_fwd_bwd': (chain, 1000),
-        'add_big': (lambda: big_a + big_b, 100),
+        'add': (lambda: a + b, 2000),
+        'add_grad': (lambda: ga + gb, 2000),
+        'chain_fwd_bwd': (chain, 100),
+        'add_big': (lambda: big_a + big_b, 10),
     }
 
 
@@ -78,7 +79,7 @@ def profile(fn, number, path, top=18):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--repeats', type=int, default=7)
+    ap.add_argument('--repeats', type=int, default=30)
     ap.add_argument('--profile', action='store_true')
     ap.add_argument('--only', nargs='*', default=None)
     args = ap.parse_args()
@@ -96,8 +97,8 @@ def main():
     if args.profile:
         for name in ('add_grad', 'chain_fwd_bwd'):
             fn, number = ce[name]
-            print(f'--- cProfile of {name}, {number * 5} calls')
-            profile(fn, number * 5, name)
+            print(f'--- cProfile of {name}, {number * 50} calls')
+            profile(fn, number * 50, name)
 
 
 if __name__ == '__main__':
