@@ -20,7 +20,15 @@ its slice of one preallocated result (``out=``):
   one (sin, exp, log: ~1 ns per element and more); more than one intra-op thread; not already inside a
   parallel region (``parallel_for`` runs it inline there). Below it, the kernel is called as before.
   Measurements and the shared-machine caveat: BENCHMARKS.md, issue 15.
+- **Whether it pays, measured**: a split only pays when another core is free to take the second block; on a
+  machine whose other core runs someone else's process the worker computes its block at half speed and the
+  caller waits for it (a 1M-element add took 185-215 us split against 120 us whole on the shared VM). So each
+  wrapped kernel keeps a ``_Choice``: the time per element of its recent whole and split calls (moving
+  averages), runs the faster way, and tries the other one every 16th large call to notice when the machine
+  changes. Only the speed depends on this choice: both ways give the same bits.
 """
+import time
+
 import numpy as np
 
 from ._parallel import parallel_for, get_num_threads
@@ -29,6 +37,33 @@ from ._fp import _EXT, _IGNORE, quiet as _fp_quiet
 SPLIT_WORK = 1 << 19    # elements of a cost-1 kernel's output worth a split; NOTE [split pointwise]
 _ALIGN = 64             # flat blocks start at multiples of this many elements
 _ndarray = np.ndarray
+ADAPTIVE = True         # choose between whole and split calls by their measured speed (tests turn it off)
+_perf_counter = time.perf_counter
+
+
+class _Choice:
+    """Whole or split, by the measured time per element of each (NOTE [split pointwise])."""
+    __slots__ = ('whole', 'split', 'calls')
+
+    def __init__(self):
+        self.whole = self.split = None      # moving averages of seconds per element
+        self.calls = 0
+
+    def split_now(self):
+        if not ADAPTIVE:
+            return True
+        self.calls += 1
+        if self.whole is None or self.split is None:
+            return self.whole is not None           # one whole call first, then one split call
+        faster_split = self.split <= self.whole
+        return faster_split != (self.calls % 16 == 0)   # every 16th call tries the other way
+
+    def record(self, was_split, seconds, n):
+        t = seconds / n
+        if was_split:
+            self.split = t if self.split is None else 0.75 * self.split + 0.25 * t
+        else:
+            self.whole = t if self.whole is None else 0.75 * self.whole + 0.25 * t
 
 
 def _c_ordered(a):
@@ -60,6 +95,8 @@ def split_pointwise(fn, cost=1, quiet=True):
     output is large: at least ``SPLIT_WORK // cost`` elements (NOTE [split pointwise]). With ``quiet`` the
     wrapper also sets NumPy's error state as ``_fp.quiet`` does (one wrapper, not two, on the small calls'
     hot path)."""
+    choice = _Choice()
+
     def split(args, out):
         if get_num_threads() < 2:
             return fn(*args, out=out)
@@ -74,6 +111,11 @@ def split_pointwise(fn, cost=1, quiet=True):
         how = _plan(arrays, shape, out)
         if how is None:
             return fn(*args, out=out)
+        t0 = _perf_counter()
+        if not choice.split_now():
+            r = fn(*args, out=out)
+            choice.record(False, _perf_counter() - t0, n)
+            return r
         if out is None:
             probe = fn(*(np.empty(0, a.dtype) if isinstance(a, np.ndarray) else a for a in args))
             out = np.empty(shape, probe.dtype)
@@ -91,6 +133,7 @@ def split_pointwise(fn, cost=1, quiet=True):
                 fn(*(a[lo:hi] if isinstance(a, np.ndarray) and a.ndim == nd and a.shape[0] == rows else a
                      for a in args), out=out[lo:hi])
             parallel_for(rows, run, max(1, lim // (2 * max(n // rows, 1))))
+        choice.record(True, _perf_counter() - t0, n)
         return out
 
     if quiet and _EXT is not None:
@@ -157,6 +200,11 @@ def split_copy(a):
     n = a.size
     if n < SPLIT_WORK or get_num_threads() < 2 or a.ndim == 0:
         return np.array(a, order='C', copy=True)
+    t0 = _perf_counter()
+    if not _copy_choice.split_now():
+        r = np.array(a, order='C', copy=True)
+        _copy_choice.record(False, _perf_counter() - t0, n)
+        return r
     out = np.empty(a.shape, a.dtype)
     if a.flags.c_contiguous:
         src, dst = a.reshape(-1), out.reshape(-1)
@@ -172,4 +220,8 @@ def split_copy(a):
                      max(1, SPLIT_WORK // (2 * max(per_row, 1))))
     else:
         np.copyto(out, a)
+    _copy_choice.record(True, _perf_counter() - t0, n)
     return out
+
+
+_copy_choice = _Choice()
