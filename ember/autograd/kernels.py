@@ -36,7 +36,7 @@ import types
 
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT, below
 from .._core.tensor_impl import TensorImpl
-from .node import Node, SavedVariable, gradient_edge, grad_accumulator, _SEQ
+from .node import Node, SavedVariable, gradient_edge, leaf_edge, _SEQ
 from . import anomaly, saved_hooks
 from .views import check_inplace
 from .grad_mode import is_grad_enabled as _grad_enabled
@@ -384,15 +384,6 @@ _PLAIN_TYPES = frozenset(('int', 'bool', 'float', 'str', 'SymInt', 'int[]', 'Sym
                           'Device', 'MemoryFormat', 'Generator', 'float[]', 'Layout'))
 
 
-def _edge(t):
-    """gradient_edge of a leaf or a view (the generated kernels inline a non-view's (grad_fn, output_nr))."""
-    if t._grad_fn is None and t._requires_grad:
-        ref = t._acc_ref
-        node = ref() if ref is not None else None
-        return (node if node is not None else grad_accumulator(t), 0)
-    return gradient_edge(t)
-
-
 def _generated_kernel(op, cls, diff, saved_args, meta_args, result_users, single_results, out_diff, conj, arg_types):
     n_args = len(op.schema.arguments)
     params = ', '.join(f'a{i}' for i in range(n_args))
@@ -418,7 +409,10 @@ def _generated_kernel(op, cls, diff, saved_args, meta_args, result_users, single
         L += [f'        if {a}._keys & _AG:',
               f'            req |= {bit}',
               f'            fn = {a}._grad_fn',
-              f'            e{j} = (fn, {a}._output_nr) if fn is not None and {a}._base is None else _edge({a})',
+              f'            if fn is None:',
+              f'                e{j} = _leaf_edge({a}) if {a}._requires_grad else _NO_EDGE',
+              f'            else:',
+              f'                e{j} = (fn, {a}._output_nr) if {a}._base is None else _gradient_edge({a})',
               '        else:',
               f'            e{j} = _NO_EDGE',
               '    else:',
@@ -456,7 +450,8 @@ def _generated_kernel(op, cls, diff, saved_args, meta_args, result_users, single
           '        _anomaly.record(node)',
           '    return out']
     g = {'_redispatch': op.redispatch, '_rcache': op.redispatch_cache, '_new': object.__new__,
-         '_next_seq': _SEQ.__next__, '_BELOW': _BELOW, '_TI': TensorImpl, '_AG': AUTOGRAD_BIT, '_edge': _edge,
+         '_next_seq': _SEQ.__next__, '_BELOW': _BELOW, '_TI': TensorImpl, '_AG': AUTOGRAD_BIT, '_leaf_edge': leaf_edge,
+         '_gradient_edge': gradient_edge,
          '_NO_EDGE': _NO_EDGE, '_cls': cls, '_save': _save, '_meta_value': _meta_value, '_anomaly': anomaly}
     kernel = compile_function('\n'.join(L) + '\n', f'<ember autograd {op.name}>', g, 'kernel')
     kernel.__qualname__ = f'autograd::{op.schema.full_name}'

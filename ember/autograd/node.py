@@ -180,7 +180,7 @@ class SavedTensor:
 class AccumulateGrad(Node):
     """The sink of a leaf tensor: adds incoming gradients into ``variable.grad``."""
 
-    def __init__(self, variable):      # grad_accumulator builds one without this __init__: keep both in step
+    def __init__(self, variable):      # leaf_edge builds one without this __init__: keep both in step
         super().__init__()
         self.variable = variable
 
@@ -204,19 +204,25 @@ def gradient_edge(t):
             return (t._grad_fn, 0)
         return (fn, t._output_nr)
     if t._requires_grad:
-        return (grad_accumulator(t), 0)
+        return leaf_edge(t)
     return (None, 0)
 
 
-def grad_accumulator(t):
-    acc = t._acc_ref
-    node = acc() if acc is not None else None
+def leaf_edge(t):
+    """The edge into leaf ``t``: its AccumulateGrad, made anew when the previous one died (a leaf holds its
+    accumulator weakly, as torch's does, so a graph that is gone frees it)."""
+    ref = t._acc_ref
+    node = ref() if ref is not None else None
     if node is None:
         node = _new(AccumulateGrad)     # AccumulateGrad(t), without the two __init__ frames
         node._seq = next(_SEQ)
         node.variable = t
         t._acc_ref = weakref.ref(node)
-    return node
+    return (node, 0)
+
+
+def grad_accumulator(t):
+    return leaf_edge(t)[0]
 
 
 class SavedVariable:
