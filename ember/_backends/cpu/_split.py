@@ -172,8 +172,8 @@ def split_pointwise(fn, cost=1, quiet=True):
 
 def split_add(general, ufunc, cost=1):
     """add/sub, ``general(a, b, alpha, out=None)`` (``a + alpha * b``), with the split and the error state of
-    ``split_pointwise``; with alpha 1 and small operands ``ufunc(a, b)`` is called directly (one Python frame
-    less on the small add and sub, the most frequent calls of all)."""
+    ``split_pointwise``; with alpha 1 and small operands ``ufunc(a, b)`` is called directly (two Python frames
+    less on the small add and sub, the most frequent calls of all, and on AccumulateGrad's in-place add)."""
     whole = split_pointwise(general, cost)
     if _EXT is None:        # pragma: no cover - other NumPy versions
         return whole
@@ -181,12 +181,12 @@ def split_add(general, ufunc, cost=1):
 
     def kernel(a, b, alpha, out=None):
         lim = SPLIT_WORK // cost
-        if alpha != 1 or out is not None or (a.__class__ is _ndarray and a.size >= lim) or \
-                (b.__class__ is _ndarray and b.size >= lim):
+        if alpha != 1 or (a.__class__ is _ndarray and a.size >= lim) or \
+                (b.__class__ is _ndarray and b.size >= lim) or (out is not None and out.size >= lim):
             return whole(a, b, alpha, out=out)
         token = set_state(_IGNORE)
         try:
-            return ufunc(a, b)
+            return ufunc(a, b) if out is None else ufunc(a, b, out=out)
         finally:
             reset_state(token)
     kernel.__name__ = general.__name__
