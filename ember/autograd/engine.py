@@ -277,7 +277,8 @@ _ACC_LOCKS = [threading.Lock() for _ in range(64)]
 
 def accumulate_grad(var, g):
     """AccumulateGrad: the first gradient becomes ``.grad``, later ones are added in place."""
-    if var.is_sparse:       # a sparse leaf's gradient keeps its sparsity pattern (torch's sparse_mask)
+    if var._a.__class__ is not np.ndarray and var.is_sparse:    # a sparse leaf's gradient keeps its sparsity
+        #                                                           pattern (torch's sparse_mask)
         g = g if g.is_sparse else g.sparse_mask(var)
         var._grad = g.detach() if var._grad is None else (var._grad + g).detach()
         return
