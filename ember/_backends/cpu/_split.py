@@ -24,8 +24,8 @@ its slice of one preallocated result (``out=``):
   machine whose other core runs someone else's process the worker computes its block at half speed and the
   caller waits for it (a 1M-element add took 185-215 us split against 120 us whole on the shared VM). So each
   wrapped kernel keeps a ``_Choice``: the time per element of its recent whole and split calls (moving
-  averages), runs the faster way, and tries the other one every 16th large call to notice when the machine
-  changes. Only the speed depends on this choice: both ways give the same bits.
+  averages), runs the faster way, and tries the other one every 64th large call to notice when the machine
+  changes (a retry of the slow way costs ~1 us per call on average). Only the speed depends on this choice: both ways give the same bits.
 """
 import time
 
@@ -56,7 +56,7 @@ class _Choice:
         if self.whole is None or self.split is None:
             return self.whole is not None           # one whole call first, then one split call
         faster_split = self.split <= self.whole
-        return faster_split != (self.calls % 16 == 0)   # every 16th call tries the other way
+        return faster_split != (self.calls % 64 == 0)   # every 64th call tries the other way
 
     def record(self, was_split, seconds, n):
         t = seconds / n
