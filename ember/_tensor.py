@@ -570,7 +570,7 @@ def retain_grad(self):
         if t is None:
             return
         t._grad = g.detach().clone() if t._grad is None else t._grad + g.detach()
-    self._grad_fn._retain_grad_hooks[self._output_nr] = store
+    self._grad_fn._set_retain_grad_hook(self._output_nr, store)
     self._retains_grad = True
 
 

@@ -37,7 +37,7 @@ def test_kernel_modules_know_arrays_only():
     """Backend kernel modules import NumPy and the standard library only: never ember (no Tensors, no autograd),
     never scipy (a test-only package: NOTE [special functions without scipy])."""
     allowed_roots = {'numpy', 'math', 'functools', 'itertools', 'operator', 'warnings', 'ml_dtypes',
-                     'os', 'sys', 'threading', '_thread', 'contextvars', 'ctypes'}   # stdlib: _parallel, _blas, _process
+                     'os', 'sys', 'threading', '_thread', 'contextvars', 'ctypes', 'time'}   # stdlib: _parallel, _blas, _process, _split
     checked = 0
     for sub in ('cpu', 'sparse'):
         for path in _py_files(os.path.join(EMBER, '_backends', sub)):

@@ -145,7 +145,8 @@ def functional_kernel(op, fn, key):
             lines += pre + ['    try:',
                             f'        _r = _fn({args})',
                             f'        if _r.__class__ in _SCALARS: _r = np.asarray(_r)',
-                            f'        if _r.dtype != _od.np: _r = _r.astype(_od.np)',
+                            # NumPy's builtin dtypes are singletons: the identity test settles the common case
+                            f'        if _r.dtype is not _od._np and _r.dtype != _od.np: _r = _r.astype(_od.np)',
                             f'        return _make(_r, _od, {dev})'] + explained
     else:
         if meta is not None:

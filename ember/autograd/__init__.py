@@ -9,6 +9,7 @@ import numpy as _np
 
 from .._dispatch import dispatcher as _dispatcher
 from .._core.dispatch_key import PYTHON_BIT as _PYTHON_BIT
+from .._core.tensor_impl import TensorImpl as _TensorImpl, make_tensor as _make_tensor
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled)
 from .anomaly import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
@@ -44,8 +45,7 @@ def _ones_like(out):
     # the implicit grad of a loss skips the dispatcher on this hot path, unless a Python mode must see every
     # operator (make_fx records it: NOTE [make_fx])
     if type(a) is _np.ndarray and not _dispatcher.STATE.include & _PYTHON_BIT:
-        from .._core.tensor_impl import make_tensor
-        return make_tensor(_np.ones(a.shape, a.dtype), out._dtype, out._device)
+        return _make_tensor(_np.ones(a.shape, a.dtype), out._dtype, out._device)
     from .. import ones_like
     return ones_like(out)
 
@@ -53,8 +53,7 @@ def _ones_like(out):
 def _tuple(x):
     if x is None:
         return None
-    from .._tensor import Tensor
-    return (x,) if isinstance(x, Tensor) else tuple(x)
+    return (x,) if isinstance(x, _TensorImpl) else tuple(x)     # every Tensor is a TensorImpl
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):

@@ -18,7 +18,7 @@ import numpy as np
 from .._core.dispatch_key import DispatchKey
 from .._dispatch.dispatcher import OBSERVERS, observed_call
 from .grad_mode import is_grad_enabled, _set_enabled
-from .node import AccumulateGrad, gradient_edge, _FREED
+from .node import AccumulateGrad, gradient_edge, _FREED, SavedVariable
 from . import anomaly
 
 
@@ -106,26 +106,42 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             node = heappop(heap)[1]
             buf = buffers.pop(node, None)
             if buf is None:
-                grads = [None]
+                grads = (None,)
             elif len(buf) == 1 and 0 in buf:
-                grads = [buf[0]]
+                grads = (buf[0],)
             else:
-                grads = [buf.get(i) for i in range(max(buf) + 1)]
+                grads = tuple([buf.get(i) for i in range(max(buf) + 1)])
             is_acc = type(node) is AccumulateGrad
-            if is_acc or node._tensor_pre_hooks or node._retain_grad_hooks:
-                grads = _incoming(node, grads)
+            if node._tensor_pre_hooks or node._retain_grad_hooks or (is_acc and node.variable._hooks):
+                grads = tuple(_incoming(node, list(grads)))
             if capture_at:
                 for nr, g in enumerate(grads):
                     for i in capture_at.get((node, nr), ()):
                         captured[i] = g
+            # NOTE [engine fast path]: a node with no hooks, no profiler listening and anomaly mode off is
+            # applied here without going through _call_node (which handles all of those); an AccumulateGrad's
+            # apply is accumulate_grad on its variable
+            plain = not (node._pre_hooks or node._hooks or OBSERVERS or anomaly._enabled or node._released)
             if is_acc:
                 if accumulate and (targets is None or (node, 0) in capture_at) and grads[0] is not None:
-                    _call_node(node, grads, retain_graph)
+                    if plain:
+                        accumulate_grad(node.variable, grads[0])
+                    else:
+                        _call_node(node, grads, retain_graph)
                 continue
-            outs = _call_node(node, grads, retain_graph) if needed is None or node in needed else ()
+            if needed is not None and node not in needed:
+                outs = ()
+            elif plain:
+                outs = node.apply(grads)
+                if not retain_graph and node._saved:
+                    node._release()
+            else:
+                outs = _call_node(node, grads, retain_graph)
             n_outs = len(outs)
             fresh = node._fresh_outputs
-            for i, (nxt, nr) in enumerate(node.next_functions):
+            i = -1
+            for nxt, nr in node.next_functions:
+                i += 1
                 if nxt is None:
                     continue
                 if i < n_outs:
@@ -261,7 +277,8 @@ _ACC_LOCKS = [threading.Lock() for _ in range(64)]
 
 def accumulate_grad(var, g):
     """AccumulateGrad: the first gradient becomes ``.grad``, later ones are added in place."""
-    if var.is_sparse:       # a sparse leaf's gradient keeps its sparsity pattern (torch's sparse_mask)
+    if var._a.__class__ is not np.ndarray and var.is_sparse:    # a sparse leaf's gradient keeps its sparsity
+        #                                                           pattern (torch's sparse_mask)
         g = g if g.is_sparse else g.sparse_mask(var)
         var._grad = g.detach() if var._grad is None else (var._grad + g).detach()
         return
@@ -269,16 +286,17 @@ def accumulate_grad(var, g):
         from .kernels import sum_to
         g = sum_to(g, var._a.shape)
         g._grad_owner = g._base is None      # a new tensor (a sum), unless sum_to only reshaped
+    recorded = is_grad_enabled()
     with _ACC_LOCKS[(id(var) >> 4) % len(_ACC_LOCKS)]:
         prev = var._grad
         if prev is None:
-            if is_grad_enabled():
+            if recorded:
                 var._grad = g.clone()
             elif g._grad_owner is True and g._base is None and g._grad_fn is None:
                 var._grad = g
             else:
                 var._grad = g.detach().clone()
-        elif is_grad_enabled():
+        elif recorded:
             var._grad = prev + g
         else:
             prev.add_(g)

@@ -32,15 +32,17 @@ result built from those pieces, which record torch's graph. Where it returns Non
 operands or views of them) the formulas record one node, which saves the same.
 """
 import inspect
+import types
 
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT, below
 from .._core.tensor_impl import TensorImpl
-from .node import Node, SavedVariable, gradient_edge
+from .node import Node, SavedVariable, gradient_edge, leaf_edge, _SEQ
 from . import anomaly, saved_hooks
 from .views import check_inplace
 from .._core.storage import MetaArray
 from .grad_mode import is_grad_enabled as _grad_enabled
 from .._dispatch.ops_namespace import aten
+from .._dispatch.codegen import compile_function
 
 _BELOW = below(DispatchKey.Autograd)
 _SPECIAL = ('grad', 'grads', 'result', 'results', 'result0', 'result1', 'result2', 'result3')
@@ -100,13 +102,17 @@ class FormulaNode(Node):
     _n_outputs = 1
     _uses_grads = False
     _conj = False       # NOTE [complex gradients]: set on a node whose formulas run on conjugated values
+    _list_len = types.MappingProxyType({})     # Tensor[] input name -> its length, where the op has one
 
     def apply(self, grad_outputs):
         # every saved value is unpacked (and its version checked) up front, as torch's generated apply does,
         # whether or not the formula that reads it runs
-        saved = {p: _unpack(v, self, p) for p, v in self._saved.items()}
-        if self._conj:
-            saved = {p: _conj(v) for p, v in saved.items()}
+        saved = self._saved
+        if saved:
+            saved = {p: v.unpack(self, p) if v.__class__ is SavedVariable else _unpack(v, self, p)
+                     for p, v in saved.items()}
+            if self._conj:
+                saved = {p: _conj(v) for p, v in saved.items()}
         if self._n_outputs == 1:
             grad = grad_outputs[0]
             if grad is None:
@@ -120,31 +126,50 @@ class FormulaNode(Node):
             grads = None
             grad = grad_outputs[0] if grad_outputs and grad_outputs[0] is not None else _zeros(self._out_meta[0])
         out, k = [], 0
-        formulas = self._formulas if self._first_order is None or _grad_enabled() else self._first_order
-        for name, fn, params, arity in formulas:
+        nf, in_meta = self.next_functions, self._in_meta
+        formulas = self._plans if self._first_order is None or _grad_enabled() else self._first_plans
+        for name, fn, params, arity, simple in formulas:
+            if arity == 1:
+                if nf[k][0] is None:        # that input needs no gradient: its formula does not run
+                    out.append(None)
+                    k += 1
+                    continue
+                if simple:      # the formula reads grad and saved values only (nearly all of them)
+                    g = fn(*[grad if p == 'grad' else saved[p] for p in params])
+                else:
+                    g = fn(**self._formula_kwargs(params, grad, grads, saved, k, 1))
+                m = in_meta[k]
+                # _fit, with its nothing-to-do case inline
+                if g is not None and m is not None and (g._a.shape != m[0] or g._dtype is not m[1]):
+                    g = _fit(g, m)
+                out.append(g)
+                k += 1
+                continue
             n = self._list_len.get(name, 1) if arity == 'list' else arity
-            if (self.next_functions[k][0] is None) if n == 1 else \
-                    all(e[0] is None for e in self.next_functions[k:k + n]):
+            if all(e[0] is None for e in nf[k:k + n]):
                 out.extend([None] * n)
                 k += n
                 continue
-            kwargs = {}
-            for p in params:
-                if p == 'grad':
-                    kwargs[p] = grad
-                elif p == 'grads':
-                    kwargs[p] = grads
-                elif p == 'output_mask':        # which inputs of a joint formula need a gradient
-                    kwargs[p] = [e[0] is not None for e in self.next_functions[k:k + n]]
-                else:
-                    kwargs[p] = saved[p]
-            g = fn(**kwargs)
-            if n == 1 and arity != 'list':
-                out.append(_fit(g, self._in_meta[k]))
+            g = fn(**self._formula_kwargs(params, grad, grads, saved, k, n))
+            if arity == 'list' or n != 1:
+                out.extend(None if x is None else _fit(x, m) for x, m in zip(g, in_meta[k:k + n]))
             else:
-                out.extend(None if x is None else _fit(x, m) for x, m in zip(g, self._in_meta[k:k + n]))
+                out.append(_fit(g, in_meta[k]))
             k += n
         return tuple(out)
+
+    def _formula_kwargs(self, params, grad, grads, saved, k, n):
+        kwargs = {}
+        for p in params:
+            if p == 'grad':
+                kwargs[p] = grad
+            elif p == 'grads':
+                kwargs[p] = grads
+            elif p == 'output_mask':        # which inputs of a joint formula need a gradient
+                kwargs[p] = [e[0] is not None for e in self.next_functions[k:k + n]]
+            else:
+                kwargs[p] = saved[p]
+        return kwargs
 
 
 def _zeros(meta):
@@ -163,10 +188,10 @@ def _unpack(v, node, name):
 
 
 def _save(v, is_output=False):
-    hooks = saved_hooks.current()
     if isinstance(v, TensorImpl):
-        return SavedVariable(v, is_output, hooks)
+        return SavedVariable(v, is_output, saved_hooks.current())
     if isinstance(v, (list, tuple)) and v and all(isinstance(x, TensorImpl) for x in v):
+        hooks = saved_hooks.current()
         return type(v)(SavedVariable(x, is_output, hooks) for x in v)
     return v
 
@@ -213,7 +238,11 @@ def node_class(decl):
     fast = _formulas(op, {k: decl.first_order.get(k, fn) for k, fn in decl.derivatives.items()}, arg_types, saved) \
         if decl.first_order else None
     cls_name = decl.grad_name or ''.join(w.capitalize() for w in op.schema.name.strip('_').split('_')) + 'Backward0'
+    # what apply loops over: each formula with whether it reads only grad and saved values (called positionally)
+    plans = lambda fs: tuple(f + (not any(p in ('grads', 'output_mask') for p in f[2]) and all(
+        q.kind is q.POSITIONAL_OR_KEYWORD for q in inspect.signature(f[1]).parameters.values()),) for f in fs)
     return type(cls_name, (FormulaNode,), {'_formulas': formulas, '_first_order': fast, '_saved_names': tuple(saved),
+                                            '_plans': plans(formulas), '_first_plans': plans(fast or ()),
                                             '_n_outputs': len(op.schema.returns),
                                             '_uses_grads': any('grads' in f[2] for f in formulas + (fast or ()))})
 
@@ -272,6 +301,10 @@ def autograd_kernel(decl):
     conj_formulas = not decl.complex_formulas
     out_diff = getattr(decl, 'output_differentiability', None) or (True,) * cls._n_outputs
     graph = decl.autograd_composite
+
+    if graph is None and not multi and not is_view and not any(is_list for _, is_list in diff):
+        return _generated_kernel(op, cls, diff, saved_args, meta_args, result_users if wants_result else 0,
+                                 single_results, out_diff[0], conj_formulas, arg_types)
 
     def kernel(ks, *args):
         if graph is not None:       # torch's pieces where they save other tensors than the formulas name
@@ -333,6 +366,95 @@ def autograd_kernel(decl):
         if anomaly._enabled:
             anomaly.record(node)
         return out
+    kernel.__qualname__ = f'autograd::{op.schema.full_name}'
+    kernel.node_class = cls
+    return kernel
+
+
+# NOTE [generated autograd kernels]: the Autograd kernel above is generic: it loops over a table of the
+# differentiable inputs, of what to save and of the outputs, which costs about 3 µs of Python per call on a small
+# add. For the common shape of operator (one output, no Tensor[] input, not a view, no autograd composite: 233
+# of ~275 differentiable operators) the same steps are generated as straight-line code per operator, with the
+# argument positions, bit masks and saved names written in (``ember.debug.source(ember.ops.aten.mul.Tensor)``
+# prints it). Nothing is decided differently: an input is saved only when a formula reading it will run, an
+# output whenever one reads it, metadata (``self_sizes``) in place of the tensor, in the same order as the
+# generic kernel, so the version-counter checks fire in the same places (tests/test_saved_versions.py).
+_NO_EDGE = (None, 0)
+# schema types whose values are never tensors: saved as they are, without the isinstance tests of _save
+_PLAIN_TYPES = frozenset(('int', 'bool', 'float', 'str', 'SymInt', 'int[]', 'SymInt[]', 'bool[]', 'ScalarType',
+                          'Device', 'MemoryFormat', 'Generator', 'float[]', 'Layout'))
+
+
+def _generated_kernel(op, cls, diff, saved_args, meta_args, result_users, single_results, out_diff, conj, arg_types):
+    n_args = len(op.schema.arguments)
+    params = ', '.join(f'a{i}' for i in range(n_args))
+    need_present = bool(result_users) or bool(single_results)
+    L = [f'def kernel(ks, {params}):',
+         '    ks &= _BELOW',
+         '    _k = _rcache.get(ks)         # the kernel below Autograd, from the redispatch cache',
+         f'    out = _k(ks, {params}) if _k is not None else _redispatch(ks, {params})',
+         '    req = 0',
+         '    cplx = False']
+    if need_present:
+        L.append('    present = 0')
+    edges, metas = [], []
+    for j, (p, _) in enumerate(diff):
+        a, bit = f'a{p}', 1 << p
+        L += [f'    if isinstance({a}, _TI):        # input {op.schema.arguments[p].name!r}',
+              f'        d = {a}._dtype',
+              f'        m{j} = ({a}._a.shape, d)',
+              '        if d.category == 3:',
+              '            cplx = True']
+        if need_present:
+            L.append(f'        present |= {bit}')
+        L += [f'        if {a}._keys & _AG:',
+              f'            req |= {bit}',
+              f'            fn = {a}._grad_fn',
+              f'            if fn is None:',
+              f'                e{j} = _leaf_edge({a}) if {a}._requires_grad else _NO_EDGE',
+              f'            else:',
+              f'                e{j} = (fn, {a}._output_nr) if {a}._base is None else _gradient_edge({a})',
+              '        else:',
+              f'            e{j} = _NO_EDGE',
+              '    else:',
+              f'        m{j} = None',
+              f'        e{j} = _NO_EDGE']
+        edges.append(f'e{j}')
+        metas.append(f'm{j}')
+    L += ['    if not req:',
+          '        return out',
+          '    node = _new(_cls)',
+          '    node._seq = _next_seq()       # Node.__init__, inline',
+          f'    node.next_functions = ({", ".join(edges)},)',
+          f'    node._in_meta = ({", ".join(metas)},)',
+          '    node._saved = saved = {}']
+    for n, i, u in saved_args:
+        val = f'a{i}' if arg_types.get(op.schema.arguments[i].name) in _PLAIN_TYPES else f'_save(a{i})'
+        L.append(f'    if req & {u}:' if u else '    if False:')
+        L.append(f'        saved[{n!r}] = {val}')
+    for n, i, suf in meta_args:
+        L.append(f'    saved[{n!r}] = _meta_value(a{i}, {suf!r})')
+    L.append('    if isinstance(out, _TI) and out._dtype.category >= 2:' if out_diff else '    if False:')
+    L += ['        out._grad_fn = node',
+          '        out._output_nr = 0',
+          '        out._keys |= _AG']
+    if conj:
+        L += ['    if cplx or (isinstance(out, _TI) and out._dtype.category == 3):',
+              '        node._conj = True       # NOTE [complex gradients]']
+    if result_users:
+        L += [f'    if present & {result_users}:',
+              "        saved['result'] = _save(out, True)"]
+    for n, i, u in single_results:
+        L += [f'    if present & {u}:',
+              f'        saved[{n!r}] = _save(out, True)']
+    L += ['    if _anomaly._enabled:',
+          '        _anomaly.record(node)',
+          '    return out']
+    g = {'_redispatch': op.redispatch, '_rcache': op.redispatch_cache, '_new': object.__new__,
+         '_next_seq': _SEQ.__next__, '_BELOW': _BELOW, '_TI': TensorImpl, '_AG': AUTOGRAD_BIT, '_leaf_edge': leaf_edge,
+         '_gradient_edge': gradient_edge,
+         '_NO_EDGE': _NO_EDGE, '_cls': cls, '_save': _save, '_meta_value': _meta_value, '_anomaly': anomaly}
+    kernel = compile_function('\n'.join(L) + '\n', f'<ember autograd {op.name}>', g, 'kernel')
     kernel.__qualname__ = f'autograd::{op.schema.full_name}'
     kernel.node_class = cls
     return kernel

@@ -12,6 +12,7 @@ reference cycle. A SavedVariable of an output keeps only the data and
 re-attaches the node when unpacked.
 """
 import itertools
+import types
 import weakref
 
 from ..utils.hooks import RemovableHandle
@@ -21,6 +22,15 @@ from .forward import LEVELS as _FW_LEVELS
 
 
 _SEQ = itertools.count()
+_new = object.__new__
+
+
+# NOTE [lazy node fields]: most nodes never get a hook or metadata, and a forward pass with requires_grad creates
+# one node per operator (plus an AccumulateGrad per leaf input whose previous one was freed), so a node's hook
+# tables start as one shared, read-only empty mapping on the class: a truth test reads them, ``.get`` and
+# ``.values()`` work, and a write (which would change every node) raises. The first registration replaces it
+# with the node's own dict. Node.__init__ then sets two fields instead of building five dicts.
+_NO_HOOKS = types.MappingProxyType({})
 
 
 class Node:
@@ -32,15 +42,23 @@ class Node:
     # its incoming gradient on; a node running user code (a custom Function) may return a tensor the user
     # holds, so its outputs are never owned by the engine
     _fresh_outputs = False
+    # NOTE [lazy node fields]
+    _hooks = _NO_HOOKS
+    _pre_hooks = _NO_HOOKS
+    _tensor_pre_hooks = _NO_HOOKS    # output_nr -> {id: hook}: Tensor.register_hook on outputs
+    _retain_grad_hooks = _NO_HOOKS   # output_nr -> hook
+    _metadata = None
+    next_functions = ()
 
     def __init__(self):
         self._seq = next(_SEQ)       # creation order: the engine runs the most recent ready node first
-        self.next_functions = ()
-        self._hooks = {}
-        self._pre_hooks = {}
-        self._tensor_pre_hooks = {}    # output_nr -> {id: hook}: Tensor.register_hook on outputs
-        self._retain_grad_hooks = {}   # output_nr -> hook
-        self.metadata = {}
+
+    @property
+    def metadata(self):
+        m = self._metadata
+        if m is None:
+            m = self._metadata = {}
+        return m
 
     def name(self):
         return type(self).__name__
@@ -53,21 +71,32 @@ class Node:
 
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs)`` runs after the node; it may return new grad_inputs."""
+        if self._hooks is _NO_HOOKS:
+            self._hooks = {}
         h = RemovableHandle(self._hooks)
         self._hooks[h.id] = fn
         return h
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` runs before the node; it may return new grad_outputs."""
+        if self._pre_hooks is _NO_HOOKS:
+            self._pre_hooks = {}
         h = RemovableHandle(self._pre_hooks)
         self._pre_hooks[h.id] = fn
         return h
 
     def _register_tensor_hook(self, output_nr, fn):
+        if self._tensor_pre_hooks is _NO_HOOKS:
+            self._tensor_pre_hooks = {}
         d = self._tensor_pre_hooks.setdefault(output_nr, {})
         h = RemovableHandle(d)
         d[h.id] = fn
         return h
+
+    def _set_retain_grad_hook(self, output_nr, fn):
+        if self._retain_grad_hooks is _NO_HOOKS:
+            self._retain_grad_hooks = {}
+        self._retain_grad_hooks[output_nr] = fn
 
     def __repr__(self):
         return f'<{self.name()} object at {hex(id(self))}>'
@@ -82,10 +111,13 @@ class Node:
         """Free the saved tensors (after backward without retain_graph). A node that saved no tensor can
         run again, as in torch; one that did raises "Trying to backward through the graph a second time"."""
         saved = self._saved
-        if saved and any(isinstance(v, SavedVariable) or (isinstance(v, (tuple, list)) and v and
-                                                          isinstance(v[0], SavedVariable)) for v in saved.values()):
-            self._saved = None
-            self._released = True
+        if saved:
+            for v in saved.values():
+                if v.__class__ is SavedVariable or (isinstance(v, (tuple, list)) and v and
+                                                    isinstance(v[0], SavedVariable)):
+                    self._saved = None
+                    self._released = True
+                    return
 
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -148,7 +180,7 @@ class SavedTensor:
 class AccumulateGrad(Node):
     """The sink of a leaf tensor: adds incoming gradients into ``variable.grad``."""
 
-    def __init__(self, variable):
+    def __init__(self, variable):      # leaf_edge builds one without this __init__: keep both in step
         super().__init__()
         self.variable = variable
 
@@ -172,17 +204,25 @@ def gradient_edge(t):
             return (t._grad_fn, 0)
         return (fn, t._output_nr)
     if t._requires_grad:
-        return (grad_accumulator(t), 0)
+        return leaf_edge(t)
     return (None, 0)
 
 
-def grad_accumulator(t):
-    acc = t._acc_ref
-    node = acc() if acc is not None else None
+def leaf_edge(t):
+    """The edge into leaf ``t``: its AccumulateGrad, made anew when the previous one died (a leaf holds its
+    accumulator weakly, as torch's does, so a graph that is gone frees it)."""
+    ref = t._acc_ref
+    node = ref() if ref is not None else None
     if node is None:
-        node = AccumulateGrad(t)
+        node = _new(AccumulateGrad)     # AccumulateGrad(t), without the two __init__ frames
+        node._seq = next(_SEQ)
+        node.variable = t
         t._acc_ref = weakref.ref(node)
-    return node
+    return (node, 0)
+
+
+def grad_accumulator(t):
+    return leaf_edge(t)[0]
 
 
 class SavedVariable:

@@ -11,7 +11,7 @@ try:
     from numpy._core.umath import _make_extobj
     _IGNORE = _make_extobj(all='ignore')
 except ImportError:      # pragma: no cover - other NumPy versions
-    _EXT = None
+    _EXT = _IGNORE = None
 
 
 def quiet(fn):

@@ -27,6 +27,7 @@ from ._special import erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _
     gammainc as _gammainc, gammaincc as _gammaincc    # NOTE [special
 #                                                                                   functions without scipy]
 from ._parallel import parallel_for
+from ._split import split_pointwise as _split_pointwise, split_add as _split_add
 
 
 def _is_int(x):
@@ -603,4 +604,22 @@ _EXACT = {'neg', 'abs', 'sign', 'sgn', 'floor', 'ceil', 'trunc', 'where.self', '
           'eq.Tensor', 'ne.Tensor', 'lt.Tensor', 'le.Tensor', 'gt.Tensor', 'ge.Tensor', 'isnan', 'isinf',
           'isfinite', 'isposinf', 'isneginf', 'bitwise_and.Tensor', 'bitwise_or.Tensor', 'bitwise_xor.Tensor',
           'bitwise_not', 'bitwise_left_shift.Tensor', 'bitwise_right_shift.Tensor', 'hardtanh', 'gcd', 'lcm'}
-KERNELS = {name: fn if name in _EXACT else _quiet(fn) for name, fn in _TABLE.items()}
+
+
+def _splittable(fn):
+    """One elementwise ufunc (one output), or add/sub: their large calls are cut into blocks over the intra-op
+    threads, bit for bit the same result (NOTE [split pointwise] in _split.py)."""
+    return (isinstance(fn, np.ufunc) and fn.nout == 1) or fn is _add or fn is _sub
+
+
+# memory-bound kernels (~0.1 ns per element): split only from 8x the size of a transcendental one
+_CHEAP = {_add, _sub, np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.positive, np.absolute,
+          np.maximum, np.minimum, np.fmax, np.fmin, np.equal, np.not_equal, np.less, np.less_equal, np.greater,
+          np.greater_equal, np.logical_and, np.logical_or, np.logical_xor, np.logical_not, np.bitwise_and,
+          np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift, np.right_shift, np.copysign, np.sign,
+          np.floor, np.ceil, np.trunc, np.rint, np.isnan, np.isinf, np.isfinite, np.signbit, np.square,
+          np.conjugate, np.heaviside}
+KERNELS = {name: _split_pointwise(fn, 1 if fn in _CHEAP else 8, quiet=name not in _EXACT) if _splittable(fn)
+           else fn if name in _EXACT else _quiet(fn) for name, fn in _TABLE.items()}
+KERNELS['add.Tensor'] = _split_add(_add, np.add)
+KERNELS['sub.Tensor'] = _split_add(_sub, np.subtract)
