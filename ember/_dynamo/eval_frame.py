@@ -37,6 +37,7 @@ from . import config
 from .backends import lookup_backend
 from .exc import Unsupported, RecompileLimitWarning, BackendCompilerFailed
 from .._functorch.aot_autograd import trace, GradOf
+from ember.fx.experimental.symbolic_shapes import graph_signature
 
 
 def _current(t):
@@ -69,26 +70,6 @@ def _arg_key(x):
     if x is None or x.__class__ in (int, float, bool, str):
         return (x.__class__, x)
     return ('id', id(x))
-
-
-def _graph_signature(graph):
-    """A graph as comparable data: each node's opcode, target and arguments (nodes by position, constants
-    as they are), so two traces at different sizes compare equal exactly when no constant depends on size."""
-    index = {}
-    out = []
-
-    def arg(a):
-        if hasattr(a, 'op') and hasattr(a, 'users'):
-            return ('node', index[a])
-        if isinstance(a, (list, tuple)):
-            return tuple(arg(e) for e in a)
-        if isinstance(a, dict):
-            return tuple((k, arg(v)) for k, v in a.items())
-        return a
-    for i, n in enumerate(graph.nodes):
-        index[n] = i
-        out.append((n.op, str(n.target), arg(n.args), arg(n.kwargs)))
-    return out
 
 
 class _Entry:
@@ -372,7 +353,7 @@ class CompiledFunction:
                 other = trace(self.fn, probe, spec, want_grad, dyn)
         except Exception as e:        # the function rejects the probe size: keep the static version
             return f'tracing at another size failed ({type(e).__name__}: {e})'
-        a, b = _graph_signature(traced.graph), _graph_signature(other.graph)
+        a, b = graph_signature(traced.graph), graph_signature(other.graph)
         if a != b:
             for x, y in zip(a, b):
                 if x != y:

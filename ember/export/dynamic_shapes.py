@@ -30,7 +30,7 @@ from ember.utils import _pytree as pytree
 from ember.utils._sympy.numbers import int_oo
 from ember.utils._sympy.value_ranges import ValueRanges
 from ember._dynamo.exc import UserError, UserErrorType
-from ember.fx.experimental.symbolic_shapes import ConstraintViolationError, SymInt, pretty
+from ember.fx.experimental.symbolic_shapes import ConstraintViolationError, SymInt, pretty, graph_signature
 
 __all__ = ['Dim', 'ShapesCollection', 'dims']
 
@@ -556,26 +556,6 @@ def _evaluate(n, values):
 
 def _root_hint(env, name):
     return next(int.__int__(s) for s in env.symbols if s.expr == name)
-
-
-def graph_signature(graph):
-    """A graph as comparable data: opcode, target and arguments of each node (nodes by position), so graphs traced
-    at different sizes compare equal exactly when no constant in them depends on a size (the same comparison as
-    ``ember._dynamo``'s)."""
-    index, out = {}, []
-
-    def arg(a):
-        if isinstance(a, ember.fx.Node):
-            return ('node', index[a])
-        if isinstance(a, (list, tuple)):
-            return tuple(arg(e) for e in a)
-        if isinstance(a, dict):
-            return tuple((k, arg(v)) for k, v in a.items())
-        return a
-    for i, n in enumerate(graph.nodes):
-        index[n] = i
-        out.append((n.op, str(n.target), arg(n.args), arg(n.kwargs)))
-    return out
 
 
 def first_difference(g1, g2):

@@ -317,3 +317,24 @@ class SymInt(int):
 
     def __rtruediv__(self, other):
         return other / int.__int__(self)
+
+
+def graph_signature(graph):
+    """A graph as comparable data: the opcode, target and arguments of each node (nodes by position, constants as
+    they are). Two traces of one program at different sizes compare equal exactly when no constant in them
+    depends on a size, the check that a symbolic graph lost no symbol (NOTE [symbolic sizes]): ember.compile and
+    ember.export both make it."""
+    index, out = {}, []
+
+    def arg(a):
+        if hasattr(a, 'op') and hasattr(a, 'users'):
+            return ('node', index[a])
+        if isinstance(a, (list, tuple)):
+            return tuple(arg(e) for e in a)
+        if isinstance(a, dict):
+            return tuple((k, arg(v)) for k, v in a.items())
+        return a
+    for i, n in enumerate(graph.nodes):
+        index[n] = i
+        out.append((n.op, str(n.target), arg(n.args), arg(n.kwargs)))
+    return out
