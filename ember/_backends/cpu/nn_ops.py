@@ -12,7 +12,14 @@ contiguous run (~4 ns per inner loop): NCHW fields have OW-long runs (14 here), 
 but need x (and the output) transposed; _channels_last_pays weighs the two. The input gradient of a stride-1
 convolution is this forward with the flipped kernel. With two BLAS threads, one GEMM per buffer ((m*P, K*C) @ W.T)
 would beat the per-sample GEMMs on the 16->32 forward and weight gradient (1.6 vs 1.9 ms; NumPy's stacked matmul
-does not thread) but is 15-35% slower on one thread, so it is not used.
+does not thread) but is 15-35% slower on one thread, so it is not used there.
+
+With many channels (in * out >= 64 * 64: resnet's layers) the batch is folded into the GEMM's rows instead:
+one (N*P, K*C) column matrix @ the weight's (K*C, O), its rows or columns shared among the threads by
+linalg._gemm. Per-sample GEMMs there have P = 4..256 rows against a weight of up to 2.4M values read once per
+sample (resnet18's 512->512 layer at 2x2: 18 -> 4 ms). Its input gradient is the adjoint GEMM then col2im
+on a channels-last buffer (C-long runs per tap) where the weight outweighs the gradient; the flipped
+forward elsewhere, whose flipped weight costs a strided copy.
 """
 from functools import partial
 
@@ -21,6 +28,7 @@ from numpy.lib.stride_tricks import as_strided as _as_strided
 from numpy.lib.stride_tricks import sliding_window_view as _swv
 
 from ._parallel import get_num_threads, parallel_for
+from ._gemm import gemm as _gemm
 
 
 def _tup(v, n):
@@ -138,6 +146,8 @@ def _conv_forward(x, w, b, stride, padding, dilation, groups, pairs=None):
         pairs = tuple((pp, pp) for pp in _tup(padding, nd))
     s, d = _tup(stride, nd), _tup(dilation, nd)
     osz = _conv_out(x.shape[2:], k, s, d, pairs)
+    if _gemm_pays(x.shape, w.shape[0], k, osz, groups):
+        return _conv_forward_gemm(x, w, b, s, d, pairs, osz)
     per_sample = w.size * _prod(osz)                    # multiply-adds
     if N < 2 or get_num_threads() < 2 or per_sample * N < 2 * _CONV_GRAIN:
         return _conv_forward_into(x, w, b, s, d, groups, pairs, osz)
@@ -193,12 +203,15 @@ def _conv_transpose(x, w, b, stride, padding, dilation, output_padding, groups):
     Og = w.shape[1]
     k = w.shape[2:]
     isz = x.shape[2:]
-    if all(ss == 1 for ss in s):
+    osz = tuple((i - 1) * ss - 2 * pp + dd * (kk - 1) + oo + 1 for i, ss, pp, dd, kk, oo in zip(isz, s, p, d, k, op))
+    stride1 = all(ss == 1 for ss in s)
+    if _gemm_pays((N, G * Og) + osz, Cin, k, isz, G) and (not stride1 or w.size > 2 * x.size):
+        return _conv_transpose_gemm(x, w, b, s, p, d, osz)
+    if stride1:
         flip = (slice(None), slice(None)) + (slice(None, None, -1),) * nd
         wf = w.reshape((G, Cin // G, Og) + k).swapaxes(1, 2).reshape((G * Og, Cin // G) + k)[flip]
         pairs = tuple((dd * (kk - 1) - pp, dd * (kk - 1) - pp + oo) for dd, kk, pp, oo in zip(d, k, p, op))
         return _conv_forward(x, wf, b, s, None, d, G, pairs)
-    osz = tuple((i - 1) * ss - 2 * pp + dd * (kk - 1) + oo + 1 for i, ss, pp, dd, kk, oo in zip(isz, s, p, d, k, op))
     wm = w.reshape(G, Cin // G, Og * _prod(k)).transpose(0, 2, 1)      # G, Og*K, Cg
     xm = x.reshape(N, G, Cin // G, _prod(isz))
     cols = np.matmul(wm, xm).reshape((N, G * Og) + k + isz)           # N, Cout, *K, *I
@@ -212,6 +225,11 @@ def convolution_backward_weight(g, x, weight_sizes, stride, padding, dilation, g
     """The weight gradient, summed over the batch: each intra-op thread sums its samples' share, then the
     (small) partial sums are added."""
     N = x.shape[0]
+    nd = x.ndim - 2
+    k = tuple(int(v) for v in weight_sizes[2:])
+    if _gemm_pays(x.shape, g.shape[1], k, g.shape[2:], groups):
+        return _conv_weight_grad_gemm(g, x, k, _tup(stride, nd), _tup(dilation, nd),
+                                      tuple((pp, pp) for pp in _tup(padding, nd)))
     per_sample = _prod(weight_sizes) * _prod(g.shape[2:])
     if N < 2 or get_num_threads() < 2 or per_sample * N < 2 * _CONV_GRAIN:
         return _conv_weight_grad(g, x, weight_sizes, stride, padding, dilation, groups)
@@ -282,6 +300,111 @@ def convolution(x, w, b, stride, padding, dilation, transposed, output_padding, 
     if transposed:
         return _conv_transpose(x, w, b, stride, padding, dilation, output_padding, groups)
     return _conv_forward(x, w, b, stride, padding, dilation, groups)
+
+
+# --- one-GEMM convolution (NOTE [convolution kernel], the batch folded into the GEMM's rows) ---------------
+
+def _split_samples(n, per_sample, fn):
+    """``fn(lo, hi)`` over [0, n) samples, shared out among the intra-op threads when each range has work."""
+    if n < 2 or get_num_threads() < 2 or per_sample * n < _COPY_GRAIN:
+        fn(0, n)
+    else:
+        parallel_for(n, fn, max(1, _COPY_GRAIN // max(per_sample, 1) // 2))
+
+
+_COPY_GRAIN = 1 << 17      # elements copied per task
+_GEMM_MIN = 64 * 64      # in_channels * out_channels from which the batch-folded GEMM pays
+
+
+def _cols_last(x, k, s, d, pairs, osz):
+    """The receptive fields as one contiguous (N*P, K*C) matrix, each row a field in (*K, C) order, copied
+    from a zero-padded channels-last copy of x (runs of kw*C contiguous values)."""
+    N, C = x.shape[:2]
+    win = _fields_last(x, k, s, d, pairs, osz)                   # N, *O, *K, C
+    col = np.empty(win.shape, x.dtype)
+    _split_samples(N, _prod(col.shape[1:]), lambda lo, hi: np.copyto(col[lo:hi], win[lo:hi]))
+    return col.reshape(N * _prod(osz), _prod(k) * C)
+
+
+def _to_last(w):
+    """(O, C, *K) -> (O, *K*C): a weight's rows in the channels-last fields' order."""
+    O, C = w.shape[:2]
+    return np.ascontiguousarray(np.moveaxis(w, 1, -1)).reshape(O, -1)
+
+
+def _rows_to_nchw(m, N, osz):
+    """(N*P, O) GEMM output -> new (N, O, *osz) array, the transpose shared out by samples."""
+    O = m.shape[1]
+    P = _prod(osz)
+    src = m.reshape(N, P, O).transpose(0, 2, 1)
+    out = np.empty((N, O, P), m.dtype)
+    _split_samples(N, O * P, lambda lo, hi: np.copyto(out[lo:hi], src[lo:hi]))
+    return out.reshape((N, O) + osz)
+
+
+def _nchw_to_rows(g):
+    """(N, O, *S) -> new (N*P, O) array (channels last), the transpose shared out by samples."""
+    N, O = g.shape[:2]
+    P = _prod(g.shape[2:])
+    out = np.empty((N, P, O), g.dtype)
+    src = g.reshape(N, O, P).transpose(0, 2, 1)
+    _split_samples(N, O * P, lambda lo, hi: np.copyto(out[lo:hi], src[lo:hi]))
+    return out.reshape(N * P, O)
+
+
+def _gemm_pays(x_shape, O, k, osz, groups):
+    """Whether the batch-folded GEMM beats the per-sample ones (CPU time per call, BENCHMARKS.md "resnet18
+    training step"): 512->512 at 2x2 18 -> 4 ms, 64->128 stride 2 even, 64->64 at 16x16 even; the per-sample
+    GEMMs stay ahead (10-60%) below 64x64 channels (the CNN benchmark, resnet's 3->64 stem)."""
+    return groups == 1 and _prod(k) > 1 and x_shape[1] * O >= _GEMM_MIN
+
+
+def _conv_forward_gemm(x, w, b, s, d, pairs, osz):
+    """col (N*P, K*C) @ W' (K*C, O), one GEMM whose rows (or columns) _gemm shares out among the threads,
+    then the output moved back to channels first."""
+    N = x.shape[0]
+    col = _cols_last(x, w.shape[2:], s, d, pairs, osz)
+    out = _rows_to_nchw(_gemm(col, _to_last(w).T), N, osz)
+    if b is not None:
+        out += b.reshape((1, -1) + (1,) * len(osz))
+    return out
+
+
+def _conv_transpose_gemm(x, w, b, s, p, d, osz):
+    """The adjoint of the convolution, any stride: cols (N*I, K*C) = x' (N*I, Cin) @ W' (Cin, K*C), then
+    col2im on a channels-last buffer, one strided add per kernel tap with C-long contiguous runs."""
+    nd = x.ndim - 2
+    N = x.shape[0]
+    k = w.shape[2:]
+    isz = x.shape[2:]
+    C = w.shape[1]
+    cols = _gemm(_nchw_to_rows(x), _to_last(w)).reshape((N,) + isz + k + (C,))
+    buf_sz = tuple(max(o + 2 * pp, (i - 1) * ss + dd * (kk - 1) + 1)
+                   for o, pp, i, ss, dd, kk in zip(osz, p, isz, s, d, k))
+    buf = np.zeros((N,) + buf_sz + (C,), cols.dtype)
+    lead = (slice(None),) * (1 + nd)
+
+    def add(lo, hi):
+        for tap in np.ndindex(*k):
+            sl = tuple(slice(t * dd, t * dd + ss * (i - 1) + 1, ss) for t, dd, ss, i in zip(tap, d, s, isz))
+            buf[(slice(lo, hi),) + sl] += cols[(slice(lo, hi),) + lead[1:] + tap]
+    _split_samples(N, _prod(cols.shape[1:]), add)
+    crop = buf[(slice(None),) + tuple(slice(pp, pp + o) for pp, o in zip(p, osz))]
+    out = np.empty((N, C) + osz, cols.dtype)
+    src = np.moveaxis(crop, -1, 1)
+    _split_samples(N, _prod(out.shape[1:]), lambda lo, hi: np.copyto(out[lo:hi], src[lo:hi]))
+    if b is not None:
+        out += b.reshape((1, -1) + (1,) * nd)
+    return out
+
+
+def _conv_weight_grad_gemm(g, x, k, s, d, pairs):
+    """dW' (O, K*C) = g' (O, N*P) @ col (N*P, K*C), then back to (O, C, *K)."""
+    osz = g.shape[2:]
+    col = _cols_last(x, k, s, d, pairs, osz)
+    dw = _gemm(_nchw_to_rows(g).T, col)
+    O, C = g.shape[1], x.shape[1]
+    return np.ascontiguousarray(np.moveaxis(dw.reshape((O,) + k + (C,)), -1, 1))
 
 
 # --- im2col / col2im (F.unfold / F.fold) ---------------------------------------
