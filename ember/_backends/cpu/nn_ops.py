@@ -29,6 +29,7 @@ from numpy.lib.stride_tricks import sliding_window_view as _swv
 
 from ._parallel import get_num_threads, parallel_for
 from ._gemm import gemm as _gemm
+from ._sums import rowsum as _rowsum
 
 
 def _tup(v, n):
@@ -737,33 +738,128 @@ def embedding_renorm(w, idx, max_norm, norm_type):
 
 
 # --- normalisation ---------------------------------------------------------------
+# NOTE [batch norm kernels]: each (sample, channel) plane is a row of an (N*C, P) matrix, so every per-channel
+# statistic is a row sum (a GEMV with ones, NOTE [row sums as GEMV]) or a row dot product (np.einsum 'ij,ij->i')
+# summed down the N samples; the samples are shared out among the intra-op threads, each with its own rows.
+# Float32 and float64 work in their own type with the per-row sums combined in float64; half types in float32.
+
+def _bn_acc(x):
+    return x if x.dtype in (np.float32, np.float64) else x.astype(np.float32)
+
+
+def _bn_rows(a):
+    """(N, C, *S) -> (N, C, P) (a copy only when the layout asks for one)."""
+    return a.reshape(a.shape[:2] + (-1,))
+
+
+def _bn_forward_train(x3, eps):
+    """(mean, var) per channel, two passes: the row sums, then the centred squares (no E[x^2] - E[x]^2
+    cancellation)."""
+    N, C, P = x3.shape
+    rows = np.empty((N, C))
+    sq = np.empty((N, C))
+    mean = np.empty(C, x3.dtype)
+
+    def sums(lo, hi):
+        rows[lo:hi] = _rowsum(x3[lo:hi].reshape(-1, P)).reshape(hi - lo, C)
+    _split_samples(N, C * P, sums)
+    mean64 = rows.sum(0) / max(N * P, 1)
+    mean[...] = mean64
+
+    def squares(lo, hi):
+        for i in range(lo, hi):         # one sample's centred copy at a time stays in cache
+            xc = x3[i] - mean[:, None]
+            sq[i] = np.einsum('cp,cp->c', xc, xc)
+    _split_samples(N, C * P, squares)
+    return mean64, sq.sum(0) / max(N * P, 1)
+
 
 def native_batch_norm(x, w, b, running_mean, running_var, training, momentum, eps):
+    """out = x * scale + shift per channel (scale = weight * invstd, shift = bias - mean * scale): one pass
+    after the statistics."""
     C = x.shape[1]
-    axes = (0,) + tuple(range(2, x.ndim))
-    bshape = (1, C) + (1,) * (x.ndim - 2)
+    xa = _bn_acc(x)
+    x3 = _bn_rows(xa)
+    N, _, P = x3.shape
     if training:
-        n = x.size // C
-        mean = x.mean(axes)
-        xc = x - mean.reshape(bshape)
-        var = (xc * xc).mean(axes)
+        n = N * P
+        mean, var = _bn_forward_train(x3, eps)
         invstd = 1.0 / np.sqrt(var + eps)
         if running_mean is not None:     # torch's native_batch_norm updates the running stats in place
             running_mean *= 1 - momentum
-            running_mean += momentum * mean
+            running_mean += (momentum * mean).astype(running_mean.dtype)
         if running_var is not None:
             running_var *= 1 - momentum
-            running_var += momentum * var * (n / max(n - 1, 1))
+            running_var += (momentum * var * (n / max(n - 1, 1))).astype(running_var.dtype)
         save_mean, save_invstd = mean.astype(x.dtype), invstd.astype(x.dtype)
     else:
-        xc = x - running_mean.reshape(bshape)
-        invstd = 1.0 / np.sqrt(running_var + eps)
+        mean = running_mean.astype(np.float64)
+        invstd = 1.0 / np.sqrt(running_var.astype(np.float64) + eps)
         save_mean, save_invstd = np.zeros(0, x.dtype), np.zeros(0, x.dtype)
     scale = invstd if w is None else invstd * w
-    out = xc * scale.reshape(bshape).astype(x.dtype, copy=False)
-    if b is not None:
-        out += b.reshape(bshape)
-    return out.astype(x.dtype, copy=False), save_mean, save_invstd
+    shift = -mean * scale if b is None else b - mean * scale
+    scale, shift = scale.astype(x3.dtype)[:, None], shift.astype(x3.dtype)[:, None]
+    out = np.empty(x3.shape, x3.dtype)
+
+    def norm(lo, hi):
+        o = np.multiply(x3[lo:hi], scale, out=out[lo:hi])
+        o += shift
+    _split_samples(N, C * P, norm)
+    return out.reshape(x.shape).astype(x.dtype, copy=False), save_mean, save_invstd
+
+
+def native_batch_norm_backward(g, x, w, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask):
+    """torch's batch-norm backward. With sg = sum(g), sgx = sum(g * x) per channel, dot = sgx - mean * sg:
+    dx = a * g + b * x + c, a = w * invstd, b = -a * invstd^2 * dot / n, c = -a * sg / n - b * mean (training;
+    in evaluation dx = a * g), dw = dot * invstd, db = sg. Two passes: the sums, then dx."""
+    C = x.shape[1]
+    xa, ga = _bn_acc(x), _bn_acc(g)
+    x3, g3 = _bn_rows(xa), _bn_rows(ga)
+    N, _, P = x3.shape
+    n = N * P
+    if train:
+        mean = save_mean.astype(np.float64)
+        invstd = save_invstd.astype(np.float64)
+    else:
+        mean = running_mean.astype(np.float64)
+        invstd = 1.0 / np.sqrt(running_var.astype(np.float64) + eps)
+    wv = np.ones(C) if w is None else w.astype(np.float64)
+    sg_rows, sgx_rows = np.empty((N, C)), np.empty((N, C))
+    need_sums = train and output_mask[0] or output_mask[1] or output_mask[2]
+
+    def sums(lo, hi):
+        sg_rows[lo:hi] = _rowsum(g3[lo:hi].reshape(-1, P)).reshape(hi - lo, C)
+        sgx_rows[lo:hi] = np.einsum('ncp,ncp->nc', g3[lo:hi], x3[lo:hi])
+    if need_sums:
+        _split_samples(N, C * P, sums)
+    sg = sg_rows.sum(0)
+    dot = sgx_rows.sum(0) - mean * sg
+    dx = dw = db = None
+    if output_mask[0]:
+        a = wv * invstd
+        if train:
+            bb = -a * invstd * invstd * dot / max(n, 1)
+            c = -a * sg / max(n, 1) - bb * mean
+        dt = x3.dtype
+        a3 = a.astype(dt)[:, None]
+        out = np.empty(x3.shape, dt)
+        if train:
+            b3, c3 = bb.astype(dt)[:, None], c.astype(dt)[:, None]
+
+        def grad_input(lo, hi):
+            o = np.multiply(g3[lo:hi], a3, out=out[lo:hi])
+            if train:
+                for i in range(lo, hi):
+                    t = x3[i] * b3
+                    t += c3
+                    o[i - lo] += t
+        _split_samples(N, C * P, grad_input)
+        dx = out.reshape(x.shape).astype(x.dtype, copy=False)
+    if output_mask[1]:
+        dw = (dot * invstd).astype(x.dtype if w is None else w.dtype)
+    if output_mask[2]:
+        db = sg.astype(x.dtype if w is None else w.dtype)
+    return dx, dw, db
 
 
 KERNELS = {
@@ -789,4 +885,5 @@ KERNELS = {
     'embedding_dense_backward': embedding_dense_backward,
     'embedding_renorm': embedding_renorm,
     'native_batch_norm': native_batch_norm,
+    'native_batch_norm_backward': native_batch_norm_backward,
 }
