@@ -327,30 +327,40 @@ def _cols_last(x, k, s, d, pairs, osz):
     return col.reshape(N * _prod(osz), _prod(k) * C)
 
 
+def _copy_split(src):
+    """A new C-contiguous copy of ``src``, its first axis shared out among the intra-op threads."""
+    out = np.empty(src.shape, src.dtype)
+    _split_samples(src.shape[0], _prod(src.shape[1:]), lambda lo, hi: np.copyto(out[lo:hi], src[lo:hi]))
+    return out
+
+
 def _to_last(w):
     """(O, C, *K) -> (O, *K*C): a weight's rows in the channels-last fields' order."""
-    O, C = w.shape[:2]
-    return np.ascontiguousarray(np.moveaxis(w, 1, -1)).reshape(O, -1)
+    return _copy_split(np.moveaxis(w, 1, -1)).reshape(w.shape[0], -1)
 
 
-def _rows_to_nchw(m, N, osz):
-    """(N*P, O) GEMM output -> new (N, O, *osz) array, the transpose shared out by samples."""
-    O = m.shape[1]
-    P = _prod(osz)
-    src = m.reshape(N, P, O).transpose(0, 2, 1)
-    out = np.empty((N, O, P), m.dtype)
-    _split_samples(N, O * P, lambda lo, hi: np.copyto(out[lo:hi], src[lo:hi]))
-    return out.reshape((N, O) + osz)
+def _from_last(m, C):
+    """(O, *K*C) GEMM output -> new (O, C, *K) weight-shaped array."""
+    return _copy_split(np.moveaxis(m, -1, 1))
+
+
+def _batch_major(m, N, P):
+    """(O, N*P) GEMM output -> new (N, O, P) array: P-long contiguous runs."""
+    return _copy_split(m.reshape(m.shape[0], N, P).transpose(1, 0, 2))
+
+
+def _channel_major(g):
+    """(N, O, *S) -> new (O, N*P) array: P-long contiguous runs."""
+    N, O = g.shape[:2]
+    P = _prod(g.shape[2:])
+    return _copy_split(g.reshape(N, O, P).transpose(1, 0, 2)).reshape(O, N * P)
 
 
 def _nchw_to_rows(g):
-    """(N, O, *S) -> new (N*P, O) array (channels last), the transpose shared out by samples."""
+    """(N, O, *S) -> new (N*P, O) array (channels last)."""
     N, O = g.shape[:2]
     P = _prod(g.shape[2:])
-    out = np.empty((N, P, O), g.dtype)
-    src = g.reshape(N, O, P).transpose(0, 2, 1)
-    _split_samples(N, O * P, lambda lo, hi: np.copyto(out[lo:hi], src[lo:hi]))
-    return out.reshape(N * P, O)
+    return _copy_split(g.reshape(N, O, P).transpose(0, 2, 1)).reshape(N * P, O)
 
 
 def _gemm_pays(x_shape, O, k, osz, groups):
@@ -361,11 +371,12 @@ def _gemm_pays(x_shape, O, k, osz, groups):
 
 
 def _conv_forward_gemm(x, w, b, s, d, pairs, osz):
-    """col (N*P, K*C) @ W' (K*C, O), one GEMM whose rows (or columns) _gemm shares out among the threads,
-    then the output moved back to channels first."""
+    """W' (O, K*C) @ col.T (K*C, N*P), one GEMM whose rows (or columns) _gemm shares out among the threads,
+    then the output's samples moved first (P-long runs; the (N*P, O) product's transpose costs up to 10x
+    more on resnet's stem-sized outputs)."""
     N = x.shape[0]
     col = _cols_last(x, w.shape[2:], s, d, pairs, osz)
-    out = _rows_to_nchw(_gemm(col, _to_last(w).T), N, osz)
+    out = _batch_major(_gemm(_to_last(w), col.T), N, _prod(osz)).reshape((N, w.shape[0]) + osz)
     if b is not None:
         out += b.reshape((1, -1) + (1,) * len(osz))
     return out
@@ -391,9 +402,7 @@ def _conv_transpose_gemm(x, w, b, s, p, d, osz):
             buf[(slice(lo, hi),) + sl] += cols[(slice(lo, hi),) + lead[1:] + tap]
     _split_samples(N, _prod(cols.shape[1:]), add)
     crop = buf[(slice(None),) + tuple(slice(pp, pp + o) for pp, o in zip(p, osz))]
-    out = np.empty((N, C) + osz, cols.dtype)
-    src = np.moveaxis(crop, -1, 1)
-    _split_samples(N, _prod(out.shape[1:]), lambda lo, hi: np.copyto(out[lo:hi], src[lo:hi]))
+    out = _copy_split(np.moveaxis(crop, -1, 1))
     if b is not None:
         out += b.reshape((1, -1) + (1,) * nd)
     return out
@@ -403,9 +412,8 @@ def _conv_weight_grad_gemm(g, x, k, s, d, pairs):
     """dW' (O, K*C) = g' (O, N*P) @ col (N*P, K*C), then back to (O, C, *K)."""
     osz = g.shape[2:]
     col = _cols_last(x, k, s, d, pairs, osz)
-    dw = _gemm(_nchw_to_rows(g).T, col)
-    O, C = g.shape[1], x.shape[1]
-    return np.ascontiguousarray(np.moveaxis(dw.reshape((O,) + k + (C,)), -1, 1))
+    dw = _gemm(_channel_major(g), col)
+    return _from_last(dw.reshape((g.shape[1],) + k + (x.shape[1],)), x.shape[1])
 
 
 # --- im2col / col2im (F.unfold / F.fold) ---------------------------------------
