@@ -17,8 +17,10 @@ def _conv2d_samples(dt):
     yield S(Arg((1, 2, 5, 6)), Arg((3, 2, 4, 3)), Arg((3,)), padding='same', dilation=(1, 2))
     yield S(Arg((1, 2, 5, 6)), Arg((3, 2, 3, 3)), padding='valid')
     yield S(Arg((0, 2, 5, 5)), Arg((3, 2, 3, 3)))                         # empty batch
-    # channels enough for the batch-folded GEMM kernel (NOTE [convolution kernel]), stride 1 and 2
+    # channels enough for the batch-folded GEMM kernel (NOTE [convolution kernel]), stride 1 and 2, fields in
+    # the weight's order (fewer field rows than output channels) and channels last
     yield S(Arg((2, 64, 3, 4)), Arg((64, 64, 3, 3)), Arg((64,)), padding=1)
+    yield S(Arg((3, 64, 5, 5)), Arg((64, 64, 3, 3)), None, padding=1)
     yield S(Arg((2, 64, 5, 4)), Arg((64, 64, 3, 2)), None, stride=2, padding=(1, 0))
     yield S(Arg((0, 64, 3, 3)), Arg((64, 64, 3, 3)), padding=1)             # empty batch
     yield S(Arg((2, 3, 5, 5)), Arg((4, 2, 3, 3)))                         # channel mismatch: error
@@ -42,6 +44,7 @@ def _convt2d_samples(dt):
     yield S(Arg((2, 3, 3)), Arg((2, 3, 2, 2)), None)                      # unbatched
     yield S(Arg((2, 64, 2, 3)), Arg((64, 64, 3, 3)), Arg((64,)), stride=2, padding=1, output_padding=1)
     yield S(Arg((1, 64, 2, 2)), Arg((64, 64, 3, 3)), None, padding=1)
+    yield S(Arg((2, 64, 6, 6)), Arg((64, 64, 3, 3)), None, stride=2, padding=1)
     yield S(Arg((1, 4, 3, 3)), Arg((3, 2, 3, 3)))                         # channel mismatch: error
 
 
