@@ -107,7 +107,12 @@ def _padded_last(x, pairs):
     x = x[(slice(None), slice(None)) + crop]
     pairs = tuple((max(a, 0), max(b, 0)) for a, b in pairs)
     xh = np.zeros((N,) + tuple(n + a + b for n, (a, b) in zip(x.shape[2:], pairs)) + (C,), x.dtype)
-    xh[(slice(None),) + tuple(slice(a, a + n) for n, (a, _) in zip(x.shape[2:], pairs))] = np.moveaxis(x, 1, -1)
+    inner = tuple(slice(a, a + n) for n, (a, _) in zip(x.shape[2:], pairs))
+    src = np.moveaxis(x, 1, -1)
+
+    def fill(lo, hi):
+        xh[(slice(lo, hi),) + inner] = src[lo:hi]
+    _split_samples(N, _prod(src.shape[1:]), fill)
     return xh
 
 
