@@ -798,6 +798,9 @@ def embedding_renorm(w, idx, max_norm, norm_type):
 # summed down the N samples; the samples are shared out among the intra-op threads, each with its own rows.
 # Float32 and float64 work in their own type with the per-row sums combined in float64; half types in float32.
 
+_BN_BLOCK = 1 << 16      # elements of a cache-resident temporary
+
+
 def _bn_acc(x):
     return x if x.dtype in (np.float32, np.float64) else x.astype(np.float32)
 
@@ -821,10 +824,12 @@ def _bn_forward_train(x3, eps):
     mean64 = rows.sum(0) / max(N * P, 1)
     mean[...] = mean64
 
+    step = max(1, _BN_BLOCK // max(C * P, 1))
+
     def squares(lo, hi):
-        for i in range(lo, hi):         # one sample's centred copy at a time stays in cache
-            xc = x3[i] - mean[:, None]
-            sq[i] = np.einsum('cp,cp->c', xc, xc)
+        for i in range(lo, hi, step):   # a few samples' centred copy at a time stays in cache
+            xc = x3[i:min(i + step, hi)] - mean[:, None]
+            sq[i:i + step] = np.einsum('ncp,ncp->nc', xc, xc)
     _split_samples(N, C * P, squares)
     return mean64, sq.sum(0) / max(N * P, 1)
 
@@ -901,13 +906,15 @@ def native_batch_norm_backward(g, x, w, running_mean, running_var, save_mean, sa
         if train:
             b3, c3 = bb.astype(dt)[:, None], c.astype(dt)[:, None]
 
+        step = max(1, _BN_BLOCK // max(C * P, 1))
+
         def grad_input(lo, hi):
             o = np.multiply(g3[lo:hi], a3, out=out[lo:hi])
             if train:
-                for i in range(lo, hi):
-                    t = x3[i] * b3
+                for i in range(lo, hi, step):
+                    t = x3[i:min(i + step, hi)] * b3
                     t += c3
-                    o[i - lo] += t
+                    o[i - lo:i - lo + step] += t
         _split_samples(N, C * P, grad_input)
         dx = out.reshape(x.shape).astype(x.dtype, copy=False)
     if output_mask[1]:
