@@ -627,6 +627,18 @@ def _max_pool_backward(g, x, kernel_size, stride, padding, dilation, ceil_mode, 
         out = np.zeros(lead * plane, x.dtype)
         out[idx] = g.reshape(-1)
         return out.reshape(x.shape)
+    if x.ndim == nd + 2 and x.shape[0] > 1:       # by samples among the intra-op threads: their planes are apart
+        N = x.shape[0]
+        per = lead // N
+        out = np.empty((N, per * plane), x.dtype)
+        idx, gf = idx.reshape(N, -1), g.reshape(N, -1)
+
+        def run(lo, hi):
+            r = np.bincount((idx[lo:hi] - lo * per * plane).ravel(), weights=gf[lo:hi].ravel(),
+                            minlength=(hi - lo) * per * plane)
+            out[lo:hi] = r.reshape(hi - lo, -1)
+        _split_samples(N, per * plane, run)
+        return out.reshape(x.shape)
     r = np.bincount(idx, weights=g.reshape(-1), minlength=lead * plane)
     return r.astype(x.dtype, copy=False).reshape(x.shape)
 
