@@ -14,12 +14,16 @@ convolution is this forward with the flipped kernel. With two BLAS threads, one 
 would beat the per-sample GEMMs on the 16->32 forward and weight gradient (1.6 vs 1.9 ms; NumPy's stacked matmul
 does not thread) but is 15-35% slower on one thread, so it is not used there.
 
-With many channels (in * out >= 64 * 64: resnet's layers) the batch is folded into the GEMM's rows instead:
-one (N*P, K*C) column matrix @ the weight's (K*C, O), its rows or columns shared among the threads by
-linalg._gemm. Per-sample GEMMs there have P = 4..256 rows against a weight of up to 2.4M values read once per
-sample (resnet18's 512->512 layer at 2x2: 18 -> 4 ms). Its input gradient is the adjoint GEMM then col2im
-on a channels-last buffer (C-long runs per tap) where the weight outweighs the gradient; the flipped
-forward elsewhere, whose flipped weight costs a strided copy.
+With many channels (in * out >= 64 * 64: resnet's layers) the batch is folded into one GEMM instead:
+W' (O, K*C) @ col.T, col the (N*P, K*C) fields of the whole batch, its rows or columns shared among the
+threads by _gemm.gemm. Per-sample GEMMs there have P = 4..256 columns against a weight of up to 2.4M values
+read once per sample (resnet18's 512->512 layer at 2x2: 18 -> 3.3 ms CPU). The fields are copied channels last
+((*K, C) rows, long runs) and the weight permuted to match, except where the weight is at least as large as
+the fields (O >= N*P: resnet's layers 3-4), where one strided copy per tap lays them out in the weight's own
+(C, *K) order and no weight is permuted. The weight gradient is g as (O, N*P) @ the same fields. The input
+gradient is the adjoint GEMM then col2im on a channels-last buffer (C-long runs per tap) where the weight
+outweighs the gradient, and the flipped forward elsewhere (its flipped weight costs a strided copy). Figures
+per resnet18 layer: BENCHMARKS.md, "resnet18 training step".
 """
 from functools import partial
 
