@@ -22,14 +22,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 from ember._backends.cpu import nn_ops as K  # noqa: E402
 
 
+CLOCK = time.perf_counter
+
+
 def median_ms(fns, reps):
     """Interleave the callables `reps` times; median ms of each."""
     ts = [[] for _ in fns]
     for _ in range(reps):
         for i, f in enumerate(fns):
-            t = time.perf_counter()
+            t = CLOCK()
             f()
-            ts[i].append(time.perf_counter() - t)
+            ts[i].append(CLOCK() - t)
     return [sorted(t)[len(t) // 2] * 1e3 for t in ts]
 
 
@@ -118,8 +121,13 @@ def main():
     ap.add_argument('--reps', type=int, default=60)
     ap.add_argument('--shapes', action='store_true', help='also time other shapes (regression check)')
     ap.add_argument('--resnet', action='store_true', help="the resnet18 step's shapes instead (bench_vision.py)")
+    ap.add_argument('--cpu', action='store_true', help='CPU time of all threads instead of wall time (a loaded '
+                    'machine; torch\'s spinning OpenMP threads then count too)')
     ap.add_argument('--base', help='another nn_ops.py to time side by side (A/B)')
     a = ap.parse_args()
+    global CLOCK
+    if a.cpu:
+        CLOCK = time.process_time
     import torch
     torch.set_num_threads(int(os.environ.get('OMP_NUM_THREADS', torch.get_num_threads())))
     B = load_module(a.base) if a.base else K
