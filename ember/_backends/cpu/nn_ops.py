@@ -823,7 +823,7 @@ def _bn_acc(x):
 
 def _bn_rows(a):
     """(N, C, *S) -> (N, C, P) (a copy only when the layout asks for one)."""
-    return a.reshape(a.shape[:2] + (-1,))
+    return a.reshape(a.shape[:2] + (_prod(a.shape[2:]),))
 
 
 def _bn_forward_train(x3, eps):
@@ -857,6 +857,9 @@ def native_batch_norm(x, w, b, running_mean, running_var, training, momentum, ep
     xa = _bn_acc(x)
     x3 = _bn_rows(xa)
     N, _, P = x3.shape
+    if training and N * P == 0:     # torch's F.batch_norm: an empty result, the running statistics untouched
+        nan = np.full(C, np.nan, x.dtype)
+        return np.empty(x.shape, x.dtype), nan, nan.copy()
     if training:
         n = N * P
         mean, var = _bn_forward_train(x3, eps)
@@ -933,8 +936,8 @@ def native_batch_norm_backward(g, x, w, running_mean, running_var, save_mean, sa
                     o[i - lo:i - lo + step] += t
         _split_samples(N, C * P, grad_input)
         dx = out.reshape(x.shape).astype(x.dtype, copy=False)
-    if output_mask[1]:
-        dw = (dot * invstd).astype(x.dtype if w is None else w.dtype)
+    if output_mask[1]:          # (an empty batch: zeros, as torch, not 0 * the NaN statistics)
+        dw = (dot * invstd if n else np.zeros(C)).astype(x.dtype if w is None else w.dtype)
     if output_mask[2]:
         db = sg.astype(x.dtype if w is None else w.dtype)
     return dx, dw, db
