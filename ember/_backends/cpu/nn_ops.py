@@ -104,30 +104,38 @@ def _fields_nchw(x, k, s, d, pairs, osz, groups):
     return win.transpose((0, 1, 2) + tuple(range(3 + nd, 3 + 2 * nd)) + tuple(range(3, 3 + nd)))
 
 
-def _padded_last(x, pairs):
-    """A zero-padded channels-last copy (N, *S', C) of x (negative pairs crop)."""
-    N, C = x.shape[:2]
+def _padded_last(x, pairs, lo=0, hi=None, split=True):
+    """A zero-padded channels-last copy (n, *S', C) of samples lo:hi of x (negative pairs crop), its samples
+    shared among the intra-op threads unless ``split`` is False (a caller already on one of them)."""
+    C = x.shape[1]
     crop = tuple(slice(max(-a, 0), n - max(-b, 0)) for (a, b), n in zip(pairs, x.shape[2:]))
-    x = x[(slice(None), slice(None)) + crop]
+    x = x[(slice(lo, hi), slice(None)) + crop]
     pairs = tuple((max(a, 0), max(b, 0)) for a, b in pairs)
-    xh = np.zeros((N,) + tuple(n + a + b for n, (a, b) in zip(x.shape[2:], pairs)) + (C,), x.dtype)
+    xh = np.zeros((x.shape[0],) + tuple(n + a + b for n, (a, b) in zip(x.shape[2:], pairs)) + (C,), x.dtype)
     inner = tuple(slice(a, a + n) for n, (a, _) in zip(x.shape[2:], pairs))
     src = np.moveaxis(x, 1, -1)
 
     def fill(lo, hi):
         xh[(slice(lo, hi),) + inner] = src[lo:hi]
-    _split_samples(N, _prod(src.shape[1:]), fill)
+    if split:
+        _split_samples(x.shape[0], _prod(src.shape[1:]), fill)
+    else:
+        fill(0, x.shape[0])
     return xh
+
+
+def _fields_of(xh, k, s, d, osz):
+    """View of the receptive fields, (n, *O, *K, C), of a padded channels-last xh."""
+    st = xh.strides
+    return _as_strided(xh, (xh.shape[0],) + osz + k + (xh.shape[-1],),
+                       (st[0],) + tuple(st[1 + i] * ss for i, ss in enumerate(s))
+                       + tuple(st[1 + i] * dd for i, dd in enumerate(d)) + (st[-1],), writeable=False)
 
 
 def _fields_last(x, k, s, d, pairs, osz):
     """View of the receptive fields, (N, *O, *K, C), on a zero-padded channels-last copy of x (negative pairs
     crop): there each field is prod(K[:-1]) runs of kw*C contiguous values."""
-    N, C = x.shape[:2]
-    xh = _padded_last(x, pairs)
-    st = xh.strides
-    return _as_strided(xh, (N,) + osz + k + (C,), (st[0],) + tuple(st[1 + i] * ss for i, ss in enumerate(s))
-                       + tuple(st[1 + i] * dd for i, dd in enumerate(d)) + (st[-1],), writeable=False)
+    return _fields_of(_padded_last(x, pairs), k, s, d, osz)
 
 
 def _chunks(win, shape, budget=4 << 20):
@@ -334,11 +342,14 @@ _GEMM_MIN = 64 * 64      # in_channels * out_channels from which the batch-folde
 
 def _cols_last(x, k, s, d, pairs, osz):
     """The receptive fields as one contiguous (N*P, K*C) matrix, each row a field in (*K, C) order, copied
-    from a zero-padded channels-last copy of x (runs of kw*C contiguous values)."""
+    from a zero-padded channels-last copy of x (runs of kw*C contiguous values). Each thread pads and copies
+    its own samples (one hand-off, the padded block still in cache)."""
     N, C = x.shape[:2]
-    win = _fields_last(x, k, s, d, pairs, osz)                   # N, *O, *K, C
-    col = np.empty(win.shape, x.dtype)
-    _split_samples(N, _prod(col.shape[1:]), lambda lo, hi: np.copyto(col[lo:hi], win[lo:hi]))
+    col = np.empty((N,) + osz + k + (C,), x.dtype)
+
+    def fill(lo, hi):
+        np.copyto(col[lo:hi], _fields_of(_padded_last(x, pairs, lo, hi, False), k, s, d, osz))
+    _split_samples(N, _prod(col.shape[1:]), fill)
     return col.reshape(N * _prod(osz), _prod(k) * C)
 
 
@@ -349,14 +360,14 @@ def _cols_first(x, k, s, d, pairs, osz):
     0.07 + 0.8 ms, and as much again for the weight gradient's way back)."""
     nd = len(k)
     N, C = x.shape[:2]
-    xh = _padded_last(x, pairs)
     col = np.empty((N,) + osz + (C,) + k, x.dtype)
     inner = (slice(None),) * (nd + 1)
 
     def fill(lo, hi):
+        xh = _padded_last(x, pairs, lo, hi, False)
         for tap in np.ndindex(*k):
             sl = tuple(slice(t * dd, t * dd + ss * (o - 1) + 1, ss) for t, dd, ss, o in zip(tap, d, s, osz))
-            col[(slice(lo, hi),) + inner + tap] = xh[(slice(lo, hi),) + sl]
+            col[(slice(lo, hi),) + inner + tap] = xh[(slice(None),) + sl]
     _split_samples(N, _prod(col.shape[1:]), fill)
     return col.reshape(N * _prod(osz), C * _prod(k))
 
