@@ -254,6 +254,7 @@ def _ln_samples(dt):
 def _native_bn_samples(dt):
     yield S(Arg((4, 3)), Arg((3,)), Arg((3,)), Arg((3,)), Arg((3,), low=0.5, high=2), True, 0.1, 1e-5)
     yield S(Arg((2, 3, 4, 4)), None, None, None, None, True, 0.1, 1e-5)
+    yield S(Arg((2, 3, 8, 9)), Arg((3,)), Arg((3,)), Arg((3,)), Arg((3,), low=0.5, high=2), True, 0.1, 1e-5)  # long planes
     yield S(Arg((2, 3, 5)), Arg((3,)), Arg((3,)), Arg((3,)), Arg((3,), low=0.5, high=2), False, 0.1, 1e-5)
 
 

@@ -34,7 +34,7 @@ op('native_layer_norm_backward', _ln_backward_samples, torch_name='ops.aten.nati
 
 def _bn_backward_samples(dt):
     rng = np.random.default_rng(4)
-    for shape, affine, train, mask in [((4, 3, 5), True, True, (True, True, True)), ((2, 3, 4, 4), False, True, (True, False, False)),
+    for shape, affine, train, mask in [((4, 3, 5), True, True, (True, True, True)), ((2, 3, 8, 9), True, True, (True, True, True)), ((2, 3, 4, 4), False, True, (True, False, False)),
                                        ((5, 2), True, True, (False, True, True)), ((2, 3, 2, 2, 2), True, False, (True, True, True)),
                                        ((3, 4, 6), True, False, (True, False, True))]:   # (torch 2.13 dies of SIGFPE on an empty batch)
         x = rng.standard_normal(shape).astype(dt) + 3      # an offset mean: dot = sum(g*x) - mean*sum(g) cancels

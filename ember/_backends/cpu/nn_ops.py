@@ -837,26 +837,47 @@ def _bn_rows(a):
     return a.reshape(a.shape[:2] + (_prod(a.shape[2:]),))
 
 
+def _bn_layout(a3):
+    """(view, per_channel): ``a3`` (N, C, P) as (N, C*P) with per-channel vectors repeated P times where the
+    planes are short, else as it is with (C, 1) vectors. NumPy's broadcast loops pay per inner run: resnet's
+    (16, 512, 4) * (512, 1) takes 18 us, (16, 2048) * (2048,) 4 us."""
+    N, C, P = a3.shape
+    if P < _BN_SHORT:
+        return a3.reshape(N, C * P), lambda v: np.repeat(v, P)
+    return a3, lambda v: v[:, None]
+
+
+_BN_SHORT = 64
+
+
+def _plane_dots(a, b, C, P):
+    """Per (sample, channel) plane, sum(a * b): einsum over long planes; a product and a GEMV over short ones
+    (einsum's inner loop on 4-element planes: 32 us for (16, 512, 4), against 13)."""
+    n = a.shape[0]
+    if P < _BN_SHORT:
+        return _rowsum((a * b).reshape(-1, P)).reshape(n, C)
+    return np.einsum('ncp,ncp->nc', a.reshape(n, C, P), b.reshape(n, C, P))
+
+
 def _bn_forward_train(x3, eps):
     """(mean, var) per channel, two passes: the row sums, then the centred squares (no E[x^2] - E[x]^2
     cancellation)."""
     N, C, P = x3.shape
     rows = np.empty((N, C))
     sq = np.empty((N, C))
-    mean = np.empty(C, x3.dtype)
 
     def sums(lo, hi):
         rows[lo:hi] = _rowsum(x3[lo:hi].reshape(-1, P)).reshape(hi - lo, C)
     _split_samples(N, C * P, sums)
     mean64 = rows.sum(0) / max(N * P, 1)
-    mean[...] = mean64
-
+    xv, per_channel = _bn_layout(x3)
+    mean = per_channel(mean64.astype(x3.dtype))
     step = max(1, _BN_BLOCK // max(C * P, 1))
 
     def squares(lo, hi):
         for i in range(lo, hi, step):   # a few samples' centred copy at a time stays in cache
-            xc = x3[i:min(i + step, hi)] - mean[:, None]
-            sq[i:i + step] = np.einsum('ncp,ncp->nc', xc, xc)
+            xc = xv[i:min(i + step, hi)] - mean
+            sq[i:i + step] = _plane_dots(xc, xc, C, P)
     _split_samples(N, C * P, squares)
     return mean64, sq.sum(0) / max(N * P, 1)
 
@@ -888,11 +909,12 @@ def native_batch_norm(x, w, b, running_mean, running_var, training, momentum, ep
         save_mean, save_invstd = np.zeros(0, x.dtype), np.zeros(0, x.dtype)
     scale = invstd if w is None else invstd * w
     shift = -mean * scale if b is None else b - mean * scale
-    scale, shift = scale.astype(x3.dtype)[:, None], shift.astype(x3.dtype)[:, None]
-    out = np.empty(x3.shape, x3.dtype)
+    xv, per_channel = _bn_layout(x3)
+    scale, shift = per_channel(scale.astype(x3.dtype)), per_channel(shift.astype(x3.dtype))
+    out = np.empty(xv.shape, x3.dtype)
 
     def norm(lo, hi):
-        o = np.multiply(x3[lo:hi], scale, out=out[lo:hi])
+        o = np.multiply(xv[lo:hi], scale, out=out[lo:hi])
         o += shift
     _split_samples(N, C * P, norm)
     return out.reshape(x.shape).astype(x.dtype, copy=False), save_mean, save_invstd
@@ -916,10 +938,12 @@ def native_batch_norm_backward(g, x, w, running_mean, running_var, save_mean, sa
     wv = np.ones(C) if w is None else w.astype(np.float64)
     sg_rows, sgx_rows = np.empty((N, C)), np.empty((N, C))
     need_sums = train and output_mask[0] or output_mask[1] or output_mask[2]
+    xv, per_channel = _bn_layout(x3)
+    gv, _ = _bn_layout(g3)
 
     def sums(lo, hi):
         sg_rows[lo:hi] = _rowsum(g3[lo:hi].reshape(-1, P)).reshape(hi - lo, C)
-        sgx_rows[lo:hi] = np.einsum('ncp,ncp->nc', g3[lo:hi], x3[lo:hi])
+        sgx_rows[lo:hi] = _plane_dots(gv[lo:hi], xv[lo:hi], C, P)
     if need_sums:
         _split_samples(N, C * P, sums)
     sg = sg_rows.sum(0)
@@ -931,18 +955,18 @@ def native_batch_norm_backward(g, x, w, running_mean, running_var, save_mean, sa
             bb = -a * invstd * invstd * dot / max(n, 1)
             c = -a * sg / max(n, 1) - bb * mean
         dt = x3.dtype
-        a3 = a.astype(dt)[:, None]
-        out = np.empty(x3.shape, dt)
+        a3 = per_channel(a.astype(dt))
+        out = np.empty(xv.shape, dt)
         if train:
-            b3, c3 = bb.astype(dt)[:, None], c.astype(dt)[:, None]
+            b3, c3 = per_channel(bb.astype(dt)), per_channel(c.astype(dt))
 
         step = max(1, _BN_BLOCK // max(C * P, 1))
 
         def grad_input(lo, hi):
-            o = np.multiply(g3[lo:hi], a3, out=out[lo:hi])
+            o = np.multiply(gv[lo:hi], a3, out=out[lo:hi])
             if train:
                 for i in range(lo, hi, step):
-                    t = x3[i:min(i + step, hi)] * b3
+                    t = xv[i:min(i + step, hi)] * b3
                     t += c3
                     o[i - lo:i - lo + step] += t
         _split_samples(N, C * P, grad_input)
