@@ -22,14 +22,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 from ember._backends.cpu import nn_ops as K  # noqa: E402
 
 
+CLOCK = time.perf_counter
+
+
 def median_ms(fns, reps):
     """Interleave the callables `reps` times; median ms of each."""
     ts = [[] for _ in fns]
     for _ in range(reps):
         for i, f in enumerate(fns):
-            t = time.perf_counter()
+            t = CLOCK()
             f()
-            ts[i].append(time.perf_counter() - t)
+            ts[i].append(CLOCK() - t)
     return [sorted(t)[len(t) // 2] * 1e3 for t in ts]
 
 
@@ -40,7 +43,7 @@ def load_module(path):
     return mod
 
 
-def cases(rng, extra, K, B):
+def cases(rng, extra, K, B, resnet=False):
     """(name, ember callable, base callable, torch callable) for each kernel call; B is the base module or K."""
     import torch
     A = torch.ops.aten
@@ -84,6 +87,15 @@ def cases(rng, extra, K, B):
                                                                                                     dd, ceil, i)
                                      for M in (K, B)), lambda: tb(tg, tx, kk, ss, pp, dd, ceil, ti)))
 
+    if resnet:      # bench_vision.py's resnet18 step: batch 16, 64x64 images
+        conv('rn stem 3->64 k7 s2', 16, 3, 64, (64, 64), 7, s=2, p=3)
+        pool('rn pool 3x3 s2 p1', 16, 64, (32, 32), 3, s=2, p=1)
+        for c, hw in ((64, 16), (128, 8), (256, 4), (512, 2)):
+            if c > 64:
+                conv(f'rn {c // 2}->{c} s2 @{hw * 2}', 16, c // 2, c, (hw * 2, hw * 2), 3, s=2)
+                conv(f'rn {c // 2}->{c} 1x1 s2 @{hw * 2}', 16, c // 2, c, (hw * 2, hw * 2), 1, s=2, p=0)
+            conv(f'rn {c}->{c} @{hw}', 16, c, c, (hw, hw), 3)
+        return out
     conv('conv1 1->16 28x28', 64, 1, 16, (28, 28), 3)
     pool('pool1 16x28x28', 64, 16, (28, 28), 2)
     conv('conv2 16->32 14x14', 64, 16, 32, (14, 14), 3)
@@ -108,12 +120,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--reps', type=int, default=60)
     ap.add_argument('--shapes', action='store_true', help='also time other shapes (regression check)')
+    ap.add_argument('--resnet', action='store_true', help="the resnet18 step's shapes instead (bench_vision.py)")
+    ap.add_argument('--cpu', action='store_true', help='CPU time of all threads instead of wall time (a loaded '
+                    'machine; torch\'s spinning OpenMP threads then count too)')
     ap.add_argument('--base', help='another nn_ops.py to time side by side (A/B)')
     a = ap.parse_args()
+    global CLOCK
+    if a.cpu:
+        CLOCK = time.process_time
     import torch
     torch.set_num_threads(int(os.environ.get('OMP_NUM_THREADS', torch.get_num_threads())))
     B = load_module(a.base) if a.base else K
-    rows = cases(np.random.default_rng(0), a.shapes, K, B)
+    rows = cases(np.random.default_rng(0), a.shapes, K, B, a.resnet)
     print(f'{"kernel":28s} {"ember ms":>9s}' + (f' {"base ms":>9s}' if a.base else '') + f' {"torch ms":>9s}')
     tot = [0.0, 0.0, 0.0]
     for name, fe, fb, ft in rows:
@@ -123,10 +141,10 @@ def main():
         ts = median_ms(fns, a.reps)
         if not a.base:
             ts.insert(1, float('nan'))
-        if name.startswith(('conv1 ', 'conv2 ', 'pool1 ', 'pool2 ')):
+        if name.startswith(('conv1 ', 'conv2 ', 'pool1 ', 'pool2 ', 'rn ')):
             tot = [u + v for u, v in zip(tot, ts)]
         print(f'{name:28s} {ts[0]:9.3f}' + (f' {ts[1]:9.3f}' if a.base else '') + f' {ts[2]:9.3f}')
-    print(f'{"CNN benchmark total":28s} {tot[0]:9.3f}' + (f' {tot[1]:9.3f}' if a.base else '') + f' {tot[2]:9.3f}')
+    print(f'{"resnet18 kernels (each once)" if a.resnet else "CNN benchmark total":28s} {tot[0]:9.3f}' + (f' {tot[1]:9.3f}' if a.base else '') + f' {tot[2]:9.3f}')
 
 
 if __name__ == '__main__':

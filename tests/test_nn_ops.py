@@ -330,3 +330,16 @@ def test_max_pool_indices_of_nan_and_fill_windows_match_torch():
         vt, it = TF.max_pool2d(torch.tensor(x), 2, return_indices=True, **kw)
         np.testing.assert_array_equal(ie.numpy(), it.numpy())
         np.testing.assert_array_equal(ve.numpy(), vt.numpy())
+
+
+def test_batch_norm_empty_batch_in_training_matches_torch():
+    """An empty batch: an empty result, the running statistics untouched, zero parameter gradients (the fused
+    kernels must not divide by the zero count)."""
+    res = []
+    for lib in (ember, torch):
+        x = lib.zeros(0, 3, 4, requires_grad=True)
+        w, rm, rv = lib.ones(3, requires_grad=True), lib.zeros(3), lib.ones(3)
+        y = lib.nn.functional.batch_norm(x, rm, rv, w, training=True)
+        y.sum().backward()
+        res.append([tuple(y.shape), tuple(x.grad.shape), w.grad.tolist(), rm.tolist(), rv.tolist()])
+    assert res[0] == res[1]

@@ -414,3 +414,27 @@ def test_hand_written_out_resizes_like_torch(call):
         assert not all(unused)
     with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
         ember.max(ember.ones(2, 2), 1, out=(ember.empty(0, dtype=ember.int64), ember.empty(0, dtype=ember.int64)))
+
+
+def test_large_passes_shared_among_threads_match_torch():
+    """add/sub/mul (alpha, in place), relu and relu's backward split large float arrays into blocks for the
+    intra-op threads (``_split`` in _backends/cpu/pointwise.py); a partially overlapping in-place operand
+    takes NumPy's own buffered path."""
+    rng = np.random.default_rng(0)
+    n = 600_001                                         # above the split threshold, not a multiple of a block
+    a, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    ea, eb, ta, tb = ember.tensor(a), ember.tensor(b), torch.tensor(a), torch.tensor(b)
+    for fn in (lambda x, y: x.add(y, alpha=-0.3), lambda x, y: x.sub(y), lambda x, y: x * y,
+               lambda x, y: x.mul(0.9), lambda x, y: F.relu(x) if x.__class__ is ember.Tensor else torch.relu(x)):
+        np.testing.assert_allclose(fn(ea, eb).numpy(), fn(ta, tb).numpy(), rtol=1e-6, atol=1e-7)   # torch: FMA
+    e, t = ea.clone(), ta.clone()
+    e.add_(eb, alpha=-0.01).mul_(0.5).relu_()
+    t.add_(tb, alpha=-0.01).mul_(0.5).relu_()
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6, atol=1e-7)
+    e, t = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    F.relu(e).backward(eb)
+    torch.relu(t).backward(tb)
+    np.testing.assert_array_equal(e.grad.numpy(), t.grad.numpy())
+    e = ember.tensor(a)               # (torch refuses this overlap; ember's result is NumPy's buffered one)
+    e[1:].add_(e[:-1])
+    np.testing.assert_array_equal(e.numpy()[1:], a[1:] + a[:-1])

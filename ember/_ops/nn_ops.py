@@ -741,44 +741,65 @@ def _bn_stats(input, training, running_mean, running_var, eps, result1, result2,
     return running_mean.reshape(bshape), (1 / (running_var + eps).sqrt()).reshape(bshape)
 
 
-def _bn_input(grad, input, weight, running_mean, running_var, training, eps, result1, result2, recorded):
+def _bn_grads(grad, input, weight, running_mean, running_var, training, eps, result1, result2, output_mask):
+    """All three gradients in ember ops, for a recorded backward (create_graph)."""
     dims, n, bshape = _bn_dims(input)
-    mean, invstd = _bn_stats(input, training, running_mean, running_var, eps, result1, result2, recorded)
-    if training:
-        return _norm_input_grad(grad, input, weight, mean, invstd, dims, n, bshape)
-    g = grad * invstd
-    return g if weight is None else g * weight.reshape(bshape)
+    mean, invstd = _bn_stats(input, training, running_mean, running_var, eps, result1, result2, True)
+    gi = gw = None
+    if output_mask[0]:
+        if training:
+            gi = _norm_input_grad(grad, input, weight, mean, invstd, dims, n, bshape)
+        else:
+            gi = grad * invstd if weight is None else grad * invstd * weight.reshape(bshape)
+    if output_mask[1]:
+        gw = (grad * ((input - mean) * invstd)).sum(dims)
+    return [gi, gw, grad.sum(dims) if output_mask[2] else None]
 
 
-def _bn_weight(grad, input, running_mean, running_var, training, eps, result1, result2, recorded):
-    dims, n, bshape = _bn_dims(input)
-    mean, invstd = _bn_stats(input, training, running_mean, running_var, eps, result1, result2, recorded)
-    return (grad * ((input - mean) * invstd)).sum(dims)
+def _bn_grads_fused(grad, input, weight, running_mean, running_var, training, eps, result1, result2, output_mask):
+    """A first-order backward runs the fused ``native_batch_norm_backward`` kernel (torch's formula): two passes
+    over the data instead of ~12 ops (NOTE [batch norm kernels] in _backends/cpu/nn_ops.py)."""
+    save_mean, save_invstd = (result1, result2) if training else (None, None)
+    return list(aten.native_batch_norm_backward.default(grad, input, weight, running_mean, running_var, save_mean,
+                                                         save_invstd, training, eps, tuple(output_mask)))
 
 
-def _bn_input_recorded(grad, input, weight, running_mean, running_var, training, eps, result1, result2):
-    return _bn_input(grad, input, weight, running_mean, running_var, training, eps, result1, result2, True)
-
-
-def _bn_input_first(grad, input, weight, running_mean, running_var, training, eps, result1, result2):
-    return _bn_input(grad, input, weight, running_mean, running_var, training, eps, result1, result2, False)
-
-
-def _bn_weight_recorded(grad, input, running_mean, running_var, training, eps, result1, result2):
-    return _bn_weight(grad, input, running_mean, running_var, training, eps, result1, result2, True)
-
-
-def _bn_weight_first(grad, input, running_mean, running_var, training, eps, result1, result2):
-    return _bn_weight(grad, input, running_mean, running_var, training, eps, result1, result2, False)
-
-
+# torch saves input, weight, running_mean, running_var and the two statistics (one joint formula in
+# derivatives.yaml); so does ember's
 declare('native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, '
         'bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)', forward='transpose', meta=_bn_meta, method=False,
         output_differentiability=(True, False, False),
-        derivatives={'input': _bn_input_recorded, 'weight': _bn_weight_recorded,
-                     'bias': lambda grad: grad.sum([0] + list(range(2, grad.dim())))},
+        derivatives={('input', 'weight', 'bias'): _bn_grads},
         # first order: the saved statistics, not recomputed (exact when the backward is not recorded)
-        first_order={'input': _bn_input_first, 'weight': _bn_weight_first})
+        first_order={('input', 'weight', 'bias'): _bn_grads_fused})
+
+
+def _bn_backward_meta(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+                      output_mask):
+    if tuple(grad_out.shape) != tuple(input.shape):
+        raise RuntimeError(f"native_batch_norm_backward: grad_out of shape {_shape_str(grad_out.shape)} does not "
+                           f"match input of shape {_shape_str(input.shape)}")
+    if input.dim() < 2:
+        raise RuntimeError(f"batch_norm(): expected input to have at least 2 dimensions, but got {input.dim()}")
+    C = input.shape[1]
+    for name, t in (('weight', weight), ('running_mean', running_mean), ('running_var', running_var),
+                    ('save_mean', save_mean), ('save_invstd', save_invstd)):
+        if t is not None and t.numel() != C:
+            raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
+    if train and (save_mean is None or save_invstd is None):
+        raise RuntimeError("native_batch_norm_backward: save_mean and save_invstd must be defined in training mode")
+    if not train and (running_mean is None or running_var is None):
+        raise RuntimeError("native_batch_norm_backward: running_mean and running_var must be defined in "
+                           "evaluation mode")
+    mask = tuple(bool(m) for m in output_mask)
+    pdt = input._dtype if weight is None else weight._dtype
+    return [(tuple(input.shape), input._dtype) if mask[0] else None,
+            ((C,), pdt) if mask[1] else None, ((C,), pdt) if mask[2] else None]
+
+
+declare('native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, '
+        'Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) '
+        '-> (Tensor, Tensor, Tensor)', meta=_bn_backward_meta, method=False)
 
 
 # --- shuffles (views and copies only) -----------------------------------------------------

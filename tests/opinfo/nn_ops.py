@@ -17,6 +17,12 @@ def _conv2d_samples(dt):
     yield S(Arg((1, 2, 5, 6)), Arg((3, 2, 4, 3)), Arg((3,)), padding='same', dilation=(1, 2))
     yield S(Arg((1, 2, 5, 6)), Arg((3, 2, 3, 3)), padding='valid')
     yield S(Arg((0, 2, 5, 5)), Arg((3, 2, 3, 3)))                         # empty batch
+    # channels enough for the batch-folded GEMM kernel (NOTE [convolution kernel]), stride 1 and 2, fields in
+    # the weight's order (fewer field rows than output channels) and channels last
+    yield S(Arg((2, 64, 3, 4)), Arg((64, 64, 3, 3)), Arg((64,)), padding=1)
+    yield S(Arg((3, 64, 5, 5)), Arg((64, 64, 3, 3)), None, padding=1)
+    yield S(Arg((2, 64, 5, 4)), Arg((64, 64, 3, 2)), None, stride=2, padding=(1, 0))
+    yield S(Arg((0, 64, 3, 3)), Arg((64, 64, 3, 3)), padding=1)             # empty batch
     yield S(Arg((2, 3, 5, 5)), Arg((4, 2, 3, 3)))                         # channel mismatch: error
     yield S(Arg((1, 3, 2, 2)), Arg((4, 3, 3, 3)))                         # kernel larger than input: error
 
@@ -36,6 +42,9 @@ def _convt2d_samples(dt):
     yield S(Arg((1, 4, 3, 5)), Arg((4, 3, 3, 2)), None, stride=2, padding=1, output_padding=1, groups=2)
     yield S(Arg((1, 2, 3, 3)), Arg((2, 2, 2, 2)), Arg((2,)), stride=(2, 3), dilation=(2, 1), output_padding=(1, 0))
     yield S(Arg((2, 3, 3)), Arg((2, 3, 2, 2)), None)                      # unbatched
+    yield S(Arg((2, 64, 2, 3)), Arg((64, 64, 3, 3)), Arg((64,)), stride=2, padding=1, output_padding=1)
+    yield S(Arg((1, 64, 2, 2)), Arg((64, 64, 3, 3)), None, padding=1)
+    yield S(Arg((2, 64, 6, 6)), Arg((64, 64, 3, 3)), None, stride=2, padding=1)
     yield S(Arg((1, 4, 3, 3)), Arg((3, 2, 3, 3)))                         # channel mismatch: error
 
 
@@ -245,6 +254,7 @@ def _ln_samples(dt):
 def _native_bn_samples(dt):
     yield S(Arg((4, 3)), Arg((3,)), Arg((3,)), Arg((3,)), Arg((3,), low=0.5, high=2), True, 0.1, 1e-5)
     yield S(Arg((2, 3, 4, 4)), None, None, None, None, True, 0.1, 1e-5)
+    yield S(Arg((2, 3, 8, 9)), Arg((3,)), Arg((3,)), Arg((3,)), Arg((3,), low=0.5, high=2), True, 0.1, 1e-5)  # long planes
     yield S(Arg((2, 3, 5)), Arg((3,)), Arg((3,)), Arg((3,)), Arg((3,), low=0.5, high=2), False, 0.1, 1e-5)
 
 

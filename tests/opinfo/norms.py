@@ -30,3 +30,26 @@ def _ln_backward_samples(dt):
 
 op('native_layer_norm_backward', _ln_backward_samples, torch_name='ops.aten.native_layer_norm_backward', grad=False,
    gradgrad=False)      # differentiated only through native_layer_norm's own formulas (create_graph)
+
+
+def _bn_backward_samples(dt):
+    rng = np.random.default_rng(4)
+    for shape, affine, train, mask in [((4, 3, 5), True, True, (True, True, True)), ((2, 3, 8, 9), True, True, (True, True, True)), ((2, 3, 4, 4), False, True, (True, False, False)),
+                                       ((5, 2), True, True, (False, True, True)), ((2, 3, 2, 2, 2), True, False, (True, True, True)),
+                                       ((3, 4, 6), True, False, (True, False, True))]:   # (torch 2.13 dies of SIGFPE on an empty batch)
+        x = rng.standard_normal(shape).astype(dt) + 3      # an offset mean: dot = sum(g*x) - mean*sum(g) cancels
+        axes = (0,) + tuple(range(2, len(shape)))
+        w = Arg((shape[1],)) if affine else None
+        rm = rng.standard_normal(shape[1]).astype(dt)
+        rv = rng.uniform(0.5, 2, shape[1]).astype(dt)
+        if train:
+            sm = x.mean(axes).astype(dt)
+            si = (1 / np.sqrt(x.var(axes) + 1e-5)).astype(dt)
+        else:
+            sm = si = None
+        yield S(Arg(shape), x, w, rm, rv, sm, si, train, 1e-5, list(mask))
+    # (no error samples: torch 2.13's kernel crashes the process on mismatched shapes or missing statistics)
+
+
+op('native_batch_norm_backward', _bn_backward_samples, torch_name='ops.aten.native_batch_norm_backward', grad=False,
+   gradgrad=False, atol=1e-4, rtol=1e-4)    # differentiated only through native_batch_norm's own formulas

@@ -4,7 +4,7 @@ NumPy's OpenBLAS runs each large GEMM on its own thread pool, whose threads busy
 every call. ember's intra-op pool (``_parallel``) splits elementwise chains, attention and normalisation
 across threads too, and the two pools fought over the cores: on the char-GPT benchmark (2 cores) a step
 took 94 ms with both pools against 78 ms with ember's pool off. So, as torch runs its BLAS inside its own
-intra-op threads, ember sets OpenBLAS to one thread and splits GEMMs itself (``linalg._gemm``: rows or
+intra-op threads, ember sets OpenBLAS to one thread and splits GEMMs itself (``_gemm.gemm``: rows or
 columns of the output per thread, each a single-threaded GEMM): 71 ms.
 
 The switch is ``openblas_set_num_threads`` of the OpenBLAS that NumPy loaded, found by ctypes among the
