@@ -78,13 +78,36 @@ def _split(fn, out, a, *rest):
 def _add(a, b, alpha, out=None):
     if alpha == 1:
         return np.add(a, b, out=out)
-    return np.add(a, np.multiply(b, _like(a, alpha)), out=out)
+    return _scaled_blocks(np.add, a, b, _like(a, alpha), out)
 
 
 def _sub(a, b, alpha, out=None):
     if alpha == 1:
         return np.subtract(a, b, out=out)
-    return np.subtract(a, np.multiply(b, _like(a, alpha)), out=out)
+    return _scaled_blocks(np.subtract, a, b, _like(a, alpha), out)
+
+
+_SCALED_BLOCK = 1 << 15
+
+
+def _scaled_blocks(ufunc, a, b, alpha, out):
+    """``ufunc(a, alpha * b)``. For large same-shaped C-contiguous arrays, ``alpha * b`` is formed one block at a
+    time in a small reused temporary rather than as a whole new array (an SGD update ``p.add_(buf, alpha=-lr)``
+    of resnet18's 2.4M-value weights allocated and page-faulted a 9 MB temporary per parameter); the same
+    elementwise operations in the same order, so the same bits."""
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.size >= 4 * _SCALED_BLOCK
+            and a.shape == b.shape and a.dtype == b.dtype and a.flags.c_contiguous and b.flags.c_contiguous
+            and (out is None or (out.shape == a.shape and out.dtype == a.dtype and out.flags.c_contiguous
+                                 and (out is a or not np.may_share_memory(out, b))))):
+        return ufunc(a, np.multiply(b, alpha), out=out)
+    res = np.empty(a.shape, a.dtype) if out is None else out
+    fa, fb, fo = a.reshape(-1), b.reshape(-1), res.reshape(-1)
+    tmp = np.empty(_SCALED_BLOCK, a.dtype)
+    for i in range(0, fa.size, _SCALED_BLOCK):
+        j = min(i + _SCALED_BLOCK, fa.size)
+        t = np.multiply(fb[i:j], alpha, out=tmp[:j - i])
+        ufunc(fa[i:j], t, out=fo[i:j])
+    return res
 
 
 def _like(a, v):
