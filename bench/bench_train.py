@@ -55,6 +55,7 @@ def build(lib, case):
                 .replace('import ember.nn as nn', 'import torch.nn as nn') \
                 .replace('import ember.nn.functional as F', 'import torch.nn.functional as F')
             mod = type(sys)('demo_torch')
+            sys.modules['demo_torch'] = mod         # importable by name: torch.compile's tracer looks modules up
             exec(compile(src, spec.origin, 'exec'), mod.__dict__)
             CharGPT = mod.CharGPT
         else:
