@@ -450,6 +450,16 @@ def _batch_norm_rule(op):
     return rule
 
 
+def _batch_norm_backward_rule(op):
+    """native_batch_norm_backward (the fused first-order kernel) under vmap: the same gradients written in
+    logical ember ops (the formula a recorded backward uses), which batch through their own rules."""
+    def rule(level, args):
+        from .._ops.nn_ops import _bn_grads
+        g, x, w, rm, rv, save_mean, save_invstd, train, eps, mask = args
+        return tuple(_bn_grads(g, x, w, rm, rv, train, eps, save_mean, save_invstd, mask))
+    return rule
+
+
 INPLACE = {'fill_.Scalar': _fill_inplace_rule, 'fill_.Tensor': _fill_inplace_rule}
 
 
@@ -538,7 +548,8 @@ def rule_for(decl):
              'searchsorted.Scalar': _searchsorted_rule, 'bucketize.Tensor': _bucketize_rule,
              'one_hot': _one_hot_rule, '_cdist_forward': _cdist_rule, 'native_layer_norm': _layer_norm_rule,
              'native_layer_norm_backward': _layer_norm_backward_rule, 'repeat': _repeat_rule,
-             'index_put': _index_put_rule, 'embedding': _embedding_rule, 'native_batch_norm': _batch_norm_rule}
+             'index_put': _index_put_rule, 'embedding': _embedding_rule, 'native_batch_norm': _batch_norm_rule,
+             'native_batch_norm_backward': _batch_norm_backward_rule}
     if name in table:
         return table[name](op), 'other'
     return None, None
