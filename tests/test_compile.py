@@ -579,13 +579,60 @@ def test_reading_a_real_tensor_value_while_tracing_is_a_graph_break():
     assert 'data-dependent' in cf.break_reasons[0]
 
 
-def test_state_stored_by_a_module_trace_is_an_error():
+def test_module_state_made_on_the_first_call_and_state_stored_every_call():
+    class Masked(nn.Module):            # word_language_model's TransformerModel keeps its mask this way
+        def __init__(self):
+            super().__init__()
+            self.mask = None
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            if self.mask is None or self.mask.size(0) != x.size(0):
+                self.mask = ember.ones(x.size(0), x.size(0)).tril()
+            return self.mask @ self.lin(x)
+    m = Masked()
+    cm = ember.compile(m)
+    x = ember.randn(5, 4)
+    for _ in range(3):
+        _close(cm(x), m(x))
+    assert m.mask.device.type == 'cpu'                       # the trace's fake mask was put back
+    assert len(cm._compiled.entries) == 1 and cm._compiled.warmed_up
+
     class Cache(nn.Module):
         def forward(self, x):
-            self.last = x * 2               # a tensor made by the trace kept on the module
+            self.last = x * 2               # a new tensor kept on the module at every call
             return self.last + 1
+    c = Cache()
+    cc = ember.compile(c)
+    for _ in range(3):
+        assert ember.equal(cc(ember.ones(2)), 3 * ember.ones(2))
+        assert c.last.device.type == 'cpu'
+    assert cc._compiled.broken is not None and 'Cache.last' in cc._compiled.break_reasons[0]
+    strict = ember.compile(Cache(), fullgraph=True)
+    strict(ember.ones(2))                # the first call runs eagerly (it made the state)
     with pytest.raises(Unsupported, match='Cache.last'):
-        ember.compile(Cache())(ember.ones(2))
+        strict(ember.ones(2))
+
+
+def test_saving_a_compiled_module():
+    import io
+    m = nn.Sequential(nn.Linear(3, 2))
+    m.compile()
+    x = ember.randn(4, 3)
+    y = m(x)
+    buf = io.BytesIO()
+    ember.save(m, buf)                 # the compiled forward is left out, as torch leaves _compiled_call_impl out
+    buf.seek(0)
+    m2 = ember.load(buf, weights_only=False)
+    _close(m2(x), y)
+    om = ember.compile(nn.Linear(3, 2))
+    om(x)
+    buf = io.BytesIO()
+    ember.save(om, buf)                # an OptimizedModule pickles as its module, compiled again when loaded
+    buf.seek(0)
+    om2 = ember.load(buf, weights_only=False)
+    assert type(om2).__name__ == 'OptimizedModule'
+    _close(om2(x), om(x))
 
 
 def test_disable_runs_eagerly_and_breaks_the_graph():

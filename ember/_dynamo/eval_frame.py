@@ -201,6 +201,7 @@ class _Collector:
 
 class CompiledFunction:
     """``ember.compile(fn)``: calls ``fn`` through its cache of compiled versions (NOTE [capture and guards])."""
+    _ember_compiled = True          # Module.__getstate__ leaves a compiled forward out of a pickle
 
     def __init__(self, fn, backend, fullgraph, dynamic, mode, owner=None):
         self.fn = fn
@@ -214,6 +215,7 @@ class CompiledFunction:
         self.break_reasons = []
         self.dynamic_entries = []      # versions traced with symbolic sizes (NOTE [symbolic sizes])
         self.calls = 0                 # eager warm-up calls made (config.warmup_calls)
+        self.warmed_up = False         # a call ran eagerly because its trace created state
         self.auto_dynamic = {}         # flat argument position -> dims that changed size between calls
         _ALL.append(self)
         functools.update_wrapper(self, fn)
@@ -371,7 +373,7 @@ class CompiledFunction:
         want_grad = ember.is_grad_enabled() and self.backend.wants_joint
         try:
             _tracing[0] = True
-            snapshot = _Snapshot(getattr(self.fn, '__self__', None))
+            snapshot = _Snapshot(getattr(self.fn, '__self__', None), self.owner)
             with _Collector() as col, _NoDataReads():
                 traced = trace(self.fn, flat, spec, want_grad, dynamic or None)
             if dynamic:
@@ -394,12 +396,22 @@ class CompiledFunction:
             return None
         _tracing[0] = False
         leak = _leaked_fake(self.fn, col.modules.values())
-        if leak is not None and snapshot.restore_if_fake():
-            # state made lazily by this very call (an optimizer's first step): it was put back as it was; this
-            # call runs eagerly and makes the state for real, and the next call captures
-            _logging.log('graph_breaks', f'{self._name()}: the trace created state ({leak}); running this call '
-                                         'eagerly first')
-            return _WARM_UP
+        if leak is not None and snapshot.restore_if_fake() and _leaked_fake(self.fn, col.modules.values()) is None:
+            if not self.warmed_up:
+                # state made lazily by this very call (an optimizer's first step, a cached mask): it was put back
+                # as it was; this call runs eagerly and makes the state for real, and the next call captures
+                self.warmed_up = True
+                _logging.log('graph_breaks', f'{self._name()}: the trace created state ({leak}); running this '
+                                             'call eagerly first')
+                return _WARM_UP
+            # it stores a new tensor on every call: a side effect a traced graph cannot replay
+            reason = f'the function stores a tensor it computes in {leak} on every call'
+            counters['graph_breaks'] += 1
+            self.break_reasons.append(reason)
+            if self.fullgraph:
+                raise Unsupported(f'ember.compile(fullgraph=True) could not capture {self._name()}: {reason}')
+            self.broken = reason
+            return None
         if leak is not None:
             raise Unsupported(f'ember.compile: while tracing {self._name()} on fake tensors, a tensor made by the trace '
                               f'was stored in {leak}, state that outlives the call. Capture by tracing cannot '
@@ -500,14 +512,19 @@ _WARM_UP = object()
 
 
 class _Snapshot:
-    """The state of the object a bound method belongs to (an optimizer: its ``state``, ``param_groups``),
-    copied two levels deep before a trace, to be put back if the trace stored fake tensors in it."""
+    """The state a trace may create lazily, copied before the trace to be put back if the trace stored fake
+    tensors in it: the attributes of the object a bound method belongs to (an optimizer: its ``state``,
+    ``param_groups``, two levels deep) and of every module of the compiled module's tree (a mask a forward
+    builds on its first call and keeps, as the word_language_model Transformer's ``src_mask``)."""
 
-    def __init__(self, obj):
-        self.obj = obj if obj is not None and not isinstance(obj, ember.nn.Module) else None
-        self.saved = None
-        if self.obj is not None:
-            self.saved = {k: self._copy(v) for k, v in vars(self.obj).items()}
+    def __init__(self, obj, owner=None):
+        self.objs = []
+        if obj is not None and not isinstance(obj, ember.nn.Module):
+            self.objs.append(obj)
+        mod = owner if owner is not None else obj if isinstance(obj, ember.nn.Module) else None
+        if mod is not None:
+            self.objs.extend(mod.modules())
+        self.saved = [(o, {k: self._copy(v) for k, v in vars(o).items()}) for o in self.objs]
 
     @staticmethod
     def _copy(v):
@@ -520,18 +537,18 @@ class _Snapshot:
         return (v, None)
 
     def restore_if_fake(self):
-        if self.obj is None or not _fake_in(vars(self.obj)):
-            return False
-        d = vars(self.obj)
-        for k in list(d):
-            if k not in self.saved:
-                del d[k]
-        for k, (orig, copy) in self.saved.items():
-            d[k] = orig
-            if copy is not None:
-                orig.clear()
-                orig.update(copy)
-        return not _fake_in(vars(self.obj))
+        dirty = [(o, saved) for o, saved in self.saved if _fake_in(vars(o))]
+        for o, saved in dirty:
+            d = vars(o)
+            for k in list(d):
+                if k not in saved:
+                    del d[k]
+            for k, (orig, copy) in saved.items():
+                d[k] = orig
+                if copy is not None:
+                    orig.clear()
+                    orig.update(copy)
+        return bool(dirty) and not any(_fake_in(vars(o)) for o, _ in dirty)
 
 
 def _fake_in(v, depth=0):
@@ -633,11 +650,20 @@ class OptimizedModule(ember.nn.Module):
         except AttributeError:
             return getattr(self._modules['_orig_mod'], name)
 
+    def __reduce__(self):           # pickles as the original module, compiled afresh when loaded (as torch's)
+        cf = self.__dict__['_compiled']
+        return (_rebuild_optimized, (self._modules['_orig_mod'], cf.backend.name, cf.fullgraph, cf.dynamic, cf.mode))
+
     def state_dict(self, *args, **kwargs):
         return self._orig_mod.state_dict(*args, **kwargs)
 
     def load_state_dict(self, *args, **kwargs):
         return self._orig_mod.load_state_dict(*args, **kwargs)
+
+
+def _rebuild_optimized(mod, backend, fullgraph, dynamic, mode):
+    return compile(mod, backend=backend if backend in ('eager', 'aot_eager', 'inductor') else 'inductor',
+                   fullgraph=fullgraph, dynamic=dynamic, mode=mode)
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', mode=None, options=None,

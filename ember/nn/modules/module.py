@@ -441,7 +441,10 @@ class Module:
             self._is_full_backward_hook = None
 
     def __getstate__(self):
-        return self.__dict__.copy()
+        state = self.__dict__.copy()
+        if getattr(state.get('forward'), '_ember_compiled', False):
+            del state['forward']     # Module.compile()'s compiled forward is not saved (torch drops _compiled_call_impl)
+        return state
 
     # --- iteration ------------------------------------------------------------------
     def _named_members(self, get_members_fn, prefix='', recurse=True, remove_duplicate=True):
