@@ -12,6 +12,12 @@ conditions are its *guards*, checked on every call before the compiled version r
 * the modules that ran during the trace: their ``training`` flags (``model.eval()`` recompiles);
 * the tensors the graph reads from outside (parameters, buffers): their identity is held by the graph, so
   an optimizer updating them in place needs nothing; their sizes, dtype and ``requires_grad`` are guarded.
+  A parameter's ``.grad`` (what a compiled ``optimizer.step`` reads) is read from the parameter at each call
+  (``GradOf``), since ``zero_grad()`` replaces it.
+
+Sizes that change between calls: when a call differs from a compiled version only in some sizes, those
+dimensions are traced again as symbols (NOTE [symbolic sizes]) and the version's guards include the
+comparisons made on them, so one version serves every length its guards accept.
 
 The arguments' part of the guards is one tuple, the key of a dict of compiled versions, so a call costs one
 tuple build and one dict lookup; the rest is checked on the version found. A call that no version accepts
@@ -23,6 +29,16 @@ printing) cannot be captured by tracing on fake tensors. Without bytecode to res
 the granularity it has: a module whose forward breaks runs its own code eagerly while each of its child
 modules is compiled on its own (recursively), and a plain function runs eagerly; either way the reason is
 recorded (``ember._dynamo.explain``) and ``fullgraph=True`` raises ``Unsupported`` naming the user's line.
+While tracing, reading even a real tensor's value breaks (``_NoDataReads``): the value would be baked into the
+graph with no guard on it.
+
+Side effects: tracing runs the function's Python for real, on fake tensors. State it creates lazily on its
+first call (an optimizer's momentum buffers, a module's cached mask) would keep the trace's fake tensors, so
+the attributes of the optimizer a bound method belongs to, and of every module of a compiled module, are
+copied before the trace (``_Snapshot``); if the trace stored fakes there, they are put back, that one call
+runs eagerly to create the state for real, and the next call captures. A function that stores a new tensor
+on every call is a graph break. Other Python state the function reads (a global counter) is baked into the
+graph unguarded, as ``torch.jit.trace`` does: the one habit of Dynamo's bytecode guards this design lacks.
 """
 import functools
 import inspect
