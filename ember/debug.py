@@ -60,6 +60,8 @@ def source(op, file=_STDOUT):
         raise TypeError(f"ember.debug.source expects an operator such as ember.ops.aten.add.Tensor, got {op!r}")
     parts = [f'# entry point: <ember op {op.name}>\n' + op.call.__ember_source__]
     for key, k in sorted(op.kernels.items(), key=lambda kv: -int(kv[0])):
+        if hasattr(k, 'materialize'):          # a kernel generated at its first call: generate it now
+            k = k.materialize()
         src = getattr(k, '__ember_source__', None)
         parts.append(f'# {key.name} kernel: ' + (f'generated\n{src}' if src else
                                                   f'{getattr(k, "__qualname__", repr(k))} (a Python function, '

@@ -303,8 +303,21 @@ def autograd_kernel(decl):
     graph = decl.autograd_composite
 
     if graph is None and not multi and not is_view and not any(is_list for _, is_list in diff):
-        return _generated_kernel(op, cls, diff, saved_args, meta_args, result_users if wants_result else 0,
-                                 single_results, out_diff[0], conj_formulas, arg_types)
+        # generated at the operator's first call with autograd, not at import: 233 kernels compiled up front
+        # cost `import ember` 35-50 ms, and most programs call a few dozen operators
+        def materialize():
+            real = _generated_kernel(op, cls, diff, saved_args, meta_args, result_users if wants_result else 0,
+                                     single_results, out_diff[0], conj_formulas, arg_types)
+            if op.kernels.get(DispatchKey.Autograd) is lazy:
+                op.register(DispatchKey.Autograd, real, allow_override=True)     # clears this op's caches
+            return real
+
+        def lazy(ks, *args):
+            return materialize()(ks, *args)
+        lazy.__qualname__ = f'autograd::{op.schema.full_name}'
+        lazy.node_class = cls
+        lazy.materialize = materialize
+        return lazy
 
     def kernel(ks, *args):
         if graph is not None:       # torch's pieces where they save other tensors than the formulas name
