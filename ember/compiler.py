@@ -18,10 +18,10 @@ def reset():
 
 
 def is_compiling():
-    """True while ember.compile traces the running code."""
+    """True while ember.compile traces the running code (in this thread)."""
     import sys
     ef = sys.modules.get('ember._dynamo.eval_frame')
-    return bool(ef is not None and ef._tracing[0])
+    return bool(ef is not None and ef._tracing.on)
 
 
 is_dynamo_compiling = is_compiling

@@ -713,3 +713,23 @@ def test_printing_and_data_dependent_shapes_are_graph_breaks(capsys):
     cn = ember.compile(nz)
     x = ember.tensor([0., 1., 2., 0.])
     assert ember.equal(cn(x), nz(x)) and cn.broken is not None
+
+
+def test_a_compiled_graph_runs_from_several_threads_at_once():
+    import threading
+    f = ember.compile(lambda a: ((a.exp() + 1).log() * 3).tanh().sum(1))   # planned buffers inside
+    xs = [ember.randn(200, 300) for _ in range(4)]
+    f(xs[0])
+    want = [((x.exp() + 1).log() * 3).tanh().sum(1) for x in xs]
+    errors = []
+
+    def work(i):
+        for _ in range(20):
+            if not ember.allclose(f(xs[i]), want[i], rtol=1e-6):
+                errors.append(i)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(f.entries) == 1

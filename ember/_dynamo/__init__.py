@@ -32,7 +32,7 @@ def disable(fn=None, recursive=True):
 
 def is_compiling():
     from .eval_frame import _tracing
-    return _tracing[0]
+    return _tracing.on
 
 
 def mark_dynamic(t, index, min=None, max=None):

@@ -42,6 +42,7 @@ graph unguarded, as ``torch.jit.trace`` does: the one habit of Dynamo's bytecode
 """
 import functools
 import inspect
+import threading
 import time
 import warnings
 
@@ -182,9 +183,14 @@ class _NoDataReads:
 
     def __enter__(self):
         self.saved = {n: _Tensor.__dict__.get(n) for n in self.NAMES}     # None: inherited (object.__str__)
+        tracer = threading.get_ident()
 
         def refuse(name):
+            original = getattr(_Tensor, name)
+
             def method(self, *a, **k):
+                if threading.get_ident() != tracer:       # another thread, not being traced: as usual
+                    return original(self, *a, **k)
                 from ember.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
                 raise GuardOnDataDependentSymNode(f'Tensor.{name}() reads a tensor value while tracing')
             return method
@@ -208,7 +214,12 @@ class _Collector:
 
     def __enter__(self):
         from ember.nn.modules.module import register_module_forward_pre_hook
-        self.h = register_module_forward_pre_hook(lambda m, args: self.modules.setdefault(id(m), m) and None)
+        tid = threading.get_ident()
+
+        def hook(m, args):
+            if threading.get_ident() == tid:      # modules other threads run meanwhile are not this trace's
+                self.modules.setdefault(id(m), m)
+        self.h = register_module_forward_pre_hook(hook)
         return self
 
     def __exit__(self, *exc):
@@ -388,7 +399,7 @@ class CompiledFunction:
         t0 = time.perf_counter()
         want_grad = ember.is_grad_enabled() and self.backend.wants_joint
         try:
-            _tracing[0] = True
+            _tracing.on = True
             snapshot = _Snapshot(getattr(self.fn, '__self__', None), self.owner)
             with _Collector() as col, _NoDataReads():
                 traced = trace(self.fn, flat, spec, want_grad, dynamic or None)
@@ -400,7 +411,7 @@ class CompiledFunction:
                     with _Collector() as col, _NoDataReads():
                         traced = trace(self.fn, flat, spec, want_grad)
         except Exception as e:
-            _tracing[0] = False
+            _tracing.on = False
             reason, frame = _break_reason(e)
             counters['graph_breaks'] += 1
             self.break_reasons.append(reason)
@@ -410,7 +421,7 @@ class CompiledFunction:
                                   f'{reason}') from e
             self.broken = reason
             return None
-        _tracing[0] = False
+        _tracing.on = False
         leak = _leaked_fake(self.fn, col.modules.values())
         if leak is not None and snapshot.restore_if_fake() and _leaked_fake(self.fn, col.modules.values()) is None:
             if not self.warmed_up:
@@ -640,7 +651,13 @@ def _output_code(runtime):
 
 _enabled = [True]
 _Tensor = ember.Tensor
-_tracing = [False]
+
+
+class _TracingFlag(threading.local):
+    on = False          # this thread is tracing a function for ember.compile (ember.compiler.is_compiling)
+
+
+_tracing = _TracingFlag()
 
 
 class OptimizedModule(ember.nn.Module):

@@ -15,8 +15,10 @@ dtype and last use, so it can do what a static memory planner does:
    shape and dtype reuses it (a NumPy ufunc may even write into the input it reads, so a chain of ufuncs
    runs in one buffer).
 
-The slots are allocated at the first call and live as long as the compiled graph.
+The slots are allocated at a thread's first call and live as long as the compiled graph (one set per thread).
 """
+import threading
+
 import numpy as np
 
 from .._core.dispatch_key import DispatchKey
@@ -43,13 +45,18 @@ class Plan:
 
 
 class _Allocator:
+    """The planned buffers, one set per thread: two threads running the same compiled graph at once must
+    not share intermediate arrays."""
+
     def __init__(self, specs):
-        self.specs, self.arrays = specs, None
+        self.specs = specs
+        self.local = threading.local()
 
     def get(self):
-        if self.arrays is None:
-            self.arrays = tuple(np.empty(s, d) for s, d in self.specs)
-        return self.arrays
+        arrays = getattr(self.local, 'arrays', None)
+        if arrays is None:
+            arrays = self.local.arrays = tuple(np.empty(s, d) for s, d in self.specs)
+        return arrays
 
 
 def _is_node(a):
