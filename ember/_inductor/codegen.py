@@ -389,10 +389,17 @@ def generate(graph, attrs, name='call', plan_buffers=True, take_list=False, fuse
     nodes = list(graph.nodes)
     out_node = nodes[-1]
     outputs = set(out_node.all_input_nodes)
+    # a value dies after its last use where that use really runs: a fused node runs where its group's result
+    # stands, so its reads count there
+    position = {n: i for i, n in enumerate(nodes)}
+    for n, root in moved.items():
+        position[n] = position[root]
     last = {}
     for n in nodes:
+        runs_at = moved.get(n, n)
         for a in n.all_input_nodes:
-            last[a] = n
+            if a not in last or position[runs_at] >= position[last[a]]:
+                last[a] = runs_at
     fused_names = {n.name for n in fused_inside}
     dying = {}
     for n in nodes:
