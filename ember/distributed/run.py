@@ -207,8 +207,16 @@ def _signal_name(code):
 
 
 def _report(script, failed, stopped, node_rank):
-    """torchrun's failure summary: the root cause is the failed rank whose error (or exit) came first."""
-    failed = sorted(failed, key=lambda r: r.error()[0])
+    """torchrun's failure summary: the root cause is the failed rank whose error (or exit) came first. A rank
+    whose error only reports another failed rank's failure (ember's collectives raise ``rank K failed`` on every
+    other rank) is a consequence, listed after the ranks that failed on their own, whatever the order in which
+    their error files were written."""
+    ranks = {r.rank for r in failed}
+
+    def consequence(r):
+        message = r.error()[1] or ''
+        return any(f'rank {k} failed' in message for k in ranks if k != r.rank)
+    failed = sorted(failed, key=lambda r: (consequence(r), r.error()[0]))
     lines = ['=' * 60, f'{script} FAILED', '-' * 60]
     for i, r in enumerate(failed):
         code = r.proc.returncode
