@@ -747,3 +747,14 @@ def test_random_operators_and_a_fused_chain_reading_an_earlier_input():
     ember.manual_seed(0)
     want = [f(x), f(x)]                 # the same random stream, drawn in the same order
     assert all(ember.equal(a, b) for a, b in zip(got, want))
+
+
+def test_double_backward_errors_clearly_and_works_with_the_eager_backend():
+    x = ember.randn(3, 4, requires_grad=True)
+    y = ember.compile(lambda a: (a ** 3).sum())(x)
+    with pytest.raises(RuntimeError, match='double backward'):
+        ember.autograd.grad(y, x, create_graph=True)
+    y = ember.compile(lambda a: (a ** 3).sum(), backend='eager')(x)
+    (gx,) = ember.autograd.grad(y, x, create_graph=True)
+    (ggx,) = ember.autograd.grad(gx.sum(), x)
+    _close(ggx, 6 * x)

@@ -323,6 +323,11 @@ class CompiledFunction(ember.autograd.Function):
     @staticmethod
     def backward(ctx, *grad_outs):
         rt = ctx.rt
+        if ember.is_grad_enabled():          # the engine runs a create_graph backward with grad mode on
+            raise RuntimeError("ember.compile's AOTAutograd backends do not support double backward "
+                               "(create_graph=True): the backward graph runs on arrays, outside autograd, as "
+                               "torch.compile's does not support it either. Compile with backend='eager' "
+                               "(autograd records the captured forward graph as it records eager code).")
         saved, ctx.saved = ctx.saved, None           # freed as the eager graph frees its saved tensors
         if saved is None:
             raise RuntimeError('Trying to backward through the graph a second time (or directly access saved '
