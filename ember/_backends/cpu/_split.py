@@ -82,6 +82,12 @@ def _plan(arrays, shape, out):
     or None when the work is not cut. Without ``out``, a ufunc lays its result out like its inputs (a transposed
     input gives a transposed result, as torch's TensorIterator does), so only inputs in C order are cut by rows:
     the C-ordered result allocated here is then the layout the ufunc would have chosen."""
+    if out is not None:
+        start = out.__array_interface__['data'][0]
+        for a in arrays:      # a partial overlap (x[1:] += x[:-1]) needs NumPy's own buffered whole call:
+            if a is not out and np.may_share_memory(a, out) and (        # blocks would read what others wrote
+                    a.__array_interface__['data'][0] != start or a.strides != out.strides):
+                return None
     if all(a.shape == shape and a.flags.c_contiguous for a in arrays) and \
             (out is None or out.flags.c_contiguous):
         return 'flat'
