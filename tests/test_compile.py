@@ -758,3 +758,14 @@ def test_double_backward_errors_clearly_and_works_with_the_eager_backend():
     (gx,) = ember.autograd.grad(y, x, create_graph=True)
     (ggx,) = ember.autograd.grad(gx.sum(), x)
     _close(ggx, 6 * x)
+
+
+def test_retain_graph_keeps_the_saved_values():
+    x = ember.randn(3, 4, requires_grad=True)
+    y = ember.compile(lambda a: (a.sin() * a).sum())(x)
+    y.backward(retain_graph=True)
+    g1 = x.grad.clone()
+    y.backward()                         # the saved values are still there
+    _close(x.grad, 2 * g1)
+    with pytest.raises(RuntimeError, match='second time'):
+        y.backward()

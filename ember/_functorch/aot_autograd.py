@@ -328,7 +328,11 @@ class CompiledFunction(ember.autograd.Function):
                                "(create_graph=True): the backward graph runs on arrays, outside autograd, as "
                                "torch.compile's does not support it either. Compile with backend='eager' "
                                "(autograd records the captured forward graph as it records eager code).")
-        saved, ctx.saved = ctx.saved, None           # freed as the eager graph frees its saved tensors
+        from ember.autograd.engine import retaining_graph
+        if retaining_graph():                # retain_graph=True: a later backward needs them again
+            saved = list(ctx.saved) if ctx.saved is not None else None
+        else:
+            saved, ctx.saved = ctx.saved, None       # freed one by one as the backward graph runs
         if saved is None:
             raise RuntimeError('Trying to backward through the graph a second time (or directly access saved '
                                'tensors after they have already been freed). Saved intermediate values of the '

@@ -68,6 +68,19 @@ def _needed(roots, targets):
     return needed
 
 
+class _Task(threading.local):
+    retain_graph = False        # the running backward's retain_graph, for a node that frees its own saved values
+
+
+_task = _Task()
+
+
+def retaining_graph():
+    """Whether the backward running in this thread keeps the graph (``retain_graph=True``): a node that frees its
+    saved values itself while it runs (a compiled function's backward graph) must keep them then."""
+    return _task.retain_graph
+
+
 def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None, allow_unused=False,
                  accumulate=True):
     """Execute the graph task. Returns captured grads for ``inputs`` when ``accumulate`` is False."""
@@ -101,6 +114,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
 
     prev_mode = is_grad_enabled()
     _set_enabled(create_graph)
+    prev_retain, _task.retain_graph = _task.retain_graph, retain_graph
     try:
         while heap:
             node = heappop(heap)[1]
@@ -165,6 +179,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     heappush(heap, (-nxt._seq, nxt))
     finally:
         _set_enabled(prev_mode)
+        _task.retain_graph = prev_retain
     if inputs is None:
         return None
     result = []
