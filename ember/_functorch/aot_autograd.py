@@ -202,16 +202,13 @@ def trace(fn, flat_args, in_spec, want_grad, dynamic=None):
 
 
 # --- partitioning ---------------------------------------------------------------------------------
-_RANDOM = ('rand', 'bernoulli', 'dropout', 'normal', 'uniform', 'multinomial', 'exponential', 'rrelu')
-
-
 def _is_cheap_pointwise(node):
     """Worth recomputing rather than saving: a pointwise operator whose CPU kernel is a single NumPy ufunc
     (add, mul, relu's maximum...), one pass over memory. GELU, erf and the like are pointwise too but take
     ~20 passes in ember, more than keeping their result costs."""
     t = node.target
     if not (node.op == 'call_function' and isinstance(t, OpOverload) and t.decl is not None
-            and t is t.decl.op and t.decl.kind == 'pointwise' and not any(r in t.schema.name for r in _RANDOM)):
+            and t is t.decl.op and t.decl.kind == 'pointwise' and 'nondeterministic_seeded' not in t.tags):
         return False
     fn = getattr(t.kernels.get(DispatchKey.CPU), 'array_fn', None)
     return isinstance(getattr(fn, '__wrapped__', fn), np.ufunc)

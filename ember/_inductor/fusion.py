@@ -39,7 +39,7 @@ def _fusable(n):
         return False
     v = n.meta.get('val')
     return (v is not None and v.dim() > 0 and all(d.__class__ is int for d in v.shape) and v.is_contiguous()
-            and not n.kwargs and not any(r in n.target.schema.name for r in ('rand', 'bernoulli', 'dropout')))
+            and not n.kwargs and 'nondeterministic_seeded' not in n.target.tags)
 
 
 def _is_broadcast_scalar(v):

@@ -6,9 +6,7 @@ from .._dispatch.dispatcher import OpOverload
 
 __all__ = ['dce', 'cse', 'fold_constants']
 
-_NONDETERMINISTIC = ('rand', 'randn', 'randint', 'bernoulli', 'dropout', 'native_dropout', 'normal', 'uniform',
-                     'multinomial', 'randperm', 'exponential', 'geometric', 'cauchy', 'log_normal', 'empty',
-                     'empty_like', 'empty_strided', 'rrelu')
+_UNINITIALISED = ('empty', 'empty_like', 'empty_strided')      # equal arguments, different memory
 
 
 def _pure(node):
@@ -20,8 +18,7 @@ def _pure(node):
         return True
     if not isinstance(t, OpOverload) or t.schema.is_mutable:
         return False
-    name = t.schema.name
-    return not any(name == n or name.startswith(n + '_') or name == n + '_like' for n in _NONDETERMINISTIC)
+    return 'nondeterministic_seeded' not in t.tags and t.schema.name not in _UNINITIALISED
 
 
 def dce(graph):

@@ -58,7 +58,10 @@ class OpDecl:
         self.grad_name = grad_name
         self.differentiable = differentiable
         self.output_differentiability = output_differentiability   # per output, as derivatives.yaml; None: all
-        self.tags = tuple(tags) + ((kind,) if kind == 'pointwise' else ())
+        # torch's nondeterministic_seeded: the operator draws from a Generator (random, dropout, bernoulli...), so
+        # two calls with equal arguments differ: graph passes never merge, recompute or fuse it
+        self.tags = tuple(tags) + ((kind,) if kind == 'pointwise' else ()) + \
+            (('nondeterministic_seeded',) if 'Generator' in schema else ())
         self.doc = doc
         self.op = dispatcher.define(ns, schema, decl=self, tags=self.tags)
         self.name = name or self.op.schema.name

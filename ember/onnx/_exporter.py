@@ -28,10 +28,6 @@ from ._builder import Builder, Value, SymInt, onnx_dtype
 from ._translations import TRANSLATIONS, MIN_OPSET
 from .errors import OnnxExporterError, UnsupportedOperatorError
 
-_RANDOM = ('rand', 'bernoulli', 'dropout', 'normal', 'uniform', 'multinomial', 'poisson', 'exponential',
-           'geometric', 'cauchy', 'random')
-
-
 def _onnx_table(opset, custom):
     from ember._decomp import decomposition_table
     have = {op for op, v in MIN_OPSET.items() if v <= opset} | set(custom)
@@ -134,7 +130,7 @@ def _with_syms(node, syms):
 # --- translation ---------------------------------------------------------------------------------------
 
 def _is_random(op):
-    return any(r in op.__name__ for r in _RANDOM)
+    return 'nondeterministic_seeded' in getattr(op, 'tags', ())      # draws from a Generator (registry.py)
 
 
 def _array(t):
