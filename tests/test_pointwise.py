@@ -418,8 +418,8 @@ def test_hand_written_out_resizes_like_torch(call):
 
 def test_large_passes_shared_among_threads_match_torch():
     """add/sub/mul (alpha, in place), relu and relu's backward split large float arrays into blocks for the
-    intra-op threads (``_split`` in _backends/cpu/pointwise.py); a partially overlapping in-place operand
-    takes NumPy's own buffered path."""
+    intra-op threads (NOTE [split pointwise] in _backends/cpu/_split.py); a partially overlapping in-place
+    operand takes NumPy's own buffered path."""
     rng = np.random.default_rng(0)
     n = 600_001                                         # above the split threshold, not a multiple of a block
     a, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2))

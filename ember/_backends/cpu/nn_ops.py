@@ -34,6 +34,7 @@ from numpy.lib.stride_tricks import sliding_window_view as _swv
 from ._parallel import get_num_threads, parallel_for
 from ._gemm import gemm as _gemm
 from ._sums import rowsum as _rowsum
+from ._split import split_copy
 
 
 def _tup(v, n):
@@ -382,11 +383,7 @@ def _cols(x, k, s, d, pairs, osz, first):
     return (_cols_first if first else _cols_last)(x, k, s, d, pairs, osz)
 
 
-def _copy_split(src):
-    """A new C-contiguous copy of ``src``, its first axis shared out among the intra-op threads."""
-    out = np.empty(src.shape, src.dtype)
-    _split_samples(src.shape[0], _prod(src.shape[1:]), lambda lo, hi: np.copyto(out[lo:hi], src[lo:hi]))
-    return out
+_copy_split = split_copy       # a new C-contiguous copy, in blocks over the intra-op threads (NOTE [split pointwise])
 
 
 def _to_last(w):

@@ -26,7 +26,7 @@ from ._special import erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _
     polygamma as _polygamma_k, erfcx as _erfcx, i0 as _i0, i0e as _i0e, i1 as _i1, i1e as _i1e, \
     gammainc as _gammainc, gammaincc as _gammaincc    # NOTE [special
 #                                                                                   functions without scipy]
-from ._parallel import get_num_threads, parallel_for
+from ._parallel import parallel_for
 from ._split import split_pointwise as _split_pointwise, split_add as _split_add
 
 
@@ -40,40 +40,6 @@ def _check_int_divisor(a, b):
 
 
 # --- arithmetic --------------------------------------------------------------------
-
-_SPLIT = 1 << 18        # elements from which one elementwise pass is shared among the intra-op threads
-
-
-def _split(fn, out, a, *rest):
-    """``fn(a, *rest, out=...)`` over flat cache-sized blocks shared among the intra-op threads, for a large
-    C-contiguous float ``a`` and same-shaped arrays or scalars in ``rest``; None where they do not qualify
-    (the caller runs ``fn`` whole). For relu and threshold_backward, kernels of a few ufunc calls each that
-    ``_split.split_pointwise`` (one ufunc per call, NOTE [split pointwise]) does not wrap: resnet18's relu
-    and its backward on the activations were single-threaded passes."""
-    if not isinstance(a, np.ndarray) or a.size < _SPLIT or a.dtype.kind != 'f' or not a.flags.c_contiguous \
-            or get_num_threads() < 2:
-        return None
-    for r in rest:
-        if isinstance(r, np.ndarray) and (r.shape != a.shape or r.dtype != a.dtype or not r.flags.c_contiguous):
-            return None
-    if out is not None:
-        if out.shape != a.shape or out.dtype != a.dtype or not out.flags.c_contiguous:
-            return None
-        start = out.__array_interface__['data'][0]
-        for r in (a,) + rest:      # a partial overlap (x[1:] += x[:-1]) needs NumPy's own buffering
-            if isinstance(r, np.ndarray) and np.may_share_memory(r, out) and r.__array_interface__['data'][0] != start:
-                return None
-    res = np.empty(a.shape, a.dtype) if out is None else out
-    fa, fo = a.reshape(-1), res.reshape(-1)
-    fr = [r.reshape(-1) if isinstance(r, np.ndarray) else r for r in rest]
-
-    def run(lo, hi):
-        for i in range(lo, hi, _BLOCK):
-            j = min(i + _BLOCK, hi)
-            fn(fa[i:j], *(r[i:j] if isinstance(r, np.ndarray) else r for r in fr), out=fo[i:j])
-    parallel_for(a.size, run, _SPLIT // 2)
-    return res
-
 
 def _add(a, b, alpha, out=None):
     if alpha == 1:
@@ -347,15 +313,10 @@ def _threshold(a, threshold, value):
     return _select(a <= threshold, _like(a, value), a)      # NaN stays NaN, as in torch
 
 
-def _threshold_backward(g, x, threshold):
+def _threshold_backward(g, x, threshold, out=None):
     """g where x > threshold (or x is NaN), else 0: the drop mask as a bit mask ANDed into g's bits, two
-    passes instead of a select's four (128x512 float32: 50 -> 25 us); large arrays in blocks shared among
-    the intra-op threads."""
-    r = _split(lambda gb, xb, out: _threshold_mask(gb, xb, threshold, out), None, g, x)
-    return _threshold_mask(g, x, threshold) if r is None else r
-
-
-def _threshold_mask(g, x, threshold, out=None):
+    passes instead of a select's four (128x512 float32: 50 -> 25 us). Elementwise, so large arrays split
+    into blocks over the intra-op threads like the ufuncs (KERNELS, NOTE [split pointwise])."""
     drop = x <= threshold
     if g.size < 1024 or g.shape != drop.shape or g.dtype.itemsize not in _UINT or g.dtype.kind not in 'fiu':
         return _select(drop, np.zeros((), g.dtype), g)
@@ -378,11 +339,9 @@ _max_vs, _min_vs = _vs_scalar(np.maximum), _vs_scalar(np.minimum)
 
 
 def _relu(a, out=None):
+    """Elementwise, so large arrays split into blocks over the intra-op threads (KERNELS)."""
     if a.dtype.kind != 'f' or a.size < 1024:
         return np.maximum(a, 0, out=out)
-    r = _split(lambda ab, out: np.maximum(ab, _filled(ab.shape, ab.dtype, 0), out=out), out, a)
-    if r is not None:
-        return r
     r = _filled(a.shape, a.dtype, 0)
     return np.maximum(a, r, out=r if out is None else out)
 
@@ -675,11 +634,11 @@ _EXACT = {'neg', 'abs', 'sign', 'sgn', 'floor', 'ceil', 'trunc', 'where.self', '
 def _splittable(fn):
     """One elementwise ufunc (one output), or add/sub: their large calls are cut into blocks over the intra-op
     threads, bit for bit the same result (NOTE [split pointwise] in _split.py)."""
-    return (isinstance(fn, np.ufunc) and fn.nout == 1) or fn is _add or fn is _sub
+    return (isinstance(fn, np.ufunc) and fn.nout == 1) or fn in (_add, _sub, _relu, _threshold_backward)
 
 
 # memory-bound kernels (~0.1 ns per element): split only from 8x the size of a transcendental one
-_CHEAP = {_add, _sub, np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.positive, np.absolute,
+_CHEAP = {_add, _sub, _relu, _threshold_backward, np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.positive, np.absolute,
           np.maximum, np.minimum, np.fmax, np.fmin, np.equal, np.not_equal, np.less, np.less_equal, np.greater,
           np.greater_equal, np.logical_and, np.logical_or, np.logical_xor, np.logical_not, np.bitwise_and,
           np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift, np.right_shift, np.copysign, np.sign,
