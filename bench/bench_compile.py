@@ -118,6 +118,8 @@ def main():
         pstats.Stats('/tmp/compile.prof').sort_stats('tottime').print_stats(25)
         return
     cases = ['mlp', 'cnn', 'gpt', 'infer'] if args.case == 'all' else [args.case]
+    print(f"OpenBLAS kernels: {ember.backends.cpu.process_tuning()['blas_core']} (OPENBLAS_CORETYPE="
+          f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')}); torch: {torch.backends.cpu.get_cpu_capability()}")
     print(f'{"case":6} {"variant":16} {"steps/s":>9} {"vs torch":>9} {"first call s":>12}')
     for case in cases:
         variants = {}

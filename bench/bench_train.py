@@ -113,6 +113,12 @@ def main():
         cProfile.runctx('for _ in range(5): step()', globals(), {'step': step}, '/tmp/train.prof')
         pstats.Stats('/tmp/train.prof').sort_stats('tottime').print_stats(20)
         return
+    # in a subprocess: importing either library here would raise the children's peak RSS (inherited at fork)
+    print(subprocess.run([sys.executable, '-c', "import os, ember, torch; print(f\"OpenBLAS kernels: "
+                          "{ember.backends.cpu.process_tuning()['blas_core']} (OPENBLAS_CORETYPE="
+                          "{os.environ.get('OPENBLAS_CORETYPE', 'unset')}); torch: "
+                          "{torch.backends.cpu.get_cpu_capability()}\")"],
+                         capture_output=True, text=True, env={**os.environ, 'PYTHONPATH': ROOT}).stdout.strip())
     print(f'{"case":<6}{"ember steps/s":>15}{"torch steps/s":>15}{"speed ratio":>13}{"ember RSS MB":>14}'
           f'{"torch RSS MB":>14}')
     for case in a.case:

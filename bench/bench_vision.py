@@ -115,6 +115,8 @@ def main(argv=None):
     torch.manual_seed(0)
     te = _step_time(ember, ev.models.resnet18(), a.steps)
     tt = _step_time(torch, torch_resnet18(), a.steps)
+    print(f"OpenBLAS kernels: {ember.backends.cpu.process_tuning()['blas_core']} (OPENBLAS_CORETYPE="
+          f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')}); torch: {torch.backends.cpu.get_cpu_capability()}")
     print(f'resnet18 train step (batch 16, 64x64): ember {te * 1e3:.0f} ms, torch {tt * 1e3:.0f} ms, '
           f'speed ember/torch {tt / te:.2f}x')
     with tempfile.TemporaryDirectory() as root:

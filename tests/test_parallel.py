@@ -1,6 +1,7 @@
 """Intra-op parallelism (ember/_backends/cpu/_parallel.py): kernels split across threads give the same
 results as on one thread, errors come back to the caller, nesting runs inline, forks get a fresh pool."""
 import os
+import platform
 import threading
 import time
 
@@ -10,7 +11,7 @@ import torch
 
 import ember
 import ember.nn.functional as F
-from ember._backends.cpu import _parallel
+from ember._backends.cpu import _blas, _parallel
 
 
 @pytest.fixture
@@ -232,3 +233,16 @@ def test_split_gemms_match_torch(threads, n):
         res[lib] = [y.detach().numpy(), xs.grad.numpy(), ws.grad.numpy(), bs.grad.numpy()]
     for e, t in zip(res[ember], res[torch]):
         np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-9)
+
+
+def test_process_tuning_reports_the_blas_kernels():
+    """process_tuning()['blas_core'] names the kernel set OpenBLAS loaded (here the one OPENBLAS_CORETYPE asks
+    for, which any x86-64 CPU with SSE4.2 runs)."""
+    import subprocess
+    import sys
+    code = "import ember; print(ember.backends.cpu.process_tuning()['blas_core'])"
+    env = {k: v for k, v in os.environ.items() if k != 'OPENBLAS_CORETYPE'}
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
+                         env={**env, 'OPENBLAS_CORETYPE': 'Nehalem'}).stdout
+    if platform.machine() in ('x86_64', 'AMD64') and _blas.controlled:    # numpy's OpenBLAS is visible
+        assert out.strip() == 'Nehalem'

@@ -18,7 +18,7 @@ import os
 import sys
 import threading
 
-from ._blas import controlled as _blas_controlled, blas_threads, set_blas_threads
+from ._blas import controlled as _blas_controlled, blas_threads, set_blas_threads, core_name
 
 _lock = threading.Lock()
 _state = {'applied': False, 'enabled': True, 'blas_before': None, 'malloc': False}
@@ -71,7 +71,7 @@ def enable():
 
 def status():
     return {'enabled': _state['enabled'], 'applied': _state['applied'], 'blas_threads': blas_threads(),
-            'blas_controlled': _blas_controlled, 'malloc_tuned': _state['malloc']}
+            'blas_controlled': _blas_controlled, 'malloc_tuned': _state['malloc'], 'blas_core': core_name()}
 
 
 def applied():
