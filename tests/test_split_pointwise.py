@@ -149,3 +149,16 @@ def test_partially_overlapping_in_place_operands_are_not_split(splits, monkeypat
     e.add_(e)
     np.testing.assert_array_equal(e.numpy(), a + a)
     assert splits != []
+
+
+def test_small_operands_broadcasting_to_a_large_output_are_split(splits, monkeypatch):
+    """An outer product (vmap's per-sample weight gradients): both operands are below the threshold, the
+    output is above it, so it is cut by rows; the same bits as the whole call."""
+    g, x = _r(6, 40, 1), _r(6, 1, 30, seed=1)          # 240 and 180 elements -> 7,200
+    whole, cut = _both(lambda: g * x, monkeypatch, splits)
+    assert np.array_equal(whole.numpy().view(np.uint8), cut.numpy().view(np.uint8))
+    monkeypatch.setattr(_split, 'SPLIT_WORK', 1000)
+    n = len(splits)
+    _r(6, 40, 1) * _r(6, 40, 1)                          # same shapes, 240 elements: whole
+    _r(6, 40, 1) + _r(40, 1)                              # broadcasting to a small output: whole
+    assert len(splits) == n
