@@ -5,7 +5,11 @@
 2. An MNIST epoch's input pipeline (ToTensor + Normalize, batch 64, 2 workers): ember.vision.datasets.MNIST
    with ember's DataLoader against the same reading and normalisation written for torch's DataLoader.
 
-    python bench/bench_vision.py [--steps N]
+    python bench/bench_vision.py [--steps N] [--rounds R]
+
+ember's process settings (NOTE [process settings]: glibc malloc keeping freed memory) apply to the whole
+process once ember's thread pool first runs, so the torch model here runs with them too; measured alone in a
+process, the same torch step is slower (its backward pays page faults on freed memory).
 """
 import argparse
 import gzip
@@ -52,20 +56,39 @@ def torch_resnet18(num_classes=1000):
     return tnn.Sequential(*layers, tnn.AdaptiveAvgPool2d(1), tnn.Flatten(), tnn.Linear(512, num_classes))
 
 
-def _step_time(lib, model, steps):
+def _stepper(lib, model):
     opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x = lib.randn(16, 3, 64, 64)
     y = lib.randint(0, 1000, (16,))
-    times = []
-    for i in range(steps + 2):
-        t = time.perf_counter()
+
+    def step():
         loss = lib.nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
-        if i >= 2:
-            times.append(time.perf_counter() - t)
+    return step
+
+
+def _median_step(step, steps):
+    times = []
+    for _ in range(steps):
+        t = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t)
     return float(np.median(times))
+
+
+def _step_times(steps, rounds):
+    """Median step time of each library in each round, the libraries alternating round by round (after two
+    warm-up steps each), so that a drift in the machine's speed hits both."""
+    runs = {'ember': _stepper(ember, ev.models.resnet18()), 'torch': _stepper(torch, torch_resnet18())}
+    for step in runs.values():
+        step()
+        step()
+    per_round = []
+    for _ in range(rounds):
+        per_round.append({name: _median_step(step, steps) for name, step in runs.items()})
+    return per_round
 
 
 def _write_mnist(root, n):
@@ -108,17 +131,21 @@ def _epoch(lib, ds):
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument('--steps', type=int, default=5)
+    ap.add_argument('--steps', type=int, default=5, help='steps per library per round')
+    ap.add_argument('--rounds', type=int, default=4)
     ap.add_argument('--samples', type=int, default=20000)
     a = ap.parse_args(argv)
     ember.manual_seed(0)
     torch.manual_seed(0)
-    te = _step_time(ember, ev.models.resnet18(), a.steps)
-    tt = _step_time(torch, torch_resnet18(), a.steps)
+    per_round = _step_times(a.steps, a.rounds)
+    ratios = sorted(r['torch'] / r['ember'] for r in per_round)
+    te = float(np.median([r['ember'] for r in per_round]))
+    tt = float(np.median([r['torch'] for r in per_round]))
     print(f"OpenBLAS kernels: {ember.backends.cpu.process_tuning()['blas_core']} (OPENBLAS_CORETYPE="
           f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')}); torch: {torch.backends.cpu.get_cpu_capability()}")
-    print(f'resnet18 train step (batch 16, 64x64): ember {te * 1e3:.0f} ms, torch {tt * 1e3:.0f} ms, '
-          f'speed ember/torch {tt / te:.2f}x')
+    print(f'resnet18 train step (batch 16, 64x64), {a.rounds} alternating rounds of {a.steps} steps: ember '
+          f'{te * 1e3:.0f} ms, torch {tt * 1e3:.0f} ms; speed ember/torch per round '
+          f'{", ".join(f"{r:.2f}" for r in ratios)}; median {float(np.median(ratios)):.2f}x')
     with tempfile.TemporaryDirectory() as root:
         imgs, labels = _write_mnist(root, a.samples)
         tf = ev.transforms.Compose([ev.transforms.ToTensor(), ev.transforms.Normalize((0.1307,), (0.3081,))])
