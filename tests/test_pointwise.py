@@ -185,6 +185,23 @@ def test_integer_pow_rules():
     same(2 ** e.abs(), 2 ** t.abs())
 
 
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+@pytest.mark.parametrize('exponent', [3, 3.0, -2, -2.0, -0.5, 2.0, -1.0])
+def test_pow_scalar_special_cases_are_torchs_bits(exponent, dtype):
+    """torch's CPU pow computes x ** 3 as x*x*x, x ** -2 as 1/(x*x) and x ** -0.5 as 1/sqrt(x); ember gives the
+    same bits (NumPy's powf differs in the last place), in place too."""
+    x = np.random.default_rng(0).standard_normal(4099).astype(dtype) * 3
+    if exponent == -0.5:
+        x = np.abs(x)
+    e, t = ember.from_numpy(x.copy()), torch.from_numpy(x.copy())
+    assert np.array_equal((e ** exponent).numpy(), (t ** exponent).numpy())
+    e.pow_(exponent)
+    t.pow_(exponent)
+    assert np.array_equal(e.numpy(), t.numpy())
+    e0, t0 = ember.tensor(x[5]), torch.tensor(x[5])          # 0-d: NumPy returns scalars there
+    assert np.array_equal((e0 ** exponent).numpy(), (t0 ** exponent).numpy())
+
+
 @pytest.mark.parametrize('fn', [lambda a, b: a // b, lambda a, b: a % b, lambda a, b: a.fmod(b),
                                 lambda a, b: a.div(b, rounding_mode='trunc'),
                                 lambda a, b: a.div(b, rounding_mode='floor')])

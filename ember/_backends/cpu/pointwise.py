@@ -113,6 +113,8 @@ def _fmod(a, b):
 
 
 def _pow(a, b):
+    if b.__class__ in (int, float) and a.__class__ is np.ndarray and (a.dtype == np.float32 or a.dtype == np.float64):
+        return _pow_scalar(a, b)
     if not (_is_int(a) and _is_int(b)):
         return np.power(a, b)
     bb = np.asarray(b)
@@ -124,6 +126,22 @@ def _pow(a, b):
     pos = np.power(aa, np.where(neg, 0, bb))
     special = np.where(aa == 1, 1, np.where(aa == -1, np.where(bb % 2 == 0, 1, -1), 0))
     return np.where(neg, special, pos)
+
+
+def _pow_scalar(a, e):
+    """A float32 or float64 tensor to a number, with torch's CPU special cases (PowKernel.cpp): 3 and -2 as products,
+    -0.5 as 1/sqrt, bit for bit torch's results, where NumPy would call powf (a 393K-element x ** 3, minGPT's
+    GELU: 1 ms -> 0.2 ms). 2 and -1 are NumPy's own fast paths (square, reciprocal), the same bits."""
+    if e == 3:
+        sq = np.multiply(a, a)
+        return np.multiply(sq, a, out=sq) if a.ndim else sq * a
+    if e == -2:
+        sq = np.multiply(a, a)
+        return np.divide(a.dtype.type(1), sq, out=sq) if a.ndim else a.dtype.type(1) / sq
+    if e == -0.5:
+        r = np.sqrt(a)
+        return np.divide(a.dtype.type(1), r, out=r) if a.ndim else a.dtype.type(1) / r
+    return np.power(a, e)
 
 
 def _sign(a):
