@@ -1,0 +1,84 @@
+"""torch.utils.tensorboard: ``SummaryWriter`` writes TensorBoard event files (scalars, histograms, images, text,
+embeddings, hyperparameters, PR curves, the model's graph) for ``tensorboard --logdir runs`` to show.
+
+torch's own module is a writer over the ``tensorboard`` package's protocol buffers; ember does not write those
+by hand either. It uses tensorboardX (``pip install tensorboardX``, the ``ember[tensorboard]`` extra), the
+standalone writer torch's was derived from, with the same methods and arguments. What ember adds is the step
+torch's writer does itself: Tensors become arrays (``detach().cpu().numpy()``) before they reach the writer,
+in any argument, inside lists, tuples and dicts too.
+
+``add_graph(model, input_to_model)`` exports the model with ``ember.onnx.export`` (needs ``onnx``) and writes
+that graph, where torch traces with TorchScript; TensorBoard's Graphs tab then shows the ONNX operators.
+
+>>> from ember.utils.tensorboard import SummaryWriter        # doctest: +SKIP
+>>> w = SummaryWriter('runs/exp1'); w.add_scalar('loss', loss, step); w.close()   # doctest: +SKIP
+"""
+import contextlib
+import functools
+import io
+import os
+import tempfile
+
+try:
+    import tensorboardX as _tbx
+except ImportError as e:      # torch: "TensorBoard logging requires TensorBoard version 1.15 or above"
+    raise ImportError("ember.utils.tensorboard (torch.utils.tensorboard) writes event files with tensorboardX, "
+                      "which is not installed: pip install tensorboardX (or the ember[tensorboard] extra)") from e
+
+from ... import Tensor
+
+__all__ = ['SummaryWriter', 'FileWriter']
+
+FileWriter = _tbx.FileWriter
+
+
+def _arrays(v):
+    """Tensors anywhere in ``v`` (a value, or lists, tuples and dicts of them) as NumPy arrays."""
+    if isinstance(v, Tensor):
+        return v.detach().cpu().numpy()
+    if isinstance(v, (list, tuple)):
+        return type(v)(_arrays(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _arrays(x) for k, x in v.items()}
+    return v
+
+
+def _converting(name):
+    method = getattr(_tbx.SummaryWriter, name)
+
+    @functools.wraps(method)
+    def add(self, *args, **kwargs):
+        return method(self, *_arrays(args), **_arrays(kwargs))
+    return add
+
+
+class SummaryWriter(_tbx.SummaryWriter):
+    """Writes entries to event files in ``log_dir`` (default ``runs/CURRENT_DATETIME_HOSTNAME``), as
+    torch.utils.tensorboard.SummaryWriter. Every ``add_*`` method takes ember Tensors where torch's takes
+    torch Tensors."""
+
+    def __init__(self, log_dir=None, comment='', purge_step=None, max_queue=10, flush_secs=120,
+                 filename_suffix=''):
+        super().__init__(log_dir, comment=comment, purge_step=purge_step, max_queue=max_queue,
+                         flush_secs=flush_secs, filename_suffix=filename_suffix)
+
+    def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
+        """The model's graph, exported to ONNX by ember.onnx.export and written as TensorBoard's GraphDef."""
+        from ... import onnx
+        if input_to_model is None:
+            raise ValueError("add_graph needs input_to_model: ember exports the graph by running the model on it")
+        args = tuple(input_to_model) if isinstance(input_to_model, (list, tuple)) else (input_to_model,)
+        fd, path = tempfile.mkstemp(suffix='.onnx')
+        os.close(fd)
+        try:
+            onnx.export(model, args, path)
+            with contextlib.nullcontext() if verbose else contextlib.redirect_stdout(io.StringIO()):
+                self.add_onnx_graph(path)       # tensorboardX prints each node's name
+        finally:
+            os.unlink(path)
+
+
+for _name in dir(_tbx.SummaryWriter):
+    if _name.startswith('add_') and _name not in ('add_graph', 'add_onnx_graph', 'add_openvino_graph'):
+        setattr(SummaryWriter, _name, _converting(_name))
+del _name
