@@ -43,6 +43,11 @@ no ``.to(gpu)``, no ``device_ids``, ``map_location='cpu'``) and is launched by t
 no metric: what each rank prints (epochs, batch sizes, steps per epoch from the DistributedSampler, snapshot
 saved and resumed from) is compared as a sorted list of records (``compare_records``) and must be equal.
 
+Programs of other published repositories run too when their checkout is named: ``--repo
+karpathy/nanoGPT=PATH`` (train.py on Tiny Shakespeare with the README's CPU settings, then sample.py),
+``--repo karpathy/minGPT=PATH`` (projects/chargpt) and ``--repo karpathy/makemore=PATH`` (its six model
+types); they are compared like the others, by their printed losses.
+
 Output: one ``PASS name`` / ``FAIL name: first error (file:line)`` line per program,
 then ``N passed, M failed``.
 """
@@ -313,6 +318,37 @@ PROGRAMS.update({
     'ddp-tutorial-series[multigpu]': _ddp_tutorial('multigpu.py', launched=False),
 })
 
+
+
+def _shakespeare_input(d):
+    shutil.copy(SHAKESPEARE, os.path.join(d, 'input.txt'))
+
+
+def _nanogpt_input(d):
+    shutil.copy(SHAKESPEARE, os.path.join(d, 'data', 'shakespeare_char', 'input.txt'))
+
+
+# Programs of other published repositories, run when a checkout is given (--repo OWNER/NAME=PATH): karpathy's
+# nanoGPT (the README's CPU settings, shortened), minGPT's char-level GPT and makemore's six model types. Their
+# data is Tiny Shakespeare (shipped in ../shared/data) or the names file inside the repository.
+_NANOGPT = ['config/train_shakespeare_char.py', '--device=cpu', '--compile=False', '--eval_iters=5',
+            '--eval_interval=20', '--log_interval=5', '--block_size=64', '--batch_size=12', '--n_layer=4',
+            '--n_head=4', '--n_embd=128', '--max_iters=40', '--lr_decay_iters=40', '--dropout=0.0']
+PROGRAMS.update({
+    'nanoGPT/shakespeare_char': dict(
+        repo='karpathy/nanoGPT', folder='.', setup=_nanogpt_input,
+        steps=[('data/shakespeare_char/prepare.py', []), ('train.py', _NANOGPT),
+               ('sample.py', ['--out_dir=out-shakespeare-char', '--device=cpu', '--num_samples=1',
+                              '--max_new_tokens=40'])]),
+    'minGPT/chargpt': dict(
+        repo='karpathy/minGPT', folder='projects/chargpt', also=['mingpt'], setup=_shakespeare_input,
+        steps=[('chargpt.py', ['--model.model_type=gpt-nano', '--trainer.max_iters=41',
+                               '--trainer.batch_size=16', '--trainer.num_workers=0'])]),
+})
+for _t in ('transformer', 'rnn', 'gru', 'bow', 'mlp', 'bigram'):
+    PROGRAMS[f'makemore[{_t}]'] = dict(repo='karpathy/makemore', folder='.', steps=[(
+        'makemore.py', ['--type', _t, '--max-steps', '201', '--num-workers', '0', '-o', 'out'])])
+
 NOT_RUN = {
     'language_translation': 'needs torchtext (no release for torch 2.13) and spaCy models downloaded at run time',
     'legacy/snli': 'needs torchtext.legacy (removed from torchtext) and a spaCy model download',
@@ -396,7 +432,9 @@ def prepare(corpus, spec, dest, runtime='torch'):
     src = os.path.join(corpus, spec['folder'])
     if not os.path.isdir(src):
         raise FileNotFoundError(f'{src} is missing from the corpus')
-    shutil.copytree(src, dest)
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns('.git'))
+    for extra in spec.get('also', ()):          # a package of the repository the program imports
+        shutil.copytree(os.path.join(corpus, extra), os.path.join(dest, extra))
     for f, old, new in spec.get('patch', ()):
         p = os.path.join(dest, f)
         with open(p) as fh:
@@ -570,16 +608,25 @@ def main(argv=None):
     ap.add_argument('--timeout', type=float, default=300, help='seconds per program run (default 300)')
     ap.add_argument('--ember-root', default=ROOT, help='checkout whose ember runs (default: this project)')
     ap.add_argument('-v', '--verbose', action='store_true', help='print each run\'s output')
+    ap.add_argument('--repo', action='append', default=[], metavar='OWNER/NAME=PATH',
+                    help='a checkout of another repository whose programs to run too (karpathy/nanoGPT, '
+                         'karpathy/minGPT, karpathy/makemore)')
     a = ap.parse_args(argv)
-    names = [n for n in PROGRAMS if not a.only or any(n == o or n.startswith(o + '[') for o in a.only)]
+    repos = dict(r.split('=', 1) for r in a.repo)
+    unknown = set(repos) - {spec['repo'] for spec in PROGRAMS.values() if 'repo' in spec}
+    if unknown:
+        ap.error(f'no program of {", ".join(sorted(unknown))} is known')
+    names = [n for n in PROGRAMS if (not a.only or any(n == o or n.startswith(o + '[') for o in a.only))
+             and PROGRAMS[n].get('repo', 'pytorch/examples') in ({'pytorch/examples'} | set(repos))]
     if not names:
         ap.error(f'no program matches {a.only}; known: {", ".join(PROGRAMS)}')
     passed = failed = 0
     for name in names:
         t0 = time.time()
         try:
-            ok, msg, _ = run_program(a.corpus, name, PROGRAMS[name], a.timeout, a.keep, a.verbose,
-                                     os.path.abspath(a.ember_root))
+            spec = PROGRAMS[name]
+            ok, msg, _ = run_program(repos.get(spec.get('repo'), a.corpus), name, spec, a.timeout, a.keep,
+                                     a.verbose, os.path.abspath(a.ember_root))
         except Exception as ex:        # a runner-side problem (corpus missing a file): report, go on
             ok, msg = False, f'{type(ex).__name__}: {ex}'
         passed += ok
