@@ -67,3 +67,25 @@ def test_every_special_op_works_with_scipy_blocked():
     assert sorted(got) == sorted(want)
     for k, v in want.items():      # gelu32: float32 with the OpInfo records' float32 tolerance
         np.testing.assert_allclose(got[k], v.tolist(), rtol=1e-6, atol=1e-5 if k == 'gelu32' else 1e-6, err_msg=k)
+
+
+def test_float32_erf_is_within_three_ulps_and_keeps_its_specials():
+    """NOTE [float32 erf]: the float32 kernel (two polynomial fits) against the float64 erf, over a dense grid
+    across both pieces and the clip at 3.92; signed zeros, infinities and NaN as torch; large arrays (split in
+    blocks over the threads) give the same values as small ones."""
+    from ember._backends.cpu._special import erf as erf64
+    x = np.concatenate([np.linspace(-6, 6, 240001), np.geomspace(1e-38, 1, 2000), -np.geomspace(1e-38, 1, 2000),
+                        [0.99999994, 1.0, 1.0000001, 3.9199998, 3.92, 3.9200001]]).astype(np.float32)
+    got = ember.erf(ember.from_numpy(x)).numpy()
+    ref = erf64(x.astype(np.float64))
+    ulps = np.abs(got.astype(np.float64) - ref) / np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
+    assert ulps.max() <= 3, (x[ulps.argmax()], got[ulps.argmax()], ref[ulps.argmax()])
+    np.testing.assert_allclose(got, torch.erf(torch.from_numpy(x)).numpy(), rtol=1.3e-6, atol=1e-7)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], np.float32)
+    out = ember.erf(ember.from_numpy(special)).numpy()
+    assert out[0] == 0 and not np.signbit(out[0]) and out[1] == 0 and np.signbit(out[1])
+    assert out[2] == 1 and out[3] == -1 and np.isnan(out[4])
+    small = ember.erf(ember.from_numpy(x[:1000].copy())).numpy()          # below the blocked size
+    assert np.array_equal(small, got[:1000])
+    half = ember.erf(ember.tensor(0.5))                                    # 0-d
+    assert half.shape == () and float(half) == float(ember.erf(ember.tensor([0.5])).numpy()[0])

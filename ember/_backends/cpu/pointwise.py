@@ -457,6 +457,62 @@ def _blocked(fn, *arrays):
     return out.reshape(a0.shape)
 
 
+# NOTE [float32 erf] -- erf of a float32 array in float32, as torch's CPU kernel computes it (a vectorised
+# float erf accurate to about an ulp), where the float64 path of _special.py (a 50-term series) took 80 ns per
+# element (256K floats: 20.8 ms against torch's 0.26). Two least-squares polynomial fits, made once against
+# that float64 erf on Chebyshev nodes (numpy.polynomial; the degrees are the smallest that reach the float32
+# rounding floor):
+#   |x| <= 1:          erf(x) = x * A(x^2), A of degree 5;
+#   1 < |x| < 3.92:    erf(x) = sign(x) (1 - exp(-x^2) B(w)), w = (1/|x| - 1/3.92) * 2.685 - 1 in [-1, 1], B of
+#                      degree 7 fitting erfc(z) exp(z^2) (smooth, ~1/(z sqrt(pi)));
+#   |x| >= 3.92:       erf(x) rounds to +-1 in float32 (clipping |x| to 3.92 gives exactly that).
+# Evaluated in float32 over 200,001 points of [0, 3.92]: at most 2.4 ulps from the float64 erf (1.03 beyond 1).
+# NaN stays NaN and -0.0 stays -0.0. erfc keeps the float64 path (its tail needs relative accuracy).
+_ERF_A = (1.1283791274426218, -0.3761234986563727, 0.11280364757723264, -0.026716390702216392,
+          0.004923280883443814, -0.0005654108881123111)
+_ERF_B = (0.30692709988125866, 0.1420538046599241, -0.02386813059309018, 0.0022750058344224913,
+          0.0004391046207813159, -0.00033757198874027157, 0.00011313231543829731, -1.8860951465652287e-05)
+_ERF_ONE, _ERF_W0, _ERF_WK = 3.92, 1 / 3.92, 2 / (1 - 1 / 3.92)
+
+
+def _horner_f32(coeffs, t):
+    f = np.float32
+    r = t * f(coeffs[-1])
+    for c in coeffs[-2:0:-1]:
+        r += f(c)
+        r *= t
+    r += f(coeffs[0])
+    return r
+
+
+def _erf_f32(x):
+    f = np.float32
+    near = _horner_f32(_ERF_A, x * x)
+    near *= x
+    a = np.abs(x)
+    np.clip(a, f(1), f(_ERF_ONE), out=a)
+    w = np.reciprocal(a)
+    w -= f(_ERF_W0)
+    w *= f(_ERF_WK)
+    w -= f(1)
+    g = _horner_f32(_ERF_B, w)
+    np.multiply(a, a, out=a)
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    g *= a
+    np.subtract(f(1), g, out=g)
+    np.copysign(g, x, out=g)
+    small = np.abs(x) <= f(1)
+    np.copyto(g, near, where=small)
+    return g
+
+
+def _erf_kernel(a):
+    if a.dtype == np.float32 and a.__class__ is np.ndarray:
+        return _blocked(_erf_f32, a) if a.ndim else _erf_f32(a[None])[0]
+    return _erf(a)
+
+
 def _exact_cdf(x):
     return 0.5 * _erfc(x * -x.dtype.type(_SQRT1_2))
 
@@ -526,7 +582,7 @@ _TABLE = {
     'log10': np.log10,
     'log1p': np.log1p,
     'sqrt': np.sqrt,
-    'erf': _erf,
+    'erf': _erf_kernel,
     'erfc': _erfc,
     'erfinv': _erfinv,
     'special_erfcx': _erfcx,
