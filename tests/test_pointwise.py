@@ -455,3 +455,18 @@ def test_large_passes_shared_among_threads_match_torch():
     e = ember.tensor(a)               # (torch refuses this overlap; ember's result is NumPy's buffered one)
     e[1:].add_(e[:-1])
     np.testing.assert_array_equal(e.numpy()[1:], a[1:] + a[:-1])
+
+
+def test_sign_of_zero_and_nan_and_hardswish_bits_are_torchs():
+    """sign computes (0 < a) - (a < 0) as torch does: +0.0 for -0.0 and NaN; hardswish gives torch's bits;
+    gather of a 3-d tensor along each dimension (the flat-take path) equals torch's."""
+    x = np.array([-0.0, 0.0, np.nan, -2.5, 3.0, -np.inf], np.float32)
+    e, t = ember.sign(ember.from_numpy(x)).numpy(), torch.sign(torch.from_numpy(x)).numpy()
+    assert np.array_equal(e, t) and not np.signbit(e[:3]).any()
+    h = (np.random.default_rng(0).standard_normal(10007) * 5).astype(np.float32)
+    assert np.array_equal(F.hardswish(ember.from_numpy(h)).numpy(), torch.nn.functional.hardswish(torch.from_numpy(h)).numpy())
+    a = np.random.default_rng(1).standard_normal((4, 5, 6)).astype(np.float32)
+    for d in range(3):
+        idx = np.random.default_rng(d).integers(0, a.shape[d], (3, 4, 5))
+        assert np.array_equal(ember.gather(ember.from_numpy(a), d, ember.from_numpy(idx)).numpy(),
+                              torch.gather(torch.from_numpy(a), d, torch.from_numpy(idx)).numpy())

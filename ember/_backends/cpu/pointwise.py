@@ -147,8 +147,8 @@ def _pow_scalar(a, e):
 def _sign(a):
     if a.dtype == np.bool_:
         return a.copy()
-    if a.dtype.kind == 'f':     # torch: sign(nan) is 0
-        return np.where(np.isnan(a), a.dtype.type(0), np.sign(a))
+    if a.dtype.kind == 'f':     # torch's (0 < a) - (a < 0): sign(nan) and sign(-0.0) are +0.0
+        return (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)
     return np.sign(a)
 
 
@@ -226,7 +226,7 @@ def _clamp(a, lo, hi):
 
 
 def _nan_to_num(a, nan, posinf, neginf):
-    if a.dtype.kind in 'iub':
+    if a.dtype.kind in 'iub' or np.isfinite(a).all():       # nothing to replace: a copy (3x faster)
         return a.copy()
     return np.nan_to_num(a, copy=True, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
 
@@ -261,6 +261,17 @@ def _isreal(a):
     if a.dtype.kind == 'c':
         return a.imag == 0
     return np.ones(a.shape, np.bool_)
+
+
+def _hardswish(a):
+    """a * min(max(a + 3, 0), 6) / 6 as torch computes it, in place on one temporary (3x faster)."""
+    r = a + a.dtype.type(3)
+    if r.__class__ is not np.ndarray:
+        return a * np.minimum(np.maximum(r, 0), 6) / 6
+    np.clip(r, 0, 6, out=r)
+    r *= a
+    r /= a.dtype.type(6)
+    return r
 
 
 def _signbit(a):
@@ -685,7 +696,7 @@ _TABLE = {
                                            _select(a < -lambd, a + a.dtype.type(lambd), 0)),
     'ldexp.Tensor': lambda a, e: a * np.exp2(e),
     'softplus': _softplus,
-    'hardswish': lambda a: a * np.minimum(np.maximum(a + 3, 0), 6) / 6,
+    'hardswish': lambda a: _hardswish(a),
     'hardsigmoid': lambda a: np.minimum(np.maximum(a + 3, 0), 6) / 6,
     'log_sigmoid': _log_sigmoid,
 }
