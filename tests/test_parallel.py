@@ -173,19 +173,29 @@ def test_blas_runs_inside_embers_threads_unless_told_otherwise():
     assert (n, controlled, before, during) == ('1', 'False', 'None', 'None')   # the BLAS keeps its threads
 
 
-def test_process_tuning_can_be_applied_at_once_on_one_thread():
-    """set_process_tuning(True, now=True): what a distributed rank on one thread does (NOTE [threads per rank])."""
+def test_process_tuning_on_one_thread():
+    """With one intra-op thread nothing splits, so the settings come with the first large kernel run on the
+    calling thread (a 256x256 GEMM), not with small ones; set_process_tuning(False) keeps them off then, and
+    set_process_tuning(True, now=True) applies them at once (what a distributed rank does, NOTE [threads per
+    rank])."""
     import subprocess
     import sys
     code = ("import ember; from ember._backends.cpu import _blas; ember.set_num_threads(1); "
-            "a = ember.randn(256, 256); a @ a; first = ember.backends.cpu.process_tuning()['applied']; "
-            "ember.backends.cpu.set_process_tuning(True, now=True); t = ember.backends.cpu.process_tuning(); "
-            "print(first, t['applied'], _blas.controlled, t['blas_threads'])")
+            "t = ember.backends.cpu.process_tuning; s = ember.randn(8, 8); s @ s; s + s; small = t()['applied']; "
+            "a = ember.randn(256, 256); a @ a; large = t()['applied']; "
+            "print(small, large, _blas.controlled, t()['blas_threads'])")
+    env = {**os.environ, 'OPENBLAS_NUM_THREADS': '2'}
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
-                         env={**os.environ, 'OPENBLAS_NUM_THREADS': '2'}).stdout.split()
-    assert out[:2] == ['False', 'True']         # one thread never splits; now=True applies anyway
+                         env=env).stdout.split()
+    assert out[:2] == ['False', 'True']
     if out[2] == 'True':
         assert out[3] == '1'
+    code = ("import ember; ember.set_num_threads(1); t = ember.backends.cpu.process_tuning; "
+            "ember.backends.cpu.set_process_tuning(False); x = ember.randn(1 << 20); x + x; off = t()['applied']; "
+            "ember.backends.cpu.set_process_tuning(True, now=True); print(off, t()['applied'])")
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
+                         env=env).stdout.split()
+    assert out == ['False', 'True']
 
 
 def test_the_caller_takes_ranges_a_busy_worker_has_not_started(threads):

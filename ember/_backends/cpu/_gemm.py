@@ -2,7 +2,7 @@
 linear, matmul and convolution kernels share."""
 import numpy as np
 
-from ._parallel import get_num_threads, parallel_for
+from ._parallel import get_num_threads, parallel_for, large_work_inline
 
 
 GEMM_GRAIN = 1 << 20      # multiply-adds per task: below ~1M the hand-off costs more than it saves
@@ -16,6 +16,8 @@ def gemm(a, b, bias=None):
     n = b.shape[1]
     work = m * n * k
     if work < 2 * GEMM_GRAIN or get_num_threads() < 2 or a.dtype != b.dtype or a.dtype.kind != 'f':
+        if work >= 2 * GEMM_GRAIN and get_num_threads() < 2:
+            large_work_inline()
         out = np.matmul(a, b)
         if bias is not None:
             out += bias

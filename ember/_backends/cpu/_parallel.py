@@ -122,11 +122,21 @@ if hasattr(os, 'register_at_fork'):
     os.register_at_fork(after_in_child=_reset_after_fork)
 
 
+def large_work_inline():
+    """A kernel runs work large enough to split on the calling thread alone, because ember has one intra-op
+    thread: the process settings pay there too (large temporaries), so apply them now, once (NOTE [process
+    settings])."""
+    if not _process_state['applied'] and _process_state['enabled']:
+        _apply_process_settings()
+
+
 def parallel_for(n, fn, grain):
     """Run ``fn(lo, hi)`` over ``[0, n)`` in up to ``get_num_threads()`` contiguous ranges of at least
     ``grain`` items; returns when all are done, re-raising the first error."""
     k = min(_num_threads, n // max(grain, 1))
     if k <= 1 or getattr(_inside, 'active', False):
+        if _num_threads == 1 and not _process_state['applied'] and n >= 2 * grain:
+            large_work_inline()
         fn(0, n)
         return
     if not _process_state['applied']:

@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 
-from ._parallel import parallel_for, get_num_threads
+from ._parallel import parallel_for, get_num_threads, large_work_inline
 from ._fp import _EXT, _IGNORE, quiet as _fp_quiet
 
 SPLIT_WORK = 1 << 19    # elements of a cost-1 kernel's output worth a split; NOTE [split pointwise]
@@ -120,6 +120,7 @@ def split_pointwise(fn, cost=1, quiet=True):
 
     def split(args, out):
         if get_num_threads() < 2:
+            large_work_inline()
             return fn(*args, out=out)
         arrays = [a for a in args if isinstance(a, np.ndarray)]
         shape = arrays[0].shape if len(arrays) == 1 else np.broadcast_shapes(*(a.shape for a in arrays))
@@ -226,6 +227,8 @@ def split_copy(a):
     """A new C-contiguous copy of ``a``, in blocks over the intra-op threads when it is large."""
     n = a.size
     if n < SPLIT_WORK or get_num_threads() < 2 or a.ndim == 0:
+        if n >= SPLIT_WORK:
+            large_work_inline()
         return np.array(a, order='C', copy=True)
     t0 = _perf_counter()
     if not _copy_choice.split_now():
