@@ -470,3 +470,23 @@ def test_sign_of_zero_and_nan_and_hardswish_bits_are_torchs():
         idx = np.random.default_rng(d).integers(0, a.shape[d], (3, 4, 5))
         assert np.array_equal(ember.gather(ember.from_numpy(a), d, ember.from_numpy(idx)).numpy(),
                               torch.gather(torch.from_numpy(a), d, torch.from_numpy(idx)).numpy())
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64', 'float16'])
+def test_clamp_family_gives_torchs_bits(dtype):
+    """NOTE [clip]: clamp, clamp_min, clamp_max, relu, relu6 and hardtanh run as one np.clip for floats and
+    scalar bounds; NaN, infinities and signed zeros come out as torch's (also with min > max)."""
+    x = np.concatenate([np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, 0.5, -0.5, 6.0, 1.0, -1.0]),
+                        np.random.default_rng(0).standard_normal(3000) * 4]).astype(dtype)
+    e, t = ember.from_numpy(x), torch.from_numpy(x)
+    pairs = [(e.clamp(-1, 1), t.clamp(-1, 1)), (e.clamp(min=0.0), t.clamp(min=0.0)), (e.clamp(max=0), t.clamp(max=0)),
+             (e.clamp(1, 0), t.clamp(1, 0)), (e.relu(), t.relu()), (F.relu6(e), torch.nn.functional.relu6(t)),
+             (F.hardtanh(e, -2, 3), torch.nn.functional.hardtanh(t, -2, 3)),
+             (e.clamp(ember.tensor(-1.0, dtype=e.dtype), 2.5), t.clamp(torch.tensor(-1.0, dtype=t.dtype), 2.5))]
+    u = {'float32': np.uint32, 'float64': np.uint64, 'float16': np.uint16}[dtype]
+    for a, b in pairs:
+        assert a.dtype == getattr(ember, dtype)
+        assert np.array_equal(a.numpy().view(u), b.numpy().view(u))
+    r = e.clone()
+    r.clamp_(-0.5, 0.5)
+    assert np.array_equal(r.numpy().view(u), t.clamp(-0.5, 0.5).numpy().view(u))
