@@ -486,7 +486,8 @@ def test_sign_of_zero_and_nan_and_hardswish_bits_are_torchs():
 @pytest.mark.parametrize('dtype', ['float32', 'float64', 'float16'])
 def test_clamp_family_gives_torchs_bits(dtype):
     """NOTE [clip]: clamp, clamp_min, clamp_max, relu, relu6 and hardtanh run as one np.clip for floats and
-    scalar bounds; NaN, infinities and signed zeros come out as torch's (also with min > max)."""
+    scalar bounds, leaky_relu as max(x, slope x); NaN, infinities and signed zeros come out as torch's (also
+    with min > max, and a slope of 0 or above 1)."""
     x = np.concatenate([np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, 0.5, -0.5, 6.0, 1.0, -1.0]),
                         np.random.default_rng(0).standard_normal(3000) * 4]).astype(dtype)
     e, t = ember.from_numpy(x), torch.from_numpy(x)
@@ -494,6 +495,8 @@ def test_clamp_family_gives_torchs_bits(dtype):
              (e.clamp(1, 0), t.clamp(1, 0)), (e.relu(), t.relu()), (F.relu6(e), torch.nn.functional.relu6(t)),
              (F.hardtanh(e, -2, 3), torch.nn.functional.hardtanh(t, -2, 3)),
              (e.clamp(ember.tensor(-1.0, dtype=e.dtype), 2.5), t.clamp(torch.tensor(-1.0, dtype=t.dtype), 2.5))]
+    if dtype != 'float16':      # torch multiplies half by the slope in float32 (one rounding, not ember's two)
+        pairs += [(F.leaky_relu(e, s), torch.nn.functional.leaky_relu(t, s)) for s in (0.2, 0.0, 1.0, 1.5)]
     u = {'float32': np.uint32, 'float64': np.uint64, 'float16': np.uint16}[dtype]
     for a, b in pairs:
         assert a.dtype == getattr(ember, dtype)

@@ -274,6 +274,15 @@ def _isreal(a):
     return np.ones(a.shape, np.bool_)
 
 
+def _leaky_relu(a, slope):
+    """x if x > 0 else x * slope: for 0 < slope <= 1 that is max(x, x * slope), two SIMD passes instead of a
+    select (256K float32: 175 -> 40 us), the same values (-0.0 and NaN included)."""
+    s = a * slope
+    if a.dtype.kind == "f" and 0 < slope <= 1 and s.__class__ is np.ndarray:     # slope 0: inf * 0 is NaN
+        return np.maximum(a, s, out=s)
+    return _select(a > 0, a, s)
+
+
 def _hardswish(a):
     """a * min(max(a + 3, 0), 6) / 6 as torch computes it, in place on one temporary (3x faster)."""
     r = a + a.dtype.type(3)
@@ -717,7 +726,7 @@ _TABLE = {
     'silu': _silu,
     'silu_backward': _silu_backward,
     'elu': _elu,
-    'leaky_relu': lambda a, slope: _select(a > 0, a, a * slope),
+    'leaky_relu': lambda a, slope: _leaky_relu(a, slope),
     'hardtanh': lambda a, lo, hi: _clamp(a, lo, hi),
     'hardshrink': lambda a, lambd: _select((a > lambd) | (a < -lambd), a, 0),
     'softshrink': lambda a, lambd: _select(a > lambd, a - a.dtype.type(lambd),
