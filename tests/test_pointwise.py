@@ -504,3 +504,16 @@ def test_clamp_family_gives_torchs_bits(dtype):
     r = e.clone()
     r.clamp_(-0.5, 0.5)
     assert np.array_equal(r.numpy().view(u), t.clamp(-0.5, 0.5).numpy().view(u))
+
+
+@pytest.mark.parametrize('dtype, divisor', [(d, n) for d in ('int64', 'int32', 'int16') for n in (7, -7, 1, 255)] +
+                         [('uint8', 7), ('uint8', 1), ('uint8', 255)])
+def test_integer_remainder_by_a_number_matches_torch(dtype, divisor):
+    """x % n for integer tensors (computed as x - (x // n) * n): torch's values, signs of the divisor,
+    the extremes of the dtype included."""
+    info = np.iinfo(dtype)
+    x = np.concatenate([[info.min, info.max, 0, 1, -1 if info.min < 0 else 2],
+                        np.random.default_rng(0).integers(info.min, info.max, 4000, endpoint=True)]).astype(dtype)
+    e, t = ember.from_numpy(x.copy()), torch.from_numpy(x.copy())
+    assert np.array_equal((e % divisor).numpy(), (t % divisor).numpy())
+    assert np.array_equal(ember.remainder(e, divisor).numpy(), torch.remainder(t, divisor).numpy())

