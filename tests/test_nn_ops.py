@@ -343,3 +343,34 @@ def test_batch_norm_empty_batch_in_training_matches_torch():
         y.sum().backward()
         res.append([tuple(y.shape), tuple(x.grad.shape), w.grad.tolist(), rm.tolist(), rv.tolist()])
     assert res[0] == res[1]
+
+
+def test_sdpa_kernel_selects_backends_as_torch():
+    """ember.nn.attention (torch.nn.attention): inside sdpa_kernel only the listed kernels are enabled (the
+    backends.cuda flags, restored after); MATH or FLASH_ATTENTION run on the CPU (the same values), the GPU-only
+    ones leave no viable kernel and raise torch's error, under torch as under ember."""
+    from ember.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.attention as tA
+    q = np.random.default_rng(0).standard_normal((2, 3, 5, 8)).astype(np.float32)
+    eq, tq = ember.from_numpy(q), torch.from_numpy(q)
+    ref = torch.nn.functional.scaled_dot_product_attention(tq, tq, tq, is_causal=True).numpy()
+    assert [(b.name, int(b)) for b in SDPBackend] == [(n, int(v)) for n, v in tA.SDPBackend.__members__.items()]
+    assert str(SDPBackend.MATH) == 'SDPBackend.MATH'
+    for name in ('MATH', 'FLASH_ATTENTION', 'EFFICIENT_ATTENTION', 'CUDNN_ATTENTION'):
+        with sdpa_kernel(getattr(SDPBackend, name)):
+            flags = (ember.backends.cuda.flash_sdp_enabled(), ember.backends.cuda.math_sdp_enabled())
+            if name in ('MATH', 'FLASH_ATTENTION'):
+                out = ember.nn.functional.scaled_dot_product_attention(eq, eq, eq, is_causal=True)
+                np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-6)
+            else:
+                with pytest.raises(RuntimeError, match='No viable backend'):
+                    ember.nn.functional.scaled_dot_product_attention(eq, eq, eq)
+                with tA.sdpa_kernel(getattr(tA.SDPBackend, name)), pytest.raises(RuntimeError, match='No viable'):
+                    torch.nn.functional.scaled_dot_product_attention(tq, tq, tq)
+        assert flags == (name == 'FLASH_ATTENTION', name == 'MATH')
+    assert ember.backends.cuda.flash_sdp_enabled() and ember.backends.cuda.math_sdp_enabled()
+    with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
+        ember.nn.functional.scaled_dot_product_attention(eq, eq, eq)
+    with pytest.raises(TypeError, match='SDPBackend'):
+        with sdpa_kernel('math'):
+            pass

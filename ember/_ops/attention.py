@@ -140,8 +140,16 @@ def _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     return attn.matmul(value)
 
 
+_NO_BACKEND = ("No viable backend for scaled_dot_product_attention was found. This is likely due to turning off "
+               "both the math kernel and the fused kernels.")
+
+
 def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    if _flash_applies(query, key, value, attn_mask, dropout_p, enable_gqa):    # the fused kernel shares heads
+    from ..backends.cuda import _sdp        # the switches of torch.backends.cuda / nn.attention.sdpa_kernel
+    flash = _sdp['flash'] and _flash_applies(query, key, value, attn_mask, dropout_p, enable_gqa)
+    if not flash and not _sdp['math']:
+        raise RuntimeError(_NO_BACKEND)
+    if flash:                               # the fused kernel shares heads
         if attn_mask is not None and attn_mask.dtype is _dt.bool_:   # torch converts it the same way
             attn_mask = aten.zeros.default((), dtype=query.dtype, device=query.device).masked_fill(
                 attn_mask.logical_not(), float('-inf'))
