@@ -860,6 +860,25 @@ def _channel_shuffle(self, groups):
 
 
 declare('pixel_shuffle(Tensor self, int upscale_factor) -> Tensor', composite=_pixel_shuffle, method=False, nn=True)
+
+
+def _norm_except_dim(v, pow=2, dim=0):
+    """The pow-norm of v over every dimension but ``dim`` (kept, the others as 1s); the whole tensor's norm
+    for dim == -1, as torch's (WeightNorm.cpp)."""
+    if dim == -1:
+        return v.norm(pow)
+    last = v.dim() - 1
+    if dim == 0:                # torch's three cases, so the same tensors are saved for the backward
+        return v.contiguous().view(v.shape[0], -1).norm(pow, 1).view([v.shape[0]] + [1] * last)
+    if dim == last:
+        return v.contiguous().view(-1, v.shape[last]).norm(pow, 0).view([1] * last + [v.shape[last]])
+    return _norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
+
+
+declare('norm_except_dim(Tensor v, int pow=2, int dim=0) -> Tensor', composite=_norm_except_dim, method=False)
+declare('_weight_norm(Tensor v, Tensor g, int dim=0) -> Tensor',
+        composite=lambda v, g, dim=0: v * (g / _norm_except_dim(v, 2, dim)), method=False,
+        doc="""weight normalisation: v scaled so that its norm over every dimension but ``dim`` is g.""")
 declare('pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor', composite=_pixel_unshuffle, method=False,
         nn=True)
 declare('channel_shuffle(Tensor self, SymInt groups) -> Tensor', composite=_channel_shuffle, method=False, nn=True)

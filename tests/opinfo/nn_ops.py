@@ -339,3 +339,15 @@ op('nn.functional.lp_pool2d', lambda dt: [S(Arg((1, 2, 4, 4), low=0.5, high=3), 
    torch_name=_F + 'lp_pool2d', atol=1e-5, rtol=1e-5)
 op('nn.functional.lp_pool1d', lambda dt: [S(Arg((1, 2, 6), low=0.5, high=3), 2.0, 2)],
    torch_name=_F + 'lp_pool1d', atol=1e-5, rtol=1e-5)
+
+
+# weight normalisation's primitives (torch.nn.utils.parametrizations.weight_norm builds on them)
+op('norm_except_dim', lambda dt: [S(Arg((4, 3, 5)), 2, d) for d in (0, 1, 2, -1)] +
+   [S(Arg((3, 4), noncontig=True), 2, 0), S(Arg((5,)), 2, 0), S(Arg((2, 0)), 2, 0)])
+op('_weight_norm', lambda dt: [S(Arg((4, 3, 5)), Arg((4, 1, 1), low=0.5, high=2), 0),
+                               S(Arg((4, 3, 5)), Arg((1, 3, 1), low=0.5, high=2), 1),
+                               S(Arg((4, 3, 5), noncontig=True), Arg((1, 1, 5), low=0.5, high=2), 2),
+                               S(Arg((4, 3)), Arg((1, 1), low=0.5, high=2), -1)],
+   # torch's own _weight_norm fails gradgradcheck (its differentiable backward is wrong; the composite below
+   # passes, as ember's does), so the reference is the formula in torch ops
+   torch_fn=lambda v, g, dim=0: v * (g / __import__('torch').norm_except_dim(v, 2, dim)))

@@ -1,0 +1,161 @@
+"""ember.nn.utils.parametrize and parametrizations.weight_norm against torch's: the same module classes and
+state_dict keys, values and gradients through the parametrization, right_inverse at registration and on
+assignment (the original keeps its identity), several parametrizations on one name, caching, removal, the
+errors of unsafe parametrizations, and checkpoints loading both ways."""
+import copy
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.nn.utils import parametrize as P
+import torch.nn.utils.parametrize as TP
+
+
+def _sym(lib):
+    class Symmetric(lib.nn.Module):
+        def forward(self, x):
+            return x.triu() + x.triu(1).transpose(-1, -2)
+
+        def right_inverse(self, a):
+            return a.triu()
+    return Symmetric()
+
+
+def _scale(lib, k):
+    class Scale(lib.nn.Module):
+        def forward(self, x):
+            return x * k
+
+        def right_inverse(self, y):
+            return y / k
+    return Scale()
+
+
+def _pair(seed=0):
+    em, tm = ember.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+    w = np.random.default_rng(seed).standard_normal((4, 4)).astype(np.float32)
+    b = np.random.default_rng(seed + 1).standard_normal(4).astype(np.float32)
+    em.load_state_dict({'weight': ember.from_numpy(w.copy()), 'bias': ember.from_numpy(b.copy())})
+    tm.load_state_dict({'weight': torch.from_numpy(w.copy()), 'bias': torch.from_numpy(b.copy())})
+    return em, tm
+
+
+def test_register_values_gradients_state_dict_and_class():
+    em, tm = _pair()
+    e_orig = em.weight
+    P.register_parametrization(em, 'weight', _sym(ember))
+    TP.register_parametrization(tm, 'weight', _sym(torch))
+    assert type(em).__name__ == type(tm).__name__ == 'ParametrizedLinear'
+    assert isinstance(em, ember.nn.Linear) and P.type_before_parametrizations(em) is ember.nn.Linear
+    assert list(em.state_dict()) == list(tm.state_dict())
+    assert [n for n, _ in em.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    assert em.parametrizations.weight.original is e_orig          # right_inverse ran in place
+    np.testing.assert_allclose(em.weight.detach().numpy(), tm.weight.detach().numpy(), rtol=1e-6)
+    x = np.random.default_rng(5).standard_normal((3, 4)).astype(np.float32)
+    em(ember.from_numpy(x)).pow(2).sum().backward()
+    tm(torch.from_numpy(x)).pow(2).sum().backward()
+    np.testing.assert_allclose(em.parametrizations.weight.original.grad.numpy(),
+                               tm.parametrizations.weight.original.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert P.is_parametrized(em) and P.is_parametrized(em, 'weight') and not P.is_parametrized(em, 'bias')
+
+
+def test_assignment_chains_caching_and_removal():
+    em, tm = _pair(1)
+    for lib, m, reg in ((ember, em, P.register_parametrization), (torch, tm, TP.register_parametrization)):
+        reg(m, 'weight', _sym(lib))
+        reg(m, 'weight', _scale(lib, 2.0))                    # applied after the first one
+        with lib.no_grad():
+            m.weight = lib.eye(4) * 3                           # right_inverse, last to first
+    np.testing.assert_allclose(em.weight.detach().numpy(), tm.weight.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(em.parametrizations.weight.original.detach().numpy(),
+                               tm.parametrizations.weight.original.detach().numpy(), rtol=1e-6)
+    calls = []
+    em.parametrizations.weight[1].register_forward_hook(lambda *a: calls.append(1))
+    with P.cached():
+        a, b = em.weight, em.weight
+    assert a is b and len(calls) == 1
+    em.weight
+    assert len(calls) == 2                                      # the cache ends with the block
+    value = em.weight.detach().numpy()
+    P.remove_parametrizations(em, 'weight')
+    TP.remove_parametrizations(tm, 'weight')
+    assert type(em) is ember.nn.Linear and not hasattr(em, 'parametrizations')
+    assert list(em.state_dict()) == list(tm.state_dict()) == ['bias', 'weight']
+    np.testing.assert_allclose(em.weight.detach().numpy(), value)
+    assert isinstance(em.weight, ember.nn.Parameter)
+
+
+def test_remove_without_leaving_the_value_and_buffers():
+    m = ember.nn.BatchNorm1d(3)
+    P.register_parametrization(m, 'running_var', _scale(ember, 2.0))
+    assert 'parametrizations.running_var.original' in m.state_dict()
+    assert [n for n, _ in m.named_buffers()][:1] == ['running_mean']
+    np.testing.assert_allclose(m.running_var.numpy(), np.ones(3))        # original = 1/2 after right_inverse
+    P.remove_parametrizations(m, 'running_var', leave_parametrized=False)
+    np.testing.assert_allclose(m.running_var.numpy(), np.full(3, 0.5))
+    assert 'running_var' in dict(m.named_buffers())
+
+
+def test_errors_as_torch():
+    class Shrink(ember.nn.Module):
+        def forward(self, x):
+            return x[:2]
+    m = ember.nn.Linear(3, 3)
+    with pytest.raises(ValueError, match='may not change the shape'):
+        P.register_parametrization(m, 'weight', Shrink())
+    assert type(m) is ember.nn.Linear and 'weight' in m._parameters          # nothing half-done
+    P.register_parametrization(m, 'weight', Shrink(), unsafe=True)
+    assert tuple(m.weight.shape) == (2, 3)
+    with pytest.raises(ValueError, match="does not have a parameter, a buffer"):
+        P.register_parametrization(ember.nn.Linear(2, 2), 'nope', Shrink())
+    with pytest.raises(ValueError, match='does not have a parametrization on'):
+        P.remove_parametrizations(ember.nn.Linear(2, 2), 'weight')
+    with pytest.raises(RuntimeError, match='does not implement right_inverse'):
+        with ember.no_grad():
+            m.weight = ember.zeros(2, 3)
+    with pytest.raises(RuntimeError, match='only supported through state_dict'):
+        pickle.dumps(m)
+    c = copy.deepcopy(m)
+    assert type(c).__name__ == 'ParametrizedLinear' and c.parametrizations.weight.original is not \
+        m.parametrizations.weight.original
+
+
+@pytest.mark.parametrize('dim', [0, 1, None])
+def test_weight_norm_matches_torch_and_loads_old_checkpoints(dim):
+    from ember.nn.utils.parametrizations import weight_norm
+    em, tm = _pair(2)
+    weight_norm(em, dim=dim)
+    torch.nn.utils.parametrizations.weight_norm(tm, dim=dim)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    for k, v in tm.state_dict().items():
+        np.testing.assert_allclose(em.state_dict()[k].numpy(), v.numpy(), rtol=1e-6, atol=1e-7)
+    x = np.random.default_rng(3).standard_normal((5, 4)).astype(np.float32)
+    em(ember.from_numpy(x)).tanh().sum().backward()
+    tm(torch.from_numpy(x)).tanh().sum().backward()
+    for i in (0, 1):
+        np.testing.assert_allclose(getattr(em.parametrizations.weight, f'original{i}').grad.numpy(),
+                                   getattr(tm.parametrizations.weight, f'original{i}').grad.numpy(),
+                                   rtol=1e-5, atol=1e-6)
+    # torch's own state dict loads into ember's module, and the older weight_g / weight_v layout too
+    em2 = weight_norm(ember.nn.Linear(4, 4), dim=dim)
+    em2.load_state_dict({k: ember.from_numpy(v.numpy()) for k, v in tm.state_dict().items()})
+    np.testing.assert_allclose(em2.weight.detach().numpy(), tm.weight.detach().numpy(), rtol=1e-6)
+    old = {'weight_g': tm.parametrizations.weight.original0.detach().numpy() * 2,
+           'weight_v': tm.parametrizations.weight.original1.detach().numpy(), 'bias': tm.bias.detach().numpy()}
+    em2.load_state_dict({k: ember.from_numpy(np.asarray(v)) for k, v in old.items()})
+    np.testing.assert_allclose(em2.weight.detach().numpy(), tm.weight.detach().numpy() * 2, rtol=1e-6)
+
+
+def test_optimizer_built_before_registration_still_trains_the_original():
+    m = ember.nn.Linear(3, 3)
+    opt = ember.optim.SGD(m.parameters(), lr=0.1)
+    P.register_parametrization(m, 'weight', _sym(ember))
+    before = m.parametrizations.weight.original.detach().clone()
+    m(ember.ones(2, 3)).sum().backward()
+    opt.step()
+    assert not np.allclose(m.parametrizations.weight.original.detach().numpy(), before.numpy())
+    w = m.weight.detach().numpy()
+    np.testing.assert_allclose(w, w.T)
