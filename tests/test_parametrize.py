@@ -159,3 +159,42 @@ def test_optimizer_built_before_registration_still_trains_the_original():
     assert not np.allclose(m.parametrizations.weight.original.detach().numpy(), before.numpy())
     w = m.weight.detach().numpy()
     np.testing.assert_allclose(w, w.T)
+
+
+@pytest.mark.parametrize('make, shape', [('Linear', (4, 6)), ('Conv2d', (3, 2, 3, 3)), ('ConvTranspose2d', (2, 3, 3, 3))])
+def test_spectral_norm_matches_torch(make, shape):
+    """parametrizations.spectral_norm: the same buffers and keys as torch's; with u, v and the weight set equal,
+    the weight, one training step of power iteration (buffers updated in place) and eval mode (none) agree,
+    and so do the gradients."""
+    from ember.nn.utils.parametrizations import spectral_norm
+    args = {'Linear': (6, 4), 'Conv2d': (2, 3, 3), 'ConvTranspose2d': (2, 3, 3)}[make]
+    em, tm = getattr(ember.nn, make)(*args), getattr(torch.nn, make)(*args)
+    w = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    with ember.no_grad():
+        em.weight.copy_(ember.from_numpy(w))
+    with torch.no_grad():
+        tm.weight.copy_(torch.from_numpy(w))
+        tm.bias.copy_(torch.from_numpy(em.bias.detach().numpy()))
+    spectral_norm(em)
+    torch.nn.utils.parametrizations.spectral_norm(tm)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    for b in ('_u', '_v'):      # torch's random start, then both run the same iterations
+        getattr(em.parametrizations.weight[0], b).copy_(ember.from_numpy(
+            getattr(tm.parametrizations.weight[0], b).numpy()))
+    x = np.random.default_rng(1).standard_normal((2,) + ((6,) if make == 'Linear' else (2, 5, 5))).astype(np.float32)
+    for mode in ('train', 'eval'):
+        getattr(em, mode)()
+        getattr(tm, mode)()
+        ew, tw = em.weight, tm.weight
+        np.testing.assert_allclose(ew.detach().numpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
+        for b in ('_u', '_v'):
+            np.testing.assert_allclose(getattr(em.parametrizations.weight[0], b).numpy(),
+                                       getattr(tm.parametrizations.weight[0], b).numpy(), rtol=1e-5, atol=1e-6)
+    em.train()
+    tm.train()
+    em(ember.from_numpy(x)).pow(2).sum().backward()
+    tm(torch.from_numpy(x)).pow(2).sum().backward()
+    np.testing.assert_allclose(em.parametrizations.weight.original.grad.numpy(),
+                               tm.parametrizations.weight.original.grad.numpy(), rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match='has no parameter or buffer'):
+        spectral_norm(ember.nn.Linear(2, 2), name='nope')
