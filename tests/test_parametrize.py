@@ -198,3 +198,60 @@ def test_spectral_norm_matches_torch(make, shape):
                                tm.parametrizations.weight.original.grad.numpy(), rtol=1e-4, atol=1e-5)
     with pytest.raises(ValueError, match='has no parameter or buffer'):
         spectral_norm(ember.nn.Linear(2, 2), name='nope')
+
+
+def test_hook_based_weight_norm_and_spectral_norm_as_torch():
+    """The older nn.utils.weight_norm / spectral_norm (forward pre-hooks): torch's parameter and buffer
+    names, the weight recomputed before each call (power iteration v then u, in training mode only), gradients,
+    removal to a plain parameter, and the errors."""
+    x = np.random.default_rng(2).standard_normal((2, 3, 9)).astype(np.float32)
+    w = np.random.default_rng(3).standard_normal((4, 3, 3)).astype(np.float32)
+    mods = {}
+    for lib in (ember, torch):
+        m = lib.nn.Conv1d(3, 4, 3)
+        with lib.no_grad():
+            m.weight.copy_(lib.from_numpy(w.copy()))
+            m.bias.zero_()
+        with pytest.warns(FutureWarning, match='deprecated'):
+            lib.nn.utils.weight_norm(m)
+        mods[lib] = m
+    em, tm = mods[ember], mods[torch]
+    assert list(em.state_dict()) == list(tm.state_dict()) == ['bias', 'weight_g', 'weight_v']
+    em(ember.from_numpy(x)).pow(2).sum().backward()
+    tm(torch.from_numpy(x)).pow(2).sum().backward()
+    for n in ('weight_g', 'weight_v'):
+        np.testing.assert_allclose(getattr(em, n).grad.numpy(), getattr(tm, n).grad.numpy(), rtol=1e-4, atol=1e-4)
+    with pytest.raises(RuntimeError, match='Cannot register two weight_norm hooks'), pytest.warns(FutureWarning):
+        ember.nn.utils.weight_norm(em)
+    ember.nn.utils.remove_weight_norm(em)
+    torch.nn.utils.remove_weight_norm(tm)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    np.testing.assert_allclose(em.weight.detach().numpy(), tm.weight.detach().numpy(), rtol=1e-6)
+    assert isinstance(em.weight, ember.nn.Parameter) and not em._forward_pre_hooks
+    with pytest.raises(ValueError, match="weight_norm of 'weight' not found"):
+        ember.nn.utils.remove_weight_norm(em)
+
+    em, tm = ember.nn.Linear(5, 4), torch.nn.Linear(5, 4)
+    w = np.random.default_rng(4).standard_normal((4, 5)).astype(np.float32)
+    for lib, m in ((ember, em), (torch, tm)):
+        with lib.no_grad():
+            m.weight.copy_(lib.from_numpy(w.copy()))
+            m.bias.zero_()
+        lib.nn.utils.spectral_norm(m)
+    assert list(em.state_dict()) == list(tm.state_dict()) == ['bias', 'weight_orig', 'weight_u', 'weight_v']
+    em.weight_u.copy_(ember.from_numpy(tm.weight_u.numpy()))
+    em.weight_v.copy_(ember.from_numpy(tm.weight_v.numpy()))
+    x = np.random.default_rng(5).standard_normal((3, 5)).astype(np.float32)
+    for mode in ('train', 'train', 'eval'):
+        getattr(em, mode)()
+        getattr(tm, mode)()
+        eo, to = em(ember.from_numpy(x)), tm(torch.from_numpy(x))
+        np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(em.weight_u.numpy(), tm.weight_u.numpy(), rtol=1e-5, atol=1e-6)
+    eo.sum().backward()
+    to.sum().backward()
+    np.testing.assert_allclose(em.weight_orig.grad.numpy(), tm.weight_orig.grad.numpy(), rtol=1e-4, atol=1e-6)
+    ember.nn.utils.remove_spectral_norm(em)
+    torch.nn.utils.remove_spectral_norm(tm)
+    assert list(em.state_dict()) == list(tm.state_dict()) == ['bias', 'weight']
+    np.testing.assert_allclose(em.weight.detach().numpy(), tm.weight.detach().numpy(), rtol=1e-5, atol=1e-6)

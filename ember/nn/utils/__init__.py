@@ -2,6 +2,8 @@
 from . import rnn, parametrize, parametrizations
 from .clip_grad import clip_grad_norm_, clip_grad_norm, clip_grad_value_, get_total_norm, clip_grads_with_norm_
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .weight_norm import weight_norm, remove_weight_norm, spectral_norm, remove_spectral_norm
 
 __all__ = ['rnn', 'parametrize', 'parametrizations', 'clip_grad_norm_', 'clip_grad_norm', 'clip_grad_value_', 'get_total_norm', 'clip_grads_with_norm_',
-           'parameters_to_vector', 'vector_to_parameters']
+           'parameters_to_vector', 'vector_to_parameters', 'weight_norm', 'remove_weight_norm', 'spectral_norm',
+           'remove_spectral_norm']
