@@ -374,3 +374,19 @@ def test_sdpa_kernel_selects_backends_as_torch():
     with pytest.raises(TypeError, match='SDPBackend'):
         with sdpa_kernel('math'):
             pass
+
+
+def test_batch_norm_statistics_when_a_threads_rows_are_not_whole_blocks():
+    """The centred squares go in blocks of samples within each thread's range: a range that is not a multiple
+    of the block wrote one block's rows into a longer slice (timm's LeViT: batch norm over 392 x 640 failed
+    with 'could not broadcast (94,640) into (102,640)')."""
+    prev = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        for shape in [(392, 640), (333, 640), (7, 640, 5)]:
+            x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+            e = F.batch_norm(ember.from_numpy(x), None, None, training=True).numpy()
+            t = TF.batch_norm(torch.from_numpy(x), None, None, training=True).numpy()
+            np.testing.assert_allclose(e, t, rtol=1e-4, atol=1e-5)
+    finally:
+        ember.set_num_threads(prev)

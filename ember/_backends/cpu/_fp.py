@@ -31,8 +31,9 @@ def quiet(fn):
                 reset_state(token)
     kernel.__name__ = getattr(fn, '__name__', 'kernel')
     kernel.__wrapped__ = fn     # generated graph code calls fn inside one quiet region for the whole graph
-    kernel.accepts_out = isinstance(fn, np.ufunc) or 'out' in getattr(getattr(fn, '__code__', None),
-                                                                      'co_varnames', ())
+    code = getattr(fn, '__code__', None)     # its parameters only: a local variable named out does not count
+    kernel.accepts_out = isinstance(fn, np.ufunc) or (code is not None and 'out' in code.co_varnames[
+        :code.co_argcount + code.co_kwonlyargcount])
     return kernel
 
 

@@ -874,7 +874,7 @@ def _bn_forward_train(x3, eps):
     def squares(lo, hi):
         for i in range(lo, hi, step):   # a few samples' centred copy at a time stays in cache
             xc = xv[i:min(i + step, hi)] - mean
-            sq[i:i + step] = _plane_dots(xc, xc, C, P)
+            sq[i:i + len(xc)] = _plane_dots(xc, xc, C, P)
     _split_samples(N, C * P, squares)
     return mean64, sq.sum(0) / max(N * P, 1)
 
