@@ -119,7 +119,7 @@ from .backends import (use_deterministic_algorithms, are_deterministic_algorithm
                        get_float32_matmul_precision)
 from ._legacy_types import LEGACY as _LEGACY, tensortype  # noqa: E402
 globals().update(_LEGACY)
-from . import cpu, jit, onnx, testing, version, compiler  # noqa: E402,F401  torch.cpu, torch.testing; torch.jit (deliberately absent: each name says why)
+from . import cpu, jit, onnx, testing, version, compiler, hub  # noqa: E402,F401  torch.cpu, torch.testing; torch.jit (deliberately absent: each name says why)
 from . import amp  # noqa: E402  autocast and GradScaler (front end)
 from .amp import autocast  # noqa: E402
 import ember.cpu.amp, ember.cuda.amp  # noqa: E402,F401  torch.cpu.amp / torch.cuda.amp (deprecated aliases)

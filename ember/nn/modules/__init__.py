@@ -8,7 +8,7 @@ from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, Avg
                       AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
                       LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d)
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm, RMSNorm, InstanceNorm1d,
-                            InstanceNorm2d, InstanceNorm3d, LocalResponseNorm)
+                            InstanceNorm2d, InstanceNorm3d, LocalResponseNorm, SyncBatchNorm)
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
 from .sparse import Embedding
 from .activation import (Threshold, ReLU, ReLU6, LeakyReLU, PReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Sigmoid, Tanh,

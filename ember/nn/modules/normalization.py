@@ -126,6 +126,55 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
 
 
+class SyncBatchNorm(_BatchNorm):
+    """torch.nn.SyncBatchNorm: a batch norm over (N, C, ...) whose training statistics torch reduces across the
+    ranks of a process group. As torch's on a CPU, it is a plain batch norm while no process group is
+    initialized, and raises torch's error for a CPU input once one is; for the program's "cuda" tensors of
+    ``ember run --cuda-as-cpu`` with more than one rank it raises NotImplementedError: the reduction of the
+    statistics (ember's MPI collectives could carry it) is not built."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        bn_training = self.training or (self.running_mean is None and self.running_var is None)
+        if bn_training and self.training:
+            from ... import distributed as dist
+            if dist.is_available() and dist.is_initialized():
+                if input.device.type != 'cuda':
+                    raise ValueError("SyncBatchNorm expected input tensor to be on GPU or XPU or privateuseone")
+                if dist.get_world_size(self.process_group) > 1:
+                    raise NotImplementedError("ember's SyncBatchNorm does not reduce the batch statistics across "
+                                              "ranks; use BatchNorm (per-rank statistics) instead")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """Every BatchNorm*D in ``module`` (itself included) replaced by a SyncBatchNorm sharing its parameters
+        and buffers."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine, module.track_running_stats,
+                      process_group)
+            if module.affine:
+                out.weight, out.bias = module.weight, module.bias
+            out.running_mean, out.running_var = module.running_mean, module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
+
+
 class _InstanceNorm(_NormBase):
     _nd = 0
 

@@ -19,6 +19,7 @@ import secrets
 import signal
 import warnings
 import weakref
+from typing import Generic, TypeVar
 
 import ember
 from . import _utils
@@ -42,7 +43,10 @@ class _InfiniteConstantSampler(Sampler):
             yield None
 
 
-class DataLoader:
+T_co = TypeVar('T_co', covariant=True)
+
+
+class DataLoader(Generic[T_co]):
     """Iterates over batches of ``dataset``; torch.utils.data.DataLoader's arguments and behaviour.
 
     >>> import ember

@@ -9,6 +9,7 @@ import bisect
 import itertools
 import math
 import warnings
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -19,7 +20,10 @@ __all__ = ['Dataset', 'IterableDataset', 'TensorDataset', 'StackDataset', 'Conca
            'Subset', 'random_split']
 
 
-class Dataset:
+T_co = TypeVar('T_co', covariant=True)
+
+
+class Dataset(Generic[T_co]):
     """Base class of map-style datasets: subclasses define ``__getitem__`` (and usually ``__len__``).
 
     >>> class Squares(Dataset):
@@ -36,7 +40,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[T_co]):
     """Base class of iterable-style datasets: subclasses define ``__iter__``.
 
     With ``num_workers > 0`` every worker iterates its own copy; use
@@ -157,7 +161,7 @@ def _fetch_many(dataset, indices):
     return [dataset[i] for i in indices]
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[T_co]):
     """The concatenation of map-style datasets.
 
     >>> ds = ConcatDataset([[1, 2], [3]])
@@ -214,7 +218,7 @@ class ChainDataset(IterableDataset):
         return total
 
 
-class Subset(Dataset):
+class Subset(Dataset[T_co]):
     """The samples of ``dataset`` at ``indices``.
 
     >>> s = Subset(['a', 'b', 'c', 'd'], [3, 0])

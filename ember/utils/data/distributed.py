@@ -2,7 +2,7 @@
 import math
 
 import ember
-from .sampler import Sampler
+from .sampler import Sampler, T_co
 
 __all__ = ['DistributedSampler']
 
@@ -17,7 +17,7 @@ def _dist_setting(what):
     return dist.get_world_size() if what == 'world_size' else dist.get_rank()
 
 
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[T_co]):
     """Rank ``rank`` of ``num_replicas`` takes every ``num_replicas``-th index from ``rank`` on.
 
     Without ``drop_last`` the index list is padded by repeating its start so that

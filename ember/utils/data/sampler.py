@@ -6,6 +6,7 @@ run repeats its order. Streams differ from torch's (see ember/random.py), so
 tests compare distributions and partitions with torch, not exact orders.
 """
 import itertools
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -15,8 +16,12 @@ __all__ = ['Sampler', 'SequentialSampler', 'RandomSampler', 'SubsetRandomSampler
            'BatchSampler']
 
 
-class Sampler:
-    """Base class: subclasses define ``__iter__`` (and ``__len__`` when the length is known)."""
+T_co = TypeVar('T_co', covariant=True)
+
+
+class Sampler(Generic[T_co]):
+    """Base class: subclasses define ``__iter__`` (and ``__len__`` when the length is known). Generic in what it
+    yields, as torch's (``Sampler[int]``, ``Sampler[list[int]]`` in annotations and subclass bases)."""
 
     def __init__(self, data_source=None):
         pass
@@ -40,7 +45,7 @@ def _uniform(n, generator):
     return _randint(2 ** 53, (n,), generator).numpy() * (1.0 / 2 ** 53)
 
 
-class SequentialSampler(Sampler):
+class SequentialSampler(Sampler[int]):
     """0, 1, ..., len(data_source) - 1.
 
     >>> list(SequentialSampler(range(3)))
@@ -57,7 +62,7 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
-class RandomSampler(Sampler):
+class RandomSampler(Sampler[int]):
     """A random permutation of the indices, or ``num_samples`` draws with replacement.
 
     >>> import ember
@@ -96,7 +101,7 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
-class SubsetRandomSampler(Sampler):
+class SubsetRandomSampler(Sampler[int]):
     """The given indices in random order, without replacement.
 
     >>> import ember
@@ -116,7 +121,7 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
-class WeightedRandomSampler(Sampler):
+class WeightedRandomSampler(Sampler[int]):
     """Indices 0..len(weights)-1 drawn with probability proportional to ``weights``.
 
     >>> import ember
@@ -166,7 +171,7 @@ def _multinomial(w, k, replacement, generator):
     return np.minimum(idx, w.size - 1)
 
 
-class BatchSampler(Sampler):
+class BatchSampler(Sampler[list]):
     """Groups another sampler's indices into lists of ``batch_size`` (the last one shorter unless ``drop_last``).
 
     >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=False))

@@ -38,9 +38,7 @@ class Weights(enum.Enum):
 
 
 def _hub_dir():
-    torch_home = os.path.expanduser(os.getenv('TORCH_HOME', os.path.join(os.getenv('XDG_CACHE_HOME', '~/.cache'),
-                                                                          'torch')))
-    return os.path.join(torch_home, 'hub', 'checkpoints')
+    return os.path.join(ember.hub.get_dir(), 'checkpoints')
 
 
 def _cached_file(url):

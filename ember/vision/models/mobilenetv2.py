@@ -3,6 +3,7 @@ import ember
 import ember.nn as nn
 import ember.nn.functional as F
 
+from ..ops.misc import Conv2dNormActivation
 from ._api import _check_num_classes, _load, _resolve, _weights
 
 MobileNet_V2_Weights = _weights('MobileNet_V2_Weights', {'IMAGENET1K_V1': 'mobilenet_v2-b0353104.pth',
@@ -16,25 +17,6 @@ def _make_divisible(v, divisor, min_value=None):
     if new_v < 0.9 * v:
         new_v += divisor
     return new_v
-
-
-class Conv2dNormActivation(nn.Sequential):
-    """Conv2d (no bias) → norm → activation, as torchvision.ops.misc (indices 0, 1, 2)."""
-
-    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None, groups=1,
-                 norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU, dilation=1, inplace=True, bias=None):
-        if padding is None:
-            padding = (kernel_size - 1) // 2 * dilation
-        if bias is None:
-            bias = norm_layer is None
-        layers = [nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding, dilation=dilation, groups=groups,
-                            bias=bias)]
-        if norm_layer is not None:
-            layers.append(norm_layer(out_channels))
-        if activation_layer is not None:
-            layers.append(activation_layer(inplace=inplace) if inplace is not None else activation_layer())
-        super().__init__(*layers)
-        self.out_channels = out_channels
 
 
 class InvertedResidual(nn.Module):

@@ -13,7 +13,12 @@ import numpy as np
 import ember
 import ember.nn as nn
 
-__all__ = ['box_area', 'box_iou', 'nms', 'batched_nms', 'roi_align', 'RoIAlign']
+from .misc import (FrozenBatchNorm2d, Conv2dNormActivation, Conv3dNormActivation, SqueezeExcitation, MLP, Permute,
+                   stochastic_depth, StochasticDepth)
+
+__all__ = ['box_area', 'box_iou', 'nms', 'batched_nms', 'roi_align', 'RoIAlign', 'FrozenBatchNorm2d',
+           'Conv2dNormActivation', 'Conv3dNormActivation', 'SqueezeExcitation', 'MLP', 'Permute', 'stochastic_depth',
+           'StochasticDepth']
 
 
 def box_area(boxes):

@@ -1,0 +1,79 @@
+"""torch.hub's cache, without the network: ``load_state_dict_from_url`` loads a checkpoint from the directory
+torch.hub downloads into (``get_dir()/checkpoints``: ``$TORCH_HOME/hub``, default ``~/.cache/torch/hub``), so a
+file torch has fetched before, or one put there by hand, loads unchanged; ``check_hash=True`` verifies the
+SHA-256 prefix in the file name as torch does. ember does not download (as ember.vision's ``weights=``): an
+absent file is a RuntimeError naming the URL and where to put it. ``load``/``list``/``help`` (which fetch a
+GitHub repository and run its hubconf.py) are absent with an error saying so.
+
+>>> import ember
+>>> ember.hub.get_dir().endswith('hub')
+True
+"""
+import hashlib
+import os
+import re
+from urllib.parse import urlparse
+
+from ._absent import absent
+
+__all__ = ['get_dir', 'set_dir', 'load_state_dict_from_url', 'download_url_to_file', 'load', 'list', 'help']
+
+_hub_dir = None
+HASH_REGEX = re.compile(r'-([a-f0-9]*)\.')
+
+
+def _torch_home():
+    return os.path.expanduser(os.getenv('TORCH_HOME', os.path.join(os.getenv('XDG_CACHE_HOME', '~/.cache'),
+                                                                    'torch')))
+
+
+def get_dir():
+    """The hub directory: set_dir's, else $TORCH_HOME/hub (TORCH_HOME defaults to ~/.cache/torch)."""
+    return _hub_dir if _hub_dir is not None else os.path.join(_torch_home(), 'hub')
+
+
+def set_dir(d):
+    global _hub_dir
+    _hub_dir = os.path.expanduser(os.fspath(d))
+
+
+def _check_hash(path, prefix):
+    sha = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for block in iter(lambda: f.read(1 << 20), b''):
+            sha.update(block)
+    digest = sha.hexdigest()
+    if digest[:len(prefix)] != prefix:
+        raise RuntimeError(f'invalid hash value (expected "{prefix}", got "{digest}")')
+
+
+def cached_checkpoint(url, model_dir=None, file_name=None, check_hash=False):
+    """The path of ``url``'s checkpoint in the hub cache (or ``model_dir``), verified when ``check_hash``."""
+    model_dir = os.path.join(get_dir(), 'checkpoints') if model_dir is None else os.fspath(model_dir)
+    name = file_name or os.path.basename(urlparse(url).path)
+    path = os.path.join(model_dir, name)
+    if not os.path.isfile(path):
+        raise RuntimeError(f"{path} not found: ember does not download checkpoints. Fetch {url} and put it there "
+                           f"(torch.hub's cache, so a file torch downloaded before is found), or load it with "
+                           f"ember.load(path).")
+    if check_hash:
+        m = HASH_REGEX.search(name)
+        if m:
+            _check_hash(path, m.group(1))
+    return path
+
+
+def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=True, check_hash=False,
+                             file_name=None, weights_only=False):
+    """``ember.load`` of the cached checkpoint of ``url`` (see the module's note: no download)."""
+    from . import load as _load
+    path = cached_checkpoint(url, model_dir, file_name, check_hash)
+    return _load(path, map_location=map_location, weights_only=weights_only)
+
+
+download_url_to_file = absent('ember.hub.download_url_to_file', ': ember does not download files (fetch the URL '
+                              'with a downloader of your choice)', RuntimeError)
+load = absent('ember.hub.load', ": ember does not fetch GitHub repositories or run their hubconf.py; import the "
+              "model's code and load its checkpoint with ember.hub.load_state_dict_from_url or ember.load")
+list = absent('ember.hub.list', ': ember does not fetch GitHub repositories')      # noqa: A001 (torch's name)
+help = absent('ember.hub.help', ': ember does not fetch GitHub repositories')      # noqa: A001 (torch's name)

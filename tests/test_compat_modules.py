@@ -1,0 +1,131 @@
+"""Modules and names that published code imports (found running timm's model zoo under ``ember run``):
+torchvision.ops.misc, nn.SyncBatchNorm, generic data classes, torch.hub's cache, torch.jit.annotations and
+nn.utils.fusion, each against torch where torch can run it."""
+import hashlib
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.nn as nn
+
+
+def test_vision_ops_misc_blocks():
+    from ember.vision.ops import misc
+    m = misc.Conv2dNormActivation(3, 8, kernel_size=3, stride=2)
+    assert [type(c).__name__ for c in m] == ['Conv2d', 'BatchNorm2d', 'ReLU'] and m[0].bias is None
+    assert tuple(m(ember.randn(2, 3, 9, 9)).shape) == (2, 8, 5, 5) and m.out_channels == 8
+    assert misc.Conv2dNormActivation(3, 8, norm_layer=None)[0].bias is not None
+    se = misc.SqueezeExcitation(8, 2)
+    assert [n for n, _ in se.named_children()] == ['avgpool', 'fc1', 'fc2', 'activation', 'scale_activation']
+    x = ember.randn(2, 8, 4, 4)
+    np.testing.assert_allclose(se(x).detach().numpy(), (x * se._scale(x)).detach().numpy(), rtol=1e-6)
+    mlp = misc.MLP(4, [8, 3], dropout=0.0)
+    assert [type(c).__name__ for c in mlp] == ['Linear', 'ReLU', 'Dropout', 'Linear', 'Dropout']
+    assert tuple(misc.Permute([0, 2, 3, 1])(x).shape) == (2, 4, 4, 8)
+    # FrozenBatchNorm2d equals an eval-mode BatchNorm2d with the same statistics, and loads its checkpoint
+    bn = nn.BatchNorm2d(8).eval()
+    with ember.no_grad():
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+        bn.weight.uniform_(0.5, 2)
+        bn.bias.uniform_(-1, 1)
+    fb = misc.FrozenBatchNorm2d(8)
+    fb.load_state_dict(bn.state_dict())                          # num_batches_tracked is dropped
+    np.testing.assert_allclose(fb(x).numpy(), bn(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert repr(fb) == 'FrozenBatchNorm2d(8, eps=1e-05)' and not list(fb.parameters())
+    sd = misc.stochastic_depth
+    assert sd(x, 0.5, 'row', training=False) is x
+    y = sd(ember.ones(1000, 3), 0.25, 'row')
+    kept = (y[:, 0] != 0).float().mean().item()
+    assert 0.65 < kept < 0.85
+    np.testing.assert_allclose(np.unique(y.numpy()), [0.0, 4 / 3], rtol=1e-6)
+    with pytest.raises(ValueError, match="mode has to be either 'batch' or 'row'"):
+        sd(x, 0.1, 'col')
+
+
+def test_sync_batch_norm_outside_distributed_is_batch_norm():
+    x = np.random.default_rng(0).standard_normal((4, 3, 5, 5)).astype(np.float32)
+    e, t = nn.SyncBatchNorm(3), torch.nn.SyncBatchNorm(3)
+    np.testing.assert_allclose(e(ember.from_numpy(x)).detach().numpy(), t(torch.from_numpy(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(e.running_var.numpy(), t.running_var.numpy(), rtol=1e-5)
+    net = nn.Sequential(nn.Conv2d(3, 3, 1), nn.Sequential(nn.BatchNorm2d(3)))
+    bn = net[1][0]
+    conv = nn.SyncBatchNorm.convert_sync_batchnorm(net)
+    assert type(conv[1][0]) is nn.SyncBatchNorm and conv[1][0].weight is bn.weight
+    assert conv[1][0].running_mean is bn.running_mean
+    with pytest.raises(ValueError, match='expected at least 2D input'):
+        e(ember.ones(3))
+
+
+def test_data_classes_are_generic_as_torch():
+    from ember.utils.data import Sampler, Dataset, IterableDataset, DataLoader, Subset, DistributedSampler
+
+    class Batches(Sampler[list]):
+        def __iter__(self):
+            return iter([[0, 1], [2]])
+
+    class Squares(Dataset[int]):
+        def __getitem__(self, i):
+            return i * i
+
+        def __len__(self):
+            return 3
+    for cls in (Sampler, Dataset, IterableDataset, DataLoader, Subset, DistributedSampler):
+        assert cls[int] is not None                      # subscriptable in annotations and bases
+    assert [b.tolist() for b in DataLoader(Squares(), batch_sampler=Batches())] == [[0, 1], [4]]
+
+
+def test_hub_cache_without_downloads(tmp_path, monkeypatch):
+    monkeypatch.setenv('TORCH_HOME', str(tmp_path))
+    assert ember.hub.get_dir() == os.path.join(str(tmp_path), 'hub')
+    sd = {'w': ember.arange(4.0)}
+    ckpt = tmp_path / 'hub' / 'checkpoints'
+    ckpt.mkdir(parents=True)
+    plain = ckpt / 'model.pth'
+    ember.save(sd, str(plain))
+    digest = hashlib.sha256(plain.read_bytes()).hexdigest()
+    hashed = ckpt / f'model-{digest[:8]}.pth'
+    hashed.write_bytes(plain.read_bytes())
+    got = ember.hub.load_state_dict_from_url('https://example.org/weights/model.pth', map_location='cpu')
+    assert got['w'].tolist() == [0.0, 1.0, 2.0, 3.0]
+    ember.hub.load_state_dict_from_url(f'https://example.org/model-{digest[:8]}.pth', check_hash=True)
+    bad = ckpt / 'model-deadbeef.pth'
+    bad.write_bytes(plain.read_bytes())
+    with pytest.raises(RuntimeError, match='invalid hash value'):
+        ember.hub.load_state_dict_from_url('https://example.org/model-deadbeef.pth', check_hash=True)
+    with pytest.raises(RuntimeError, match='does not download'):
+        ember.hub.load_state_dict_from_url('https://example.org/absent.pth')
+    with pytest.raises(NotImplementedError, match='hubconf'):
+        ember.hub.load('pytorch/vision', 'resnet18')
+    # torch finds the same file in the same cache
+    import torch.hub
+    monkeypatch.setattr(torch.hub, '_hub_dir', None)
+    assert torch.hub.get_dir() == ember.hub.get_dir()
+
+
+def test_jit_annotations_and_fusion():
+    from ember.jit.annotations import List, Tuple, BroadcastingList2   # noqa: F401
+    assert List[int] == __import__('typing').List[int]
+    from ember.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
+    for transpose in (False, True):
+        conv = (nn.ConvTranspose2d(3, 4, 3) if transpose else nn.Conv2d(3, 4, 3)).eval()
+        bn = nn.BatchNorm2d(4).eval()
+        with ember.no_grad():
+            bn.running_mean.uniform_(-1, 1)
+            bn.running_var.uniform_(0.5, 2)
+            bn.weight.uniform_(0.5, 2)
+        x = ember.randn(2, 3, 6, 6)
+        fused = fuse_conv_bn_eval(conv, bn, transpose=transpose)
+        np.testing.assert_allclose(fused(x).detach().numpy(), bn(conv(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
+    lin, bn1 = nn.Linear(5, 4).eval(), nn.BatchNorm1d(4).eval()
+    with ember.no_grad():
+        bn1.running_var.uniform_(0.5, 2)
+    z = ember.randn(3, 5)
+    np.testing.assert_allclose(fuse_linear_bn_eval(lin, bn1)(z).detach().numpy(), bn1(lin(z)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(AssertionError, match='Fusion only for eval'):
+        fuse_conv_bn_eval(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4))
