@@ -129,3 +129,18 @@ def test_jit_annotations_and_fusion():
                                rtol=1e-5, atol=1e-6)
     with pytest.raises(AssertionError, match='Fusion only for eval'):
         fuse_conv_bn_eval(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4))
+
+
+def test_jit_names_that_mean_nothing_eagerly():
+    """annotate, export and interface are identities in eager torch (timm's crossvit calls jit.annotate);
+    script and trace stay absent with their error."""
+    import typing
+
+    def method(self):
+        return 1
+    for lib in (ember, torch):
+        assert lib.jit.annotate(typing.List[int], [1, 2]) == [1, 2]
+        assert lib.jit.export(method) is method
+    assert ember.jit.interface(int) is int
+    with pytest.raises(NotImplementedError, match='TorchScript'):
+        ember.jit.script(lambda x: x)

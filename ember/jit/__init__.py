@@ -1,8 +1,8 @@
 """ember.jit: deliberately absent. TorchScript compiles Python into a static IR that ember has no compiler
 for; graph capture is issue 11 (ember.fx, export) and compilation issue 12 (ember.compile). Every name
-raises an error saying so, rather than silently running eager code under a TorchScript name. The two
-annotations that only matter to the TorchScript compiler (``ignore``, ``unused``) return their argument
-unchanged, as they do in eager torch code."""
+raises an error saying so, rather than silently running eager code under a TorchScript name. The names that
+only matter to the TorchScript compiler (``ignore``, ``unused``, ``export``, ``interface``, ``annotate``,
+``Final``, ``is_scripting``) behave as they do in eager torch code: they return their argument (or False)."""
 
 
 from .._absent import absent
@@ -33,6 +33,21 @@ def ignore(drop=False, **kwargs):
 
 def unused(fn):
     return fn
+
+
+def annotate(the_type, the_value):
+    """``torch.jit.annotate(List[int], [])``: a type hint for TorchScript; eager code gets the value back."""
+    return the_value
+
+
+def export(fn):
+    """``@torch.jit.export``: marks a method for the TorchScript compiler; eagerly the method itself."""
+    return fn
+
+
+def interface(obj):
+    """``@torch.jit.interface``: a TorchScript interface type; eagerly the class itself."""
+    return obj
 
 
 def is_scripting():
