@@ -483,13 +483,15 @@ def test_sign_of_zero_and_nan_and_hardswish_bits_are_torchs():
                               torch.gather(torch.from_numpy(a), d, torch.from_numpy(idx)).numpy())
 
 
+@pytest.mark.parametrize('size', ['small', 'large'])
 @pytest.mark.parametrize('dtype', ['float32', 'float64', 'float16'])
-def test_clamp_family_gives_torchs_bits(dtype):
+def test_clamp_family_gives_torchs_bits(dtype, size):
     """NOTE [clip]: clamp, clamp_min, clamp_max, relu, relu6 and hardtanh run as one np.clip for floats and
     scalar bounds, leaky_relu as max(x, slope x); NaN, infinities and signed zeros come out as torch's (also
     with min > max, and a slope of 0 or above 1)."""
+    n = {'small': 3000, 'large': 70000}[size]          # below and above NOTE [clip]'s threshold
     x = np.concatenate([np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, 0.5, -0.5, 6.0, 1.0, -1.0]),
-                        np.random.default_rng(0).standard_normal(3000) * 4]).astype(dtype)
+                        np.random.default_rng(0).standard_normal(n) * 4]).astype(dtype)
     e, t = ember.from_numpy(x), torch.from_numpy(x)
     pairs = [(e.clamp(-1, 1), t.clamp(-1, 1)), (e.clamp(min=0.0), t.clamp(min=0.0)), (e.clamp(max=0), t.clamp(max=0)),
              (e.clamp(1, 0), t.clamp(1, 0)), (e.relu(), t.relu()), (F.relu6(e), torch.nn.functional.relu6(t)),
