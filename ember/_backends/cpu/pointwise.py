@@ -477,16 +477,25 @@ def _filled(shape, dtype, value):
     return r
 
 
+def _horner_f32(coeffs, t):
+    """sum(c[k] t^k) in float32 by Horner's rule, one NumPy pass per step (coefficients low to high)."""
+    f = np.float32
+    r = t * f(coeffs[-1])
+    for c in coeffs[-2:0:-1]:
+        r += f(c)
+        r *= t
+    r += f(coeffs[0])
+    return r
+
+
 def _normal_tail(a):
     """(q, e) for a = |x| (float32, capped): q = Phi(-a), e = exp(-a^2 / 2)."""
     f = np.float32
     t = a * f(_AS_P)
     t += f(1)
     np.reciprocal(t, out=t)
-    q = t * f(_AS_HALF[4])
-    for c in _AS_HALF[3::-1]:
-        q += f(c)
-        q *= t
+    q = _horner_f32(_AS_HALF, t)
+    q *= t
     e = a * a
     e *= f(-0.5)
     np.exp(e, out=e)
@@ -560,16 +569,6 @@ _ERF_A = (1.1283791274426218, -0.3761234986563727, 0.11280364757723264, -0.02671
 _ERF_B = (0.30692709988125866, 0.1420538046599241, -0.02386813059309018, 0.0022750058344224913,
           0.0004391046207813159, -0.00033757198874027157, 0.00011313231543829731, -1.8860951465652287e-05)
 _ERF_ONE, _ERF_W0, _ERF_WK = 3.92, 1 / 3.92, 2 / (1 - 1 / 3.92)
-
-
-def _horner_f32(coeffs, t):
-    f = np.float32
-    r = t * f(coeffs[-1])
-    for c in coeffs[-2:0:-1]:
-        r += f(c)
-        r *= t
-    r += f(coeffs[0])
-    return r
 
 
 def _erf_f32(x):
