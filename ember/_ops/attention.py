@@ -140,14 +140,17 @@ def _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     return attn.matmul(value)
 
 
+# which of scaled_dot_product_attention's kernels may run (torch's at::Context flags): torch.backends.cuda's
+# enable_*_sdp and torch.nn.attention.sdpa_kernel set them; the CPU has the flash kernel and the math path
+SDP_ENABLED = {'flash': True, 'mem_efficient': True, 'math': True, 'cudnn': True}
+
 _NO_BACKEND = ("No viable backend for scaled_dot_product_attention was found. This is likely due to turning off "
                "both the math kernel and the fused kernels.")
 
 
 def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    from ..backends.cuda import _sdp        # the switches of torch.backends.cuda / nn.attention.sdpa_kernel
-    flash = _sdp['flash'] and _flash_applies(query, key, value, attn_mask, dropout_p, enable_gqa)
-    if not flash and not _sdp['math']:
+    flash = SDP_ENABLED['flash'] and _flash_applies(query, key, value, attn_mask, dropout_p, enable_gqa)
+    if not flash and not SDP_ENABLED['math']:
         raise RuntimeError(_NO_BACKEND)
     if flash:                               # the fused kernel shares heads
         if attn_mask is not None and attn_mask.dtype is _dt.bool_:   # torch converts it the same way

@@ -5,6 +5,8 @@
 """
 import contextlib
 
+from .._ops.attention import SDP_ENABLED as _sdp      # the operator's switches, as torch's at::Context flags
+
 
 def is_built():
     return False
@@ -27,7 +29,6 @@ class _Matmul:
 
 
 matmul = _Matmul()
-_sdp = {'flash': True, 'mem_efficient': True, 'math': True, 'cudnn': True}
 
 
 def flash_sdp_enabled():
