@@ -21,6 +21,7 @@ from ... import Tensor, _weight_norm, mv, no_grad, norm_except_dim, vdot
 from .. import functional as F
 from ..modules.module import Module
 from . import parametrize
+from .weight_norm import _matrix_dim_first, _spectral_dim
 
 __all__ = ['weight_norm', 'spectral_norm']
 
@@ -71,9 +72,7 @@ class _SpectralNorm(Module):
             self._power_method(w, 15)
 
     def _as_matrix(self, weight):
-        if self.dim != 0:
-            weight = weight.permute(self.dim, *(d for d in range(weight.ndim) if d != self.dim))
-        return weight.flatten(1)
+        return _matrix_dim_first(weight, self.dim)
 
     def _power_method(self, w, steps):
         """u and v towards the first left and right singular vectors of w (in place: the buffers keep their
@@ -101,8 +100,6 @@ def spectral_norm(module, name='weight', n_power_iterations=1, eps=1e-12, dim=No
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
-    if dim is None:
-        from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
-        dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
-    parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
+    parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations,
+                                                                     _spectral_dim(module, dim), eps))
     return module

@@ -77,6 +77,21 @@ def remove_weight_norm(module, name='weight'):
     return _remove_hook(module, name, 'weight_norm', WeightNorm)
 
 
+def _matrix_dim_first(weight, dim):
+    """The weight as the matrix spectral normalisation works on: dimension ``dim`` as the rows."""
+    if dim != 0:
+        weight = weight.permute(dim, *(d for d in range(weight.dim()) if d != dim))
+    return weight.reshape(weight.shape[0], -1)
+
+
+def _spectral_dim(module, dim):
+    """torch's default: the output channels, dimension 1 of a transposed convolution's weight, else 0."""
+    if dim is not None:
+        return dim
+    from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+    return 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
+
+
 class SpectralNorm:
     """The forward pre-hook of ``spectral_norm``."""
 
@@ -87,9 +102,7 @@ class SpectralNorm:
         self.name, self.n_power_iterations, self.dim, self.eps = name, n_power_iterations, dim, eps
 
     def reshape_weight_to_matrix(self, weight):
-        if self.dim != 0:
-            weight = weight.permute(self.dim, *(d for d in range(weight.dim()) if d != self.dim))
-        return weight.reshape(weight.shape[0], -1)
+        return _matrix_dim_first(weight, self.dim)
 
     def compute_weight(self, module, do_power_iteration):
         weight = getattr(module, self.name + '_orig')
@@ -137,10 +150,7 @@ class SpectralNorm:
 
 def spectral_norm(module, name='weight', n_power_iterations=1, eps=1e-12, dim=None):
     """Spectral normalisation by a forward pre-hook; returns the module."""
-    if dim is None:
-        from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
-        dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
-    SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
+    SpectralNorm.apply(module, name, n_power_iterations, _spectral_dim(module, dim), eps)
     return module
 
 
