@@ -116,6 +116,23 @@ def _must_be_tensors(name, positions):
 def pointwise_meta(rule, nargs, name='', check=None, tensors=None):
     """The meta function of a pointwise op: ``(*args) -> (shape, result dtype, computation dtype)``.
     The first ``nargs`` arguments are the operands; the rest (alpha, ...) do not take part."""
+    if rule == 'promote' and nargs == 2 and tensors is None:
+        # the most frequent meta of all (add, sub, mul, ... on two tensors of one shape and dtype): _scan's
+        # fast case inline, without the slice and the call (NOTE [generated autograd kernels]'s hot path)
+        def meta(*args):
+            x, y = args[0], args[1]
+            if isinstance(x, TensorImpl) and isinstance(y, TensorImpl):
+                s, cd = x._a.shape, x._dtype
+                if not (s and s == y._a.shape and cd is y._dtype):
+                    s, cd = _scan((x, y))
+            else:
+                s, cd = _scan((x, y))
+            if check is not None:
+                check(cd, *args)
+            return s, cd, cd
+        meta.__qualname__ = f'pointwise_meta[{rule}]'
+        return meta
+
     def meta(*args):
         if tensors is not None:
             tensors(args)
