@@ -171,6 +171,22 @@ def memory_stats(device=None):
     return _collections.OrderedDict()
 
 
+def reset_peak_memory_stats(device=None):
+    """The peaks are zero already: a no-op (torch's CPU build fails here on a missing binding)."""
+
+
+def reset_accumulated_memory_stats(device=None):
+    """Nothing accumulates without CUDA: a no-op."""
+
+
+def reset_max_memory_allocated(device=None):
+    """torch's older name: resets all peak statistics (a no-op here, as reset_peak_memory_stats)."""
+
+
+def reset_max_memory_cached(device=None):
+    """torch's older name: resets all peak statistics (a no-op here, as reset_peak_memory_stats)."""
+
+
 class device:
     """Context manager selecting a CUDA device; entering it with a real index needs CUDA."""
 
