@@ -1,14 +1,33 @@
 """Random number generators: ``ember.Generator``, ``manual_seed`` and the default generator.
 
-A Generator wraps a NumPy ``Generator`` (PCG64). Random kernels receive the
-NumPy generator itself (adapters unwrap ``Generator?`` arguments), so a
-backend never needs to know ember's class. Streams differ from torch's
-(Mersenne Twister with torch's own transforms): seeded runs are reproducible
-within ember, and tests compare distributions with torch, not values.
+A Generator holds torch's CPU engine, a Mersenne Twister (mt19937) seeded as torch seeds it, inside a NumPy
+``Generator`` whose bit generator it is. Random kernels receive that NumPy object (adapters unwrap
+``Generator?`` arguments), so a backend never needs to know ember's class: the kernels of ``rand``,
+``randn``, ``uniform_``, ``normal_``, ``randint``, ``random_`` and ``randperm`` draw its 32-bit outputs as
+torch does and give torch's values for the same seed (NOTE [torch's random streams] in
+_backends/cpu/_torch_random.py); the other distributions use NumPy's methods on the same engine.
 """
 import json
 
 import numpy as np
+
+
+class _Stream(np.random.Generator):
+    """NumPy's Generator on the mt19937 engine, plus the state torch keeps beside its engine: the second
+    sample of the last small normal_ draw (``next_double_normal``, reset by seeding)."""
+
+    def __init__(self, bit_generator):
+        super().__init__(bit_generator)
+        self.next_double_normal = None
+
+
+def _mt19937(seed):
+    """torch's engine for ``seed``: mt19937's init_genrand on the seed's low 32 bits, which is also NumPy's
+    legacy seeding of its MT19937 (no draw made yet: the first output twists the state)."""
+    bg = np.random.MT19937()
+    key = np.random.RandomState(seed & 0xffff_ffff).get_state()[1]
+    bg.state = {'bit_generator': 'MT19937', 'state': {'key': key, 'pos': 624}}
+    return bg
 
 
 class Generator:
@@ -22,15 +41,14 @@ class Generator:
     def __init__(self, device='cpu'):
         from ._core.device import device as _dev
         self.device = _dev(device)
-        self._seed = 67280421310721
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self.manual_seed(67280421310721)       # torch's default_rng_seed_val
 
     def manual_seed(self, seed):
         seed = int(seed)
         if not -0x8000_0000_0000_0000 <= seed <= 0xffff_ffff_ffff_ffff:
             raise RuntimeError(f"Overflow when unpacking long long")
         self._seed = seed & 0xffff_ffff_ffff_ffff
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._rng = _Stream(_mt19937(self._seed))
         return self
 
     def seed(self):
@@ -42,22 +60,26 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        """The state as a uint8 tensor (a JSON encoding of the bit generator's state)."""
+        """The state as a uint8 tensor (a JSON encoding of the engine's state, the seed and the kept normal)."""
         from ._creation import tensor
         st = self._rng.bit_generator.state
-        raw = json.dumps({'seed': self._seed, 'state': st}).encode()
-        return tensor(np.frombuffer(raw, dtype=np.uint8).copy())
+        st = {'key': st['state']['key'].tolist(), 'pos': st['state']['pos']}
+        raw = json.dumps({'seed': self._seed, 'mt19937': st, 'next_double_normal': self._rng.next_double_normal})
+        return tensor(np.frombuffer(raw.encode(), dtype=np.uint8).copy())
 
     def set_state(self, new_state):
         raw = bytes(np.asarray(new_state, dtype=np.uint8).tobytes())
         try:
             d = json.loads(raw.decode())
-            bg = np.random.PCG64()
-            bg.state = d['state']
+            bg = np.random.MT19937()
+            bg.state = {'bit_generator': 'MT19937',
+                        'state': {'key': np.array(d['mt19937']['key'], np.uint32), 'pos': d['mt19937']['pos']}}
+            seed = d['seed']
         except (ValueError, KeyError, TypeError) as e:
             raise RuntimeError("Invalid generator state: expected a state from Generator.get_state()") from e
-        self._seed = d['seed']
-        self._rng = np.random.Generator(bg)
+        self._seed = seed
+        self._rng = _Stream(bg)
+        self._rng.next_double_normal = d.get('next_double_normal')
         return self
 
 

@@ -2,6 +2,7 @@
 import numpy as np
 
 from ._complex import complex_parts as _complex_parts
+from ._torch_random import integers as _t_integers, normal as _t_normal, permutation as _t_permutation, uniform as _t_uniform
 
 
 def _arange(start, end, step, dtype, device):
@@ -31,13 +32,13 @@ def _empty_strided(size, stride, dtype, device):
 def _randn(size, rng, dtype, device):
     if np.dtype(dtype).kind == 'c':
         return _complex_parts(rng.standard_normal, size, dtype, np.sqrt(0.5))
-    return rng.standard_normal(size, dtype=np.float64 if dtype not in (np.float32, np.float64) else dtype).astype(dtype, copy=False)
+    return _t_normal(rng, tuple(size), dtype)
 
 
 def _rand(size, rng, dtype, device):
     if np.dtype(dtype).kind == 'c':
         return _complex_parts(rng.random, size, dtype)
-    return rng.random(size, dtype=np.float64 if dtype not in (np.float32, np.float64) else dtype).astype(dtype, copy=False)
+    return _t_uniform(rng, tuple(size), dtype)
 
 
 KERNELS = {
@@ -51,6 +52,6 @@ KERNELS = {
     'empty_strided': _empty_strided,
     'rand': _rand,
     'randn': _randn,
-    'randint.low': lambda low, high, size, rng, dtype, device: rng.integers(low, high, size).astype(dtype),
-    'randperm': lambda n, rng, dtype, device: rng.permutation(n).astype(dtype),
+    'randint.low': lambda low, high, size, rng, dtype, device: _t_integers(rng, low, high, tuple(size), dtype),
+    'randperm': lambda n, rng, dtype, device: _t_permutation(rng, n, dtype),
 }

@@ -1,8 +1,11 @@
-"""CPU kernels for random operators. ``rng`` is a NumPy Generator (ember's Generator unwrapped by the
-adapters); float32 tensors are sampled in float32 directly, other float dtypes through float64."""
+"""CPU kernels for random operators. ``rng`` is a NumPy Generator on torch's engine (ember's Generator
+unwrapped by the adapters): uniform, normal and integer draws follow torch's streams (NOTE [torch's random
+streams] in _torch_random.py); the other distributions use NumPy's, float32 tensors sampled in float32
+directly, other float dtypes through float64."""
 import numpy as np
 
 from ._complex import complex_parts as _complex_parts
+from ._torch_random import in_memory_order as _t_in_memory_order, integers as _t_integers, normal as _t_normal, uniform as _t_uniform
 
 
 def _fdt(a):
@@ -13,23 +16,14 @@ def _fdt(a):
 def _uniform(a, lo, hi, rng):
     if a.dtype.kind == 'c':
         return _complex_parts(rng.random, a.shape, a.dtype) * (hi - lo) + lo * (1 + 1j)
-    r = rng.random(a.shape, dtype=_fdt(a))
-    if lo != 0 or hi != 1:
-        r *= (hi - lo)
-        r += lo
-    return r.astype(a.dtype, copy=False)
+    return _t_in_memory_order(_t_uniform(rng, (a.size,), a.dtype, lo, hi), a)
 
 
 def _normal_fill(a, mean, std, rng):
     if a.dtype.kind == 'c':         # each part N(0, 1/2), as torch's complex normal_
         r = _complex_parts(rng.standard_normal, a.shape, a.dtype, np.sqrt(0.5))
         return r * std + mean * (1 + 1j)      # torch draws each part as normal_(mean, std / sqrt 2)
-    r = rng.standard_normal(a.shape, dtype=_fdt(a))
-    if std != 1:
-        r *= std
-    if mean != 0:
-        r += mean
-    return r.astype(a.dtype, copy=False)
+    return _t_in_memory_order(_t_normal(rng, (a.size,), a.dtype, mean, std, a.flags.c_contiguous), a)
 
 
 def _exponential(a, lambd, rng):
@@ -41,9 +35,7 @@ def _exponential(a, lambd, rng):
 def _random(a, lo, hi, rng):
     if hi is None:
         hi = _max_exact(a.dtype) + 1
-    if a.dtype == np.bool_:
-        return rng.integers(lo, hi, a.shape).astype(np.bool_)
-    return rng.integers(lo, hi, a.shape, dtype=np.int64).astype(a.dtype)
+    return _t_in_memory_order(_t_integers(rng, lo, hi, (a.size,), a.dtype), a)
 
 
 def _max_exact(dt):
@@ -101,13 +93,14 @@ def _normal(mean, std, rng):
         (mean.dtype if isinstance(mean, np.ndarray) else std.dtype)
     if isinstance(std, np.ndarray) and std.size and not np.all(std >= 0):
         raise RuntimeError(f"normal expects all elements of std >= 0.0")
-    r = rng.standard_normal(shape, dtype=np.float32 if dt == np.float32 else np.float64)
-    return (r * std + mean).astype(dt, copy=False)
+    if isinstance(std, np.ndarray):       # torch: normal_(0, 1), then mul_(std).add_(mean)
+        r = _t_normal(rng, shape, dt)
+        return (r * std + mean).astype(dt, copy=False)
+    return (_t_normal(rng, shape, dt, 0.0, std) + mean).astype(dt, copy=False)     # normal_(0, std).add_(mean)
 
 
 def _normal_ff(mean, std, size, rng, dtype, device):
-    r = rng.standard_normal(tuple(size), dtype=np.float32 if dtype == np.float32 else np.float64)
-    return (r * std + mean).astype(dtype, copy=False)
+    return _t_normal(rng, tuple(size), dtype, mean, std)
 
 
 def _native_dropout(x, p, train, rng):

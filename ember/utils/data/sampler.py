@@ -36,8 +36,9 @@ def _randint(high, size, generator=None):
 
 
 def _seed_from(generator=None):
-    """A 63-bit seed drawn from ``generator`` (ember's default one when None), like torch's ``random_()``."""
-    return int(_randint(2 ** 63 - 1, (), generator).item())
+    """A 63-bit seed drawn from ``generator`` (ember's default one when None) as torch draws it:
+    ``empty((), dtype=int64).random_()``, so a seeded program shuffles its data as under torch."""
+    return int(ember.empty((), dtype=ember.int64).random_(generator=generator).item())
 
 
 def _uniform(n, generator):

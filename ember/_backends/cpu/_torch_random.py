@@ -1,0 +1,212 @@
+"""torch's CPU random streams, drawn from the Mersenne Twister that ember's Generator holds.
+
+NOTE [torch's random streams]: ``torch.manual_seed(123); torch.rand(3)`` gives the same three numbers on
+every x86 machine, and programs, tutorials and tests print or assert them (rasbt's LLMs-from-scratch tests
+compare generated token ids with hard-coded ones). ember draws the same bits the same way:
+
+- **Engine**: torch's CPU generator is mt19937, seeded with init_genrand on the low 32 bits of the seed; the
+  ``Generator`` (ember/random.py) holds NumPy's MT19937 in that state, and ``random_raw`` gives its 32-bit
+  outputs in order. torch's ``random64()`` is two of them, the first one high.
+- **Uniform** (``rand``, ``uniform_``, the ``nn.init`` uniform initialisers): one output per element, its
+  low 24 bits (float32, and float16/bfloat16, drawn as float32) or one 64-bit output's low 53 bits (float64)
+  scaled by 2^-digits in double, then ``x * (to - from) + from`` with ``to - from`` in float32 (float64).
+- **Normal** (``randn``, ``normal_``): a contiguous float32 tensor of at least 16 elements is filled with
+  uniforms first, then every block of 16 becomes 16 normals by Box-Muller (radius from the first 8, angle
+  from the last 8), with a tail shorter than 16 recomputed from 16 fresh uniforms over the last 16 places.
+  torch computes these with the float32 ``log256_ps``/``sincos256_ps`` of avx_mathfun.h (Cephes
+  polynomials) in AVX2 code that the compiler contracts to fused multiply-adds; ``_log_ps``/``_sincos_ps``
+  below are those polynomials in NumPy float32 steps, each fused multiply-add computed in float64 and rounded
+  once (exact: a float32 product fits a float64). float64 tensors take the scalar Box-Muller in double
+  (glibc's ``log`` through ``math``, as NumPy's differs in the last bit now and then); fewer than 16 elements
+  or a non-contiguous tensor: one double Box-Muller pair per two elements, the second kept in the generator
+  for the next draw (``next_double_normal``), as torch's ``normal_distribution<double>`` does.
+- **Integers**: ``randint``/``random_`` take one 32-bit output per element (``% range``), or one 64-bit
+  output where the range needs 33 bits or more; ``randperm`` is torch's Fisher-Yates, one output per swap.
+
+Everything else (bernoulli and dropout, which torch draws through MKL's own generator, multinomial,
+exponential, ...) samples with NumPy's distributions from the same engine: seeded runs repeat, but only
+these streams equal torch's. Checked value for value against torch in tests/test_random_streams.py.
+"""
+import math
+
+import numpy as np
+
+from ._parallel import parallel_for
+
+_f32, _f64 = np.float32, np.float64
+_CHUNK = 2048           # blocks of 16 per step of the Box-Muller transform (32K numbers)
+_TWO_PI_F32 = _f32(2.0 * math.pi)
+
+
+def raw32(rng, n):
+    """The next ``n`` 32-bit outputs of the generator's mt19937 (uint64 array)."""
+    return rng.bit_generator.random_raw(n)
+
+
+def raw64(rng, n):
+    """torch's ``random64()``, ``n`` times: two 32-bit outputs, the first one the high half."""
+    r = raw32(rng, 2 * n)
+    return (r[0::2] << np.uint64(32)) | r[1::2]
+
+
+def uniform01(rng, n, dt):
+    """``n`` draws of torch's ``uniform_real_distribution`` in (0, 1] for ``dt``, as float64 (exact): 53 bits
+    for float64, 24 for the others (float16 and bfloat16 are drawn as their float32 opmath type)."""
+    if dt == np.float64:
+        return (raw64(rng, n) & np.uint64((1 << 53) - 1)).astype(_f64) * 2.0 ** -53
+    return (raw32(rng, n) & np.uint64((1 << 24) - 1)).astype(_f64) * 2.0 ** -24
+
+
+def uniform(rng, shape, dt, lo=0.0, hi=1.0):
+    """``torch.empty(shape, dtype=dt).uniform_(lo, hi)``."""
+    dt = np.dtype(dt)
+    x = uniform01(rng, math.prod(shape), dt)
+    if dt == np.float64:
+        r = x * (hi - lo) + lo
+    else:                       # from and to in float32 (the opmath type of float16 and bfloat16), and their difference
+        lo_t, hi_t = _f32(lo), _f32(hi)
+        r = x * float(hi_t - lo_t) + float(lo_t)
+    return r.astype(dt).reshape(shape)
+
+
+def _fma(a, b, c):
+    """float32 a * b + c rounded once, as the compiled FMA instruction."""
+    return (a.astype(_f64) * b + c).astype(_f32)
+
+
+def _log_ps(x):
+    """avx_mathfun.h's log256_ps (the Cephes logf polynomial) on float32 in (0, 1]."""
+    xi = x.view(np.int32)
+    e = ((xi >> 23) - 0x7f).astype(_f32) + _f32(1)
+    x = ((xi & ~0x7f800000) | 0x3f000000).view(_f32)         # the mantissa, in [0.5, 1)
+    small = x < _f32(0.707106781186547524)
+    x = (x - _f32(1)) + np.where(small, x, _f32(0))
+    e = e - small.astype(_f32)
+    z = x * x
+    y = np.full_like(x, _f32(7.0376836292e-2))
+    for p in (-1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
+              2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1):
+        y = _fma(y, x, _f32(p))
+    y = _fma(y * x, z, e * _f32(-2.12194440e-4))
+    y = _fma(z, _f32(-0.5), y)
+    return _fma(e, _f32(0.693359375), x + y)
+
+
+def _sincos_ps(x):
+    """avx_mathfun.h's sincos256_ps (Cephes sinf/cosf with its octant reduction) on float32 >= 0."""
+    j = ((x * _f32(1.27323954473516)).astype(np.int32) + 1) & ~1
+    y = j.astype(_f32)
+    x = _fma(y, _f32(-0.78515625), x)
+    x = _fma(y, _f32(-2.4187564849853515625e-4), x)
+    x = _fma(y, _f32(-3.77489497744594108e-8), x)
+    z = x * x
+    c = _fma(_fma(np.full_like(x, _f32(2.443315711809948e-5)), z, _f32(-1.388731625493765e-3)), z,
+             _f32(4.166664568298827e-2))
+    c = _fma(c * z, z, -(z * _f32(0.5))) + _f32(1)
+    s = _fma(_fma(np.full_like(x, _f32(-1.9515295891e-4)), z, _f32(8.3321608736e-3)), z, _f32(-1.6666654611e-1))
+    s = _fma(s * z, x, x)
+    first = (j & 2) == 0                # which polynomial is the sine on this octant
+    sin, cos = np.where(first, s, c), np.where(first, c, s)
+    sin = (sin.view(np.int32) ^ ((j & 4) << 29)).view(_f32)             # the octant's signs, on the sign bit
+    cos = (cos.view(np.int32) ^ (((~(j - 2)) & 4) << 29)).view(_f32)
+    return sin, cos
+
+
+def _box_muller_16_f32(u, mean, std):
+    """Blocks of 16 float32 uniforms (k, 16) -> normals, as torch's normal_fill_16_AVX2."""
+    u1, u2 = _f32(1) - u[:, :8], u[:, 8:]
+    radius = np.sqrt(_f32(-2) * _log_ps(u1))
+    sin, cos = _sincos_ps(_TWO_PI_F32 * u2)
+    m, s = _f32(mean), _f32(std)
+    return np.concatenate([_fma(radius * cos, s, m), _fma(radius * sin, s, m)], axis=1)
+
+
+def _box_muller_16_f64(u, mean, std):
+    """Blocks of 16 float64 uniforms -> normals, as torch's scalar normal_fill_16<double>."""
+    u1, u2 = 1.0 - u[:, :8], u[:, 8:]
+    log = np.fromiter(map(math.log, u1.ravel()), _f64, u1.size).reshape(u1.shape)    # glibc's log
+    radius = np.sqrt(-2.0 * log)
+    theta = 2.0 * math.pi * u2
+    return np.concatenate([radius * np.cos(theta) * std + mean, radius * np.sin(theta) * std + mean], axis=1)
+
+
+def _fill(rng, n, dt, mean, std):
+    """torch's normal_fill: n >= 16 uniforms, Box-Muller by blocks of 16, the tail redone from 16 fresh ones."""
+    f32 = dt != np.float64
+    u = uniform01(rng, n, np.dtype(_f32) if f32 else dt)
+    if f32:
+        u = u.astype(_f32)
+    bm = _box_muller_16_f32 if f32 else _box_muller_16_f64
+    k = n // 16
+    out = np.empty(n, _f32 if f32 else _f64)
+    blocks, rows = u[:16 * k].reshape(k, 16), out[:16 * k].reshape(k, 16)
+
+    def run(lo, hi):        # a few thousand blocks at a time: the ~40 float32/float64 temporaries stay in cache
+        for i in range(lo, hi, _CHUNK):
+            rows[i:min(i + _CHUNK, hi)] = bm(blocks[i:min(i + _CHUNK, hi)], mean, std)
+    parallel_for(k, run, 4 * _CHUNK)
+    if n % 16:
+        tail = uniform01(rng, 16, np.dtype(_f32) if f32 else dt)
+        out[n - 16:] = bm((tail.astype(_f32) if f32 else tail).reshape(1, 16), mean, std).ravel()
+    return out
+
+
+def _one_by_one(rng, n, mean, std):
+    """torch's normal_distribution<double>, n times: Box-Muller pairs, the sine kept for the next draw."""
+    out = np.empty(n, _f64)
+    for i in range(n):
+        v = rng.next_double_normal
+        if v is not None:
+            rng.next_double_normal = None
+        else:
+            u1, u2 = uniform01(rng, 2, np.dtype(_f64))
+            r = math.sqrt(-2.0 * math.log1p(-u2))
+            theta = 2.0 * math.pi * u1
+            rng.next_double_normal = r * math.sin(theta)
+            v = r * math.cos(theta)
+        out[i] = v * std + mean
+    return out
+
+
+def in_memory_order(draws, a):
+    """Draws (in the order torch makes them) laid out for writing into ``a``: torch's serial kernels walk a
+    non-contiguous tensor in memory order (TensorIterator sorts the dimensions by stride), so the k-th draw
+    goes to the k-th element in memory, not in index order."""
+    if a.flags.c_contiguous or a.ndim < 2:
+        return draws.reshape(a.shape)
+    axes = sorted(range(a.ndim), key=lambda d: (-abs(a.strides[d]), d))
+    return draws.reshape([a.shape[d] for d in axes]).transpose(np.argsort(axes))
+
+
+def normal(rng, shape, dt, mean=0.0, std=1.0, contiguous=True):
+    """``torch.empty(shape, dtype=dt).normal_(mean, std)`` (C order, or element by element where the tensor
+    written is not contiguous)."""
+    dt = np.dtype(dt)
+    n = math.prod(shape)
+    if n >= 16 and contiguous:
+        r = _fill(rng, n, dt, mean, std)
+    else:
+        r = _one_by_one(rng, n, mean, std)
+    return r.astype(dt).reshape(shape)
+
+
+def integers(rng, lo, hi, shape, dt):
+    """``random_(lo, hi)``: (output % range) + lo, a 32-bit output per element unless the range needs more."""
+    n, span = math.prod(shape), hi - lo
+    if span >= 1 << 32:
+        v = raw64(rng, n) % np.uint64(span)
+    else:
+        v = raw32(rng, n) % np.uint64(span)
+    r = (v + np.uint64(lo & 0xffff_ffff_ffff_ffff)).view(np.int64)      # int64(val % range + base), wrapping
+    return r.astype(dt).reshape(shape)
+
+
+def permutation(rng, n, dt):
+    """torch's randperm on the CPU: Fisher-Yates swapping i with i + output % (n - i), for i < n - 1."""
+    perm = list(range(n))
+    if n > 1:
+        z = (raw32(rng, n - 1) % np.arange(n, 1, -1, dtype=np.uint64)).tolist()
+        for i, d in enumerate(z):
+            j = i + d
+            perm[i], perm[j] = perm[j], perm[i]
+    return np.array(perm, dtype=dt)
