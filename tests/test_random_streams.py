@@ -1,6 +1,7 @@
 """Seeded random draws equal torch's, value for value (NOTE [torch's random streams] in
 ember/_backends/cpu/_torch_random.py): the factories, the in-place samplers, nn.init and module
-initialisation, the samplers of utils.data; generator state round trips; what stays ember's own."""
+initialisation, dropout, bernoulli, multinomial, the samplers of utils.data; generator state round trips;
+what stays ember's own."""
 import numpy as np
 import pytest
 import torch
@@ -72,6 +73,22 @@ CASES = {
     'init_xavier_uniform': lambda L: L.nn.init.xavier_uniform_(L.empty(30, 30)),
     'init_kaiming_normal': lambda L: L.nn.init.kaiming_normal_(L.empty(30, 30)),
     'init_trunc_normal': lambda L: L.nn.init.trunc_normal_(L.empty(30, 30), std=0.02),
+    # dropout and the samplers built on uniforms
+    'dropout': lambda L: L.nn.functional.dropout(L.arange(600.).reshape(20, 30) - 300, 0.1),
+    'dropout_module_and_grad': lambda L: (lambda t: [L.nn.Dropout(0.3)(t).sum().backward(), t.grad][1])(
+        L.ones(40, 7, requires_grad=True)),
+    'dropout2d': lambda L: L.nn.functional.dropout2d(L.ones(4, 6, 3, 3), 0.5),
+    'alpha_dropout': lambda L: L.nn.functional.alpha_dropout(L.arange(50.), 0.2, True),
+    'bernoulli_probs': lambda L: L.bernoulli(L.linspace(0, 1, 40)),
+    'bernoulli_probs_float64': lambda L: L.bernoulli(L.linspace(0, 1, 40, dtype=L.float64)),
+    'bernoulli_p': lambda L: L.empty(30).bernoulli_(0.3),
+    'bernoulli_tensor_p': lambda L: L.empty(5, 6).bernoulli_(L.full((6,), 0.4)),
+    'exponential': lambda L: L.empty(40).exponential_(),
+    'exponential_float64': lambda L: L.empty(3, 7, dtype=L.float64).exponential_(2.5),
+    'multinomial_one': lambda L: L.multinomial(L.softmax(L.randn(4, 65), -1), 1),
+    'multinomial_without_replacement': lambda L: L.multinomial(L.rand(3, 50), 7),
+    'multinomial_with_replacement': lambda L: L.multinomial(L.rand(3, 50), 20, replacement=True),
+    'weighted_sampler': lambda L: list(L.utils.data.WeightedRandomSampler([0.1, 0.5, 0.2, 0.2], 30)),
     # data order
     'random_sampler': lambda L: list(L.utils.data.RandomSampler(range(50))),
     'random_sampler_replacement': lambda L: list(L.utils.data.RandomSampler(range(50), replacement=True,
@@ -120,14 +137,13 @@ def test_default_seed_is_torchs():
 
 
 def test_other_distributions_are_seeded_but_ember_s_own():
-    # bernoulli/dropout (torch draws them through MKL's generator), multinomial, exponential: repeatable under a
-    # seed, with torch's distribution, not torch's values
-    for fn in (lambda: ember.nn.functional.dropout(ember.ones(1000), 0.5), lambda: ember.multinomial(ember.ones(10), 5),
-               lambda: ember.empty(500).exponential_()):
+    # poisson, gamma, binomial, geometric, cauchy, log-normal: NumPy's samplers on the same engine, repeatable
+    # under a seed, with torch's distribution but not torch's values
+    for fn in (lambda: ember.poisson(ember.full((50,), 3.0)), lambda: ember.empty(50).geometric_(0.3),
+               lambda: ember.empty(50).cauchy_(), lambda: ember.empty(50).log_normal_()):
         ember.manual_seed(5)
         a = fn()
         ember.manual_seed(5)
         assert ember.equal(a, fn())
     ember.manual_seed(5)
-    kept = ember.nn.functional.dropout(ember.ones(100000), 0.3).ne(0).float().mean().item()
-    assert abs(kept - 0.7) < 0.01
+    assert abs(ember.poisson(ember.full((100000,), 3.0)).mean().item() - 3.0) < 0.03

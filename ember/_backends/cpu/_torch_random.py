@@ -22,10 +22,17 @@ compare generated token ids with hard-coded ones). ember draws the same bits the
   for the next draw (``next_double_normal``), as torch's ``normal_distribution<double>`` does.
 - **Integers**: ``randint``/``random_`` take one 32-bit output per element (``% range``), or one 64-bit
   output where the range needs 33 bits or more; ``randperm`` is torch's Fisher-Yates, one output per swap.
+- **Bernoulli and dropout**: one uniform per element (double for a scalar or float64 p, float for a float
+  p tensor), 1 where it is below p; dropout is torch's CPU composite: ``bernoulli_(1 - p)``, divided by
+  ``1 - p`` in the input's dtype. **Exponential**: ``-log1p(-u) / lambd`` from a double uniform.
+  **Multinomial**: without replacement (and any single sample) the top p / Exp(1) keys, as torch's fast
+  path; with replacement a double uniform per sample searched in the row's cumulative distribution.
+- A tensor written in place that is not contiguous gets its draws in memory order (``in_memory_order``),
+  as torch's serial kernels walk it.
 
-Everything else (bernoulli and dropout, which torch draws through MKL's own generator, multinomial,
-exponential, ...) samples with NumPy's distributions from the same engine: seeded runs repeat, but only
-these streams equal torch's. Checked value for value against torch in tests/test_random_streams.py.
+The rest (poisson, gamma, binomial, geometric, cauchy, log-normal) samples with NumPy's distributions from
+the same engine: seeded runs repeat, but only the streams above equal torch's. Checked value for value
+against torch in tests/test_random_streams.py; the cost of being exact: BENCHMARKS.md, "Random streams".
 """
 import math
 
@@ -188,6 +195,18 @@ def normal(rng, shape, dt, mean=0.0, std=1.0, contiguous=True):
     else:
         r = _one_by_one(rng, n, mean, std)
     return r.astype(dt).reshape(shape)
+
+
+def exponential(rng, n, dt, lambd=1.0):
+    """``exponential_(lambd)``, n elements: -1/lambd * log1p(-u) in double, u a 53-bit uniform. float64 takes
+    glibc's log1p (``math``); for narrower dtypes NumPy's (which differs from it in the last bit of a double
+    now and then) rounds to the same value."""
+    u = uniform01(rng, n, np.dtype(_f64))
+    if np.dtype(dt) == np.float64:
+        log = np.fromiter(map(math.log1p, (-u).tolist()), _f64, n)
+    else:
+        log = np.log1p(-u)
+    return ((-1.0 / lambd) * log).astype(dt)
 
 
 def integers(rng, lo, hi, shape, dt):

@@ -5,7 +5,7 @@ directly, other float dtypes through float64."""
 import numpy as np
 
 from ._complex import complex_parts as _complex_parts
-from ._torch_random import in_memory_order as _t_in_memory_order, integers as _t_integers, normal as _t_normal, uniform as _t_uniform
+from ._torch_random import exponential as _t_exponential, in_memory_order as _t_in_memory_order, uniform01 as _t_uniform01, integers as _t_integers, normal as _t_normal, uniform as _t_uniform
 
 
 def _fdt(a):
@@ -27,9 +27,7 @@ def _normal_fill(a, mean, std, rng):
 
 
 def _exponential(a, lambd, rng):
-    r = rng.standard_exponential(a.shape, dtype=_fdt(a))
-    r /= lambd
-    return r.astype(a.dtype, copy=False)
+    return _t_in_memory_order(_t_exponential(rng, a.size, a.dtype, lambd), a)
 
 
 def _random(a, lo, hi, rng):
@@ -51,11 +49,15 @@ def _bernoulli_tensor(a, rng, p=None):
     if p.size and not (np.all(p >= 0) and np.all(p <= 1)):        # also catches NaN
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
                            "be improved?  If so, please report an enhancement request to PyTorch.)")
-    return (rng.random(a.shape, dtype=_fdt(p)) < p).astype(a.dtype)
+    # torch's bernoulli_distribution per element, in the output's memory order: double uniforms for a float64
+    # p, float ones (24 bits) for any other, compared with p in that type
+    wide = p.dtype == np.float64
+    u = _t_in_memory_order(_t_uniform01(rng, a.size, np.dtype(np.float64 if wide else np.float32)), a)
+    return (u < np.broadcast_to(p if wide else p.astype(np.float32), a.shape)).astype(a.dtype)
 
 
 def _bernoulli_p(a, p, rng):
-    return (rng.random(a.shape, dtype=_fdt(a)) < p).astype(a.dtype)
+    return (_t_in_memory_order(_t_uniform01(rng, a.size, np.dtype(np.float64)), a) < p).astype(a.dtype)
 
 
 def _bernoulli_into(a, p, rng):
@@ -70,19 +72,22 @@ def _multinomial(probs, n, replacement, rng):
     if np.any(total <= 0):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rows, k = p.shape
-    if replacement:
-        # one searchsorted over all rows: row r's CDF is shifted by r, and so are its uniforms
-        cdf = np.cumsum(p / total[:, None], -1)
-        cdf[:, -1] = 1.0
-        off = np.arange(rows, dtype=np.float64)[:, None]
-        u = rng.random((rows, n)) + off
-        idx = np.searchsorted((cdf + off).ravel(), u.ravel(), side='right').reshape(rows, n) - off.astype(np.int64) * k
-        idx = np.minimum(idx, k - 1)
+    if replacement and n > 1:
+        # torch's CPU kernel, row by row: the cumulative distribution in the input's dtype (summed in order,
+        # divided by its total, the last bucket set to 1), then per sample a double uniform and the first
+        # bucket whose cumulative probability is not below it
+        p = np.atleast_2d(probs)
+        cum = np.add.accumulate(p, axis=-1, dtype=p.dtype)
+        cum = cum / cum[:, -1:]
+        cum[:, -1] = 1
+        u = _t_uniform01(rng, rows * n, np.dtype(np.float64)).reshape(rows, n)
+        idx = np.stack([np.searchsorted(cum[r].astype(np.float64), u[r], side='left') for r in range(rows)])
     else:
-        # exponential race as torch does it: the n largest p_i / E_i are a sample without replacement, in
-        # draw order; once the positive categories run out, zero ones follow (torch raises no error either)
-        keys = p / rng.standard_exponential((rows, k))
-        idx = np.argsort(-keys, axis=-1, kind='stable')[:, :n]
+        # torch's fast path without replacement (or one sample): argmax / top-n of p / q, q ~ Exp(1) drawn
+        # for every category in order (the Gumbel-max trick); zero categories follow once the others run out
+        src = np.atleast_2d(probs)
+        keys = src / _t_exponential(rng, src.size, src.dtype).reshape(src.shape)
+        idx = np.argmax(keys, axis=-1)[:, None] if n == 1 else np.argsort(-keys, axis=-1, kind='stable')[:, :n]
     idx = idx.astype(np.int64)
     return idx[0] if probs.ndim == 1 else idx
 
@@ -106,9 +111,12 @@ def _normal_ff(mean, std, size, rng, dtype, device):
 def _native_dropout(x, p, train, rng):
     if train is not None and not train:        # None means training, as in torch
         return x.copy(), np.ones(x.shape, np.bool_)
-    mask = rng.random(x.shape, dtype=_fdt(x)) >= p
-    scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
-    out = np.multiply(x, x.dtype.type(scale))
+    # torch's CPU dropout: a bernoulli_(1 - p) noise tensor (double uniforms), divided by 1 - p in the input's
+    # dtype, times the input
+    mask = _t_in_memory_order(_t_uniform01(rng, x.size, np.dtype(np.float64)), x) < 1.0 - p
+    one = x.dtype.type(1)
+    scale = x.dtype.type(0) if p >= 1 else one / x.dtype.type(1.0 - p)
+    out = np.multiply(x, scale)
     out *= mask
     return out, mask
 
