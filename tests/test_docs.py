@@ -15,7 +15,8 @@ PAGES = sorted(glob.glob(os.path.join(ROOT, 'docs', '*.md')))
 def test_the_learning_pages_exist():
     names = {os.path.basename(p) for p in PAGES}
     assert {'tensors-and-storage.md', 'dispatcher.md', 'autograd.md', 'profiler.md', 'new-device.md', 'meta-tensors.md',
-            'nn-module.md', 'dataloader.md', 'fx.md', 'dtypes.md', 'caching-allocator.md', 'func.md', 'ddp.md'} <= names
+            'nn-module.md', 'dataloader.md', 'fx.md', 'dtypes.md', 'caching-allocator.md', 'func.md', 'ddp.md',
+            'random.md'} <= names
 
 
 @pytest.mark.parametrize('page', PAGES, ids=os.path.basename)
