@@ -7,8 +7,6 @@ A Generator holds torch's CPU engine, a Mersenne Twister (mt19937) seeded as tor
 torch does and give torch's values for the same seed (NOTE [torch's random streams] in
 _backends/cpu/_torch_random.py); the other distributions use NumPy's methods on the same engine.
 """
-import json
-
 import numpy as np
 
 
@@ -60,27 +58,47 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        """The state as a uint8 tensor (a JSON encoding of the engine's state, the seed and the kept normal)."""
+        """The state as torch's 5056-byte uint8 tensor (its CPUGeneratorImplState): a state saved by torch loads
+        here and one saved here loads in torch."""
         from ._creation import tensor
-        st = self._rng.bit_generator.state
-        st = {'key': st['state']['key'].tolist(), 'pos': st['state']['pos']}
-        raw = json.dumps({'seed': self._seed, 'mt19937': st, 'next_double_normal': self._rng.next_double_normal})
-        return tensor(np.frombuffer(raw.encode(), dtype=np.uint8).copy())
+        st = self._rng.bit_generator.state['state']
+        pos, kept = int(st['pos']), self._rng.next_double_normal
+        s = np.zeros((), _STATE)
+        s['seed'], s['seeded'] = self._seed, 1
+        s['left'], s['next'] = 625 - pos, pos         # torch's mt19937 counts down what is left before the twist
+        if pos == 624 and np.array_equal(st['key'], _mt19937(self._seed).state['state']['key']):
+            s['next'] = 0                              # seeded, nothing drawn yet: torch has not moved its index
+        s['state'] = st['key']
+        if kept is not None:
+            s['normal_y'], s['normal_is_valid'] = kept, 1
+        return tensor(np.frombuffer(s.tobytes(), dtype=np.uint8).copy())
 
     def set_state(self, new_state):
-        raw = bytes(np.asarray(new_state, dtype=np.uint8).tobytes())
-        try:
-            d = json.loads(raw.decode())
-            bg = np.random.MT19937()
-            bg.state = {'bit_generator': 'MT19937',
-                        'state': {'key': np.array(d['mt19937']['key'], np.uint32), 'pos': d['mt19937']['pos']}}
-            seed = d['seed']
-        except (ValueError, KeyError, TypeError) as e:
-            raise RuntimeError("Invalid generator state: expected a state from Generator.get_state()") from e
-        self._seed = seed
+        from ._core.tensor_impl import TensorImpl
+        if not isinstance(new_state, TensorImpl) or str(new_state.dtype) != 'ember.uint8':
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        raw = np.asarray(new_state.detach().numpy(), dtype=np.uint8).tobytes()
+        if len(raw) != _STATE.itemsize:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE.itemsize} but found the input RNG "
+                               f"state size to be {len(raw)}")
+        s = np.frombuffer(raw, _STATE)[0]
+        if int(s['seeded']) != 1 or not 1 <= int(s['left']) <= 624 or int(s['next']) > 624:
+            raise RuntimeError("Invalid mt19937 state")
+        bg = np.random.MT19937()
+        pos = 625 - int(s['left'])
+        bg.state = {'bit_generator': 'MT19937', 'state': {'key': s['state'].astype(np.uint32), 'pos': pos}}
+        self._seed = int(s['seed']) & 0xffff_ffff_ffff_ffff
         self._rng = _Stream(bg)
-        self._rng.next_double_normal = d.get('next_double_normal')
+        self._rng.next_double_normal = float(s['normal_y']) if s['normal_is_valid'] else None
         return self
+
+
+# torch's CPUGeneratorImplState, byte for byte (x86-64 layout, 5056 bytes): the seed, mt19937's countdown, position and 624 words (each widened to 64 bits), the kept
+# double normal of Box-Muller, a kept float normal ember never makes
+_STATE = np.dtype({'names': ['seed', 'left', 'seeded', 'next', 'state', 'normal_x', 'normal_y', 'normal_rho',
+                             'normal_is_valid', 'float_normal', 'float_normal_is_valid'],
+                   'formats': ['<i8', '<i4', '<i4', '<u8', ('<u8', 624), '<f8', '<f8', '<f8', '<i4', '<f4', '?'],
+                   'offsets': [0, 8, 12, 16, 24, 5016, 5024, 5032, 5040, 5048, 5052], 'itemsize': 5056})
 
 
 default_generator = Generator()

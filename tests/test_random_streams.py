@@ -171,3 +171,22 @@ def _seeded_training(lib):
 def test_a_seeded_training_run_follows_torchs():
     # the same draws everywhere, so the losses differ only by the rounding of the arithmetic
     np.testing.assert_allclose(_seeded_training(ember), _seeded_training(torch), rtol=1e-4, atol=1e-5)
+
+
+def test_generator_state_is_torchs_bytes():
+    # torch's 5056-byte CPUGeneratorImplState: a state saved by one library restores the other
+    for seed, draw in ((5, lambda L: L.randn(3)), (9, lambda L: L.rand(624)), (1, lambda L: None)):
+        torch.manual_seed(seed)
+        ember.manual_seed(seed)
+        draw(torch), draw(ember)
+        ts, es = torch.get_rng_state(), ember.get_rng_state()
+        np.testing.assert_array_equal(es.numpy(), ts.numpy())
+        ember.set_rng_state(ember.tensor(ts.numpy()))
+        np.testing.assert_array_equal(ember.randn(5).numpy(), torch.randn(5).numpy())
+        torch.set_rng_state(torch.from_numpy(ember.get_rng_state().numpy()))
+        np.testing.assert_array_equal(ember.randn(50).numpy(), torch.randn(50).numpy())
+    np.testing.assert_array_equal(ember.Generator().get_state().numpy(), torch.Generator().get_state().numpy())
+    with pytest.raises(RuntimeError, match='CPUGeneratorImplState of size 5056 but found the input RNG state size to be 10'):
+        ember.set_rng_state(ember.zeros(10, dtype=ember.uint8))
+    with pytest.raises(TypeError, match='RNG state must be a torch.ByteTensor'):
+        ember.set_rng_state(ember.zeros(10))
