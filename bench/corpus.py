@@ -600,6 +600,22 @@ def compare(spec, results):
     return True, '', results
 
 
+def agreement(spec, results):
+    """The largest relative difference between torch's and ember's first and last value of any compared
+    metric (ppl as its logarithm), or None for an ember-only run: how closely a run followed torch's, now
+    that the seeded random streams are torch's (NOTE [torch's random streams])."""
+    if not results or 'torch' not in results or 'ember' not in results or \
+            not all(isinstance(v, list) for v in results.values()):     # programs compared as text or records
+        return None
+    t, e, worst = results['torch'], results['ember'], 0.0
+    for key in sorted({n for n, _ in t} & {n for n, _ in e} - set(spec.get('ignore', ()))):
+        f = (lambda v: math.log(max(v, 1e-300))) if key.endswith('ppl') else (lambda v: v)
+        tv, ev = [f(v) for n, v in t if n == key], [f(v) for n, v in e if n == key]
+        for i in (0, -1):
+            worst = max(worst, abs(tv[i] - ev[i]) / max(abs(tv[i]), abs(ev[i]), 1e-12))
+    return worst
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('corpus', help='folder of a pytorch/examples checkout')
@@ -621,22 +637,30 @@ def main(argv=None):
     if not names:
         ap.error(f'no program matches {a.only}; known: {", ".join(PROGRAMS)}')
     passed = failed = 0
+    agree = []
     for name in names:
         t0 = time.time()
+        close = None
         try:
             spec = PROGRAMS[name]
-            ok, msg, _ = run_program(repos.get(spec.get('repo'), a.corpus), name, spec, a.timeout, a.keep,
-                                     a.verbose, os.path.abspath(a.ember_root))
+            ok, msg, res = run_program(repos.get(spec.get('repo'), a.corpus), name, spec, a.timeout, a.keep,
+                                       a.verbose, os.path.abspath(a.ember_root))
+            close = agreement(spec, res) if ok else None
         except Exception as ex:        # a runner-side problem (corpus missing a file): report, go on
             ok, msg = False, f'{type(ex).__name__}: {ex}'
         passed += ok
         failed += not ok
-        print(f'PASS {name}' if ok else f'FAIL {name}: {msg}', f'  [{time.time() - t0:.0f}s]' if a.verbose else '',
-              flush=True)
+        if close is not None:
+            agree.append(close)
+        print(f'PASS {name}' + (f' (first/last metrics within {close:.1e} relative)' if close is not None else '')
+              if ok else f'FAIL {name}: {msg}', f'  [{time.time() - t0:.0f}s]' if a.verbose else '', flush=True)
     if not a.only:
         for name, why in NOT_RUN.items():
             print(f'SKIP {name}: {why}')
     print(f'{passed} passed, {failed} failed')
+    if agree:
+        print(f'{sum(x <= 1e-3 for x in agree)} of the {len(agree)} programs run under both follow torch within 1e-3 '
+              f'relative on every first and last metric, {sum(x <= 1e-2 for x in agree)} within 1e-2')
     return 1 if failed else 0
 
 

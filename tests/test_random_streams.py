@@ -85,6 +85,15 @@ CASES = {
     'bernoulli_tensor_p': lambda L: L.empty(5, 6).bernoulli_(L.full((6,), 0.4)),
     'exponential': lambda L: L.empty(40).exponential_(),
     'exponential_float64': lambda L: L.empty(3, 7, dtype=L.float64).exponential_(2.5),
+    'geometric': lambda L: L.empty(300).geometric_(0.3),
+    'cauchy': lambda L: L.empty(300).cauchy_(0.3, 0.7),
+    'cauchy_float64': lambda L: L.empty(300, dtype=L.float64).cauchy_(0.3, 0.7),
+    'log_normal': lambda L: L.empty(301).log_normal_(0.3, 0.7),
+    'log_normal_float64': lambda L: L.empty(301, dtype=L.float64).log_normal_(0.3, 0.7),
+    # float64 results of x * std + mean are fused multiply-adds in torch's compiled code
+    'normal_float64_mean_std': lambda L: [L.empty(10, dtype=L.float64).normal_(0.5, 0.7),
+                                          L.empty(1000, dtype=L.float64).normal_(0.5, 0.7)],
+    'uniform_float64_range': lambda L: L.empty(1000, dtype=L.float64).uniform_(-0.3, 0.7),
     'multinomial_one': lambda L: L.multinomial(L.softmax(L.randn(4, 65), -1), 1),
     'multinomial_without_replacement': lambda L: L.multinomial(L.rand(3, 50), 7),
     'multinomial_with_replacement': lambda L: L.multinomial(L.rand(3, 50), 20, replacement=True),
@@ -137,10 +146,10 @@ def test_default_seed_is_torchs():
 
 
 def test_other_distributions_are_seeded_but_ember_s_own():
-    # poisson, gamma, binomial, geometric, cauchy, log-normal: NumPy's samplers on the same engine, repeatable
-    # under a seed, with torch's distribution but not torch's values
-    for fn in (lambda: ember.poisson(ember.full((50,), 3.0)), lambda: ember.empty(50).geometric_(0.3),
-               lambda: ember.empty(50).cauchy_(), lambda: ember.empty(50).log_normal_()):
+    # poisson, gamma, binomial: NumPy's samplers on the same engine, repeatable under a seed, with torch's
+    # distribution but not torch's values
+    for fn in (lambda: ember.poisson(ember.full((50,), 3.0)), lambda: ember._standard_gamma(ember.full((50,), 2.0)),
+               lambda: ember.binomial(ember.full((50,), 10.0), ember.full((50,), 0.3))):
         ember.manual_seed(5)
         a = fn()
         ember.manual_seed(5)

@@ -30,7 +30,9 @@ compare generated token ids with hard-coded ones). ember draws the same bits the
 - A tensor written in place that is not contiguous gets its draws in memory order (``in_memory_order``),
   as torch's serial kernels walk it.
 
-The rest (poisson, gamma, binomial, geometric, cauchy, log-normal) samples with NumPy's distributions from
+``geometric_``, ``cauchy_`` and ``log_normal_`` are torch's transforms of double uniforms and normals too; double
+results of ``x * std + mean`` are fused multiply-adds in torch's compiled code (``fma64``). The rest
+(poisson, gamma, binomial) samples with NumPy's distributions from
 the same engine: seeded runs repeat, but only the streams above equal torch's. Checked value for value
 against torch in tests/test_random_streams.py; the cost of being exact: BENCHMARKS.md, "Random streams".
 """
@@ -69,11 +71,30 @@ def uniform(rng, shape, dt, lo=0.0, hi=1.0):
     dt = np.dtype(dt)
     x = uniform01(rng, math.prod(shape), dt)
     if dt == np.float64:
-        r = x * (hi - lo) + lo
+        r = fma64(x, hi - lo, lo)
     else:                       # from and to in float32 (the opmath type of float16 and bfloat16), and their difference
         lo_t, hi_t = _f32(lo), _f32(hi)
         r = x * float(hi_t - lo_t) + float(lo_t)
     return r.astype(dt).reshape(shape)
+
+
+def fma64(a, b, c):
+    """float64 a * b + c rounded once, as the compiler contracts torch's scalar code (``val * std + mean``):
+    the product split exactly into two doubles (Dekker's TwoProduct), the sum taken with its error (TwoSum),
+    so only a tie between two doubles could round differently from the hardware instruction."""
+    a, b, c = np.asarray(a, _f64), np.asarray(b, _f64), np.asarray(c, _f64)
+    p = a * b
+    t = a * 134217729.0                     # 2^27 + 1: splits a 53-bit mantissa into two 26-bit halves
+    a_hi = t - (t - a)
+    t = b * 134217729.0
+    b_hi = t - (t - b)
+    a_lo, b_lo = a - a_hi, b - b_hi
+    p_err = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    s = p + c
+    bb = s - p
+    s_err = (p - (s - bb)) + (c - bb)
+    r = s + (s_err + p_err)
+    return np.where(np.isfinite(p) & np.isfinite(s), r, p + c)
 
 
 def _fma(a, b, c):
@@ -134,7 +155,7 @@ def _box_muller_16_f64(u, mean, std):
     log = np.fromiter(map(math.log, u1.ravel()), _f64, u1.size).reshape(u1.shape)    # glibc's log
     radius = np.sqrt(-2.0 * log)
     theta = 2.0 * math.pi * u2
-    return np.concatenate([radius * np.cos(theta) * std + mean, radius * np.sin(theta) * std + mean], axis=1)
+    return np.concatenate([fma64(radius * np.cos(theta), std, mean), fma64(radius * np.sin(theta), std, mean)], axis=1)
 
 
 def _fill(rng, n, dt, mean, std):
@@ -159,20 +180,51 @@ def _fill(rng, n, dt, mean, std):
 
 
 def _one_by_one(rng, n, mean, std):
-    """torch's normal_distribution<double>, n times: Box-Muller pairs, the sine kept for the next draw."""
-    out = np.empty(n, _f64)
-    for i in range(n):
-        v = rng.next_double_normal
-        if v is not None:
-            rng.next_double_normal = None
-        else:
-            u1, u2 = uniform01(rng, 2, np.dtype(_f64))
-            r = math.sqrt(-2.0 * math.log1p(-u2))
-            theta = 2.0 * math.pi * u1
-            rng.next_double_normal = r * math.sin(theta)
-            v = r * math.cos(theta)
-        out[i] = v * std + mean
-    return out
+    """torch's normal_distribution<double>, n times: Box-Muller pairs (u1 for the angle, u2 for the radius),
+    the cosine returned and the sine kept in the generator for the next draw; vectorised over the pairs."""
+    vals = []
+    if n and rng.next_double_normal is not None:
+        vals.append(np.array([rng.next_double_normal]))
+        rng.next_double_normal = None
+    pairs = (n - len(vals) + 1) // 2
+    if pairs:
+        u = uniform01(rng, 2 * pairs, np.dtype(_f64))
+        log = _glibc(None, math.log1p, -u[1::2], _f64)
+        r = np.sqrt(-2.0 * log)
+        theta = (2.0 * math.pi) * u[0::2]
+        both = np.empty(2 * pairs)
+        both[0::2], both[1::2] = r * np.cos(theta), r * np.sin(theta)
+        vals.append(both)
+    out = np.concatenate(vals) if vals else np.empty(0)
+    if len(out) > n:                    # an odd count: the last sine waits for the next draw
+        rng.next_double_normal = float(out[-1])
+        out = out[:n]
+    return fma64(out, std, mean)
+
+
+def _glibc(np_fn, math_fn, x, dt):
+    """``np_fn(x)`` for a result rounded to a narrower dtype; glibc's ``math_fn`` element by element for a
+    float64 one, where NumPy's vectorised exp/tan/log1p differ from torch's libm in the last bit now and then."""
+    if np.dtype(dt) != np.float64:
+        return np_fn(x)
+    return np.fromiter(map(math_fn, x.tolist()), _f64, x.size)
+
+
+def log_normal(rng, n, dt, mean, std):
+    """``log_normal_(mean, std)``: exp of torch's per-element double normals (``normal_distribution``)."""
+    return _glibc(np.exp, math.exp, _one_by_one(rng, n, mean, std), dt).astype(dt)
+
+
+def cauchy(rng, n, dt, median, sigma):
+    """``cauchy_(median, sigma)``: median + sigma * tan(pi * (u - 1/2)), u a double uniform."""
+    u = uniform01(rng, n, np.dtype(_f64))
+    return fma64(sigma, _glibc(np.tan, math.tan, math.pi * (u - 0.5), dt), median).astype(dt)
+
+
+def geometric(rng, n, dt, p):
+    """``geometric_(p)``: ceil(log(u) / log1p(-p)), u a double uniform."""
+    u = uniform01(rng, n, np.dtype(_f64))
+    return np.ceil(np.log(u) / math.log1p(-p)).astype(dt)
 
 
 def in_memory_order(draws, a):
@@ -202,11 +254,7 @@ def exponential(rng, n, dt, lambd=1.0):
     glibc's log1p (``math``); for narrower dtypes NumPy's (which differs from it in the last bit of a double
     now and then) rounds to the same value."""
     u = uniform01(rng, n, np.dtype(_f64))
-    if np.dtype(dt) == np.float64:
-        log = np.fromiter(map(math.log1p, (-u).tolist()), _f64, n)
-    else:
-        log = np.log1p(-u)
-    return ((-1.0 / lambd) * log).astype(dt)
+    return ((-1.0 / lambd) * _glibc(np.log1p, math.log1p, -u, dt)).astype(dt)
 
 
 def integers(rng, lo, hi, shape, dt):

@@ -5,7 +5,7 @@ directly, other float dtypes through float64."""
 import numpy as np
 
 from ._complex import complex_parts as _complex_parts
-from ._torch_random import exponential as _t_exponential, in_memory_order as _t_in_memory_order, uniform01 as _t_uniform01, integers as _t_integers, normal as _t_normal, uniform as _t_uniform
+from ._torch_random import cauchy as _t_cauchy, exponential as _t_exponential, geometric as _t_geometric, log_normal as _t_log_normal, in_memory_order as _t_in_memory_order, uniform01 as _t_uniform01, integers as _t_integers, normal as _t_normal, uniform as _t_uniform
 
 
 def _fdt(a):
@@ -218,9 +218,9 @@ KERNELS = {
     'uniform': _uniform,
     'normal_functional': _normal_fill,
     'exponential': _exponential,
-    'geometric': lambda a, p, rng: rng.geometric(p, a.shape).astype(a.dtype),
-    'cauchy': lambda a, median, sigma, rng: (median + sigma * rng.standard_cauchy(a.shape)).astype(a.dtype),
-    'log_normal': lambda a, mean, std, rng: rng.lognormal(mean, std, a.shape).astype(a.dtype),
+    'geometric': lambda a, p, rng: _t_in_memory_order(_t_geometric(rng, a.size, a.dtype, p), a),
+    'cauchy': lambda a, median, sigma, rng: _t_in_memory_order(_t_cauchy(rng, a.size, a.dtype, median, sigma), a),
+    'log_normal': lambda a, mean, std, rng: _t_in_memory_order(_t_log_normal(rng, a.size, a.dtype, mean, std), a),
     'random.from': _random,
     'bernoulli': lambda a, rng: _bernoulli_tensor(a, rng),
     'bernoulli.p': _bernoulli_p,
