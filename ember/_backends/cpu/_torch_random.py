@@ -66,9 +66,20 @@ def uniform01(rng, n, dt):
     return (raw32(rng, n) & np.uint64((1 << 24) - 1)).astype(_f64) * 2.0 ** -24
 
 
+def _uniform01_f32(rng, n):
+    """The float32 draws of ``uniform01`` as float32 (24 bits scaled by 2^-24: exact in float32)."""
+    r = raw32(rng, n)
+    np.bitwise_and(r, np.uint64((1 << 24) - 1), out=r)
+    out = r.astype(_f32)
+    out *= _f32(2.0 ** -24)
+    return out
+
+
 def uniform(rng, shape, dt, lo=0.0, hi=1.0):
     """``torch.empty(shape, dtype=dt).uniform_(lo, hi)``."""
     dt = np.dtype(dt)
+    if dt == np.float32 and lo == 0 and hi == 1:       # rand: x * 1 + 0, exact in float32
+        return _uniform01_f32(rng, math.prod(shape)).reshape(shape)
     x = uniform01(rng, math.prod(shape), dt)
     if dt == np.float64:
         r = fma64(x, hi - lo, lo)
@@ -99,7 +110,8 @@ def fma64(a, b, c):
 
 def _fma(a, b, c):
     """float32 a * b + c rounded once, as the compiled FMA instruction."""
-    return (a.astype(_f64) * b + c).astype(_f32)
+    p = np.multiply(a, b, dtype=_f64)           # exact: a float32 product fits a float64
+    return np.add(p, c, out=p).astype(_f32)
 
 
 def _log_ps(x):
@@ -111,8 +123,8 @@ def _log_ps(x):
     x = (x - _f32(1)) + np.where(small, x, _f32(0))
     e = e - small.astype(_f32)
     z = x * x
-    y = np.full_like(x, _f32(7.0376836292e-2))
-    for p in (-1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
+    y = _fma(x, _f32(7.0376836292e-2), _f32(-1.1514610310e-1))
+    for p in (1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
               2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1):
         y = _fma(y, x, _f32(p))
     y = _fma(y * x, z, e * _f32(-2.12194440e-4))
@@ -128,10 +140,9 @@ def _sincos_ps(x):
     x = _fma(y, _f32(-2.4187564849853515625e-4), x)
     x = _fma(y, _f32(-3.77489497744594108e-8), x)
     z = x * x
-    c = _fma(_fma(np.full_like(x, _f32(2.443315711809948e-5)), z, _f32(-1.388731625493765e-3)), z,
-             _f32(4.166664568298827e-2))
+    c = _fma(_fma(z, _f32(2.443315711809948e-5), _f32(-1.388731625493765e-3)), z, _f32(4.166664568298827e-2))
     c = _fma(c * z, z, -(z * _f32(0.5))) + _f32(1)
-    s = _fma(_fma(np.full_like(x, _f32(-1.9515295891e-4)), z, _f32(8.3321608736e-3)), z, _f32(-1.6666654611e-1))
+    s = _fma(_fma(z, _f32(-1.9515295891e-4), _f32(8.3321608736e-3)), z, _f32(-1.6666654611e-1))
     s = _fma(s * z, x, x)
     first = (j & 2) == 0                # which polynomial is the sine on this octant
     sin, cos = np.where(first, s, c), np.where(first, c, s)
@@ -161,9 +172,7 @@ def _box_muller_16_f64(u, mean, std):
 def _fill(rng, n, dt, mean, std):
     """torch's normal_fill: n >= 16 uniforms, Box-Muller by blocks of 16, the tail redone from 16 fresh ones."""
     f32 = dt != np.float64
-    u = uniform01(rng, n, np.dtype(_f32) if f32 else dt)
-    if f32:
-        u = u.astype(_f32)
+    u = _uniform01_f32(rng, n) if f32 else uniform01(rng, n, dt)
     bm = _box_muller_16_f32 if f32 else _box_muller_16_f64
     k = n // 16
     out = np.empty(n, _f32 if f32 else _f64)
@@ -172,10 +181,10 @@ def _fill(rng, n, dt, mean, std):
     def run(lo, hi):        # a few thousand blocks at a time: the ~40 float32/float64 temporaries stay in cache
         for i in range(lo, hi, _CHUNK):
             rows[i:min(i + _CHUNK, hi)] = bm(blocks[i:min(i + _CHUNK, hi)], mean, std)
-    parallel_for(k, run, 4 * _CHUNK)
+    parallel_for(k, run, _CHUNK)
     if n % 16:
-        tail = uniform01(rng, 16, np.dtype(_f32) if f32 else dt)
-        out[n - 16:] = bm((tail.astype(_f32) if f32 else tail).reshape(1, 16), mean, std).ravel()
+        tail = _uniform01_f32(rng, 16) if f32 else uniform01(rng, 16, dt)
+        out[n - 16:] = bm(tail.reshape(1, 16), mean, std).ravel()
     return out
 
 
