@@ -46,7 +46,9 @@ saved and resumed from) is compared as a sorted list of records (``compare_recor
 Programs of other published repositories run too when their checkout is named: ``--repo
 karpathy/nanoGPT=PATH`` (train.py on Tiny Shakespeare with the README's CPU settings, then sample.py),
 ``--repo karpathy/minGPT=PATH`` (projects/chargpt) and ``--repo karpathy/makemore=PATH`` (its six model
-types); they are compared like the others, by their printed losses.
+types); they are compared like the others, by their printed losses. ``--repo rasbt/LLMs-from-scratch=PATH``
+adds chapter 5's pretraining script and chapter 4's KV-cache attention variants, shrunk, whose whole output
+(losses and generated text) must equal torch's.
 
 Output: one ``PASS name`` / ``FAIL name: first error (file:line)`` line per program,
 then ``N passed, M failed``.
@@ -345,6 +347,49 @@ PROGRAMS.update({
         steps=[('chargpt.py', ['--model.model_type=gpt-nano', '--trainer.max_iters=41',
                                '--trainer.batch_size=16', '--trainer.num_workers=0'])]),
 })
+
+
+def _gpt2_bpe_offline(d):
+    """tiktoken's GPT-2 encoding without a download: the repository ships the two BPE files; tiktoken finds them
+    in its cache (TIKTOKEN_CACHE_DIR, relative to the run's folder) under the SHA-1 of their URLs."""
+    import hashlib
+    cache = os.path.join(d, 'tiktoken_cache')
+    os.makedirs(cache, exist_ok=True)
+    for f in ('vocab.bpe', 'encoder.json'):
+        url = f'https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/{f}'
+        shutil.copy(os.path.join(d, 'bpe', 'gpt2_model', f), os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()))
+
+
+# rasbt/LLMs-from-scratch: chapter 5's pretraining script (GPT, AdamW, dropout, a shuffled DataLoader, sampling
+# with temperature) on its own short story, shrunk to 2 layers of width 128 and 2 epochs; and chapter 4's
+# KV-cache variants (grouped-query, multi-head latent, sliding-window attention, mixture of experts) generating
+# from an untrained seeded model. Since the random streams are torch's, the whole printed text must be equal
+# (``text``), or the generated tokens (``records``).
+_LLM = dict(repo='rasbt/LLMs-from-scratch', env={'TIKTOKEN_CACHE_DIR': 'tiktoken_cache'})
+PROGRAMS['LLMs-from-scratch/ch05-gpt_train'] = dict(
+    _LLM, folder='ch05/01_main-chapter-code', text=True,
+    also=['ch02/01_main-chapter-code', 'ch02/02_bonus_bytepair-encoder'],
+    setup=lambda d: (shutil.copytree(os.path.join(d, 'ch02/02_bonus_bytepair-encoder'), os.path.join(d, 'bpe')),
+                     shutil.copy(os.path.join(d, 'ch02/01_main-chapter-code/the-verdict.txt'), d),
+                     _gpt2_bpe_offline(d)),
+    patch=[('gpt_train.py', '"emb_dim": 768, ', '"emb_dim": 128, '),
+           ('gpt_train.py', '"n_heads": 12, ', '"n_heads": 4, '),
+           ('gpt_train.py', '"n_layers": 12, ', '"n_layers": 2, '),
+           ('gpt_train.py', '"num_epochs": 10,', '"num_epochs": 2,')],
+    steps=[('gpt_train.py', [])])
+for _name, _folder, _script, _extra in (
+        ('gqa', 'ch04/04_gqa', 'gpt_with_kv_gqa.py', ['--n_kv_groups', '2']),
+        ('mla', 'ch04/05_mla', 'gpt_with_kv_mla.py', ['--latent_dim', '16']),
+        ('swa', 'ch04/06_swa', 'gpt_with_kv_swa.py', ['--sliding_window_size', '8']),
+        ('moe', 'ch04/07_moe', 'gpt_with_kv_moe.py', ['--num_experts', '4', '--num_experts_per_tok', '2',
+                                                       '--hidden_dim', '128'])):
+    PROGRAMS[f'LLMs-from-scratch/ch04-{_name}'] = dict(
+        _LLM, folder=_folder, also=['ch02/02_bonus_bytepair-encoder'], records=r'Output(?: text)?: [^\n]*',
+        setup=lambda d: (shutil.copytree(os.path.join(d, 'ch02/02_bonus_bytepair-encoder'), os.path.join(d, 'bpe')),
+                         _gpt2_bpe_offline(d)),
+        steps=[(_script, ['--emb_dim', '64', '--n_heads', '4', '--n_layers', '2', '--max_new_tokens', '10',
+                          *_extra])])
+
 for _t in ('transformer', 'rnn', 'gru', 'bow', 'mlp', 'bigram'):
     PROGRAMS[f'makemore[{_t}]'] = dict(repo='karpathy/makemore', folder='.', steps=[(
         'makemore.py', ['--type', _t, '--max-steps', '201', '--num-workers', '0', '-o', 'out'])])
@@ -626,7 +671,7 @@ def main(argv=None):
     ap.add_argument('-v', '--verbose', action='store_true', help='print each run\'s output')
     ap.add_argument('--repo', action='append', default=[], metavar='OWNER/NAME=PATH',
                     help='a checkout of another repository whose programs to run too (karpathy/nanoGPT, '
-                         'karpathy/minGPT, karpathy/makemore)')
+                         'karpathy/minGPT, karpathy/makemore, rasbt/LLMs-from-scratch)')
     a = ap.parse_args(argv)
     repos = dict(r.split('=', 1) for r in a.repo)
     unknown = set(repos) - {spec['repo'] for spec in PROGRAMS.values() if 'repo' in spec}
