@@ -486,3 +486,41 @@ def test_peak_memory_resets_are_no_ops():
         assert hasattr(torch.cuda, name)
         assert getattr(ember.cuda, name)() is None
     assert ember.cuda.max_memory_allocated() == 0 and ember.cuda.memory_stats() == {}
+
+
+# NOTE [numpy keyword aliases]: torch's argument parser takes axis= for dim= and keepdims= for keepdim=
+NUMPY_NAMES = [
+    'x.sum(1, keepdims=True)', 'x.sum(axis=1)', 'T.sum(x, axis=0, keepdims=True)', 'x.mean(axis=1, keepdims=True)',
+    'T.mean(x, axis=0)', 'T.max(x, axis=1)', 'x.max(axis=1, keepdims=True)', 'x.amax(axis=0)', 'x.argmax(axis=1)',
+    'x.argmin(axis=0, keepdims=True)', 'x.cumsum(axis=1)', 'x.squeeze(axis=0)', 'x.unsqueeze(axis=0)',
+    'x.softmax(axis=1)', 'x.logsumexp(axis=1)', 'x.prod(axis=1)', 'x.all(axis=1)', 'x.any(axis=0)',
+    'x.nansum(axis=1)', 'x.count_nonzero(axis=1)', 'x.median(axis=1)', 'x.sort(axis=1)', 'x.topk(1, axis=1)',
+    'x.std(axis=1)', 'x.var(axis=1, keepdims=True)', 'T.std_mean(x, axis=1)', 'T.var_mean(x, axis=1)',
+    'T.cat([x, x], axis=1)',
+    # errors stay errors: an alias beside its own name, an unknown keyword, a required dim missing
+    'x.sum(dim=1, axis=1)', 'x.sum(foo=1)', 'x.cumsum()', 'x.std(dim=0, axis=1)',
+]
+
+
+@pytest.mark.parametrize('expr', NUMPY_NAMES)
+def test_numpy_keyword_aliases(expr):
+    out = []
+    for lib in (torch, ember):
+        x = lib.arange(6.).reshape(2, 3)
+        try:
+            r = eval(expr, {'T': lib, 'x': x})
+            out.append([np.asarray(v) for v in r] if isinstance(r, tuple) else np.asarray(r))
+        except TypeError:
+            out.append(TypeError)
+    theirs, ours = out
+    if theirs is TypeError or ours is TypeError:
+        assert theirs is ours
+    else:
+        for t, o in zip(theirs if isinstance(theirs, list) else [theirs], ours if isinstance(ours, list) else [ours]):
+            np.testing.assert_allclose(o, t, rtol=1e-6)
+
+
+def test_numpy_keyword_aliases_leave_the_documented_signatures():
+    import inspect
+    assert str(inspect.signature(ember.cumsum)) == '(self, dim, *, dtype=None, out=None)'
+    assert str(inspect.signature(ember.Tensor.amax)) == '(self, dim=(), keepdim=False)'

@@ -364,13 +364,25 @@ def _generate_caller(op):
     s = op.schema
     params, checks, keys, call_args = [], [], [], []
     seen_kwonly = False
+    # NOTE [numpy keyword aliases]: torch's argument parser also takes axis= for dim= and keepdims= for
+    # keepdim= (x.sum(axis=1, keepdims=True)); an operator with those arguments gets a **_np catch-all, empty
+    # on every other call, and a required dim a sentinel default so that axis= can stand in for it
+    args = s.arguments
+    # a required dim can take a default only where every later positional argument has one (select's
+    # (dim, index) cannot: it keeps dim= alone)
+    required = [a.name for i, a in enumerate(args) if a.name in NUMPY_ALIASES and not a.has_default
+                and all(b.has_default or b.kwarg_only for b in args[i + 1:])]
+    aliased = [a.name for a in args if a.name in NUMPY_ALIASES and (a.has_default or a.name in required)]
     every = '(' + ''.join(f'{a.name}, ' for a in s.arguments) + ')'    # for NOTE [__torch_function__]
     allow_numbers = 'pointwise' in op.tags or 'wraps_numbers' in op.tags
     for i, a in enumerate(s.arguments):
         if a.kwarg_only and not seen_kwonly:
             params.append('*')
             seen_kwonly = True
-        params.append(f'{a.name}={_default_src(a.default)}' if a.has_default else a.name)
+        if a.name in required:
+            params.append(f'{a.name}=_MISSING')
+        else:
+            params.append(f'{a.name}={_default_src(a.default)}' if a.has_default else a.name)
         call_args.append(a.name)
         bt, opt, n = a.base_type, a.optional, a.name
         where = f"argument '{n}' (position {i + 1})"
@@ -397,6 +409,14 @@ def _generate_caller(op):
     factory = not s.tensor_args
     dev_arg = next((a.name for a in s.arguments if a.base_type == 'Device'), None)
     body = ['    ks = 0'] + keys + checks
+    if aliased:
+        params.append('**_np')
+        names = ', '.join(aliased) + ','
+        defaults = '(' + ''.join(f'{"_MISSING" if n in required else _default_src(next(a.default for a in args if a.name == n))}, '
+                                 for n in aliased) + ')'
+        body[:0] = [f'    if _np: {names} = _np_aliases({s.full_name!r}, _np, {tuple(aliased)!r}, ({names}), {defaults})'] + \
+            [f'    if {n} is _MISSING: raise TypeError("{s.full_name}() missing 1 required positional argument: '
+             f"'{n}'\")" for n in required]
     if factory or dev_arg:
         body.append(f'    if ks == 0: ks = _device_keys({dev_arg if dev_arg else "None"})')
     elif allow_numbers:     # only Python numbers where tensors go: torch's TypeError, not a backend error
@@ -411,11 +431,38 @@ def _generate_caller(op):
     src = f'def {s.name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
     g = {'_T': _tensor_types(), '_NUMBER': _NUMBER, '_INT': _INT, '_SEQ': _SEQ, '_intlist_ok': _intlist_ok, 'np': np, '_S': STATE,
          '_cache': op.cache, '_resolve': op.resolve, '_device_keys': _device_keys,
-         '_bad': _bad_arg_factory(op), '_BM': BACKEND_MASK, '_mixed': _mixed_devices}
+         '_bad': _bad_arg_factory(op), '_BM': BACKEND_MASK, '_mixed': _mixed_devices,
+         '_np_aliases': numpy_aliases, '_MISSING': _MISSING}
     fn = compile_function(src, f'<ember op {op.name}>', g, s.name)
     fn.__qualname__ = s.full_name
     fn._op = op
+    if aliased:         # inspect.signature shows the schema's, without the catch-all and the stand-in default
+        import inspect
+        sig = inspect.signature(fn)
+        fn.__signature__ = sig.replace(parameters=[
+            p.replace(default=inspect.Parameter.empty) if p.default is _MISSING else p
+            for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD])
     return fn
+
+
+NUMPY_ALIASES = {'dim': 'axis', 'keepdim': 'keepdims'}     # NOTE [numpy keyword aliases]
+_MISSING = type('_Missing', (), {'__repr__': lambda self: '<missing>'})()
+
+
+def numpy_aliases(name, extra, names, values, defaults):
+    """The values of ``names`` after the NumPy-style keywords in ``extra`` (``axis``, ``keepdims``) stand in
+    for them; any other keyword, or an alias beside its own name given a value other than its default, is the
+    TypeError Python would raise."""
+    values = list(values)
+    for k, v in extra.items():
+        own = next((n for n in names if NUMPY_ALIASES[n] == k), None)
+        if own is None:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+        i = names.index(own)
+        if not (values[i] is defaults[i] or values[i] == defaults[i]):
+            raise TypeError(f"{name}() got multiple values for argument '{own}'")
+        values[i] = v
+    return tuple(values)
 
 
 def _default_src(v):

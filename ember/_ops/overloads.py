@@ -26,6 +26,7 @@ from .._dispatch.torch_function import has_torch_function, handle_torch_function
 from ..return_types import _structseq
 
 GROUPS = {}         # public name -> _Group
+_NUMPY_NAMES = {'axis': 'dim', 'keepdims': 'keepdim'}     # NOTE [numpy keyword aliases] in _dispatch/dispatcher.py
 
 
 class _Group:
@@ -227,6 +228,8 @@ def make_chooser(name, ops, out_ops=None, public_name=None):
     cands = _candidates(name, ops, out_ops or [None] * len(ops))
 
     def general(args, kwargs, out):
+        if 'axis' in kwargs or 'keepdims' in kwargs:       # NOTE [numpy keyword aliases]
+            kwargs = {_NUMPY_NAMES.get(k, k): v for k, v in kwargs.items()}
         for call, out_call, schema, binder, rt, out_names in cands:
             if binder.binds(args, kwargs):
                 if out is None:

@@ -71,12 +71,18 @@ def _finish(fn, decl, name):
     return fn
 
 
+from .._dispatch.dispatcher import _MISSING
+
+
 def _public_signature(decl):
     """The schema's arguments, then the keywords a wrapper adds (``out``, ``requires_grad``), so that
     ``inspect.signature(ember.add)`` reads like torch's documentation."""
     import inspect
     sig = inspect.signature(decl.op.call)
-    params = list(sig.parameters.values())
+    # NOTE [numpy keyword aliases]: the entry's **_np catch-all and its stand-in default for a required dim
+    # are how it accepts axis=/keepdims=, not part of the signature torch documents
+    params = [p.replace(default=inspect.Parameter.empty) if p.default is _MISSING else p
+              for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
     extra = []
     if decl.out_op is not None:
         extra.append('out')

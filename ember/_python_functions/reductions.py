@@ -46,42 +46,61 @@ def _correction(name, dim, unbiased, correction):
     return dim, correction
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def _numpy_names(name, dim, keepdim, extra):
+    """``axis=``/``keepdims=`` for ``dim``/``keepdim`` (NOTE [numpy keyword aliases] in _dispatch/dispatcher.py)."""
+    for k, v in extra.items():
+        if k not in ('axis', 'keepdims'):
+            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+        if not (dim is None if k == 'axis' else keepdim is False):
+            raise TypeError(f"{name}() got multiple values for argument '{'dim' if k == 'axis' else 'keepdim'}'")
+        dim, keepdim = (v, keepdim) if k == 'axis' else (dim, v)
+    return dim, keepdim
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, **np_names):
     """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` means 0).
 
     >>> var(tensor([1., 2., 3., 4.])).item()
     1.6666666269302368
     """
+    if np_names:
+        dim, keepdim = _numpy_names('var', dim, keepdim, np_names)
     dim, correction = _correction('var', dim, unbiased, correction)
     return _finish(aten.var.correction(input, dim, correction=correction, keepdim=keepdim), out)
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, **np_names):
     """Standard deviation over ``dim`` (see `var`).
 
     >>> round(std(tensor([1., 2., 3., 4.])).item(), 4)
     1.291
     """
+    if np_names:
+        dim, keepdim = _numpy_names('std', dim, keepdim, np_names)
     dim, correction = _correction('std', dim, unbiased, correction)
     return _finish(aten.std.correction(input, dim, correction=correction, keepdim=keepdim), out)
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, **np_names):
     """``(var(input, dim), mean(input, dim))``.
 
     >>> [t.item() for t in var_mean(tensor([1., 3.]))]
     [2.0, 2.0]
     """
+    if np_names:
+        dim, keepdim = _numpy_names('var_mean', dim, keepdim, np_names)
     return var(input, dim, unbiased, keepdim, correction=correction), input.mean(
         None if isinstance(dim, bool) else dim, keepdim=keepdim)
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, **np_names):
     """``(std(input, dim), mean(input, dim))``.
 
     >>> [round(t.item(), 4) for t in std_mean(tensor([1., 3.]))]
     [1.4142, 2.0]
     """
+    if np_names:
+        dim, keepdim = _numpy_names('std_mean', dim, keepdim, np_names)
     return std(input, dim, unbiased, keepdim, correction=correction), input.mean(
         None if isinstance(dim, bool) else dim, keepdim=keepdim)
 
