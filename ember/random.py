@@ -102,6 +102,7 @@ _STATE = np.dtype({'names': ['seed', 'left', 'seeded', 'next', 'state', 'normal_
 
 
 default_generator = Generator()
+default_generator.seed()        # as torch's: a fresh process draws from a non-deterministic seed until seeded
 
 
 def manual_seed(seed):

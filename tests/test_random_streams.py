@@ -139,7 +139,14 @@ def test_explicit_generators_and_their_state():
 
 
 def test_default_seed_is_torchs():
-    # a fresh process's default generator: torch's default_rng_seed_val
+    # a new Generator starts from torch's default_rng_seed_val; the process's default generator, as torch's,
+    # from a non-deterministic seed (two fresh processes draw different unseeded numbers)
+    import subprocess
+    import sys
+    code = 'import ember; print(ember.initial_seed(), ember.rand(3).tolist())'
+    runs = {subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout
+            for _ in range(2)}
+    assert len(runs) == 2
     g, tg = ember.Generator(), torch.Generator()
     assert g.initial_seed() == tg.initial_seed() == 67280421310721
     np.testing.assert_array_equal(ember.rand(6, generator=g).numpy(), torch.rand(6, generator=tg).numpy())
