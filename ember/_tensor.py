@@ -215,6 +215,8 @@ class Tensor(TensorImpl):
         return self._host().tolist()
 
     def __float__(self):
+        if self.requires_grad:
+            _warn_scalar_with_grad()
         return float(self.item())
 
     def __int__(self):
@@ -413,6 +415,18 @@ for _name, _dt in (('float', D.float32), ('double', D.float64), ('half', D.float
                    ('long', D.int64), ('int', D.int32), ('short', D.int16), ('char', D.int8), ('byte', D.uint8),
                    ('bool', D.bool_), ('cfloat', D.complex64), ('cdouble', D.complex128)):
     setattr(Tensor, _name, (lambda dt: lambda self, memory_format=None: self.to(dt))(_dt))
+
+
+_scalar_warned = []
+
+
+def _warn_scalar_with_grad():
+    """torch warns once per process (TORCH_WARN_ONCE) when float() reads a tensor that requires grad."""
+    if not _scalar_warned:
+        _scalar_warned.append(True)
+        import warnings
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                      "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
 
 
 def _wrap_dim(dim, ndim):

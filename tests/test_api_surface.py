@@ -524,3 +524,20 @@ def test_numpy_keyword_aliases_leave_the_documented_signatures():
     import inspect
     assert str(inspect.signature(ember.cumsum)) == '(self, dim, *, dtype=None, out=None)'
     assert str(inspect.signature(ember.Tensor.amax)) == '(self, dim=(), keepdim=False)'
+
+
+def test_histogram_default_bins_and_the_scalar_warning():
+    x = np.random.default_rng(0).standard_normal(500).astype(np.float32)
+    (th, te), (eh, ee) = torch.histogram(torch.tensor(x), density=True), ember.histogram(ember.tensor(x), density=True)
+    np.testing.assert_allclose(eh.numpy(), th.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(ee.numpy(), te.numpy(), rtol=1e-6)
+    # float() of a tensor that requires grad warns once per process, as torch's TORCH_WARN_ONCE
+    import warnings
+    from ember import _tensor
+    _tensor._scalar_warned.clear()
+    t = ember.ones(2, requires_grad=True)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        float(t[0]), '%.2f' % t[1], float(t.detach()[0])
+    assert [str(m.message).split('\n')[0] for m in w] == [
+        'Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.']

@@ -346,7 +346,7 @@ def set_anomaly_enabled(enabled, check_nan=True):
     _E().autograd.set_detect_anomaly(enabled, check_nan)
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """``(hist, bin_edges)``: counts (or summed ``weight``) of ``input`` in ``bins`` equal bins over ``range``
     (default: the data's min and max) or between the given edges; the last bin includes its right edge.
 
