@@ -98,6 +98,17 @@ CASES = {
     'multinomial_without_replacement': lambda L: L.multinomial(L.rand(3, 50), 7),
     'multinomial_with_replacement': lambda L: L.multinomial(L.rand(3, 50), 20, replacement=True),
     'weighted_sampler': lambda L: list(L.utils.data.WeightedRandomSampler([0.1, 0.5, 0.2, 0.2], 30)),
+    'rrelu': lambda L: L.nn.functional.rrelu(L.randn(300), training=True),
+    'rrelu_float64_bounds': lambda L: L.nn.functional.rrelu(L.randn(300, dtype=L.float64), 0.1, 0.4, training=True),
+    'rrelu_module_grad': lambda L: (lambda t: [L.nn.RReLU()(t).sum().backward(), t.grad][1])(
+        L.randn(40, requires_grad=True)),
+    'gumbel_softmax_hard': lambda L: L.nn.functional.gumbel_softmax(L.randn(4, 7), hard=True),
+    'init_sparse': lambda L: L.nn.init.sparse_(L.empty(10, 6), 0.5),
+    'distributions': lambda L: [L.distributions.Normal(L.zeros(20), L.ones(20) * 2).rsample((3,)),
+                                L.distributions.Categorical(logits=L.arange(10.)).sample((20,)),
+                                L.distributions.Bernoulli(probs=L.full((20,), 0.3)).sample(),
+                                L.distributions.Uniform(L.zeros(20), L.ones(20) * 3).sample(),
+                                L.distributions.Exponential(L.ones(10)).sample()],
     # data order
     'random_sampler': lambda L: list(L.utils.data.RandomSampler(range(50))),
     'random_sampler_replacement': lambda L: list(L.utils.data.RandomSampler(range(50), replacement=True,

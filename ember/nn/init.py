@@ -236,9 +236,9 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     num_zeros = math.ceil(sparsity * rows)
     with no_grad():
         normal_(tensor, 0, std, generator)
-        # a column's zero rows: the first num_zeros of a random permutation (rank of a uniform draw)
-        ranks = _rand_like(tensor, generator).argsort(dim=0).argsort(dim=0)
-        return tensor.mul_((ranks >= num_zeros).to(tensor.dtype))
+        for col in range(cols):     # as torch: each column's zero rows from a randperm of the default generator
+            tensor[_F.randperm(rows)[:num_zeros], col] = 0
+        return tensor
 
 
 def _deprecated(fn):

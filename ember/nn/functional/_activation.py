@@ -212,8 +212,17 @@ def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
     """Randomized leaky relu: slope (lower + upper) / 2 in eval mode, uniform in [lower, upper) when training."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    slope = ember.rand(tuple(input.shape), dtype=input.dtype) * (upper - lower) + lower
-    return _inplace_or(input, lambda x: ember.where(x >= 0, x, x * slope), inplace)
+    # torch's rrelu_with_noise: only the elements <= 0 draw, in order, a double uniform in [lower, upper) (the
+    # bounds first rounded to the input's opmath type, float32 below float64), then rounded to the input's
+    # dtype; the rest keep slope 1 (so a seeded call gives torch's slopes)
+    if input.dtype != ember.float64:
+        lower, upper = (ember.tensor(v, dtype=ember.float32).item() for v in (lower, upper))
+    with ember.no_grad():
+        neg = input.detach() <= 0
+        slope = ember.ones_like(input)
+        u = ember.rand(int(neg.sum()), dtype=ember.float64)        # x * (upper - lower) + lower, not fused here
+        slope[neg] = (u * (upper - lower) + lower).to(input.dtype)
+    return _inplace_or(input, lambda x: x * slope, inplace)
 
 
 def rrelu_(input, lower=1. / 8, upper=1. / 3, training=False):
