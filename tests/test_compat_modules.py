@@ -144,3 +144,50 @@ def test_jit_names_that_mean_nothing_eagerly():
     assert ember.jit.interface(int) is int
     with pytest.raises(NotImplementedError, match='TorchScript'):
         ember.jit.script(lambda x: x)
+
+
+EMBEDDING_BAG_CASES = [
+    dict(input=[1, 2, 4, 5, 4, 3, 2, 9], offsets=[0, 4], mode='mean'),
+    dict(input=[1, 2, 4, 5, 4, 3, 2, 9], offsets=[0, 4], mode='sum'),
+    dict(input=[1, 2, 4, 5, 4, 3, 2, 9], offsets=[0, 4], mode='max'),
+    dict(input=[[1, 2, 4], [4, 3, 2]], mode='mean'),
+    dict(input=[1, 2, 4, 5, 4, 3, 2, 9], offsets=[0, 4, 4], mode='mean'),       # an empty bag: zeros
+    dict(input=[1, 2, 4, 5, 4, 3, 2, 9], offsets=[0, 4, 4], mode='max'),
+    dict(input=[1, 2, 4, 5, 4, 3, 2, 9], offsets=[0, 4, 8], mode='sum', include_last_offset=True),
+    dict(input=[1, 2, 0, 5, 0, 3, 2, 9], offsets=[0, 4], mode='mean', padding_idx=0),
+    dict(input=[1, 2, 4, 5, 4, 3, 2, 9], offsets=[0, 3], mode='sum', per_sample_weights=[0.5, 1, 2, 1, 1, 3, 1, 1]),
+]
+
+
+@pytest.mark.parametrize('case', range(len(EMBEDDING_BAG_CASES)))
+def test_embedding_bag_matches_torch(case):
+    w = np.random.default_rng(case).standard_normal((10, 4)).astype(np.float32)
+    out = []
+    for lib in (torch, ember):
+        c = dict(EMBEDDING_BAG_CASES[case])
+        weight = lib.tensor(w, requires_grad=True)
+        inp, offsets, psw = c.pop('input'), c.pop('offsets', None), c.pop('per_sample_weights', None)
+        o = lib.nn.functional.embedding_bag(lib.tensor(inp), weight, None if offsets is None else lib.tensor(offsets),
+                                            per_sample_weights=None if psw is None else lib.tensor(psw), **c)
+        (o * lib.arange(o.numel(), dtype=o.dtype).reshape(o.shape)).sum().backward()
+        out.append((o.detach().numpy(), weight.grad.numpy()))
+    np.testing.assert_allclose(out[1][0], out[0][0], atol=1e-6)
+    np.testing.assert_allclose(out[1][1], out[0][1], atol=1e-6)
+
+
+def test_embedding_bag_module_and_errors():
+    torch.manual_seed(0)
+    ember.manual_seed(0)
+    tb, eb = torch.nn.EmbeddingBag(10, 3, mode='sum', padding_idx=2), ember.nn.EmbeddingBag(10, 3, mode='sum', padding_idx=2)
+    np.testing.assert_array_equal(eb.weight.detach().numpy(), tb.weight.detach().numpy())
+    assert repr(eb) == repr(tb)
+    x, off = [1, 2, 4, 5, 4, 3, 2, 9], [0, 4]
+    np.testing.assert_allclose(eb(ember.tensor(x), ember.tensor(off)).detach().numpy(),
+                               tb(torch.tensor(x), torch.tensor(off)).detach().numpy(), atol=1e-6)
+    pre = ember.nn.EmbeddingBag.from_pretrained(ember.eye(3))
+    assert not pre.weight.requires_grad and pre(ember.tensor([[0, 1]])).tolist() == [[0.5, 0.5, 0.0]]
+    with pytest.raises(ValueError, match='offsets has to be None'):
+        ember.nn.functional.embedding_bag(ember.tensor([[1, 2]]), ember.eye(3), ember.tensor([0]))
+    with pytest.raises(NotImplementedError, match="only supported for mode='sum'"):
+        ember.nn.functional.embedding_bag(ember.tensor([1, 2]), ember.eye(3), ember.tensor([0]),
+                                          per_sample_weights=ember.ones(2))

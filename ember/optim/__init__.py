@@ -4,6 +4,7 @@ from .algorithms import SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam
     adamax, nadam, radam, Adadelta, adadelta
 from .lbfgs import LBFGS
 from . import lr_scheduler
+from . import swa_utils
 
 __all__ = ['Optimizer', 'SGD', 'Adam', 'AdamW', 'RMSprop', 'Adagrad', 'Adamax', 'NAdam', 'RAdam', 'LBFGS', 'Adadelta',
-           'lr_scheduler']
+           'lr_scheduler', 'swa_utils']

@@ -13,7 +13,7 @@ import math
 import ember
 from ...amp.autocast_mode import _autocast_composite
 
-__all__ = ['conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'unfold', 'fold',
+__all__ = ['embedding_bag', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'unfold', 'fold',
            'max_pool1d', 'max_pool2d', 'max_pool3d', 'max_pool1d_with_indices', 'max_pool2d_with_indices',
            'max_pool3d_with_indices', 'avg_pool1d', 'avg_pool2d', 'avg_pool3d', 'adaptive_avg_pool3d', 'adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'adaptive_max_pool1d', 'adaptive_max_pool2d',
            'adaptive_max_pool1d_with_indices', 'adaptive_max_pool2d_with_indices', 'max_unpool1d', 'max_unpool2d',
@@ -286,6 +286,82 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         with ember.no_grad():
             ember.embedding_renorm_(weight, input, max_norm, norm_type)
     return ember.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode='mean',
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sums, means or maxima of bags of embeddings without building the (bags, length, dim) lookup: a 2-D
+    ``input`` is one bag per row; a 1-D one is cut into bags at ``offsets``. Indices equal to ``padding_idx``
+    take no part (nor count in a mean); an empty bag gives zeros. Written in operators (a gather, then an
+    ``index_add``/``scatter_reduce`` by bag), so its gradient comes from theirs.
+
+    >>> F.embedding_bag(ember.tensor([0, 2, 1]), ember.eye(3), ember.tensor([0, 2]), mode='sum')
+    tensor([[1., 0., 1.],
+            [0., 1., 0.]])
+    """
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dtype not in (ember.int32, ember.int64):
+        raise ValueError(f"input has to be an integer tensor, but got {input.dtype}")
+    if mode not in ('sum', 'mean', 'max'):
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if per_sample_weights is not None:
+        if mode != 'sum':
+            raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                      f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                      "the Pytorch GitHub.")
+        if per_sample_weights.shape != input.shape:
+            raise ValueError(f"embedding_bag: If per_sample_weights ({tuple(per_sample_weights.shape)}) is not None, "
+                             f"then it must have the same shape as the input ({tuple(input.shape)})")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             "fixed length sequences. However, found offsets of type Tensor")
+        bags, length = input.shape
+        seg = ember.arange(bags).repeat_interleave(length)
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        starts = offsets.tolist()
+        if include_last_offset:
+            starts, bags = starts[:-1], len(starts) - 1
+        else:
+            bags = len(starts)
+        if starts and starts[0] != 0:
+            raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                               f"position 0. However, got {starts[0]}")
+        if starts and starts[-1] > input.numel():
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length ({input.numel()}), but got "
+                               f"offsets[-1] of {starts[-1]}")
+        seg = ember.bucketize(ember.arange(input.numel()), ember.tensor(starts, dtype=ember.int64), right=True) - 1
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if max_norm is not None:
+        with ember.no_grad():
+            ember.embedding_renorm_(weight, input, max_norm, norm_type)
+    if padding_idx is not None:
+        padding_idx = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
+        keep = input != padding_idx
+        input, seg = input[keep], seg[keep]
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights[keep]
+    rows = embedding(input, weight, None, None, norm_type, scale_grad_by_freq, sparse)
+    out = ember.zeros(bags, weight.shape[1], dtype=weight.dtype, device=weight.device)
+    if mode == 'max':
+        return out.scatter_reduce(0, seg[:, None].expand(-1, weight.shape[1]), rows, 'amax', include_self=False)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights[:, None]
+    out = out.index_add(0, seg, rows)
+    if mode == 'mean':
+        counts = ember.zeros(bags, dtype=weight.dtype, device=weight.device).index_add(
+            0, seg, ember.ones(seg.shape[0], dtype=weight.dtype, device=weight.device))
+        out = out / counts.clamp(min=1)[:, None]
+    return out
 
 
 # --- normalisation -------------------------------------------------------------------

@@ -10,7 +10,7 @@ from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, Avg
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm, RMSNorm, InstanceNorm1d,
                             InstanceNorm2d, InstanceNorm3d, LocalResponseNorm, SyncBatchNorm)
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .activation import (Threshold, ReLU, ReLU6, LeakyReLU, PReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Sigmoid, Tanh,
                          Softplus, Hardtanh, Hardswish, Hardsigmoid, LogSigmoid, Softsign, Softmax, LogSoftmax,
                          Softmin, Softmax2d, GLU, Hardshrink, Softshrink, Tanhshrink, RReLU)
