@@ -35,6 +35,10 @@ OPTIMS = [
     ('RAdam', dict(lr=0.05, weight_decay=0.1)),
     ('Adadelta', dict()), ('Adadelta', dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1)),
     ('Adadelta', dict(lr=0.5, maximize=True)),
+    ('Rprop', dict()), ('Rprop', dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-4, 1))),
+    ('Rprop', dict(lr=0.05, maximize=True)),
+    ('ASGD', dict(lr=0.05)), ('ASGD', dict(lr=0.05, t0=4, lambd=1e-3, weight_decay=0.1)),
+    ('ASGD', dict(lr=0.05, maximize=True)),
 ]
 
 

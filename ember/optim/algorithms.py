@@ -444,3 +444,115 @@ class Adadelta(Optimizer):
                      [s['step'] for s in sts], lr=_lr(group), rho=group['rho'], eps=group['eps'],
                      weight_decay=group['weight_decay'], maximize=group['maximize'])
         return loss
+
+
+# --- Rprop ------------------------------------------------------------------------
+
+def rprop(params, grads, prevs, step_sizes, steps, *, etaminus, etaplus, step_size_min, step_size_max, maximize):
+    r"""Resilient backpropagation: each weight's step grows by etaplus while its gradient keeps its sign and
+    shrinks by etaminus when the sign flips (that step then skips the update); p -= sign(g) * step."""
+    for i, (p, g) in enumerate(zip(params, grads)):
+        g = _start(p, g, steps[i], lr=0, weight_decay=0, maximize=maximize)
+        p_, g, prev, step_size = _real_views(p, g, prevs[i], step_sizes[i])
+        sign = g.mul(prev).sign()
+        factor = ember.ones_like(sign)          # in the gradient's dtype, as torch overwrites ``sign``
+        factor[sign > 0] = etaplus
+        factor[sign < 0] = etaminus
+        step_size.mul_(factor).clamp_(step_size_min, step_size_max)
+        g = g.masked_fill(factor == etaminus, 0)
+        p_.addcmul_(g.sign(), step_size, value=-1)
+        prev.copy_(g)
+
+
+class Rprop(Optimizer):
+    """Rprop, torch.optim.Rprop's options, defaults and state layout (``step``, ``prev``, ``step_size``).
+
+    Example::
+
+        >>> w = ember.zeros(2, requires_grad=True)
+        >>> opt = ember.optim.Rprop([w], lr=0.1)
+        >>> (w - 1).pow(2).sum().backward(); opt.step()
+        >>> w.tolist()
+        [0.10000000149011612, 0.10000000149011612]
+    """
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
+                 maximize=False, differentiable=False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes), foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable, capturable=capturable))
+
+    @staticmethod
+    def _init_state(p, group):
+        return {'step': _zeros0(), 'prev': ember.zeros_like(p), 'step_size': ember.full_like(p, _lr(group))}
+
+    @ember.no_grad()
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group, params, sts in self._groups_with_state(self._init_state):
+            (etaminus, etaplus), (smin, smax) = group['etas'], group['step_sizes']
+            rprop(params, [p.grad for p in params], [s['prev'] for s in sts], [s['step_size'] for s in sts],
+                  [s['step'] for s in sts], etaminus=etaminus, etaplus=etaplus, step_size_min=smin,
+                  step_size_max=smax, maximize=group['maximize'])
+        return loss
+
+
+# --- ASGD -------------------------------------------------------------------------
+
+def asgd(params, grads, axs, mus, etas, steps, *, lambd, lr, t0, alpha, weight_decay, maximize):
+    r"""Averaged SGD: p = p*(1 - lambd*eta) - eta*g; ax averages p from step t0 on (mu = 1/max(1, t - t0));
+    eta = lr / (1 + lambd*lr*t)^alpha."""
+    for i, (p, g) in enumerate(zip(params, grads)):
+        g = _start(p, g, steps[i], lr=lr, weight_decay=weight_decay, maximize=maximize)
+        p_, g, ax = _real_views(p, g, axs[i])
+        eta = etas[i].item()
+        p_.mul_(1 - lambd * eta)
+        p_.add_(g, alpha=-eta)
+        if mus[i].item() != 1:
+            ax.add_(p_.sub(ax).mul_(mus[i]))
+        else:
+            ax.copy_(p_)
+        step = steps[i].item()
+        etas[i].fill_(lr / ((1 + lambd * lr * step) ** alpha))
+        mus[i].fill_(1 / max(1, step - t0))
+
+
+class ASGD(Optimizer):
+    """Averaged SGD (Polyak and Juditsky), torch.optim.ASGD's options, defaults and state layout (``step``,
+    ``eta``, ``mu``, ``ax``: the running average of the parameter).
+
+    Example::
+
+        >>> w = ember.zeros(2, requires_grad=True)
+        >>> opt = ember.optim.ASGD([w], lr=0.1)
+        >>> (w - 1).pow(2).sum().backward(); opt.step()
+        >>> sorted(opt.state[w])
+        ['ax', 'eta', 'mu', 'step']
+    """
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
+                 maximize=False, differentiable=False, capturable=False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
+                                      foreach=foreach, maximize=maximize, capturable=capturable,
+                                      differentiable=differentiable))
+
+    @staticmethod
+    def _init_state(p, group):
+        return {'step': _zeros0(), 'eta': ember.tensor(_lr(group), dtype=ember.float32),
+                'mu': ember.ones((), dtype=ember.float32), 'ax': ember.zeros_like(p)}
+
+    @ember.no_grad()
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group, params, sts in self._groups_with_state(self._init_state):
+            asgd(params, [p.grad for p in params], [s['ax'] for s in sts], [s['mu'] for s in sts],
+                 [s['eta'] for s in sts], [s['step'] for s in sts], lambd=group['lambd'], lr=_lr(group),
+                 t0=group['t0'], alpha=group['alpha'], weight_decay=group['weight_decay'], maximize=group['maximize'])
+        return loss
