@@ -9,11 +9,12 @@ and of the other families, through the public API only.
 ember.Size([1, 1, 2, 2])
 """
 import math
+import warnings
 
 import ember
 from ...amp.autocast_mode import _autocast_composite
 
-__all__ = ['embedding_bag', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'unfold', 'fold',
+__all__ = ['affine_grid', 'grid_sample', 'embedding_bag', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'unfold', 'fold',
            'max_pool1d', 'max_pool2d', 'max_pool3d', 'max_pool1d_with_indices', 'max_pool2d_with_indices',
            'max_pool3d_with_indices', 'avg_pool1d', 'avg_pool2d', 'avg_pool3d', 'adaptive_avg_pool3d', 'adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'adaptive_max_pool1d', 'adaptive_max_pool2d',
            'adaptive_max_pool1d_with_indices', 'adaptive_max_pool2d_with_indices', 'max_unpool1d', 'max_unpool2d',
@@ -542,6 +543,142 @@ def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype):
 
 _MODES = {'nearest': None, 'nearest-exact': None, 'linear': 1, 'bilinear': 2, 'bicubic': 2, 'trilinear': 3,
           'area': None}
+
+
+# --- spatial transformers: affine_grid and grid_sample ----------------------------------
+
+def _base_coords(n, align_corners, dtype):
+    """The normalised centres of n pixels in [-1, 1] (the corners' centres at +-1 with align_corners)."""
+    c = ember.linspace(-1, 1, n, dtype=dtype)
+    return c if align_corners or n <= 1 else c * ((n - 1) / n)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """Sampling grid (N, H, W, 2) (x, y in [-1, 1]) of the affine maps ``theta`` (N, 2, 3) over a 2-D ``size``
+    (N, C, H, W), or (N, D, H, W, 3) of (N, 3, 4) over a 3-D one, for ``grid_sample``.
+
+    >>> F.affine_grid(ember.tensor([[[1., 0., 0.], [0., 1., 0.]]]), (1, 1, 2, 2), align_corners=True)[0, :, :, 0]
+    tensor([[-1.,  1.],
+            [-1.,  1.]])
+    """
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.")
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) == 4:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got "
+                             f"{tuple(theta.shape)}.")
+        spatial = size[2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. Got "
+                             f"{tuple(theta.shape)}.")
+        spatial = size[2:]
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    axes = [_base_coords(n, align_corners, theta.dtype) for n in reversed(spatial)]   # x, y(, z)
+    mesh = ember.meshgrid(*reversed(axes), indexing='ij')                            # (.., y, x) order
+    base = ember.stack(list(reversed(mesh)) + [ember.ones_like(mesh[0])], dim=-1)   # (*spatial, k + 1)
+    grid = base.reshape(1, -1, base.shape[-1]).matmul(theta.transpose(1, 2))       # (N, prod, k)
+    return grid.reshape(size[0], *spatial, len(spatial))
+
+
+def _unnormalise(coord, n, align_corners):
+    return (coord + 1) / 2 * (n - 1) if align_corners else ((coord + 1) * n - 1) / 2
+
+
+def _reflect(x, lo, hi):
+    """Reflect x into [lo, hi] (twice the bounds, as torch's reflect_coordinates, in pixel units)."""
+    if hi == lo:
+        return ember.zeros_like(x)
+    span = hi - lo
+    x = (x - lo).abs()
+    flips = ember.floor(x / span)
+    extra = x - flips * span
+    return ember.where(flips.remainder(2) == 0, extra + lo, span - extra + lo)
+
+
+def _source(coord, n, padding_mode, align_corners):
+    x = _unnormalise(coord, n, align_corners)
+    if padding_mode == 'border':
+        x = x.clamp(0, n - 1)
+    elif padding_mode == 'reflection':
+        x = _reflect(x, 0, n - 1) if align_corners else _reflect(x, -0.5, n - 0.5)
+        x = x.clamp(0, n - 1)
+    return x
+
+
+class _ZeroGradToGrid(ember.autograd.Function):
+    """Nearest sampling's output, unchanged, with the zero gradient torch's grid_sampler gives its grid."""
+
+    @staticmethod
+    def forward(ctx, out, grid):
+        ctx.grid_shape, ctx.grid_dtype = grid.shape, grid.dtype
+        return out.view_as(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, ember.zeros(ctx.grid_shape, dtype=ctx.grid_dtype)
+
+
+def grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corners=None):
+    """Output (N, C, Ho, Wo): ``input`` (N, C, H, W) sampled at the normalised (x, y) of ``grid`` (N, Ho, Wo, 2),
+    -1 being the left/top edge (the first pixel's centre with ``align_corners``); ``mode`` 'bilinear' or
+    'nearest', ``padding_mode`` 'zeros', 'border' or 'reflection'. Written in operators (gathers of the corner
+    pixels and their weights), so gradients reach both the input and the grid.
+
+    >>> img = ember.arange(4.).reshape(1, 1, 2, 2)
+    >>> F.grid_sample(img, ember.zeros(1, 1, 1, 2), align_corners=False).item()
+    1.5
+    """
+    if mode not in ('bilinear', 'nearest', 'bicubic'):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ('zeros', 'border', 'reflection'):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.")
+        align_corners = False
+    if input.dim() != 4 or grid.dim() != 4:
+        raise NotImplementedError("grid_sample: ember samples 4-D inputs (N, C, H, W) with 4-D grids (N, H, W, 2); "
+                                  f"got input of {input.dim()} and grid of {grid.dim()} dimensions")
+    if mode == 'bicubic':
+        raise NotImplementedError("grid_sample: mode='bicubic' is not implemented in ember; use 'bilinear'")
+    n, c, h, w = input.shape
+    if grid.shape[0] != n or grid.shape[-1] != 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension and the same batch size "
+                           f"as input, but got grid with sizes {list(grid.shape)} and input with sizes {list(input.shape)}")
+    ho, wo = grid.shape[1], grid.shape[2]
+    x = _source(grid[..., 0], w, padding_mode, align_corners)
+    y = _source(grid[..., 1], h, padding_mode, align_corners)
+    flat = input.reshape(n, c, h * w)
+
+    def tap(ix, iy):
+        """input at integer (ix, iy) per output pixel, zero outside the image: (N, C, Ho, Wo)."""
+        inside = (ix >= 0) & (ix <= w - 1) & (iy >= 0) & (iy <= h - 1)
+        idx = (iy.clamp(0, h - 1) * w + ix.clamp(0, w - 1)).long().reshape(n, 1, ho * wo).expand(n, c, ho * wo)
+        vals = flat.gather(2, idx).reshape(n, c, ho, wo)
+        return vals * inside.unsqueeze(1).to(input.dtype)
+
+    if mode == 'nearest':       # round half to even, as torch's nearbyint; the grid's gradient is zeros, as torch's
+        out = tap(ember.round(x), ember.round(y))
+        return _ZeroGradToGrid.apply(out, grid) if grid.requires_grad and ember.is_grad_enabled() else out
+    x0, y0 = ember.floor(x), ember.floor(y)
+    wx1, wy1 = (x - x0).unsqueeze(1), (y - y0).unsqueeze(1)
+    wx0, wy0 = 1 - wx1, 1 - wy1
+    return (tap(x0, y0) * wx0 * wy0 + tap(x0 + 1, y0) * wx1 * wy0 +
+            tap(x0, y0 + 1) * wx0 * wy1 + tap(x0 + 1, y0 + 1) * wx1 * wy1)
 
 
 @_autocast_composite('interpolate')    # matmuls inside, but torch's upsample kernels are not autocast
