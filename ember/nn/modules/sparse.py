@@ -9,6 +9,30 @@ from .module import Module
 __all__ = ['Embedding', 'EmbeddingBag']
 
 
+def _padding_index(padding_idx, num_embeddings, label):
+    """``padding_idx`` checked against the table's size and made non-negative (torch's asserts; Embedding's message
+    says ``Padding_idx``, EmbeddingBag's ``padding_idx``)."""
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < num_embeddings, f'{label} must be within num_embeddings'
+        elif padding_idx < 0:
+            assert padding_idx >= -num_embeddings, f'{label} must be within num_embeddings'
+            padding_idx = num_embeddings + padding_idx
+    return padding_idx
+
+
+def _norm_options(m):
+    """The max_norm, norm_type and scale_grad_by_freq part of an embedding table's repr, where not default."""
+    s = ''
+    if m.max_norm is not None:
+        s += ', max_norm={max_norm}'
+    if m.norm_type != 2:
+        s += ', norm_type={norm_type}'
+    if m.scale_grad_by_freq is not False:
+        s += ', scale_grad_by_freq={scale_grad_by_freq}'
+    return s
+
+
 class Embedding(Module):
     """``weight``: (num_embeddings, embedding_dim) ~ N(0, 1), with the ``padding_idx`` row zeroed.
 
@@ -23,13 +47,7 @@ class Embedding(Module):
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if padding_idx > 0:
-                assert padding_idx < self.num_embeddings, 'Padding_idx must be within num_embeddings'
-            elif padding_idx < 0:
-                assert padding_idx >= -self.num_embeddings, 'Padding_idx must be within num_embeddings'
-                padding_idx = self.num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _padding_index(padding_idx, num_embeddings, 'Padding_idx')
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
@@ -59,12 +77,7 @@ class Embedding(Module):
         s = '{num_embeddings}, {embedding_dim}'
         if self.padding_idx is not None:
             s += ', padding_idx={padding_idx}'
-        if self.max_norm is not None:
-            s += ', max_norm={max_norm}'
-        if self.norm_type != 2:
-            s += ', norm_type={norm_type}'
-        if self.scale_grad_by_freq is not False:
-            s += ', scale_grad_by_freq={scale_grad_by_freq}'
+        s += _norm_options(self)
         if self.sparse is not False:
             s += ', sparse=True'
         return s.format(**self.__dict__)
@@ -95,13 +108,7 @@ class EmbeddingBag(Module):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
-        if padding_idx is not None:
-            if padding_idx > 0:
-                assert padding_idx < self.num_embeddings, 'padding_idx must be within num_embeddings'
-            elif padding_idx < 0:
-                assert padding_idx >= -self.num_embeddings, 'padding_idx must be within num_embeddings'
-                padding_idx = self.num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _padding_index(padding_idx, num_embeddings, 'padding_idx')
         if _weight is None:
             self.weight = Parameter(_E.empty((num_embeddings, embedding_dim), device=device, dtype=dtype))
             self.reset_parameters()
@@ -122,14 +129,7 @@ class EmbeddingBag(Module):
                                self.padding_idx)
 
     def extra_repr(self):
-        s = '{num_embeddings}, {embedding_dim}'
-        if self.max_norm is not None:
-            s += ', max_norm={max_norm}'
-        if self.norm_type != 2:
-            s += ', norm_type={norm_type}'
-        if self.scale_grad_by_freq is not False:
-            s += ', scale_grad_by_freq={scale_grad_by_freq}'
-        s += ', mode={mode}'
+        s = '{num_embeddings}, {embedding_dim}' + _norm_options(self) + ', mode={mode}'
         if self.padding_idx is not None:
             s += ', padding_idx={padding_idx}'
         return s.format(**{k: repr(v) if k == 'mode' else v for k, v in self.__dict__.items()})
