@@ -121,7 +121,12 @@ from ._legacy_types import LEGACY as _LEGACY, tensortype  # noqa: E402
 globals().update(_LEGACY)
 from . import cpu, jit, onnx, testing, version, compiler, hub  # noqa: E402,F401  torch.cpu, torch.testing; torch.jit (deliberately absent: each name says why)
 from . import amp  # noqa: E402  autocast and GradScaler (front end)
-from .amp import autocast  # noqa: E402
+from .amp import autocast, GradScaler  # noqa: E402  torch.GradScaler is torch.amp.GradScaler
+
+
+class OutOfMemoryError(RuntimeError):
+    """torch.OutOfMemoryError (torch.cuda.OutOfMemoryError is the same class): what an allocator raises when a
+    device has no memory left; programs catch it to retry with smaller batches."""
 import ember.cpu.amp, ember.cuda.amp  # noqa: E402,F401  torch.cpu.amp / torch.cuda.amp (deprecated aliases)
 from . import distributions  # noqa: E402  (a front end on the public API, as optim)
 from . import profiler, memory  # noqa: E402  torch.profiler; allocator statistics (ember.memory)

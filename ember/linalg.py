@@ -44,6 +44,8 @@ def _resized(o, r):
     return aten._resize_output_.default(o, r.shape, o.device).copy_(r)
 
 
+from ._python_functions.linalg import solve_triangular  # noqa: E402,F401  a composite of linalg_solve
+
 matmul = _with_out(aten.matmul.default, aten.matmul.out)
 cross = _with_out(aten.linalg_cross.default, aten.linalg_cross.out)
 inv = _with_out(aten.linalg_inv.default, aten.linalg_inv.out)

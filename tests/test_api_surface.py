@@ -541,3 +541,36 @@ def test_histogram_default_bins_and_the_scalar_warning():
         float(t[0]), '%.2f' % t[1], float(t.detach()[0])
     assert [str(m.message).split('\n')[0] for m in w] == [
         'Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.']
+
+
+def test_triangular_and_cholesky_solves_match_torch():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 4, 4))
+    a = a @ a.transpose(0, 2, 1) + 4 * np.eye(4)
+    b = rng.standard_normal((3, 4, 2))
+    for kw in ({'upper': False}, {'upper': True}, {'upper': True, 'left': False}, {'upper': False, 'unitriangular': True}):
+        outs = []
+        for lib in (torch, ember):
+            A = lib.tensor(a, requires_grad=True)
+            B = lib.tensor(b if kw.get('left', True) else b.transpose(0, 2, 1).copy(), requires_grad=True)
+            X = lib.linalg.solve_triangular(A, B, **kw)
+            X.sum().backward()
+            outs.append((X.detach().numpy(), A.grad.numpy(), B.grad.numpy()))
+        for t, e in zip(*outs):
+            np.testing.assert_allclose(e, t, rtol=1e-8, atol=1e-10)
+    for upper in (False, True):
+        outs = []
+        for lib in (torch, ember):
+            L = lib.linalg.cholesky(lib.tensor(a), upper=upper).detach().requires_grad_(True)
+            B = lib.tensor(b, requires_grad=True)
+            X, inv = lib.cholesky_solve(B, L, upper=upper), L.cholesky_inverse(upper=upper)
+            (X.sum() + inv.sum()).backward()
+            outs.append((X.detach().numpy(), inv.detach().numpy(), L.grad.numpy(), B.grad.numpy()))
+        for t, e in zip(*outs):
+            np.testing.assert_allclose(e, t, rtol=1e-8, atol=1e-10)
+
+
+def test_top_level_aliases():
+    assert ember.GradScaler is ember.amp.GradScaler and torch.GradScaler is torch.amp.GradScaler
+    assert ember.cuda.OutOfMemoryError is ember.OutOfMemoryError and issubclass(ember.OutOfMemoryError, RuntimeError)
+    assert torch.cuda.OutOfMemoryError is torch.OutOfMemoryError

@@ -203,6 +203,11 @@ class device:
         return False
 
 
+def _oom_class():
+    from .. import OutOfMemoryError
+    return OutOfMemoryError
+
+
 class Stream:
     def __new__(cls, *args, **kwargs):
         raise RuntimeError("torch.cuda.Stream requires CUDA support")
@@ -223,6 +228,8 @@ def __getattr__(name):
     """``ember.cuda.amp`` (and any later submodule) loads on first use, as torch's lazy submodules do."""
     if name.startswith('__'):
         raise AttributeError(name)
+    if name == 'OutOfMemoryError':      # the top-level class (ember imports this module before defining it)
+        return _oom_class()
     import importlib
     try:
         return importlib.import_module(f'{__name__}.{name}')
