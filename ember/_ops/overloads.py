@@ -23,10 +23,11 @@ from .._core.dtype import dtype as _dtype, check_cast
 from .registry import BY_OP
 from .._dispatch.codegen import compile_function
 from .._dispatch.torch_function import has_torch_function, handle_torch_function
+from .._dispatch.dispatcher import NUMPY_ALIASES
 from ..return_types import _structseq
 
 GROUPS = {}         # public name -> _Group
-_NUMPY_NAMES = {'axis': 'dim', 'keepdims': 'keepdim'}     # NOTE [numpy keyword aliases] in _dispatch/dispatcher.py
+_NUMPY_NAMES = {alias: name for name, alias in NUMPY_ALIASES.items()}   # NOTE [numpy keyword aliases]
 
 
 class _Group:
@@ -228,7 +229,7 @@ def make_chooser(name, ops, out_ops=None, public_name=None):
     cands = _candidates(name, ops, out_ops or [None] * len(ops))
 
     def general(args, kwargs, out):
-        if 'axis' in kwargs or 'keepdims' in kwargs:       # NOTE [numpy keyword aliases]
+        if not _NUMPY_NAMES.keys().isdisjoint(kwargs):       # NOTE [numpy keyword aliases]
             kwargs = {_NUMPY_NAMES.get(k, k): v for k, v in kwargs.items()}
         for call, out_call, schema, binder, rt, out_names in cands:
             if binder.binds(args, kwargs):
