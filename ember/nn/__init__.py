@@ -7,7 +7,7 @@
 ember.Size([3, 2])
 """
 from . import functional
-from .parameter import Parameter, Buffer
+from .parameter import Parameter, Buffer, UninitializedParameter, UninitializedBuffer
 from .modules import *  # noqa: F401,F403
 from .modules.module import (register_module_forward_pre_hook, register_module_forward_hook,
                              register_module_full_backward_hook, register_module_full_backward_pre_hook)

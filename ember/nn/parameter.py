@@ -7,7 +7,7 @@ grad by default. Operators on a Parameter return plain Tensors, as in torch.
 from .._tensor import Tensor
 from .. import _functions as _F
 
-__all__ = ['Parameter', 'Buffer']
+__all__ = ['Parameter', 'Buffer', 'UninitializedParameter', 'UninitializedBuffer', 'is_lazy']
 
 
 class Parameter(Tensor):
@@ -69,5 +69,104 @@ class Buffer(Tensor):
         pass
 
 
+
+# --- lazy parameters ---------------------------------------------------------------------------------------
+# NOTE [lazy parameters]: a lazy module (LazyLinear, LazyConv2d, ...) does not know its input size until its
+# first forward, so its parameters start as UninitializedParameter / UninitializedBuffer: an empty tensor of
+# the requested dtype and device that an optimizer may already hold. ``materialize(shape)`` gives that same
+# object its storage and turns its class into the ordinary one (``cls_to_become``), so references taken before
+# (an optimizer's param groups) stay valid. torch refuses most operations on them through
+# ``__torch_function__``; ember dispatches Tensor subclasses by their keys (NOTE [__torch_function__]), so
+# here only the attributes torch names in its errors (``shape``, ``share_memory_``) raise torch's message, and
+# an operator on the empty data fails with that operator's own shape error.
+
+_UNINIT_SHAPE = ("Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+                 "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
+                 "`forward` to initialize the parameters before accessing their attributes.")
+
+
+class UninitializedTensorMixin:
+    """What UninitializedParameter and UninitializedBuffer share: materialize, and the refused attributes."""
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Give this tensor storage of ``shape`` (uninitialized values) and its ordinary class."""
+        device = self.device if device is None else device
+        dtype = self.dtype if dtype is None else dtype
+        self.data = _F.empty(shape, device=device, dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(_UNINIT_SHAPE)
+
+    def share_memory_(self):
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call `forward` to "
+                           "initialize the parameters before calling `module.share_memory()`.")
+
+    def _converted(self, t):
+        """A conversion (``to``, ``float``, ...) of an uninitialized tensor stays uninitialized."""
+        if t is self:
+            return self
+        out = type(self)(self.requires_grad, device=t.device, dtype=t.dtype)
+        return out
+
+    def to(self, *args, **kwargs):
+        return self._converted(Tensor.to(self, *args, **kwargs))
+
+    def float(self, *args, **kwargs):
+        return self._converted(Tensor.float(self, *args, **kwargs))
+
+    def double(self, *args, **kwargs):
+        return self._converted(Tensor.double(self, *args, **kwargs))
+
+    def half(self, *args, **kwargs):
+        return self._converted(Tensor.half(self, *args, **kwargs))
+
+    def cpu(self, *args, **kwargs):
+        return self._converted(Tensor.cpu(self, *args, **kwargs))
+
+    def __repr__(self):
+        return f'<{type(self).__name__}>'
+
+    def __reduce_ex__(self, proto):
+        return (type(self), (self.requires_grad,))
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A parameter whose shape is not known yet (NOTE [lazy parameters]); becomes a Parameter."""
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return Parameter.__new__(cls, _F.empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype)
+        return memo[id(self)]
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Buffer):
+    """A buffer whose shape is not known yet (NOTE [lazy parameters]); becomes a Tensor."""
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        b = Buffer.__new__(cls, _F.empty(0, device=device, dtype=dtype), persistent=persistent)
+        if requires_grad:
+            b.requires_grad_(True)
+        return b
+
+    def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
+        pass
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype, self.persistent)
+        return memo[id(self)]
+
+
 def is_lazy(param):
-    return False
+    """Whether ``param`` is an uninitialized parameter or buffer of a lazy module."""
+    return isinstance(param, UninitializedTensorMixin)

@@ -5,11 +5,13 @@ import math
 from ... import _functions as _E
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 from .utils import _single, _pair, _triple, _reverse_repeat_tuple
 
-__all__ = ['Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d', 'ConvTranspose3d']
+__all__ = ['Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d', 'ConvTranspose3d', 'LazyConv1d',
+           'LazyConv2d', 'LazyConv3d', 'LazyConvTranspose1d', 'LazyConvTranspose2d', 'LazyConvTranspose3d']
 
 
 class _ConvNd(Module):
@@ -184,3 +186,79 @@ def _conv_transpose_class(n, tup, fn_name):
 ConvTranspose1d = _conv_transpose_class(1, _single, 'conv_transpose1d')
 ConvTranspose2d = _conv_transpose_class(2, _pair, 'conv_transpose2d')
 ConvTranspose3d = _conv_transpose_class(3, _triple, 'conv_transpose3d')
+
+
+# --- lazy convolutions (NOTE [lazy parameters]) ----------------------------------------------------------------
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """in_channels from the first input's channel dimension (dim 1 batched, dim 0 unbatched)."""
+    _n = 0
+
+    def _lazy_init(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                self.weight.materialize((self.in_channels, self.out_channels // self.groups, *self.kernel_size))
+            else:
+                self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input):
+        unbatched = self._n + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise RuntimeError(f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) input to "
+                               f"{self.__class__.__name__}, but got input of size: {input.shape}")
+        return input.shape[1] if input.dim() == unbatched + 1 else input.shape[0]
+
+
+def _lazy_conv_class(base, n):
+    class LazyConv(_LazyConvXdMixin, base):
+        cls_to_become = base
+        _n = n
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                     padding_mode='zeros', device=None, dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
+            self._lazy_init(out_channels, bias, device, dtype)
+    LazyConv.__name__ = LazyConv.__qualname__ = f'Lazy{base.__name__}'
+    LazyConv.__doc__ = f"""A {base.__name__} whose ``in_channels`` is read from its first input; it becomes a
+    {base.__name__} then (NOTE [lazy parameters])."""
+    return LazyConv
+
+
+def _lazy_conv_transpose_class(base, n):
+    class LazyConvT(_LazyConvXdMixin, base):
+        cls_to_become = base
+        _n = n
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                     dilation=1, padding_mode='zeros', device=None, dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+                             padding_mode, device, dtype)
+            self._lazy_init(out_channels, bias, device, dtype)
+    LazyConvT.__name__ = LazyConvT.__qualname__ = f'Lazy{base.__name__}'
+    LazyConvT.__doc__ = f"""A {base.__name__} whose ``in_channels`` is read from its first input; it becomes a
+    {base.__name__} then (NOTE [lazy parameters])."""
+    return LazyConvT
+
+
+LazyConv1d = _lazy_conv_class(Conv1d, 1)
+LazyConv2d = _lazy_conv_class(Conv2d, 2)
+LazyConv3d = _lazy_conv_class(Conv3d, 3)
+LazyConvTranspose1d = _lazy_conv_transpose_class(ConvTranspose1d, 1)
+LazyConvTranspose2d = _lazy_conv_transpose_class(ConvTranspose2d, 2)
+LazyConvTranspose3d = _lazy_conv_transpose_class(ConvTranspose3d, 3)

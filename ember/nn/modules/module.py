@@ -18,7 +18,7 @@ from ..._tensor import Tensor
 from ... import _functions as _E
 from ... import float16, float32, float64, bfloat16, dtype as _dtype
 from ...autograd.grad_mode import no_grad
-from ..parameter import Parameter, Buffer
+from ..parameter import Parameter, Buffer, is_lazy
 
 __all__ = ['Module', 'register_module_forward_pre_hook', 'register_module_forward_hook',
            'register_module_full_backward_hook', 'register_module_full_backward_pre_hook']
@@ -658,9 +658,10 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
                                   f'Tensor-like object from checkpoint but received {type(input_param)}')
                 continue
-            if param.ndim == 0 and input_param.ndim == 1 and input_param.shape[0] == 1:
+            lazy = is_lazy(param)       # a lazy module's parameter the checkpoint has no value for either
+            if not lazy and param.ndim == 0 and input_param.ndim == 1 and input_param.shape[0] == 1:
                 input_param = input_param[0]
-            if tuple(input_param.shape) != tuple(param.shape):
+            if not lazy and tuple(input_param.shape) != tuple(param.shape):
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from "
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue

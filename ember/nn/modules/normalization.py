@@ -1,16 +1,19 @@
 """Normalisation layers: ``BatchNorm1d/2d/3d`` (running statistics, ``num_batches_tracked``, cumulative
 average when ``momentum=None``), ``LayerNorm``, ``GroupNorm``, ``RMSNorm``, ``InstanceNorm1d/2d``."""
 import numbers
+import warnings
 
 from ... import _functions as _E
 from ... import int64
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter, UninitializedBuffer
+from .lazy import LazyModuleMixin
 from .module import Module
 
 __all__ = ['BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'LayerNorm', 'GroupNorm', 'RMSNorm', 'InstanceNorm1d',
-           'InstanceNorm2d', 'InstanceNorm3d', 'LocalResponseNorm']
+           'InstanceNorm2d', 'InstanceNorm3d', 'LocalResponseNorm', 'LazyBatchNorm1d', 'LazyBatchNorm2d',
+           'LazyBatchNorm3d', 'LazyInstanceNorm1d', 'LazyInstanceNorm2d', 'LazyInstanceNorm3d']
 
 
 def _affine_params(module, shape, affine, bias, device, dtype):
@@ -179,13 +182,20 @@ class _InstanceNorm(_NormBase):
     _nd = 0
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
-                 device=None, dtype=None):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+                 device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def forward(self, input):
         if input.dim() not in (self._nd + 1, self._nd + 2):
             raise ValueError(f"expected {self._nd + 1}D or {self._nd + 2}D input (got {input.dim()}D input)")
         batched = input.dim() == self._nd + 2
+        dim = 1 if batched else 0
+        if input.shape[dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={dim} to match num_features ({self.num_features}), "
+                                 f"but got: {input.shape[dim]}.")
+            warnings.warn(f"input's size at dim={dim} does not match num_features. You can silence this warning by "
+                          f"not passing in num_features, which is not used because affine=False")
         if not batched:
             input = input.unsqueeze(0)
         out = F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
@@ -292,3 +302,56 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self):
         return '{size}, alpha={alpha}, beta={beta}, k={k}'.format(**self.__dict__)
+
+
+# --- lazy batch and instance norms (NOTE [lazy parameters]) ---------------------------------------------------
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """num_features from the first input's dimension 1; the running statistics are uninitialized buffers until
+    then (``num_batches_tracked`` is an ordinary 0)."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
+                 bias=True):
+        super().__init__(0, eps, momentum, False, False, device=device, dtype=dtype, bias=False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if self.affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if self.track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = _E.zeros((), dtype=int64, device=device)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            if self.affine:
+                self.weight.materialize((self.num_features,))
+                if self.bias is not None:
+                    self.bias.materialize((self.num_features,))
+            if self.track_running_stats:
+                self.running_mean.materialize((self.num_features,))
+                self.running_var.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+def _lazy_norm_class(base):
+    cls = type(f'Lazy{base.__name__}', (_LazyNormBase, base), {'cls_to_become': base, '__doc__': (
+        f"A {base.__name__} whose ``num_features`` is read from its first input's dimension 1; it becomes a "
+        f"{base.__name__} then (NOTE [lazy parameters]).")})
+    cls.__module__ = __name__
+    return cls
+
+
+LazyBatchNorm1d = _lazy_norm_class(BatchNorm1d)
+LazyBatchNorm2d = _lazy_norm_class(BatchNorm2d)
+LazyBatchNorm3d = _lazy_norm_class(BatchNorm3d)
+LazyInstanceNorm1d = _lazy_norm_class(InstanceNorm1d)
+LazyInstanceNorm2d = _lazy_norm_class(InstanceNorm2d)
+LazyInstanceNorm3d = _lazy_norm_class(InstanceNorm3d)
