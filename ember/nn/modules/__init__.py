@@ -20,7 +20,7 @@ from .activation import (Threshold, ReLU, ReLU6, LeakyReLU, PReLU, ELU, SELU, CE
 from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss, SmoothL1Loss,
                    HuberLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss,
                    HingeEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, PoissonNLLLoss,
-                   GaussianNLLLoss, MultiMarginLoss, MultiLabelMarginLoss)
+                   GaussianNLLLoss, MultiMarginLoss, MultiLabelMarginLoss, CTCLoss)
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
                           TransformerDecoderLayer, TransformerDecoder, Transformer)

@@ -7,7 +7,7 @@ from .module import Module
 __all__ = ['L1Loss', 'MSELoss', 'CrossEntropyLoss', 'NLLLoss', 'BCELoss', 'BCEWithLogitsLoss', 'KLDivLoss',
            'SmoothL1Loss', 'HuberLoss', 'SoftMarginLoss', 'MultiLabelSoftMarginLoss', 'CosineEmbeddingLoss',
            'MarginRankingLoss', 'HingeEmbeddingLoss', 'TripletMarginLoss', 'TripletMarginWithDistanceLoss',
-           'PoissonNLLLoss', 'GaussianNLLLoss', 'MultiMarginLoss', 'MultiLabelMarginLoss']
+           'PoissonNLLLoss', 'GaussianNLLLoss', 'MultiMarginLoss', 'MultiLabelMarginLoss', 'CTCLoss']
 
 
 class _Loss(Module):
@@ -117,6 +117,19 @@ class SoftMarginLoss(_Loss):
 class MultiLabelSoftMarginLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """The Connectionist Temporal Classification loss (F.ctc_loss; NOTE [CTC loss])."""
+
+    def __init__(self, blank=0, reduction='mean', zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
 
 
 class MultiLabelMarginLoss(_Loss):
