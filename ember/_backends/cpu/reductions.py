@@ -9,7 +9,7 @@ import numpy as np
 from ._complex import logaddexp_complex
 
 from ._fp import quiet as _quiet
-from ._sums import rowsum as _rowsum
+from ._sums import rowsum as _rowsum, blas_sum as _blas_sum
 
 
 def _axes(dim, ndim):
@@ -45,7 +45,12 @@ def _sum(a, dim, keepdim, dtype):
         return _copy0(a, dtype)
     # dtype= only when it changes something: NumPy's own loop is fastest
     acc = np.float32 if _half(dtype) else None if a.dtype == dtype else dtype
-    return np.add.reduce(a, axis=_axes(dim, a.ndim), dtype=acc, keepdims=keepdim)
+    ax = _axes(dim, a.ndim)
+    if acc is None:
+        r = _blas_sum(a, ax, keepdim)      # NOTE [sums as GEMV]
+        if r is not None:
+            return r
+    return np.add.reduce(a, axis=ax, dtype=acc, keepdims=keepdim)
 
 
 def _nansum(a, dim, keepdim, dtype):
@@ -63,7 +68,9 @@ def _mean(a, dim, keepdim, dtype):
     n = a.size if ax is None else _numel_over(a.shape, ax)
     # add.reduce then divide in place: np.mean's Python-level wrapper costs more than the work on small inputs;
     # half precision accumulates in float32 as torch does
-    r = np.add.reduce(a, axis=ax, keepdims=keepdim, dtype=np.float32 if _half(a.dtype) else None)
+    r = _blas_sum(a, ax, keepdim)       # NOTE [sums as GEMV]
+    if r is None:
+        r = np.add.reduce(a, axis=ax, keepdims=keepdim, dtype=np.float32 if _half(a.dtype) else None)
     with np.errstate(invalid='ignore', divide='ignore'):
         if isinstance(r, np.ndarray) and r.ndim:
             np.true_divide(r, n, out=r)
