@@ -16,7 +16,9 @@ from ...amp.autocast_mode import _autocast_composite
 
 __all__ = ['affine_grid', 'grid_sample', 'embedding_bag', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'unfold', 'fold',
            'max_pool1d', 'max_pool2d', 'max_pool3d', 'max_pool1d_with_indices', 'max_pool2d_with_indices',
-           'max_pool3d_with_indices', 'avg_pool1d', 'avg_pool2d', 'avg_pool3d', 'adaptive_avg_pool3d', 'adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'adaptive_max_pool1d', 'adaptive_max_pool2d',
+           'max_pool3d_with_indices', 'max_unpool3d', 'lp_pool3d', 'adaptive_max_pool3d',
+           'adaptive_max_pool3d_with_indices', 'fractional_max_pool2d', 'fractional_max_pool2d_with_indices',
+           'fractional_max_pool3d', 'fractional_max_pool3d_with_indices', 'avg_pool1d', 'avg_pool2d', 'avg_pool3d', 'adaptive_avg_pool3d', 'adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'adaptive_max_pool1d', 'adaptive_max_pool2d',
            'adaptive_max_pool1d_with_indices', 'adaptive_max_pool2d_with_indices', 'max_unpool1d', 'max_unpool2d',
            'lp_pool1d', 'lp_pool2d', 'embedding',
            'layer_norm', 'batch_norm', 'group_norm', 'instance_norm', 'rms_norm', 'local_response_norm',
@@ -263,6 +265,146 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return (out.sign() * out.abs().relu()).mul(kernel_size).pow(1.0 / norm_type)
 
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool3d: each value goes back to its flat index in the volume."""
+    return _unpool(input, indices, 3, kernel_size, stride, padding, output_size, 'max_unpool3d')
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling over volumes: (sum over each window of x**p) ** (1/p)."""
+    kd, kh, kw = (kernel_size,) * 3 if isinstance(kernel_size, int) else kernel_size
+    out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kd * kh * kw).pow(1.0 / norm_type)
+
+
+# --- pooling over windows at given positions: adaptive_max_pool3d, fractional max pooling ------------------
+
+def _window_max(input, starts, ends, ksize):
+    """Max (and its flat index in each plane) over the windows [starts[d], ends[d]) of the last len(starts) dims
+    of (N, C, *S) ``input``; ``starts[d]``/``ends[d]`` are (N, C, O_d) or (1, 1, O_d) int64 tensors, ``ksize[d]``
+    the largest window length. Shorter windows repeat their last element (the max and the first-max index are
+    unchanged). A composite of gather and max, so the gradient goes to each window's maximum."""
+    nd = len(starts)
+    N, C = input.shape[:2]
+    S = tuple(input.shape[2:])
+    flat = None
+    stride = 1
+    for d in range(nd - 1, -1, -1):
+        j = ember.arange(ksize[d], device=input.device)
+        idx = ember.minimum(starts[d].unsqueeze(-1) + j, ends[d].unsqueeze(-1) - 1)       # (., ., O_d, K_d)
+        # place O_d and K_d among the output and window dims: (., ., O_1..O_nd, K_1..K_nd)
+        shape = list(idx.shape[:2]) + [1] * (2 * nd)
+        shape[2 + d], shape[2 + nd + d] = idx.shape[2], idx.shape[3]
+        term = (idx * stride).reshape(shape)
+        flat = term if flat is None else flat + term
+        stride *= S[d]
+    osz = tuple(flat.shape[2:2 + nd])
+    flat = flat.expand((N, C) + tuple(flat.shape[2:])).reshape(N, C, -1)
+    vals = input.reshape(N, C, -1).gather(2, flat).reshape((N, C) + osz + (-1,))
+    out, arg = vals.max(-1)
+    index = flat.reshape((N, C) + osz + (-1,)).gather(-1, arg.unsqueeze(-1)).squeeze(-1)
+    return out, index
+
+
+def _batched(input, nd, name):
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
+    return input.dim() == nd + 2
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max pooling of (N, C, D, H, W) or (C, D, H, W) input to a fixed output size: window i of a dimension
+    of length n spans [floor(i n / o), ceil((i + 1) n / o)), as torch's; ``return_indices`` gives flat indices
+    into each input volume."""
+    batched = _batched(input, 3, 'adaptive_max_pool3d')
+    x = input if batched else input.unsqueeze(0)
+    if isinstance(output_size, int):
+        output_size = (output_size,) * 3
+    osz = tuple(x.shape[2 + i] if o is None else int(o) for i, o in enumerate(output_size))
+    starts, ends, ks = [], [], []
+    for n, o in zip(x.shape[2:], osz):
+        st = [(i * n) // o for i in range(o)]
+        en = [-(-((i + 1) * n) // o) for i in range(o)]
+        starts.append(ember.tensor(st, dtype=ember.int64, device=x.device).view(1, 1, o))
+        ends.append(ember.tensor(en, dtype=ember.int64, device=x.device).view(1, 1, o))
+        ks.append(max((b - a for a, b in zip(st, en)), default=1))
+    out, idx = _window_max(x, starts, ends, ks)
+    if not batched:
+        out, idx = out.squeeze(0), idx.squeeze(0)
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+def _fractional(input, nd, kernel_size, output_size, output_ratio, return_indices, _random_samples, name):
+    """torch's fractional max pooling (Graham, 2014): per plane, random window positions from one uniform
+    sample u per dimension, start_i = int((i + u) a) - int(u a), a = (n - k) / (o - 1), the last window at n - k
+    (computed in the input's dtype, as torch's kernel does). torch's sample order: (W, H) in 2-D, (T, H, W) in 3-D."""
+    k = (kernel_size,) * nd if isinstance(kernel_size, int) else tuple(kernel_size)
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    batched = _batched(input, nd, name)
+    x = input if batched else input.unsqueeze(0)
+    S = tuple(x.shape[2:])
+    if output_size is None:
+        r = (output_ratio,) * nd if isinstance(output_ratio, (int, float)) else tuple(output_ratio)
+        osz = tuple(int(n * rr) for n, rr in zip(S, r))
+    else:
+        osz = (output_size,) * nd if isinstance(output_size, int) else tuple(output_size)
+    N, C = x.shape[:2]
+    if _random_samples is None:
+        _random_samples = ember.rand(N, C, nd, dtype=x.dtype, device=x.device)
+    frame = f'{name}()' if nd == 2 else f'{name}_out()'
+    for what, n, o, kk in zip(('height', 'width') if nd == 2 else ('time', 'height', 'width'), S, osz, k):
+        if o + kk - 1 > n or (nd == 3 and o + kk - 1 == n):     # torch's 3-D check is strict, its 2-D one not
+            raise RuntimeError(f"{frame}: pool {what} {kk} too large relative to input {what} {n}")
+    order = (1, 0) if nd == 2 else (0, 1, 2)        # which sample drives each spatial dim
+    starts, ends = [], []
+    for d, (n, o, kk) in enumerate(zip(S, osz, k)):
+        u = _random_samples[..., order[d]].unsqueeze(-1)                   # (N, C, 1)
+        if o > 1:
+            alpha = ember.tensor(float(n - kk), dtype=x.dtype) / ember.tensor(float(o - 1), dtype=x.dtype)
+            i = ember.arange(o, dtype=x.dtype, device=x.device)
+            st = ((i + u) * alpha).to(ember.int64) - (u * alpha).to(ember.int64)
+            st = ember.where(ember.arange(o, device=x.device) == o - 1, ember.full_like(st, n - kk), st)
+        else:
+            st = ember.full((N, C, o), n - kk, dtype=ember.int64, device=x.device)
+        starts.append(st)
+        ends.append(st + kk)
+    out, idx = _window_max(x, starts, ends, k)
+    if not batched:
+        out, idx = out.squeeze(0), idx.squeeze(0)
+    return (out, idx) if return_indices else out
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Fractional max pooling over (N, C, H, W) or (C, H, W) input: windows of ``kernel_size`` at
+    pseudo-random positions (one uniform draw per plane and dimension) giving ``output_size`` or
+    ``output_ratio`` of the input size."""
+    return _fractional(input, 2, kernel_size, output_size, output_ratio, return_indices, _random_samples,
+                       'fractional_max_pool2d')
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=True,
+                                       _random_samples=None):
+    return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Fractional max pooling over (N, C, T, H, W) or (C, T, H, W) input (see fractional_max_pool2d)."""
+    return _fractional(input, 3, kernel_size, output_size, output_ratio, return_indices, _random_samples,
+                       'fractional_max_pool3d')
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=True,
+                                       _random_samples=None):
+    return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)
 
 # --- embedding ---------------------------------------------------------------------
 

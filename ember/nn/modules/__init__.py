@@ -7,7 +7,8 @@ from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Con
                    LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d)
 from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d,
                       AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
-                      LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d)
+                      LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,
+                      FractionalMaxPool2d, FractionalMaxPool3d)
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm, RMSNorm, InstanceNorm1d,
                             InstanceNorm2d, InstanceNorm3d, LocalResponseNorm, SyncBatchNorm, LazyBatchNorm1d,
                             LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d,
@@ -20,7 +21,7 @@ from .activation import (Threshold, ReLU, ReLU6, LeakyReLU, PReLU, ELU, SELU, CE
 from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss, SmoothL1Loss,
                    HuberLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss,
                    HingeEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, PoissonNLLLoss,
-                   GaussianNLLLoss, MultiMarginLoss, MultiLabelMarginLoss, CTCLoss)
+                   GaussianNLLLoss, MultiMarginLoss, MultiLabelMarginLoss, CTCLoss, NLLLoss2d)
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
                           TransformerDecoderLayer, TransformerDecoder, Transformer)

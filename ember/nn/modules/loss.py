@@ -1,5 +1,6 @@
 """Loss modules: each holds its options (and ``weight``/``pos_weight`` buffers, as torch registers them)
 and calls the functional form in ember.nn.functional."""
+import warnings
 from .. import functional as F
 from ..functional._loss import _legacy_reduction
 from .module import Module
@@ -7,7 +8,7 @@ from .module import Module
 __all__ = ['L1Loss', 'MSELoss', 'CrossEntropyLoss', 'NLLLoss', 'BCELoss', 'BCEWithLogitsLoss', 'KLDivLoss',
            'SmoothL1Loss', 'HuberLoss', 'SoftMarginLoss', 'MultiLabelSoftMarginLoss', 'CosineEmbeddingLoss',
            'MarginRankingLoss', 'HingeEmbeddingLoss', 'TripletMarginLoss', 'TripletMarginWithDistanceLoss',
-           'PoissonNLLLoss', 'GaussianNLLLoss', 'MultiMarginLoss', 'MultiLabelMarginLoss', 'CTCLoss']
+           'PoissonNLLLoss', 'GaussianNLLLoss', 'MultiMarginLoss', 'MultiLabelMarginLoss', 'CTCLoss', 'NLLLoss2d']
 
 
 class _Loss(Module):
@@ -50,6 +51,16 @@ class NLLLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """torch's deprecated name for NLLLoss on (N, C, H, W) inputs; NLLLoss takes them itself."""
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and "
+                      "see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
+                      stacklevel=2)
+        super().__init__(*args, **kwargs)
 
 
 class CrossEntropyLoss(_WeightedLoss):

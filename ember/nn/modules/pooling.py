@@ -1,11 +1,11 @@
 """Pooling modules: max, average and adaptive pooling over 1-3 spatial dims (torch's arguments and reprs)."""
 from .. import functional as F
 from .module import Module
-from .utils import _single, _pair
+from .utils import _single, _pair, _triple
 
 __all__ = ['MaxPool1d', 'MaxPool2d', 'MaxPool3d', 'AvgPool1d', 'AvgPool2d', 'AvgPool3d', 'AdaptiveAvgPool1d',
            'AdaptiveAvgPool2d', 'AdaptiveAvgPool3d', 'AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveMaxPool3d',
-           'LPPool1d', 'LPPool2d', 'MaxUnpool1d', 'MaxUnpool2d']
+           'LPPool1d', 'LPPool2d', 'MaxUnpool1d', 'MaxUnpool2d', 'LPPool3d', 'MaxUnpool3d', 'FractionalMaxPool2d', 'FractionalMaxPool3d']
 
 
 class _MaxPoolNd(Module):
@@ -194,3 +194,48 @@ class MaxUnpool1d(_MaxUnpoolNd):
 class MaxUnpool2d(_MaxUnpoolNd):
     _fn = 'max_unpool2d'
     _tuple = staticmethod(_pair)
+
+
+class LPPool3d(_LPPoolNd):
+    _fn = 'lp_pool3d'
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _fn = 'max_unpool3d'
+    _tuple = staticmethod(_triple)
+
+
+class _FractionalMaxPoolNd(Module):
+    """Max pooling over windows at pseudo-random positions (F.fractional_max_pool2d); ``_random_samples``, when
+    given, fixes the positions (a buffer, as torch's)."""
+    _fn = None
+    _tuple = None
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        self.kernel_size = self._tuple(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer('_random_samples', _random_samples)
+        self.output_size = self._tuple(output_size) if output_size is not None else None
+        self.output_ratio = self._tuple(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return getattr(F, self._fn)(input, self.kernel_size, self.output_size, self.output_ratio,
+                                    self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _fn = 'fractional_max_pool2d'
+    _tuple = staticmethod(_pair)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _fn = 'fractional_max_pool3d'
+    _tuple = staticmethod(_triple)
