@@ -148,3 +148,26 @@ def test_transformer_init_is_xavier():
     w = e2n(e.encoder.layers[0].linear1.weight)
     bound = np.sqrt(6 / (64 + 128))
     assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound
+
+
+def test_functional_multi_head_attention_forward_matches_torch():
+    """F.multi_head_attention_forward with torch's signature (embed_dim_to_check, static_k/static_v), as CLIP's
+    attention pooling calls it."""
+    rng = np.random.default_rng(0)
+    E, H, L, S, N = 8, 2, 3, 4, 2
+    arrs = dict(q=rng.standard_normal((L, N, E)), k=rng.standard_normal((S, N, E)), v=rng.standard_normal((S, N, E)),
+                w=rng.standard_normal((3 * E, E)), b=rng.standard_normal(3 * E), ow=rng.standard_normal((E, E)),
+                ob=rng.standard_normal(E), sk=rng.standard_normal((N * H, 5, E // H)),
+                sv=rng.standard_normal((N * H, 5, E // H)))
+    res = []
+    for lib in (torch, ember):
+        T = {k: lib.tensor(v, dtype=lib.float64) for k, v in arrs.items()}
+        F = lib.nn.functional
+        args = (T['q'], T['k'], T['v'], E, H, T['w'], T['b'], None, None, False, 0.0, T['ow'], T['ob'])
+        o, w = F.multi_head_attention_forward(*args)
+        o2, w2 = F.multi_head_attention_forward(*args, static_k=T['sk'], static_v=T['sv'], average_attn_weights=False)
+        with pytest.raises(AssertionError, match='was expecting embedding dimension of 9, but got 8'):
+            F.multi_head_attention_forward(*args[:3], E + 1, *args[4:])
+        res.append([x.numpy() for x in (o, w, o2, w2)])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
