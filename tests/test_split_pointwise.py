@@ -58,6 +58,11 @@ CASES = {
     'clone contiguous': lambda x, y, z: x.clone(),
     'clone transposed, contiguous_format': lambda x, y, z: x.t().clone(memory_format=ember.contiguous_format),
     'contiguous of a slice': lambda x, y, z: x[:, 1::2].contiguous(),
+    'threshold_backward': lambda x, y, z: ember.ops.aten.threshold_backward(y, x, 0.0),
+    # a fallback path of the kernel (operands of different shapes) returns a new array: each block's result
+    # must still land in the preallocated output (vmap(jacrev) of a ReLU net read uninitialised memory here)
+    'threshold_backward broadcast': lambda x, y, z: ember.ops.aten.threshold_backward(
+        (y.unsqueeze(1) * ember.tensor([[1.0], [-2.0], [0.5]])).contiguous(), x.unsqueeze(1), 0.0),
 }
 
 

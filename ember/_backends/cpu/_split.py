@@ -111,6 +111,13 @@ def _broadcast_large(a, b, lim):
     return n >= lim
 
 
+def _into(r, block):
+    """A block's result where it belongs: a kernel that returned a new array instead of writing into ``out``
+    (a fallback path) would leave the block of the preallocated result unwritten."""
+    if r is not block and r.__array_interface__['data'][0] != block.__array_interface__['data'][0]:
+        np.copyto(block, r)
+
+
 def split_pointwise(fn, cost=1, quiet=True):
     """``fn(*args, out=None)``, an elementwise kernel, run in blocks over the intra-op threads when its
     output is large: at least ``SPLIT_WORK // cost`` elements (NOTE [split pointwise]). With ``quiet`` the
@@ -146,14 +153,15 @@ def split_pointwise(fn, cost=1, quiet=True):
 
             def run(lo, hi):
                 lo, hi = lo * _ALIGN, min(hi * _ALIGN, n)
-                fn(*(a.reshape(-1)[lo:hi] if isinstance(a, np.ndarray) else a for a in args), out=flat_out[lo:hi])
+                _into(fn(*(a.reshape(-1)[lo:hi] if isinstance(a, np.ndarray) else a for a in args),
+                         out=flat_out[lo:hi]), flat_out[lo:hi])
             parallel_for(-(-n // _ALIGN), run, max(1, lim // (2 * _ALIGN)))
         else:
             rows, nd = shape[0], len(shape)
 
             def run(lo, hi):
-                fn(*(a[lo:hi] if isinstance(a, np.ndarray) and a.ndim == nd and a.shape[0] == rows else a
-                     for a in args), out=out[lo:hi])
+                _into(fn(*(a[lo:hi] if isinstance(a, np.ndarray) and a.ndim == nd and a.shape[0] == rows else a
+                           for a in args), out=out[lo:hi]), out[lo:hi])
             parallel_for(rows, run, max(1, lim // (2 * max(n // rows, 1))))
         choice.record(True, _perf_counter() - t0, n)
         return out

@@ -385,7 +385,11 @@ def _threshold_backward(g, x, threshold, out=None):
     into blocks over the intra-op threads like the ufuncs (KERNELS, NOTE [split pointwise])."""
     drop = x <= threshold
     if g.size < 1024 or g.shape != drop.shape or g.dtype.itemsize not in _UINT or g.dtype.kind not in 'fiu':
-        return _select(drop, np.zeros((), g.dtype), g)
+        r = _select(drop, np.zeros((), g.dtype), g)
+        if out is None:
+            return r
+        np.copyto(out, r)       # a block of a split call (NOTE [split pointwise]) must land in its slice
+        return out
     it = _UINT[g.dtype.itemsize]
     keep = np.subtract(drop.view(np.uint8), 1, dtype=it)        # 0 where dropped, all ones where kept
     return np.bitwise_and(g.view(it), keep, out=keep if out is None else out.view(it)).view(g.dtype)
