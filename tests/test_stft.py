@@ -108,3 +108,15 @@ def test_no_window_warns_once_per_process(monkeypatch):
         warnings.simplefilter('error')
         ember.stft(ember.randn(100), 16, return_complex=True)
         ember.stft(ember.randn(100), 16, window=ember.ones(16), return_complex=False)
+
+
+@pytest.mark.parametrize('args,kw', [((10,), {}), ((9, False), {}), ((16, True, 5.0), {}), ((7, True, 0.5), {}),
+                                     ((1,), {}), ((0,), {}), ((12,), {'dtype': 'float64'})])
+def test_kaiser_window_matches_torch(args, kw):
+    res = []
+    for lib in (torch, ember):
+        k = dict(kw, dtype=getattr(lib, kw['dtype'])) if 'dtype' in kw else kw
+        w = lib.kaiser_window(*args, **k)
+        res.append((w.numpy(), str(w.dtype).split('.')[-1]))
+    assert res[0][1] == res[1][1]
+    np.testing.assert_allclose(res[1][0], res[0][0], rtol=2e-6, atol=1e-7)

@@ -14,7 +14,7 @@ import warnings
 from .._tensor import Tensor
 from ..ops import aten
 
-__all__ = ['stft', 'istft']
+__all__ = ['stft', 'istft', 'kaiser_window']
 
 _NO_WINDOW = ("A window was not provided. A rectangular window will be applied,which is known to cause spectral "
               "leakage. Other windows such as torch.hann_window or torch.hamming_window are recommended to reduce "
@@ -193,6 +193,35 @@ def _overlap_add(frames, total, n_fft, hop):
         return aten.complex.default(re, im)
     out = aten.col2im.default(cols.contiguous(), [1, total], [1, n_fft], [1, 1], [0, 0], [1, hop])
     return out.reshape(out.shape[0], total)
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
+                  pin_memory=False, requires_grad=False):
+    """The Kaiser window: I0(beta sqrt(1 - (2k / (N - 1) - 1)^2)) / I0(beta), N = window_length (+ 1 when
+    ``periodic``, the last point dropped), computed in float64 and cast to ``dtype``.
+
+    >>> kaiser_window(3, periodic=False, beta=0.0)
+    tensor([1., 1., 1.])
+    """
+    from .. import get_default_dtype
+    dt = dtype or get_default_dtype()
+    if window_length < 0:
+        raise RuntimeError(f"kaiser_window requires non-negative window_length, got window_length={window_length}")
+    if window_length <= 1:
+        out = aten.ones.default([window_length], dtype=dt, device=device)
+    else:
+        n = window_length + 1 if periodic else window_length
+        f64 = _f64()
+        k = aten.arange.default(0, window_length, 1, dtype=f64)
+        arg = (1.0 - (k * (2.0 / (n - 1)) - 1.0) ** 2).clamp(min=0.0).sqrt() * beta
+        out = aten.i0.default(arg) / aten.i0.default(aten.full.default([], beta, dtype=f64))
+        out = out.to(dt) if device is None else out.to(device=device, dtype=dt)
+    return out.requires_grad_() if requires_grad else out
+
+
+def _f64():
+    from .. import float64
+    return float64
 
 
 Tensor.stft = stft
