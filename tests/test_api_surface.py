@@ -522,8 +522,23 @@ def test_numpy_keyword_aliases(expr):
 
 def test_numpy_keyword_aliases_leave_the_documented_signatures():
     import inspect
-    assert str(inspect.signature(ember.cumsum)) == '(self, dim, *, dtype=None, out=None)'
-    assert str(inspect.signature(ember.Tensor.amax)) == '(self, dim=(), keepdim=False)'
+    assert str(inspect.signature(ember.cumsum)) == '(input, dim, *, dtype=None, out=None)'
+    assert str(inspect.signature(ember.Tensor.amax)) == '(input, dim=(), keepdim=False)'
+
+
+def test_functions_take_input_as_torch_names_self():
+    """NOTE [input, not self]: torch's functions call the schema's ``self`` ``input``, by keyword and in their
+    TypeErrors (pytorch/tutorials call torch.matmul(input=..., other=...))."""
+    for lib in (torch, ember):
+        a, b = lib.ones(2, 3), lib.ones(3, 2)
+        assert lib.matmul(input=a, other=b).shape == (2, 2)
+        assert lib.add(input=a, other=1).sum().item() == 12
+        assert lib.sum(input=a, dim=1).shape == (2,)
+        assert lib.max(input=a, dim=0).values.shape == (3,)
+        assert lib.softmax(input=a, dim=1).shape == (2, 3)
+        assert lib.where(a > 0, input=a, other=0.0).shape == (2, 3)
+        with pytest.raises(TypeError, match=r"sin\(\): argument 'input' \(position 1\) must be Tensor, not float"):
+            lib.sin(1.0)
 
 
 def test_histogram_default_bins_and_the_scalar_warning():

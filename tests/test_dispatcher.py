@@ -240,10 +240,10 @@ def test_generated_code_shows_in_tracebacks_and_in_debug_source():
     except RuntimeError:
         tb = traceback.format_exc()
     # the frames of the generated entry point and adapter show their source lines
-    assert '<ember op aten::add.Tensor>' in tb and '_k(ks, self, other, alpha)' in tb
+    assert '<ember op aten::add.Tensor>' in tb and '_k(ks, input, other, alpha)' in tb
     assert '<ember adapter cpu::aten::add.Tensor>' in tb and '_meta(self, other, alpha)' in tb
     text = ember.debug.source(ember.add, file=None)
-    assert text.startswith('# entry point: <ember op aten::add.Tensor>\ndef add(self, other, *, alpha=1):')
+    assert text.startswith('# entry point: <ember op aten::add.Tensor>\ndef add(input, other, *, alpha=1):')
     assert '# CPU kernel: generated\ndef kernel(_ks, self, other, alpha):' in text
     assert '# Meta kernel: generated' in text
     with pytest.raises(TypeError, match='expects an operator'):
@@ -252,6 +252,6 @@ def test_generated_code_shows_in_tracebacks_and_in_debug_source():
 
 def test_public_functions_show_the_schema_arguments():
     import inspect
-    assert str(inspect.signature(ember.add)) == '(self, other, *, alpha=1, out=None)'
+    assert str(inspect.signature(ember.add)) == '(input, other, *, alpha=1, out=None)'
     assert str(inspect.signature(ember.nn.functional.linear)) == '(input, weight, bias=None)'
     assert 'requires_grad' in inspect.signature(ember.zeros).parameters

@@ -373,18 +373,22 @@ def _generate_caller(op):
     required = [a.name for i, a in enumerate(args) if a.name in NUMPY_ALIASES and not a.has_default
                 and all(b.has_default or b.kwarg_only for b in args[i + 1:])]
     aliased = [a.name for a in args if a.name in NUMPY_ALIASES and (a.has_default or a.name in required)]
-    every = '(' + ''.join(f'{a.name}, ' for a in s.arguments) + ')'    # for NOTE [__torch_function__]
+    # NOTE [input, not self]: the entry point is also the public function (ember.add), where torch's argument
+    # parser calls the schema's ``self`` ``input`` (torch.add(input=a, other=b), and its TypeErrors say
+    # "argument 'input'"); a method binds it positionally, so the entry point names it ``input`` everywhere
+    every = '(' + ''.join(f'{_param(a.name)}, ' for a in s.arguments) + ')'    # for NOTE [__torch_function__]
     allow_numbers = 'pointwise' in op.tags or 'wraps_numbers' in op.tags
     for i, a in enumerate(s.arguments):
         if a.kwarg_only and not seen_kwonly:
             params.append('*')
             seen_kwonly = True
+        n = _param(a.name)
         if a.name in required:
-            params.append(f'{a.name}=_MISSING')
+            params.append(f'{n}=_MISSING')
         else:
-            params.append(f'{a.name}={_default_src(a.default)}' if a.has_default else a.name)
-        call_args.append(a.name)
-        bt, opt, n = a.base_type, a.optional, a.name
+            params.append(f'{n}={_default_src(a.default)}' if a.has_default else n)
+        call_args.append(n)
+        bt, opt = a.base_type, a.optional
         where = f"argument '{n}' (position {i + 1})"
         if bt == 'Tensor':
             pre = f'{n} is None' if opt else None
@@ -421,9 +425,11 @@ def _generate_caller(op):
         body.append(f'    if ks == 0: ks = _device_keys({dev_arg if dev_arg else "None"})')
     elif allow_numbers:     # only Python numbers where tensors go: torch's TypeError, not a backend error
         first = s.tensor_args[0]
-        body.append(f'    if ks == 0: return _bad({f"argument {first.name!r} (position 1)"!r}, "Tensor", {first.name}, {every})')
+        body.append(f'    if ks == 0: return _bad({f"argument {_param(first.name)!r} (position 1)"!r}, "Tensor", '
+                    f'{_param(first.name)}, {every})')
     if len(s.tensor_args) > 1 or any(a.base_type == 'Tensor[]' for a in s.arguments):
-        body.append(f'    _b = ks & _BM\n    if _b & (_b - 1): ks = _mixed(ks, {", ".join(a.name for a in s.arguments if a.base_type in ("Tensor", "Tensor[]"))})')
+        body.append(f'    _b = ks & _BM\n    if _b & (_b - 1): ks = _mixed(ks, '
+                    f'{", ".join(_param(a.name) for a in s.arguments if a.base_type in ("Tensor", "Tensor[]"))})')
     body += ['    ks = (ks | _S.include) & _S.keep',
              '    _k = _cache.get(ks)',     # '_k': schemas have arguments named k (topk)
              '    if _k is None: _k = _resolve(ks)',
@@ -443,6 +449,11 @@ def _generate_caller(op):
             p.replace(default=inspect.Parameter.empty) if p.default is _MISSING else p
             for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD])
     return fn
+
+
+def _param(name):
+    """The entry point's parameter for a schema argument (NOTE [input, not self])."""
+    return 'input' if name == 'self' else name
 
 
 NUMPY_ALIASES = {'dim': 'axis', 'keepdim': 'keepdims'}     # NOTE [numpy keyword aliases]

@@ -23,7 +23,7 @@ from .._core.dtype import dtype as _dtype, check_cast
 from .registry import BY_OP
 from .._dispatch.codegen import compile_function
 from .._dispatch.torch_function import has_torch_function, handle_torch_function
-from .._dispatch.dispatcher import NUMPY_ALIASES
+from .._dispatch.dispatcher import NUMPY_ALIASES, _param
 from ..return_types import _structseq
 
 GROUPS = {}         # public name -> _Group
@@ -109,8 +109,8 @@ class _Binder:
         positional = [a for a in args if not a.kwarg_only]
         self.max_pos = len(positional)
         self.min_pos = sum(1 for a in positional if not a.has_default)
-        self.by_name = {a.name: i for i, a in enumerate(args)}
-        self.required = [(i, a.name) for i, a in enumerate(args) if not a.has_default]
+        self.by_name = {_param(a.name): i for i, a in enumerate(args)}      # NOTE [input, not self]
+        self.required = [(i, _param(a.name)) for i, a in enumerate(args) if not a.has_default]
 
     def binds(self, args, kwargs):
         n = len(args)
@@ -154,7 +154,7 @@ def _signature_line(schema, has_out):
             star = True
         t = {'Scalar': 'Number', 'SymInt': 'int', 'SymInt[]': 'tuple of ints', 'int[]': 'tuple of ints',
              'Tensor[]': 'tuple of Tensors'}.get(a.base_type, a.base_type)
-        name = 'input' if a.name == 'self' else a.name
+        name = _param(a.name)
         parts.append(f'{t} {name}' + (' = None' if a.has_default and a.default is None else ''))
     if has_out:
         if not star:
