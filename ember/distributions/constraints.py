@@ -13,7 +13,7 @@ import ember
 
 __all__ = ['Constraint', 'boolean', 'cat', 'corr_cholesky', 'dependent', 'dependent_property', 'greater_than',
            'greater_than_eq', 'independent', 'integer_interval', 'interval', 'half_open_interval', 'is_dependent',
-           'less_than', 'lower_cholesky', 'lower_triangular', 'multinomial', 'nonnegative', 'nonnegative_integer',
+           'less_than', 'lower_cholesky', 'lower_triangular', 'MixtureSameFamilyConstraint', 'multinomial', 'nonnegative', 'nonnegative_integer',
            'one_hot', 'positive', 'positive_semidefinite', 'positive_definite', 'positive_integer', 'real',
            'real_vector', 'simplex', 'square', 'stack', 'symmetric', 'unit_interval']
 
@@ -344,6 +344,35 @@ class _Stack(Constraint):
     def check(self, value):
         vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
         return ember.stack([c.check(v) for v, c in zip(vs, self.cseq)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a MixtureSameFamily: ``base_constraint`` (the components') checked with the component
+    dimension added back, then reduced over it."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(f'base_constraint must be a Constraint, got {type(base_constraint).__name__}')
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape)[:keep] + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
 dependent = _Dependent()

@@ -19,19 +19,27 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
 from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import (LowRankMultivariateNormal, _batch_lowrank_logdet,
+                                          _batch_lowrank_mahalanobis)
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _solve_lower
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import _sum_rightmost
+from .utils import _sum_rightmost, euler_constant
 
 __all__ = ['register_kl', 'kl_divergence']
 
@@ -270,3 +278,117 @@ def _kl_beta_uniform(p, q):
     result = -p.entropy() + (q.high - q.low).log()
     result[(q.low > p.support.lower_bound) | (q.high < p.support.upper_bound)] = math.inf
     return result
+
+
+# --- the distributions added with the transforms and the constraint registry -------------------------------
+
+
+def _batch_trace_XXT(bmat):
+    """trace(X X^T) for each matrix X of a batch: the sum of its squared entries."""
+    return bmat.pow(2).sum((-2, -1))
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    # closed form of Chyzak and Nielsen, arXiv:1905.10965
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    return t1 - (4 * p.scale * q.scale).log()
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + ember.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - ember.log1p(-q.probs)
+    return t1 + t2 + t3
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - ember.log1p(-q.probs) / p.probs - q.logits
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ct1 = p.scale / q.scale
+    ct2 = q.loc / q.scale
+    ct3 = p.loc / q.scale
+    t1 = -ct1.log() - ct2 + ct3
+    t2 = ct1 * euler_constant
+    t3 = ember.exp(ct2 + (1 + ct1).lgamma() - ct3)
+    return t1 + t2 + t3 - (1 + euler_constant)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    return ember.where(p.support.lower_bound < q.support.lower_bound, math.inf, result)   # p has mass below q's
+
+
+def _check_event_shapes(p, q, what):
+    if p.event_shape != q.event_shape:
+        raise ValueError(f'KL-divergence between two {what} with different event shapes cannot be computed')
+
+
+def _lowrank_precision_factor(q):
+    """A with q's precision = D^-1 - A^T A (Woodbury)."""
+    qWt_qDinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
+    return ember.linalg.solve_triangular(q._capacitance_tril, qWt_qDinv, upper=False)
+
+
+def _lowrank_logdet(d):
+    return _batch_lowrank_logdet(d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag, d._capacitance_tril)
+
+
+def _lowrank_mahalanobis(q, x):
+    return _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, x, q._capacitance_tril)
+
+
+# KL = 0.5 (log det Sq - log det Sp + trace(Sq^-1 Sp) + (mq - mp)^T Sq^-1 (mq - mp) - n) in each of the three below
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p, q):
+    _check_event_shapes(p, q, 'Low Rank Multivariate Normals')
+    term1 = _lowrank_logdet(q) - _lowrank_logdet(p)
+    term3 = _lowrank_mahalanobis(q, q.loc - p.loc)
+    A = _lowrank_precision_factor(q)
+    pW, pD, qD = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, q._unbroadcasted_cov_diag
+    term2 = ((pD / qD).sum(-1) + _batch_trace_XXT(pW * qD.rsqrt().unsqueeze(-1))
+             - _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2)) - _batch_trace_XXT(A.matmul(pW)))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrank(p, q):
+    _check_event_shapes(p, q, '(Low Rank) Multivariate Normals')
+    Lp = p._unbroadcasted_scale_tril
+    term1 = _lowrank_logdet(q) - 2 * Lp.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    term3 = _lowrank_mahalanobis(q, q.loc - p.loc)
+    A = _lowrank_precision_factor(q)
+    term2 = (_batch_trace_XXT(Lp * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+             - _batch_trace_XXT(A.matmul(Lp)))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_multivariatenormal(p, q):
+    _check_event_shapes(p, q, '(Low Rank) Multivariate Normals')
+    Lq = q._unbroadcasted_scale_tril
+    term1 = 2 * Lq.diagonal(dim1=-2, dim2=-1).log().sum(-1) - _lowrank_logdet(p)
+    term3 = _batch_mahalanobis(Lq, q.loc - p.loc)
+    batch = ember.broadcast_shapes(tuple(Lq.shape)[:-2], tuple(p._unbroadcasted_cov_factor.shape)[:-2])
+    n = p.event_shape[0]
+    Lq = Lq.expand(batch + (n, n))
+    pW = p._unbroadcasted_cov_factor.expand(batch + (n, p.cov_factor.size(-1)))
+    pD_sqrt = ember.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(batch + (n, n))
+    term2 = (_batch_trace_XXT(ember.linalg.solve_triangular(Lq, pW, upper=False))
+             + _batch_trace_XXT(ember.linalg.solve_triangular(Lq, pD_sqrt, upper=False)))
+    return 0.5 * (term1 + term2 + term3 - n)

@@ -5,7 +5,7 @@ from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 
-__all__ = ['OneHotCategorical']
+__all__ = ['OneHotCategorical', 'OneHotCategoricalStraightThrough']
 
 
 class OneHotCategorical(Distribution):
@@ -83,3 +83,19 @@ class OneHotCategorical(Distribution):
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose ``rsample`` passes gradients straight through: the one-hot sample plus
+    ``probs - probs.detach()`` (value unchanged, gradient that of ``probs``; Bengio et al., 2013).
+
+    >>> import ember
+    >>> OneHotCategoricalStraightThrough(probs=ember.tensor([0.0, 1.0])).rsample()
+    tensor([0., 1.])
+    """
+    has_rsample = True
+
+    def rsample(self, sample_shape=ember.Size()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

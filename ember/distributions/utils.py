@@ -10,7 +10,8 @@ from numbers import Number
 import ember
 import ember.nn.functional as F
 
-__all__ = ['broadcast_all', 'logits_to_probs', 'clamp_probs', 'probs_to_logits', 'lazy_property']
+__all__ = ['broadcast_all', 'logits_to_probs', 'clamp_probs', 'probs_to_logits', 'lazy_property', 'tril_matrix_to_vec',
+           'vec_to_tril_matrix']
 
 euler_constant = 0.57721566490153286060
 
@@ -92,3 +93,41 @@ class lazy_property:
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+def _tril_mask(n, diag, device):
+    """True at (i, j) when j <= i + diag: the entries ``tril(diag)`` keeps, read in row order."""
+    r = ember.arange(n, device=device)
+    return r < r.view(-1, 1) + (diag + 1)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The lower-triangular entries (below diagonal ``diag``) of a (batched) square matrix, in row order.
+
+    >>> tril_matrix_to_vec(ember.tensor([[1.0, 0.0], [2.0, 3.0]]))
+    tensor([1., 2., 3.])
+    """
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f'diag ({diag}) provided is outside [{-n}, {n - 1}].')
+    return mat[..., _tril_mask(n, diag, mat.device)]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """The (batched) square lower-triangular matrix whose entries below diagonal ``diag`` are ``vec`` in row
+    order (the inverse of ``tril_matrix_to_vec``).
+
+    >>> vec_to_tril_matrix(ember.tensor([1.0, 2.0, 3.0]))
+    tensor([[1., 0.],
+            [2., 3.]])
+    """
+    # n is the positive root of n^2 + (1 + 2 diag) n - |diag| (diag + 1) - 2 len(vec) = 0
+    b = 1 + 2 * diag
+    n = (-b + (b * b + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > ember.finfo(vec.dtype).eps:
+        raise ValueError(f'The size of last dimension is {vec.shape[-1]} which cannot be expressed as '
+                         'the lower triangular part of a square D x D matrix.')
+    n = round(n)
+    mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
+    mat[..., _tril_mask(n, diag, vec.device)] = vec
+    return mat
