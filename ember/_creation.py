@@ -52,7 +52,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     (ember.int64, ember.float32)
     """
     if isinstance(data, Tensor):
-        import warnings
+        from ember._warn import warnings
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() "
                       "or sourceTensor.clone().detach().requires_grad_(True), rather than "
                       "ember.tensor(sourceTensor).", UserWarning, stacklevel=2)

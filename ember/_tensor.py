@@ -424,7 +424,7 @@ def _warn_scalar_with_grad():
     """torch warns once per process (TORCH_WARN_ONCE) when float() reads a tensor that requires grad."""
     if not _scalar_warned:
         _scalar_warned.append(True)
-        import warnings
+        from ember._warn import warnings
         warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                       "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
 
@@ -503,7 +503,7 @@ def requires_grad_(self, requires_grad=True):
 
 def _get_grad(self):
     if self._grad_fn is not None and not self._retains_grad:
-        import warnings
+        from ember._warn import warnings
         warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
                       "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
                       "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",

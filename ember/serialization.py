@@ -446,7 +446,7 @@ def _resolve_weights_only(weights_only, pickle_module):
     if force_on:
         weights_only = True
     elif force_off and not_set:
-        import warnings
+        from ember._warn import warnings
         warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the `weights_only` "
                       "argument was not explicitly passed to `ember.load`, forcing weights_only=False.",
                       UserWarning, stacklevel=3)

@@ -44,7 +44,7 @@ import functools
 import inspect
 import threading
 import time
-import warnings
+from ember._warn import warnings
 
 import ember
 from ember.utils import _pytree as pytree

@@ -23,7 +23,7 @@ FFTs, padding, attention, einsum, normalisation, losses). Everything else takes 
 performance warning naming the operator. Random operators follow vmap's ``randomness``.
 """
 import threading
-import warnings
+from ember._warn import warnings
 
 from .._core.dispatch_key import DispatchKey, BATCHED_BIT, below
 from .._core.storage import MetaArray

@@ -433,7 +433,7 @@ def out_kernel(decl, functional):
 
 def resize_out(o, shape):
     if o._a.size != 0:
-        import warnings
+        from ember._warn import warnings
         warnings.warn(f"An output with one or more elements was resized since it had shape {list(o._a.shape)}, "
                       f"which does not match the required output shape {list(shape)}. This behavior is "
                       "deprecated, and in a future PyTorch release outputs will not be resized unless they "

@@ -6,7 +6,7 @@ Meta functions check shapes and index dtypes with torch's messages; index values
 failing in-place op leaves its tensor unchanged. Derivatives pair up:
 gather <-> scatter_add, index_select <-> index_add, index <-> index_put(accumulate).
 """
-import warnings
+from ember._warn import warnings
 
 from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname
@@ -205,7 +205,7 @@ def _check_reduce(reduce):
 
 def _scatter_reduce_src_meta(self, dim, index, src, reduce):
     _check_reduce(reduce)
-    import warnings
+    from ember._warn import warnings
     warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
                   "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
                   UserWarning, stacklevel=4)

@@ -229,7 +229,7 @@ def _conv_string_padding(x, weight, bias, s, padding, d, groups, nd):
         return aten.convolution.default(x, weight, bias, s, tuple(left), d, False, (0,) * nd, groups)
     # an odd total padding puts the extra element on the right: as torch does, pad the input by it explicitly
     # (so the convolution saves the padded copy, not the input) and convolve with the symmetric rest
-    import warnings
+    from ember._warn import warnings
     warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a zero-padded copy "
                   "of the input be created", UserWarning, stacklevel=8)
     pads = []

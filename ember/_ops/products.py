@@ -1040,7 +1040,7 @@ declare('linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor', forw
 
 def _cross(self, other, dim=None):
     if dim is None:
-        import warnings
+        from ember._warn import warnings
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
                       "with that of linalg.cross in a future release.", UserWarning, stacklevel=3)

@@ -54,6 +54,26 @@ def _with_out(fn, out_fn, n_out):
     return wrapper
 
 
+def _with_factory_out(fn):
+    """``out=`` for a factory (torch.rand(2, 2, out=t)): the values are made in ``out``'s dtype and device (so a
+    seeded draw is torch's), then ``out`` is resized and filled; an explicit other dtype is torch's error."""
+    def wrapper(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        dt = kwargs.get('dtype')
+        if dt is not None and dt != out.dtype:
+            from .._core.dtype import scalar_name
+            raise RuntimeError(f"dtype {scalar_name(dt)} does not match dtype of out parameter "
+                               f"({scalar_name(out.dtype)})")
+        kwargs['dtype'] = out.dtype
+        kwargs.setdefault('device', out.device)
+        r = fn(*args, **kwargs)
+        if tuple(out.shape) != tuple(r.shape):
+            out.resize_(r.shape)        # silently: torch's factories do not warn about resizing out
+        return out.copy_(r)
+    return wrapper
+
+
 def _with_requires_grad(fn):
     def wrapper(*args, requires_grad=False, **kwargs):
         t = fn(*args, **kwargs)
@@ -84,7 +104,8 @@ def _public_signature(decl):
     params = [p.replace(default=inspect.Parameter.empty) if p.default is _MISSING else p
               for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
     extra = []
-    if decl.out_op is not None:
+    if decl.out_op is not None or (decl.kind == 'factory' and any(a.base_type == 'ScalarType'
+                                                                   for a in decl.op.schema.arguments)):
         extra.append('out')
     if decl.kind == 'factory' and 'requires_grad' not in sig.parameters:
         extra.append('requires_grad')
@@ -105,6 +126,8 @@ def build(Tensor, functions, nn_functional, results=None):
             fn = _with_varargs(fn, pos)
         if decl.kind == 'factory':
             fn = _with_requires_grad(fn)
+            if decl.out_op is None and any(a.base_type == 'ScalarType' for a in op.schema.arguments):
+                fn = _with_factory_out(fn)
         if fn is not op.call:   # the bare generated entry point needs no wrapper on the hot path
             fn = _finish(fn, decl, name)
         elif fn.__doc__ is None:
@@ -143,6 +166,16 @@ _COMPARE = {'eq': 'eq', 'ne': 'ne', 'lt': 'lt', 'le': 'le', 'gt': 'gt', 'ge': 'g
 _UNARY = {'neg': 'neg', 'abs': 'abs', 'invert': 'bitwise_not', 'pos': 'positive'}
 
 
+# reflected operators (2 * t) as torch defines them, so the recorded graph is torch's: the commutative ones are
+# the operator with the tensor first (MulBackward0's first edge is t's), a number over a tensor is
+# t.reciprocal() * number (torch's __rdiv__, also its rounding), the rest the operator with the operands swapped
+_COMMUTATIVE = ('add', 'mul', 'and', 'or', 'xor')
+
+
+def _rtruediv(self, other):
+    return DECLS['mul'].op.call(DECLS['reciprocal'].op.call(self), other)
+
+
 def install_operators(Tensor):
     """Python operators (``a + b``, ``a += b``, ``-a``, ``a @ b``) bound straight to the operators' entry points."""
     for dunder, name in _BINARY.items():
@@ -151,7 +184,12 @@ def install_operators(Tensor):
             continue
         fn = d.op.call
         setattr(Tensor, f'__{dunder}__', fn)
-        setattr(Tensor, f'__r{dunder}__', (lambda f: lambda self, other: f(other, self))(fn))
+        if dunder in _COMMUTATIVE:
+            setattr(Tensor, f'__r{dunder}__', fn)
+        elif dunder == 'truediv':
+            setattr(Tensor, '__rtruediv__', _rtruediv)
+        else:
+            setattr(Tensor, f'__r{dunder}__', (lambda f: lambda self, other: f(other, self))(fn))
         if d.inplace_op is not None:
             setattr(Tensor, f'__i{dunder}__', d.inplace_op.call)
     for dunder, name in _COMPARE.items():

@@ -337,7 +337,7 @@ def _dropout_nd(name, spatial):
                                    "inputs).")
             unbatched = n == 2
         else:
-            import warnings
+            from ember._warn import warnings
             if n not in (full - 1, full):
                 warnings.warn(f"{name}: Received a {n}-D input to {name}, which is deprecated and will result in an "
                               f"error in a future release. To retain the behavior and silence this warning, please "

@@ -313,7 +313,7 @@ def _var_meta(self, dim=None, correction=None, keepdim=False):
         n *= shape[d]
     c = 1 if correction is None else correction
     if n - c <= 0:
-        import warnings
+        from ember._warn import warnings
         warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       "factor (input numel divided by output numel).", UserWarning, stacklevel=5)
     return reduced_shape(shape, dims, keepdim), self._dtype.to_real()

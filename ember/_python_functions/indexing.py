@@ -17,7 +17,7 @@ tensor([4, 5])
 tensor([[0, 2],
         [3, 5]])
 """
-import warnings
+from ember._warn import warnings
 
 import numpy as np
 

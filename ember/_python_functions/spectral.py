@@ -9,7 +9,7 @@ least squares, as torch's: inverse-transform each frame, multiply by the window 
 kept samples (the NOLA condition). Both are operator composites, so gradients flow through them.
 """
 import math
-import warnings
+from ember._warn import warnings
 
 from .._tensor import Tensor
 from ..ops import aten

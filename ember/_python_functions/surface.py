@@ -6,7 +6,7 @@ names ember leaves out on purpose (``compile``, ``jit``), which raise an error s
 Each function is written in ember operators, so autograd and every backend come with it.
 """
 import math
-import warnings
+from ember._warn import warnings
 
 from .._tensor import Tensor
 

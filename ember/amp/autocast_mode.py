@@ -7,7 +7,7 @@ kernels. Device types and dtypes that cannot be autocast here are refused
 as torch refuses them: a warning, and autocast stays off for the region.
 """
 import functools
-import warnings
+from ember._warn import warnings
 
 import ember
 # the AutocastCPU policy applied to a Python composite (nn.functional's losses, prelu, interpolate): front

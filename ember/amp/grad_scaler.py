@@ -11,7 +11,7 @@ multiplies the scale by ``backoff_factor`` and resets the tracker; after
 With ``enabled=False`` every method passes through.
 """
 import enum
-import warnings
+from ember._warn import warnings
 from collections import abc, defaultdict
 
 import ember

@@ -46,7 +46,7 @@ def _has_nan(g):
 
 
 def _report(node):
-    import warnings
+    from ember._warn import warnings
     trace = node._anomaly_trace or '(no forward traceback: the node was created outside anomaly mode)\n'
     warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{trace}",
                   UserWarning, stacklevel=3)
@@ -60,7 +60,7 @@ class detect_anomaly:
 
     def __enter__(self):
         global _enabled, _check_nan
-        import warnings
+        from ember._warn import warnings
         warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
                       "enabled for debugging.", UserWarning, stacklevel=2)
         self.prev = (_enabled, _check_nan)

@@ -147,7 +147,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
     """Base class of custom differentiable operations (torch.autograd.Function). Call ``apply``."""
 
     def __init__(self, *args, **kwargs):
-        import warnings
+        from ember._warn import warnings
         warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, "
                       f"so you should invoke them on the class itself.", DeprecationWarning, stacklevel=2)
 

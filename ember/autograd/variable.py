@@ -8,7 +8,7 @@ Every tensor is a Variable (``isinstance(t, Variable)`` is True), and
 >>> Variable(ember.ones(2), requires_grad=True).is_leaf
 True
 """
-import warnings
+from ember._warn import warnings
 
 
 class _VariableMeta(type):

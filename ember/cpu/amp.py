@@ -3,7 +3,7 @@
 
 Each warns as torch does (FutureWarning) and then behaves as the ``ember.amp`` object.
 """
-import warnings
+from ember._warn import warnings
 
 from .. import amp as _amp
 

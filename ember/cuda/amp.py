@@ -5,7 +5,7 @@ Each warns as torch does (FutureWarning). Without a CUDA device, autocast and th
 again and disable themselves, as torch's do: they never pretend a GPU exists.
 """
 import functools
-import warnings
+from ember._warn import warnings
 
 from .. import amp as _amp
 

@@ -25,7 +25,7 @@ import enum
 import os
 import pickle
 import sys
-import warnings
+from ember._warn import warnings
 from urllib.parse import urlparse, parse_qs
 
 import numpy as np

@@ -11,7 +11,7 @@ values raise ValueError in ``log_prob``.
 >>> Normal(ember.zeros(3), 1.0).sample((2,)).shape
 ember.Size([2, 3])
 """
-import warnings
+from ember._warn import warnings
 
 import ember
 from . import constraints

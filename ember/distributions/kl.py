@@ -10,7 +10,7 @@ does) and caches the choice per pair of types.
 tensor(0.5000)
 """
 import math
-import warnings
+from ember._warn import warnings
 from functools import total_ordering
 
 import ember

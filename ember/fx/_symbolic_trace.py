@@ -13,7 +13,7 @@ import inspect
 import itertools
 import math
 import types
-import warnings
+from ember._warn import warnings
 
 import ember
 

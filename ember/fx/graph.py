@@ -11,7 +11,7 @@ import keyword
 import math
 import operator
 import re
-import warnings
+from ember._warn import warnings
 
 from .node import Node, Op, map_arg, _get_qualified_name, _ember_name, _type_repr
 

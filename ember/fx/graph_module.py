@@ -11,7 +11,7 @@ import itertools
 import linecache
 import os
 import sys
-import warnings
+from ember._warn import warnings
 
 import ember
 

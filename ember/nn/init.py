@@ -6,7 +6,7 @@ Every function runs under ``no_grad``, writes into ``tensor`` and returns it;
 torch's, the exact numbers are not).
 """
 import math
-import warnings
+from ember._warn import warnings
 
 from .. import _functions as _F
 from ..autograd.grad_mode import no_grad

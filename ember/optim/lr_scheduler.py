@@ -6,7 +6,7 @@ advances ``last_epoch`` and writes ``group['lr']``.
 """
 import math
 import types
-import warnings
+from ember._warn import warnings
 import weakref
 from bisect import bisect_right
 from collections import Counter

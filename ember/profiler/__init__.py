@@ -23,7 +23,7 @@ import enum
 import os
 import socket
 import time
-import warnings
+from ember._warn import warnings
 
 from ..autograd.profiler import Recorder, record_function
 from ..autograd.profiler_util import EventList

@@ -16,7 +16,7 @@ reruns ``fn`` and backpropagates through the fresh graph.
 >>> y.backward(ember.ones(3)); x.grad
 tensor([5.4366, 5.4366, 5.4366])
 """
-import warnings
+from ember._warn import warnings
 
 from .. import Tensor as TensorImpl      # the front end uses the public API only
 from ..autograd import enable_grad, no_grad, is_grad_enabled, Function

@@ -8,7 +8,7 @@ timings]). Argument errors are raised before any computation, with torch's
 exception classes.
 """
 import math
-import warnings
+from ember._warn import warnings
 
 from ..._tensor import Tensor
 from ... import _functions as _E

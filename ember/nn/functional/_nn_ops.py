@@ -9,7 +9,7 @@ and of the other families, through the public API only.
 ember.Size([1, 1, 2, 2])
 """
 import math
-import warnings
+from ember._warn import warnings
 
 import ember
 from ...amp.autocast_mode import _autocast_composite

@@ -1,6 +1,6 @@
 """softmax, log_softmax, softmin and gumbel_softmax with torch.nn.functional's signatures (the operators live in
 _ops/reductions.py); ``dim=None`` picks torch's legacy implicit dimension, with its deprecation warning."""
-import warnings
+from ember._warn import warnings
 
 import ember
 

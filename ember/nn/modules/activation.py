@@ -263,7 +263,7 @@ class _SoftmaxBase(Module):
     def forward(self, input):
         dim = self.dim
         if dim is None:     # torch's implicit dim choice (with its deprecation warning)
-            import warnings
+            from ember._warn import warnings
             warnings.warn(f"Implicit dimension choice for {self._fn} has been deprecated. Change the call to "
                           "include dim=X as an argument.", stacklevel=3)
             dim = 0 if input.dim() in (0, 1, 3) else 1

@@ -1,6 +1,6 @@
 """Loss modules: each holds its options (and ``weight``/``pos_weight`` buffers, as torch registers them)
 and calls the functional form in ember.nn.functional."""
-import warnings
+from ember._warn import warnings
 from .. import functional as F
 from ..functional._loss import _legacy_reduction
 from .module import Module

@@ -9,7 +9,7 @@ fast path): the MLP benchmark depends on it.
 """
 import functools
 import itertools
-import warnings
+from ember._warn import warnings
 import weakref
 from ...utils.hooks import RemovableHandle
 from collections import OrderedDict, namedtuple

@@ -1,7 +1,7 @@
 """Normalisation layers: ``BatchNorm1d/2d/3d`` (running statistics, ``num_batches_tracked``, cumulative
 average when ``momentum=None``), ``LayerNorm``, ``GroupNorm``, ``RMSNorm``, ``InstanceNorm1d/2d``."""
 import numbers
-import warnings
+from ember._warn import warnings
 
 from ... import _functions as _E
 from ... import int64

@@ -10,7 +10,7 @@ with their initial state).
 """
 import math
 import numbers
-import warnings
+from ember._warn import warnings
 
 from ..._tensor import Tensor
 from ... import _functions as _E

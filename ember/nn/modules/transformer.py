@@ -9,7 +9,7 @@ it differentiates like any other composite.
 """
 import copy
 import math
-import warnings
+from ember._warn import warnings
 
 from ..._tensor import Tensor
 from ... import bool as _bool, get_default_dtype

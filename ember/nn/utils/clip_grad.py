@@ -2,7 +2,7 @@
 import functools
 import math
 import types
-import warnings
+from ember._warn import warnings
 
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad

@@ -11,7 +11,7 @@ still use (HiFi-GAN's ``weight_norm`` and ``remove_weight_norm``, GAN discrimina
 
 The keys of ``state_dict`` are torch's, so checkpoints of such models load both ways.
 """
-import warnings
+from ember._warn import warnings
 
 from ... import Tensor, _weight_norm, dot, mv, no_grad, norm_except_dim
 from .. import functional as F

@@ -17,7 +17,7 @@ import multiprocessing.connection
 import os
 import secrets
 import signal
-import warnings
+from ember._warn import warnings
 import weakref
 from typing import Generic, TypeVar
 

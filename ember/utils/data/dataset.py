@@ -8,7 +8,7 @@ access the DataLoader uses when a dataset offers it, as in torch 2.x.
 import bisect
 import itertools
 import math
-import warnings
+from ember._warn import warnings
 from typing import Generic, TypeVar
 
 import numpy as np

@@ -8,7 +8,7 @@ torchvision's deprecated argument.
 """
 import enum
 import os
-import warnings
+from ember._warn import warnings
 
 import ember
 

@@ -474,7 +474,7 @@ class RandomErasing(_Transform):
         if not isinstance(ratio, Sequence):
             raise TypeError("Ratio should be a sequence")
         if scale[0] > scale[1] or ratio[0] > ratio[1]:
-            import warnings
+            from ember._warn import warnings
             warnings.warn("Scale and ratio should be of kind (min, max)")
         if scale[0] < 0 or scale[1] > 1:
             raise ValueError("Scale should be between 0 and 1")
