@@ -53,3 +53,20 @@ def test_warnings_point_at_the_callers_line():
             warnings.simplefilter('always')
             fn()
         assert w and all(m.filename == __file__ for m in w), [(m.filename, str(m.message)) for m in w]
+
+
+def test_decompositions_return_torch_named_tuples():
+    A = np.random.default_rng(0).standard_normal((3, 3))
+    for fn, fields in (('svd', ('U', 'S', 'V')), ('qr', ('Q', 'R')), ('slogdet', ('sign', 'logabsdet')),
+                       ('aminmax', ('min', 'max'))):
+        rs = []
+        for lib in (torch, ember):
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')         # torch.qr's deprecation
+                r = getattr(lib, fn)(lib.tensor(A))
+                m = getattr(lib.tensor(A), fn)()
+            assert type(r).__name__ == type(m).__name__ == fn and isinstance(r, tuple)
+            assert repr(r).split('(')[0].split('.')[-1] == fn
+            rs.append([getattr(r, f).numpy() for f in fields])
+        for a, b in zip(*rs):
+            np.testing.assert_allclose(np.abs(b), np.abs(a), rtol=1e-6, atol=1e-8)

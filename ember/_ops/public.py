@@ -114,6 +114,23 @@ def _public_signature(decl):
     return sig.replace(parameters=params)
 
 
+def _with_structseq(fn, rt):
+    def wrapper(*args, **kwargs):
+        return rt(*fn(*args, **kwargs))
+    return wrapper
+
+
+def _named_returns(decl, name):
+    """torch.return_types.<name> for a public operator whose schema names its several returns (torch.svd's
+    ``(Tensor U, Tensor S, Tensor V)``); None for the others and for ember's internal entry points."""
+    from .overloads import _return_names
+    from ..return_types import _structseq
+    names = _return_names(decl.op.schema)
+    if not names or len(names) < 2 or name.startswith('_') or name.endswith('_forward'):
+        return None
+    return _structseq(name, names)
+
+
 def build(Tensor, functions, nn_functional, results=None):
     """Install every declared operator into ``functions`` (a dict), ``Tensor`` and ``nn_functional``."""
     for name, decl in DECLS.items():
@@ -124,6 +141,9 @@ def build(Tensor, functions, nn_functional, results=None):
             fn = _with_out(fn, decl.out_op.call, len(op.schema.returns))
         if pos is not None:
             fn = _with_varargs(fn, pos)
+        rt = _named_returns(decl, name)
+        if rt is not None:
+            fn = _with_structseq(fn, rt)
         if decl.kind == 'factory':
             fn = _with_requires_grad(fn)
             if decl.out_op is None and any(a.base_type == 'ScalarType' for a in op.schema.arguments):
@@ -145,6 +165,8 @@ def build(Tensor, functions, nn_functional, results=None):
                 decl.out_op.public = fn
         if decl.method and decl.kind != 'factory':
             meth = op.call if pos is None else _with_varargs(op.call, pos)
+            if rt is not None:
+                meth = _with_structseq(meth, rt)
             if not hasattr(Tensor, name) or getattr(getattr(Tensor, name), '_generated', True):
                 setattr(Tensor, name, meth)
         if decl.inplace_op is not None:
