@@ -179,7 +179,23 @@ def tensor_repr(t, prefix='tensor('):
         suffixes.append(f'grad_fn=<{t._grad_fn.name()}>')
     elif t._requires_grad:
         suffixes.append('requires_grad=True')
-    return prefix + body + ''.join(', ' + s for s in suffixes) + ')'
+    return _add_suffixes(prefix + body, suffixes, indent)
+
+
+def _add_suffixes(text, suffixes, indent):
+    """``, dtype=...``, ``, grad_fn=<...>``: each on the last line while it fits in ``linewidth``, else on a new
+    line indented under the values (torch's rule)."""
+    parts = [text]
+    last = len(text) - text.rfind('\n') + 1
+    for s in suffixes:
+        if last + len(s) + 2 > PRINT_OPTS.linewidth:
+            parts.append(',\n' + ' ' * indent + s)
+            last = indent + len(s)
+        else:
+            parts.append(', ' + s)
+            last += len(s) + 2
+    parts.append(')')
+    return ''.join(parts)
 
 
 def _sparse_repr(t):

@@ -70,3 +70,15 @@ def test_decompositions_return_torch_named_tuples():
             rs.append([getattr(r, f).numpy() for f in fields])
         for a, b in zip(*rs):
             np.testing.assert_allclose(np.abs(b), np.abs(a), rtol=1e-6, atol=1e-8)
+
+
+def test_repr_suffixes_wrap_as_torch():
+    """A suffix (grad_fn=, dtype=, requires_grad=) that would pass linewidth goes on its own line."""
+    out = []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        out.append([repr((lib.randn(3, 8) * 0.01).requires_grad_() * 1),
+                    repr(lib.randn(2, 7, dtype=lib.float64, requires_grad=True)),
+                    repr(lib.empty(1024, 5, 65535, 65535, device='meta', requires_grad=True) * 2),
+                    repr(lib.randn(4, requires_grad=True) * 2)])
+    assert [r.replace('torch.', 'X.') for r in out[0]] == [r.replace('ember.', 'X.') for r in out[1]]
