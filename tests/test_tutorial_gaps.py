@@ -82,3 +82,28 @@ def test_repr_suffixes_wrap_as_torch():
                     repr(lib.empty(1024, 5, 65535, 65535, device='meta', requires_grad=True) * 2),
                     repr(lib.randn(4, requires_grad=True) * 2)])
     assert [r.replace('torch.', 'X.') for r in out[0]] == [r.replace('ember.', 'X.') for r in out[1]]
+
+
+def test_torch_functional_module():
+    import ember.functional as EF
+    import torch.functional as TF
+    for name in EF.__all__:
+        if hasattr(TF, name):
+            assert callable(getattr(EF, name)), name
+    a = np.arange(6.0).reshape(2, 3)
+    assert np.array_equal(EF.einsum('ij->j', ember.tensor(a)).numpy(), TF.einsum('ij->j', torch.tensor(a)).numpy())
+
+
+def test_non_leaf_grad_warning_and_node_reprs_as_torch():
+    out = []
+    for lib in (torch, ember):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter('always')
+            y.grad
+        acc = y.grad_fn.next_functions[0][0]
+        out.append((str(w[0].message).split(' (Triggered')[0], repr(acc).split(' at ')[0], acc.name()))
+    assert out[0][0] == out[1][0]
+    assert out[0][1] == out[1][1] == '<AccumulateGrad object'
+    assert out[1][2] == 'torch::autograd::AccumulateGrad'

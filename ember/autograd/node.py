@@ -98,8 +98,8 @@ class Node:
             self._retain_grad_hooks = {}
         self._retain_grad_hooks[output_nr] = fn
 
-    def __repr__(self):
-        return f'<{self.name()} object at {hex(id(self))}>'
+    def __repr__(self):     # the class name, as torch's (an AccumulateGrad's name() is torch's C++ name)
+        return f'<{type(self).__name__} object at {hex(id(self))}>'
 
     def __getattr__(self, name):
         # ``_saved_self`` / ``_raw_saved_self``: introspection of what the node saved (as torch's nodes do)
