@@ -97,7 +97,7 @@ class Generator:
 # double normal of Box-Muller, a kept float normal ember never makes
 _STATE = np.dtype({'names': ['seed', 'left', 'seeded', 'next', 'state', 'normal_x', 'normal_y', 'normal_rho',
                              'normal_is_valid', 'float_normal', 'float_normal_is_valid'],
-                   'formats': ['<i8', '<i4', '<i4', '<u8', ('<u8', 624), '<f8', '<f8', '<f8', '<i4', '<f4', '?'],
+                   'formats': ['<u8', '<i4', '<i4', '<u8', ('<u8', 624), '<f8', '<f8', '<f8', '<i4', '<f4', '?'],
                    'offsets': [0, 8, 12, 16, 24, 5016, 5024, 5032, 5040, 5048, 5052], 'itemsize': 5056})
 
 

@@ -217,3 +217,12 @@ def test_generator_state_is_torchs_bytes():
         ember.set_rng_state(ember.zeros(10, dtype=ember.uint8))
     with pytest.raises(TypeError, match='RNG state must be a torch.ByteTensor'):
         ember.set_rng_state(ember.zeros(10))
+
+
+def test_state_of_a_seed_past_2_63_as_torch():
+    """torch's state keeps the seed as uint64: ember.seed() may pick any 64-bit seed, and get_state must hold it
+    (checkpointing calls get_rng_state; an int64 field overflowed)."""
+    for s in (2 ** 63, 2 ** 64 - 5):
+        g, t = ember.Generator().manual_seed(s), torch.Generator().manual_seed(s)
+        assert bytes(g.get_state().numpy()) == bytes(t.get_state().numpy())
+        assert ember.Generator().set_state(ember.tensor(t.get_state().numpy())).initial_seed() == s
