@@ -53,7 +53,8 @@ class _Alias(types.ModuleType):
         self.__dict__[name] = value
 
 
-_PREFIXES = {'torch': 'ember', 'torchvision': 'ember.vision'}    # torch name → ember package
+_PREFIXES = {'torch': 'ember', 'torchvision': 'ember.vision',     # torch name → ember package
+             'functorch': None}     # the functorch package, built here over ember.func (_functorch_module)
 
 
 def _split(fullname):
@@ -70,9 +71,9 @@ class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         root, ember_root = _split(spec.name)
-        ember_name = ember_root + spec.name[len(root):]
+        ember_name = ember_root + spec.name[len(root):] if ember_root else None
         try:
-            target = importlib.import_module(ember_name)
+            target = importlib.import_module(ember_name) if ember_root else _functorch_module(spec.name)
         except ModuleNotFoundError:
             raise ModuleNotFoundError(f"ember does not implement the {root} module '{spec.name}'",
                                       name=spec.name) from None
@@ -80,6 +81,138 @@ class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         pass
+
+
+# --- functorch ---------------------------------------------------------------------
+# NOTE [functorch alias]: torch ships the old functorch package beside itself (torch.func's predecessor). Its
+# transforms are torch.func's, so the alias hands out ember.func's; what torch.func dropped is the stateful-module
+# API, make_functional(model) -> (fmodel, params), written below over ember.func.functional_call.
+
+def _functorch_module(name):
+    """The ember module behind ``functorch`` (or ``functorch.experimental``); ModuleNotFoundError for others."""
+    mod = _FUNCTORCH.get(name)
+    if mod is None:
+        if name not in ('functorch', 'functorch.experimental'):
+            raise ModuleNotFoundError(name)
+        from . import func
+        mod = types.ModuleType(f'ember.compat.{name}')
+        mod.functionalize = func.functionalize
+        if name == 'functorch':
+            mod.__path__ = []       # a package: `import functorch.experimental` asks the hook for its submodules
+            for n in ('vmap', 'grad', 'grad_and_value', 'vjp', 'jvp', 'jacrev', 'jacfwd', 'hessian', 'linearize'):
+                setattr(mod, n, getattr(func, n))
+            mod.FunctionalModule, mod.FunctionalModuleWithBuffers = _functional_module_classes()
+            mod.make_functional = make_functional
+            mod.make_functional_with_buffers = make_functional_with_buffers
+            mod.combine_state_for_ensemble = combine_state_for_ensemble
+        _FUNCTORCH[name] = mod
+    return mod
+
+
+_FUNCTORCH = {}
+
+
+def _unique_members(named):
+    """``(names, values, names_map)`` as functorch's extract_weights: each tensor once (its first name), and every
+    name it goes by (tied weights), so that one value replaces all of them."""
+    names, values, names_map, first = [], [], {}, {}
+    for n, v in named:
+        if id(v) in first:
+            names_map[first[id(v)]].append(n)
+            continue
+        first[id(v)] = n
+        names.append(n)
+        values.append(v)
+        names_map[n] = [n]
+    return tuple(names), tuple(values), names_map
+
+
+def _functional_module_classes():
+    if 'classes' not in _FUNCTORCH:
+        from . import nn
+        from .func import functional_call
+
+        def call(module, names_map, names, values, args, kwargs):
+            state = {alias: v for n, v in zip(names, values) for alias in names_map[n]}
+            return functional_call(module, state, args, kwargs, tie_weights=False)
+
+        class FunctionalModule(nn.Module):
+            """What ``make_functional`` returns: ``fmodel(params, *args)`` runs the model with ``params``."""
+
+            def __init__(self, stateless_model, param_names, names_map):
+                super().__init__()
+                self.stateless_model, self.param_names, self.names_map = stateless_model, param_names, names_map
+
+            def forward(self, params, *args, **kwargs):
+                return call(self.stateless_model, self.names_map, self.param_names, tuple(params), args, kwargs)
+
+        class FunctionalModuleWithBuffers(nn.Module):
+            """What ``make_functional_with_buffers`` returns: ``fmodel(params, buffers, *args)``."""
+
+            def __init__(self, stateless_model, param_names, buffer_names, param_names_map, buffer_names_map):
+                super().__init__()
+                self.stateless_model, self.param_names, self.buffer_names = stateless_model, param_names, buffer_names
+                self.all_names_map = dict(param_names_map)
+                self.all_names_map.update(buffer_names_map)
+
+            def forward(self, params, buffers, *args, **kwargs):
+                return call(self.stateless_model, self.all_names_map, self.param_names + self.buffer_names,
+                            tuple(params) + tuple(buffers), args, kwargs)
+
+        FunctionalModule.__module__ = FunctionalModuleWithBuffers.__module__ = 'functorch'
+        _FUNCTORCH['classes'] = (FunctionalModule, FunctionalModuleWithBuffers)
+    return _FUNCTORCH['classes']
+
+
+def _extract(model, buffers, disable_autograd_tracking):
+    import copy
+    model = copy.deepcopy(model)    # functorch's params belong to a copy: the model given stays untouched
+    pn, params, pmap = _unique_members(model.named_parameters(remove_duplicate=False))
+    if disable_autograd_tracking:
+        for p in params:
+            p.requires_grad_(False)
+    if not buffers:
+        return model, (pn, params, pmap)
+    return model, (pn, params, pmap), _unique_members(model.named_buffers(remove_duplicate=False))
+
+
+def make_functional(model, disable_autograd_tracking=False):
+    """functorch.make_functional: ``(fmodel, params)`` with ``fmodel(params, *args)`` a pure function of params.
+
+    >>> import ember
+    >>> fmodel, params = make_functional(ember.nn.Linear(2, 1))
+    >>> fmodel((ember.ones(1, 2), ember.zeros(1)), ember.tensor([[1., 2.]]))
+    tensor([[3.]])
+    """
+    if len(list(model.buffers())) > 0:
+        raise RuntimeError("make_functional(model): `model` has buffers. Please use "
+                           "make_functional_with_buffers(model) instead.")
+    FunctionalModule, _ = _functional_module_classes()
+    copy_, (names, params, names_map) = _extract(model, False, disable_autograd_tracking)
+    return FunctionalModule(copy_, names, names_map), params
+
+
+def make_functional_with_buffers(model, disable_autograd_tracking=False):
+    """functorch.make_functional_with_buffers: ``(fmodel, params, buffers)``, ``fmodel(params, buffers, *args)``."""
+    _, FunctionalModuleWithBuffers = _functional_module_classes()
+    copy_, (pn, params, pmap), (bn, buffers, bmap) = _extract(model, True, disable_autograd_tracking)
+    return FunctionalModuleWithBuffers(copy_, pn, bn, pmap, bmap), params, buffers
+
+
+def combine_state_for_ensemble(models):
+    """functorch.combine_state_for_ensemble: ``(fmodel, params, buffers)``, each parameter and buffer stacked over
+    the ``M`` models along a new first dimension, for ``vmap(fmodel, (0, 0, None))(params, buffers, x)``."""
+    from . import stack
+    if len(models) == 0:
+        raise RuntimeError("combine_state_for_ensemble: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError("combine_state_for_ensemble: Expected all models to have the same training/eval mode.")
+    if not all(type(m) is type(models[0]) for m in models):
+        raise RuntimeError("combine_state_for_ensemble: Expected all models to be of the same class.")
+    funcs, params, buffers = zip(*[make_functional_with_buffers(m) for m in models])
+    params = tuple(stack(shards).detach() for shards in zip(*params))
+    buffers = tuple(stack(shards).detach() for shards in zip(*buffers))
+    return funcs[0], params, buffers
 
 
 SHIM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), '_torch_shim')
@@ -113,7 +246,29 @@ def run(script, argv=()):
     # (fast_neural_style/neural_style/neural_style.py imports utils, vgg and transformer_net beside it)
     import os
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-    runpy.run_path(script, run_name='__main__')
+    path = os.path.abspath(script)
+    if not os.path.isfile(path) or path.endswith('.zip'):
+        runpy.run_path(path, run_name='__main__')       # a folder or zip with a __main__.py
+        return
+    _run_file_as_main(path)
+
+
+def _run_file_as_main(path):
+    """As ``python script.py``: ``__file__`` absolute (Python 3.9+) while ``sys.argv[0]`` stays as typed
+    (runpy.run_path sets both to the path it is given)."""
+    import builtins
+    with open(path, 'rb') as f:
+        code = compile(f.read(), path, 'exec')
+    main = types.ModuleType('__main__')
+    main.__dict__.update(__file__=path, __cached__=None, __loader__=None, __package__=None, __spec__=None,
+                         __builtins__=builtins)
+    old = sys.modules.get('__main__')
+    sys.modules['__main__'] = main
+    try:
+        exec(code, main.__dict__)
+    finally:
+        if old is not None:
+            sys.modules['__main__'] = old
 
 
 # --- compat report -------------------------------------------------------------------

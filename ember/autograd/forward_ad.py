@@ -12,6 +12,7 @@ tangent from its forward derivative (NOTE [forward AD] in autograd/forward.py). 
 tensor([5.4366, 0.0000])
 """
 import collections
+import weakref
 
 from .._core.tensor_impl import TensorImpl
 from .._dispatch.ops_namespace import aten
@@ -72,13 +73,25 @@ def make_dual(tensor, tangent, *, level=None):
         raise RuntimeError(f"Trying to set a forward gradient that has a different size than that of the original "
                            f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
                            f"forward gradient is of size {list(tangent.shape)}.")
-    if tangent.dtype != tensor.dtype:
-        raise RuntimeError(f"Expected tangent to have the same dtype as primal: {tangent.dtype} vs {tensor.dtype}")
     with _fw._Hide(lvl):
         dual = aten.alias.default(tensor)
         tangent = _like_layout(tangent, tensor)
-    _fw.attach(dual, lvl, tangent)
+    _attach_as_given(dual, lvl, tangent)
     return dual
+
+
+def _attach_as_given(dual, lvl, tangent):
+    """``forward.attach`` without its cast: torch keeps a make_dual tangent in its own dtype (a float32 tangent on a
+    float64 primal unpacks as float32; a real tangent of a complex primal stays real). Tangents that operators
+    compute from it are cast to their output's dtype by ``attach``, where torch's follow each formula's promotion."""
+    if tangent.dtype == dual.dtype:
+        _fw.attach(dual, lvl, tangent)
+        return
+    fw = dict(dual._fw) if dual._fw else {}
+    fw[lvl] = tangent
+    dual._fw = fw
+    dual._keys |= _fw.FORWARD_AD_BIT
+    lvl.tensors.append(weakref.ref(dual))
 
 
 def _like_layout(tangent, primal):

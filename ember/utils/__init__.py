@@ -1,5 +1,10 @@
-"""ember.utils: data loading, checkpointing, and the PrivateUse1 device hooks."""
+"""ember.utils: data loading, checkpointing, swap_tensors, and the PrivateUse1 device hooks."""
 import numpy as np
+
+from ._swap_tensors import swap_tensors
+# ember.__future__ (torch.__future__) becomes an attribute of the ember package here, as torch/__init__ imports
+# it: ember imports utils early, and __future__ imports nothing
+from .. import __future__  # noqa: F401,E402
 
 
 _privateuse1 = ['privateuseone']

@@ -61,6 +61,26 @@ class SummaryWriter(_tbx.SummaryWriter):
                  filename_suffix=''):
         super().__init__(log_dir, comment=comment, purge_step=purge_step, max_queue=max_queue,
                          flush_secs=flush_secs, filename_suffix=filename_suffix)
+        # torch's writer keeps its arguments as these attributes (tensorboardX keeps the directory as ``logdir``)
+        self.purge_step, self.max_queue, self.flush_secs = purge_step, max_queue, flush_secs
+        self.filename_suffix = filename_suffix
+
+    @property
+    def log_dir(self):
+        """The directory event files go to (torch's name; tensorboardX calls it ``logdir``)."""
+        return self.logdir
+
+    @log_dir.setter
+    def log_dir(self, value):
+        self.logdir = value
+
+    def get_logdir(self):
+        """The directory event files go to: ``log_dir``, or the ``runs/DATETIME_HOSTNAME`` made when none was given.
+
+        >>> SummaryWriter('runs/exp1').get_logdir()          # doctest: +SKIP
+        'runs/exp1'
+        """
+        return self.logdir
 
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
         """The model's graph, exported to ONNX by ember.onnx.export and written as TensorBoard's GraphDef."""
