@@ -107,3 +107,24 @@ def test_non_leaf_grad_warning_and_node_reprs_as_torch():
     assert out[0][0] == out[1][0]
     assert out[0][1] == out[1][1] == '<AccumulateGrad object'
     assert out[1][2] == 'torch::autograd::AccumulateGrad'
+
+
+NODE_CASES = [((3,), (3,)), ((3,), (3, 4)), ((2, 3), (3,)), ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)), ((5, 2, 3), (3,)),
+              ((3,), (5, 3, 4)), ((2, 3), (5, 3, 4)), ((5, 2, 3), (5, 3, 4)), ((1, 2, 3), (5, 3, 4))]
+
+
+def test_node_names_printed_as_torch():
+    """NOTE [node names by shape]: grad_fn=<MmBackward0> for a matrix product, <AddmmBackward0> for nn.Linear on
+    a batch, torch's overload numbers for pow and clamp."""
+    names = []
+    for lib in (torch, ember):
+        F = lib.nn.functional
+        r = [(lib.randn(*a, requires_grad=True) @ lib.randn(*b, requires_grad=True)).grad_fn.name()
+             for a, b in NODE_CASES]
+        w, b = lib.randn(4, 3, requires_grad=True), lib.randn(4, requires_grad=True)
+        r += [F.linear(lib.randn(*s), w, bias).grad_fn.name() for s in ((2, 3), (3,), (5, 2, 3)) for bias in (b, None)]
+        x = lib.randn(3, requires_grad=True)
+        r += [x.clamp(0, 1).grad_fn.name(), x.clamp(min=lib.zeros(3)).grad_fn.name(), (x ** x).grad_fn.name(),
+              (2 ** x).grad_fn.name(), (x ** 2).grad_fn.name(), repr(lib.nn.Linear(3, 2)(lib.ones(1, 3))).split('grad_fn=')[1]]
+        names.append(r)
+    assert names[0] == names[1]

@@ -326,7 +326,10 @@ def _pow_exponent(grad, self, exponent, result):
 
 
 pointwise('pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor', 'promote',
-          {'self': _pow_self, 'exponent': _pow_exponent}, check=_pow_check, numbers=('self', 'exponent'))
+          {'self': _pow_self, 'exponent': _pow_exponent}, check=_pow_check, numbers=('self', 'exponent'),
+          # torch's overloads: Tensor_Scalar PowBackward0, Tensor_Tensor PowBackward1, Scalar (2 ** t) PowBackward2
+          grad_name=lambda self, exponent: 'PowBackward0' if exponent is None else 'PowBackward2' if self is None
+          else 'PowBackward1')
 
 
 def _float_power(self, exponent):
@@ -631,7 +634,9 @@ def _clamp_max(grad, self, min, max):
 
 
 pointwise('clamp(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor', 'promote',
-          {'self': _clamp_self, 'min': _clamp_min, 'max': _clamp_max}, check=_clamp_check)
+          {'self': _clamp_self, 'min': _clamp_min, 'max': _clamp_max}, check=_clamp_check,
+          # NOTE [node names by shape]: torch's Scalar-bound overload is ClampBackward1, its Tensor one ClampBackward0
+          grad_name=lambda self, min, max: 'ClampBackward1' if min is None and max is None else 'ClampBackward0')
 pointwise('clamp_min(Tensor self, Tensor min) -> Tensor', 'promote',
           {'self': lambda grad, self, min: _where(self >= min, grad, 0.),
            'min': lambda grad, self, min: _where(self < min, grad, 0.)},

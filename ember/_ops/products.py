@@ -248,7 +248,27 @@ def _matmul_folded(t1, t2, transpose):
     return out.mT.contiguous() if transpose else out
 
 
+def _matmul_node_name(a, b):
+    """torch's matmul node for these ranks (NOTE [node names by shape])."""
+    na, nb = len(a), len(b)
+    if na <= 2 and nb <= 2:
+        return {(1, 1): 'DotBackward0', (1, 2): 'SqueezeBackward4', (2, 1): 'MvBackward0'}.get((na, nb), 'MmBackward0')
+    if na == 2 or (na >= 3 and nb >= 3 and _prod(a[:-2]) == 1 < _prod(b[:-2])):
+        return 'CloneBackward0'         # torch folds through transposes and a contiguous copy there
+    return 'UnsafeViewBackward0'
+
+
+def _linear_node_name(x, w, b):
+    if len(x) == 2:
+        return 'MmBackward0' if b is None else 'AddmmBackward0'
+    if len(x) == 1:
+        return 'SqueezeBackward4' if b is None else 'ViewBackward0'
+    return 'UnsafeViewBackward0' if b is None else 'ViewBackward0'
+
+
+
 declare('matmul(Tensor self, Tensor other) -> Tensor', forward='multilinear', meta=_matmul_meta, out=True,
+        grad_name=_matmul_node_name,
         derivatives={'self': _matmul_grad_self, 'other': _matmul_grad_other}, autograd_composite=_matmul_graph,
         primitive_because="one BLAS call per dimension case; under autograd, autograd_composite records torch's pieces where they save other tensors")
 
@@ -382,7 +402,7 @@ def _linear_jvp(input, input_t, weight, weight_t, bias_t):
 
 
 declare('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', meta=_linear_meta, nn=True,
-        function=False, method=False, derivatives={('input', 'weight', 'bias'): _linear_grads}, forward=_linear_jvp,
+        function=False, method=False, grad_name=_linear_node_name, derivatives={('input', 'weight', 'bias'): _linear_grads}, forward=_linear_jvp,
         first_order={('input', 'weight', 'bias'): _linear_grads_fused},
         primitive_because="one fused GEMM plus bias with a fused first-order backward, instead of torch's addmm/matmul composite")
 

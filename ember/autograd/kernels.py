@@ -237,14 +237,21 @@ def node_class(decl):
     # the same inputs in the same order, a first-order formula where one is given
     fast = _formulas(op, {k: decl.first_order.get(k, fn) for k, fn in decl.derivatives.items()}, arg_types, saved) \
         if decl.first_order else None
-    cls_name = decl.grad_name or ''.join(w.capitalize() for w in op.schema.name.strip('_').split('_')) + 'Backward0'
+    named = decl.grad_name if isinstance(decl.grad_name, str) else None
+    cls_name = named or ''.join(w.capitalize() for w in op.schema.name.strip('_').split('_')) + 'Backward0'
     # what apply loops over: each formula with whether it reads only grad and saved values (called positionally)
     plans = lambda fs: tuple(f + (not any(p in ('grads', 'output_mask') for p in f[2]) and all(
         q.kind is q.POSITIONAL_OR_KEYWORD for q in inspect.signature(f[1]).parameters.values()),) for f in fs)
-    return type(cls_name, (FormulaNode,), {'_formulas': formulas, '_first_order': fast, '_saved_names': tuple(saved),
-                                            '_plans': plans(formulas), '_first_plans': plans(fast or ()),
-                                            '_n_outputs': len(op.schema.returns),
-                                            '_uses_grads': any('grads' in f[2] for f in formulas + (fast or ()))})
+    attrs = {'_formulas': formulas, '_first_order': fast, '_saved_names': tuple(saved), '_plans': plans(formulas),
+             '_first_plans': plans(fast or ()), '_n_outputs': len(op.schema.returns),
+             '_uses_grads': any('grads' in f[2] for f in formulas + (fast or ()))}
+    if callable(decl.grad_name):
+        # NOTE [node names by shape]: one fused operator where torch's composite records a node that depends on
+        # the operands' ranks (matmul: MmBackward0, MvBackward0, ...; linear: AddmmBackward0, ...); the name
+        # printed (grad_fn=<MmBackward0>) is torch's, from the input shapes the node keeps
+        by_shape = decl.grad_name
+        attrs['name'] = lambda self: by_shape(*[None if m is None else m[0] for m in self._in_meta])
+    return type(cls_name, (FormulaNode,), attrs)
 
 
 def _formulas(op, derivatives, arg_types, saved):
