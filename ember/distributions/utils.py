@@ -131,3 +131,15 @@ def vec_to_tril_matrix(vec, diag=0):
     mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
     mat[..., _tril_mask(n, diag, vec.device)] = vec
     return mat
+
+
+def count_and_param(dist, total_count, probs, logits):
+    """Binomial's and NegativeBinomial's parameters: ``total_count`` broadcast with exactly one of ``probs`` and
+    ``logits`` (and cast to its dtype); the one given becomes ``dist._param``."""
+    if (probs is None) == (logits is None):
+        raise ValueError('Either `probs` or `logits` must be specified, but not both.')
+    name, value = ('probs', probs) if probs is not None else ('logits', logits)
+    count, param = broadcast_all(total_count, value)
+    dist.total_count = count.type_as(param)
+    setattr(dist, name, param)
+    dist._param = param
