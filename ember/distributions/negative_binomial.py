@@ -5,7 +5,7 @@ import ember.nn.functional as F
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import count_and_param, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import count_and_param, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ['NegativeBinomial']
 
