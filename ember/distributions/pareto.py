@@ -1,5 +1,4 @@
 """The Pareto (type I) distribution: scale * exp(E) with E ~ Exponential(alpha)."""
-import ember
 from . import constraints
 from .exponential import Exponential
 from .transformed_distribution import TransformedDistribution
