@@ -45,6 +45,9 @@ def _resized(o, r):
 
 
 from ._python_functions.linalg import solve_triangular  # noqa: E402,F401  a composite of linalg_solve
+from ._python_functions.linalg import matrix_exp  # noqa: E402,F401  a composite of matmul
+from ._python_functions.lu import (linalg_lu as lu, linalg_lu_factor as lu_factor,  # noqa: E402,F401
+                                   linalg_lu_factor_ex as lu_factor_ex, linalg_lu_solve as lu_solve)
 
 matmul = _with_out(aten.matmul.default, aten.matmul.out)
 cross = _with_out(aten.linalg_cross.default, aten.linalg_cross.out)

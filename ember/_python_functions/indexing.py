@@ -297,3 +297,62 @@ def index_put_(input, indices, values, accumulate=False):
 Tensor.index_put = index_put
 Tensor.index_put_ = index_put_
 Tensor.nonzero = lambda self, *, as_tuple=False: nonzero(self, as_tuple=as_tuple)
+
+
+# --- index_reduce: scatter_reduce with one index per slice ------------------------------------------------
+_REDUCTIONS = ('prod', 'mean', 'amax', 'amin')
+
+
+def _check_index_reduce(input, dim, index, source, reduce):
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    if index.dtype not in (D.int32, D.int64):
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{D.scalar_name(index.dtype)}")
+    if index.dim() > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: {index.dim()} with type: "
+                         f"{D.scalar_name(index.dtype)} and size: {list(index.shape)}")
+    if input.dtype != source.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({D.scalar_name(input.dtype)}) and source "
+                           f"({D.scalar_name(source.dtype)}) must have the same scalar type")
+    shape, sshape = list(input.shape), list(source.shape)
+    if len(shape) != len(sshape) or shape[:dim] + shape[dim + 1:] != sshape[:dim] + sshape[dim + 1:]:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
+                           f"Got self.shape = {shape} source.shape = {sshape}")
+    if index.numel() != sshape[dim]:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
+                           f"source.size(dim): ({sshape[dim]}), for dim: {dim}")
+    if index.numel() and (index.min().item() < 0 or index.max().item() >= shape[dim]):
+        raise IndexError("index out of range in self")
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+    """Reduce the slices ``source.select(dim, i)`` into ``input.select(dim, index[i])`` with ``reduce``
+    ('prod', 'mean', 'amax' or 'amin'), the input's own values taking part unless ``include_self=False``:
+    ``scatter_reduce`` with the index spread over the other dims, so gradients are scatter_reduce's.
+
+    >>> import ember
+    >>> ember.ones(3).index_reduce(0, ember.tensor([0, 0, 2]), ember.tensor([2., 3., 4.]), 'prod')
+    tensor([6., 1., 4.])
+    """
+    warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning)
+    nd = max(input.dim(), 1)
+    if not -nd <= dim < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+    dim %= nd
+    _check_index_reduce(input, dim, index, source, reduce)
+    shape = [1] * source.dim()
+    shape[dim] = -1
+    spread = index.to(D.int64).reshape(shape).expand(source.shape)
+    r = aten.scatter_reduce.two(input, dim, spread, source, reduce, include_self=include_self)
+    return r if out is None else out.resize_(r.shape).copy_(r)
+
+
+def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    return self.copy_(index_reduce(self, dim, index, source, reduce, include_self=include_self))
+
+
+__all__ += ['index_reduce']
+Tensor.index_reduce = lambda self, dim, index, source, reduce, *, include_self=True: index_reduce(
+    self, dim, index, source, reduce, include_self=include_self)
+Tensor.index_reduce_ = _index_reduce_

@@ -1,10 +1,15 @@
 """Public product functions with torch's flexible signatures: ``einsum`` (operands as varargs or one
-list), ``tensordot`` (``dims`` as an int, a pair of lists or a tensor), ``chain_matmul``; and triangular
-solves written in ``linalg_solve`` (``linalg.solve_triangular``, ``cholesky_solve``, ``cholesky_inverse``)."""
+list), ``tensordot`` (``dims`` as an int, a pair of lists or a tensor), ``chain_matmul``; triangular
+solves written in ``linalg_solve`` (``linalg.solve_triangular``, ``cholesky_solve``, ``cholesky_inverse``);
+and matrix functions written in products (``matrix_exp``, ``pinverse``)."""
+import math
+
+from .._core.dtype import scalar_name
 from .._tensor import Tensor
 from ..ops import aten
 
-__all__ = ['einsum', 'tensordot', 'chain_matmul', 'cholesky_solve', 'cholesky_inverse']
+__all__ = ['einsum', 'tensordot', 'chain_matmul', 'cholesky_solve', 'cholesky_inverse', 'matrix_exp', 'pinverse',
+           'matrix_rank']
 
 
 def einsum(equation, *operands):
@@ -103,3 +108,67 @@ def cholesky_inverse(L, upper=False, *, out=None):
 
 Tensor.cholesky_solve = lambda self, input2, upper=False: cholesky_solve(self, input2, upper)
 Tensor.cholesky_inverse = lambda self, upper=False: cholesky_inverse(self, upper)
+
+
+def _square_check(A, name):
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if not (A.is_floating_point() or A.is_complex()):
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_name(A.dtype)}")
+
+
+_EXP_TERMS = 18     # Taylor terms after scaling to norm <= 1: the remainder is below 1/19! ~ 8e-18
+
+
+def matrix_exp(A):
+    """The matrix exponential e^A of each square matrix in ``A``, by scaling and squaring:
+    e^A = (T(A / 2^s))^(2^s), T the Taylor polynomial of degree 18 and s chosen so that ||A / 2^s||_inf <= 1.
+    Written in matmuls, so its gradient is the derivative of the same products (torch differentiates the
+    exact Frechet derivative; the two agree to rounding).
+
+    >>> import ember
+    >>> ember.matrix_exp(ember.zeros(2, 2))
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    _square_check(A, "linalg.matrix_exp")
+    n = A.shape[-1]
+    if A.numel() == 0:
+        return A.clone()
+    norm = A.detach().abs().sum(-1).amax().item()        # the largest row sum over the whole batch
+    s = max(0, math.ceil(math.log2(norm))) if norm > 0 and math.isfinite(norm) else 0
+    X = A / (2 ** s) if s else A
+    eye = aten.eye.default(n, dtype=A.dtype, device=A.device)
+    P = eye + X / _EXP_TERMS
+    for k in range(_EXP_TERMS - 1, 0, -1):       # Horner: I + X/1 (I + X/2 (I + ... (I + X/18)))
+        P = eye + X.matmul(P) / k
+    for _ in range(s):
+        P = P.matmul(P)
+    return P
+
+
+def pinverse(input, rcond=1e-15):
+    """The pseudo-inverse with singular values below ``rcond`` times the largest treated as zero
+    (torch.pinverse, which is ``linalg.pinv(input, rtol=rcond, atol=0)``).
+
+    >>> import ember
+    >>> ember.pinverse(ember.tensor([[2., 0.], [0., 0.]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.0000]])
+    """
+    return aten.linalg_pinv.default(input, rtol=rcond, atol=0.0)
+
+
+def matrix_rank(input, tol=None, symmetric=False, *, out=None):
+    """Removed from torch in 1.9 (torch.matrix_rank raises, saying so); use ember.linalg.matrix_rank."""
+    raise RuntimeError("This function was deprecated since version 1.9 and is now removed.\nPlease use the "
+                       "`torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was renamed in "
+                       "`torch.linalg.matrix_rank()` to 'hermitian'.")
+
+
+Tensor.matrix_exp = matrix_exp
+Tensor.pinverse = lambda self, rcond=1e-15: pinverse(self, rcond)

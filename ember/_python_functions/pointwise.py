@@ -6,11 +6,13 @@ activations torch also has as ``torch.*`` functions.
 >>> ember.multiply(ember.tensor([7, -7]), 2)
 tensor([ 14, -14])
 """
+import math
+
 import numpy as np
 
 from .._tensor import Tensor
 from .._core import dtype as D
-from .._core.dtype import scalar_name
+from .._core.dtype import check_cast, scalar_name
 from ..ops import aten
 from ..overrides import public_function
 
@@ -184,3 +186,101 @@ Tensor.hardshrink = hardshrink
 _polygamma = aten.polygamma.default
 Tensor.polygamma = lambda self, n: _polygamma(n, self)
 Tensor.polygamma_ = lambda self, n: self.copy_(_polygamma(n, self))
+
+
+# --- torch's other pointwise names: rsub, frexp, mvlgamma, igamma/igammac ------------------------------------
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input``: sub with its operands reversed (torch.rsub).
+
+    >>> import ember
+    >>> ember.rsub(ember.tensor([1, 2]), 5, alpha=2)
+    tensor([3, 1])
+    """
+    return aten.sub.Tensor(other, input, alpha=alpha)
+
+
+def _pow2(e, dtype):
+    """2**e in ``dtype`` as two factors, each inside the dtype's exponent range (so even a float64 subnormal's
+    scale, 2**1074, stays exact), for ``x * f1 * f2``."""
+    half = (e * -0.5).floor()
+    return aten.exp2.default(half.to(dtype)), aten.exp2.default((-e - half).to(dtype))
+
+
+def frexp(input, *, out=None):
+    """``(mantissa, exponent)`` with input = mantissa * 2**exponent, |mantissa| in [0.5, 1) (0, inf and nan keep
+    their value with exponent 0); exponent is int32. The mantissa is ``input`` times powers of two, so its
+    gradient is ``grad / 2**exponent``, torch's.
+
+    >>> import ember
+    >>> ember.frexp(ember.tensor([8., 0.3]))
+    ember.return_types.frexp(
+    mantissa=tensor([0.5000, 0.6000]),
+    exponent=tensor([ 4, -1], dtype=ember.int32))
+    """
+    if not input.is_floating_point():
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    a = input.detach().to(D.float64).abs()
+    regular = aten.isfinite.default(a) & (a != 0)
+    a = aten.where.self(regular, a, a.new_ones(()))
+    e = aten.log2.default(a).floor() + 1
+    for _ in range(2):                  # log2 rounds near powers of two: move e until a / 2**e is in [0.5, 1)
+        f1, f2 = _pow2(e, D.float64)
+        m = a * f1 * f2
+        e = e + (m >= 1).to(D.float64) - (m < 0.5).to(D.float64)
+    e = aten.where.self(regular, e, e.new_zeros(()))
+    f1, f2 = _pow2(e, input.dtype)
+    from ..return_types import _structseq
+    result = _structseq('frexp', ['mantissa', 'exponent'])(input * f1 * f2, e.to(D.int32))
+    if out is None:
+        return result
+    for o, r in zip(out, result):
+        o.resize_(r.shape).copy_(r)
+    return type(result)(*out)
+
+
+def mvlgamma(input, p):
+    """The multivariate log-gamma function of dimension ``p``: sum_j lgamma(x - j/2) + p(p-1)/4 log(pi).
+
+    >>> import ember
+    >>> round(ember.mvlgamma(ember.tensor([2.5]), 2).item(), 4)
+    0.857
+    """
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    total = aten.lgamma.default(input)
+    for j in range(1, p):
+        total = total + aten.lgamma.default(input - 0.5 * j)
+    return total + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def igamma(input, other, *, out=None):
+    """The regularized lower incomplete gamma function P(input, other) (torch.special.gammainc)."""
+    r = aten.special_gammainc.default(input, other)
+    return r if out is None else out.resize_(r.shape).copy_(r)
+
+
+def igammac(input, other, *, out=None):
+    """The regularized upper incomplete gamma function Q(input, other) (torch.special.gammaincc)."""
+    r = aten.special_gammaincc.default(input, other)
+    return r if out is None else out.resize_(r.shape).copy_(r)
+
+
+def _inplace(fn):
+    """The in-place method of a composite: the result written back into ``self`` (same dtype, as torch's
+    in-place ops require)."""
+    def method(self, *args):
+        r = fn(self, *args)
+        check_cast(r.dtype, self.dtype)
+        return self.copy_(r)
+    method.__name__ = fn.__name__ + '_'
+    return method
+
+
+__all__ += ['rsub', 'frexp', 'mvlgamma', 'igamma', 'igammac']
+Tensor.frexp = lambda self: frexp(self)
+Tensor.mvlgamma = lambda self, p: mvlgamma(self, p)
+Tensor.mvlgamma_ = _inplace(mvlgamma)
+Tensor.igamma = lambda self, other: igamma(self, other)
+Tensor.igammac = lambda self, other: igammac(self, other)
+Tensor.igamma_ = _inplace(igamma)
+Tensor.igammac_ = _inplace(igammac)

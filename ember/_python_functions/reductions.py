@@ -154,3 +154,34 @@ def _methods():
 
 
 _methods()
+
+
+def renorm(input, p, dim, maxnorm, *, out=None):
+    """Each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm`` scaled down to norm ``maxnorm``
+    (by maxnorm / (norm + 1e-7), torch's factor); the others unchanged. Differentiable through the norm.
+
+    >>> import ember
+    >>> ember.renorm(ember.tensor([[3., 4.], [0.3, 0.4]]), 2, 0, 1.)
+    tensor([[0.6000, 0.8000],
+            [0.3000, 0.4000]])
+    """
+    if not p > 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    nd = max(input.dim(), 1)
+    if not -nd <= dim < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+    dims = [d for d in range(input.dim()) if d != dim % nd]
+    norm = aten.linalg_vector_norm.default(input, p, dims, True)
+    factor = aten.where.self(norm > maxnorm, maxnorm / (norm + 1e-7), norm.new_ones(()))
+    return _finish(input * factor, out)
+
+
+def _renorm_(self, p, dim, maxnorm):
+    return self.copy_(renorm(self, p, dim, maxnorm))
+
+
+__all__ += ['renorm']
+Tensor.renorm = lambda self, p, dim, maxnorm: renorm(self, p, dim, maxnorm)
+Tensor.renorm_ = _renorm_

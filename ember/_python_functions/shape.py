@@ -173,3 +173,48 @@ def _method_unique_consecutive(self, return_inverse=False, return_counts=False, 
 
 Tensor.unique = _method_unique
 Tensor.unique_consecutive = _method_unique_consecutive
+
+
+# --- copies of views: narrow_copy and the unsafe_* splits --------------------------------------------------
+def narrow_copy(input, dim, start, length, *, out=None):
+    """``input.narrow(dim, start, length)`` copied into a new contiguous tensor.
+
+    >>> import ember
+    >>> ember.narrow_copy(ember.arange(6).reshape(2, 3), 1, 1, 2)
+    tensor([[1, 2],
+            [4, 5]])
+    """
+    r = aten.narrow.default(input, dim, start, length).clone(memory_format=_contiguous())
+    return r if out is None else out.resize_(r.shape).copy_(r)
+
+
+def _contiguous():
+    import ember
+    return ember.contiguous_format
+
+
+# NOTE [unsafe splits]: torch's unsafe_split/unsafe_chunk/unsafe_split_with_sizes are split without view
+# tracking, so that autograd lets their outputs be modified in place (split's outputs may not be: they are
+# several views of one base). ember has no untracked views in its public API; the pieces are copies, which give
+# the same values and gradients and may be modified in place. Writes to a piece do not reach the input, which
+# torch's documentation already tells users not to rely on.
+def unsafe_split(input, split_size, dim=0):
+    """split's pieces as separate tensors (NOTE [unsafe splits])."""
+    return tuple(p.clone() for p in aten.split.Tensor(input, split_size, dim))
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    """chunk's pieces as separate tensors (NOTE [unsafe splits])."""
+    return tuple(p.clone() for p in aten.chunk.default(input, chunks, dim))
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """split_with_sizes's pieces as separate tensors (NOTE [unsafe splits])."""
+    return tuple(p.clone() for p in aten.split_with_sizes.default(input, split_sizes, dim))
+
+
+__all__ += ['narrow_copy', 'unsafe_split', 'unsafe_chunk', 'unsafe_split_with_sizes']
+Tensor.narrow_copy = lambda self, dim, start, length: narrow_copy(self, dim, start, length)
+Tensor.unsafe_split = lambda self, split_size, dim=0: unsafe_split(self, split_size, dim)
+Tensor.unsafe_chunk = lambda self, chunks, dim=0: unsafe_chunk(self, chunks, dim)
+Tensor.unsafe_split_with_sizes = lambda self, split_sizes, dim=0: unsafe_split_with_sizes(self, split_sizes, dim)

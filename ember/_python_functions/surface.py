@@ -484,3 +484,76 @@ Tensor.fill_diagonal_ = _fill_diagonal_
 Tensor.apply_ = _apply_
 Tensor.new = _new
 Tensor.volatile = property(lambda self: False)
+
+
+# --- function forms of tensor methods, and frombuffer -----------------------------------------------------
+def is_inference(input):
+    """Whether ``input`` was made under inference mode (``Tensor.is_inference``)."""
+    return input.is_inference()
+
+
+def get_device(input):
+    """The device index of ``input``: -1 for a CPU tensor (``Tensor.get_device``)."""
+    return input.get_device()
+
+
+def zero_(input):
+    """Fill ``input`` with zeros in place and return it (``Tensor.zero_``)."""
+    return input.zero_()
+
+
+def detach_(input):
+    """Detach ``input`` from the graph in place and return it (``Tensor.detach_``)."""
+    return input.detach_()
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D CPU tensor over the bytes of ``buffer`` (any object with the buffer protocol), read as ``count``
+    elements of ``dtype`` (all that fit by default) from byte ``offset``; it shares the memory of a writable
+    buffer. torch also shares a read-only one (``bytes``), warning that writes would change it; ember warns
+    the same and copies it, since a write would fail (NumPy keeps read-only memory read-only).
+
+    >>> import ember
+    >>> ember.frombuffer(bytearray(b'\\x01\\x00\\x02\\x00'), dtype=ember.int16)
+    tensor([1, 2], dtype=ember.int16)
+    """
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    length, size = view.nbytes, dtype.itemsize
+    if length <= 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if offset < 0 or offset >= length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % size:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a "
+                             f"multiple of element size ({size})")
+        count = (length - offset) // size
+    if offset + count * size > length:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset ({offset} bytes) must not "
+                         f"be greater than actual buffer length ({length} bytes)")
+    import numpy as np
+    a = np.frombuffer(view.cast('B') if view.ndim != 1 or view.format != 'B' else view, dtype=dtype.np,
+                      count=count, offset=offset)
+    if not a.flags.writeable:
+        warnings.warn("The given buffer is not writable, and PyTorch does not support non-writable tensors. This "
+                      "means you can write to the underlying (supposedly non-writable) buffer using the tensor. You "
+                      "may want to copy the buffer to protect its data or make it writable before converting it to "
+                      "a tensor. This type of warning will be suppressed for the rest of this program.", UserWarning)
+        a = a.copy()
+    t = _E().from_numpy(a)
+    return t.requires_grad_() if requires_grad else t
+
+
+def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
+                       requires_grad=False):
+    """An uninitialized tensor with the given sizes and strides, of ``self``'s dtype and device by default."""
+    t = _E().empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device)
+    return t.requires_grad_() if requires_grad else t
+
+
+__all__ += ['is_inference', 'get_device', 'zero_', 'detach_', 'frombuffer']
+Tensor.new_empty_strided = _new_empty_strided
