@@ -189,3 +189,30 @@ def test_einsum_saves_what_torch_saves_across_layouts(eq, shapes):
                 assert e == t, f'{eq} {shapes}, requires_grad {grads}, {layouts}: write to {target}: torch {t}, ember {e}'
                 checked += 1
     assert checked
+
+
+def test_linear_saves_what_addmm_saves():
+    """torch's linear (addmm) saves the input only for the weight's gradient and the weight only for the input's:
+    a weight changed in place before the backward of an input that needs no gradient is fine (a GAN's step
+    order), and raises where the input needs its gradient."""
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        lin = lib.nn.Linear(4, 2)
+        loss = lin(lib.randn(3, 4)).sum()
+        with lib.no_grad():
+            lin.weight.add_(1.0)
+        loss.backward()
+        assert lin.weight.grad.shape == (2, 4)
+        x = lib.randn(3, 4, requires_grad=True)
+        loss = lin(x).sum()
+        with lib.no_grad():
+            lin.weight.add_(1.0)
+        with pytest.raises(RuntimeError, match='modified by an inplace operation'):
+            loss.backward()
+        x = lib.randn(3, 4, requires_grad=True)       # the weight frozen: only the weight is saved
+        lin.requires_grad_(False)
+        loss = lin(x).sum()
+        x.data.add_(1.0)
+        loss.backward()
+        assert x.grad is not None
+        lin.requires_grad_(True)

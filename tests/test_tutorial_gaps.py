@@ -128,3 +128,13 @@ def test_node_names_printed_as_torch():
               (2 ** x).grad_fn.name(), (x ** 2).grad_fn.name(), repr(lib.nn.Linear(3, 2)(lib.ones(1, 3))).split('grad_fn=')[1]]
         names.append(r)
     assert names[0] == names[1]
+
+
+def test_lstm_takes_its_state_as_a_list():
+    """yunjey/pytorch-tutorial's language model passes (h, c) as a list."""
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        lstm, cell = lib.nn.LSTM(3, 4, 1, batch_first=True), lib.nn.LSTMCell(3, 4)
+        out, (h, c) = lstm(lib.randn(2, 5, 3), [lib.zeros(1, 2, 4), lib.zeros(1, 2, 4)])
+        h2, c2 = cell(lib.randn(2, 3), [lib.zeros(2, 4), lib.zeros(2, 4)])
+        assert out.shape == (2, 5, 4) and h.shape == (1, 2, 4) and h2.shape == (2, 4)

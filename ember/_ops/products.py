@@ -364,8 +364,8 @@ def _linear_grad_input(grad, weight):
     return grad.matmul(weight)
 
 
-def _linear_grad_weight(grad, input, weight):
-    if weight.dim() == 1:
+def _linear_grad_weight(grad, input, weight_ndim):
+    if weight_ndim == 1:
         return (grad.unsqueeze(-1) * input) if input.dim() > 1 else grad * input
     if input.dim() == 1:
         return grad.unsqueeze(-1) * input
@@ -375,19 +375,21 @@ def _linear_grad_weight(grad, input, weight):
     return g.t().mm(input.reshape(-1, input.shape[-1]))
 
 
-def _linear_grads(grad, input, weight, output_mask):
-    """All three gradients at once, in ember ops (they differentiate again)."""
+def _linear_grads(grad, input, weight, weight_ndim, output_mask):
+    """All three gradients at once, in ember ops (they differentiate again). ``input`` is saved only for the
+    weight's gradient and ``weight`` only for the input's (saved_for, as torch's addmm saves them): a step that
+    changes the weight before the backward of an input that needs no gradient is allowed."""
     return [_linear_grad_input(grad, weight) if output_mask[0] else None,
-            _linear_grad_weight(grad, input, weight) if output_mask[1] else None,
+            _linear_grad_weight(grad, input, weight_ndim) if output_mask[1] else None,
             grad if output_mask[2] else None]
 
 
-def _linear_grads_fused(grad, input, weight, output_mask):
+def _linear_grads_fused(grad, input, weight, weight_ndim, output_mask):
     """A first-order backward of a matrix weight runs the fused ``linear_backward`` kernel (its two GEMMs on
     two intra-op threads, one hand-off instead of a split of each)."""
-    if weight.dim() == 2 and input.dim() >= 1 and grad.dim() >= 1:
+    if input is not None and weight is not None and weight_ndim == 2 and input.dim() >= 1 and grad.dim() >= 1:
         return aten.linear_backward.default(input, grad, weight, tuple(output_mask))
-    return _linear_grads(grad, input, weight, output_mask)
+    return _linear_grads(grad, input, weight, weight_ndim, output_mask)
 
 
 def _linear_jvp(input, input_t, weight, weight_t, bias_t):
@@ -404,6 +406,7 @@ def _linear_jvp(input, input_t, weight, weight_t, bias_t):
 declare('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', meta=_linear_meta, nn=True,
         function=False, method=False, grad_name=_linear_node_name, derivatives={('input', 'weight', 'bias'): _linear_grads}, forward=_linear_jvp,
         first_order={('input', 'weight', 'bias'): _linear_grads_fused},
+        saved_for={'input': ('weight',), 'weight': ('input',)},
         primitive_because="one fused GEMM plus bias with a fused first-order backward, instead of torch's addmm/matmul composite")
 
 

@@ -24,7 +24,8 @@ class OpDecl:
     def __init__(self, schema, meta=None, kind='generic', derivatives=None, composite=None, inplace=False,
                  out=False, method=True, function=True, nn=False, name=None,
                  grad_name=None, differentiable=True, tags=(), doc=None, explicit=None, output_differentiability=None,
-                 first_order=None, complex_formulas=False, autograd_composite=None, ns='aten', primitive_because=None, forward=None):
+                 first_order=None, complex_formulas=False, autograd_composite=None, ns='aten', primitive_because=None, forward=None,
+                 saved_for=None):
         self.schema_text = schema
         self.meta = meta
         self.kind = kind
@@ -33,6 +34,10 @@ class OpDecl:
         # create_graph): they may call fused backward kernels that have no derivative of their own. The
         # autograd kernel picks between the two (autograd/kernels.py); a formula never asks the grad mode.
         self.first_order = first_order or {}
+        # for a joint formula (one function for several inputs): which inputs' gradients need each value it reads,
+        # e.g. linear's {'input': ('weight',), 'weight': ('input',)}: the value is saved only when one of those
+        # requires grad (as torch's addmm saves mat1 for mat2's gradient), and arrives as None otherwise
+        self.saved_for = saved_for or {}
         # NOTE [complex gradients]: False (most operators) means the formulas are written for real tensors and
         # the autograd kernel evaluates them on the conjugates of the saved values when the output is complex;
         # True means they are written for complex tensors as they stand (abs, angle, sgn, the FFTs, ...)

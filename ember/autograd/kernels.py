@@ -168,7 +168,7 @@ class FormulaNode(Node):
             elif p == 'output_mask':        # which inputs of a joint formula need a gradient
                 kwargs[p] = [e[0] is not None for e in self.next_functions[k:k + n]]
             else:
-                kwargs[p] = saved[p]
+                kwargs[p] = saved.get(p)        # None: not saved, no gradient that reads it is wanted (saved_for)
         return kwargs
 
 
@@ -293,6 +293,8 @@ def autograd_kernel(decl):
     for f in cls._formulas + (cls._first_order or ()):
         for p in f[2]:
             users.setdefault(p, set()).update(pos[n] for n in (f[0] if isinstance(f[0], tuple) else (f[0],)))
+    for p, inputs in decl.saved_for.items():     # a joint formula's value needed by some of its inputs only
+        users[p] = {pos[n] for n in inputs}
     # users as bit masks of argument positions: the per-call test is one AND of small ints
     mask = lambda ps: sum(1 << q for q in set(ps))
     saved_args = [(n, pos[n], mask(users.get(n, ()))) for n in cls._saved_names if n not in _RESULTS and n in pos]

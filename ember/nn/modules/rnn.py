@@ -261,6 +261,8 @@ class RNNBase(Module):
 
     def forward(self, input, hx=None):
         lstm = self.mode == 'LSTM'
+        if isinstance(hx, list):        # torch takes (h, c) as a list too
+            hx = tuple(hx)
         if isinstance(input, PackedSequence):
             data, batch_sizes_t, sorted_indices, unsorted_indices = input
             batch_sizes = [int(b) for b in batch_sizes_t.tolist()]
@@ -413,6 +415,8 @@ class RNNCellBase(Module):
             init.uniform_(weight, -stdv, stdv)
 
     def _prepare(self, input, hx, n_states):
+        if isinstance(hx, list):        # torch takes (h, c) as a list too
+            hx = tuple(hx)
         if input.dim() not in (1, 2):
             raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.dim()}D instead")
         if hx is not None:
