@@ -375,21 +375,36 @@ def _linear_grad_weight(grad, input, weight_ndim):
     return g.t().mm(input.reshape(-1, input.shape[-1]))
 
 
-def _linear_grads(grad, input, weight, weight_ndim, output_mask):
+def _linear_grads(grad, input, weight, weight_sizes, output_mask):
     """All three gradients at once, in ember ops (they differentiate again). ``input`` is saved only for the
     weight's gradient and ``weight`` only for the input's (saved_for, as torch's addmm saves them): a step that
     changes the weight before the backward of an input that needs no gradient is allowed."""
     return [_linear_grad_input(grad, weight) if output_mask[0] else None,
-            _linear_grad_weight(grad, input, weight_ndim) if output_mask[1] else None,
+            _linear_grad_weight(grad, input, len(weight_sizes)) if output_mask[1] else None,
             grad if output_mask[2] else None]
 
 
-def _linear_grads_fused(grad, input, weight, weight_ndim, output_mask):
+def _linear_grads_fused(grad, input, weight, weight_sizes, output_mask):
     """A first-order backward of a matrix weight runs the fused ``linear_backward`` kernel (its two GEMMs on
-    two intra-op threads, one hand-off instead of a split of each)."""
-    if input is not None and weight is not None and weight_ndim == 2 and input.dim() >= 1 and grad.dim() >= 1:
+    two intra-op threads, one hand-off instead of a split of each). The operand it was not given (not saved: its
+    gradient partner needs none) is a stand-in of the right shape that the kernel does not read."""
+    if len(weight_sizes) == 2 and grad.dim() >= 1 and (input is None or input.dim() >= 1):
+        if weight is None:
+            weight = _stand_in(grad, tuple(weight_sizes))
+        if input is None:
+            input = _stand_in(grad, tuple(grad.shape[:-1]) + (weight_sizes[1],))
         return aten.linear_backward.default(input, grad, weight, tuple(output_mask))
-    return _linear_grads(grad, input, weight, weight_ndim, output_mask)
+    return _linear_grads(grad, input, weight, weight_sizes, output_mask)
+
+
+def _stand_in(like, shape):
+    """A tensor of ``shape`` and ``like``'s dtype and device that the kernel does not read: ``like``'s first
+    element expanded (views only: no allocation, no copy, and the code generator lowers them)."""
+    if like.numel() == 0:
+        return aten.zeros.default(shape, dtype=like.dtype, device=like.device)
+    while like.dim():
+        like = aten.select.int(like, 0, 0)
+    return aten.expand.default(like, shape)
 
 
 def _linear_jvp(input, input_t, weight, weight_t, bias_t):

@@ -37,14 +37,14 @@ def _linear_backward(x, g, w, output_mask):
     """(g @ w, g2.T @ x2, sum of g2's rows) with g2, x2 the 2-D views: the two GEMMs run side by side on
     two intra-op threads (each single-threaded BLAS) when both are wanted; the bias sum is a GEMV."""
     g2 = g.reshape(-1, g.shape[-1])
-    x2 = x.reshape(-1, x.shape[-1])
     res = [None, None, None]
 
     def grad_input():       # _gemm splits its rows when it runs alone (inside parallel_for it runs whole)
         res[0] = _gemm(g2, w).reshape(x.shape)
 
-    def grad_weight():
-        res[1] = _gemm(g2.T, x2)
+    def grad_weight():      # x is read only here and w only above: the autograd formula may pass a stand-in for
+        if output_mask[1]:  # the one whose gradient partner is not wanted (it saved only what torch's addmm saves)
+            res[1] = _gemm(g2.T, x.reshape(-1, x.shape[-1]))
         if output_mask[2]:
             res[2] = colsum(g2)
     tasks = ([grad_weight] if output_mask[1] or output_mask[2] else []) + ([grad_input] if output_mask[0] else [])
@@ -53,8 +53,6 @@ def _linear_backward(x, g, w, output_mask):
     else:
         for t in tasks:
             t()
-    if not output_mask[1]:
-        res[1] = None
     return tuple(res)
 
 
