@@ -24,6 +24,7 @@ from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, s
 half, float, double, long, int, short, cfloat, cdouble = float16, float32, float64, int64, int32, int16, complex64, complex128
 uint8 = uint8
 contiguous_format, preserve_format, channels_last = 'contiguous_format', 'preserve_format', 'channels_last'
+channels_last_3d = 'channels_last_3d'
 from ._core.coo import layout, strided, sparse_coo
 
 # operator declarations (the table), then the backends' kernels, then autograd's kernels

@@ -22,6 +22,84 @@ from .gradcheck import gradcheck, gradgradcheck, GradcheckError
 from . import functional
 from . import forward_ad
 from . import profiler, profiler_util  # noqa: E402  torch.autograd.profiler (the recorder under ember.profiler)
+from . import anomaly as anomaly_mode  # noqa: E402  torch.autograd.anomaly_mode: the same module, torch's name
+import sys as _sys  # noqa: E402
+import threading as _threading  # noqa: E402
+from .grad_mode import _DecoratorContextManager  # noqa: E402
+_sys.modules[__name__ + '.anomaly_mode'] = anomaly_mode      # so `import ember.autograd.anomaly_mode` works too
+
+
+def kineto_available():
+    """False: ember's profiler records Python-level events itself; there is no Kineto (CUPTI) tracer."""
+    return False
+
+
+# NOTE [engine flags]: torch keeps two thread-local engine switches that ember reads but never needs.
+# Multithreading: ember's engine always runs backward on the calling thread, so the flag changes nothing.
+# View replay: a view overwritten in place gets its grad_fn regenerated as AsStridedBackward0 either way
+# (autograd/views.py); the gradients are the same as with torch's view replay, only the node names differ.
+_engine_flags = _threading.local()
+
+
+def _flag(name, default):
+    return getattr(_engine_flags, name, default)
+
+
+def is_multithreading_enabled():
+    """Whether multithreaded backward is on for this thread (see NOTE [engine flags]); True by default."""
+    return _flag('multithreading', True)
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Turn multithreaded backward on or off for this thread at once; a ``with`` block restores it on exit.
+
+    >>> import ember
+    >>> with ember.autograd.set_multithreading_enabled(False):
+    ...     ember.autograd.is_multithreading_enabled()
+    False
+    """
+
+    def __init__(self, mode):
+        self.prev = is_multithreading_enabled()
+        self.mode = mode
+        _engine_flags.multithreading = bool(mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _engine_flags.multithreading = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+def is_view_replay_enabled():
+    """Whether view replay is forced for this thread (see NOTE [engine flags]); False by default."""
+    return _flag('view_replay', False)
+
+
+class _force_original_view_tracking(_DecoratorContextManager):
+    """Force view replay on or off for this thread: at once when called, for a ``with`` block, or around a
+    decorated function (torch's private switch; see NOTE [engine flags])."""
+
+    def __init__(self, mode):
+        self.prev = is_view_replay_enabled()
+        self.mode = mode
+        _engine_flags.view_replay = bool(mode)
+
+    def __call__(self, fn):
+        _engine_flags.view_replay = self.prev
+        return super().__call__(fn)
+
+    def __enter__(self):
+        _engine_flags.view_replay = bool(self.mode)
+
+    def __exit__(self, *exc):
+        _engine_flags.view_replay = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
 
 
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):

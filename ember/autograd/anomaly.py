@@ -12,6 +12,8 @@ Function 'SqrtBackward0' returned nan values in its 0th output.
 """
 import traceback
 
+__all__ = ['detect_anomaly', 'set_detect_anomaly']     # torch.autograd.anomaly_mode's public names
+
 _enabled = False
 _check_nan = True
 

@@ -13,7 +13,7 @@ from ..autograd.grad_mode import no_grad
 
 __all__ = ['calculate_gain', 'uniform_', 'normal_', 'trunc_normal_', 'constant_', 'ones_', 'zeros_', 'eye_',
            'dirac_', 'xavier_uniform_', 'xavier_normal_', 'kaiming_uniform_', 'kaiming_normal_', 'orthogonal_',
-           'sparse_', 'uniform', 'normal', 'constant', 'xavier_uniform', 'xavier_normal', 'kaiming_uniform',
+           'sparse_', 'uniform', 'normal', 'constant', 'eye', 'dirac', 'xavier_uniform', 'xavier_normal', 'kaiming_uniform',
            'kaiming_normal', 'orthogonal', 'sparse']
 
 
@@ -253,6 +253,8 @@ def _deprecated(fn):
 uniform = _deprecated(uniform_)
 normal = _deprecated(normal_)
 constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
 xavier_uniform = _deprecated(xavier_uniform_)
 xavier_normal = _deprecated(xavier_normal_)
 kaiming_uniform = _deprecated(kaiming_uniform_)

@@ -1,0 +1,25 @@
+"""torch.nn.utils.stateless: the pre-2.0 home of ``functional_call``, kept as a deprecated alias.
+
+It warns (FutureWarning, torch's text) and calls ``ember.func.functional_call``, which swaps the given
+tensors into the module for the duration of one call.
+"""
+from ember._warn import warnings
+
+__all__ = ['functional_call']
+
+
+def functional_call(module, parameters_and_buffers, args=None, kwargs=None, *, tie_weights=True, strict=False):
+    """Deprecated: use ``ember.func.functional_call`` (the same arguments).
+
+    >>> import ember, warnings
+    >>> lin = ember.nn.Linear(2, 1)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter('ignore')
+    ...     functional_call(lin, {'weight': ember.ones(1, 2), 'bias': ember.zeros(1)}, ember.ones(1, 2))
+    tensor([[2.]])
+    """
+    warnings.warn("`torch.nn.utils.stateless.functional_call` is deprecated as of PyTorch 2.0 and will be removed "
+                  "in a future version of PyTorch. Please use `torch.func.functional_call` instead which is a "
+                  "drop-in replacement.", FutureWarning, stacklevel=2)
+    from ...func import functional_call as _functional_call
+    return _functional_call(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights, strict=strict)
