@@ -99,6 +99,9 @@ class Library:
             kernel = _tensor_kernel(op, fn, key)
         self._register(op, key, kernel)
         decl = op.decl
+        if key == DispatchKey.SparseCPU and decl is not None and op is getattr(decl, 'op', None) and \
+                decl.inplace_op is not None:
+            self._register(decl.inplace_op, key, adapters.sparse_inplace_kernel(decl, kernel))
         if key in _BACKENDS and decl is not None and op is getattr(decl, 'op', None):
             if decl.inplace_op is not None:
                 self._register(decl.inplace_op, key, adapters.inplace_kernel(decl, kernel))

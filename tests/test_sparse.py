@@ -307,3 +307,42 @@ def test_printing_matches_torch():
     e = ember.sparse_coo_tensor(ember.zeros(1, 0, dtype=ember.int64), ember.zeros(0), (3,))
     t = torch.sparse_coo_tensor(torch.zeros(1, 0, dtype=torch.int64), torch.zeros(0), (3,))
     assert repr(e) == norm(repr(t))
+
+
+@pytest.mark.parametrize('opt', ['SGD', 'SparseAdam', 'Adagrad'])
+@pytest.mark.parametrize('pad', [None, 0])
+def test_sparse_embedding_gradients_train_as_torch(opt, pad):
+    """nn.Embedding(sparse=True) gives a COO gradient (one row per looked-up index, padding_idx left out), and the
+    optimizers that take sparse gradients follow torch's parameters step for step."""
+    res = []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        e = lib.nn.Embedding(10, 3, sparse=True, padding_idx=pad)
+        o = getattr(lib.optim, opt)(e.parameters(), lr=0.1)
+        seen = []
+        for idx in ([[1, 2], [2, 0]], [[3, 1]], [[2, 2]]):
+            loss = (e(lib.tensor(idx)) ** 2).sum()
+            o.zero_grad()
+            loss.backward()
+            g = e.weight.grad
+            seen.append((g.is_sparse, sorted(g.coalesce()._indices().numpy().reshape(-1).tolist())))
+            o.step()
+        res.append((seen, e.weight.detach().numpy().copy()))
+    assert res[0][0] == res[1][0]
+    np.testing.assert_allclose(res[1][1], res[0][1], rtol=1e-6, atol=1e-7)
+
+
+def test_dense_only_optimizers_refuse_sparse_gradients_as_torch():
+    for lib in (torch, ember):
+        for name, msg in (('Adam', 'Adam does not support sparse gradients, please consider SparseAdam instead'),
+                          ('RMSprop', 'RMSprop does not support sparse gradients')):
+            e = lib.nn.Embedding(10, 3, sparse=True)
+            o = getattr(lib.optim, name)(e.parameters(), lr=0.1)
+            e(lib.tensor([1])).sum().backward()
+            with pytest.raises(RuntimeError, match=msg):
+                o.step()
+        e = lib.nn.Embedding(10, 3, sparse=True)
+        o = lib.optim.Adagrad(e.parameters(), weight_decay=0.1)
+        e(lib.tensor([1])).sum().backward()
+        with pytest.raises(RuntimeError, match='weight_decay option is not compatible with sparse gradients'):
+            o.step()

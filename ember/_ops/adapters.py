@@ -408,6 +408,26 @@ def inplace_kernel(decl, functional):
     return kernel
 
 
+def sparse_inplace_kernel(decl, functional):
+    """``add_`` on SparseCPU (a sparse argument): a dense ``self`` takes the dense result as ``inplace_kernel``
+    writes it (``p.add_(sparse_grad, alpha=-lr)``, SGD's step with an Embedding(sparse=True) gradient); a sparse
+    ``self`` takes the result's COO data (its nnz may change, as torch's sparse in-place ops resize)."""
+    dense = inplace_kernel(decl, functional)
+
+    def kernel(ks, self, *args):
+        if isinstance(self._a, (np.ndarray, MetaArray)):
+            return dense(ks, self, *args)
+        r = functional(ks, self, *args)
+        if r._a.__class__ is not self._a.__class__:
+            raise RuntimeError(f"{decl.inplace_op.schema.name}: the result of a sparse tensor's in-place operation "
+                               f"is not sparse")
+        self._a = r._a
+        self._vc[0] += 1
+        return self
+    kernel.__qualname__ = f'sparse_inplace::{decl.inplace_op.schema.full_name}'
+    return kernel
+
+
 def out_kernel(decl, functional):
     """``add(..., out=t)``: compute, resize ``out`` if needed, check the cast, write."""
     n = len(decl.op.schema.returns)

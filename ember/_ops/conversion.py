@@ -61,7 +61,7 @@ def _copy_(self, src, non_blocking=False):
 def _clone_meta(self, memory_format=None):
     """preserve_format keeps a dense (non-overlapping, gap-free) layout, as torch does; else contiguous."""
     shape = tuple(self._a.shape)
-    if memory_format == 'contiguous_format' or not _dense(shape, self.stride()):
+    if memory_format == 'contiguous_format' or not hasattr(self._a, 'strides') or not _dense(shape, self.stride()):
         return shape, self._dtype
     return shape, self._dtype, self.stride()
 

@@ -17,6 +17,7 @@ families' ops. The functional API with torch.nn.functional's signatures is ember
 import numpy as np
 
 from .._core.dtype import scalar_name as _tname, legacy_type_name
+from .._core import dtype as _D
 from .registry import declare
 from .views import wrap_dim
 from .._dispatch.ops_namespace import aten
@@ -554,10 +555,30 @@ def _embedding_double_backward(grad, indices, num_weights, padding_idx, scale_gr
     return r
 
 
+def _embedding_weight_grad(grad, weight_sizes, indices, padding_idx, scale_grad_by_freq, sparse):
+    if sparse:
+        return _embedding_sparse_backward(grad, indices, weight_sizes[0], padding_idx, scale_grad_by_freq)
+    return aten.embedding_dense_backward.default(grad, indices, weight_sizes[0], padding_idx, scale_grad_by_freq)
+
+
+def _embedding_sparse_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """torch's embedding_sparse_backward: a COO gradient with one (uncoalesced) row per looked-up index, those
+    at ``padding_idx`` left out, so that an optimizer for sparse gradients (SparseAdam, SGD) touches only the rows
+    the batch used."""
+    if scale_grad_by_freq:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+    idx = indices.reshape(-1)
+    values = grad.reshape(-1, grad.shape[-1])
+    if padding_idx is not None and padding_idx >= 0:
+        keep = (idx != padding_idx).nonzero().reshape(-1)
+        idx, values = idx.index_select(0, keep), values.index_select(0, keep)
+    return aten._sparse_coo_tensor_with_dims_and_tensors.default(
+        1, 1, [int(num_weights), grad.shape[-1]], idx.reshape(1, -1).to(_D.int64), values)
+
+
 declare('embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, '
         'bool sparse=False) -> Tensor', forward='linear', meta=_embedding_meta, method=False,
-        derivatives={'weight': lambda grad, weight_sizes, indices, padding_idx, scale_grad_by_freq:
-                     aten.embedding_dense_backward.default(grad, indices, weight_sizes[0], padding_idx, scale_grad_by_freq)})
+        derivatives={'weight': _embedding_weight_grad})
 declare('embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, '
         'bool scale_grad_by_freq) -> Tensor', forward='linear', meta=_embedding_bwd_meta, method=False,
         derivatives={'grad_output': lambda grad, indices, num_weights, padding_idx, scale_grad_by_freq:

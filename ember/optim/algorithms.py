@@ -115,6 +115,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, lr, be
 
 
 class Adam(Optimizer):
+    _sparse_error = "Adam does not support sparse gradients, please consider SparseAdam instead"
     """Adam (and, with ``decoupled_weight_decay=True``, AdamW)."""
     _decoupled_default = False
 
@@ -228,15 +229,26 @@ class RMSprop(Optimizer):
 def adagrad(params, grads, state_sums, steps, *, lr, weight_decay, lr_decay, eps, maximize):
     r"""s += g^2; p -= lr/(1+(t-1)*lr_decay) * g / (sqrt(s)+eps)"""
     for i, (p, g) in enumerate(zip(params, grads)):
+        if weight_decay and g.is_sparse:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
         g = _start(p, g, steps[i], lr=lr, weight_decay=weight_decay, maximize=maximize)
         step = steps[i].item()
         clr = lr / (1 + (step - 1) * lr_decay)
+        if g.is_sparse:         # an Embedding(sparse=True) gradient: only the rows it names change (torch's)
+            g = g.coalesce()
+            idx, vals = g._indices(), g._values()
+            ssum = state_sums[i]
+            ssum.add_(ember.sparse_coo_tensor(idx, vals.pow(2), g.shape))
+            std = ssum.sparse_mask(g)._values().sqrt().add_(eps)
+            p.add_(ember.sparse_coo_tensor(idx, vals / std, g.shape), alpha=-clr)
+            continue
         p, g, ssum = _real_views(p, g, state_sums[i])
         ssum.addcmul_(g, g, value=1)
         p.addcdiv_(g, ssum.sqrt().add_(eps), value=-clr)
 
 
 class Adagrad(Optimizer):
+    _sparse_ok = True
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
         _check_lr(lr)

@@ -167,11 +167,18 @@ class Optimizer:
     def step(self, closure=None):
         raise NotImplementedError
 
+    # sparse gradients (nn.Embedding(sparse=True)): the optimizers whose step takes them say so, the others
+    # raise torch's error rather than densify them
+    _sparse_ok = False
+    _sparse_error = None
+
     def _groups_with_state(self, init):
         """``(group, params, states)`` per group, for parameters that have a gradient; a parameter's
         state is created by ``init(param, group)`` the first time it is seen."""
         for group in self.param_groups:
             params = [p for p in group['params'] if p.grad is not None]
+            if not self._sparse_ok and any(p.grad.is_sparse for p in params):
+                raise RuntimeError(self._sparse_error or f"{type(self).__name__} does not support sparse gradients")
             states = []
             for p in params:
                 st = self.state[p]
