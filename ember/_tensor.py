@@ -107,6 +107,10 @@ class Tensor(TensorImpl):
 
     def is_contiguous(self, memory_format=None):
         a = self._a
+        if memory_format in ('channels_last', 'channels_last_3d'):
+            from ._core.storage import format_strides
+            want = format_strides(tuple(a.shape), memory_format)
+            return all(st == w or n <= 1 for n, st, w in zip(a.shape, self.stride(), want))
         if isinstance(a, MetaArray):
             from ._core.storage import contiguous_strides
             return all(st == c or n <= 1 for n, st, c in zip(a.shape, a.strides, contiguous_strides(a.shape, a.itemsize)))
@@ -283,12 +287,14 @@ class Tensor(TensorImpl):
     # --- dtype / device moves ---------------------------------------------------
     def to(self, *args, **kwargs):
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``, with ``copy=`` and ``non_blocking=``."""
+        fmt = kwargs.pop('memory_format', None)
         dev, dt, copy = _parse_to(args, kwargs)
         dev = canonical(dev) if dev is not None else self._device
         dt = dt or self._dtype
-        if dev == self._device and dt is self._dtype and not copy:
-            return self
-        return _to_copy(self, dt, dev)
+        r = self if dev == self._device and dt is self._dtype and not copy else _to_copy(self, dt, dev)
+        if fmt in ('channels_last', 'channels_last_3d', 'contiguous_format'):
+            r = r.contiguous(memory_format=fmt)     # a copy in that layout where it is not so already
+        return r
 
     def cpu(self):
         return self.to('cpu')

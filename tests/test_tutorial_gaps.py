@@ -138,3 +138,24 @@ def test_lstm_takes_its_state_as_a_list():
         out, (h, c) = lstm(lib.randn(2, 5, 3), [lib.zeros(1, 2, 4), lib.zeros(1, 2, 4)])
         h2, c2 = cell(lib.randn(2, 3), [lib.zeros(2, 4), lib.zeros(2, 4)])
         assert out.shape == (2, 5, 4) and h.shape == (1, 2, 4) and h2.shape == (2, 4)
+
+
+def test_channels_last_layouts_as_torch():
+    """pytorch/tutorials' memory_format_tutorial: to/contiguous/clone(memory_format=channels_last(_3d)),
+    is_contiguous(memory_format=...), Module.to(memory_format=...), preserved by clone and pointwise ops."""
+    out = []
+    for lib in (torch, ember):
+        x = lib.randn(4, 3, 6, 5)
+        y = x.to(memory_format=lib.channels_last)
+        p = x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+        w = lib.nn.Conv2d(8, 4, 3).to(memory_format=lib.channels_last).weight
+        z = lib.randn(2, 3, 4, 5, 6).to(memory_format=lib.channels_last_3d)
+        a = lib.randn(2, 3, 4, 5, requires_grad=True)
+        a.to(memory_format=lib.channels_last).sum().backward()
+        out.append([y.stride(), y.is_contiguous(memory_format=lib.channels_last), x.is_contiguous(
+            memory_format=lib.channels_last), p.is_contiguous(memory_format=lib.channels_last), p.clone().stride(),
+            w.stride(), x.contiguous(memory_format=lib.channels_last).stride(), y.contiguous().stride(),
+            y.is_contiguous(), (y + 1).stride(), z.stride(), a.grad.stride(), bool((y == x).all())])
+        with pytest.raises(RuntimeError, match='required rank 4 tensor to use channels_last format'):
+            lib.empty(2, 3, 4).contiguous(memory_format=lib.channels_last)
+    assert out[0] == out[1]

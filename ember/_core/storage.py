@@ -122,3 +122,19 @@ def _ptr(a):
     if hasattr(a, 'data') and hasattr(a.data, 'ptr'):  # CuPy
         return a.data.ptr
     return 0
+
+
+def format_strides(shape, memory_format):
+    """The strides (in elements) of a ``channels_last`` (N, C, H, W) or ``channels_last_3d`` (N, C, D, H, W)
+    tensor: the channels innermost, as torch lays them out; None for the other formats."""
+    if memory_format == 'channels_last':
+        if len(shape) != 4:
+            raise RuntimeError("required rank 4 tensor to use channels_last format")
+        _, c, _, w = shape
+        return (shape[2] * w * c, 1, w * c, c)
+    if memory_format == 'channels_last_3d':
+        if len(shape) != 5:
+            raise RuntimeError("required rank 5 tensor to use channels_last_3d format")
+        _, c, _, h, w = shape
+        return (shape[2] * h * w * c, 1, h * w * c, w * c, c)
+    return None

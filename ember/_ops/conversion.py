@@ -58,9 +58,16 @@ def _copy_(self, src, non_blocking=False):
     return self
 
 
+from .._core.storage import format_strides  # noqa: E402
+
+
 def _clone_meta(self, memory_format=None):
-    """preserve_format keeps a dense (non-overlapping, gap-free) layout, as torch does; else contiguous."""
+    """preserve_format keeps a dense (non-overlapping, gap-free) layout, as torch does; channels_last(_3d) lays the
+    channels innermost; else contiguous."""
     shape = tuple(self._a.shape)
+    fmt = format_strides(shape, memory_format)
+    if fmt is not None:
+        return shape, self._dtype, fmt
     if memory_format == 'contiguous_format' or not hasattr(self._a, 'strides') or not _dense(shape, self.stride()):
         return shape, self._dtype
     return shape, self._dtype, self.stride()
@@ -87,7 +94,7 @@ declare('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', for
         derivatives={'self': lambda grad: grad})
 declare('contiguous(Tensor self, *, MemoryFormat memory_format=contiguous_format) -> Tensor', function=False,
         composite=lambda self, memory_format='contiguous_format':
-            self if self.is_contiguous() else self.clone(memory_format='contiguous_format'))
+            self if self.is_contiguous(memory_format=memory_format) else self.clone(memory_format=memory_format))
 
 
 def _fill_meta(self, value):

@@ -3,11 +3,20 @@ import numpy as np
 
 from ._split import split_copy
 
+def _clone(a, memory_format):
+    # one copy, in blocks over the intra-op threads when large (NOTE [split pointwise] in _split.py)
+    if memory_format in ('channels_last', 'channels_last_3d'):
+        # the channels innermost: a C-order copy of the (N, *spatial, C) permutation, viewed back as (N, C, ...)
+        perm = (0,) + tuple(range(2, a.ndim)) + (1,)
+        back = (0, a.ndim - 1) + tuple(range(1, a.ndim - 1))
+        return split_copy(a.transpose(perm)).transpose(back)
+    if memory_format == 'contiguous_format' or a.flags.c_contiguous:
+        return split_copy(a)
+    return np.array(a, copy=True, order='K')
+
+
 KERNELS = {
     'fill.Scalar': lambda a, value: np.full(a.shape, value, a.dtype),
     'fill.Tensor': lambda a, value: np.full(a.shape, value, a.dtype),
-    # one copy, in blocks over the intra-op threads when large (NOTE [split pointwise] in _split.py)
-    'clone': lambda a, memory_format: (split_copy(a) if memory_format == 'contiguous_format'
-                                       else split_copy(a) if a.flags.c_contiguous
-                                       else np.array(a, copy=True, order='K')),
+    'clone': _clone,
 }

@@ -559,15 +559,16 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        device, dtype, non_blocking = _parse_module_to(args, kwargs)
+        device, dtype, non_blocking, memory_format = _parse_module_to(args, kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
+        fmt = lambda t: {'memory_format': memory_format} if memory_format is not None and t.dim() in (4, 5) else {}
 
         def convert(t):
             if t.is_floating_point() or t.is_complex():
-                return t.to(device, dtype) if dtype is not None else t.to(device)
-            return t.to(device)
+                return t.to(device, dtype, **fmt(t)) if dtype is not None else t.to(device, **fmt(t))
+            return t.to(device, **fmt(t))
         return self._apply(convert)
 
     def _cast_float(self, dt):
@@ -924,7 +925,7 @@ def _parse_module_to(args, kwargs):
     device = kwargs.pop('device', None)
     dtype = kwargs.pop('dtype', None)
     non_blocking = kwargs.pop('non_blocking', False)
-    kwargs.pop('memory_format', None)
+    memory_format = kwargs.pop('memory_format', None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     for a in args:
@@ -936,4 +937,4 @@ def _parse_module_to(args, kwargs):
             non_blocking = a
         elif a is not None:
             device = a
-    return device, dtype, non_blocking
+    return device, dtype, non_blocking, memory_format
