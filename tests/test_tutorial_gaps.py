@@ -159,3 +159,12 @@ def test_channels_last_layouts_as_torch():
         with pytest.raises(RuntimeError, match='required rank 4 tensor to use channels_last format'):
             lib.empty(2, 3, 4).contiguous(memory_format=lib.channels_last)
     assert out[0] == out[1]
+
+
+def test_empty_takes_memory_format_as_torch():
+    for lib in (torch, ember):
+        x = lib.empty(2, 3, 4, 5, memory_format=lib.channels_last, requires_grad=True)
+        assert x.stride() == (60, 1, 15, 3) and x.requires_grad
+        assert lib.empty((2, 3, 4, 5, 6), memory_format=lib.channels_last_3d).stride() == (360, 1, 90, 18, 3)
+        with pytest.raises(RuntimeError, match='required rank 4 tensor to use channels_last format'):
+            lib.empty(2, 3, memory_format=lib.channels_last)

@@ -74,6 +74,20 @@ def _with_factory_out(fn):
     return wrapper
 
 
+def _with_memory_format(fn):
+    """``torch.empty(..., memory_format=torch.channels_last)``: the same allocation with the channels innermost
+    (empty_strided with those strides)."""
+    def wrapper(*args, memory_format=None, **kwargs):
+        if memory_format in (None, 'contiguous_format', 'preserve_format'):
+            return fn(*args, **kwargs)
+        from .._core.storage import format_strides
+        size = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+        if 'size' in kwargs:
+            size = tuple(kwargs.pop('size'))
+        return DECLS['empty_strided'].op.call(size, format_strides(size, memory_format), **kwargs)
+    return wrapper
+
+
 def _with_requires_grad(fn):
     def wrapper(*args, requires_grad=False, **kwargs):
         t = fn(*args, **kwargs)
@@ -109,6 +123,8 @@ def _public_signature(decl):
         extra.append('out')
     if decl.kind == 'factory' and 'requires_grad' not in sig.parameters:
         extra.append('requires_grad')
+    if decl.name == 'empty' and 'memory_format' not in sig.parameters:
+        extra.append('memory_format')
     params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=False if n == 'requires_grad' else None)
                for n in extra if n not in sig.parameters]
     return sig.replace(parameters=params)
@@ -145,6 +161,8 @@ def build(Tensor, functions, nn_functional, results=None):
         if rt is not None:
             fn = _with_structseq(fn, rt)
         if decl.kind == 'factory':
+            if name == 'empty':
+                fn = _with_memory_format(fn)
             fn = _with_requires_grad(fn)
             if decl.out_op is None and any(a.base_type == 'ScalarType' for a in op.schema.arguments):
                 fn = _with_factory_out(fn)
