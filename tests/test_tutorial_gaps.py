@@ -168,3 +168,22 @@ def test_empty_takes_memory_format_as_torch():
         assert lib.empty((2, 3, 4, 5, 6), memory_format=lib.channels_last_3d).stride() == (360, 1, 90, 18, 3)
         with pytest.raises(RuntimeError, match='required rank 4 tensor to use channels_last format'):
             lib.empty(2, 3, memory_format=lib.channels_last)
+
+
+def test_attention_bias_as_torch():
+    """pytorch/tutorials' scaled_dot_product_attention_tutorial passes causal_lower_right(L, S) as attn_mask."""
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal(s).astype(np.float32) for s in ((1, 2, 3, 8), (1, 2, 5, 8), (1, 2, 5, 8)))
+    res = []
+    for lib in (torch, ember):
+        from importlib import import_module
+        bias = import_module(f'{lib.__name__}.nn.attention.bias')
+        r = []
+        for b in (bias.causal_lower_right(3, 5), bias.causal_upper_left(3, 5)):
+            r.append(b._materialize().numpy())
+            r.append(lib.nn.functional.scaled_dot_product_attention(lib.tensor(q), lib.tensor(k), lib.tensor(v),
+                                                                    attn_mask=b).numpy())
+        assert int(bias.CausalVariant.LOWER_RIGHT) == 2
+        res.append(r)
+    for a, b in zip(*res):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
