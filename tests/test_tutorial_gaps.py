@@ -187,3 +187,25 @@ def test_attention_bias_as_torch():
         res.append(r)
     for a, b in zip(*res):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_fx_experimental_optimization_fuse_as_torch():
+    """torch.fx.experimental.optimization.fuse folds Conv/BatchNorm and Linear/BatchNorm1d pairs of an eval model."""
+    res = []
+    for lib in (torch, ember):
+        from importlib import import_module
+        opt = import_module(f'{lib.__name__}.fx.experimental.optimization')
+        lib.manual_seed(0)
+        m = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3), lib.nn.BatchNorm2d(4), lib.nn.ReLU(), lib.nn.Flatten(),
+                              lib.nn.Linear(64, 5), lib.nn.BatchNorm1d(5), lib.nn.Dropout(0.5))
+        for _ in range(2):
+            m(lib.randn(8, 3, 6, 6))
+        m.eval()
+        x = lib.randn(2, 3, 6, 6)
+        f = opt.fuse(m)
+        r = opt.remove_dropout(m)
+        res.append(([type(t).__name__ for t in f.modules()], f(x).detach().numpy(), m(x).detach().numpy(),
+                    [n.op for n in r.graph.nodes]))
+    assert res[0][0] == res[1][0] and res[0][3] == res[1][3]
+    np.testing.assert_allclose(res[1][1], res[1][2], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(res[1][1], res[0][1], rtol=1e-5, atol=1e-6)
