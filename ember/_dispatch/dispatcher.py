@@ -375,7 +375,9 @@ def _generate_caller(op):
     aliased = [a.name for a in args if a.name in NUMPY_ALIASES and (a.has_default or a.name in required)]
     # NOTE [input, not self]: the entry point is also the public function (ember.add), where torch's argument
     # parser calls the schema's ``self`` ``input`` (torch.add(input=a, other=b), and its TypeErrors say
-    # "argument 'input'"); a method binds it positionally, so the entry point names it ``input`` everywhere
+    # "argument 'input'"); a method binds it positionally, so the entry point names it ``input`` everywhere. The
+    # one place this differs from torch: ``ember.ops.aten.add.Tensor`` shares the entry point, so a keyword call
+    # through the ops namespace says input= where torch's says self= (positional calls, the usual ones, are alike)
     every = '(' + ''.join(f'{_param(a.name)}, ' for a in s.arguments) + ')'    # for NOTE [__torch_function__]
     allow_numbers = 'pointwise' in op.tags or 'wraps_numbers' in op.tags
     for i, a in enumerate(s.arguments):
