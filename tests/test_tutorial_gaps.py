@@ -209,3 +209,19 @@ def test_fx_experimental_optimization_fuse_as_torch():
     assert res[0][0] == res[1][0] and res[0][3] == res[1][3]
     np.testing.assert_allclose(res[1][1], res[1][2], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(res[1][1], res[0][1], rtol=1e-5, atol=1e-6)
+
+
+def test_like_factories_keep_the_layout_as_torch():
+    """preserve_format keeps a dense input's strides (channels_last, transposed), memory_format= picks one, and a
+    random *_like draws in memory order, so seeded values equal torch's."""
+    out = []
+    for lib in (torch, ember):
+        x = lib.randn(2, 3, 4, 5).to(memory_format=lib.channels_last)
+        r = [getattr(lib, f)(x).stride() for f in ('empty_like', 'zeros_like', 'ones_like', 'rand_like', 'randn_like')]
+        r += [lib.zeros_like(lib.randn(2, 3, 4, 5), memory_format=lib.channels_last).stride(),
+              lib.ones_like(x, memory_format=lib.contiguous_format).stride(), lib.full_like(x, 2.0).stride(),
+              lib.zeros_like(x.transpose(0, 1)).stride(), lib.ones_like(lib.randn(3, 4).t()).stride()]
+        lib.manual_seed(0)
+        r.append(lib.rand_like(x).flatten().tolist())
+        out.append(r)
+    assert out[0] == out[1]

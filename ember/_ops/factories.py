@@ -116,10 +116,36 @@ _factory(f'randperm(int n, *, Generator? generator=None, ScalarType? dtype=None,
 def _like(factory):
     def fn(self, *args):
         *args, dtype, device, memory_format = args     # the dispatcher passes every schema argument positionally
-        return getattr(aten, factory).default(tuple(self.shape), *args, dtype=dtype or self.dtype,
-                                              device=device if device is not None else self.device)
+        shape = tuple(self.shape)
+        perm = _layout_order(self, shape, memory_format)
+        make = getattr(aten, factory).default
+        kw = dict(dtype=dtype or self.dtype, device=device if device is not None else self.device)
+        if perm is None:
+            return make(shape, *args, **kw)
+        # the layout torch's *_like gives (preserve_format keeps a dense input's strides; channels_last lays the
+        # channels innermost): made contiguous in memory order, then viewed in the logical order, so a random
+        # factory's k-th draw lands in the k-th memory element, as torch's fills it
+        inverse = [perm.index(d) for d in range(len(shape))]
+        return make(tuple(shape[d] for d in perm), *args, **kw).permute(inverse)
     fn.__qualname__ = f'{factory}_like'
     return fn
+
+
+def _layout_order(self, shape, memory_format):
+    """The dimensions from the largest stride to the smallest of the layout a *_like result takes, or None for a
+    contiguous result."""
+    from .._core.storage import format_strides
+    strides = format_strides(shape, memory_format)
+    if strides is None:
+        if memory_format not in (None, 'preserve_format') or not hasattr(self._a, 'strides') or \
+                self.is_contiguous():
+            return None
+        strides = self.stride()
+        from .conversion import _dense
+        if not _dense(shape, strides):
+            return None
+    perm = sorted(range(len(shape)), key=lambda d: (-strides[d], d))
+    return None if perm == list(range(len(shape))) else perm
 
 
 _L = '*, ScalarType? dtype=None, Device? device=None, MemoryFormat? memory_format=None'
