@@ -478,8 +478,7 @@ def _test_undefined_forward_mode(func, inputs):
 
 def _test_batched_grad(inputs, output, output_idx):
     """``vmap`` over the backward pass (two grad_outputs at once) against running it once per grad_output."""
-    from .. import randn_like, stack, zeros
-    from ..func import vmap
+    from .. import randn_like, zeros
     from . import grad as autograd_grad
     wrt = _diff_inputs(inputs)
 
@@ -488,19 +487,26 @@ def _test_batched_grad(inputs, output, output_idx):
         return tuple(g if g is not None else zeros([], dtype=x.dtype, device=x.device).expand(tuple(x.shape))
                      for g, x in zip(gs, wrt))
 
-    grad_outputs = [randn_like(output) for _ in range(2)]
-    expected = [stack(shards) for shards in zip(*[vjp(g) for g in grad_outputs])]
+    _compare_batched(vjp, [randn_like(output) for _ in range(2)], FAILED_BATCHED_GRAD_MSG,
+                     lambda i: (output_idx, i))
+    return True
+
+
+def _compare_batched(fn, samples, note, indices):
+    """``vmap(fn)`` over the stacked ``samples`` against ``fn`` on each; ``indices(i)``: the (output, input) pair
+    result ``i`` is named by in the error."""
+    from .. import stack
+    from ..func import vmap
+    expected = [stack(shards) for shards in zip(*[fn(x) for x in samples])]
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="There is a performance drop")
         try:
-            result = vmap(vjp)(stack(grad_outputs))
+            result = vmap(fn)(stack(samples))
         except RuntimeError as ex:
-            raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{FAILED_BATCHED_GRAD_MSG}") \
-                from ex
-    for input_idx, (res, exp) in enumerate(zip(result, expected)):
+            raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{note}") from ex
+    for i, (res, exp) in enumerate(zip(result, expected)):
         if not np.allclose(_np(res), _np(exp), rtol=1e-05, atol=1e-08):
-            raise GradcheckError(_batched_msg(output_idx, input_idx, res, exp, FAILED_BATCHED_GRAD_MSG))
-    return True
+            raise GradcheckError(_batched_msg(*indices(i), res, exp, note))
 
 
 def _batched_msg(output_idx, input_idx, res, exp, note):
@@ -509,8 +515,7 @@ def _batched_msg(output_idx, input_idx, res, exp, note):
 
 def _test_batched_grad_forward_ad(func, inputs):
     """``vmap`` over a forward-mode pass (two tangents at once) against one pass per tangent."""
-    from .. import randn_like, stack, zeros
-    from ..func import vmap
+    from .. import randn_like, zeros
     from . import forward_ad as fwAD
     for input_idx, current in enumerate(inputs):
         if not (isinstance(current, TensorImpl) and current.requires_grad and _is_float_or_complex(current)):
@@ -530,16 +535,8 @@ def _test_batched_grad_forward_ad(func, inputs):
                                .expand(tuple(p.shape)))
                 return tuple(ret)
 
-        tangents = [randn_like(current) for _ in range(2)]
-        expected = [stack(shards) for shards in zip(*[jvp(t) for t in tangents])]
-        try:
-            result = vmap(jvp)(stack(tangents))
-        except RuntimeError as ex:
-            raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{FAILED_BATCHED_GRAD_MSG_FWD_AD}") \
-                from ex
-        for idx, (res, exp) in enumerate(zip(result, expected)):
-            if not np.allclose(_np(res), _np(exp), rtol=1e-05, atol=1e-08):
-                raise GradcheckError(_batched_msg(idx, idx, res, exp, FAILED_BATCHED_GRAD_MSG_FWD_AD))
+        _compare_batched(jvp, [randn_like(current) for _ in range(2)], FAILED_BATCHED_GRAD_MSG_FWD_AD,
+                         lambda i: (i, i))
     return True
 
 

@@ -250,9 +250,10 @@ def _channel_mask(t, dim, keep):
     return mask
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prune ``amount`` (a count, or a fraction) of the entries, chosen uniformly at random."""
+class _Unstructured(BasePruningMethod):
+    """Prune ``amount`` (a count, or a fraction) of the entries: the ``k`` picked by ``topk`` of ``_scores(t)``."""
     PRUNING_TYPE = 'unstructured'
+    _largest = True
 
     def __init__(self, amount):
         _validate_amount_init(amount)
@@ -262,26 +263,26 @@ class RandomUnstructured(BasePruningMethod):
         k = _count(self.amount, t.nelement())
         if k == 0:
             return default_mask.clone(memory_format=ember.contiguous_format)
-        return _zero_entries(default_mask, ember.topk(ember.rand_like(t).view(-1), k=k).indices)
+        return _zero_entries(default_mask, ember.topk(self._scores(t).view(-1), k=k, largest=self._largest).indices)
+
+
+class RandomUnstructured(_Unstructured):
+    """Prune ``amount`` (a count, or a fraction) of the entries, chosen uniformly at random."""
+
+    def _scores(self, t):
+        return ember.rand_like(t)
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Prune ``amount`` of the entries with the smallest absolute value."""
-    PRUNING_TYPE = 'unstructured'
+    _largest = False
 
-    def __init__(self, amount):
-        _validate_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        k = _count(self.amount, t.nelement())
-        if k == 0:
-            return default_mask.clone(memory_format=ember.contiguous_format)
-        return _zero_entries(default_mask, ember.topk(ember.abs(t).view(-1), k=k, largest=False).indices)
+    def _scores(self, t):
+        return ember.abs(t)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
