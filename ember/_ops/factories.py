@@ -6,6 +6,8 @@ resolved NumPy dtype in place of the ``dtype`` argument.
 """
 import math
 
+import numpy as _np
+
 from .._core import dtype as D
 from .._core.storage import as_size
 from .._dispatch.ops_namespace import aten
@@ -134,6 +136,10 @@ def _like(factory):
 def _layout_order(self, shape, memory_format):
     """The dimensions from the largest stride to the smallest of the layout a *_like result takes, or None for a
     contiguous result."""
+    if memory_format is None or memory_format == 'preserve_format':
+        a = self._a
+        if a.__class__ is _np.ndarray and a.flags.c_contiguous:     # the usual call: one flag read
+            return None
     from .._core.storage import format_strides
     strides = format_strides(shape, memory_format)
     if strides is None:
