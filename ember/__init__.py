@@ -36,6 +36,9 @@ _reg_cpu()
 _reg_meta()
 from ._backends.sparse import register_all as _reg_sparse
 _reg_sparse()
+from ._core.device import LOADERS as _loaders     # NOTE [backend loaders]: CUDA on CuPy loads on first use
+from ._backends import cuda as _cuda_backend
+_loaders['cuda'] = _cuda_backend.load
 from .autograd import kernels as _ag_kernels
 _ag_kernels.register_all()
 from ._functorch import batching as _batching      # NOTE [vmap]: the FuncTorchBatched kernels

@@ -189,7 +189,7 @@ class Tensor(TensorImpl):
         if self._device.type != 'cpu':
             if force and self._device.type != 'meta':
                 return self._device._iface.to_host(self._a)
-            raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. Use Tensor.cpu() "
+            raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")

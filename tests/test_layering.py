@@ -39,7 +39,7 @@ def test_kernel_modules_know_arrays_only():
     allowed_roots = {'numpy', 'math', 'functools', 'itertools', 'operator', 'warnings', 'ml_dtypes',
                      'os', 'sys', 'threading', '_thread', 'contextvars', 'ctypes', 'time'}   # stdlib: _parallel, _blas, _process, _split
     checked = 0
-    for sub in ('cpu', 'sparse'):
+    for sub in ('cpu', 'sparse', 'cuda'):
         for path in _py_files(os.path.join(EMBER, '_backends', sub)):
             if os.path.basename(path) == '__init__.py':
                 continue      # the registration glue, which calls ember.library
@@ -48,6 +48,7 @@ def test_kernel_modules_know_arrays_only():
                 ok = (level == 0 and mod.split('.')[0] in allowed_roots) or (level == 1 and mod.startswith('_'))
                 # the sparse kernels take and return COOArrays, the sparse layout's array (as Meta's MetaArray)
                 ok = ok or (sub == 'sparse' and level == 3 and mod == '_core.coo')
+                ok = ok or (sub == 'cuda' and level == 0 and mod == 'cupy')      # the CUDA backend's array module
                 assert ok, f'{path} imports {"." * level}{mod}'     # level 1: a helper of this backend
     assert checked > 10
 

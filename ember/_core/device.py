@@ -76,10 +76,19 @@ class _AbsentDevice:
 CUDA_AS_CPU = os.environ.get('EMBER_CUDA_AS_CPU') == '1'
 
 
+# NOTE [backend loaders]: a backend whose library is heavy to import (CUDA's CuPy) registers itself on first use
+# of its device type; ember/__init__.py puts its loader here, and the loader returns None where the backend cannot
+# run (no CuPy, no GPU), which leaves the type absent (NOTE [absent devices]).
+LOADERS = {}
+
+
 def device_interface(type_name):
     try:
         return _REGISTRY[type_name]
     except KeyError:
+        loader = LOADERS.pop(type_name, None)
+        if loader is not None and loader() is not None:
+            return _REGISTRY[type_name]
         if type_name in _TORCH_TYPES:
             return _AbsentDevice(type_name)
         raise RuntimeError(f"Expected one of {', '.join(_REGISTRY)} device type at start of device string: "

@@ -85,7 +85,8 @@ class Storage:
             root = root.transpose(sorted(range(root.ndim), key=lambda d: -root.strides[d]))
         if not root.flags.c_contiguous and not root.flags.f_contiguous:
             raise RuntimeError("internal error: cannot find the storage of a non-contiguous root array")
-        flat = root.reshape(-1, order='A').view(np.uint8) if root.size else root.view(np.uint8).reshape(-1)
+        order = 'C' if root.flags.c_contiguous else 'F'       # NumPy's 'A' (CuPy's reshape has no 'A')
+        flat = root.reshape(-1, order=order).view(np.uint8) if root.size else root.view(np.uint8).reshape(-1)
         if root is a:
             return cls(flat, device, None), 0
         offset_bytes = _ptr(a) - _ptr(root)

@@ -163,6 +163,11 @@ def make_view(self, shape, strides, offset, meta_backend=None):
 
 
 def _xp_view(flat, dtype, shape, strides, offset):
-    """A strided view for non-NumPy array modules (CuPy has the same ndarray constructor)."""
+    """A strided view of a buffer that is not a plain NumPy array: a NumPy subclass takes (buffer, offset,
+    strides); CuPy's constructor takes a memory pointer, which carries the offset (``ndarray(shape, dtype,
+    memptr, strides)``)."""
     isz = np.dtype(dtype).itemsize
-    return type(flat)(shape, dtype, flat.data, offset * isz, tuple(s * isz for s in strides))
+    strides = tuple(s * isz for s in strides)
+    if isinstance(flat, np.ndarray):
+        return type(flat)(shape, dtype, flat.data, offset * isz, strides)
+    return type(flat)(shape, dtype, flat.data + offset * isz, strides)

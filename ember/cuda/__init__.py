@@ -1,37 +1,53 @@
-"""ember.cuda: torch.cuda as a build without CUDA answers it.
+"""ember.cuda: torch.cuda, answered by the CUDA backend on CuPy where a GPU is present.
 
-ember has no CUDA backend in this process, so every query answers what is true:
-``is_available()`` is False, ``device_count()`` is 0, seeding is accepted and
-does nothing (as torch seeds lazily, only once a GPU exists), memory statistics
-are zero, and anything that needs a device raises torch's
-``AssertionError: Torch not compiled with CUDA enabled``. Nothing here pretends
-a GPU exists (NOTE [absent devices] in ember/_core/device.py).
+With CuPy installed and a GPU visible (NOTE [cuda backend] in ember/_backends/cuda), the queries answer about
+that GPU: ``is_available()``, ``device_count()``, ``get_device_name()``, ``synchronize()``, the memory
+statistics of CuPy's pool, ``Event`` timing. Elsewhere they answer what a CPU-only torch answers:
+``is_available()`` is False, ``device_count()`` is 0, seeding is accepted and does nothing (as torch seeds
+lazily, only once a GPU exists), memory statistics are zero, and anything that needs a device raises torch's
+``AssertionError: Torch not compiled with CUDA enabled``. Nothing here pretends a GPU exists (NOTE [absent
+devices] in ember/_core/device.py).
+
+Random numbers on a CUDA device are drawn on the host by the default generator and copied over, so a seeded
+program draws the values it draws on the CPU (torch's CUDA generator is another stream); ``manual_seed`` here
+seeds that same default generator, as ``ember.manual_seed`` does.
 
 >>> import ember
->>> ember.cuda.is_available(), ember.cuda.device_count()
-(False, 0)
+>>> ember.cuda.is_available() == (ember.cuda.device_count() > 0)
+True
 """
 import collections as _collections
 
 _NO_CUDA = "Torch not compiled with CUDA enabled"
 
 
+def _cp():
+    """The CuPy module when the CUDA backend runs in this process, else None."""
+    from .._core import device as _device
+    iface = _device.device_interface('cuda')
+    return iface.xp if isinstance(iface, _device.DeviceInterface) else None
+
+
 def _lazy_init():
-    raise AssertionError(_NO_CUDA)
+    cp = _cp()
+    if cp is None:
+        raise AssertionError(_NO_CUDA)
+    return cp
 
 
 def is_available():
-    """False: ember has no CUDA device. ``ember.cuda.is_available()`` -> ``False``."""
-    return False
+    """Whether the CUDA backend runs here (CuPy installed and a GPU visible)."""
+    return _cp() is not None
 
 
 def device_count():
-    """0, the number of CUDA devices ember can use. ``ember.cuda.device_count()`` -> ``0``."""
-    return 0
+    """The number of CUDA devices CuPy sees (0 without the backend)."""
+    cp = _cp()
+    return 0 if cp is None else cp.cuda.runtime.getDeviceCount()
 
 
 def is_initialized():
-    return False
+    return _cp() is not None
 
 
 def init():
@@ -39,13 +55,17 @@ def init():
 
 
 def manual_seed(seed):
-    """Accepted and ignored without a GPU, as torch queues it until CUDA starts (it never does here)."""
+    """Seeds the default generator that CUDA tensors draw from (see the module's note); without a GPU it is
+    accepted and ignored, as torch queues it until CUDA starts."""
     int(seed)
+    if _cp() is not None:
+        from .. import random
+        random.default_generator.manual_seed(seed)
 
 
 def manual_seed_all(seed):
-    """Accepted and ignored without a GPU (see ``manual_seed``)."""
-    int(seed)
+    """As ``manual_seed``: one generator serves every device."""
+    manual_seed(seed)
 
 
 def seed():
@@ -58,18 +78,25 @@ def seed_all():
 
 def initial_seed():
     _lazy_init()
+    from .. import random
+    return random.initial_seed()
 
 
 def get_rng_state(device='cuda'):
     _lazy_init()
+    from .. import random
+    return random.get_rng_state()
 
 
 def set_rng_state(new_state, device='cuda'):
-    """Accepted and ignored without a GPU (torch queues it)."""
+    """Sets the default generator's state with a GPU; accepted and ignored without one (torch queues it)."""
+    if _cp() is not None:
+        from .. import random
+        random.set_rng_state(new_state)
 
 
 def get_rng_state_all():
-    return []
+    return [get_rng_state(i) for i in range(device_count())]
 
 
 def set_rng_state_all(new_states):
@@ -78,13 +105,21 @@ def set_rng_state_all(new_states):
 
 
 def current_device():
-    _lazy_init()
+    return _lazy_init().cuda.runtime.getDevice()
 
 
 def _as_cpu():
     """Is this run's ``cuda`` the CPU (``ember run --cuda-as-cpu``, NOTE [cuda as cpu])?"""
     from .._core.device import CUDA_AS_CPU
     return CUDA_AS_CPU
+
+
+def _index(device):
+    from .._core.device import device as _dev
+    if device is None:
+        return current_device()
+    idx = device if isinstance(device, int) else _dev(device).index
+    return current_device() if idx is None else idx
 
 
 def set_device(device):
@@ -96,19 +131,40 @@ def set_device(device):
     idx = device if isinstance(device, int) else _dev(device).index
     if idx is not None and idx < 0:
         return
-    _lazy_init()
+    cp = _lazy_init()
+    if idx is not None:
+        cp.cuda.Device(idx).use()
 
 
-def get_device_name(device=None):
-    _lazy_init()
+class _DeviceProperties:
+    """torch.cuda.get_device_properties's answer: name, total_memory, major, minor, multi_processor_count."""
 
+    def __init__(self, props):
+        self.name = props['name'].decode() if isinstance(props['name'], bytes) else props['name']
+        self.total_memory = props['totalGlobalMem']
+        self.major, self.minor = props['major'], props['minor']
+        self.multi_processor_count = props['multiProcessorCount']
+        self.is_integrated = bool(props.get('integrated', 0))
+        self.is_multi_gpu_board = bool(props.get('isMultiGpuBoard', 0))
 
-def get_device_capability(device=None):
-    _lazy_init()
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // (1024 * 1024)}MB, "
+                f"multi_processor_count={self.multi_processor_count})")
 
 
 def get_device_properties(device=None):
-    _lazy_init()
+    cp = _lazy_init()
+    return _DeviceProperties(cp.cuda.runtime.getDeviceProperties(_index(device)))
+
+
+def get_device_name(device=None):
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None):
+    p = get_device_properties(device)
+    return p.major, p.minor
 
 
 def get_arch_list():
@@ -116,19 +172,27 @@ def get_arch_list():
 
 
 def synchronize(device=None):
-    _lazy_init()
+    """Wait for every kernel queued on the device: GPU timings need it, as in torch."""
+    cp = _lazy_init()
+    with cp.cuda.Device(_index(device)):
+        cp.cuda.Device().synchronize()
 
 
 def current_stream(device=None):
     _lazy_init()
+    return Stream(_existing=_lazy_init().cuda.get_current_stream())
 
 
 def default_stream(device=None):
-    _lazy_init()
+    cp = _lazy_init()
+    return Stream(_existing=cp.cuda.Stream.null)
 
 
 def mem_get_info(device=None):
-    _lazy_init()
+    """(free, total) bytes of the device."""
+    cp = _lazy_init()
+    with cp.cuda.Device(_index(device)):
+        return cp.cuda.runtime.memGetInfo()
 
 
 def ipc_collect():
@@ -143,48 +207,59 @@ def is_tf32_supported():
     return False
 
 
+def _memory(fn, device, default=0):
+    if _cp() is None:
+        return default
+    from .. import memory
+    return getattr(memory, fn)('cuda' if device is None else device)
+
+
 def empty_cache():
-    """Nothing is cached without CUDA: a no-op, as torch."""
+    """Give the blocks CuPy's pool caches back to the device (a no-op without CUDA, as torch)."""
+    _memory('empty_cache', None, None)
 
 
 def memory_allocated(device=None):
-    return 0
+    return _memory('memory_allocated', device)
 
 
 def max_memory_allocated(device=None):
-    return 0
+    return _memory('max_memory_allocated', device)
 
 
 def memory_reserved(device=None):
-    return 0
+    return _memory('memory_reserved', device)
 
 
 def max_memory_reserved(device=None):
-    return 0
+    return _memory('max_memory_reserved', device)
 
 
 def memory_cached(device=None):
-    return 0
+    return memory_reserved(device)
 
 
 def memory_stats(device=None):
-    return _collections.OrderedDict()
+    return _memory('memory_stats', device, _collections.OrderedDict())
 
 
 def reset_peak_memory_stats(device=None):
-    """The peaks are zero already: a no-op (torch's CPU build fails here on a missing binding)."""
+    """Set the peaks to the current values (a no-op without CUDA: the peaks are zero)."""
+    _memory('reset_peak_memory_stats', device, None)
 
 
 def reset_accumulated_memory_stats(device=None):
-    """Nothing accumulates without CUDA: a no-op."""
+    """Nothing accumulates beyond the peaks: a no-op."""
 
 
 def reset_max_memory_allocated(device=None):
-    """torch's older name: resets all peak statistics (a no-op here, as reset_peak_memory_stats)."""
+    """torch's older name: resets all peak statistics."""
+    reset_peak_memory_stats(device)
 
 
 def reset_max_memory_cached(device=None):
-    """torch's older name: resets all peak statistics (a no-op here, as reset_peak_memory_stats)."""
+    """torch's older name: resets all peak statistics."""
+    reset_peak_memory_stats(device)
 
 
 class device:
@@ -197,9 +272,13 @@ class device:
 
     def __enter__(self):
         if self.idx is not None and self.idx >= 0:
-            _lazy_init()
+            cp = _lazy_init()
+            self.prev_idx = cp.cuda.runtime.getDevice()
+            cp.cuda.Device(self.idx).use()
 
     def __exit__(self, *exc):
+        if self.prev_idx >= 0:
+            _cp().cuda.Device(self.prev_idx).use()
         return False
 
 
@@ -209,19 +288,78 @@ def _oom_class():
 
 
 class Stream:
-    def __new__(cls, *args, **kwargs):
-        raise RuntimeError("torch.cuda.Stream requires CUDA support")
+    """A CUDA stream (CuPy's): ``with ember.cuda.stream(s):`` queues the kernels of the block on it."""
+
+    def __new__(cls, device=None, priority=0, _existing=None, **kwargs):
+        cp = _cp()
+        if cp is None:
+            raise RuntimeError("torch.cuda.Stream requires CUDA support")
+        self = object.__new__(cls)
+        self._s = _existing if _existing is not None else cp.cuda.Stream(non_blocking=True)
+        return self
+
+    def synchronize(self):
+        self._s.synchronize()
+
+    def query(self):
+        return self._s.done
+
+    def wait_stream(self, other):
+        self._s.wait_event(other._s.record())
+
+    def wait_event(self, event):
+        self._s.wait_event(event._e)
+
+    def record_event(self, event=None):
+        event = event or Event()
+        event.record(self)
+        return event
+
+    @property
+    def cuda_stream(self):
+        return self._s.ptr
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and self._s.ptr == other._s.ptr
+
+    def __hash__(self):
+        return hash(self._s.ptr)
 
 
 class Event:
-    def __new__(cls, *args, **kwargs):
-        raise RuntimeError("Tried to instantiate dummy base class Event")
+    """A CUDA event (CuPy's): ``record()``, ``synchronize()``, ``query()``, ``elapsed_time(end)`` in ms."""
+
+    def __new__(cls, enable_timing=False, blocking=False, interprocess=False):
+        cp = _cp()
+        if cp is None:
+            raise RuntimeError("Tried to instantiate dummy base class Event")
+        self = object.__new__(cls)
+        self._e = cp.cuda.Event(block=blocking, disable_timing=not enable_timing, interprocess=interprocess)
+        return self
+
+    def record(self, stream=None):
+        self._e.record(None if stream is None else stream._s)
+
+    def synchronize(self):
+        self._e.synchronize()
+
+    def query(self):
+        return self._e.done
+
+    def wait(self, stream=None):
+        (current_stream() if stream is None else stream)._s.wait_event(self._e)
+
+    def elapsed_time(self, end_event):
+        return _cp().cuda.get_elapsed_time(self._e, end_event._e)
 
 
 def stream(stream):
-    """``with torch.cuda.stream(None):`` is a no-op, as in torch; a real stream cannot exist here."""
+    """``with ember.cuda.stream(s):`` runs the block's kernels on ``s``; ``stream(None)`` is a no-op, as in
+    torch."""
     import contextlib
-    return contextlib.nullcontext()
+    if stream is None:
+        return contextlib.nullcontext()
+    return stream._s
 
 
 def __getattr__(name):

@@ -1,0 +1,171 @@
+"""CUDA kernels and memory on CuPy (NOTE [cuda backend] in __init__.py).
+
+``KERNELS`` holds the kernels written for the device; every other operator runs its CPU kernel on CuPy
+arrays, or on host copies when that kernel cannot. ``HOST_ONLY`` names the CPU kernels that go to the host
+directly: their results depend on checks that read the data (linear algebra's singular inputs), which CuPy
+does not raise on.
+"""
+import numpy as np
+import cupy as cp
+
+
+# --- memory --------------------------------------------------------------------------------------------------
+
+class CuPyAllocator:
+    """Device memory from CuPy's memory pool, which is a caching allocator as torch's CUDA one is (freed
+    blocks stay in the pool for the next request of a similar size; ``empty_cache`` returns them). Every
+    CuPy allocation, the kernels' own included, goes through ``_malloc``, which keeps the peak."""
+    alignment = 256
+
+    def __init__(self):
+        self.pool = cp.get_default_memory_pool()
+        self.peak = 0
+        cp.cuda.set_allocator(self._malloc)
+
+    def _malloc(self, nbytes):
+        mem = self.pool.malloc(nbytes)
+        used = self.pool.used_bytes()
+        if used > self.peak:
+            self.peak = used
+        return mem
+
+    def allocate(self, nbytes):
+        return cp.empty(nbytes, cp.uint8)
+
+    def memory_allocated(self):
+        return self.pool.used_bytes()
+
+    def memory_reserved(self):
+        return self.pool.total_bytes()
+
+    def memory_stats(self):
+        return {'allocated_bytes': self.pool.used_bytes(), 'peak_allocated_bytes': self.peak,
+                'reserved_bytes': self.pool.total_bytes()}
+
+    def reset_peak_stats(self):
+        self.peak = self.pool.used_bytes()
+
+    def empty_cache(self):
+        self.pool.free_all_blocks()
+
+
+def to_host(a):
+    return cp.asnumpy(a)
+
+
+def from_host(a, index=None):
+    if index:
+        with cp.cuda.Device(index):
+            return cp.asarray(a)
+    return cp.asarray(a)
+
+
+# --- moving a fallback's arguments and results ---------------------------------------------------------------
+
+def host_args(args):
+    """Arguments for a CPU kernel: device arrays copied to the host (lists of them too)."""
+    return tuple(_host(a) for a in args)
+
+
+def _host(a):
+    if isinstance(a, cp.ndarray):
+        return cp.asnumpy(a)
+    if isinstance(a, list) and any(isinstance(x, cp.ndarray) for x in a):
+        return [_host(x) for x in a]
+    return a
+
+
+def device_args(args):
+    """Arguments tried on the device: a 0-d host array (a CPU scalar tensor may join a CUDA operation, as
+    in torch) becomes a device one, so the kernel sees one kind of array."""
+    for a in args:
+        if a.__class__ is np.ndarray:
+            return tuple(cp.asarray(x) if x.__class__ is np.ndarray else x for x in args)
+    return args
+
+
+def to_device(r):
+    """A kernel's result on the device: host arrays (and NumPy scalars) are copied over."""
+    if isinstance(r, cp.ndarray) or r is None:
+        return r
+    if isinstance(r, (np.ndarray, np.generic)):
+        return cp.asarray(r)
+    if isinstance(r, tuple):
+        return tuple(to_device(x) for x in r)
+    if isinstance(r, list):
+        return [to_device(x) for x in r]
+    return r
+
+
+# --- kernels -------------------------------------------------------------------------------------------------
+
+def _empty_strided(size, stride, dtype, device):
+    if not size:
+        return cp.empty((), dtype)
+    extent = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+    base = cp.zeros(max(extent, 1), dtype)
+    isz = base.itemsize
+    return cp.ndarray(tuple(size), dtype, base.data, tuple(s * isz for s in stride))
+
+
+def _clone(a, memory_format):
+    if memory_format in ('channels_last', 'channels_last_3d'):
+        perm = (0,) + tuple(range(2, a.ndim)) + (1,)
+        back = (0, a.ndim - 1) + tuple(range(1, a.ndim - 1))
+        return cp.ascontiguousarray(a.transpose(perm)).transpose(back)
+    if memory_format == 'contiguous_format' or a.flags.c_contiguous:
+        return cp.array(a, copy=True, order='C')
+    return cp.array(a, copy=True, order='K')
+
+
+def _scale_add(prod, inp, beta, alpha):
+    if prod.dtype.kind in 'iub':
+        alpha, beta = int(alpha), int(beta)
+    if alpha != 1:
+        prod *= alpha
+    if beta != 0:
+        prod += inp if beta == 1 else inp * beta
+    return prod
+
+
+def _linear(x, w, b):
+    out = cp.matmul(x, w.T)
+    if b is not None:
+        out += b
+    return out
+
+
+def _linear_backward(x, g, w, output_mask):
+    g2 = g.reshape(-1, g.shape[-1])
+    gx = cp.matmul(g2, w).reshape(x.shape) if output_mask[0] else None
+    gw = cp.matmul(g2.T, x.reshape(-1, x.shape[-1])) if output_mask[1] else None
+    gb = g2.sum(0) if output_mask[2] else None
+    return gx, gw, gb
+
+
+KERNELS = {
+    'empty': lambda size, dtype, device: cp.empty(size, dtype),
+    'zeros': lambda size, dtype, device: cp.zeros(size, dtype),
+    'ones': lambda size, dtype, device: cp.ones(size, dtype),
+    'full': lambda size, fill, dtype, device: cp.full(size, fill, dtype),
+    'empty_strided': _empty_strided,
+    'fill.Scalar': lambda a, value: cp.full(a.shape, value, a.dtype),
+    'fill.Tensor': lambda a, value: cp.full(a.shape, value, a.dtype) if isinstance(value, (int, float, bool, complex))
+    else cp.broadcast_to(value.astype(a.dtype), a.shape).copy(),
+    'clone': _clone,
+    'matmul': cp.matmul,
+    'mm': cp.matmul,
+    'bmm': cp.matmul,
+    'mv': cp.matmul,
+    'linear': _linear,
+    'linear_backward': _linear_backward,
+    'addmm': lambda inp, m1, m2, beta, alpha: _scale_add(cp.matmul(m1, m2), inp, beta, alpha),
+    'addmv': lambda inp, m, v, beta, alpha: _scale_add(cp.matmul(m, v), inp, beta, alpha),
+    'baddbmm': lambda inp, b1, b2, beta, alpha: _scale_add(cp.matmul(b1, b2), inp, beta, alpha),
+}
+
+# CPU kernels run on host copies from the start: they raise on data (singular or non-positive-definite inputs)
+# where CuPy's routines return NaNs silently; every ``linalg_*`` operator is added by the registration
+HOST_ONLY = frozenset({'_linalg_solve', 'cholesky_inverse', 'cholesky_solve', 'triangular_solve', 'lu_solve',
+                       'inverse', 'det', 'logdet', 'slogdet', 'pinverse', 'matrix_exp', 'lu', 'lu_unpack',
+                       'geqrf', 'ormqr', 'orgqr', 'householder_product', 'svd', 'qr', 'cholesky'})
