@@ -87,6 +87,8 @@ def main():
         e, t = op_case(ember, name, 1.0), op_case(torch, name, 1.0)
         print(f'{name:16s} {e:14.1f} {t:14.1f} {e / t:12.2f}')
     print('operators run on the host (fallback calls):', dict(sorted(backend.FALLBACKS.items())) or 'none')
+    for name, why in sorted(backend.REASONS.items()):
+        print(f'  {name}: {why}')
 
 
 if __name__ == '__main__':

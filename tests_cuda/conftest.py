@@ -27,16 +27,17 @@ def pytest_sessionfinish(session, exitstatus):
     if path:
         from ember._backends import cuda as backend
         with open(path, 'a') as f:
-            f.write(json.dumps(backend.FALLBACKS) + '\n')
+            f.write(json.dumps({'fallbacks': backend.FALLBACKS, 'reasons': backend.REASONS}) + '\n')
 
 
 def pytest_runtest_logreport(report):
     """With ``EMBER_FAILURE_LOG`` set, each failure's last message line is appended there as it happens (a run
     cut short by a time limit still leaves its failures)."""
     path = os.environ.get('EMBER_FAILURE_LOG')
-    if path and report.failed:
+    if path and report.failed and not os.environ.get('PYTEST_XDIST_WORKER'):     # once, by the controller
         text = str(report.longrepr).strip().splitlines()
-        msg = next((ln for ln in text if ln.startswith('E ')), text[-1] if text else '')
+        msg = ' / '.join(ln[1:].strip() for ln in text if ln.startswith('E ') and ln[1:].strip())[:600] or \
+            (text[-1] if text else '')
         where = text[-1] if text else ''
         with open(path, 'a') as f:
-            f.write(f'{report.nodeid} | {msg[:300]} | {where[:200]}\n')
+            f.write(f'{report.nodeid} | {msg} | {where[:200]}\n')

@@ -13,4 +13,4 @@ timeout 120 python bench/bench_cuda.py --seconds 1 2>&1 | tee "$OUT/bench.log"
 timeout "$SWEEP" python -m pytest tests_cuda/test_cuda_ops.py -n 8 -q -p no:cacheprovider --timeout 120 --tb=no 2>&1 \
     | tee "$OUT/ops.log" | tail -5
 echo "failures: $(wc -l < "$OUT/failures.txt" 2>/dev/null || echo 0)"
-cut -d'|' -f1,2 "$OUT/failures.txt" 2>/dev/null | sed 's/tests_cuda\/test_cuda_//' | head -150
+cut -c1-160 "$OUT/failures.txt" 2>/dev/null | head -40

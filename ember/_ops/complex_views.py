@@ -8,7 +8,6 @@ input requires grad they get a node of their own (RealBackward0, ...; NOTE [comp
 autograd/kernels.py has the derivatives). Writing into one in place while autograd records is refused: the
 rebasing of the base's history (views.copy_slices) indexes elements of one dtype.
 """
-import numpy as np
 
 from .._core import dtype as D
 from .._core.dtype import scalar_name
@@ -66,7 +65,8 @@ def _part_view(self, part):
     else:
         self._storage_or_make()
         va = a.real if part == 0 else a.imag     # byte strides from the tensor's strides (an empty array's are 0)
-        va = np.lib.stride_tricks.as_strided(va, a.shape, tuple(st * a.itemsize for st in self.stride()))
+        strided = self._device._iface.xp.lib.stride_tricks.as_strided     # NumPy's, or the device's (CuPy)
+        va = strided(va, a.shape, tuple(st * a.itemsize for st in self.stride()))
     return _dtype_view(self, va, rd, _REAL_NODE if part == 0 else _IMAG_NODE, self.storage_offset() * 2 + part)
 
 
@@ -91,7 +91,7 @@ def _view_as_real(input):
         va = MetaArray(tuple(a.shape) + (2,), rd.np, tuple(a.strides) + (rd.itemsize,), a.offset * 2)
     else:
         input._storage_or_make()
-        va = np.lib.stride_tricks.as_strided(a.real, tuple(a.shape) + (2,),
+        va = input._device._iface.xp.lib.stride_tricks.as_strided(a.real, tuple(a.shape) + (2,),
                                              tuple(st * a.itemsize for st in input.stride()) + (rd.itemsize,))
     return _dtype_view(input, va, rd, _AS_REAL_NODE, input.storage_offset() * 2)
 
@@ -116,7 +116,7 @@ def _view_as_complex(input):
         va = MetaArray(shape[:-1], cd.np, tuple(a.strides[:-1]), a.offset // 2)
     else:
         input._storage_or_make()
-        va = a.view(cd.np)[..., 0] if a.size else np.empty(shape[:-1], cd.np)
+        va = a.view(cd.np)[..., 0] if a.size else input._device._iface.xp.empty(shape[:-1], cd.np)
     return _dtype_view(input, va, cd, _AS_COMPLEX_NODE, input.storage_offset() // 2)
 
 

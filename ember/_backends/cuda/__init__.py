@@ -24,11 +24,15 @@ singular input: those run on the host, as torch's CUDA checks sync on the result
 import importlib
 import os
 import pkgutil
+import types
+
+import numpy as np
 
 from ..._warn import warnings
 
 _state = {'checked': False, 'cp': None, 'why': None}
 FALLBACKS = {}          # operator name -> calls that ran on the host
+REASONS = {}            # operator name -> why its device twin failed, the first time
 
 
 def cupy_or_none():
@@ -79,28 +83,96 @@ def _register_kernels(kernels):
     from .. import cpu as cpu_pkg
     lib = _state['lib'] = Library('aten', 'IMPL')
     own = kernels.KERNELS
+    twins = _Twins(cpu_pkg.__name__, kernels)
     for m in sorted(pkgutil.iter_modules(cpu_pkg.__path__), key=lambda m: m.name):
         mod = importlib.import_module(f'{cpu_pkg.__name__}.{m.name}')
         for name, fn in getattr(mod, 'KERNELS', {}).items():
             if name in own:
                 continue
             op = lib._find(name)
-            tensors_out = all(r.startswith('Tensor') for r in op.schema.returns)
             host = name in kernels.HOST_ONLY or op.schema.name.startswith('linalg_')
-            lib.impl(name, tried_kernel(op.schema.full_name, fn, kernels, tensors_out, host), 'CUDA')
+            lib.impl(name, tried_kernel(op, twins(fn), fn, kernels, host), 'CUDA')
     for name, fn in own.items():
         lib.impl(name, fn, 'CUDA')
 
 
-def tried_kernel(name, fn, kernels, tensors_out, host_only=False):
-    """The CPU kernel ``fn`` run on device arrays, or on host copies when it cannot (NOTE [cuda backend])."""
-    to_dev, to_host_args = kernels.to_device, kernels.host_args
-    dev_args = kernels.device_args
-    out_ok = _accepts_out(fn)
+class _Twins:
+    """Device twins of the CPU kernels (NOTE [cuda backend]): the same code objects, run with globals in which
+    ``np`` is CuPy (``kernels.XP``), NumPy's ufuncs are CuPy's, and every function of the CPU package they call is
+    itself a twin; a few host-only helpers get device versions (``kernels.HELPERS``) and the helper modules
+    that must stay on the host keep their own (``kernels.HOST_MODULES``). Closures made at import (the split
+    wrappers around a ufunc) are twinned cell by cell."""
+
+    def __init__(self, package, kernels):
+        self.package, self.k = package, kernels
+        self.xp = kernels.XP()
+        self.memo, self.globals = {}, {}
+
+    def __call__(self, obj):
+        if isinstance(obj, types.FunctionType):
+            mod = obj.__module__ or ''
+            if not mod.startswith(self.package) or mod.rpartition('.')[2] in self.k.HOST_MODULES:
+                return obj
+            hit = self.memo.get(obj)
+            if hit is None:
+                helper = self.k.HELPERS.get((mod.rpartition('.')[2], obj.__name__))
+                hit = self.memo[obj] = helper or self._twin(obj)
+            return hit
+        if obj is np:
+            return self.xp
+        if isinstance(obj, np.ufunc):
+            return getattr(self.k.cp, obj.__name__, obj)
+        return obj
+
+    def _twin(self, fn):
+        cells = None
+        if fn.__closure__:
+            cells = tuple(types.CellType(self(c.cell_contents)) if _filled(c) else c for c in fn.__closure__)
+        f = types.FunctionType(fn.__code__, self._globals(fn.__globals__), fn.__name__,
+                               tuple(self(d) for d in fn.__defaults__) if fn.__defaults__ else None, cells)
+        f.__kwdefaults__, f.__qualname__ = fn.__kwdefaults__, fn.__qualname__
+        f.__dict__.update(fn.__dict__)
+        return f
+
+    def _globals(self, g):
+        key = id(g)
+        twin = self.globals.get(key)
+        if twin is None:
+            twin = self.globals[key] = dict(g)       # filled after it is registered: functions refer to each other
+            for k, v in g.items():
+                if v is np or isinstance(v, (types.FunctionType, np.ufunc)):
+                    twin[k] = self(v)
+        return twin
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:
+        return False
+
+
+def tried_kernel(op, fn, host_fn, kernels, host_only=False):
+    """The device twin ``fn`` of a CPU kernel, or ``host_fn`` on host copies where the twin fails
+    (NOTE [cuda backend]). A Generator's state is restored before the host run (so it draws what the device
+    attempt drew), and so are the arguments the operator writes into (``Tensor(a!)``), which the host run's
+    results are then copied back into."""
+    name = op.schema.full_name
+    args_spec = op.schema.arguments
+    tensors_out = all(r.startswith('Tensor') for r in op.schema.returns)
+    gens = [i for i, a in enumerate(args_spec) if a.base_type == 'Generator']
+    writes = [i for i, a in enumerate(args_spec) if a.is_write and a.base_type == 'Tensor'] + \
+        list(kernels.WRITES.get(name, ()))
+    to_dev, to_host_args, dev_args = kernels.to_device, kernels.host_args, kernels.device_args
     state = {'host': host_only}
 
     def on_host(args, out):
-        r = fn(*to_host_args(args))
+        hargs = to_host_args(args)
+        r = host_fn(*hargs)
+        for i in writes:            # the host run wrote into its copies: the device arrays get the result
+            if args[i] is not None:
+                args[i][...] = to_dev(hargs[i])
         if name not in FALLBACKS:
             warnings.warn(f"The operator 'aten::{name}' is not currently supported on the CUDA backend and will fall "
                           f"back to run on the CPU. This may have performance implications.", UserWarning)
@@ -115,21 +187,38 @@ def tried_kernel(name, fn, kernels, tensors_out, host_only=False):
         if state['host']:
             return on_host(args, out)
         dargs = dev_args(args)
+        saved = [(i, _rng_state(args[i])) for i in gens if args[i] is not None] + \
+            [(i, args[i].copy()) for i in writes if args[i] is not None]
         try:
             r = fn(*dargs) if out is None else fn(*dargs, out=out)
-        except Exception:
-            pass
+        except Exception as e:
+            REASONS.setdefault(name, f'{type(e).__name__}: {e}'[:300])
         else:
             return to_dev(r) if tensors_out else r
+        for i, s in saved:          # undo what the failed attempt drew or wrote
+            if i in gens:
+                _set_rng_state(args[i], s)
+            else:
+                args[i][...] = s
         r = on_host(args, out)      # outside the handler: an error raised here is the operator's own
         state['host'] = True
         return r
 
-    kernel.__name__ = getattr(fn, '__name__', 'kernel')
+    kernel.__name__ = getattr(host_fn, '__name__', 'kernel')
     kernel.__qualname__ = f'cuda({kernel.__name__})'
-    kernel.accepts_out = out_ok
-    kernel.cpu_kernel = fn
+    kernel.accepts_out = _accepts_out(host_fn)
+    kernel.cpu_kernel = host_fn
     return kernel
+
+
+def _rng_state(rng):
+    return rng.bit_generator.state, getattr(rng, 'next_double_normal', None)
+
+
+def _set_rng_state(rng, s):
+    rng.bit_generator.state = s[0]
+    if hasattr(rng, 'next_double_normal'):
+        rng.next_double_normal = s[1]
 
 
 def _accepts_out(fn):

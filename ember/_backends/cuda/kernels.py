@@ -169,3 +169,47 @@ KERNELS = {
 HOST_ONLY = frozenset({'_linalg_solve', 'cholesky_inverse', 'cholesky_solve', 'triangular_solve', 'lu_solve',
                        'inverse', 'det', 'logdet', 'slogdet', 'pinverse', 'matrix_exp', 'lu', 'lu_unpack',
                        'geqrf', 'ormqr', 'orgqr', 'householder_product', 'svd', 'qr', 'cholesky'})
+
+
+# --- the CPU kernels' NumPy, answered by CuPy ----------------------------------------------------------------
+
+class XP:
+    """What the device twins of the CPU kernels see as ``np`` (NOTE [cuda backend]): CuPy's function or ufunc of
+    that name where CuPy has one, NumPy's otherwise (dtypes, ``errstate``, ``iinfo``: host-side helpers). A
+    submodule (``np.linalg``, ``np.fft``, ``np.lib``) is answered the same way, one level down."""
+
+    def __init__(self, device_mod=cp, host_mod=np):
+        self._d, self._h = device_mod, host_mod
+
+    def __getattr__(self, name):
+        d = getattr(self._d, name, None)
+        h = getattr(self._h, name, None)
+        if d is None:
+            if h is None:
+                raise AttributeError(f"neither CuPy nor NumPy has {name!r}")
+            v = h
+        elif h is not None and type(h).__name__ == 'module':
+            v = XP(d, h)
+        else:
+            v = d
+        setattr(self, name, v)          # looked up once
+        return v
+
+
+def gemm(a, b, bias=None):
+    """The CPU backend's threaded GEMM helper (``_gemm.gemm``), on the device: one cuBLAS call."""
+    out = cp.matmul(a, b)
+    if bias is not None:
+        out += bias
+    return out
+
+
+# CPU kernels that update arguments in place beyond what their schema says: batch norm's running statistics
+# (``Tensor(a!)? running_mean`` in torch's schema); the host fallback copies them back (by argument position)
+WRITES = {'native_batch_norm': (3, 4)}
+
+# CPU helpers whose device twin is a function written here (by the helper's module and name)
+HELPERS = {('_gemm', 'gemm'): gemm}
+# CPU helper modules that stay on the host in the twins: the thread pool, the process settings, the BLAS
+# handle, the error state, and torch's random streams (they draw on the host, so seeded values are the CPU's)
+HOST_MODULES = frozenset({'_parallel', '_process', '_blas', '_fp', '_torch_random'})
