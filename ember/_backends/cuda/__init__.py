@@ -5,21 +5,29 @@ and only where CuPy is installed and sees a GPU; elsewhere ``cuda`` stays the ab
 torch (NOTE [absent devices] in _core/device.py), and importing ember never imports CuPy.
 
 NOTE [cuda backend]
-The CPU kernels are written against NumPy's API, and CuPy implements that API on the GPU: NumPy hands
-``np.add(a, b)``, ``np.matmul``, ``np.where``, ``np.sum`` and the rest to CuPy when an operand is a CuPy array
-(the ``__array_ufunc__`` and ``__array_function__`` protocols). So every CPU kernel is first tried
-unchanged on the device arrays. A kernel that needs something only the host has (a ctypes BLAS call, a
-NumPy array it makes itself and mixes with device arrays, ``np.array(x)`` of a device array) fails loudly
-there, since CuPy never converts device arrays to host ones implicitly. Such a kernel then runs on host
-copies of its arguments, and its results are copied to the device: the CPU fallback torch offers new
-backends (``at::native::cpu_fallback``; MPS's ``PYTORCH_ENABLE_MPS_FALLBACK``). The fallback is never silent:
-the first one of each operator warns with the MPS fallback's message, ``FALLBACKS`` counts them, and after
-one the operator goes to the host directly. An error the host run raises too (a bad index, a singular
-matrix) is the operator's own error and reaches the caller as on the CPU.
+The CPU kernels are written against NumPy's API, and CuPy implements that API on the GPU. So the CUDA
+backend does not repeat them: each CPU kernel gets a device twin, the same code object run with globals in
+which ``np`` is CuPy (``kernels.XP``: CuPy's function of each name, NumPy's where CuPy has none, such as
+dtypes and ``errstate``), NumPy's ufuncs are CuPy's, and the helpers it calls are twins too (``_Twins``).
+``np.empty``, ``np.add.reduce``, ``np.lib.stride_tricks.as_strided`` then make and read device arrays, and
+the NumPy functions a kernel calls on its arguments reach CuPy through NumPy's dispatch protocols
+(``__array_ufunc__``, ``__array_function__``) as well. Three kinds of helper are different: the CPU's
+threaded GEMM becomes one cuBLAS call (``kernels.HELPERS``), and the thread pool and torch's random streams
+stay on the host (``kernels.HOST_MODULES``), so random operators draw the CPU's values and copy them over.
 
-Kernels written for the device (``kernels.py``) replace the tried ones where CuPy has the better primitive
-(matrix products, factories, copies) or where a CPU kernel's checks read data (linear algebra raises on a
-singular input: those run on the host, as torch's CUDA checks sync on the result too).
+A twin that needs something only the host has (a ctypes BLAS call, a host array it mixes with device arrays)
+fails loudly, since CuPy never converts device arrays to host ones implicitly. The CPU kernel then runs on
+host copies of the arguments and its results are copied to the device: the CPU fallback torch offers new
+backends (``at::native::cpu_fallback``; MPS's ``PYTORCH_ENABLE_MPS_FALLBACK``). Before that run, a
+generator's state and the arguments the kernel writes into are restored, so the host run draws and writes
+what the failed attempt did. The fallback is never silent: the first one of each operator warns with the MPS
+fallback's message, ``FALLBACKS`` counts them, ``REASONS`` keeps why the twin failed, and later calls with the
+same argument dtypes and ranks go to the host directly. An error the host run raises too (a bad index, a
+singular matrix) is the operator's own error and reaches the caller as on the CPU.
+
+Kernels written for the device (``kernels.KERNELS``) replace twins where CuPy has the better primitive
+(matrix products, factories, copies); linear algebra runs on the host (``kernels.HOST_ONLY``), because its
+CPU kernels raise on singular inputs where CuPy's routines return NaNs without a word.
 """
 import importlib
 import os
@@ -165,7 +173,7 @@ def tried_kernel(op, fn, host_fn, kernels, host_only=False):
     writes = [i for i, a in enumerate(args_spec) if a.is_write and a.base_type == 'Tensor'] + \
         list(kernels.WRITES.get(name, ()))
     to_dev, to_host_args, dev_args = kernels.to_device, kernels.host_args, kernels.device_args
-    state = {'host': host_only}
+    state, host_sigs = {'host': host_only}, set()
 
     def on_host(args, out):
         hargs = to_host_args(args)
@@ -184,7 +192,7 @@ def tried_kernel(op, fn, host_fn, kernels, host_only=False):
         return r
 
     def kernel(*args, out=None):
-        if state['host']:
+        if state['host'] or (host_sigs and _signature(args) in host_sigs):
             return on_host(args, out)
         dargs = dev_args(args)
         saved = [(i, _rng_state(args[i])) for i in gens if args[i] is not None] + \
@@ -201,7 +209,7 @@ def tried_kernel(op, fn, host_fn, kernels, host_only=False):
             else:
                 args[i][...] = s
         r = on_host(args, out)      # outside the handler: an error raised here is the operator's own
-        state['host'] = True
+        host_sigs.add(_signature(args))     # calls of this kind go to the host from now on
         return r
 
     kernel.__name__ = getattr(host_fn, '__name__', 'kernel')
@@ -209,6 +217,11 @@ def tried_kernel(op, fn, host_fn, kernels, host_only=False):
     kernel.accepts_out = _accepts_out(host_fn)
     kernel.cpu_kernel = host_fn
     return kernel
+
+
+def _signature(args):
+    """What a failed call is remembered by: each argument's dtype and rank, or its type."""
+    return tuple((a.dtype.char, a.ndim) if hasattr(a, 'dtype') else type(a) for a in args)
 
 
 def _rng_state(rng):
