@@ -119,24 +119,29 @@ class _Twins:
     def __call__(self, obj):
         if isinstance(obj, types.FunctionType):
             mod = obj.__module__ or ''
-            if not mod.startswith(self.package) or mod.rpartition('.')[2] in self.k.HOST_MODULES:
+            if not mod.startswith(self.package):
                 return obj
             hit = self.memo.get(obj)
             if hit is None:
-                helper = self.k.HELPERS.get((mod.rpartition('.')[2], obj.__name__))
+                name = mod.rpartition('.')[2]
+                helper = self.k.HELPERS.get((name, obj.__name__))
+                if helper is None and name in self.k.HOST_MODULES:     # its own globals; a wrapper's cells twinned
+                    helper = self._twin(obj, host=True) if obj.__closure__ else obj
                 hit = self.memo[obj] = helper or self._twin(obj)
             return hit
         if obj is np:
             return self.xp
         if isinstance(obj, np.ufunc):
-            return getattr(self.k.cp, obj.__name__, obj)
+            return self.k.device_ufunc(obj.__name__) or obj
+        if isinstance(obj, dict) and any(isinstance(v, np.ufunc) for v in obj.values()):
+            return {k: self(v) for k, v in obj.items()}     # a table of ufuncs (scatter's reductions)
         return obj
 
-    def _twin(self, fn):
+    def _twin(self, fn, host=False):
         cells = None
         if fn.__closure__:
             cells = tuple(types.CellType(self(c.cell_contents)) if _filled(c) else c for c in fn.__closure__)
-        f = types.FunctionType(fn.__code__, self._globals(fn.__globals__), fn.__name__,
+        f = types.FunctionType(fn.__code__, fn.__globals__ if host else self._globals(fn.__globals__), fn.__name__,
                                tuple(self(d) for d in fn.__defaults__) if fn.__defaults__ else None, cells)
         f.__kwdefaults__, f.__qualname__ = fn.__kwdefaults__, fn.__qualname__
         f.__dict__.update(fn.__dict__)
@@ -148,7 +153,7 @@ class _Twins:
         if twin is None:
             twin = self.globals[key] = dict(g)       # filled after it is registered: functions refer to each other
             for k, v in g.items():
-                if v is np or isinstance(v, (types.FunctionType, np.ufunc)):
+                if v is np or isinstance(v, (types.FunctionType, np.ufunc, dict)):
                     twin[k] = self(v)
         return twin
 

@@ -143,7 +143,14 @@ def _linear_backward(x, g, w, output_mask):
     return gx, gw, gb
 
 
+def _sinc(x):
+    """NumPy's sinc formula (CuPy's rounds differently), so the device gives the CPU kernel's values."""
+    y = cp.pi * cp.where(x == 0, 1.0e-20, x)
+    return cp.sin(y) / y
+
+
 KERNELS = {
+    'sinc': _sinc,
     'empty': lambda size, dtype, device: cp.empty(size, dtype),
     'zeros': lambda size, dtype, device: cp.zeros(size, dtype),
     'ones': lambda size, dtype, device: cp.ones(size, dtype),
@@ -173,6 +180,38 @@ HOST_ONLY = frozenset({'_linalg_solve', 'cholesky_inverse', 'cholesky_solve', 't
 
 # --- the CPU kernels' NumPy, answered by CuPy ----------------------------------------------------------------
 
+class _ReducingUfunc:
+    """A CuPy ufunc whose ``reduce`` CuPy lacks (``maximum``, ``minimum``, ``fmax``, ``fmin``), with it: the
+    reduction is CuPy's ``amax``/``amin`` (``nanmax``/``nanmin`` for the f-versions, which skip NaNs)."""
+
+    def __init__(self, ufunc, reducer):
+        self._u, self._r = ufunc, reducer
+
+    def __call__(self, *args, **kwargs):
+        return self._u(*args, **kwargs)
+
+    def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False):
+        r = self._r(a, axis=axis, keepdims=keepdims)
+        if out is not None:
+            out[...] = r
+            return out
+        return r
+
+    def __getattr__(self, name):
+        return getattr(self._u, name)
+
+
+_REDUCING = {'maximum': cp.amax, 'minimum': cp.amin, 'fmax': cp.nanmax, 'fmin': cp.nanmin}
+
+
+def device_ufunc(name):
+    """CuPy's ufunc of this name (with ``reduce`` where CuPy has none), or None."""
+    u = getattr(cp, name, None)
+    if not isinstance(u, cp.ufunc):
+        return None
+    return _ReducingUfunc(u, _REDUCING[name]) if name in _REDUCING else u
+
+
 class XP:
     """What the device twins of the CPU kernels see as ``np`` (NOTE [cuda backend]): CuPy's function or ufunc of
     that name where CuPy has one, NumPy's otherwise (dtypes, ``errstate``, ``iinfo``: host-side helpers). A
@@ -184,6 +223,8 @@ class XP:
     def __getattr__(self, name):
         d = getattr(self._d, name, None)
         h = getattr(self._h, name, None)
+        if isinstance(h, np.ufunc):
+            d = device_ufunc(name) or d
         if d is None:
             if h is None:
                 raise AttributeError(f"neither CuPy nor NumPy has {name!r}")
