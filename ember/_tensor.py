@@ -359,9 +359,6 @@ class Tensor(TensorImpl):
     def resize_as_(self, other, memory_format=None):
         return self.resize_(tuple(other.shape))
 
-    def is_pinned(self, device=None):
-        return False
-
     def type_as(self, other):
         return self.to(other.dtype)
 

@@ -69,7 +69,7 @@ def _same_training(make, batches, opt_cls, steps=20, rtol=1e-4, loss_fn=lambda m
     gpu_losses, gpu_state = _train(make, batches, 'cuda', opt_cls, steps, loss_fn, **opt_kw)
     np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=rtol)
     for k in cpu_state:
-        np.testing.assert_allclose(gpu_state[k].numpy(), cpu_state[k].numpy(), rtol=rtol, atol=1e-5, err_msg=k)
+        np.testing.assert_allclose(gpu_state[k].numpy(), cpu_state[k].numpy(), rtol=rtol, atol=rtol / 10, err_msg=k)
     assert cpu_losses[-1] < cpu_losses[0]
 
 
@@ -96,7 +96,9 @@ def test_gpt_trains_on_the_gpu_as_on_the_cpu():
     data = rng.integers(0, 65, (6, 9))
     x, y = ember.from_numpy(data[:, :8].copy()), ember.from_numpy(data[:, 1:].copy())
 
-    _same_training(lambda: build_gpt(ember), [(x, y)], ember.optim.AdamW, steps=5, lr=3e-3,
+    # AdamW divides by the root of the second moment, which magnifies float32's different summation order on
+    # the GPU in the smallest gradients: a few parts in 1e4 after five steps
+    _same_training(lambda: build_gpt(ember), [(x, y)], ember.optim.AdamW, steps=5, lr=3e-3, rtol=5e-4,
                    loss_fn=lambda m, x, y: m(x, y)[1])
 
 
@@ -152,3 +154,32 @@ def test_an_operator_without_a_device_kernel_runs_on_the_host_and_says_so():
     np.testing.assert_allclose((x @ inv).cpu().numpy(), np.eye(4), atol=1e-5)
     with pytest.raises(RuntimeError, match='singular'):
         ember.linalg.inv(ember.zeros(3, 3, device='cuda'))      # the CPU kernel's error, as torch raises on CUDA
+
+
+def test_a_typical_training_script_runs_on_the_gpu():
+    """The idioms of published programs: a device chosen by is_available(), a DataLoader with pin_memory,
+    non_blocking copies, cudnn flags, evaluation under no_grad, accuracy through .item()."""
+    import ember as torch
+    from ember.utils.data import DataLoader, TensorDataset
+    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+    torch.backends.cudnn.benchmark = True
+    torch.manual_seed(0)
+    x = torch.randn(256, 10)
+    y = (x[:, 0] > 0).long()
+    loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True, pin_memory=True)
+    model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 2)).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')          # no pin_memory warning with a GPU, no host fallback in this loop
+        for _ in range(5):
+            for xb, yb in loader:
+                assert xb.is_pinned()
+                xb, yb = xb.to(device, non_blocking=True), yb.to(device, non_blocking=True)
+                loss = F.cross_entropy(model(xb), yb)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+    model.eval()
+    with torch.no_grad():
+        correct = (model(x.to(device)).argmax(1) == y.to(device)).sum().item()
+    assert correct / len(x) > 0.9 and next(model.parameters()).is_cuda

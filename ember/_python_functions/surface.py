@@ -415,7 +415,23 @@ Tensor.names = property(lambda self: (None,) * self.dim())
 
 
 def _pin_memory(self, device=None):
-    raise RuntimeError("Cannot access accelerator device when none is available.")
+    """A copy of this CPU tensor in page-locked host memory, which the GPU copies from directly (``x.to('cuda',
+    non_blocking=True)``); it needs an accelerator, as in torch."""
+    import ember
+    if not ember.cuda.is_available():
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    if self.device.type != 'cpu':
+        raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+    if self.is_pinned():
+        return self
+    out = ember.from_numpy(ember.cuda._pinned_empty(tuple(self.shape), self.numpy(force=True).dtype))
+    out.copy_(self)
+    out._pinned = True
+    return out
+
+
+def _is_pinned(self, device=None):
+    return getattr(self, '_pinned', False)
 
 
 def _absent_device_move(name):
@@ -426,6 +442,7 @@ def _absent_device_move(name):
 
 
 Tensor.pin_memory = _pin_memory
+Tensor.is_pinned = _is_pinned
 Tensor.xpu = _absent_device_move('xpu')
 Tensor.mtia = _absent_device_move('mtia')
 Tensor.ipu = _absent_device_move('ipu')

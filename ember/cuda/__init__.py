@@ -195,6 +195,13 @@ def mem_get_info(device=None):
         return cp.cuda.runtime.memGetInfo()
 
 
+def _pinned_empty(shape, dtype):
+    """A NumPy array in page-locked host memory (CuPy's pinned pool), for ``Tensor.pin_memory``."""
+    cp = _lazy_init()
+    import cupyx
+    return cupyx.empty_pinned(shape, dtype)
+
+
 def ipc_collect():
     _lazy_init()
 

@@ -29,6 +29,7 @@ Kernels written for the device (``kernels.KERNELS``) replace twins where CuPy ha
 (matrix products, factories, copies); linear algebra runs on the host (``kernels.HOST_ONLY``), because its
 CPU kernels raise on singular inputs where CuPy's routines return NaNs without a word.
 """
+import functools
 import importlib
 import os
 import pkgutil
@@ -127,12 +128,17 @@ class _Twins:
                 helper = self.k.HELPERS.get((name, obj.__name__))
                 if helper is None and name in self.k.HOST_MODULES:     # its own globals; a wrapper's cells twinned
                     helper = self._twin(obj, host=True) if obj.__closure__ else obj
+                    if name in self.k.DRAWS_MODULES:        # host draws, handed to the device
+                        helper = self.k.results_to_device(helper)
                 hit = self.memo[obj] = helper or self._twin(obj)
             return hit
         if obj is np:
             return self.xp
         if isinstance(obj, np.ufunc):
             return self.k.device_ufunc(obj.__name__) or obj
+        if isinstance(obj, functools.partial):      # KERNELS entries such as partial(_max_pool, nd=2)
+            return functools.partial(self(obj.func), *map(self, obj.args), **{k: self(v) for k, v in
+                                                                               obj.keywords.items()})
         if isinstance(obj, dict) and any(isinstance(v, np.ufunc) for v in obj.values()):
             return {k: self(v) for k, v in obj.items()}     # a table of ufuncs (scatter's reductions)
         return obj

@@ -212,6 +212,21 @@ def device_ufunc(name):
     return _ReducingUfunc(u, _REDUCING[name]) if name in _REDUCING else u
 
 
+# functions the CPU kernels also call on shapes and Python lists (``np.prod(shape)``): CuPy's takes arrays only,
+# so these pick by their arguments, as NumPy's own dispatch would
+_BY_ARGUMENTS = frozenset({'prod', 'argsort', 'cumprod', 'sort', 'unravel_index', 'ravel_multi_index'})
+
+
+def _by_arguments(device_fn, host_fn):
+    def fn(*args, **kwargs):
+        for a in args:
+            if isinstance(a, cp.ndarray):
+                return device_fn(*args, **kwargs)
+        return host_fn(*args, **kwargs)
+    fn.__name__ = host_fn.__name__
+    return fn
+
+
 class XP:
     """What the device twins of the CPU kernels see as ``np`` (NOTE [cuda backend]): CuPy's function or ufunc of
     that name where CuPy has one, NumPy's otherwise (dtypes, ``errstate``, ``iinfo``: host-side helpers). A
@@ -225,6 +240,8 @@ class XP:
         h = getattr(self._h, name, None)
         if isinstance(h, np.ufunc):
             d = device_ufunc(name) or d
+        elif name in _BY_ARGUMENTS and d is not None:
+            d = _by_arguments(d, h)
         if d is None:
             if h is None:
                 raise AttributeError(f"neither CuPy nor NumPy has {name!r}")
@@ -254,3 +271,12 @@ HELPERS = {('_gemm', 'gemm'): gemm}
 # CPU helper modules that stay on the host in the twins: the thread pool, the process settings, the BLAS
 # handle, the error state, and torch's random streams (they draw on the host, so seeded values are the CPU's)
 HOST_MODULES = frozenset({'_parallel', '_process', '_blas', '_fp', '_torch_random'})
+DRAWS_MODULES = frozenset({'_torch_random'})        # of those, the ones whose array results go to the device
+
+
+def results_to_device(fn):
+    """``fn`` with its host array results copied to the device (a helper that draws random numbers)."""
+    def on_device(*args, **kwargs):
+        return to_device(fn(*args, **kwargs))
+    on_device.__name__ = getattr(fn, '__name__', 'draws')
+    return on_device

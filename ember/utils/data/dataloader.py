@@ -201,6 +201,20 @@ class DataLoader(Generic[T_co]):
                           f"slowness/freeze if necessary.", UserWarning, stacklevel=2)
 
 
+def _pin(data):
+    """A batch with every CPU tensor in page-locked memory (``pin_memory=True`` with a GPU), as torch's pin thread
+    leaves it: lists, tuples, named tuples and dicts keep their structure."""
+    if isinstance(data, ember.Tensor):
+        return data.pin_memory() if data.device.type == 'cpu' else data
+    if isinstance(data, tuple) and hasattr(data, '_fields'):
+        return type(data)(*(_pin(x) for x in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(_pin(x) for x in data)
+    if isinstance(data, dict):
+        return {k: _pin(v) for k, v in data.items()}
+    return data
+
+
 class _BaseDataLoaderIter:
     def __init__(self, loader):
         self._dataset = loader.dataset
@@ -210,7 +224,8 @@ class _BaseDataLoaderIter:
         self._drop_last = loader.drop_last
         self._index_sampler = loader._index_sampler
         self._num_workers = loader.num_workers
-        if loader.pin_memory:
+        self._pin = loader.pin_memory and ember.cuda.is_available()
+        if loader.pin_memory and not self._pin:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
                           "memory won't be used.", stacklevel=3)
         self._timeout = loader.timeout
@@ -245,7 +260,7 @@ class _BaseDataLoaderIter:
                         "IterableDataset replica at each worker. Please see "
                         "https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset for examples.")
             warnings.warn(msg)
-        return data
+        return _pin(data) if self._pin else data
 
     def __len__(self):
         return len(self._index_sampler)
