@@ -8,6 +8,8 @@ flash kernel does. With dO the output gradient:
     dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(dO * O)),  dQ = dS K * scale,  dK = dS^T Q * scale.
 A fully masked row gives output 0 and lse 0, as torch's CPU kernel does.
 """
+import math
+
 import numpy as np
 
 from ._fp import quiet
@@ -19,13 +21,14 @@ _CAUSAL = {}
 
 def _causal_bias(L, S, dtype):
     """The (L, S) additive mask of is_causal: 0 on and below the diagonal (top-left aligned), -inf above."""
-    key = (L, S, np.dtype(dtype).str)
+    key = (L, S, np.dtype(dtype).str, np.ndarray)      # by array type: the CUDA backend's twin caches its own
     b = _CAUSAL.get(key)
     if b is None:
         if len(_CAUSAL) > 32:
             _CAUSAL.clear()
         b = np.triu(np.full((L, S), -np.inf, dtype), 1)
-        b.flags.writeable = False
+        if b.__class__.__module__ == 'numpy':             # read-only, where the array type can say so
+            b.flags.writeable = False
         _CAUSAL[key] = b
     return b
 
@@ -46,7 +49,7 @@ def _scores(q, k, is_causal, mask, scale):
 
 
 def _scale(q, scale):
-    return 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
+    return 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale     # a Python float on every array module
 
 
 # As in softmax (NOTE [softmax over short rows] in reductions.py): below |s| = 60 the row maximum need not

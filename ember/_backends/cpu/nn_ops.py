@@ -147,7 +147,7 @@ def _chunks(win, shape, budget=4 << 20):
     N = win.shape[0]
     try:
         whole = win.reshape((N,) + shape, copy=False)
-    except ValueError:
+    except (ValueError, TypeError):         # TypeError: CuPy's reshape (the CUDA backend's twin) has no copy=
         whole = None
     if whole is not None:
         yield 0, N, whole

@@ -120,6 +120,8 @@ class _Twins:
     def __call__(self, obj):
         if isinstance(obj, types.FunctionType):
             mod = obj.__module__ or ''
+            if mod.startswith('numpy'):         # imported by name from NumPy: CuPy's function of that name
+                return self.k.numpy_function(obj) or obj
             if not mod.startswith(self.package):
                 return obj
             hit = self.memo.get(obj)

@@ -266,6 +266,23 @@ def gemm(a, b, bias=None):
 # (``Tensor(a!)? running_mean`` in torch's schema); the host fallback copies them back (by argument position)
 WRITES = {'native_batch_norm': (3, 4)}
 
+def as_strided(x, shape=None, strides=None, subok=False, writeable=True):
+    """NumPy's ``as_strided`` signature on CuPy's (which has no ``subok``/``writeable``)."""
+    return cp.lib.stride_tricks.as_strided(x, shape, strides)
+
+
+def numpy_function(fn):
+    """The device counterpart of a NumPy function a CPU kernel module imported by name (``from numpy.lib.
+    stride_tricks import as_strided``), or None where CuPy has none."""
+    if fn.__name__ == 'as_strided':
+        return as_strided
+    for where in (getattr(cp.lib, 'stride_tricks', None), cp):
+        g = getattr(where, fn.__name__, None)
+        if g is not None:
+            return g
+    return None
+
+
 # CPU helpers whose device twin is a function written here (by the helper's module and name)
 HELPERS = {('_gemm', 'gemm'): gemm}
 # CPU helper modules that stay on the host in the twins: the thread pool, the process settings, the BLAS
