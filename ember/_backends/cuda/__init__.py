@@ -81,16 +81,19 @@ def load():
                             from_host=kernels.from_host, device_count=cp.cuda.runtime.getDeviceCount())
     _state['iface'] = iface
     register_device(iface)
-    _register_kernels(kernels)
+    _state['lib'] = register_kernels(kernels)
     return iface
 
 
 # --- registration --------------------------------------------------------------------------------------------
 
-def _register_kernels(kernels):
+def register_kernels(kernels, key='CUDA'):
+    """Register, for ``key``, the device twin of every CPU kernel and the kernels of ``kernels.KERNELS``;
+    ``kernels`` describes the device's array module (for CUDA, the module kernels.py; tests describe a NumPy
+    stand-in and register it for PrivateUse1). Returns the Library, whose ``_destroy()`` undoes it."""
     from ...library import Library
     from .. import cpu as cpu_pkg
-    lib = _state['lib'] = Library('aten', 'IMPL')
+    lib = Library('aten', 'IMPL')
     own = kernels.KERNELS
     twins = _Twins(cpu_pkg.__name__, kernels)
     for m in sorted(pkgutil.iter_modules(cpu_pkg.__path__), key=lambda m: m.name):
@@ -100,9 +103,10 @@ def _register_kernels(kernels):
                 continue
             op = lib._find(name)
             host = name in kernels.HOST_ONLY or op.schema.name.startswith('linalg_')
-            lib.impl(name, tried_kernel(op, twins(fn), fn, kernels, host), 'CUDA')
+            lib.impl(name, tried_kernel(op, twins(fn), fn, kernels, host), key)
     for name, fn in own.items():
-        lib.impl(name, fn, 'CUDA')
+        lib.impl(name, fn, key)
+    return lib
 
 
 class _Twins:

@@ -1,0 +1,143 @@
+"""The CUDA backend's mechanism (NOTE [cuda backend] in ember/_backends/cuda) on a machine without a GPU.
+
+The backend registers, for every CPU kernel, a device twin: the kernel's code run with ``np`` bound to the
+device's array module, its helpers twinned, its wrappers' cells twinned, and a host fallback for what a twin
+cannot do. Here a NumPy stand-in plays CuPy: device arrays are a NumPy subclass (so a result that left the
+device shows), and a device registered for PrivateUse1 runs the twins. Every operator's OpInfo samples must
+give the CPU's values on it; a twin that fails must fall back with torch's warning, the operator's own values
+(the generator rewound) and its own errors. The GPU itself is tested by tests_cuda/ on a GPU machine."""
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+from ember._backends import cuda as backend
+from opinfo import OPS
+from _harness import materialize, to_lib, call, flat
+
+
+class Dev(np.ndarray):
+    """A device array of the stand-in: NumPy's, of another class."""
+
+
+def _dev(a):
+    return a.view(Dev) if isinstance(a, np.ndarray) and not isinstance(a, Dev) else a
+
+
+def _host(a):
+    """A host copy, as CuPy's asnumpy makes: a kernel writing into it leaves the device array as it was."""
+    return np.array(a.view(np.ndarray)) if isinstance(a, Dev) else a
+
+
+_MAKERS = frozenset({'empty', 'zeros', 'ones', 'full', 'array', 'asarray', 'ascontiguousarray', 'arange', 'eye',
+                     'empty_like', 'zeros_like', 'ones_like', 'full_like', 'linspace'})
+
+
+class _XP:
+    """The stand-in's ``np``: NumPy, whose array-making functions return device arrays; names in ``broken``
+    raise, as a NumPy function CuPy lacks would."""
+
+    def __init__(self, broken=()):
+        self.broken = frozenset(broken)
+
+    def __getattr__(self, name):
+        if name in self.broken:
+            def missing(*args, **kwargs):
+                raise TypeError(f'the device has no {name}')
+            return missing
+        v = getattr(np, name)
+        if name in _MAKERS:
+            return lambda *a, **k: _dev(v(*a, **k))
+        return v
+
+
+def _spec(broken=(), host_only=()):
+    def to_device(r):
+        if isinstance(r, tuple):
+            return tuple(to_device(x) for x in r)
+        if isinstance(r, list):
+            return [to_device(x) for x in r]
+        return _dev(np.asarray(r)) if isinstance(r, (np.ndarray, np.generic)) else r
+    return types.SimpleNamespace(
+        KERNELS={}, HOST_ONLY=frozenset(host_only), WRITES={'native_batch_norm': (3, 4)}, HELPERS={},
+        HOST_MODULES=frozenset({'_parallel', '_process', '_blas', '_fp', '_torch_random'}),
+        DRAWS_MODULES=frozenset({'_torch_random'}), XP=lambda: _XP(broken),
+        device_ufunc=lambda name: getattr(np, name), numpy_function=lambda fn: None,
+        results_to_device=lambda fn: (lambda *a, **k: to_device(fn(*a, **k))), to_device=to_device,
+        host_args=lambda args: tuple(_host(a) if not isinstance(a, list) else [_host(x) for x in a] for a in args),
+        device_args=lambda args: args)
+
+
+def _registered(spec):
+    """Register a 'twin' device (PrivateUse1) running ``spec``'s twins; returns an undo function."""
+    from ember._core import device as _device
+    import ember.utils as _utils
+    saved = dict(_device._REGISTRY), dict(_device._BY_KEY), list(_utils._privateuse1)
+    ember.library.register_device('twin', to_host=_host, from_host=lambda a, index=None: _dev(np.array(a)))
+    lib = backend.register_kernels(spec, key='PrivateUse1')
+
+    def undo():
+        lib._destroy()
+        _device._REGISTRY.clear()
+        _device._REGISTRY.update(saved[0])
+        _device._BY_KEY.clear()
+        _device._BY_KEY.update(saved[1])
+        _utils._privateuse1[:] = saved[2]
+        _device.device._cache.clear()
+    return undo
+
+
+@pytest.fixture(scope='module')
+def twin_device():
+    undo = _registered(_spec())
+    yield
+    undo()
+
+
+def _run(info, args, kwargs, device):
+    ember.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        return call(info, ember, to_lib(args, ember, device=device), to_lib(kwargs, ember, device=device))
+
+
+def _factory(info):
+    from ember._dispatch import dispatcher
+    name = info.name.split('.')[-1]
+    return any(op.schema.name == name and any(a.base_type == 'Device' for a in op.schema.arguments)
+               for op in dispatcher.all_ops().values())
+
+
+@pytest.mark.parametrize('name', sorted(OPS))
+def test_twins_give_the_cpu_kernels_values(twin_device, name):
+    info = OPS[name]
+    dtype = info.dtypes[0]
+    before = dict(backend.FALLBACKS)
+    for i, s in enumerate(info.samples(dtype)):
+        args, kwargs = materialize(s, dtype, seed=i)
+        if _factory(info) and not any(isinstance(x, np.ndarray) for x in flat(args) + flat(list(kwargs.values()))):
+            tkw = dict(kwargs, device='twin')
+        else:
+            tkw = kwargs
+        try:
+            cpu = _run(info, args, kwargs, None)
+        except Exception as e:
+            with pytest.raises(type(e)):
+                _run(info, args, tkw, 'twin')
+            continue
+        out = _run(info, args, tkw, 'twin')
+        for c, t in zip(flat(cpu), flat(out)):
+            if isinstance(c, ember.Tensor):
+                assert t.device.type == 'twin' and t.dtype is c.dtype and tuple(t.shape) == tuple(c.shape), s
+                if 'empty' not in name:     # the same code, one ulp apart where a class test picks another path
+                    np.testing.assert_allclose(t.cpu().numpy(), c.numpy(), rtol=1e-6 if c.dtype.itemsize < 8 else
+                                               1e-14, atol=0, equal_nan=True, err_msg=f'{name}({s})')
+            else:
+                assert t == c or (t != t and c != c), f'{name}({s})'
+    # with NumPy as the device module nothing needs the host: every twin ran (linear algebra runs on the host
+    # by design, NOTE [cuda backend])
+    ran_on_host = {k: backend.REASONS.get(k) for k, n in backend.FALLBACKS.items()
+                   if n != before.get(k, 0) and not k.startswith('linalg_')}
+    assert not ran_on_host, ran_on_host
