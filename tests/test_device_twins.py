@@ -72,20 +72,14 @@ def _spec(broken=(), host_only=()):
 
 def _registered(spec):
     """Register a 'twin' device (PrivateUse1) running ``spec``'s twins; returns an undo function."""
-    from ember._core import device as _device
-    import ember.utils as _utils
-    saved = dict(_device._REGISTRY), dict(_device._BY_KEY), list(_utils._privateuse1)
+    from _registry import snapshot
+    restore = snapshot()
     ember.library.register_device('twin', to_host=_host, from_host=lambda a, index=None: _dev(np.array(a)))
     lib = backend.register_kernels(spec, key='PrivateUse1')
 
     def undo():
         lib._destroy()
-        _device._REGISTRY.clear()
-        _device._REGISTRY.update(saved[0])
-        _device._BY_KEY.clear()
-        _device._BY_KEY.update(saved[1])
-        _utils._privateuse1[:] = saved[2]
-        _device.device._cache.clear()
+        restore()
     return undo
 
 

@@ -31,7 +31,6 @@ CPU kernels raise on singular inputs where CuPy's routines return NaNs without a
 """
 import functools
 import importlib
-import os
 import pkgutil
 import types
 
@@ -48,8 +47,9 @@ def cupy_or_none():
     """The CuPy module when it is installed and sees at least one GPU, else None (checked once)."""
     if not _state['checked']:
         _state['checked'] = True
-        if os.environ.get('EMBER_DISABLE_CUDA') == '1':
-            _state['why'] = 'EMBER_DISABLE_CUDA=1'
+        from ..._core.device import CUDA_AS_CPU
+        if CUDA_AS_CPU:         # NOTE [cuda as cpu]: the run asked for its cuda devices to be the CPU
+            _state['why'] = 'ember run --cuda-as-cpu (EMBER_CUDA_AS_CPU=1)'
             return None
         if importlib.util.find_spec('cupy') is None:
             _state['why'] = 'CuPy is not installed'
