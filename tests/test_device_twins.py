@@ -135,3 +135,14 @@ def test_twins_give_the_cpu_kernels_values(twin_device, name):
     ran_on_host = {k: backend.REASONS.get(k) for k, n in backend.FALLBACKS.items()
                    if n != before.get(k, 0) and not k.startswith('linalg_')}
     assert not ran_on_host, ran_on_host
+
+
+def test_cpu_index_tensors_index_a_device_tensor_as_in_torch(twin_device):
+    t = ember.arange(6.).reshape(2, 3)
+    d = t.to('twin')
+    assert d[ember.tensor([1, 0])].cpu().tolist() == t[ember.tensor([1, 0])].tolist()
+    assert d[ember.tensor([True, False])].device.type == 'twin'
+    d[ember.tensor([0]), ember.tensor([2])] = 9.
+    assert d.cpu().tolist() == [[0., 1., 9.], [3., 4., 5.]]
+    with pytest.raises(RuntimeError, match='Expected all tensors to be on the same device'):
+        d.index_select(0, ember.tensor([0]))        # an operator's tensors must share the device, as in torch

@@ -124,6 +124,8 @@ def _apply(self, idx):
             dim += 1
         else:
             t = it if isinstance(it, Tensor) else _as_index_tensor(it, self.device)
+            if t.device.type == 'cpu' and self.device.type not in ('cpu', 'meta'):
+                t = t.to(self.device)       # CPU indices of a GPU tensor travel to it, as torch lets them
             if t.dtype.category >= 2:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             if t.dtype in (D.bool_, D.uint8) and t.ndim == 0:
@@ -194,7 +196,7 @@ def getitem(self, idx):
                 break
         else:
             return res if res is not self else _alias(self)
-    if t is Tensor and idx.ndim and idx._dtype.category <= 1:     # x[idx_tensor] / x[mask]
+    if t is Tensor and idx.ndim and idx._dtype.category <= 1 and idx._device is self._device:   # x[idx] / x[mask]
         return _index(self, [idx])
     res, adv = _apply(self, idx)
     if not adv:
