@@ -1,9 +1,11 @@
 """CUDA kernels and memory on CuPy (NOTE [cuda backend] in __init__.py).
 
-``KERNELS`` holds the kernels written for the device; every other operator runs its CPU kernel on CuPy
-arrays, or on host copies when that kernel cannot. ``HOST_ONLY`` names the CPU kernels that go to the host
-directly: their results depend on checks that read the data (linear algebra's singular inputs), which CuPy
-does not raise on.
+This module describes the device to the twin machinery of __init__.py: ``XP``, CuPy in the place of NumPy
+for the CPU kernels' twins; ``HELPERS``, ``HOST_MODULES`` and ``DRAWS_MODULES``, how their helpers are
+treated; the moves between host and device; ``KERNELS``, the kernels written for the device (factories,
+copies, the matmul family, sinc); and ``HOST_ONLY``, the CPU kernels that go to the host directly, since
+their results depend on checks that read the data (linear algebra's singular inputs), which CuPy does not
+raise on. Nothing else imports CuPy.
 """
 import numpy as np
 import cupy as cp
