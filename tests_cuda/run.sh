@@ -12,5 +12,9 @@ timeout 120 python -m pytest tests_cuda/test_cuda_api.py -q -p no:cacheprovider 
 timeout 120 python bench/bench_cuda.py --seconds 1 2>&1 | tee "$OUT/bench.log"
 timeout "$SWEEP" python -m pytest tests_cuda/test_cuda_ops.py -n 8 -q -p no:cacheprovider --timeout 120 --tb=no 2>&1 \
     | tee "$OUT/ops.log" | tail -5
-echo "failures: $(wc -l < "$OUT/failures.txt" 2>/dev/null || echo 0)"
-cut -c1-160 "$OUT/failures.txt" 2>/dev/null | head -40
+if [ -f "$OUT/failures.txt" ]; then
+    echo "failures: $(wc -l < "$OUT/failures.txt")"
+    cut -c1-160 "$OUT/failures.txt" | head -40
+else
+    echo "failures: 0"
+fi
