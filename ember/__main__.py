@@ -24,9 +24,10 @@ def main(argv=None):
             rest = rest[1:]
             if os.environ.get('EMBER_CUDA_AS_CPU') != '1':
                 return _cuda_as_cpu(rest, explicit=argv_given)
-        if not rest:
-            print('usage: ember run [--cuda-as-cpu] script.py [args...]', file=sys.stderr)
-            return 2
+        if not rest or rest[0] in ('-h', '--help'):
+            print('usage: ember run [--cuda-as-cpu] script.py [args...]   (or: ember run torchrun [flags] script.py)',
+                  file=sys.stdout if rest else sys.stderr)
+            return 0 if rest else 2
         if rest[0] == 'torchrun' or rest[:2] in (['-m', 'torch.distributed.run'], ['-m', 'ember.distributed.run']):
             return _torchrun(rest[1:] if rest[0] == 'torchrun' else rest[2:])
         from .compat import run

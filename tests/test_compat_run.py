@@ -136,3 +136,11 @@ def test_run_hogwild_with_spawn_and_a_model_defined_in_main(tmp_path):
     assert 'exitcodes [0, 0]' in r.stdout, r.stdout + r.stderr[-2000:]
     # both children's SGD steps (-1 each) and their own element's +1000 landed in the parent's parameters
     assert 'shifts [[998, 998, -2], [998, 998]]' in r.stdout, r.stdout
+
+
+def test_run_help_prints_usage_not_a_traceback(capsys):
+    from ember.__main__ import main
+    assert main(['run', '--help']) == 0
+    assert capsys.readouterr().out.startswith('usage: ember run')
+    assert main(['run']) == 2           # no script: usage on stderr, an error status
+    assert 'usage: ember run' in capsys.readouterr().err
