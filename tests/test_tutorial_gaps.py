@@ -225,3 +225,37 @@ def test_like_factories_keep_the_layout_as_torch():
         r.append(lib.rand_like(x).flatten().tolist())
         out.append(r)
     assert out[0] == out[1]
+
+
+# --- bfloat16 under autocast (karpathy/build-nanogpt's train_gpt2.py with autocast(bfloat16)) ------------------
+
+def _bf16(lib, a):
+    return lib.from_numpy(np.asarray(a, dtype=np.float32)).bfloat16()
+
+
+def test_layer_and_group_norm_take_bfloat16_like_torch():
+    x = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
+    for name, arg in (('layer_norm', (16,)), ('group_norm', 2)):
+        out = {}
+        for lib in (torch, ember):
+            t = _bf16(lib, x).requires_grad_()
+            y = getattr(lib.nn.functional, name)(t, arg)
+            (y.float() * lib.arange(16.)).sum().backward()
+            out[lib.__name__] = (str(y.dtype).rpartition('.')[2], y.float().detach().numpy(), t.grad.float().numpy())
+        assert out['ember'][0] == out['torch'][0] == 'bfloat16'
+        np.testing.assert_allclose(out['ember'][1], out['torch'][1], atol=1e-2)
+        np.testing.assert_allclose(out['ember'][2], out['torch'][2], rtol=2e-2, atol=0.1)
+
+
+def test_bfloat16_bias_gradient_and_nll_loss_accumulate_in_float32_like_torch():
+    rng = np.random.default_rng(0)
+    x, w, g = rng.standard_normal((64, 32)), rng.standard_normal((16, 32)), rng.standard_normal((64, 16))
+    logits, target = rng.standard_normal((64, 100)) * 3, rng.integers(0, 100, 64)
+    res = {}
+    for lib in (torch, ember):
+        b = lib.zeros(16, dtype=lib.bfloat16, requires_grad=True)
+        lib.nn.functional.linear(_bf16(lib, x), _bf16(lib, w), b).backward(_bf16(lib, g))
+        ce = lib.nn.functional.cross_entropy(_bf16(lib, logits), lib.from_numpy(target))
+        res[lib.__name__] = b.grad.float().numpy(), ce.item()
+    np.testing.assert_array_equal(res['ember'][0], res['torch'][0])        # one rounding of a float32 sum
+    assert res['ember'][1] == res['torch'][1]

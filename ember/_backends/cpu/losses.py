@@ -51,13 +51,18 @@ def _picked(picked, w, safe, keep):
 
 
 def _reduce(loss, ws, keep, reduction, dtype):
-    """(output, total_weight) of the reducing forms; ``loss`` already carries the weights."""
+    """(output, total_weight) of the reducing forms; ``loss`` already carries the weights. Half precision
+    (float16, bfloat16) accumulates in float32 and rounds once, as torch's kernel does."""
+    acc = np.float32 if dtype.itemsize == 2 and dtype.kind not in 'iub' else None
     if ws is not None:
-        total = np.add.reduce(ws, axis=None)
+        total = np.add.reduce(ws, axis=None, dtype=acc)
     else:
-        total = dtype.type(loss.size if keep is None else np.count_nonzero(keep))
-    out = -np.add.reduce(loss, axis=None)
-    return (out / total if reduction == _MEAN else out), total
+        total = (acc or dtype.type)(loss.size if keep is None else np.count_nonzero(keep))
+    out = -np.add.reduce(loss, axis=None, dtype=acc)
+    out = out / total if reduction == _MEAN else out
+    if acc is None:
+        return out, total
+    return np.asarray(out).astype(dtype), np.asarray(total).astype(dtype)
 
 
 def nll_loss_forward(x, t, w, reduction, ignore_index):

@@ -70,7 +70,18 @@ def native_layer_norm_backward(g, x, normalized_shape, mean, rstd, w, b, output_
     return dx, dw, db
 
 
+def _float32_for_half(fn):
+    """``fn`` computing half-precision (float16, bfloat16) arguments in float32, as torch's kernels accumulate;
+    the adapter rounds the results to the dtypes of the operator's meta function. NumPy's einsum has no
+    bfloat16 loop at all."""
+    def kernel(*args):
+        return fn(*(a.astype(np.float32) if getattr(a, 'dtype', None) is not None and a.dtype.itemsize == 2
+                    and a.dtype.kind not in 'iub' else a for a in args))
+    kernel.__name__ = fn.__name__
+    return kernel
+
+
 KERNELS = {
-    'native_layer_norm': native_layer_norm,
-    'native_layer_norm_backward': native_layer_norm_backward,
+    'native_layer_norm': _float32_for_half(native_layer_norm),
+    'native_layer_norm_backward': _float32_for_half(native_layer_norm_backward),
 }
