@@ -74,11 +74,56 @@ from . import nn  # noqa: E402  after every operator exists: nn.functional and t
 
 # torch also exposes these nn.functional operators at top level (torch.max_pool2d, torch.batch_norm, ...)
 for _n in ('max_pool1d', 'max_pool2d', 'max_pool3d', 'avg_pool1d', 'adaptive_avg_pool1d', 'adaptive_max_pool1d',
-           'batch_norm', 'group_norm', 'instance_norm', 'rms_norm', 'cosine_similarity', 'pairwise_distance',
-           'pdist', 'dropout', 'alpha_dropout', 'feature_alpha_dropout', 'pixel_shuffle', 'pixel_unshuffle',
+           'group_norm', 'rms_norm', 'cosine_similarity', 'pairwise_distance',
+           'pdist', 'pixel_shuffle', 'pixel_unshuffle',
            'channel_shuffle', 'prelu', 'rrelu', 'selu', 'celu', 'hardshrink', 'threshold', 'bilinear', 'cdist'):
     if _n not in globals() and hasattr(nn.functional, _n):
         globals()[_n] = getattr(nn.functional, _n)
+
+
+# ... and these with aten's signatures, which differ from nn.functional's: the dropouts take ``train`` as a
+# required third argument, batch_norm and instance_norm take weight and bias before the running statistics
+def _top_dropout(fn, name):
+    def dropout(input, p, train):
+        return fn(input, p, train)
+    dropout.__name__ = dropout.__qualname__ = name
+    return dropout
+
+
+dropout = _top_dropout(nn.functional.dropout, 'dropout')
+alpha_dropout = _top_dropout(nn.functional.alpha_dropout, 'alpha_dropout')
+
+
+def feature_dropout(input, p, train):
+    """Whole channels (dimension 1) zeroed with probability ``p``, the rest scaled by 1 / (1 - p), as aten's
+    feature_dropout draws its noise (one bernoulli per (sample, channel))."""
+    if not train or p == 0:
+        return input
+    if input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    noise = input.new_empty(tuple(input.shape[:2]) + (1,) * (input.dim() - 2))
+    if p == 1:
+        return input * noise.fill_(0)
+    return input * noise.bernoulli_(1 - p).div_(1 - p)
+feature_alpha_dropout = _top_dropout(nn.functional.feature_alpha_dropout, 'feature_alpha_dropout')
+
+
+for _n in ('dropout', 'alpha_dropout', 'feature_alpha_dropout', 'batch_norm', 'instance_norm'):
+    if getattr(nn.functional, _n).__module__ == __name__:      # generated ones named ember.<n>: they pickle by
+        getattr(nn.functional, _n).__module__ = nn.functional.__name__     # reference to nn.functional's name
+
+
+def dropout_(input, p, train):
+    return nn.functional.dropout(input, p, train, inplace=True)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    return nn.functional.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+    return nn.functional.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum,
+                                       eps)
 
 
 def result_type(tensor1, tensor2):

@@ -259,3 +259,43 @@ def test_bfloat16_bias_gradient_and_nll_loss_accumulate_in_float32_like_torch():
         res[lib.__name__] = b.grad.float().numpy(), ce.item()
     np.testing.assert_array_equal(res['ember'][0], res['torch'][0])        # one rounding of a float32 sum
     assert res['ember'][1] == res['torch'][1]
+
+
+# --- NYU-DLSP20 notebooks (Atcold): top-level functions with aten's signatures, Module members ------------------
+
+def test_top_level_dropouts_and_norms_take_atens_arguments_like_torch():
+    x = np.random.default_rng(0).standard_normal((4, 3, 5)).astype(np.float32)
+    w, b = np.array([2., 1., .5], np.float32), np.array([0., 1., -1.], np.float32)
+    out = {}
+    for lib in (torch, ember):
+        T = lib.from_numpy
+        with pytest.raises(TypeError, match='train'):
+            lib.dropout(T(x), 0.8)                  # train is required, as in aten
+        lib.manual_seed(0)
+        r = [lib.dropout(T(x), 0.5, True), lib.feature_dropout(T(x), 0.5, True), lib.alpha_dropout(T(x), 0.5, False),
+             lib.batch_norm(T(x), T(w), T(b), lib.zeros(3), lib.ones(3), False, 0.1, 1e-5, False),
+             lib.instance_norm(T(x), T(w), T(b), None, None, True, 0.1, 1e-5, False)]
+        out[lib.__name__] = [t.numpy() for t in r]
+    for e, t in zip(out['ember'], out['torch']):
+        np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6)
+
+
+def test_module_has_torchs_device_moves_and_call_members():
+    m = ember.nn.Linear(2, 3)
+    for name in ('xpu', 'ipu', 'mtia', '_wrapped_call_impl', '_slow_forward', 'T_destination'):
+        assert hasattr(m, name) == hasattr(torch.nn.Linear(2, 3), name) == True, name
+    with pytest.raises(AssertionError, match='Torch not compiled with XPU enabled'):
+        m.xpu()
+    assert m._compiled_call_impl is None
+    assert ember.equal(m._wrapped_call_impl(ember.ones(2)), m(ember.ones(2)))
+
+
+def test_pin_memory_without_an_accelerator_warns_once_per_process_like_torch():
+    import subprocess, sys
+    code = ("import {lib}\nfrom {lib}.utils.data import DataLoader, TensorDataset\n"
+            "ds = TensorDataset({lib}.ones(4, 2))\n"
+            "for _ in DataLoader(ds, batch_size=2, pin_memory=True): pass\n"
+            "for _ in DataLoader(ds, batch_size=2, pin_memory=True): pass\n")
+    counts = [subprocess.run([sys.executable, '-c', code.format(lib=lib)], capture_output=True, text=True
+                             ).stderr.count("'pin_memory' argument is set as true") for lib in ('torch', 'ember')]
+    assert counts == [1, 1]

@@ -9,6 +9,7 @@ fast path): the MLP benchmark depends on it.
 """
 import functools
 import itertools
+import typing
 from ember._warn import warnings
 import weakref
 from ...utils.hooks import RemovableHandle
@@ -209,6 +210,7 @@ class Module:
     >>> [n for n, _ in Net().named_parameters()]
     ['fc.weight', 'fc.bias']
     """
+    T_destination = typing.TypeVar('T_destination', bound=typing.Dict[str, typing.Any])   # state_dict's typing
     dump_patches = False
     _version = 1
     call_super_init = False
@@ -595,6 +597,15 @@ class Module:
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device))
 
+    def xpu(self, device=None):
+        return self._apply(lambda t: t.to('xpu' if device is None else device))
+
+    def ipu(self, device=None):
+        return self._apply(lambda t: t.to('ipu' if device is None else device))
+
+    def mtia(self, device=None):
+        return self._apply(lambda t: t.to('mtia' if device is None else device))
+
     def to_empty(self, *, device=None, recurse=True):
         from ... import _functions as F
         return self._apply(lambda t: F.empty_like(t, device=device), recurse=recurse)
@@ -831,6 +842,13 @@ class Module:
         return self._call_with_hooks(args, kwargs)
 
     __call__ = _call_impl
+    _compiled_call_impl = None      # torch's slot for Module.compile(); ember keeps the compiled forward instead
+
+    def _wrapped_call_impl(self, *args, **kwargs):
+        return self._call_impl(*args, **kwargs)
+
+    def _slow_forward(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
 
     def _call_with_hooks(self, args, kwargs):
         result = None

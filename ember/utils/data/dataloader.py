@@ -18,6 +18,7 @@ import os
 import secrets
 import signal
 from ember._warn import warnings
+import warnings as _std_warnings
 import weakref
 from typing import Generic, TypeVar
 
@@ -201,6 +202,9 @@ class DataLoader(Generic[T_co]):
                           f"slowness/freeze if necessary.", UserWarning, stacklevel=2)
 
 
+_NO_PIN = "'pin_memory' argument is set as true but no accelerator is found, then device pinned memory won't be used."
+
+
 def _pin(data):
     """A batch with every CPU tensor in page-locked memory (``pin_memory=True`` with a GPU), as torch's pin thread
     leaves it: lists, tuples, named tuples and dicts keep their structure."""
@@ -225,9 +229,8 @@ class _BaseDataLoaderIter:
         self._index_sampler = loader._index_sampler
         self._num_workers = loader.num_workers
         self._pin = loader.pin_memory and ember.cuda.is_available()
-        if loader.pin_memory and not self._pin:
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
-                          "memory won't be used.", stacklevel=3)
+        if loader.pin_memory and not self._pin:     # at this line, as torch's: shown once, not once per user line
+            _std_warnings.warn(_NO_PIN)
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(self._index_sampler)
