@@ -25,9 +25,10 @@ fallback's message, ``FALLBACKS`` counts them, ``REASONS`` keeps why the twin fa
 same argument dtypes and ranks go to the host directly. An error the host run raises too (a bad index, a
 singular matrix) is the operator's own error and reaches the caller as on the CPU.
 
-Kernels written for the device (``kernels.KERNELS``) replace twins where CuPy has the better primitive
-(matrix products, factories, copies); linear algebra runs on the host (``kernels.HOST_ONLY``), because its
-CPU kernels raise on singular inputs where CuPy's routines return NaNs without a word.
+A few kernels written for the device (``kernels.KERNELS``) replace twins that would not do (a constructor
+with another signature, host threads splitting a copy); linear algebra runs on the host
+(``kernels.HOST_ONLY``), because its CPU kernels raise on singular inputs where CuPy's routines return NaNs
+without a word.
 """
 import functools
 import importlib

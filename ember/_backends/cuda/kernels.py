@@ -2,10 +2,10 @@
 
 This module describes the device to the twin machinery of __init__.py: ``XP``, CuPy in the place of NumPy
 for the CPU kernels' twins; ``HELPERS``, ``HOST_MODULES`` and ``DRAWS_MODULES``, how their helpers are
-treated; the moves between host and device; ``KERNELS``, the kernels written for the device (factories,
-copies, the matmul family, sinc); and ``HOST_ONLY``, the CPU kernels that go to the host directly, since
-their results depend on checks that read the data (linear algebra's singular inputs), which CuPy does not
-raise on. Nothing else imports CuPy.
+treated; the moves between host and device; ``KERNELS``, the few kernels written for the device (strided
+empties, fill with a tensor, copies, linear's backward, sinc); and ``HOST_ONLY``, the CPU kernels that go to
+the host directly, since their results depend on checks that read the data (linear algebra's singular
+inputs), which CuPy does not raise on. Nothing else imports CuPy.
 """
 import numpy as np
 import cupy as cp
@@ -120,23 +120,6 @@ def _clone(a, memory_format):
     return cp.array(a, copy=True, order='K')
 
 
-def _scale_add(prod, inp, beta, alpha):
-    if prod.dtype.kind in 'iub':
-        alpha, beta = int(alpha), int(beta)
-    if alpha != 1:
-        prod *= alpha
-    if beta != 0:
-        prod += inp if beta == 1 else inp * beta
-    return prod
-
-
-def _linear(x, w, b):
-    out = cp.matmul(x, w.T)
-    if b is not None:
-        out += b
-    return out
-
-
 def _linear_backward(x, g, w, output_mask):
     g2 = g.reshape(-1, g.shape[-1])
     gx = cp.matmul(g2, w).reshape(x.shape) if output_mask[0] else None
@@ -151,26 +134,18 @@ def _sinc(x):
     return cp.sin(y) / y
 
 
+# Only where the twin of the CPU kernel would not do: ``empty_strided`` (NumPy's ndarray constructor takes an
+# offset where CuPy's takes strides), ``fill.Tensor`` (a 0-d device array as the fill value), ``clone`` and
+# ``linear_backward`` (the CPU kernels split large work over host threads), ``sinc`` (CuPy's rounds differently).
+# The factories, fill.Scalar and the matrix products are their CPU kernels' twins (``np.zeros``, ``np.matmul``
+# and the GEMM helper answer with CuPy's).
 KERNELS = {
     'sinc': _sinc,
-    'empty': lambda size, dtype, device: cp.empty(size, dtype),
-    'zeros': lambda size, dtype, device: cp.zeros(size, dtype),
-    'ones': lambda size, dtype, device: cp.ones(size, dtype),
-    'full': lambda size, fill, dtype, device: cp.full(size, fill, dtype),
     'empty_strided': _empty_strided,
-    'fill.Scalar': lambda a, value: cp.full(a.shape, value, a.dtype),
     'fill.Tensor': lambda a, value: cp.full(a.shape, value, a.dtype) if isinstance(value, (int, float, bool, complex))
     else cp.broadcast_to(value.astype(a.dtype), a.shape).copy(),
     'clone': _clone,
-    'matmul': cp.matmul,
-    'mm': cp.matmul,
-    'bmm': cp.matmul,
-    'mv': cp.matmul,
-    'linear': _linear,
     'linear_backward': _linear_backward,
-    'addmm': lambda inp, m1, m2, beta, alpha: _scale_add(cp.matmul(m1, m2), inp, beta, alpha),
-    'addmv': lambda inp, m, v, beta, alpha: _scale_add(cp.matmul(m, v), inp, beta, alpha),
-    'baddbmm': lambda inp, b1, b2, beta, alpha: _scale_add(cp.matmul(b1, b2), inp, beta, alpha),
 }
 
 # CPU kernels run on host copies from the start: they raise on data (singular or non-positive-definite inputs)
@@ -207,9 +182,10 @@ _REDUCING = {'maximum': cp.amax, 'minimum': cp.amin, 'fmax': cp.nanmax, 'fmin': 
 
 
 def device_ufunc(name):
-    """CuPy's ufunc of this name (with ``reduce`` where CuPy has none), or None."""
+    """CuPy's ufunc of this name (with ``reduce`` where CuPy has none), or None. ``matmul`` is a ufunc in NumPy
+    and a generalized one in CuPy, of another class."""
     u = getattr(cp, name, None)
-    if not isinstance(u, cp.ufunc):
+    if not isinstance(u, cp.ufunc) and name != 'matmul':
         return None
     return _ReducingUfunc(u, _REDUCING[name]) if name in _REDUCING else u
 
