@@ -92,19 +92,7 @@ def _top_dropout(fn, name):
 
 dropout = _top_dropout(nn.functional.dropout, 'dropout')
 alpha_dropout = _top_dropout(nn.functional.alpha_dropout, 'alpha_dropout')
-
-
-def feature_dropout(input, p, train):
-    """Whole channels (dimension 1) zeroed with probability ``p``, the rest scaled by 1 / (1 - p), as aten's
-    feature_dropout draws its noise (one bernoulli per (sample, channel))."""
-    if not train or p == 0:
-        return input
-    if input.dim() < 2:
-        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-    noise = input.new_empty(tuple(input.shape[:2]) + (1,) * (input.dim() - 2))
-    if p == 1:
-        return input * noise.fill_(0)
-    return input * noise.bernoulli_(1 - p).div_(1 - p)
+feature_dropout = _top_dropout(_functions.feature_dropout, 'feature_dropout')
 feature_alpha_dropout = _top_dropout(nn.functional.feature_alpha_dropout, 'feature_alpha_dropout')
 
 
