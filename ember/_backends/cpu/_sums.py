@@ -10,14 +10,10 @@ def _blas(dt):
     return dt == np.float32 or dt == np.float64
 
 
-def _half(dt):
-    return dt.itemsize == 2 and dt.kind not in 'iub'
-
-
 def rowsum(a, v=None):
     """sum(a * v, -1) over the last axis of ``a`` (``v``: a vector, default ones); the axis is dropped. Half
     precision sums in float32 and rounds once, as torch accumulates."""
-    if _half(a.dtype):
+    if a.dtype.itemsize == 2 and a.dtype.kind not in 'iub':
         return rowsum(a.astype(np.float32), None if v is None else v.astype(np.float32)).astype(a.dtype)
     if v is None:
         v = np.ones(a.shape[-1], a.dtype)
@@ -28,7 +24,7 @@ def rowsum(a, v=None):
 
 def colsum(a, v=None):
     """sum(v[:, None] * a, 0) for a 2-D ``a`` (``v``: a vector, default ones); half precision as rowsum."""
-    if _half(a.dtype):
+    if a.dtype.itemsize == 2 and a.dtype.kind not in 'iub':
         return colsum(a.astype(np.float32), None if v is None else v.astype(np.float32)).astype(a.dtype)
     if v is None:
         v = np.ones(a.shape[0], a.dtype)

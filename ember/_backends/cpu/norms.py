@@ -14,7 +14,16 @@ def _prod(t):
     return r
 
 
+def _in_float32(args):
+    """Half-precision (float16, bfloat16) arrays among ``args`` as float32: torch's kernels accumulate in float32,
+    and NumPy's einsum has no bfloat16 loop at all; the adapter rounds the results to the meta dtypes."""
+    return [a.astype(np.float32) if getattr(a, 'dtype', None) is not None and a.dtype.itemsize == 2
+            and a.dtype.kind not in 'iub' else a for a in args]
+
+
 def native_layer_norm(x, normalized_shape, w, b, eps):
+    if x.dtype.itemsize == 2 and x.dtype.kind not in 'iub':
+        return native_layer_norm(*_in_float32((x, normalized_shape, w, b, eps)))
     k = 1 if isinstance(normalized_shape, (int, np.integer)) else len(normalized_shape)
     lead = x.shape[:x.ndim - k]
     stat_shape = lead + (1,) * k
@@ -42,6 +51,8 @@ def native_layer_norm_backward(g, x, normalized_shape, mean, rstd, w, b, output_
     gw = g * w, ds = sum(gw * x), db = sum(gw), B = (db * mean - ds) * rstd^3 / N, C = -B * mean - db * rstd / N,
     dx = gw * rstd + x * B + C; dw = sum over rows of g * (x - mean) * rstd, db = sum over rows of g.
     Six passes over the data; every sum is a GEMV (NOTE [row sums as GEMV])."""
+    if x.dtype.itemsize == 2 and x.dtype.kind not in 'iub':
+        return native_layer_norm_backward(*_in_float32((g, x, normalized_shape, mean, rstd, w, b, output_mask)))
     k = len(normalized_shape)
     n = 1
     for s in x.shape[x.ndim - k:]:
@@ -70,18 +81,7 @@ def native_layer_norm_backward(g, x, normalized_shape, mean, rstd, w, b, output_
     return dx, dw, db
 
 
-def _float32_for_half(fn):
-    """``fn`` computing half-precision (float16, bfloat16) arguments in float32, as torch's kernels accumulate;
-    the adapter rounds the results to the dtypes of the operator's meta function. NumPy's einsum has no
-    bfloat16 loop at all."""
-    def kernel(*args):
-        return fn(*(a.astype(np.float32) if getattr(a, 'dtype', None) is not None and a.dtype.itemsize == 2
-                    and a.dtype.kind not in 'iub' else a for a in args))
-    kernel.__name__ = fn.__name__
-    return kernel
-
-
 KERNELS = {
-    'native_layer_norm': _float32_for_half(native_layer_norm),
-    'native_layer_norm_backward': _float32_for_half(native_layer_norm_backward),
+    'native_layer_norm': native_layer_norm,
+    'native_layer_norm_backward': native_layer_norm_backward,
 }
