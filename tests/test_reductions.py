@@ -187,12 +187,13 @@ def test_out_variants():
 
 
 def test_grad_fn_names():
+    def names(L):
+        x = L.ones(3, 4, requires_grad=True)
+        return [type(f(x).grad_fn).__name__ for f in (
+            lambda x: x.sum(), lambda x: x.mean(1), lambda x: x.softmax(1), lambda x: x.log_softmax(1),
+            lambda x: x.max(1).values, lambda x: x.max())]
+    assert names(ember) == names(torch)
     x = ember.randn(3, 4, requires_grad=True)
-    assert type(x.sum().grad_fn).__name__ == 'SumBackward0'
-    assert type(x.mean(1).grad_fn).__name__ == 'MeanBackward0'
-    assert type(x.softmax(1).grad_fn).__name__ == 'SoftmaxBackward0'
-    assert type(x.log_softmax(1).grad_fn).__name__ == 'LogSoftmaxBackward0'
-    assert type(x.max(1).values.grad_fn).__name__ == 'MaxBackward0'
     assert x.max(1).indices.grad_fn is None and not x.max(1).indices.requires_grad
 
 

@@ -246,6 +246,14 @@ def _permute_rule(op):
     return rule
 
 
+def _t_rule(op):
+    """``t()`` of one sample: its two dimensions swapped, behind the batch dimension (a 0-d or 1-d sample: itself)."""
+    def rule(level, args):
+        p = unwrap(args[0], level)
+        return _wrap_out(p.transpose(1, 2) if p.dim() == 3 else p, level)
+    return rule
+
+
 def _same_shape_rule(op):
     """Functions of the whole tensor that keep its shape (clone, _to_copy, alias): applied to the physical one."""
     def rule(level, args):
@@ -608,6 +616,8 @@ def rule_for(decl):
         return _expand_rule(op), 'shape'
     if name == 'permute':
         return _permute_rule(op), 'shape'
+    if name == 't':
+        return _t_rule(op), 'shape'
     if name in _SAME:
         return _same_shape_rule(op), 'same'
     if name in _MATMUL:

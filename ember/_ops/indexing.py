@@ -222,7 +222,8 @@ declare('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor',
         derivatives={'self': lambda grad, dim, index: grad.scatter(dim, index, 0),
                      'src': lambda grad, dim, index, src_sizes: _gather_into(grad, dim, index, src_sizes)})
 declare('scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', forward='self_adjoint', meta=_scatter_value_meta,
-        inplace=True, out=True, derivatives={'self': lambda grad, dim, index: grad.scatter(dim, index, 0)})
+        inplace=True, out=True, derivatives={'self': lambda grad, dim, index: grad.scatter(dim, index, 0)},
+        grad_name='ScatterBackward1')
 # torch has no derivative for the reduce= overloads (its "derivative for aten::scatter is not implemented")
 declare('scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor',
         meta=_scatter_reduce_src_meta, inplace=True, out=True)
@@ -489,7 +490,7 @@ def _index_fill_meta(self, dim, index, value):
 declare('index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', forward='self_adjoint', meta=_index_fill_meta,
         inplace=True, out=True, derivatives={'self': lambda grad, dim, index: grad.index_fill(dim, index, 0)})
 declare('index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor', forward='linear', meta=_index_fill_meta,
-        inplace=True, out=True,
+        inplace=True, out=True, grad_name='IndexFillBackward1',
         derivatives={'self': lambda grad, dim, index: grad.index_fill(dim, index, 0),
                      'value': lambda grad, dim, index: (grad.index_select(dim, index) if grad.dim()
                                                         else grad.reshape(1).index_select(0, index)).sum()})
@@ -523,7 +524,7 @@ def _cname(d):
 declare('masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor', forward='self_adjoint', meta=_masked_fill_meta,
         inplace=True, out=True, derivatives={'self': lambda grad, mask: grad.masked_fill(mask, 0)})
 declare('masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor', forward='linear', meta=_masked_fill_meta,
-        inplace=True, out=True,
+        inplace=True, out=True, grad_name='MaskedFillBackward1',
         derivatives={'self': lambda grad, mask: grad.masked_fill(mask, 0),
                      'value': lambda grad, mask: grad.masked_fill(mask.logical_not(), 0)})
 overloads('masked_fill', 'masked_fill.Tensor', 'masked_fill.Scalar')

@@ -70,7 +70,7 @@ def _slogdet_grad(grads, A, result0):     # torch saves the sign too (its comple
 
 
 declare('linalg_inv(Tensor A) -> Tensor', forward='transpose', meta=_inv_meta, method=False, function=False, out=True,
-        derivatives={'A': _inv_grad},
+        derivatives={'A': _inv_grad}, grad_name='LinalgInvExBackward0',      # torch's node: linalg_inv_ex's
         primitive_because="torch's composite wraps linalg_inv_ex's info checks; this kernel raises those errors itself")
 declare('inverse(Tensor self) -> Tensor', composite=lambda self: aten.linalg_inv.default(self))
 declare('linalg_det(Tensor A) -> Tensor', forward='transpose', meta=_det_meta, method=False, function=False, out=True,
@@ -125,7 +125,7 @@ def _solve_grad_A(grad, A, B_sizes, result):
 
 
 declare('_linalg_solve(Tensor A, Tensor B) -> Tensor', forward='transpose', meta=_solve_meta, method=False, function=False,
-        grad_name='LinalgSolveBackward0', derivatives={'A': _solve_grad_A, 'B': _solve_grad_B})
+        grad_name='LinalgSolveExBackward0', derivatives={'A': _solve_grad_A, 'B': _solve_grad_B})
 
 
 def _linalg_solve(A, B, left=True):
@@ -173,7 +173,7 @@ def _cholesky_grad(grad, result, upper):
 
 
 declare('linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor', forward='transpose', meta=_cholesky_meta, method=False,
-        function=False, out=True, derivatives={'self': _cholesky_grad},
+        function=False, out=True, derivatives={'self': _cholesky_grad}, grad_name='LinalgCholeskyExBackward0',
         primitive_because="torch's composite wraps linalg_cholesky_ex's info checks; this kernel raises those errors itself")
 declare('cholesky(Tensor self, bool upper=False) -> Tensor',
         composite=lambda self, upper=False: aten.linalg_cholesky.default(self, upper=upper))

@@ -27,6 +27,10 @@ from .registry import declare
 from .overloads import overloads
 from .._dispatch.ops_namespace import aten
 
+
+def _is_tensor(x):
+    return isinstance(x, TensorImpl)
+
 _PROMOTE = D._PROMOTE
 _res = D.result_type_of
 _INT, _FLOAT = 1, 2
@@ -256,7 +260,9 @@ pointwise('add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', 
           check=_alpha_check, numbers=('self', 'other'))
 pointwise('sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', 'promote',
           {'self': lambda grad: grad, 'other': lambda grad, alpha: -grad if alpha == 1 else grad * -alpha},
-          check=_sub_check, numbers=('self', 'other'))
+          check=_sub_check, numbers=('self', 'other'),
+          # a number first is ``1 - t``: torch's rsub.Scalar, RsubBackward1 (NOTE [node names by arguments])
+          grad_name=lambda self, other, alpha: 'SubBackward0' if _is_tensor(self) else 'RsubBackward1')
 pointwise('mul.Tensor(Tensor self, Tensor other) -> Tensor', 'promote',
           {'self': lambda grad, other: grad * other, 'other': lambda grad, self: grad * self}, numbers=('self', 'other'))
 pointwise('div.Tensor(Tensor self, Tensor other) -> Tensor', 'float',
@@ -289,7 +295,7 @@ def _div_mode_other(grad, self, other, rounding_mode):
 # ``div(a, b, rounding_mode=...)``: a separate overload as in torch, chosen by the keyword
 DIV_MODE = declare('div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', kind='pointwise',
                    meta=_div_mode_meta, inplace=True, out=True, method=False, function=False, name='_div_mode',
-                   derivatives={'self': _div_mode_self, 'other': _div_mode_other})
+                   derivatives={'self': _div_mode_self, 'other': _div_mode_other}, grad_name='DivBackward2')
 overloads('div', 'div.Tensor', 'div.Tensor_mode', aliases=('divide', 'true_divide'))
 
 pointwise('floor_divide(Tensor self, Tensor other) -> Tensor', 'promote', check=_NO_BOOL('div_floor_cpu'),
@@ -297,7 +303,8 @@ pointwise('floor_divide(Tensor self, Tensor other) -> Tensor', 'promote', check=
 pointwise('remainder.Tensor(Tensor self, Tensor other) -> Tensor', 'promote',
           {'self': lambda grad: grad,
            'other': lambda grad, self, other: -grad * DIV_MODE(self, other, rounding_mode='floor')},
-          check=_NO_BOOL('remainder_cpu'), numbers=('self', 'other'))
+          check=_NO_BOOL('remainder_cpu'), numbers=('self', 'other'),
+          grad_name=lambda self, other: 'RemainderBackward1' if _is_tensor(other) else 'RemainderBackward0')
 pointwise('fmod.Tensor(Tensor self, Tensor other) -> Tensor', 'promote',
           {'self': lambda grad: grad,
            'other': lambda grad, self, other: -grad * DIV_MODE(self, other, rounding_mode='trunc')},
@@ -328,8 +335,8 @@ def _pow_exponent(grad, self, exponent, result):
 pointwise('pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor', 'promote',
           {'self': _pow_self, 'exponent': _pow_exponent}, check=_pow_check, numbers=('self', 'exponent'),
           # torch's overloads: Tensor_Scalar PowBackward0, Tensor_Tensor PowBackward1, Scalar (2 ** t) PowBackward2
-          grad_name=lambda self, exponent: 'PowBackward0' if exponent is None else 'PowBackward2' if self is None
-          else 'PowBackward1')
+          grad_name=lambda self, exponent: 'PowBackward0' if not _is_tensor(exponent) else 'PowBackward2'
+          if not _is_tensor(self) else 'PowBackward1')
 
 
 def _float_power(self, exponent):
@@ -635,16 +642,18 @@ def _clamp_max(grad, self, min, max):
 
 pointwise('clamp(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor', 'promote',
           {'self': _clamp_self, 'min': _clamp_min, 'max': _clamp_max}, check=_clamp_check,
-          # NOTE [node names by shape]: torch's Scalar-bound overload is ClampBackward1, its Tensor one ClampBackward0
-          grad_name=lambda self, min, max: 'ClampBackward1' if min is None and max is None else 'ClampBackward0')
+          # NOTE [node names by arguments]: torch's Scalar-bound overload is ClampBackward1, its Tensor one ClampBackward0
+          grad_name=lambda self, min, max: 'ClampBackward0' if _is_tensor(min) or _is_tensor(max) else 'ClampBackward1')
 pointwise('clamp_min(Tensor self, Tensor min) -> Tensor', 'promote',
           {'self': lambda grad, self, min: _where(self >= min, grad, 0.),
            'min': lambda grad, self, min: _where(self < min, grad, 0.)},
-          check=lambda cd, self, min: _clamp_bound_check(cd, 'clamp_min', min))
+          check=lambda cd, self, min: _clamp_bound_check(cd, 'clamp_min', min),
+          grad_name=lambda self, min: 'ClampMinBackward1' if _is_tensor(min) else 'ClampMinBackward0')
 pointwise('clamp_max(Tensor self, Tensor max) -> Tensor', 'promote',
           {'self': lambda grad, self, max: _where(self <= max, grad, 0.),
            'max': lambda grad, self, max: _where(self > max, grad, 0.)},
-          check=lambda cd, self, max: _clamp_bound_check(cd, 'clamp_max', max))
+          check=lambda cd, self, max: _clamp_bound_check(cd, 'clamp_max', max),
+          grad_name=lambda self, max: 'ClampMaxBackward1' if _is_tensor(max) else 'ClampMaxBackward0')
 
 
 def _lerp_check(cd, self, end, weight):
@@ -659,7 +668,7 @@ def _lerp_check(cd, self, end, weight):
 pointwise('lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor', 'promote',
           {'self': lambda grad, weight: grad * (1 - weight), 'end': lambda grad, weight: grad * weight,
            'weight': lambda grad, self, end: grad * (end - self)}, nargs=2, check=_lerp_check,
-          numbers=('weight',))
+          numbers=('weight',), grad_name=lambda self, end, weight: 'LerpBackward1' if _is_tensor(weight) else 'LerpBackward0')
 
 
 def _addcdiv_check(cd, self, tensor1, tensor2, value=1):

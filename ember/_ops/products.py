@@ -249,7 +249,8 @@ def _matmul_folded(t1, t2, transpose):
 
 
 def _matmul_node_name(a, b):
-    """torch's matmul node for these ranks (NOTE [node names by shape])."""
+    """torch's matmul node for these ranks (NOTE [node names by arguments] in autograd/kernels.py)."""
+    a, b = a._a.shape, b._a.shape
     na, nb = len(a), len(b)
     if na <= 2 and nb <= 2:
         return {(1, 1): 'DotBackward0', (1, 2): 'SqueezeBackward4', (2, 1): 'MvBackward0'}.get((na, nb), 'MmBackward0')
@@ -259,6 +260,7 @@ def _matmul_node_name(a, b):
 
 
 def _linear_node_name(x, w, b):
+    x = x._a.shape
     if len(x) == 2:
         return 'MmBackward0' if b is None else 'AddmmBackward0'
     if len(x) == 1:

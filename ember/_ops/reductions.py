@@ -67,8 +67,15 @@ def _unreduce(grad, sizes, dim, keepdim):
     return aten.expand.default(grad, sizes)      # the operator itself: Tensor.expand's argument chooser is ~1.5 us
 
 
+def _by_dim(base):
+    """torch's node for the overload called (NOTE [node names by arguments]): ``x.sum()`` is sum's first overload
+    (SumBackward0), ``x.sum(1)`` its dim overload (SumBackward1); mean and prod alike."""
+    names = (base + 'Backward0', base + 'Backward1')
+    return lambda self, dim=None, keepdim=False, dtype=None: names[dim is not None or keepdim]
+
+
 declare('sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', forward='linear',
-        meta=_sum_meta, name='sum', out=True, grad_name='SumBackward0',
+        meta=_sum_meta, name='sum', out=True, grad_name=_by_dim('Sum'),
         derivatives={'self': lambda grad, self_sizes, dim, keepdim: _unreduce(grad, self_sizes, dim, keepdim)})
 
 
@@ -149,7 +156,7 @@ def _count(sizes, dim):
 
 
 declare('mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', forward='linear',
-        meta=_mean_meta, name='mean', out=True, grad_name='MeanBackward0',
+        meta=_mean_meta, name='mean', out=True, grad_name=_by_dim('Mean'),
         derivatives={'self': lambda grad, self_sizes, dim, keepdim:     # divide the small grad, then expand
                      _unreduce(grad / _count(self_sizes, dim), self_sizes, dim, keepdim)})
 
@@ -197,7 +204,7 @@ def _exclusive_prod(x, dim):
 
 
 declare('prod.dim_int(Tensor self, int? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', forward='transpose',
-        meta=_prod_meta, name='prod', out=True, grad_name='ProdBackward0',
+        meta=_prod_meta, name='prod', out=True, grad_name=_by_dim('Prod'),
         # torch's formula reads self.to(grad's dtype): with dtype= the product is of the cast values
         derivatives={'self': lambda grad, self, result, dim, keepdim: _prod_backward(
             grad, self if self.dtype == grad.dtype else self.to(grad.dtype), result, dim, keepdim)})

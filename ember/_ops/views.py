@@ -256,6 +256,13 @@ def _unfold_meta(self, dimension, size, step):
     return tuple(sh) + (size,), tuple(st) + (strides[d],), off
 
 
+def _t_meta(self):
+    shape, strides, off = _geom(self)
+    if len(shape) > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {len(shape)}D")
+    return shape[::-1], strides[::-1], off
+
+
 def _v(schema, meta, derivatives=None, **kw):
     return declare(schema, kind='view', meta=meta, derivatives=derivatives, **kw)
 
@@ -269,7 +276,11 @@ _v('permute(Tensor(a) self, int[] dims) -> Tensor(a)', _permute_meta,
 _v('expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)', _expand_meta,
    {'self': lambda grad: grad}, function=False)     # the engine sums the gradient back to self's shape
 _v('squeeze.dims(Tensor(a) self, int[]? dim=None) -> Tensor(a)', _squeeze_meta,
-   {'self': lambda grad, self_sizes: grad.reshape(self_sizes)})
+   {'self': lambda grad, self_sizes: grad.reshape(self_sizes)},
+   # torch's overloads: squeeze() SqueezeBackward0, squeeze(int) SqueezeBackward1, squeeze(dims) SqueezeBackward2
+   grad_name=lambda self, dim: 'SqueezeBackward0' if dim is None else 'SqueezeBackward1' if isinstance(dim, int)
+   else 'SqueezeBackward2')
+_v('t(Tensor(a) self) -> Tensor(a)', _t_meta, {'self': lambda grad: grad.t()})      # its own node, TBackward0
 _v('unsqueeze(Tensor(a) self, int dim) -> Tensor(a)', _unsqueeze_meta,
    {'self': lambda grad, dim: grad.squeeze(dim)})
 _v('select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)', _select_meta,
@@ -443,12 +454,6 @@ def _narrow(self, dim, start, length):
     return self.slice(d, start, start + length)
 
 
-def _t(self):
-    if self.dim() > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
-    return self if self.dim() < 2 else self.transpose(0, 1)
-
-
 def _c(schema, fn, **kw):
     return declare(schema, composite=fn, **kw)
 
@@ -482,7 +487,6 @@ _c('split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(
 _c('chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]', _one_node('SplitBackward0', _chunk))
 _c('unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]', lambda self, dim=0: _unbind_one(self, None, dim))
 _c('narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)', _narrow)
-_c('t(Tensor(a) self) -> Tensor(a)', _t)
 _c('view_as(Tensor(a) self, Tensor other) -> Tensor(a)', lambda self, other: self.view(tuple(other.shape)),
    function=False)
 _c('expand_as(Tensor(a) self, Tensor other) -> Tensor(a)', lambda self, other: self.expand(tuple(other.shape)),

@@ -32,6 +32,7 @@ result built from those pieces, which record torch's graph. Where it returns Non
 operands or views of them) the formulas record one node, which saves the same.
 """
 import inspect
+import re
 import types
 
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT, below
@@ -238,20 +239,42 @@ def node_class(decl):
     fast = _formulas(op, {k: decl.first_order.get(k, fn) for k, fn in decl.derivatives.items()}, arg_types, saved) \
         if decl.first_order else None
     named = decl.grad_name if isinstance(decl.grad_name, str) else None
-    cls_name = named or ''.join(w.capitalize() for w in op.schema.name.strip('_').split('_')) + 'Backward0'
+    cls_name = named or node_name(op.schema.name)
     # what apply loops over: each formula with whether it reads only grad and saved values (called positionally)
     plans = lambda fs: tuple(f + (not any(p in ('grads', 'output_mask') for p in f[2]) and all(
         q.kind is q.POSITIONAL_OR_KEYWORD for q in inspect.signature(f[1]).parameters.values()),) for f in fs)
     attrs = {'_formulas': formulas, '_first_order': fast, '_saved_names': tuple(saved), '_plans': plans(formulas),
              '_first_plans': plans(fast or ()), '_n_outputs': len(op.schema.returns),
              '_uses_grads': any('grads' in f[2] for f in formulas + (fast or ()))}
+    cls = type(cls_name, (FormulaNode,), attrs)
     if callable(decl.grad_name):
-        # NOTE [node names by shape]: one fused operator where torch's composite records a node that depends on
-        # the operands' ranks (matmul: MmBackward0, MvBackward0, ...; linear: AddmmBackward0, ...); the name
-        # printed (grad_fn=<MmBackward0>) is torch's, from the input shapes the node keeps
-        by_shape = decl.grad_name
-        attrs['name'] = lambda self: by_shape(*[None if m is None else m[0] for m in self._in_meta])
-    return type(cls_name, (FormulaNode,), attrs)
+        cls._pick = staticmethod(_variants(cls, decl.grad_name))
+    return cls
+
+
+def node_name(op_name):
+    """torch's node class name for an operator: ``log1p`` -> ``Log1PBackward0``, ``max_pool2d_with_indices`` ->
+    ``MaxPool2DWithIndicesBackward0`` (each word capitalised, and a letter after a digit too)."""
+    camel = ''.join(w.capitalize() for w in op_name.strip('_').split('_'))
+    return re.sub(r'(?<=[0-9])[a-z]', lambda m: m.group().upper(), camel) + 'Backward0'
+
+
+def _variants(cls, choose):
+    """NOTE [node names by arguments]: where one ember operator stands for several torch overloads or composites,
+    torch's node class depends on the call: ``sum(x)`` records SumBackward0 and ``sum(x, 1)`` SumBackward1 (the
+    overload's index in derivatives.yaml); matmul records MmBackward0, MvBackward0, ... by the operands' ranks.
+    ``choose`` (the declaration's ``grad_name``) gets the operator's arguments and names the class; each name is a
+    subclass of the operator's node class, made once, so ``type(t.grad_fn).__name__``, its repr and ``name()`` are
+    torch's. The autograd kernel calls this when it records a node, for these operators only."""
+    made = {}
+
+    def pick(*args):
+        name = choose(*args)
+        sub = made.get(name)
+        if sub is None:
+            sub = made[name] = type(name, (cls,), {'__module__': cls.__module__})
+        return sub
+    return pick
 
 
 def _formulas(op, derivatives, arg_types, saved):
@@ -310,6 +333,7 @@ def autograd_kernel(decl):
     conj_formulas = not decl.complex_formulas
     out_diff = getattr(decl, 'output_differentiability', None) or (True,) * cls._n_outputs
     graph = decl.autograd_composite
+    pick = getattr(cls, '_pick', None)
 
     if graph is None and not multi and not is_view and not any(is_list for _, is_list in diff):
         # generated at the operator's first call with autograd, not at import: 233 kernels compiled up front
@@ -356,7 +380,7 @@ def autograd_kernel(decl):
                 edges.append((None, 0))
         if not req:
             return out
-        node = cls()
+        node = cls() if pick is None else pick(*args)()
         node.next_functions = tuple(edges)
         node._in_meta = in_meta
         node._list_len = list_len
@@ -410,6 +434,7 @@ _PLAIN_TYPES = frozenset(('int', 'bool', 'float', 'str', 'SymInt', 'int[]', 'Sym
 def _generated_kernel(op, cls, diff, saved_args, meta_args, result_users, single_results, out_diff, conj, arg_types):
     n_args = len(op.schema.arguments)
     params = ', '.join(f'a{i}' for i in range(n_args))
+    pick = getattr(cls, '_pick', None)
     need_present = bool(result_users) or bool(single_results)
     L = [f'def kernel(ks, {params}):',
          '    ks &= _BELOW',
@@ -445,7 +470,7 @@ def _generated_kernel(op, cls, diff, saved_args, meta_args, result_users, single
         metas.append(f'm{j}')
     L += ['    if not req:',
           '        return out',
-          '    node = _new(_cls)',
+          f'    node = _new({"_cls" if pick is None else f"_pick({params})"})',
           '    node._seq = _next_seq()       # Node.__init__, inline',
           f'    node.next_functions = ({", ".join(edges)},)',
           f'    node._in_meta = ({", ".join(metas)},)',
@@ -475,7 +500,7 @@ def _generated_kernel(op, cls, diff, saved_args, meta_args, result_users, single
     g = {'_redispatch': op.redispatch, '_rcache': op.redispatch_cache, '_new': object.__new__,
          '_next_seq': _SEQ.__next__, '_BELOW': _BELOW, '_TI': TensorImpl, '_AG': AUTOGRAD_BIT, '_leaf_edge': leaf_edge,
          '_gradient_edge': gradient_edge,
-         '_NO_EDGE': _NO_EDGE, '_cls': cls, '_save': _save, '_meta_value': _meta_value, '_anomaly': anomaly}
+         '_NO_EDGE': _NO_EDGE, '_cls': cls, '_pick': pick, '_save': _save, '_meta_value': _meta_value, '_anomaly': anomaly}
     kernel = compile_function('\n'.join(L) + '\n', f'<ember autograd {op.name}>', g, 'kernel')
     kernel.__qualname__ = f'autograd::{op.schema.full_name}'
     kernel.node_class = cls

@@ -1,0 +1,44 @@
+"""torch._C: the names of torch's C++ extension that published Python code reaches for.
+
+ember is Python throughout, so there is no extension module; this one holds the ``torch._C`` names that
+libraries use from Python and that mean something here, each answering as torch's does on a CPU build:
+``_TensorMeta`` (the metaclass of Tensor), ``_log_api_usage_once`` (torch reports the event to a usage-logging
+hook that open builds leave unset: nothing happens), ``_nn._parse_to`` (``Module.to``'s argument parsing),
+``Generator``, ``DisableTorchFunction``/``DisableTorchFunctionSubclass``, ``_get_tracing_state``,
+``_is_torch_function_mode_enabled``, ``_get_accelerator``. Any other name raises AttributeError naming it.
+"""
+from .._tensor import Tensor as _Tensor
+from .._dispatch.torch_function import (DisableTorchFunction, DisableTorchFunctionSubclass,  # noqa: F401
+                                        current_function_modes as _modes)
+from . import _nn  # noqa: F401
+
+_TensorMeta = type(_Tensor)
+_GLIBCXX_USE_CXX11_ABI = True
+
+
+def _log_api_usage_once(event):
+    return None
+
+
+def _get_tracing_state():
+    """None: no TorchScript tracer is running (ember has none)."""
+    return None
+
+
+def _is_torch_function_mode_enabled():
+    return bool(_modes())
+
+
+def _get_accelerator(check=False):
+    from .. import accelerator, device
+    return accelerator.current_accelerator() or device('cpu')
+
+
+def __getattr__(name):
+    if name == 'Generator':
+        from ..random import Generator
+        return Generator
+    if name.startswith('__'):
+        raise AttributeError(name)
+    raise AttributeError(f"ember has no torch._C.{name}: ember is written in Python and has no C++ extension "
+                         f"(ember._C holds the names with a meaning here)")
