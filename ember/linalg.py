@@ -46,6 +46,7 @@ def _resized(o, r):
 
 from ._python_functions.linalg import solve_triangular  # noqa: E402,F401  a composite of linalg_solve
 from ._python_functions.linalg import matrix_exp  # noqa: E402,F401  a composite of matmul
+from ._python_functions.linalg import lstsq  # noqa: E402,F401  a composite of pinv
 from ._python_functions.lu import (linalg_lu as lu, linalg_lu_factor as lu_factor,  # noqa: E402,F401
                                    linalg_lu_factor_ex as lu_factor_ex, linalg_lu_solve as lu_solve)
 

@@ -21,6 +21,7 @@ TESTED_THROUGH = {
     '_strided_index': 'as_strided',                 # the index map behind as_strided's backward
     '_resize_output_': 'max',                       # out= of the hand-written functions (test_pointwise)
     '_unsafe_view': 'kron',                         # torch's reshape inside kron and matmul (test_saved_versions)
+    '_view_dtype': 'view',                          # Tensor.view(dtype): tests/test_users_gaps.py against torch
     **{f'{m}_pad{k}d': 'pad' for m in ('reflection', 'replication') for k in (1, 2, 3)},   # pad's reflect, replicate
     # backward primitives, tested through the gradients of their forward ops
     'gelu_backward': 'nn.functional.gelu', 'silu_backward': 'nn.functional.silu',

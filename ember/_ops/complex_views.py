@@ -13,7 +13,7 @@ from .._core import dtype as D
 from .._core.dtype import scalar_name
 from .._core.dispatch_key import AUTOGRAD_BIT
 from .._core.storage import MetaArray
-from .._core.tensor_impl import make_tensor
+from .._core.tensor_impl import make_tensor, _xp_view
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.node import Node, gradient_edge
 from .._dispatch.ops_namespace import aten
@@ -124,3 +124,48 @@ declare('real(Tensor(a) self) -> Tensor(a)', composite=_real, method=False)
 declare('imag(Tensor(a) self) -> Tensor(a)', composite=_imag, method=False)
 declare('view_as_real(Tensor(a) self) -> Tensor(a)', composite=_view_as_real, method=False)
 declare('view_as_complex(Tensor(a) self) -> Tensor(a)', composite=_view_as_complex, method=False)
+
+
+# --- view(dtype): the same bytes read as another dtype -------------------------------------------------------
+
+def _view_dtype(self, dtype):
+    """torch's ``x.view(dtype)``: a view of the same memory read as ``dtype``. Between dtypes of different sizes the
+    last dimension must be contiguous; it grows (or shrinks) by the ratio of the sizes, and so do the other strides
+    and the storage offset. Not differentiable, as torch's (``output_differentiability: [False]``)."""
+    old = self._dtype
+    osz, nsz = old.itemsize, dtype.itemsize
+    shape, strides, off = list(self._a.shape), list(self.stride()), self.storage_offset()
+    if osz != nsz:
+        what = f"to view {scalar_name(old)} as {scalar_name(dtype)} (different element sizes)"
+        if not shape:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        if osz > nsz:
+            r = osz // nsz
+            shape[-1], strides, off = shape[-1] * r, [st * r for st in strides[:-1]] + [1], off * r
+        else:
+            r = nsz // osz
+            if shape[-1] % r:
+                raise RuntimeError(f"self.size(-1) must be divisible by {r} {what}, but got {shape[-1]}")
+            if off % r:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {r} {what}, but got {off}")
+            for i, st in enumerate(strides[:-1]):
+                if st % r:
+                    raise RuntimeError(f"self.stride({i}) must be divisible by {r} {what}, but got {st}")
+            shape[-1], strides, off = shape[-1] // r, [st // r for st in strides[:-1]] + [1], off // r
+    a = self._a
+    if isinstance(a, MetaArray):
+        va = MetaArray(tuple(shape), dtype.np, tuple(st * nsz for st in strides), off)
+    else:
+        va = _xp_view(self._storage_or_make().data, dtype.np, tuple(shape), strides, off)
+    t = make_tensor(va, dtype, self._device)
+    t._vc = self._vc
+    t._storage = self._storage
+    t._offset = off
+    t._base = self._base if self._base is not None else self
+    return t
+
+
+declare('view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)', composite=_view_dtype, method=False,
+        function=False, differentiable=False, name='_view_dtype')     # Tensor.view chooses it (_python_functions/shape.py)

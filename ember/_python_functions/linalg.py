@@ -172,3 +172,66 @@ def matrix_rank(input, tol=None, symmetric=False, *, out=None):
 
 Tensor.matrix_exp = matrix_exp
 Tensor.pinverse = lambda self, rcond=1e-15: pinverse(self, rcond)
+
+
+_LSTSQ_DRIVERS = ('gels', 'gelsy', 'gelsd', 'gelss')
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """torch.linalg.lstsq: the least-squares (minimum-norm) solution X of AX = B, with what torch's LAPACK driver
+    reports beside it: ``residuals`` (squared, per column of B) where m > n, A has full rank and the driver is not
+    gelsy; ``rank`` from every driver but gels; ``singular_values`` from gelsd and gelss.
+
+    A composite: X = pinv(A) @ B, so gradients reach both A and B; small singular values (below ``rcond`` times
+    the largest, default eps * max(m, n)) count as zero, where torch's default gelsy decides the rank from a pivoted
+    QR instead (the same rank for all but nearly singular A).
+
+    >>> import ember
+    >>> ember.linalg.lstsq(ember.tensor([[1., 0.], [0., 1.], [1., 1.]]), ember.tensor([[1.], [2.], [3.]])).solution
+    tensor([[1.0000],
+            [2.0000]])
+    """
+    from ..return_types import _structseq
+    from .._core import dtype as D
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if B.dim() < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
+    if A.dtype != B.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
+                           f"dtype {scalar_name(A.dtype)} and other's dtype {scalar_name(B.dtype)}")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    driver = 'gelsy' if driver is None else driver
+    if driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    Bm = B.unsqueeze(-1) if vector else B
+    if A.shape[-2] != Bm.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    m, n = A.shape[-2], A.shape[-1]
+    real = A.dtype.to_real() if A.dtype.is_complex else A.dtype
+    tol = rcond if rcond is not None and rcond > 0 else (1.1920928955078125e-07 if real is D.float32 else
+                                                          2.220446049250313e-16) * max(m, n)
+    X = aten.linalg_pinv.default(A, rtol=tol, atol=0.0).matmul(Bm)
+    batch = tuple(A.shape[:-2])
+    empty = A.new_empty((0,), dtype=real)
+    rank = sv = None
+    if driver != 'gels':
+        from ..ops import aten as _aten
+        with _no_grad():
+            sv = _aten.linalg_svdvals.default(A)
+            big = sv.amax(-1, keepdim=True) if min(m, n) else sv
+            rank = (sv > big * tol).sum(-1) if min(m, n) else A.new_zeros(batch, dtype=D.int64)
+    residuals = empty
+    if m > n and driver != 'gelsy' and (rank is None or bool((rank == n).all())):
+        residuals = (A.matmul(X) - Bm).abs().square().sum(-2)
+    SV = sv.detach() if driver in ('gelsd', 'gelss') else empty
+    result = _structseq('linalg_lstsq', ['solution', 'residuals', 'rank', 'singular_values'])
+    return result(X.squeeze(-1) if vector else X, residuals,
+                  rank if rank is not None else A.new_empty((0,), dtype=D.int64), SV)
+
+
+def _no_grad():
+    from ..autograd.grad_mode import no_grad
+    return no_grad()

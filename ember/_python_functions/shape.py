@@ -218,3 +218,19 @@ Tensor.narrow_copy = lambda self, dim, start, length: narrow_copy(self, dim, sta
 Tensor.unsafe_split = lambda self, split_size, dim=0: unsafe_split(self, split_size, dim)
 Tensor.unsafe_chunk = lambda self, chunks, dim=0: unsafe_chunk(self, chunks, dim)
 Tensor.unsafe_split_with_sizes = lambda self, split_sizes, dim=0: unsafe_split_with_sizes(self, split_sizes, dim)
+
+
+# Tensor.view: torch's two overloads, view(*size) and view(dtype) (aten::view.dtype in _ops/complex_views.py)
+def _make_view(view_size):
+    from .._core.dtype import dtype as _dtype
+    view_dtype = aten.view.dtype
+
+    def view(self, *size, dtype=None):
+        if dtype is not None or (len(size) == 1 and size[0].__class__ is _dtype):
+            return view_dtype(self, dtype if dtype is not None else size[0])
+        return view_size(self, *size)
+    view.__doc__ = view_size.__doc__
+    return view
+
+
+Tensor.view = _make_view(Tensor.view)
