@@ -15,11 +15,12 @@ goes to any public function; the function then returns what ``__torch_function__
 import functools
 
 from ._dispatch.torch_function import (has_torch_function, handle_torch_function, public_function,
-                                       overloaded_args as _overloaded_args)
+                                       overloaded_args as _overloaded_args, TorchFunctionMode,
+                                       current_function_modes as _current_function_modes)
 from ._tensor import Tensor
 
 __all__ = ['has_torch_function', 'has_torch_function_unary', 'has_torch_function_variadic',
-           'handle_torch_function', 'is_tensor_like', 'wrap_torch_function', 'public_function']
+           'handle_torch_function', 'is_tensor_like', 'wrap_torch_function', 'public_function', 'TorchFunctionMode']
 
 
 def has_torch_function_unary(arg):
@@ -59,3 +60,17 @@ def wrap_torch_function(dispatcher):
 def _get_overloaded_args(relevant_args):
     """The Tensor-like arguments whose ``__torch_function__`` is tried, in torch's order."""
     return _overloaded_args(relevant_args)
+
+
+def _get_current_function_mode():
+    """The innermost torch function mode on, or None (NOTE [torch function modes])."""
+    modes = _current_function_modes()
+    return modes[-1] if modes else None
+
+
+def _get_current_function_mode_stack():
+    return list(_current_function_modes())
+
+
+def _is_torch_function_mode_enabled():
+    return bool(_current_function_modes())

@@ -30,6 +30,9 @@ class DispatchKey(enum.IntEnum):
     # so the primal result has its history before the tangent formula (which may read it) runs
     ForwardAD = 11
     Python = 12           # Python dispatch modes (tracing, profiling, fake tensors)
+    # torch function modes (torch.overrides.TorchFunctionMode): above every other key, so a mode sees the public call
+    # before any transformation runs, as torch's modes see its Python API (NOTE [torch function modes])
+    PythonTorchFunction = 13
     # alias keys: never in a key set, only in kernel tables
     CompositeExplicitAutograd = 20   # a kernel that works for every backend, below Autograd
     CompositeImplicitAutograd = 21   # a decomposition into other ops; autograd comes for free
@@ -38,6 +41,7 @@ class DispatchKey(enum.IntEnum):
 BACKEND_KEYS = (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta, DispatchKey.PrivateUse1)
 AUTOGRAD_BIT = 1 << DispatchKey.Autograd
 PYTHON_BIT = 1 << DispatchKey.Python
+TORCH_FUNCTION_BIT = 1 << DispatchKey.PythonTorchFunction
 FORWARD_AD_BIT = 1 << DispatchKey.ForwardAD
 BATCHED_BIT = 1 << DispatchKey.FuncTorchBatched
 INFERENCE_BIT = 1 << DispatchKey.InferenceMode

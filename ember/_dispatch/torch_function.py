@@ -13,6 +13,7 @@ calling. Tensor subclasses are Tensors here: ember dispatches them by their keys
 ``__torch_function__`` is not consulted (ember's Tensor defines none).
 """
 import functools
+import threading
 
 from .._core import tensor_impl as _tensor_impl
 from .._core.tensor_impl import TensorImpl
@@ -23,7 +24,8 @@ _PLAIN = frozenset([int, float, bool, complex, str, type(None), slice, type(Elli
 
 def _overloaded(a):
     t = type(a)
-    return t not in _PLAIN and hasattr(t, '__torch_function__') and not issubclass(t, TensorImpl)
+    return (t not in _PLAIN and hasattr(t, '__torch_function__') and not issubclass(t, TensorImpl)
+            and not _MODES.subclasses_off)
 
 
 def overloaded_args(values):
@@ -65,10 +67,14 @@ def has_torch_function(relevant_args):
 
 
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
-    """Call the ``__torch_function__`` of the overloaded arguments in ``relevant_args`` in torch's order
-    until one returns something other than ``NotImplemented``."""
+    """Call the innermost torch function mode, then the ``__torch_function__`` of the overloaded arguments in
+    ``relevant_args`` in torch's order, until one returns something other than ``NotImplemented``."""
     overloaded = overloaded_args(relevant_args)
     types = tuple(type(a) for a in overloaded)
+    if _MODES.stack:
+        result = call_mode(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
     for a in overloaded:
         result = type(a).__torch_function__(public_api, types, args, kwargs)
         if result is not NotImplemented:
@@ -96,6 +102,13 @@ def dispatch_from_entry_point(op, values):
     argument defines it (the entry point then raises its TypeError)."""
     if not overloaded_args(values):
         return NOT_HANDLED
+    args, kwargs = public_call(op, values)
+    func = op.public if op.public is not None else op
+    return handle_torch_function(func, values, *args, **kwargs)
+
+
+def public_call(op, values):
+    """(args, kwargs) of a call in schema order, as its public function received it."""
     args, kwargs = [], {}
     for a, v in zip(op.schema.arguments, values):
         if a.kwarg_only:
@@ -105,9 +118,7 @@ def dispatch_from_entry_point(op, values):
             args.append((a, v))
     while args and args[-1][0].has_default and _is_default(args[-1][1], args[-1][0].default):
         args.pop()          # trailing defaults are left out, as the caller most likely left them out
-    args = tuple(v for _, v in args)
-    func = op.public if op.public is not None else op
-    return handle_torch_function(func, values, *args, **kwargs)
+    return tuple(v for _, v in args), kwargs
 
 
 def _is_default(v, default):
@@ -153,6 +164,8 @@ def public_function(fn, positional=None):
 
     @functools.wraps(fn)
     def public(*args, **kwargs):
+        if _MODES.stack:
+            return _handle(public, args, kwargs)
         for a in args:
             t = type(a)
             if t is T or t in _PLAIN:
@@ -169,3 +182,112 @@ def public_function(fn, positional=None):
     public.__ember_public__ = True
     return public
 
+
+
+# --- torch function modes -----------------------------------------------------------------------------------------
+# NOTE [torch function modes]: a TorchFunctionMode sees every public call made while it is on (torch.overrides'
+# modes): ``with Mode(): ember.add(x, y)`` calls ``mode.__torch_function__(ember.add, types, (x, y), {})`` and returns
+# what it returns. Entering a mode pushes it on a per-thread stack and adds the PythonTorchFunction key, the highest,
+# to the thread's include set: a generated entry point then reaches that key's fallback (dispatch/modes.py) before
+# any other, which rebuilds the call as the public function received it. A hand-written public function asks the
+# stack itself (``public_function`` above). While its ``__torch_function__`` runs, the mode is off the stack, so
+# what it calls (``func(*args, **kwargs)``) runs below it: modes nest as torch's do. The autograd engine runs
+# backward with the key excluded, as torch's C++ backward never reaches its Python API.
+
+class _ModeStack(threading.local):
+    def __init__(self):
+        self.stack = []
+        self.subclasses_off = 0     # inside DisableTorchFunction(Subclass): no argument's __torch_function__ runs
+
+
+_MODES = _ModeStack()
+
+
+def _sync_key():
+    from .dispatcher import STATE
+    from .._core.dispatch_key import TORCH_FUNCTION_BIT
+    if _MODES.stack:
+        STATE.include |= TORCH_FUNCTION_BIT
+    else:
+        STATE.include &= ~TORCH_FUNCTION_BIT
+
+
+def call_mode(func, types, args, kwargs):
+    """The innermost mode's answer for a public call, given with the mode off the stack."""
+    stack = _MODES.stack
+    mode = stack.pop()
+    _sync_key()
+    try:
+        return mode.__torch_function__(func, types, args, kwargs)
+    finally:
+        stack.append(mode)
+        _sync_key()
+
+
+class TorchFunctionMode:
+    """Subclass and define ``__torch_function__(self, func, types, args=(), kwargs=None)``; entered as a context
+    manager, it sees every public function call (NOTE [torch function modes]).
+
+    >>> import ember
+    >>> class Log(TorchFunctionMode):
+    ...     def __init__(self): self.seen = []
+    ...     def __torch_function__(self, func, types, args=(), kwargs=None):
+    ...         self.seen.append(func.__name__)
+    ...         return func(*args, **(kwargs or {}))
+    >>> with Log() as m:
+    ...     _ = ember.add(ember.ones(2), 1).sum()
+    >>> m.seen
+    ['ones', 'add', 'sum']
+    """
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError
+
+    def __enter__(self):
+        _MODES.stack.append(self)
+        _sync_key()
+        return self
+
+    def __exit__(self, *exc):
+        stack = _MODES.stack
+        if stack and stack[-1] is self:
+            stack.pop()
+        elif self in stack:
+            stack.remove(self)
+        _sync_key()
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        return cls(*args, **kwargs)
+
+
+def current_function_modes():
+    return tuple(_MODES.stack)
+
+
+class DisableTorchFunctionSubclass:
+    """``with torch._C.DisableTorchFunctionSubclass():`` calls inside run as if no argument defined
+    ``__torch_function__``; torch function modes still see them."""
+
+    def __enter__(self):
+        _MODES.subclasses_off += 1
+        return self
+
+    def __exit__(self, *exc):
+        _MODES.subclasses_off -= 1
+        return False
+
+
+class DisableTorchFunction(DisableTorchFunctionSubclass):
+    """``with torch._C.DisableTorchFunction():`` neither arguments' ``__torch_function__`` nor torch function modes
+    see the calls inside."""
+
+    def __enter__(self):
+        self._saved, _MODES.stack = _MODES.stack, []
+        _sync_key()
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        _MODES.stack = self._saved
+        _sync_key()
+        return super().__exit__(*exc)

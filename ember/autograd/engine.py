@@ -15,8 +15,8 @@ from heapq import heappush, heappop
 
 import numpy as np
 
-from .._core.dispatch_key import DispatchKey
-from .._dispatch.dispatcher import OBSERVERS, observed_call
+from .._core.dispatch_key import DispatchKey, TORCH_FUNCTION_BIT
+from .._dispatch.dispatcher import OBSERVERS, observed_call, STATE as _STATE
 from .grad_mode import is_grad_enabled, _set_enabled
 from .node import AccumulateGrad, gradient_edge, _FREED, SavedVariable
 from . import anomaly
@@ -115,6 +115,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     prev_mode = is_grad_enabled()
     _set_enabled(create_graph)
     prev_retain, _task.retain_graph = _task.retain_graph, retain_graph
+    tf_kept = _STATE.keep & TORCH_FUNCTION_BIT
+    _STATE.keep &= ~TORCH_FUNCTION_BIT      # NOTE [torch function modes]: backward is below the public API
     try:
         while heap:
             node = heappop(heap)[1]
@@ -180,6 +182,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     finally:
         _set_enabled(prev_mode)
         _task.retain_graph = prev_retain
+        _STATE.keep |= tf_kept      # only this bit: grad mode lives in the same set
     if inputs is None:
         return None
     result = []
