@@ -62,7 +62,7 @@ _public.install_operators(Tensor)
 globals().update({k: v for k, v in _functions.__dict__.items() if not k.startswith('__')})
 
 from . import autograd
-from .serialization import save, load
+from .serialization import save, load, PyTorchFileReader  # noqa: F401
 from . import serialization
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled
 from ._ops.pointwise import broadcast_shapes
@@ -142,7 +142,7 @@ _assert = _public_function(_assert)     # NOTE [__torch_function__]: a traced co
 def __getattr__(name):
     # ember.fx and ember.export are imported on first use (``import torch; torch.fx.symbolic_trace(m)`` works as
     # in torch)
-    if name in ('fx', 'export'):
+    if name in ('fx', 'export', '_C', '_dynamo'):
         import importlib
         return importlib.import_module(f'ember.{name}')
     raise AttributeError(f"module 'ember' has no attribute '{name}'")
@@ -151,6 +151,7 @@ from . import optim  # noqa: E402  (after the operators: optim uses the public A
 
 # --- device namespaces, switches and legacy types (torch's CPU-only answers; NOTE [absent devices]) ---
 from . import cuda, accelerator, backends, mps, xpu  # noqa: E402
+from ._streams import Stream, Event  # noqa: E402,F401  torch.Stream / torch.Event
 from .backends import (use_deterministic_algorithms, are_deterministic_algorithms_enabled,  # noqa: E402
                        is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
                        get_float32_matmul_precision)

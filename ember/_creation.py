@@ -95,6 +95,8 @@ def from_numpy(a):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
                          "strides are not currently supported. (You can probably work around this by making a "
                          "copy of your array  with array.copy().) ")
+    if type(a) is not np.ndarray:       # a subclass (np.memmap, np.matrix): the same memory as a plain array
+        a = a.view(np.ndarray)
     return adopt(a, CPU)
 
 

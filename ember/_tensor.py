@@ -12,6 +12,7 @@ from ._core.device import device as _device, canonical
 from ._core.tensor_impl import TensorImpl, set_tensor_class
 from ._core.storage import MetaArray, _ptr
 from ._core.dispatch_key import BACKEND_MASK as _BM
+from ._dispatch import torch_function as _tf
 
 
 class Size(tuple):
@@ -219,7 +220,7 @@ class Tensor(TensorImpl):
         return self._host().tolist()
 
     def __float__(self):
-        if self.requires_grad:
+        if self.requires_grad and _grad_enabled():     # torch warns only while grad mode is on
             _warn_scalar_with_grad()
         return float(self.item())
 
@@ -423,6 +424,11 @@ for _name, _dt in (('float', D.float32), ('double', D.float64), ('half', D.float
 _scalar_warned = []
 
 
+def _grad_enabled():
+    from .autograd.grad_mode import is_grad_enabled
+    return is_grad_enabled()
+
+
 def _warn_scalar_with_grad():
     """torch warns once per process (TORCH_WARN_ONCE) when float() reads a tensor that requires grad."""
     if not _scalar_warned:
@@ -548,6 +554,9 @@ def _set_data(self, new):
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate the gradient of this tensor into the leaves' ``.grad`` (see ember.autograd.backward)."""
     from . import autograd
+    if _tf._MODES.stack:        # a torch function mode sees Tensor.backward, as torch's does
+        return _tf.handle_torch_function(Tensor.backward, (self,), self, gradient, retain_graph, create_graph,
+                                         inputs=inputs)
     autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 

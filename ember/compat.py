@@ -77,10 +77,20 @@ class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         except ModuleNotFoundError:
             raise ModuleNotFoundError(f"ember does not implement the {root} module '{spec.name}'",
                                       name=spec.name) from None
-        return _Alias(spec.name, target)
+        alias = _Alias(spec.name, target)
+        if spec.name in ('torch', 'torch.version'):
+            # NOTE [torch version under ember run]: ``torch.__version__`` is the torch API version ember follows,
+            # marked as ember's (2.13.0+ember), so version checks (``>= (2, 0)``, packaging's parse) take the
+            # paths this API serves; ember.__version__ stays ember's own. _torch_shim/ holds the matching
+            # distribution metadata, for libraries that ask importlib.metadata.version('torch').
+            from .torch_version import TorchVersion
+            from .version import torch_api
+            alias.__dict__['__version__'] = TorchVersion(f'{torch_api}+ember')
+        return alias
 
     def exec_module(self, module):
-        pass
+        if module.__name__ == 'torch':      # torch.version is the alias, whose __version__ is torch's (above)
+            module.__dict__['version'] = importlib.import_module('torch.version')
 
 
 # --- functorch ---------------------------------------------------------------------

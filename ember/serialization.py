@@ -127,7 +127,7 @@ def _tensor_reduce_args(t):
         raise RuntimeError("Cannot save a meta tensor: it has no data")
     storage = t.untyped_storage()
     args = (_StorageRef(storage, t.dtype), t.storage_offset(), tuple(t.shape), t.stride(),
-            bool(t.requires_grad) and t.is_leaf, _ORDERED_DICT())
+            bool(t.requires_grad), _ORDERED_DICT())
     if getattr(t, '_is_param', False) or type(t).__name__ == 'Parameter':
         inner = Tensor.__new__(Tensor)
         inner.__dict__.update({k: v for k, v in t.__dict__.items() if k in ('_a', '_dtype', '_device', '_keys',
@@ -222,11 +222,28 @@ def _save(obj, fh, prefix, protocol):
 # --- loading --------------------------------------------------------------------
 
 class _Storage:
-    """A storage read from a checkpoint: its bytes (a uint8 array), dtype, device and key (for errors)."""
+    """A storage read from a checkpoint: its bytes (a uint8 array), dtype, device and key (for errors). A callable
+    ``map_location(storage, location)`` receives it on the CPU and may move it (``storage.cuda(1)``) or return
+    None for the location saved."""
     __slots__ = ('flat', 'device', 'dtype', 'key')
 
     def __init__(self, flat, device, dtype, key):
         self.flat, self.device, self.dtype, self.key = flat, device, dtype, key
+
+    def to(self, device):
+        return _Storage(self.flat, canonical(device), self.dtype, self.key)
+
+    def cpu(self):
+        return self.to('cpu')
+
+    def cuda(self, device=None, non_blocking=False):
+        return self.to('cuda' if device is None else device if not isinstance(device, int) else f'cuda:{device}')
+
+    def nbytes(self):
+        return self.flat.size
+
+    def size(self):
+        return self.flat.size
 
 
 def _is_int(x):
@@ -418,14 +435,21 @@ def _map_torch_global(module, name):
         return None
 
 
-def _map_location(location, map_location):
+def _mapped(storage, location, map_location):
+    """The storage on the device ``map_location`` gives it (torch's rules: None keeps the saved location; a dict
+    renames locations; a callable gets the CPU storage and the saved location, and returns a storage or None)."""
     if map_location is None:
-        return canonical(location)
-    if callable(map_location):
-        raise NotImplementedError("a callable map_location is not supported; pass a device or a dict")
+        return storage.to(location)
+    if callable(map_location) and not isinstance(map_location, (str, _device_cls)):
+        moved = map_location(storage, location)
+        if moved is None:
+            return storage.to(location)
+        if not isinstance(moved, _Storage):
+            raise RuntimeError(f"map_location should return a storage or None, got {type(moved).__name__}")
+        return moved
     if isinstance(map_location, dict):
-        return canonical(map_location.get(location, location))
-    return canonical(map_location)
+        return storage.to(map_location.get(location, location))
+    return storage.to(map_location)
 
 
 _TRUE = ('1', 'y', 'yes', 'true')
@@ -506,7 +530,7 @@ def _load(f, fh, opened, map_location, weights_only, mmap, pickle_module):
             if not _is_int(numel) or numel < 0 or flat.size != numel * dtype.itemsize:     # as torch checks
                 raise RuntimeError(f"record size ({flat.size} bytes) does not match expected size ({numel!r} "
                                    f"elements of {name}) for storage '{entry}'")
-            hit = cache[key] = _Storage(flat, _map_location(location, map_location), dtype, entry)
+            hit = cache[key] = _mapped(_Storage(flat, canonical('cpu'), dtype, entry), location, map_location)
         elif hit.dtype is not dtype:
             raise RuntimeError(f"invalid checkpoint: storage '{prefix}data/{key}' is read as two dtypes")
         return hit
@@ -574,3 +598,57 @@ def _from_pickle(arr, dtype_name, device, shape, requires_grad):
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+# --- the archive reader torch exposes (torch.PyTorchFileReader) -----------------------------------------------------
+
+class PyTorchFileReader:
+    """The records of a checkpoint archive by name, without unpickling anything (``torch.PyTorchFileReader``):
+    ``get_record('data.pkl')``, ``get_record('data/0')``. Names are relative to the archive's top folder, as
+    torch's reader gives them. Lightning's lazy loader reads checkpoints this way.
+
+    >>> import ember, io
+    >>> buf = io.BytesIO(); ember.save(ember.ones(2), buf); _ = buf.seek(0)
+    >>> r = PyTorchFileReader(buf)
+    >>> r.has_record('data.pkl'), sorted(n for n in r.get_all_records() if n.startswith('data'))
+    (True, ['data.pkl', 'data/0'])
+    """
+
+    def __init__(self, name_or_buffer):
+        self._fh = open(name_or_buffer, 'rb') if isinstance(name_or_buffer, (str, os.PathLike)) else name_or_buffer
+        try:
+            self._zf = zipfile.ZipFile(self._fh)
+        except (zipfile.BadZipFile, EOFError, OSError, ValueError):
+            raise RuntimeError("PytorchStreamReader failed reading zip archive: failed finding central "
+                               "directory") from None
+        names = self._zf.namelist()
+        pkl = next((n for n in names if n.endswith('/data.pkl') or n == 'data.pkl'), names[0] if names else '')
+        self._prefix = pkl[:pkl.index('/') + 1] if '/' in pkl else ''
+
+    def _entry(self, name):
+        return self._prefix + name
+
+    def get_all_records(self):
+        n = len(self._prefix)
+        return [name[n:] for name in self._zf.namelist() if name.startswith(self._prefix)]
+
+    def has_record(self, name):
+        return self._entry(name) in self._zf.NameToInfo
+
+    def get_record(self, name):
+        try:
+            return self._zf.read(self._entry(name))
+        except KeyError:
+            raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not found") from None
+
+    def get_record_offset(self, name):
+        """Where the record's bytes start in the file (they are stored uncompressed, 64-byte aligned)."""
+        return _data_offset(self._fh, self._zf.getinfo(self._entry(name)))
+
+    def get_storage_from_record(self, name, numel, dtype):
+        """The record as a 1-D tensor of ``numel`` elements of ``dtype``."""
+        flat = np.frombuffer(bytearray(self.get_record(name)), dtype=np.uint8)
+        return make_tensor(flat[:numel * dtype.itemsize].view(dtype.np), dtype, canonical('cpu'))
+
+    def serialization_id(self):
+        return self.get_record('.data/serialization_id').decode() if self.has_record('.data/serialization_id') else ''

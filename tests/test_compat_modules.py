@@ -133,7 +133,8 @@ def test_jit_annotations_and_fusion():
 
 def test_jit_names_that_mean_nothing_eagerly():
     """annotate, export and interface are identities in eager torch (timm's crossvit calls jit.annotate);
-    script and trace stay absent with their error."""
+    script and trace return their argument, as torch's do with PYTORCH_JIT=0 (x-transformers scripts a function
+    at import)."""
     import typing
 
     def method(self):
@@ -142,8 +143,26 @@ def test_jit_names_that_mean_nothing_eagerly():
         assert lib.jit.annotate(typing.List[int], [1, 2]) == [1, 2]
         assert lib.jit.export(method) is method
     assert ember.jit.interface(int) is int
-    with pytest.raises(NotImplementedError, match='TorchScript'):
-        ember.jit.script(lambda x: x)
+
+
+def test_jit_script_and_trace_as_torch_without_its_jit():
+    import subprocess
+    import sys
+    code = ("import torch\n"
+            "def f(x): return x * 2\n"
+            "m = torch.nn.Linear(2, 2)\n"
+            "print(torch.jit.script(f) is f, torch.jit.trace(m, torch.ones(1, 2)) is m, torch.jit.script(m) is m,\n"
+            "      isinstance(m, torch.jit.ScriptModule), isinstance(f, torch.jit.ScriptFunction))\n")
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
+                         env={**__import__('os').environ, 'PYTORCH_JIT': '0'}).stdout
+    assert out.split() == ['True'] * 3 + ['False'] * 2       # torch itself, with its JIT off
+
+    def f(x):
+        return x * 2
+    m = ember.nn.Linear(2, 2)
+    assert ember.jit.script(f) is f and ember.jit.trace(m, ember.ones(1, 2)) is m and ember.jit.script(m) is m
+    assert not isinstance(m, ember.jit.ScriptModule) and not isinstance(f, ember.jit.ScriptFunction)
+    assert ember.jit.script(f)(ember.ones(2)).tolist() == [2.0, 2.0]
 
 
 EMBEDDING_BAG_CASES = [

@@ -99,3 +99,241 @@ def test_lstsq_errors_are_torchs(bad):
             bad(L)
         msgs.append(str(info.value))
     assert msgs[1] == msgs[0]
+
+
+# --- torch function modes (torch.overrides.TorchFunctionMode) ------------------------------------------------------
+
+def _logged_calls(L):
+    class Log(L.overrides.TorchFunctionMode):
+        def __init__(self):
+            self.seen = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.seen.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+    x = L.ones(2, 3, requires_grad=True)
+    with Log() as m:
+        y = L.add(x, 1, alpha=2)
+        z = L.mul(y, y).sum()
+        L.nn.functional.relu(y)
+        L.cat([y, y])
+        z.backward()
+    return m.seen, x.grad.tolist(), L.is_grad_enabled()
+
+
+def test_torch_function_mode_sees_public_calls_as_torchs():
+    assert _logged_calls(ember) == _logged_calls(torch)
+
+
+def test_torch_function_modes_nest_replace_and_can_be_disabled():
+    seen = []
+    for L in (torch, ember):
+        class Zero(L.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                if func.__name__ == 'add':
+                    return L.zeros(1)
+                return func(*args, **(kwargs or {}))
+
+        class Log(L.overrides.TorchFunctionMode):
+            def __init__(self):
+                self.seen = []
+
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                self.seen.append(func.__name__)
+                return func(*args, **(kwargs or {}))
+        with Zero():
+            assert L.add(L.ones(2), 1).tolist() == [0.0] and L.mul(L.ones(2), 3).tolist() == [3.0, 3.0]
+        with Log() as a, Log() as b:
+            L.sin(L.ones(1))
+            with L._C.DisableTorchFunction():
+                L.cos(L.ones(1))
+        assert a.seen == b.seen
+        seen.append(a.seen)
+        assert not L._C._is_torch_function_mode_enabled()
+    assert seen[1] == seen[0]
+
+
+# --- optimizers and in-place kernels on 0-d tensors ----------------------------------------------------------------
+
+@pytest.mark.parametrize('name', ['SGD', 'Adam', 'AdamW', 'RMSprop', 'Adagrad', 'Adadelta', 'Adamax', 'NAdam', 'RAdam',
+                                  'ASGD', 'Rprop', 'LBFGS'])
+def test_optimizers_step_0d_parameters_as_torch(name):
+    out = []
+    for L in (torch, ember):
+        L.manual_seed(0)
+        w, v = L.nn.Parameter(L.tensor(2.)), L.nn.Parameter(L.randn(3))
+        opt = getattr(L.optim, name)([w, v], lr=0.1)
+
+        def closure():
+            opt.zero_grad()
+            loss = (w * w + (v * w).sum()) ** 2
+            loss.backward()
+            return loss
+        for _ in range(3):
+            opt.step(closure)
+        out.append([w.item(), v.sum().item()])
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-5, atol=1e-6)
+
+
+def test_inplace_lerp_addcmul_addcdiv_on_0d():
+    for L in (torch, ember):
+        a = L.tensor(0.5)
+        a.lerp_(L.tensor(1.0), 0.1).addcmul_(L.tensor(2.), L.tensor(3.), value=0.5).addcdiv_(L.tensor(1.), L.tensor(4.))
+        assert abs(a.item() - 3.8) < 1e-6
+
+
+def test_float_of_a_tensor_needing_grad_warns_only_in_grad_mode():
+    import warnings
+    x = ember.tensor(2., requires_grad=True) * 2
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        with ember.no_grad():
+            assert float(x) == 4.0
+
+
+# --- arrays, casts, checkpoints ------------------------------------------------------------------------------------
+
+def test_from_numpy_memmap_and_its_slices(tmp_path):
+    f = tmp_path / 'tokens.bin'
+    np.arange(20, dtype=np.int64).tofile(f)
+    m = np.memmap(f, dtype=np.int64, mode='r+')
+    t = ember.from_numpy(m[0:5].astype(np.int64))
+    assert t[:-1].tolist() == [0, 1, 2, 3]
+    u = ember.from_numpy(m)
+    assert u[1:3].tolist() == [1, 2]
+    u[0] = 7
+    assert m[0] == 7
+
+
+def test_float_to_int_casts_of_inf_and_nan_are_silent():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        a = ember.tensor([float('-inf'), float('nan'), 1.0])
+        assert a.long()[2].item() == 1
+        ember.zeros(3, dtype=ember.int64).copy_(a)
+
+
+def test_load_with_a_callable_map_location_and_non_leaf_requires_grad(tmp_path):
+    a = ember.ones(2, requires_grad=True)
+    ember.save({'x': ember.arange(3.), 'y': a * 2}, tmp_path / 'c.pt')
+    seen = []
+    r = ember.load(tmp_path / 'c.pt', map_location=lambda storage, loc: seen.append(loc) or storage)
+    assert r['x'].tolist() == [0.0, 1.0, 2.0] and seen and set(seen) == {'cpu'}
+    assert r['y'].requires_grad == torch.load(_torch_copy(a, tmp_path), weights_only=True)['y'].requires_grad
+    assert ember.load(tmp_path / 'c.pt', map_location=lambda s, loc: None)['x'].tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(RuntimeError, match='map_location should return a storage or None'):
+        ember.load(tmp_path / 'c.pt', map_location=lambda s, loc: 3)
+
+
+def _torch_copy(a, tmp_path):
+    ta = torch.ones(2, requires_grad=True)
+    torch.save({'x': torch.arange(3.), 'y': ta * 2}, tmp_path / 't.pt')
+    return tmp_path / 't.pt'
+
+
+def test_pytorch_file_reader_reads_records_of_both_libraries(tmp_path):
+    torch.save({'a': torch.arange(4.)}, tmp_path / 't.pt')
+    ember.save({'a': ember.arange(4.)}, tmp_path / 'e.pt')
+    for path in (tmp_path / 't.pt', tmp_path / 'e.pt'):
+        r = ember.PyTorchFileReader(str(path))
+        assert r.has_record('data.pkl') and not r.has_record('nope') and 'data/0' in r.get_all_records()
+        assert r.get_record('data.pkl')[:1] == b'\x80'
+        assert r.get_storage_from_record('data/0', 4, ember.float32).tolist() == [0.0, 1.0, 2.0, 3.0]
+        with pytest.raises(RuntimeError, match='file not found'):
+            r.get_record('nope')
+
+
+# --- small API points ----------------------------------------------------------------------------------------------
+
+def test_device_equals_only_devices():
+    for L in (torch, ember):
+        d = L.device('cpu')
+        assert (d == 'cpu', d != 'cpu', d == 'npu', d == L.device('cpu')) == (False, True, False, True)
+
+
+def test_0d_tensors_where_numbers_go():
+    for L in (torch, ember):
+        assert L.full((2,), L.tensor(1.5)).tolist() == [1.5, 1.5]
+        assert L.arange(L.tensor(3)).tolist() == [0, 1, 2]
+        assert L.add(L.ones(2), L.ones(2), alpha=L.tensor(2.)).tolist() == [3.0, 3.0]
+        with pytest.raises(TypeError, match='must be Number, not Tensor'):
+            L.full((2,), L.tensor([1.5]))
+
+
+def test_factories_take_layout_and_pin_memory():
+    for L in (torch, ember):
+        assert L.zeros(2, 3, layout=L.sparse_coo).is_sparse
+        assert L.zeros_like(L.ones(2), layout=L.strided, requires_grad=True).requires_grad
+        assert L.randn(2, layout=L.strided, pin_memory=False).shape == (2,)
+        with pytest.raises(RuntimeError, match='not implemented for sparse layout'):
+            L.ones(2, layout=L.sparse_coo)
+        with pytest.raises(RuntimeError, match='pin_memory=True requires'):
+            L.empty(2, pin_memory=True)
+
+
+def test_optimizer_subclass_without_init_steps():
+    for L in (torch, ember):
+        class Wrap(L.optim.Optimizer):
+            def __init__(self, opt):
+                self.optimizer = opt
+
+            @property
+            def param_groups(self):
+                return self.optimizer.param_groups
+
+            def step(self, closure=None):
+                return self.optimizer.step(closure)
+        p = L.nn.Parameter(L.ones(2))
+        p.grad = L.ones(2)
+        Wrap(L.optim.SGD([p], lr=0.1)).step()
+        assert p.tolist() == pytest.approx([0.9, 0.9])
+
+
+def test_streams_and_events_on_the_cpu():
+    for L in (torch, ember):
+        s, e = L.Stream(), L.Event()
+        assert (s.query(), s.synchronize(), s.device_type, s.device_index, s.stream_id) == (True, None, 0, -1, 0)
+        assert e.query() and e.synchronize() is None and s.wait_event(e) is None and s == L.Stream()
+        for f in (s.record_event, e.record, lambda: s.wait_stream(L.Stream())):
+            with pytest.raises(RuntimeError, match="cpu backend doesn't support events"):
+                f()
+
+
+def test_torch_c_names_libraries_use():
+    for L in (torch, ember):
+        assert isinstance(L.Tensor, L._C._TensorMeta) and L._C._log_api_usage_once('x') is None
+        assert L._C._get_tracing_state() is None and str(L._C._get_accelerator()) == 'cpu'
+        dev, dt, nb, mf = L._C._nn._parse_to('cpu', L.float16, non_blocking=True)
+        assert (str(dev), str(dt).split('.')[-1], nb, mf) == ('cpu', 'float16', True, None)
+        with pytest.raises(AssertionError, match='not compiled with CUDA'):
+            with L.autograd.profiler.emit_nvtx():
+                pass
+        with L.autograd.profiler.emit_nvtx(enabled=False):
+            pass
+    with pytest.raises(AttributeError, match='no torch._C.NoSuchName'):
+        ember._C.NoSuchName
+
+
+def test_extra_state_key_and_dynamo_decorators():
+    from ember.nn.modules import module
+    assert module._EXTRA_STATE_KEY_SUFFIX == torch.nn.modules.module._EXTRA_STATE_KEY_SUFFIX
+
+    def f(x):
+        return x + 1
+    assert ember._dynamo.allow_in_graph(f) is f and ember._dynamo.assume_constant_result(f) is f
+    assert ember.cuda.default_generators == torch.cuda.default_generators == ()
+    with pytest.raises(RuntimeError, match='dummy base class CUDAGraph'):
+        ember.cuda.CUDAGraph()
+
+
+def test_torch_version_under_ember_run(tmp_path):
+    import subprocess
+    import sys
+    prog = tmp_path / 'v.py'
+    prog.write_text("import torch, importlib.metadata as md, ember\n"
+                    "print(torch.__version__, torch.__version__ >= (2, 0), torch.__version__ > '2.1',\n"
+                    "      md.version('torch'), torch.version.__version__, ember.__version__)\n")
+    out = subprocess.run([sys.executable, '-m', 'ember', 'run', str(prog)], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out[:5] == ['2.13.0+ember', 'True', 'True', '2.13.0+ember', '2.13.0+ember'] and out[5] == ember.__version__

@@ -189,7 +189,8 @@ def test_timer_measurements_have_torchs_structure(method):
     if method == 'timeit':
         assert ours.number_per_run == theirs.number_per_run == 50 and len(ours.raw_times) == 1
     else:
-        assert len(ours.raw_times) >= (4 if method == 'adaptive_autorange' else 1)
+        # four blocks at least, unless the time ran out first (a loaded machine: one block may take 0.2 s)
+        assert len(ours.raw_times) >= (4 if method == 'adaptive_autorange' else 1) or sum(ours.raw_times) >= 0.2
     # the repr has the same lines with the same labels (warnings depend on noise: compared without them)
     strip = lambda s: [ln for ln in _layout(repr(s)).splitlines() if 'WARNING' not in ln and ln.startswith('  ')
                        and 'suggests' not in ln and 'indicate' not in ln]

@@ -154,9 +154,11 @@ class device:
         return self.type if self.index is None else f'{self.type}:{self.index}'
 
     def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and self.type == other.type and self.index == other.index
+        # as torch's: a device equals only a device (``device('cpu') == 'cpu'`` is False; accelerate tests
+        # ``device == "npu"`` on devices and strings alike)
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
 
     def __hash__(self):
         return hash((self.type, self.index))

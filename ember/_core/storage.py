@@ -79,6 +79,8 @@ class Storage:
         root = a
         while isinstance(getattr(root, 'base', None), type(a)):
             root = root.base
+        if type(root) is not type(a) and isinstance(root, np.ndarray):
+            root = root.view(type(a))       # an np.memmap under a plain view: its memory as the plain array type
         if not root.flags.c_contiguous and not root.flags.f_contiguous and root.ndim > 1:
             # a dense block in permuted order (NumPy ufuncs keep a permuted input's layout): the same
             # memory seen with its axes sorted by stride is C-contiguous

@@ -33,7 +33,7 @@ from .codegen import compile_function
 from .._core.dispatch_key import (DispatchKey, BACKEND_KEYS, BACKEND_MASK, PYTHON_BIT, below, keyset_names)
 from .._core import device as _device_mod
 from .schema import parse_schema
-from .torch_function import dispatch_from_entry_point, NOT_HANDLED
+from .torch_function import dispatch_from_entry_point, NOT_HANDLED, public_call
 
 _BACKEND_SET = frozenset(BACKEND_KEYS)
 _CIA = DispatchKey.CompositeImplicitAutograd
@@ -495,11 +495,17 @@ def _bad_arg_factory(op):
         result = dispatch_from_entry_point(op, values)
         if result is not NOT_HANDLED:
             return result
+        if expected == 'Scalar' and isinstance(value, _tensor_types()) and value._a.ndim == 0 and values:
+            # torch's parser takes a 0-d tensor for a Scalar (``torch.full(size, t.max())``): its value is the number
+            i = next(i for i, v in enumerate(values) if v is value)
+            args, kwargs = public_call(op, values[:i] + (value.item(),) + values[i + 1:])
+            return op.call(*args, **kwargs)
         if expected in ('int[]', 'SymInt[]') or expected.startswith('int['):
             bad = next((e for e in value if not isinstance(e, _INT)), value) if isinstance(value, (list, tuple)) else value
             raise TypeError(f"{op.schema.name}(): {where} must be tuple of ints, but found element of type "
                             f"{type(bad).__name__}")
-        raise TypeError(f"{op.schema.name}(): {where} must be {expected}, not {type(value).__name__}")
+        raise TypeError(f"{op.schema.name}(): {where} must be {'Number' if expected == 'Scalar' else expected}, "
+                        f"not {type(value).__name__}")
     return bad
 
 

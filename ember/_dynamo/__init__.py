@@ -10,7 +10,29 @@ from .exc import Unsupported
 from .explain import explain, ExplainOutput
 
 __all__ = ['compile', 'counters', 'lookup_backend', 'config', 'reset', 'explain', 'ExplainOutput', 'list_backends', 'register_backend', 'Unsupported',
-           'OptimizedModule', 'disable', 'mark_dynamic', 'mark_static', 'is_compiling']
+           'OptimizedModule', 'disable', 'mark_dynamic', 'mark_static', 'is_compiling', 'allow_in_graph',
+           'assume_constant_result', 'mark_static_address']
+
+
+def allow_in_graph(fn):
+    """torch._dynamo.allow_in_graph: put calls of ``fn`` into the graph without tracing its bytecode. ember's capture
+    runs every function under its dispatcher-level tracer (NOTE [capture and guards]), so ``fn``'s operators are
+    recorded either way, and eagerly ``fn`` is itself."""
+    fn._ember_allow_in_graph = True
+    return fn
+
+
+def assume_constant_result(fn):
+    """torch._dynamo.assume_constant_result: a function whose result a trace may take as a constant. ember's
+    capture records the operators a call runs and guards on the Python values it reads, so nothing changes; eagerly
+    ``fn`` is itself."""
+    fn._ember_assume_constant_result = True
+    return fn
+
+
+def mark_static_address(t, guard=False):
+    """Mark ``t``'s memory as not moving between calls (torch's hint for CUDA graphs, which ember does not make)."""
+    t._dynamo_static_input_type = 'guarded' if guard else 'unguarded'
 
 
 def disable(fn=None, recursive=True):

@@ -4,6 +4,8 @@ Moving between devices is the one place arrays cross backends, so ``_to_copy``
 and ``copy_`` are written once here over each device's ``to_host``/``from_host``
 (DeviceInterface) instead of a kernel per pair of devices.
 """
+import numpy as np
+
 from .._core.storage import MetaArray
 from .._core.device import canonical
 from . import adapters
@@ -40,8 +42,15 @@ def _to_copy(self, dtype=None, device=None, non_blocking=False):
     if isinstance(a, MetaArray):
         a = MetaArray(a.shape, dt.np, _k_strides(a.shape, a.strides, dt.np.itemsize))
     elif a is self._a or a.dtype != dt.np:
-        a = a.astype(dt.np)       # always a new array: _to_copy never aliases its input
+        a = _cast(a, dt.np)       # always a new array: _to_copy never aliases its input
     return make_tensor(a, dt, dev)
+
+
+def _cast(a, dt, copy=True):
+    if a.dtype.kind in 'fc' and dt.kind in 'iu':
+        with np.errstate(invalid='ignore'):     # inf and NaN become integers as C casts them, silently as in torch
+            return a.astype(dt, copy=copy)
+    return a.astype(dt, copy=copy)
 
 
 def _copy_(self, src, non_blocking=False):
@@ -53,7 +62,7 @@ def _copy_(self, src, non_blocking=False):
     a = _move(src._a, src._device, self._device)
     if not isinstance(self._a, MetaArray):
         xp = self._device._iface.xp
-        self._a[...] = xp.broadcast_to(a.astype(self._a.dtype, copy=False), self._a.shape)
+        self._a[...] = xp.broadcast_to(_cast(a, self._a.dtype, copy=False), self._a.shape)
     self._vc[0] += 1
     return self
 
@@ -106,11 +115,12 @@ def _fill_meta(self, value):
 
 # every element gets the same value, so torch lets fill_ write into an expanded tensor (tag 'overlap_ok')
 declare('fill.Scalar(Tensor self, Scalar value) -> Tensor', forward='self_adjoint', meta=_fill_meta, inplace=True, function=False,
-        tags=('overlap_ok',), derivatives={'self': lambda grad: grad * 0})
+        tags=('overlap_ok',), derivatives={'self': lambda grad: grad * 0}, grad_name='FillBackward2')
 # torch's fill_.Tensor: the value is a 0-d tensor (``x.fill_(t.max())``, ``input.fill_(word_idx)``); the gradient
 # flows to it as the sum of the output's gradient
 declare('fill.Tensor(Tensor self, Tensor value) -> Tensor', forward='linear', meta=_fill_meta, inplace=True, function=False,
-        tags=('overlap_ok',), derivatives={'self': lambda grad: grad * 0, 'value': lambda grad: grad.sum()})
+        tags=('overlap_ok',), derivatives={'self': lambda grad: grad * 0, 'value': lambda grad: grad.sum()},
+        grad_name='FillBackward3')
 overloads('fill', 'fill.Tensor', 'fill.Scalar', method=False)      # torch.fill and Tensor.fill_; no Tensor.fill
 
 

@@ -88,13 +88,51 @@ def _with_memory_format(fn):
     return wrapper
 
 
-def _with_requires_grad(fn):
-    def wrapper(*args, requires_grad=False, **kwargs):
-        t = fn(*args, **kwargs)
+from .._core.coo import strided as _strided  # noqa: E402
+
+_LIKE_FACTORIES = ('empty_like', 'zeros_like', 'ones_like', 'full_like', 'rand_like', 'randn_like', 'randint_like')
+
+
+def _with_requires_grad(fn, name):
+    """The keywords torch's factories take beside the schema's: ``requires_grad``, ``layout`` (strided; a sparse
+    COO ``zeros``/``empty`` is the empty sparse tensor of that size, as torch's) and ``pin_memory``."""
+    def wrapper(*args, requires_grad=False, layout=None, pin_memory=False, **kwargs):
+        if layout is not None and layout is not _strided:
+            t = _sparse_factory(name, layout, args, kwargs)
+        else:
+            if pin_memory and not _accelerator():
+                raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no pinned memory "
+                                   "allocator is available on this system.")
+            t = fn(*args, **kwargs)
+            if pin_memory:
+                t = t.pin_memory()
         if requires_grad:
             t.requires_grad_(True)
         return t
     return wrapper
+
+
+def _accelerator():
+    from .. import accelerator
+    return accelerator.is_available()
+
+
+def _sparse_factory(name, layout, args, kwargs):
+    from .._core.coo import sparse_coo
+    from .. import sparse_coo_tensor, empty, int64
+    if layout is not sparse_coo:
+        raise NotImplementedError(f"{name}(): ember has no {layout} tensors (strided and sparse_coo only)")
+    base = name[:-len('_like')] if name.endswith('_like') else name
+    if base not in ('zeros', 'empty'):
+        raise RuntimeError(f"{base}(...) is not implemented for sparse layout")
+    if base != name:        # zeros_like(x, layout=...): x's size, dtype and device unless given
+        x = args[0]
+        size, dtype, dev = tuple(x.shape), kwargs.get('dtype') or x.dtype, kwargs.get('device') or x.device
+    else:
+        size = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+        size = tuple(kwargs.get('size', size))
+        dtype, dev = kwargs.get('dtype'), kwargs.get('device')
+    return sparse_coo_tensor(empty((len(size), 0), dtype=int64, device=dev), empty((0,), dtype=dtype, device=dev), size)
 
 
 def _finish(fn, decl, name):
@@ -163,9 +201,11 @@ def build(Tensor, functions, nn_functional, results=None):
         if decl.kind == 'factory':
             if name == 'empty':
                 fn = _with_memory_format(fn)
-            fn = _with_requires_grad(fn)
+            fn = _with_requires_grad(fn, name)
             if decl.out_op is None and any(a.base_type == 'ScalarType' for a in op.schema.arguments):
                 fn = _with_factory_out(fn)
+        elif name in _LIKE_FACTORIES:
+            fn = _with_requires_grad(fn, name)
         if fn is not op.call:   # the bare generated entry point needs no wrapper on the hot path
             fn = _finish(fn, decl, name)
         elif fn.__doc__ is None:

@@ -320,3 +320,75 @@ class profile:
 
     def __str__(self):
         return self.table()
+
+
+# --- emitting ranges to an external profiler ------------------------------------------------------------------------
+
+class _NvtxRanges:
+    """A dispatcher observer that opens an NVTX range per operator and per autograd node (CuPy's NVTX bindings),
+    so Nsight Systems shows ember's operators over the GPU timeline, as torch's emit_nvtx does."""
+
+    def __init__(self, nvtx, record_shapes):
+        self.nvtx, self.record_shapes = nvtx, record_shapes
+
+    def op_enter(self, op, args):
+        name = op.name
+        if self.record_shapes:
+            name += ', sizes = ' + str([list(a.shape) if isinstance(a, TensorImpl) else [] for a in args])
+        self.nvtx.RangePush(name)
+        return None
+
+    def op_exit(self, handle, result):
+        self.nvtx.RangePop()
+
+    def range_enter(self, name, category='cpu_op'):
+        self.nvtx.RangePush(name)
+        return None
+
+    def range_exit(self, handle):
+        self.nvtx.RangePop()
+
+
+class emit_nvtx:
+    """``with torch.autograd.profiler.emit_nvtx():`` every operator and autograd node becomes an NVTX range for
+    nvprof/Nsight. It needs a CUDA device, as torch's does: without one, entering raises torch's error."""
+
+    def __init__(self, enabled=True, record_shapes=False):
+        self.enabled, self.record_shapes = enabled, record_shapes
+        self._observer = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return self
+        from .. import cuda
+        if not cuda.is_available():
+            raise AssertionError("Torch not compiled with CUDA enabled")
+        import cupy
+        cuda.synchronize()
+        self._observer = _NvtxRanges(cupy.cuda.nvtx, self.record_shapes)
+        dispatcher.add_observer(self._observer)
+        return self
+
+    def __exit__(self, *exc):
+        if self._observer is not None:
+            from .. import cuda
+            cuda.synchronize()
+            dispatcher.remove_observer(self._observer)
+            self._observer = None
+        return False
+
+
+class emit_itt:
+    """``with torch.autograd.profiler.emit_itt():`` ranges for Intel VTune through the ITT API. ember has no ITT
+    bindings, so entering with ``enabled=True`` raises; ``enabled=False`` does nothing, as torch's."""
+
+    def __init__(self, enabled=True, record_shapes=False):
+        self.enabled, self.record_shapes = enabled, record_shapes
+
+    def __enter__(self):
+        if self.enabled:
+            raise RuntimeError("emit_itt: ember has no ITT (Intel VTune) bindings; use ember.profiler.profile")
+        return self
+
+    def __exit__(self, *exc):
+        return False

@@ -369,10 +369,66 @@ def stream(stream):
     return stream._s
 
 
+class StreamContext:
+    """``torch.cuda.StreamContext(stream)``: the class behind ``cuda.stream(s)``; ``None`` makes it a no-op."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self._ctx = None
+
+    def __enter__(self):
+        if self.stream is not None:
+            self._ctx = self.stream._s
+            self._ctx.__enter__()
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self._ctx is not None:
+            self._ctx.__exit__(*exc)
+            self._ctx = None
+        return False
+
+
+def is_current_stream_capturing():
+    """False: ember does not capture CUDA graphs (below), so no stream is ever capturing."""
+    if _cp() is None:
+        raise RuntimeError("Tried to instantiate dummy base class _cuda_isCurrentStreamCapturing")
+    return False
+
+
+class CUDAGraph:
+    """CUDA graph capture and replay. ember's kernels are Python over CuPy, which a graph capture cannot record
+    as a whole, so there is none: constructing one raises (on a CPU build with torch's own error)."""
+
+    def __new__(cls, *args, **kwargs):
+        if _cp() is None:
+            raise RuntimeError("Tried to instantiate dummy base class CUDAGraph")
+        raise NotImplementedError("ember.cuda.CUDAGraph: ember does not capture CUDA graphs (its kernels run "
+                                  "Python between CuPy calls); run the step eagerly")
+
+
+class graph:
+    """``with torch.cuda.graph(g):`` captures into a CUDAGraph, which ember cannot make (above)."""
+
+    def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode='global'):
+        if not isinstance(cuda_graph, CUDAGraph):
+            raise RuntimeError("torch.cuda.Stream requires CUDA support" if _cp() is None
+                               else "graph() expects a CUDAGraph")
+
+
+def graph_pool_handle():
+    if _cp() is None:
+        raise RuntimeError("Tried to instantiate dummy base class _graph_pool_handle")
+    raise NotImplementedError("ember.cuda.graph_pool_handle: ember does not capture CUDA graphs")
+
+
 def __getattr__(name):
     """``ember.cuda.amp`` (and any later submodule) loads on first use, as torch's lazy submodules do."""
     if name.startswith('__'):
         raise AttributeError(name)
+    if name == 'default_generators':     # one per device; ember's devices share the default generator
+        from .. import random
+        return tuple(random.default_generator for _ in range(device_count())) if _cp() is not None else ()
     if name == 'OutOfMemoryError':      # the top-level class (ember imports this module before defining it)
         return _oom_class()
     import importlib

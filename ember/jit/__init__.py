@@ -1,27 +1,93 @@
-"""ember.jit: deliberately absent. TorchScript compiles Python into a static IR that ember has no compiler
-for; graph capture is issue 11 (ember.fx, export) and compilation issue 12 (ember.compile). Every name
-raises an error saying so, rather than silently running eager code under a TorchScript name. The names that
-only matter to the TorchScript compiler (``ignore``, ``unused``, ``export``, ``interface``, ``annotate``,
-``Final``, ``is_scripting``) behave as they do in eager torch code: they return their argument (or False)."""
-
+"""ember.jit: TorchScript as eager torch runs it with ``PYTORCH_JIT=0``. ember has no TorchScript compiler
+(graph capture is ember.fx and ember.export, compilation ember.compile), so ``script``, ``trace`` and
+``script_method`` return what they are given, exactly as torch does when its JIT is disabled: a
+``@torch.jit.script`` function or module runs its Python code, with the same results. What needs the
+TorchScript format itself (``load``, ``save``, ``freeze``, ``optimize_for_inference``) raises an error saying
+so. ``ScriptModule`` and ``ScriptFunction`` are classes no object of ember's is an instance of, so
+``isinstance(m, torch.jit.ScriptModule)`` is False, as for any eager module in torch. The names that only matter
+to the compiler (``ignore``, ``unused``, ``export``, ``interface``, ``annotate``, ``Final``, ``is_scripting``) behave
+as they do in eager torch code."""
+import warnings
 
 from .._absent import absent
 
 
 def _absent(name):
     return absent(f'ember.jit.{name}', " (TorchScript) is not available in ember: it has no TorchScript compiler. "
-                  "Run the function or module eagerly; graph capture is tracked as issue 11 and compilation as "
-                  "issue 12.")
+                  "Run the function or module eagerly; ember.export and ember.compile capture graphs.")
 
 
-script = _absent('script')
-trace = _absent('trace')
-trace_module = _absent('trace_module')
 load = _absent('load')
 save = _absent('save')
 freeze = _absent('freeze')
 optimize_for_inference = _absent('optimize_for_inference')
-script_method = _absent('script_method')
+trace_module = _absent('trace_module')
+
+
+def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+    """``obj`` itself, as ``torch.jit.script`` returns it with ``PYTORCH_JIT=0``: the function or module runs
+    eagerly.
+
+    >>> import ember
+    >>> @script
+    ... def f(x):
+    ...     return x * 2
+    >>> f(ember.ones(2))
+    tensor([2., 2.])
+    """
+    if optimize is not None:
+        warnings.warn("`optimize` is deprecated and has no effect. Use `with torch.jit.optimized_execution()` "
+                      "instead", FutureWarning, stacklevel=2)
+    return obj
+
+
+def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,
+          strict=True, _force_outplace=False, _module_class=None, _compilation_unit=None,
+          example_kwarg_inputs=None, _store_inputs=True):
+    """``func`` itself, as ``torch.jit.trace`` returns it with ``PYTORCH_JIT=0``."""
+    return func
+
+
+def script_method(fn):
+    return fn
+
+
+class ScriptModule:
+    """TorchScript's compiled module type. ember compiles none, so no module is an instance of it."""
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("ember.jit.ScriptModule: ember has no TorchScript compiler; use an nn.Module")
+
+
+class RecursiveScriptModule(ScriptModule):
+    pass
+
+
+class ScriptFunction:
+    """TorchScript's compiled function type; no function of ember's is an instance of it."""
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("ember.jit.ScriptFunction: ember has no TorchScript compiler")
+
+
+class TracedModule(ScriptModule):
+    pass
+
+
+TopLevelTracedModule = TracedModule
+
+
+class optimized_execution:
+    """``with torch.jit.optimized_execution(False):``: a TorchScript setting, nothing to change eagerly."""
+
+    def __init__(self, should_optimize):
+        self.should_optimize = should_optimize
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
 
 
 def ignore(drop=False, **kwargs):

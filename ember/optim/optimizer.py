@@ -30,6 +30,9 @@ class _RequiredParameter:
         return '<required parameter>'
 
 
+_NO_HOOKS = {}
+
+
 class Optimizer:
     """Base class of optimizers (torch.optim.Optimizer)."""
 
@@ -121,12 +124,14 @@ class Optimizer:
         @functools.wraps(step)
         def wrapper(self, *args, **kwargs):
             with record_function(f'Optimizer.step#{type(self).__name__}.step'):    # torch's profiler row
-                for hook in list(self._step_pre_hooks.values()):
+                # a subclass that never calls Optimizer.__init__ (accelerate's AcceleratedOptimizer wraps another
+                # optimizer) has no hooks of its own, as torch, which installs them in __init__
+                for hook in list(getattr(self, '_step_pre_hooks', _NO_HOOKS).values()):
                     r = hook(self, args, kwargs)
                     if r is not None:
                         args, kwargs = r
                 out = step(self, *args, **kwargs)
-                for hook in list(self._step_post_hooks.values()):
+                for hook in list(getattr(self, '_step_post_hooks', _NO_HOOKS).values()):
                     hook(self, args, kwargs)
                 return out
         return wrapper

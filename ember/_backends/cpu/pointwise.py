@@ -207,7 +207,7 @@ def _heaviside(a, v):
 
 def _lerp(a, end, w, out=None):
     # torch's two-sided formula: exact at both ends
-    d = end - a
+    d = np.asarray(end - a)      # an array even for 0-d operands (NumPy gives a scalar there), written in place below
     if np.ndim(w) == 0:      # a scalar weight picks one side for every element
         w = complex(w) if np.iscomplexobj(w) else float(w)
         if abs(w) < 0.5:
@@ -221,14 +221,14 @@ def _lerp(a, end, w, out=None):
 
 
 def _addcmul(a, t1, t2, value, out=None):
-    t = np.multiply(t1, t2)
+    t = np.asarray(np.multiply(t1, t2))
     if value != 1:
         np.multiply(t, _like(a, value), out=t)
     return np.add(a, t, out=out)
 
 
 def _addcdiv(a, t1, t2, value, out=None):
-    t = np.true_divide(t1, t2)
+    t = np.asarray(np.true_divide(t1, t2))
     if value != 1:
         np.multiply(t, value, out=t)
     return np.add(a, t, out=out)

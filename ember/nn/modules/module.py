@@ -36,6 +36,7 @@ class _IncompatibleKeys(namedtuple('IncompatibleKeys', ['missing_keys', 'unexpec
     __str__ = __repr__
 
 
+_EXTRA_STATE_KEY_SUFFIX = '_extra_state'     # the state_dict key of get_extra_state(), as torch names it
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
 _global_forward_hooks_always_called = OrderedDict()
@@ -623,7 +624,7 @@ class Module:
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
         if getattr(self.__class__, 'get_extra_state', Module.get_extra_state) is not Module.get_extra_state:
-            destination[prefix + '_extra_state'] = self.get_extra_state()
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix='', keep_vars=False):
         if args:
@@ -692,7 +693,7 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
                                   f'{param.size()} and whose dimensions in the checkpoint are '
                                   f'{input_param.size()}, an exception occurred : {ex.args}.')
-        extra_key = prefix + '_extra_state'
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if getattr(self.__class__, 'set_extra_state', Module.set_extra_state) is not Module.set_extra_state:
             if extra_key in state_dict:
                 self.set_extra_state(state_dict[extra_key])
