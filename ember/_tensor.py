@@ -11,8 +11,9 @@ from ._core import dtype as D
 from ._core.device import device as _device, canonical
 from ._core.tensor_impl import TensorImpl, set_tensor_class
 from ._core.storage import MetaArray, _ptr
-from ._core.dispatch_key import BACKEND_MASK as _BM
+from ._core.dispatch_key import BACKEND_MASK as _BM, AUTOGRAD_BIT as _AUTOGRAD_BIT
 from ._dispatch import torch_function as _tf
+from ._dispatch.dispatcher import STATE as _dispatch_state
 
 
 class Size(tuple):
@@ -41,6 +42,12 @@ class Size(tuple):
     def __reduce__(self):
         return (Size, (tuple(self),))
 
+
+# a Size is a pytree node, as torch's is: its ints are leaves, and it unflattens to a plain tuple
+from .utils import _pytree  # noqa: E402
+_pytree._private_register_pytree_node(Size, _pytree._tuple_flatten, _pytree._tuple_unflatten,
+                                      serialized_type_name='torch.Size',
+                                      flatten_with_keys_fn=_pytree._tuple_flatten_with_keys)
 
 from ._core.coo import COOArray as _COOArray, strided as _strided, sparse_coo as _sparse_coo  # noqa: E402
 
@@ -192,7 +199,7 @@ class Tensor(TensorImpl):
                 return self._device._iface.to_host(self._a)
             raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")
-        if self.requires_grad and not force:
+        if self.requires_grad and not force and _dispatch_state.keep & _AUTOGRAD_BIT:    # grad mode on, as torch
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self._dtype is D.bfloat16 and not force:
             raise TypeError("Got unsupported ScalarType BFloat16")

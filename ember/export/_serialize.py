@@ -17,7 +17,7 @@ Each node is ``{"name", "op", "target", "args", "kwargs", "meta"}`` with ``op`` 
 float ``{"float": "inf"}``, a tuple ``{"tuple": [...]}``, a dtype ``{"dtype": "float32"}``, a device
 ``{"device": "cpu"}`` and a layout ``{"layout": "strided"}``. ``meta.val`` is a tensor's
 ``{"shape", "stride", "dtype"}`` (a meta tensor again on load) or a Python value; ``meta.stack_trace`` a string.
-A pytree spec is ``{"type": "leaf"|"tuple"|"list"|"dict"|"None", "context": keys, "children": [...]}``.
+A pytree spec is ``{"type": "leaf"|"tuple"|"list"|"dict", "context": keys, "children": [...]}``.
 
 Loading never runs code from the file: the JSON is parsed and checked (known opcodes; names that are Python
 identifiers; targets that resolve in ``ember.ops.aten`` or are ``operator.getitem``; arguments of the types
@@ -126,11 +126,11 @@ def _meta(node):
 def _spec_enc(spec):
     if spec.is_leaf():
         return {'type': 'leaf'}
-    kinds = {tuple: 'tuple', list: 'list', dict: 'dict', type(None): 'None'}
+    kinds = {tuple: 'tuple', list: 'list', dict: 'dict'}
     if spec.type not in kinds:
         raise SerializeError(f'cannot serialize an input/output structure of type {spec.type.__name__} '
-                             '(tuples, lists, dicts and None only)')
-    return {'type': kinds[spec.type], 'context': spec.context, 'children': [_spec_enc(c) for c in spec.children_specs]}
+                             '(tuples, lists and dicts only)')
+    return {'type': kinds[spec.type], 'context': spec.context, 'children': [_spec_enc(c) for c in spec.children()]}
 
 
 def _arg_enc(arg):
@@ -328,8 +328,8 @@ def _spec_dec(d):
         raise SerializeError('invalid input/output structure in the exported program')
     kind = d.get('type')
     if kind == 'leaf':
-        return pytree.LeafSpec()
-    types = {'tuple': tuple, 'list': list, 'dict': dict, 'None': type(None)}
+        return pytree.treespec_leaf()
+    types = {'tuple': tuple, 'list': list, 'dict': dict}
     if kind not in types or not isinstance(d.get('children'), list):
         raise SerializeError('invalid input/output structure in the exported program')
     context = d.get('context')
@@ -401,9 +401,9 @@ def load_program(f, extra_files=None):
             state_dict[spec.target] = ember.nn.Parameter(state_dict[spec.target])
     names = [_check_name(n, 'argument name') for n in prog.get('forward_arg_names', [])]
     in_spec, out_spec = _spec_dec(prog.get('in_spec')), _spec_dec(prog.get('out_spec'))
-    if in_spec.type is not tuple or len(in_spec.children_specs) != 2:
+    if in_spec.type is not tuple or in_spec.num_children != 2:
         raise SerializeError('invalid input structure in the exported program')
-    for key in in_spec.children_specs[1].context or []:
+    for key in in_spec.child(1).context or []:
         _check_name(key, 'keyword argument')
     if ranges:
         _symbolic_placeholders(graph, metas, ranges)

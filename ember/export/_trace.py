@@ -155,12 +155,12 @@ def unlift(ep):
     from ember.fx import Graph, GraphModule
     src = ep.graph
     g = Graph()
-    args_spec, kwargs_spec = ep.call_spec.in_spec.children_specs
+    args_spec, kwargs_spec = ep.call_spec.in_spec.children()
     names = ep._forward_arg_names
     # one placeholder per top-level argument; getitem Nodes take the leaves out of nested ones
     leaves = []
-    tops = list(zip(names[:len(args_spec.children_specs)], args_spec.children_specs)) + \
-        list(zip(kwargs_spec.context or [], kwargs_spec.children_specs))
+    tops = list(zip(names[:args_spec.num_children], args_spec.children())) + \
+        list(zip(kwargs_spec.context or [], kwargs_spec.children()))
     for name, spec in tops:
         ph = g.placeholder(name)
         leaves.extend(_leaf_nodes(g, ph, spec))
@@ -204,9 +204,9 @@ def unlift(ep):
 def _leaf_nodes(g, node, spec):
     if spec.is_leaf():
         return [node]
-    keys = spec.context if spec.type in (dict,) else range(len(spec.children_specs))
+    keys = spec.context if spec.type in (dict,) else range(spec.num_children)
     out = []
-    for key, child in zip(keys, spec.children_specs):
+    for key, child in zip(keys, spec.children()):
         out.extend(_leaf_nodes(g, g.call_function(operator.getitem, (node, key)), child))
     return out
 

@@ -1,6 +1,8 @@
 """Node arguments are immutable: a list or dict inside ``node.args`` must be replaced through the Node
 (``node.args = ...``, ``update_arg``) so that the use lists stay right (torch.fx.immutable_collections)."""
 
+from ..utils import _pytree
+
 __all__ = ['immutable_list', 'immutable_dict']
 
 
@@ -33,3 +35,14 @@ class immutable_dict(dict):
 
     def __reduce__(self):
         return (immutable_dict, (list(self.items()),))
+
+
+# both are pytree nodes that unflatten to their own type, so that a tree_map over node.args keeps them immutable;
+# they serialize under torch's names
+_pytree.register_pytree_node(immutable_list, _pytree._list_flatten, lambda values, context: immutable_list(values),
+                             serialized_type_name='torch.fx.immutable_collections.immutable_list',
+                             flatten_with_keys_fn=_pytree._list_flatten_with_keys)
+_pytree.register_pytree_node(immutable_dict, _pytree._dict_flatten,
+                             lambda values, context: immutable_dict(zip(context, values, strict=True)),
+                             serialized_type_name='torch.fx.immutable_collections.immutable_dict',
+                             flatten_with_keys_fn=_pytree._dict_flatten_with_keys)
