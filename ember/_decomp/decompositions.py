@@ -62,7 +62,7 @@ def _should_fold(tensor1, tensor2):
     dim_t2 = tensor2.dim() if larger else tensor1.dim()
     if not (t1.dim() >= 3 and dim_t2 <= 2):
         return False
-    if larger and tensor2.requires_grad:
+    if (tensor2 if larger else tensor1).requires_grad:     # the smaller one needs a gradient
         return True
     if tensor1.dim() == 2:
         return False

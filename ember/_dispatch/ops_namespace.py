@@ -46,6 +46,9 @@ class OpOverloadPacket:
     def __repr__(self):
         return f"<OpOverloadPacket(op='{self._ns}.{self._name}')>"
 
+    def __str__(self):      # torch's spelling, e.g. aten.mm
+        return f'{self._ns}.{self._name}'
+
 
 class _Namespace(types.ModuleType):
     def __init__(self, ns):

@@ -70,6 +70,7 @@ def _needed(roots, targets):
 
 class _Task(threading.local):
     retain_graph = False        # the running backward's retain_graph, for a node that frees its own saved values
+    callbacks = None            # the running backward's final callbacks (queue_callback); None outside a backward
 
 
 _task = _Task()
@@ -79,6 +80,19 @@ def retaining_graph():
     """Whether the backward running in this thread keeps the graph (``retain_graph=True``): a node that frees its
     saved values itself while it runs (a compiled function's backward graph) must keep them then."""
     return _task.retain_graph
+
+
+def queue_callback(fn):
+    """Call ``fn()`` when the backward running in this thread has finished (torch's
+    ``Variable._execution_engine.queue_callback``): what a hook set up for this backward alone undoes there."""
+    if _task.callbacks is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _task.callbacks.append(fn)
+
+
+def in_backward():
+    """Whether a backward is running in this thread (torch's ``_current_graph_task_id() != -1``)."""
+    return _task.callbacks is not None
 
 
 def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None, allow_unused=False,
@@ -115,6 +129,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     prev_mode = is_grad_enabled()
     _set_enabled(create_graph)
     prev_retain, _task.retain_graph = _task.retain_graph, retain_graph
+    prev_callbacks, _task.callbacks = _task.callbacks, []
     tf_kept = _STATE.keep & TORCH_FUNCTION_BIT
     _STATE.keep &= ~TORCH_FUNCTION_BIT      # NOTE [torch function modes]: backward is below the public API
     try:
@@ -179,9 +194,12 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 deps[nxt] = d
                 if d == 0:
                     heappush(heap, (-nxt._seq, nxt))
+        for fn in _task.callbacks:      # in order; a callback may queue more, which run after it
+            fn()
     finally:
         _set_enabled(prev_mode)
         _task.retain_graph = prev_retain
+        _task.callbacks = prev_callbacks
         _STATE.keep |= tf_kept      # only this bit: grad mode lives in the same set
     if inputs is None:
         return None

@@ -9,6 +9,7 @@ Every tensor is a Variable (``isinstance(t, Variable)`` is True), and
 True
 """
 from ember._warn import warnings
+from .engine import queue_callback as _queue_callback
 
 
 class _VariableMeta(type):
@@ -17,7 +18,14 @@ class _VariableMeta(type):
         return isinstance(other, Tensor)
 
 
+class _ExecutionEngine:
+    """``Variable._execution_engine``: what torch programs reach the autograd engine through."""
+    queue_callback = staticmethod(_queue_callback)
+
+
 class Variable(metaclass=_VariableMeta):
+    _execution_engine = _ExecutionEngine()
+
     def __new__(cls, data, requires_grad=False, volatile=False):
         from .._tensor import Tensor
         if not isinstance(data, Tensor):
