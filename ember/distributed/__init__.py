@@ -18,5 +18,7 @@ from .distributed_c10d import (__all__ as _c10d_all, new_subgroups_by_enumeratio
 from .errors import DistError, DistBackendError, DistNetworkError, DistStoreError  # noqa: F401
 from ._store import Store, HashStore, FileStore, TCPStore, PrefixStore  # noqa: F401
 from . import algorithms  # noqa: F401,E402  torch.distributed.algorithms (DDP communication hooks)
+from . import constants  # noqa: F401  torch.distributed.constants (default timeouts)
+from .device_mesh import DeviceMesh, init_device_mesh  # noqa: F401  torch.distributed.DeviceMesh
 
 __all__ = list(_c10d_all) + ['Store', 'HashStore', 'FileStore', 'TCPStore', 'PrefixStore']

@@ -31,6 +31,7 @@ import time
 
 import numpy as np
 
+from .constants import default_pg_timeout
 from .errors import DistBackendError
 
 # ReduceOp codes (torch's RedOpType values)
@@ -59,7 +60,7 @@ class _World:
         self.broken = None
         self.finalize = False       # ember started MPI, so ember finalizes it at exit
         self.segments = set()       # the shared-memory files MPICH made for this job
-        self.timeout = 1800.0       # the default group's, for the barrier at exit
+        self.timeout = default_pg_timeout.total_seconds()      # the default group's, for the barrier at exit
 
     def check(self, what):
         if self.broken is not None:

@@ -20,7 +20,6 @@ Run ``emberrun --nproc_per_node=2 train.py`` (or ``mpiexec -n 2 python train.py`
     t = ember.ones(3) * (dist.get_rank() + 1)
     dist.all_reduce(t)          # tensor([3., 3., 3.]) on both ranks
 """
-import datetime
 import enum
 import os
 import pickle
@@ -33,6 +32,7 @@ import numpy as np
 import ember
 from . import _c10d_ops  # noqa: F401  declares the c10d operators
 from . import _mpi_backend
+from .constants import default_pg_timeout
 from .errors import DistError, DistBackendError, DistNetworkError, DistStoreError  # noqa: F401
 
 __all__ = ['init_process_group', 'destroy_process_group', 'is_initialized', 'is_available', 'is_mpi_available',
@@ -47,9 +47,6 @@ __all__ = ['init_process_group', 'destroy_process_group', 'is_initialized', 'is_
            'send_object_list', 'recv_object_list', 'ReduceOp', 'reduce_op', 'Backend', 'ProcessGroup', 'Work',
            'GradBucket', 'GroupMember', 'group', 'default_pg_timeout', 'DistError', 'DistBackendError', 'DistNetworkError',
            'DistStoreError']
-
-default_pg_timeout = datetime.timedelta(minutes=30)
-
 
 class ReduceOp:
     """How a reduction combines the ranks' values: ``ReduceOp.SUM``, ``AVG``, ``PRODUCT``, ``MIN``, ``MAX`` (and
