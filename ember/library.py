@@ -116,8 +116,8 @@ class Library:
         dispatcher.register_fallback(key, fb)
         self._fallbacks.append(key)
 
-    def _register(self, op, key, kernel):
-        op.register(key, kernel)
+    def _register(self, op, key, kernel, allow_override=False):
+        op.register(key, kernel, allow_override)
         self._impls.append((op, key))
 
     def _find(self, name):
@@ -222,11 +222,23 @@ def _tensor_kernel(op, fn, key):
     return kernel
 
 
-def impl(qualname, dispatch_key, *, lib=None):
-    """Decorator form: ``@ember.library.impl('mylib::op', 'CPU')``."""
+def impl(qualname, types, func=None, *, lib=None):
+    """``impl('mylib::op', 'CPU', fn)``, or as a decorator. A dispatch key (``'CPU'``, ``'Meta'``,
+    ``'CompositeImplicitAutograd'``) registers as ``Library.impl`` does, arrays in and out at a backend key
+    (NOTE [kernel signatures]); a device type (``'cpu'``, ``'cuda'``) registers a kernel on Tensors, as
+    ``register_kernel`` and torch do."""
+    if func is None:
+        return lambda fn: (impl(qualname, types, fn, lib=lib), fn)[1]
     ns = qualname.split('::')[0]
     lib = lib or Library(ns, 'FRAGMENT')
-    return lambda fn: lib.impl(qualname, fn, dispatch_key)
+    for t in (types,) if isinstance(types, str) else types:
+        try:
+            _key(t)
+        except ValueError:
+            register_kernel(qualname, t, func, lib=lib)
+        else:
+            lib.impl(qualname, func, t)
+    return func
 
 
 def register_device(name, allocator=None, to_host=None, from_host=None, xp=None, key='PrivateUse1'):
@@ -235,3 +247,7 @@ def register_device(name, allocator=None, to_host=None, from_host=None, xp=None,
     from ._core import device as dev
     iface = dev.DeviceInterface(name, _key(key), allocator, xp or np, to_host, from_host)
     return dev.register_device(iface)
+
+
+from ._custom_ops import (CustomOpDef, OpCheckError, custom_op, define, infer_schema, opcheck,  # noqa: E402
+                          register_autograd, register_fake, register_kernel)

@@ -97,7 +97,7 @@ def _split_top(s, sep=','):
     return [p.strip() for p in out]
 
 
-_ARG = re.compile(r'^(?P<type>[A-Za-z]+(?:\[\d*\])?)(?:\((?P<alias>[a-z]+)(?P<w>!)?\))?(?P<opt>\?)?(?P<list>\[\d*\])?(?P<opt2>\?)?'
+_ARG = re.compile(r'^(?P<type>[A-Za-z]+(?:\[\d*\])?)(?:\((?P<alias>[a-z]\w*)(?P<w>!)?\))?(?P<opt>\?)?(?P<list>\[\d*\])?(?P<opt2>\?)?'
                   r'\s+(?P<name>\w+)(?:\s*=\s*(?P<default>.+))?$')
 
 
