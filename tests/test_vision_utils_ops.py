@@ -186,8 +186,13 @@ def test_torchvision_resolves_to_ember_vision_under_ember_run(tmp_path):
         assert datasets.MNIST is ember.vision.datasets.MNIST and TF.hflip is ember.vision.transforms.functional.hflip
         m = models.resnet18(num_classes=3).eval()
         print(type(m).__module__, m(torch.rand(1, 3, 32, 32)).shape, make_grid(torch.rand(2, 3, 4, 4)).shape)
+        import torchvision.io, torchvision.tv_tensors
+        from torchvision.transforms.v2 import functional as tvF
+        img = torchvision.io.decode_image(torchvision.io.encode_png(torch.zeros(3, 4, 6, dtype=torch.uint8)))
+        img = tvF.to_dtype(torchvision.tv_tensors.Image(img), torch.float32, scale=True)
+        print('io+v2:', type(img).__name__, tuple(tvF.resize(img, [2, 3]).shape))
         try:
-            import torchvision.io
+            import torchvision.models.detection
         except ModuleNotFoundError as e:
             print('missing:', e)
     '''))
@@ -196,4 +201,5 @@ def test_torchvision_resolves_to_ember_vision_under_ember_run(tmp_path):
     assert r.returncode == 0, r.stderr
     assert 'ember.vision.models.resnet torch.Size([1, 3]) torch.Size([3, 8, 14])' in r.stdout.replace('ember.Size',
                                                                                                      'torch.Size')
-    assert "missing: ember does not implement the torchvision module 'torchvision.io'" in r.stdout
+    assert 'io+v2: Image (3, 2, 3)' in r.stdout
+    assert "missing: ember does not implement the torchvision module 'torchvision.models.detection'" in r.stdout

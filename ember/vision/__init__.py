@@ -1,4 +1,5 @@
-"""ember.vision: the part of torchvision that programs use, on ember (datasets, transforms, models, utils, ops).
+"""ember.vision: the part of torchvision that programs use, on ember (datasets, transforms (v1 and v2), models,
+utils, ops, io (images), tv_tensors).
 
 Under ``ember run`` (or after ``ember.compat.install()``) ``import torchvision`` resolves here, as
 ``import torch`` resolves to ember; see ember/compat.py for how and for the ``import ember as torch``
@@ -11,7 +12,7 @@ tensor transforms, models and ops need only NumPy.
 """
 import ember  # noqa: F401  (the doctest above names it)
 
-from . import transforms, datasets, models, utils, ops  # noqa: E402
+from . import transforms, datasets, models, utils, ops, io, tv_tensors  # noqa: E402
 
 __version__ = '0.28.0+ember'   # the torchvision API level this subset follows
 

@@ -544,6 +544,10 @@ def _aa_weights(in_size, out_size, mode):
         def kernel(x):
             x = np.abs(x)
             return np.where(x < 1.0, 1.0 - x, 0.0)
+    elif mode == 'lanczos':     # sinc(x) sinc(x / 3) on |x| < 3, as PIL and torch's
+        support = 3.0 * support_scale
+        def kernel(x):
+            return np.where(np.abs(x) < 3.0, np.sinc(x) * np.sinc(x / 3.0), 0.0)
     else:   # bicubic with a = -0.5, as PIL and torch's antialias kernel
         support = 2.0 * support_scale
         def kernel(x, a=-0.5):
@@ -568,14 +572,15 @@ def _resize_tensor(img, size, mode, antialias):
     out_dtype = x.dtype
     if not x.is_floating_point():
         x = x.to(ember.float32)
-    if antialias and mode in (InterpolationMode.BILINEAR, InterpolationMode.BICUBIC):
+    if mode == InterpolationMode.LANCZOS or (antialias and mode in (InterpolationMode.BILINEAR,
+                                                                     InterpolationMode.BICUBIC)):
         Wh = ember.as_tensor(_aa_weights(x.shape[-2], size[0], mode.value), dtype=x.dtype)
         Ww = ember.as_tensor(_aa_weights(x.shape[-1], size[1], mode.value), dtype=x.dtype)
         y = ember.matmul(ember.matmul(Wh, x), Ww.t())
     else:
         align = False if mode in (InterpolationMode.BILINEAR, InterpolationMode.BICUBIC) else None
         y = _F.interpolate(x, size=list(size), mode=mode.value, align_corners=align)
-    if mode == InterpolationMode.BICUBIC and out_dtype == ember.uint8:
+    if mode in (InterpolationMode.BICUBIC, InterpolationMode.LANCZOS) and out_dtype == ember.uint8:
         y = y.clamp(min=0, max=255)
     if not out_dtype.is_floating_point:
         y = ember.round(y).to(out_dtype)

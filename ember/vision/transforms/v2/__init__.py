@@ -1,0 +1,485 @@
+"""``torchvision.transforms.v2`` on ember: transforms over whole samples, built on v1's kernels.
+
+A v2 transform takes any structure (one image, ``(image, label)``, a dict ...) and transforms each leaf
+it knows: tv_tensors (Image, Video, Mask; BoundingBoxes raise NotImplementedError in geometric
+transforms), PIL images and, when the sample holds no Image/Video/PIL image, its first plain tensor (v2's
+rule for treating a plain tensor as the image). Other leaves (labels, strings, further plain tensors) pass
+through. Random parameters are drawn once per call (``make_params``), so an image and its mask get the same
+crop; the draws are v1's, in the same order, from ember's generator.
+
+>>> from ember.vision import tv_tensors
+>>> img, label = Resize(4)(tv_tensors.Image(ember.zeros(3, 8, 16))), 3
+>>> type(img).__name__, tuple(img.shape)
+('Image', (3, 4, 8))
+"""
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+
+import ember
+
+from ... import tv_tensors
+from ..._pil import is_pil_image as _is_pil
+from .. import transforms as _v1
+from . import functional as F
+from ..functional import _pad_ltrb
+from .functional import InterpolationMode, _interp, is_pure_tensor
+
+__all__ = ['Transform', 'Compose', 'RandomApply', 'RandomChoice', 'RandomOrder', 'Identity', 'Lambda', 'Resize',
+           'CenterCrop', 'RandomCrop', 'RandomResizedCrop', 'RandomHorizontalFlip', 'RandomVerticalFlip', 'Pad',
+           'RandomRotation', 'Normalize', 'ToDtype', 'ConvertImageDtype', 'ToImage', 'ToPureTensor', 'PILToTensor',
+           'ToPILImage', 'ToTensor', 'ColorJitter', 'Grayscale', 'RandomGrayscale', 'RGB', 'InterpolationMode',
+           'functional']
+
+
+def _flatten(sample):
+    """The leaves of nested lists/tuples/dicts, and a function that rebuilds the structure from new leaves."""
+    if isinstance(sample, (list, tuple)) and not isinstance(sample, ember.Tensor):
+        parts = [_flatten(s) for s in sample]
+        def rebuild(leaves, parts=parts, kind=type(sample)):
+            out, k = [], 0
+            for ls, rb in parts:
+                out.append(rb(leaves[k:k + len(ls)]))
+                k += len(ls)
+            return kind(out) if kind in (list, tuple) else kind(*out)
+        return [x for ls, _ in parts for x in ls], rebuild
+    if isinstance(sample, dict):
+        keys = list(sample)
+        leaves, rb = _flatten([sample[k] for k in keys])
+        return leaves, lambda new: type(sample)(zip(keys, rb(new)))
+    return [sample], lambda new: new[0]
+
+
+def _needs_transform(leaves):
+    """v2's rule: tv_tensors and PIL images always; a plain tensor only if it is the first and no image is there."""
+    has_image = any(isinstance(x, (tv_tensors.Image, tv_tensors.Video)) or _is_pil(x) for x in leaves)
+    first_pure = not has_image
+    needs = []
+    for x in leaves:
+        if is_pure_tensor(x):
+            needs.append(first_pure)
+            first_pure = False
+        else:
+            needs.append(isinstance(x, tv_tensors.TVTensor) or _is_pil(x))
+    return needs
+
+
+def _query_size(flat):
+    """``(H, W)`` of the sample's first image-like leaf."""
+    for x in flat:
+        if isinstance(x, (tv_tensors.Image, tv_tensors.Video, tv_tensors.Mask, tv_tensors.BoundingBoxes)) or \
+                is_pure_tensor(x) or _is_pil(x):
+            return tuple(F.get_size(x))
+    raise TypeError("No image, video, mask or bounding box was found in the sample")
+
+
+class Transform(ember.nn.Module):
+    """Base class: ``make_params`` once per call, then ``transform(leaf, params)`` on each leaf to transform.
+
+    Leaves of the ``_passthrough`` types are returned unchanged (e.g. masks through colour transforms).
+    """
+    _passthrough = ()
+
+    def make_params(self, flat_inputs):
+        return {}
+
+    def transform(self, inpt, params):
+        raise NotImplementedError
+
+    def forward(self, *inputs):
+        sample = inputs if len(inputs) > 1 else inputs[0]
+        leaves, rebuild = _flatten(sample)
+        needs = [n and not isinstance(x, self._passthrough) for x, n in zip(leaves, _needs_transform(leaves))]
+        params = self.make_params([x for x, n in zip(leaves, needs) if n])
+        return rebuild([self.transform(x, params) if n else x for x, n in zip(leaves, needs)])
+
+    def extra_repr(self):
+        return ', '.join(f'{k}={v}' for k, v in vars(self).items() if not k.startswith('_') and k != 'training')
+
+
+class _RandomApply(Transform):
+    """A transform applied with probability ``p`` (one ``ember.rand(1)`` draw per call)."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError("`p` should be a floating point value in the interval [0.0, 1.0].")
+        self.p = p
+
+    def forward(self, *inputs):
+        if ember.rand(1) >= self.p:
+            return inputs if len(inputs) > 1 else inputs[0]
+        return super().forward(*inputs)
+
+
+class _Geometric(Transform):
+    """A transform on pixel positions: images, videos and masks alike."""
+
+
+class _Color(Transform):
+    _passthrough = (tv_tensors.Mask, tv_tensors.BoundingBoxes)
+
+
+# --- containers -------------------------------------------------------------------------
+
+def _run(t, inputs):
+    return t(*inputs) if len(inputs) > 1 else t(inputs[0])
+
+
+class Compose(Transform):
+    """Apply transforms in order, each to the whole sample."""
+
+    def __init__(self, transforms):
+        super().__init__()
+        if not isinstance(transforms, Sequence):
+            raise TypeError("Argument transforms should be a sequence of callables")
+        if not transforms:
+            raise ValueError("Pass at least one transform")
+        self.transforms = transforms
+
+    def forward(self, *inputs):
+        out = inputs if len(inputs) > 1 else inputs[0]
+        for t in self.transforms:
+            out = _run(t, (out,) if len(inputs) == 1 else out)
+        return out
+
+    def extra_repr(self):
+        return '\n'.join(str(t) for t in self.transforms)
+
+
+class RandomApply(Compose):
+    """Apply all ``transforms`` with probability ``p``."""
+
+    def __init__(self, transforms, p=0.5):
+        super().__init__(transforms)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError("`p` should be a floating point value in the interval [0.0, 1.0].")
+        self.p = p
+
+    def forward(self, *inputs):
+        if ember.rand(1) >= self.p:
+            return inputs if len(inputs) > 1 else inputs[0]
+        return super().forward(*inputs)
+
+
+class RandomChoice(Transform):
+    """Apply one of ``transforms``, picked with probabilities ``p``."""
+
+    def __init__(self, transforms, p=None):
+        super().__init__()
+        if p is None:
+            p = [1] * len(transforms)
+        elif len(p) != len(transforms):
+            raise ValueError(f"Length of p doesn't match the number of transforms: {len(p)} != {len(transforms)}")
+        total = sum(p)
+        self.transforms, self.p = transforms, [x / total for x in p]
+
+    def forward(self, *inputs):
+        idx = int(ember.multinomial(ember.tensor(self.p), 1))
+        return _run(self.transforms[idx], inputs)
+
+
+class RandomOrder(Transform):
+    """Apply ``transforms`` in a random order."""
+
+    def __init__(self, transforms):
+        super().__init__()
+        self.transforms = transforms
+
+    def forward(self, *inputs):
+        out = inputs if len(inputs) > 1 else inputs[0]
+        for i in ember.randperm(len(self.transforms)).tolist():
+            out = _run(self.transforms[i], out if len(inputs) > 1 else (out,))
+        return out
+
+
+class Identity(Transform):
+    def forward(self, *inputs):
+        return inputs if len(inputs) > 1 else inputs[0]
+
+
+class Lambda(Transform):
+    """Apply ``lambd`` to each leaf of ``types`` (all leaves v2 would transform when no types are given)."""
+
+    def __init__(self, lambd, *types):
+        super().__init__()
+        if not callable(lambd):
+            raise TypeError(f"Argument lambd should be callable, got {repr(type(lambd).__name__)}")
+        self.lambd, self.types = lambd, types or (object,)
+
+    def forward(self, *inputs):
+        sample = inputs if len(inputs) > 1 else inputs[0]
+        leaves, rebuild = _flatten(sample)
+        return rebuild([self.lambd(x) if isinstance(x, self.types) else x for x in leaves])
+
+    def extra_repr(self):
+        return f'{getattr(self.lambd, "__name__", "<lambda>")}, types={list(t.__name__ for t in self.types)}'
+
+
+# --- geometry ---------------------------------------------------------------------------
+
+class Resize(_Geometric):
+    """Resize to (h, w), or the smaller edge to ``size`` (see ``functional.resize``)."""
+
+    def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
+        super().__init__()
+        if isinstance(size, int):
+            size = [size]
+        elif isinstance(size, Sequence) and len(size) in (1, 2):
+            size = list(size)
+        elif size is None:
+            if not isinstance(max_size, int):
+                raise ValueError(f"max_size must be an integer when size is None, but got {max_size} instead.")
+        else:
+            raise ValueError(f"size can be an integer, a sequence of one or two integers, or None, but got {size}.")
+        self.size, self.max_size, self.antialias = size, max_size, antialias
+        self.interpolation = _interp(interpolation)
+
+    def transform(self, inpt, params):
+        return F.resize(inpt, self.size, self.interpolation, self.max_size, self.antialias)
+
+
+class CenterCrop(_Geometric):
+    def __init__(self, size):
+        super().__init__()
+        self.size = _v1._setup_size(size, "Please provide only two dimensions (h, w) for size.")
+
+    def transform(self, inpt, params):
+        return F.center_crop(inpt, self.size)
+
+
+class RandomResizedCrop(_Geometric):
+    """A random area/aspect crop, resized to ``size`` (v1's parameter draws)."""
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0),
+                 interpolation=InterpolationMode.BILINEAR, antialias=True):
+        super().__init__()
+        self.size = _v1._setup_size(size, "Please provide only two dimensions (h, w) for size.")
+        if not isinstance(scale, Sequence) or len(scale) != 2:
+            raise TypeError("Scale should be a sequence of two floats.")
+        if not isinstance(ratio, Sequence) or len(ratio) != 2:
+            raise TypeError("Ratio should be a sequence of two floats.")
+        self.scale, self.ratio, self.antialias = scale, ratio, antialias
+        self.interpolation = _interp(interpolation)
+
+    def make_params(self, flat_inputs):
+        h, w = _query_size(flat_inputs)
+        i, j, ch, cw = _v1.RandomResizedCrop.get_params(ember.empty(1, h, w), self.scale, self.ratio)
+        return dict(top=i, left=j, height=ch, width=cw)
+
+    def transform(self, inpt, params):
+        return F.resized_crop(inpt, **params, size=self.size, interpolation=self.interpolation,
+                              antialias=self.antialias)
+
+
+class RandomCrop(_Geometric):
+    """A random ``size`` window, after optional ``padding`` (and padding up to ``size`` with pad_if_needed)."""
+
+    def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode='constant'):
+        super().__init__()
+        self.size = _v1._setup_size(size, "Please provide only two dimensions (h, w) for size.")
+        if padding_mode not in ('constant', 'edge', 'reflect', 'symmetric'):
+            raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
+        self.padding = None if padding is None else _pad_ltrb(padding)
+        self.pad_if_needed, self.fill, self.padding_mode = pad_if_needed, fill, padding_mode
+
+    def make_params(self, flat_inputs):
+        h, w = _query_size(flat_inputs)
+        l, t, r, b = self.padding or [0, 0, 0, 0]
+        h, w = h + t + b, w + l + r
+        ch, cw = self.size
+        if self.pad_if_needed and h < ch:
+            extra = ch - h
+            t, b, h = t + extra, b + extra, h + 2 * extra
+        if self.pad_if_needed and w < cw:
+            extra = cw - w
+            l, r, w = l + extra, r + extra, w + 2 * extra
+        if h < ch or w < cw:
+            raise ValueError(f"Required crop size {(ch, cw)} is larger than input image size {(h, w)}")
+        top = ember.randint(0, h - ch + 1, size=(1,)).item() if h > ch else 0
+        left = ember.randint(0, w - cw + 1, size=(1,)).item() if w > cw else 0
+        return dict(padding=[l, t, r, b], needs_pad=any((l, t, r, b)), top=top, left=left)
+
+    def transform(self, inpt, params):
+        if params['needs_pad']:
+            fill = 0 if isinstance(inpt, tv_tensors.Mask) else self.fill
+            inpt = F.pad(inpt, params['padding'], fill, self.padding_mode)
+        return F.crop(inpt, params['top'], params['left'], *self.size)
+
+
+class RandomHorizontalFlip(_RandomApply):
+    def transform(self, inpt, params):
+        return F.horizontal_flip(inpt)
+
+
+class RandomVerticalFlip(_RandomApply):
+    def transform(self, inpt, params):
+        return F.vertical_flip(inpt)
+
+
+class Pad(_Geometric):
+    def __init__(self, padding, fill=0, padding_mode='constant'):
+        super().__init__()
+        if not isinstance(padding, (numbers.Number, tuple, list)):
+            raise TypeError("Got inappropriate padding arg")
+        if isinstance(padding, Sequence) and len(padding) not in (1, 2, 4):
+            raise ValueError(f"Padding must be an int or a 1, 2, or 4 element of tuple or list, got {len(padding)}")
+        if padding_mode not in ('constant', 'edge', 'reflect', 'symmetric'):
+            raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
+        self.padding, self.fill, self.padding_mode = padding, fill, padding_mode
+
+    def transform(self, inpt, params):
+        fill = 0 if isinstance(inpt, tv_tensors.Mask) else self.fill
+        return F.pad(inpt, self.padding, fill, self.padding_mode)
+
+
+class RandomRotation(_Geometric):
+    """Rotate by an angle drawn uniformly from ``degrees``."""
+
+    def __init__(self, degrees, interpolation=InterpolationMode.NEAREST, expand=False, center=None, fill=0):
+        super().__init__()
+        v1 = _v1.RandomRotation(degrees, interpolation, expand, center, fill)     # v1's argument checks
+        self.degrees, self.interpolation = v1.degrees, v1.interpolation
+        self.expand, self.center, self.fill = expand, center, fill
+
+    def make_params(self, flat_inputs):
+        return dict(angle=_v1.RandomRotation.get_params(self.degrees))
+
+    def transform(self, inpt, params):
+        fill = 0 if isinstance(inpt, tv_tensors.Mask) else self.fill
+        return F.rotate(inpt, params['angle'], self.interpolation, self.expand, self.center, fill)
+
+
+# --- dtype, conversion and colour -------------------------------------------------------
+
+class Normalize(_Color):
+    def __init__(self, mean, std, inplace=False):
+        super().__init__()
+        self.mean, self.std, self.inplace = list(mean), list(std), inplace
+
+    def transform(self, inpt, params):
+        return F.normalize(inpt, self.mean, self.std, self.inplace)
+
+
+class ToDtype(Transform):
+    """Cast images and videos to ``dtype`` (scaling the value range with ``scale=True``).
+
+    ``dtype`` may be a dict by tv_tensor class (``'others'`` for the rest; a plain tensor counts as an
+    Image); masks and boxes are converted only through such a dict.
+    """
+
+    def __init__(self, dtype, scale=False):
+        super().__init__()
+        if not isinstance(dtype, (dict, ember.dtype)):
+            raise ValueError(f"dtype must be a dict or a torch.dtype, got {type(dtype)} instead")
+        self.dtype, self.scale = dtype, scale
+
+    def transform(self, inpt, params):
+        if isinstance(self.dtype, dict):
+            key = tv_tensors.Image if is_pure_tensor(inpt) else type(inpt)
+            dtype = self.dtype.get(key, self.dtype.get('others'))
+        elif isinstance(inpt, (tv_tensors.Mask, tv_tensors.BoundingBoxes)) or _is_pil(inpt):
+            return inpt
+        else:
+            dtype = self.dtype
+        if dtype is None or _is_pil(inpt):
+            return inpt
+        return F.to_dtype(inpt, dtype, self.scale)
+
+
+class ConvertImageDtype(_Color):
+    def __init__(self, dtype=ember.float32):
+        super().__init__()
+        self.dtype = dtype
+
+    def transform(self, inpt, params):
+        return F.convert_image_dtype(inpt, self.dtype)
+
+
+class ToImage(Transform):
+    """PIL image / ndarray / tensor → tv_tensors.Image (unscaled)."""
+
+    def forward(self, *inputs):
+        sample = inputs if len(inputs) > 1 else inputs[0]
+        leaves, rebuild = _flatten(sample)
+        needs = _needs_transform(leaves)
+        return rebuild([F.to_image(x) if (n and (is_pure_tensor(x) or _is_pil(x))) or isinstance(x, np.ndarray)
+                        else x for x, n in zip(leaves, needs)])
+
+
+class ToPureTensor(Transform):
+    """tv_tensors → plain Tensors (the same data)."""
+
+    def transform(self, inpt, params):
+        return tv_tensors._plain(inpt) if isinstance(inpt, tv_tensors.TVTensor) else inpt
+
+
+class PILToTensor(Transform):
+    def transform(self, inpt, params):
+        return F.pil_to_tensor(inpt) if _is_pil(inpt) else inpt
+
+
+class ToPILImage(Transform):
+    def __init__(self, mode=None):
+        super().__init__()
+        self.mode = mode
+
+    def transform(self, inpt, params):
+        if isinstance(inpt, (tv_tensors.Mask, tv_tensors.BoundingBoxes)) or _is_pil(inpt):
+            return inpt
+        return F.to_pil_image(inpt, self.mode)
+
+
+class ToTensor(Transform):
+    """Deprecated in v2 (use ToImage + ToDtype(float32, scale=True)); v1's conversion."""
+
+    def transform(self, inpt, params):
+        return F.to_tensor(inpt) if _is_pil(inpt) else inpt
+
+
+class ColorJitter(_Color):
+    """Random brightness, contrast, saturation and hue in a random order (v1's draws)."""
+
+    def __init__(self, brightness=None, contrast=None, saturation=None, hue=None):
+        super().__init__()
+        v1 = _v1.ColorJitter(brightness or 0, contrast or 0, saturation or 0, hue or 0)
+        self.brightness, self.contrast, self.saturation, self.hue = v1.brightness, v1.contrast, v1.saturation, v1.hue
+
+    def make_params(self, flat_inputs):
+        order, b, c, s, h = _v1.ColorJitter.get_params(self.brightness, self.contrast, self.saturation, self.hue)
+        return dict(order=order.tolist(), factors=(b, c, s, h))
+
+    def transform(self, inpt, params):
+        fns = (F.adjust_brightness, F.adjust_contrast, F.adjust_saturation, F.adjust_hue)
+        for k in params['order']:
+            if params['factors'][k] is not None:
+                inpt = fns[k](inpt, params['factors'][k])
+        return inpt
+
+
+class Grayscale(_Color):
+    def __init__(self, num_output_channels=1):
+        super().__init__()
+        self.num_output_channels = num_output_channels
+
+    def transform(self, inpt, params):
+        return F.rgb_to_grayscale(inpt, self.num_output_channels)
+
+
+class RandomGrayscale(_RandomApply):
+    _passthrough = _Color._passthrough
+
+    def make_params(self, flat_inputs):
+        return dict(channels=F.get_num_channels(next(iter(flat_inputs))))
+
+    def transform(self, inpt, params):
+        return F.rgb_to_grayscale(inpt, params['channels'])
+
+
+class RGB(_Color):
+    """Images with one channel → three (others unchanged)."""
+
+    def transform(self, inpt, params):
+        return F.grayscale_to_rgb(inpt)
+

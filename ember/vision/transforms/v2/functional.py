@@ -1,0 +1,319 @@
+"""``torchvision.transforms.v2.functional`` on ember: each function takes a plain tensor, a tv_tensor or a PIL image.
+
+The pixel work is v1's (``transforms.functional``), so results agree with v1 and torchvision where v1 does;
+what v2 adds is the dispatch: tensors of any leading dims (``[..., C, H, W]``), tv_tensors returned as their
+own class, masks resized with nearest neighbours, ``to_dtype(scale=...)``, and LANCZOS for tensors. Box
+geometry is not implemented: a BoundingBoxes input to a geometric function raises NotImplementedError.
+"""
+import numbers
+
+import numpy as np
+
+import ember
+
+from ... import tv_tensors
+from ..._pil import is_pil_image as _is_pil
+from .. import functional as _v1
+from ..functional import InterpolationMode, _interp
+
+__all__ = ['InterpolationMode', 'resize', 'resize_image', 'center_crop', 'center_crop_image', 'crop', 'crop_image',
+           'resized_crop', 'normalize', 'normalize_image', 'to_dtype', 'to_dtype_image', 'convert_image_dtype',
+           'pad', 'pad_image', 'hflip', 'horizontal_flip', 'horizontal_flip_image', 'vflip', 'vertical_flip',
+           'vertical_flip_image', 'rotate', 'grayscale_to_rgb', 'grayscale_to_rgb_image', 'rgb_to_grayscale',
+           'rgb_to_grayscale_image', 'to_grayscale', 'adjust_brightness', 'adjust_contrast', 'adjust_saturation',
+           'adjust_hue', 'erase', 'to_image', 'pil_to_tensor', 'to_pil_image', 'to_tensor', 'get_dimensions',
+           'get_size', 'get_num_channels', 'get_image_size', 'get_image_num_channels', 'is_pure_tensor']
+
+pil_to_tensor = _v1.pil_to_tensor
+to_pil_image = _v1.to_pil_image
+to_tensor = _v1.to_tensor
+
+
+def is_pure_tensor(inpt):
+    """A tensor that is not a tv_tensor (v2 treats such a tensor as an image)."""
+    return isinstance(inpt, ember.Tensor) and not isinstance(inpt, tv_tensors.TVTensor)
+
+
+def _apply(name, inpt, image_fn, pil_fn=None, mask_fn=None):
+    """Run the kernel for ``inpt``'s kind, re-wrapping tv_tensors as their class."""
+    if isinstance(inpt, tv_tensors.BoundingBoxes):
+        raise NotImplementedError(f"ember.vision.transforms.v2: {name} of BoundingBoxes is not implemented")
+    if isinstance(inpt, tv_tensors.TVTensor):
+        fn = mask_fn if isinstance(inpt, tv_tensors.Mask) and mask_fn is not None else image_fn
+        return type(inpt).wrap_like(inpt, fn(inpt))
+    if isinstance(inpt, ember.Tensor):
+        return image_fn(inpt)
+    if pil_fn is not None and _is_pil(inpt):
+        return pil_fn(inpt)
+    kinds = 'torch.Tensor, PIL.Image.Image, and subclasses of TVTensor' if pil_fn else \
+        'torch.Tensor and subclasses of TVTensor'
+    raise TypeError(f"{name}() supports inputs of type {kinds}, but got {type(inpt)} instead.")
+
+
+def _as_mask_image(fn):
+    """Run an image kernel on a mask: a ``[H, W]`` mask gets a channel dim for the call."""
+    def run(mask):
+        if mask.dim() < 3:
+            return fn(mask.unsqueeze(0)).squeeze(0)
+        return fn(mask)
+    return run
+
+
+# --- geometry ---------------------------------------------------------------------------
+
+def resize_image(image, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
+    """Resize the last two dims of a ``[..., C, H, W]`` tensor (v1's resampling, any number of leading dims)."""
+    interpolation = _interp(interpolation)
+    if interpolation == InterpolationMode.LANCZOS and not antialias:
+        raise ValueError("InterpolationMode.LANCZOS requires antialias=True")
+    if interpolation not in (InterpolationMode.NEAREST, InterpolationMode.NEAREST_EXACT, InterpolationMode.BILINEAR,
+                             InterpolationMode.BICUBIC, InterpolationMode.LANCZOS):
+        raise ValueError(f"Interpolation mode {interpolation} is unsupported for tensor images")
+    c, h, w = image.shape[-3:]
+    out = _v1._resized_size(h, w, size, max_size)
+    if out == [h, w] or image.numel() == 0:
+        return image if out == [h, w] else image.new_empty((*image.shape[:-2], *out))
+    flat = image.reshape(-1, c, h, w)
+    if image.dtype == ember.uint8 and antialias and interpolation in _SEPARABLE_UINT8:
+        y = _resize_uint8(flat, out, interpolation.value)
+    else:
+        y = _v1._resize_tensor(flat, out, interpolation, bool(antialias))
+    return y.reshape(*image.shape[:-2], *out)
+
+
+_SEPARABLE_UINT8 = (InterpolationMode.BILINEAR, InterpolationMode.BICUBIC, InterpolationMode.LANCZOS)
+
+
+def _resize_uint8(x, size, mode):
+    """torch's uint8 resampling on CPU (which torchvision v2 uses): the width pass, then the height pass, each
+    rounded and clamped to [0, 255] (so overshooting kernels clip in between, unlike the float path)."""
+    y = x.to(ember.float32)
+    if size[1] != x.shape[-1]:
+        ww = ember.as_tensor(_v1._aa_weights(x.shape[-1], size[1], mode), dtype=ember.float32)
+        y = ember.floor(ember.matmul(y, ww.t()) + 0.5).clamp(0, 255)
+    if size[0] != x.shape[-2]:
+        wh = ember.as_tensor(_v1._aa_weights(x.shape[-2], size[0], mode), dtype=ember.float32)
+        y = ember.floor(ember.matmul(wh, y) + 0.5).clamp(0, 255)
+    return y.to(ember.uint8)
+
+
+def resize(inpt, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
+    """Resize to ``size`` = (h, w), or the smaller edge to ``size`` (masks always with NEAREST).
+
+    >>> resize(ember.zeros(2, 5, 3, 8, 16), 4).shape
+    ember.Size([2, 5, 3, 4, 8])
+    """
+    return _apply('resize', inpt, lambda x: resize_image(x, size, interpolation, max_size, antialias),
+                  lambda x: _v1.resize(x, size, interpolation, max_size, antialias),
+                  _as_mask_image(lambda x: resize_image(x, size, InterpolationMode.NEAREST, max_size)))
+
+
+def crop_image(image, top, left, height, width):
+    return _v1.crop(image, top, left, height, width)
+
+
+def crop(inpt, top, left, height, width):
+    """The ``height × width`` window at (top, left), zero-padded where it leaves the image."""
+    return _apply('crop', inpt, lambda x: _v1.crop(x, top, left, height, width),
+                  lambda x: _v1.crop(x, top, left, height, width))
+
+
+def center_crop_image(image, output_size):
+    return _v1.center_crop(image, output_size)
+
+
+def center_crop(inpt, output_size):
+    return _apply('center_crop', inpt, lambda x: _v1.center_crop(x, output_size),
+                  lambda x: _v1.center_crop(x, output_size))
+
+
+def resized_crop(inpt, top, left, height, width, size, interpolation=InterpolationMode.BILINEAR, antialias=True):
+    return resize(crop(inpt, top, left, height, width), size, interpolation, antialias=antialias)
+
+
+def pad_image(image, padding, fill=None, padding_mode='constant'):
+    return _v1.pad(image, padding, 0 if fill is None else fill, padding_mode)
+
+
+def pad(inpt, padding, fill=None, padding_mode='constant'):
+    """Pad the borders (``padding`` as v1: one int, (lr, tb) or (l, t, r, b)); ``fill=None`` pads with 0."""
+    return _apply('pad', inpt, lambda x: pad_image(x, padding, fill, padding_mode),
+                  lambda x: pad_image(x, padding, fill, padding_mode))
+
+
+def horizontal_flip_image(image):
+    return image.flip(-1)
+
+
+def horizontal_flip(inpt):
+    return _apply('horizontal_flip', inpt, horizontal_flip_image, _v1.hflip)
+
+
+def vertical_flip_image(image):
+    return image.flip(-2)
+
+
+def vertical_flip(inpt):
+    return _apply('vertical_flip', inpt, vertical_flip_image, _v1.vflip)
+
+
+hflip, vflip = horizontal_flip, vertical_flip
+
+
+def rotate(inpt, angle, interpolation=InterpolationMode.NEAREST, expand=False, center=None, fill=None):
+    """Rotate counter-clockwise by ``angle`` degrees (v1's kernel)."""
+    def on_tensor(x):
+        c = x.shape[-3] if x.dim() >= 3 else 1
+        f = None if fill is None else ([float(fill)] * c if isinstance(fill, numbers.Number) else fill)
+        return _v1.rotate(x, angle, interpolation, expand, center, f)
+    return _apply('rotate', inpt, on_tensor, lambda x: _v1.rotate(x, angle, interpolation, expand, center, fill),
+                  _as_mask_image(on_tensor))
+
+
+# --- dtype and colour -------------------------------------------------------------------
+
+def _value_bits(dtype):
+    bits = {ember.uint8: 8, ember.int8: 7, ember.int16: 15, ember.int32: 31, ember.int64: 63}
+    if dtype not in bits:
+        raise TypeError(f"Number of value bits is only defined for integer dtypes, but got {dtype}.")
+    return bits[dtype]
+
+
+def to_dtype_image(image, dtype=ember.float32, scale=False):
+    """Cast; with ``scale``, map the value range too (ints [0, max] ↔ floats [0, 1], ints by bit shifts)."""
+    if image.dtype == dtype:
+        return image
+    if not scale:
+        return image.to(dtype)
+    if image.is_floating_point():
+        if dtype.is_floating_point:
+            return image.to(dtype)
+        if (image.dtype == ember.float32 and dtype in (ember.int32, ember.int64)) or (
+                image.dtype == ember.float64 and dtype == ember.int64):
+            raise RuntimeError(f"The conversion from {image.dtype} to {dtype} cannot be performed safely.")
+        return image.mul(float(ember.iinfo(dtype).max) + 1.0 - 1e-3).to(dtype)
+    if dtype.is_floating_point:
+        return image.to(dtype).mul_(1.0 / ember.iinfo(image.dtype).max)
+    shift = _value_bits(image.dtype) - _value_bits(dtype)
+    if shift > 0:
+        return image.bitwise_right_shift(shift).to(dtype)
+    return image.to(dtype).bitwise_left_shift(-shift)
+
+
+def to_dtype(inpt, dtype=ember.float32, scale=False):
+    """``to_dtype_image`` for images, videos and plain tensors; masks and boxes are only cast."""
+    if isinstance(inpt, (tv_tensors.Mask, tv_tensors.BoundingBoxes)):
+        return type(inpt).wrap_like(inpt, inpt.to(dtype))
+    return _apply('to_dtype', inpt, lambda x: to_dtype_image(x, dtype, scale))
+
+
+def convert_image_dtype(image, dtype=ember.float32):
+    """v1's name for ``to_dtype(image, dtype, scale=True)``."""
+    return _apply('convert_image_dtype', image, lambda x: to_dtype_image(x, dtype, scale=True))
+
+
+def normalize_image(image, mean, std, inplace=False):
+    return _v1.normalize(image, mean, std, inplace)
+
+
+def normalize(inpt, mean, std, inplace=False):
+    """Per-channel ``(x - mean) / std`` of a float ``[..., C, H, W]`` tensor."""
+    return _apply('normalize', inpt, lambda x: _v1.normalize(x, mean, std, inplace))
+
+
+def rgb_to_grayscale_image(image, num_output_channels=1):
+    if num_output_channels not in (1, 3):
+        raise ValueError(f"num_output_channels must be 1 or 3, got {num_output_channels}.")
+    if image.shape[-3] == 1:
+        return image.clone() if num_output_channels == 1 else grayscale_to_rgb_image(image)
+    return _v1.rgb_to_grayscale(image, num_output_channels)
+
+
+def rgb_to_grayscale(inpt, num_output_channels=1):
+    """Luma ``0.2989 R + 0.587 G + 0.114 B`` in 1 or 3 channels (PIL images: ``convert('L')``)."""
+    return _apply('rgb_to_grayscale', inpt, lambda x: rgb_to_grayscale_image(x, num_output_channels),
+                  lambda x: _v1.to_grayscale(x, num_output_channels))
+
+
+to_grayscale = rgb_to_grayscale
+
+
+def grayscale_to_rgb_image(image):
+    if image.shape[-3] >= 3:
+        return image
+    return image.repeat(*[1] * (image.dim() - 3), 3, 1, 1)
+
+
+def grayscale_to_rgb(inpt):
+    """A one-channel image repeated to three channels (three or more channels are returned as they are)."""
+    return _apply('grayscale_to_rgb', inpt, grayscale_to_rgb_image, lambda x: x.convert('RGB'))
+
+
+def adjust_brightness(inpt, brightness_factor):
+    return _apply('adjust_brightness', inpt, lambda x: _v1.adjust_brightness(x, brightness_factor),
+                  lambda x: _v1.adjust_brightness(x, brightness_factor))
+
+
+def adjust_contrast(inpt, contrast_factor):
+    return _apply('adjust_contrast', inpt, lambda x: _v1.adjust_contrast(x, contrast_factor),
+                  lambda x: _v1.adjust_contrast(x, contrast_factor))
+
+
+def adjust_saturation(inpt, saturation_factor):
+    return _apply('adjust_saturation', inpt, lambda x: _v1.adjust_saturation(x, saturation_factor),
+                  lambda x: _v1.adjust_saturation(x, saturation_factor))
+
+
+def adjust_hue(inpt, hue_factor):
+    return _apply('adjust_hue', inpt, lambda x: _v1.adjust_hue(x, hue_factor),
+                  lambda x: _v1.adjust_hue(x, hue_factor))
+
+
+def erase(inpt, i, j, h, w, v, inplace=False):
+    return _apply('erase', inpt, lambda x: _v1.erase(x, i, j, h, w, v, inplace))
+
+
+# --- conversions and queries ------------------------------------------------------------
+
+def to_image(inpt):
+    """A tv_tensors.Image from a tensor, a PIL image (unscaled, ``pil_to_tensor``) or an HWC ndarray."""
+    if isinstance(inpt, np.ndarray):
+        return tv_tensors.Image(ember.from_numpy(np.ascontiguousarray(np.atleast_3d(inpt).transpose(2, 0, 1))))
+    if _is_pil(inpt):
+        return tv_tensors.Image(_v1.pil_to_tensor(inpt))
+    if isinstance(inpt, ember.Tensor):
+        return tv_tensors.Image(inpt)
+    raise TypeError(f"Input can either be a pure Tensor, a numpy array, or a PIL image, but got {type(inpt)} "
+                    "instead.")
+
+
+def get_dimensions(inpt):
+    """``[C, H, W]`` of an image (tensor ``[..., C, H, W]`` or PIL)."""
+    if isinstance(inpt, (tv_tensors.Mask, tv_tensors.BoundingBoxes)):
+        raise TypeError(f"get_dimensions() does not support {type(inpt).__name__}")
+    if isinstance(inpt, ember.Tensor):
+        if inpt.dim() < 2:
+            raise TypeError(f"Input tensor should have at least two dimensions, but got {inpt.dim()}")
+        return [1 if inpt.dim() == 2 else inpt.shape[-3], inpt.shape[-2], inpt.shape[-1]]
+    return _v1.get_dimensions(inpt)
+
+
+def get_num_channels(inpt):
+    return get_dimensions(inpt)[0]
+
+
+def get_size(inpt):
+    """``[H, W]`` of an image, video, mask (its last two dims) or a BoundingBoxes' canvas."""
+    if isinstance(inpt, tv_tensors.BoundingBoxes):
+        return list(inpt.canvas_size)
+    if isinstance(inpt, tv_tensors.Mask):
+        return [inpt.shape[-2], inpt.shape[-1]]
+    return get_dimensions(inpt)[1:]
+
+
+def get_image_size(inpt):
+    """``[W, H]`` (v1's order)."""
+    return get_dimensions(inpt)[:0:-1]
+
+
+get_image_num_channels = get_num_channels
