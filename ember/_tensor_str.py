@@ -143,7 +143,7 @@ def _data_str(a, indent):
                 im = imag.format(abs(v.imag)).lstrip()
                 return f'{real.format(v.real)}{"+" if v.imag >= 0 else "-"}{im}j'
         return _nested(a, indent, summarize, _C())
-    floating = a.dtype.kind == 'f' or a.dtype.name == 'bfloat16'
+    floating = a.dtype.kind == 'f' or a.dtype.name == 'bfloat16' or a.dtype.name.startswith('float8')
     vals = a.astype(np.float64) if floating else a
     fmt = _Formatter(_summarized(vals) if summarize else vals, floating)
     return _nested(vals, indent, summarize, fmt)

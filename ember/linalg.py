@@ -10,6 +10,7 @@ tensor([[0.5000, 0.0000],
         [0.0000, 0.2500]])
 """
 from .ops import aten
+from .return_types import _structseq
 from ._backends.cpu.linalg import LinAlgError  # noqa: F401  raised by kernels, so defined where they can reach it
 
 
@@ -27,13 +28,16 @@ def _with_out(op, out_op):
     return fn
 
 
-def _plain(op, public):
+def _plain(op, public, fields=None):
+    """The public function of ``op``; ``fields``: its results come back as torch.return_types.linalg_<public>."""
+    rt = _structseq(f'linalg_{public}', fields) if fields else tuple
+
     def fn(*args, out=None, **kwargs):
         r = op(*args, **kwargs)
         if out is None:
-            return r
+            return rt(*r) if fields else r
         if isinstance(r, tuple):
-            return tuple(o.copy_(x) if tuple(o.shape) == tuple(x.shape) else _resized(o, x) for o, x in zip(out, r))
+            return rt(*(o.copy_(x) if tuple(o.shape) == tuple(x.shape) else _resized(o, x) for o, x in zip(out, r)))
         return out.copy_(r) if tuple(out.shape) == tuple(r.shape) else _resized(out, r)
     fn.__name__ = fn.__qualname__ = public
     fn.__doc__ = f"See torch.linalg.{public}."
@@ -54,13 +58,13 @@ matmul = _with_out(aten.matmul.default, aten.matmul.out)
 cross = _with_out(aten.linalg_cross.default, aten.linalg_cross.out)
 inv = _with_out(aten.linalg_inv.default, aten.linalg_inv.out)
 det = _with_out(aten.linalg_det.default, aten.linalg_det.out)
-slogdet = _plain(aten.linalg_slogdet.default, 'slogdet')
+slogdet = _plain(aten.linalg_slogdet.default, 'slogdet', ['sign', 'logabsdet'])
 solve = _plain(aten.linalg_solve.default, 'solve')
 cholesky = _with_out(aten.linalg_cholesky.default, aten.linalg_cholesky.out)
-qr = _plain(aten.linalg_qr.default, 'qr')
-svd = _plain(aten.linalg_svd.default, 'svd')
+qr = _plain(aten.linalg_qr.default, 'qr', ['Q', 'R'])
+svd = _plain(aten.linalg_svd.default, 'svd', ['U', 'S', 'Vh'])
 svdvals = _plain(aten.linalg_svdvals.default, 'svdvals')
-eigh = _plain(aten.linalg_eigh.default, 'eigh')
+eigh = _plain(aten.linalg_eigh.default, 'eigh', ['eigenvalues', 'eigenvectors'])
 eigvalsh = _plain(aten.linalg_eigvalsh.default, 'eigvalsh')
 _norm_num, _norm_str = _plain(aten.linalg_norm.default, 'norm'), _plain(aten.linalg_norm.ord_str, 'norm')
 _mnorm_num, _mnorm_str = _plain(aten.linalg_matrix_norm.default, 'matrix_norm'), _plain(aten.linalg_matrix_norm.str_ord, 'matrix_norm')
@@ -100,12 +104,12 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 def inv_ex(A, *, check_errors=False, out=None):
     """``(inverse, info)``; info is 0 where the inverse exists (ember raises for singular input either way)."""
     from . import zeros, int32
-    return inv(A), zeros(tuple(A.shape[:-2]), dtype=int32)
+    return _structseq('linalg_inv_ex', ['inverse', 'info'])(inv(A), zeros(tuple(A.shape[:-2]), dtype=int32))
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     from . import zeros, int32
-    return cholesky(A, upper=upper), zeros(tuple(A.shape[:-2]), dtype=int32)
+    return _structseq('linalg_cholesky_ex', ['L', 'info'])(cholesky(A, upper=upper), zeros(tuple(A.shape[:-2]), dtype=int32))
 
 
 from ._python_functions.reductions import vector_norm  # noqa: E402,F401  declared with the reductions (linalg_vector_norm)

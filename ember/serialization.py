@@ -57,6 +57,10 @@ class _TorchGlobal:
 
 
 _REBUILD_TENSOR = _TorchGlobal('torch._utils', '_rebuild_tensor_v2')
+# uint16/32/64 and the float8 types have no legacy storage class: torch writes them as an untyped (byte) storage
+# and _rebuild_tensor_v3, which names the dtype
+_REBUILD_TENSOR_V3 = _TorchGlobal('torch._utils', '_rebuild_tensor_v3')
+_UNTYPED_STORAGE = _TorchGlobal('torch.storage', 'UntypedStorage')
 _REBUILD_PARAMETER = _TorchGlobal('torch._utils', '_rebuild_parameter')
 _ORDERED_DICT = collections.OrderedDict
 
@@ -73,9 +77,11 @@ class _Pickler(pickle._Pickler):
     def persistent_id(self, obj):
         if isinstance(obj, _StorageRef):
             key = self.storages.setdefault(id(obj.storage), (str(len(self.storages)), obj.storage, obj.dtype))[0]
+            legacy = _STORAGE_NAMES.get(obj.dtype.name)
+            if legacy is None:      # the dtypes without a legacy storage class: torch's untyped storage, in bytes
+                return ('storage', _UNTYPED_STORAGE, key, _location(obj.storage.device), obj.storage.nbytes())
             numel = obj.storage.nbytes() // obj.dtype.itemsize
-            return ('storage', _TorchGlobal('torch', _STORAGE_NAMES[obj.dtype.name]), key,
-                    _location(obj.storage.device), numel)
+            return ('storage', _TorchGlobal('torch', legacy), key, _location(obj.storage.device), numel)
         return None
 
     def save_global(self, obj, name=None):
@@ -134,6 +140,8 @@ def _tensor_reduce_args(t):
                                                                            '_vc', '_storage', '_offset', '_strides')})
         inner._keys = t._device._iface.keyset
         return _REBUILD_PARAMETER, (inner, bool(t.requires_grad), _ORDERED_DICT())
+    if t.dtype.name not in _STORAGE_NAMES:
+        return _REBUILD_TENSOR_V3, args + (t.dtype,)
     return _REBUILD_TENSOR, args
 
 
@@ -296,6 +304,17 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
     return t
 
 
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
+    """A tensor of ``dtype`` over an untyped (byte) storage: the storage read as that dtype."""
+    if not isinstance(storage, _Storage) or not isinstance(dtype, D.dtype):
+        raise pickle.UnpicklingError("_rebuild_tensor_v3 expects a storage and a dtype")
+    if storage.flat.size % dtype.itemsize:
+        raise RuntimeError(f"invalid checkpoint: storage '{storage.key}' of {storage.flat.size} bytes is not a whole "
+                           f"number of {dtype} elements")
+    typed = _Storage(storage.flat, storage.device, dtype, storage.key)
+    return _rebuild_tensor_v2(typed, storage_offset, size, stride, requires_grad, backward_hooks, metadata)
+
+
 def _rebuild_parameter(data, requires_grad, backward_hooks, *extra):
     from .nn.parameter import Parameter
     if not isinstance(data, Tensor):
@@ -329,6 +348,8 @@ def _storage_type(name, dtype):
 
 _DEFAULT_SAFE = {
     ('torch._utils', '_rebuild_tensor_v2'): _rebuild_tensor_v2,
+    ('torch._utils', '_rebuild_tensor_v3'): _rebuild_tensor_v3,
+    ('torch.storage', 'UntypedStorage'): ('storage-type', 'UntypedStorage', D.uint8),
     ('torch._utils', '_rebuild_parameter'): _rebuild_parameter,
     ('torch._utils', '_rebuild_parameter_with_state'): _rebuild_parameter_with_state,
     ('collections', 'OrderedDict'): collections.OrderedDict,

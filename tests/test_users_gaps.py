@@ -337,3 +337,64 @@ def test_torch_version_under_ember_run(tmp_path):
     out = subprocess.run([sys.executable, '-m', 'ember', 'run', str(prog)], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out[:5] == ['2.13.0+ember', 'True', 'True', '2.13.0+ember', '2.13.0+ember'] and out[5] == ember.__version__
+
+
+# --- torch's barebones dtypes: uint16/32/64 and the float8 types ------------------------------------------------
+
+NEW_DTYPES = ['uint16', 'uint32', 'uint64', 'float8_e4m3fn', 'float8_e5m2', 'float8_e4m3fnuz', 'float8_e5m2fnuz']
+
+
+@pytest.mark.parametrize('name', NEW_DTYPES)
+def test_barebones_dtypes_convert_print_and_inform_as_torch(name):
+    e, t = getattr(ember, name), getattr(torch, name)
+    assert (e.itemsize, e.is_floating_point, e.is_signed) == (t.itemsize, t.is_floating_point, t.is_signed)
+    info = (ember.finfo if e.is_floating_point else ember.iinfo)(e)
+    tinfo = (torch.finfo if t.is_floating_point else torch.iinfo)(t)
+    assert repr(info) == repr(tinfo)
+    vals = [0.0, 1.5, 3.0, 200.0] if e.is_floating_point else [0, 1, 7, 250]
+    x, y = ember.tensor(vals).to(e), torch.tensor(vals).to(t)
+    assert x.to(ember.float64).tolist() == y.to(torch.float64).tolist()
+    assert repr(x).replace('ember.', 'torch.') == repr(y)
+
+
+def test_barebones_dtypes_promote_as_torch():
+    pairs = [('uint16', 'int32'), ('uint16', 'float32'), ('uint32', 'uint16'), ('float8_e4m3fn', 'float32'),
+             ('float8_e4m3fn', 'float8_e5m2'), ('uint64', 'bool'), ('float16', 'uint32')]
+    for a, b in pairs:
+        try:
+            want = str(torch.promote_types(getattr(torch, a), getattr(torch, b)))
+        except RuntimeError as err:
+            with pytest.raises(RuntimeError, match=str(err).split(',')[0]):
+                ember.promote_types(getattr(ember, a), getattr(ember, b))
+        else:
+            assert str(ember.promote_types(getattr(ember, a), getattr(ember, b))).replace('ember', 'torch') == want
+
+
+def test_barebones_dtypes_in_checkpoints_both_ways(tmp_path):
+    import subprocess
+    import sys
+    ember.save({'u': ember.arange(5, dtype=ember.int32).to(ember.uint16)[1:],
+                'f8': ember.tensor([1.5, -2.0, 300.]).to(ember.float8_e4m3fn)}, tmp_path / 'e.pt')
+    r = torch.load(tmp_path / 'e.pt')
+    assert r['u'].dtype == torch.uint16 and r['u'].tolist() == [1, 2, 3, 4]
+    assert r['f8'].dtype == torch.float8_e4m3fn and r['f8'].float().tolist() == [1.5, -2.0, 288.0]
+    torch.save({'u': torch.tensor([65535], dtype=torch.uint16), 'f': torch.ones(2)}, tmp_path / 't.pt')
+    back = ember.load(tmp_path / 't.pt')
+    assert back['u'].dtype is ember.uint16 and back['u'].tolist() == [65535] and back['f'].tolist() == [1.0, 1.0]
+    m = np.arange(4, dtype=np.uint16)
+    assert ember.from_numpy(m).dtype is ember.uint16
+
+
+# --- torch.distributed.tensor: placements and layout, no DTensor operators ----------------------------------------
+
+def test_dtensor_placements_and_the_dtensor_type():
+    from ember.distributed.tensor import DTensor, Shard, Replicate, Partial, distribute_tensor
+    from torch.distributed.tensor import Shard as TS, Replicate as TR, Partial as TP
+    for e, t in ((Shard(1), TS(1)), (Replicate(), TR()), (Partial(), TP()), (Partial('avg'), TP('avg'))):
+        assert (repr(e), str(e), e.is_shard(), e.is_replicate(), e.is_partial()) == \
+            (repr(t), str(t), t.is_shard(), t.is_replicate(), t.is_partial())
+    assert Shard(0) == Shard(0) != Shard(1) and len({Shard(0), Shard(0), Replicate()}) == 2
+    assert [Shard(0)._local_size_and_offset(10, 4, r) for r in range(4)] == [(3, 0), (3, 3), (3, 6), (1, 9)]
+    assert not isinstance(ember.ones(2), DTensor)
+    with pytest.raises(NotImplementedError, match='no DTensor'):
+        distribute_tensor(ember.ones(2))

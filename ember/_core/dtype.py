@@ -7,11 +7,15 @@ above the category of the dimensioned tensors (see NOTE [result type]).
 """
 import numpy as np
 
-try:  # bfloat16 has no NumPy type of its own; ml_dtypes is the field's standard
+try:  # bfloat16 and the float8 types have no NumPy type of their own; ml_dtypes is the field's standard
     import ml_dtypes
     _BF16 = np.dtype(ml_dtypes.bfloat16)
 except ImportError:  # pragma: no cover - optional
-    _BF16 = None
+    ml_dtypes = _BF16 = None
+
+
+def _ml(name):
+    return np.dtype(getattr(ml_dtypes, name)) if ml_dtypes is not None and hasattr(ml_dtypes, name) else None
 
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
@@ -30,9 +34,9 @@ class dtype:
         init = object.__setattr__
         init(self, 'name', name)
         init(self, '_np', np.dtype(np_dtype) if np_dtype is not None else None)
-        init(self, 'itemsize', self._np.itemsize if self._np is not None else 2)
+        init(self, 'itemsize', self._np.itemsize if self._np is not None else 1 if 'float8' in name else 2)
         init(self, 'category', category)
-        init(self, 'is_signed', name not in ('uint8', 'bool'))
+        init(self, 'is_signed', not name.startswith('uint') and name not in ('bool', 'float8_e8m0fnu'))
         init(self, '_rank', rank)
 
     def __setattr__(self, name, value):
@@ -78,8 +82,20 @@ float32 = dtype('float32', np.float32, _FLOAT, 2)
 float64 = dtype('float64', np.float64, _FLOAT, 3)
 complex64 = dtype('complex64', np.complex64, _COMPLEX, 2)
 complex128 = dtype('complex128', np.complex128, _COMPLEX, 3)
+# torch's "barebones" types: storage, conversion and a few kernels, and no promotion with other types (below)
+uint16 = dtype('uint16', np.uint16, _INT, 2)
+uint32 = dtype('uint32', np.uint32, _INT, 3)
+uint64 = dtype('uint64', np.uint64, _INT, 4)
+float8_e4m3fn = dtype('float8_e4m3fn', _ml('float8_e4m3fn'), _FLOAT, 0)
+float8_e5m2 = dtype('float8_e5m2', _ml('float8_e5m2'), _FLOAT, 0)
+float8_e4m3fnuz = dtype('float8_e4m3fnuz', _ml('float8_e4m3fnuz'), _FLOAT, 0)
+float8_e5m2fnuz = dtype('float8_e5m2fnuz', _ml('float8_e5m2fnuz'), _FLOAT, 0)
+float8_e8m0fnu = dtype('float8_e8m0fnu', _ml('float8_e8m0fnu'), _FLOAT, 0)
+_UNSIGNED_WIDE = (uint16, uint32, uint64)
+_FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128) + \
+    _UNSIGNED_WIDE + _FLOAT8
 _BY_NAME = {d.name: d for d in ALL}
 # torch's aliases: torch.float, torch.long, torch.half, ...
 ALIASES = {'float': float32, 'double': float64, 'half': float16, 'long': int64, 'int': int32,
@@ -91,11 +107,15 @@ _FROM_NP = {d._np: d for d in ALL if d._np is not None}
 # the legacy type names, torch.FloatTensor) and the C++ type ("float", in "float != double").
 _SCALAR_NAMES = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'bfloat16': 'BFloat16', 'int64': 'Long',
                  'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool',
-                 'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble'}
+                 'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble', 'uint16': 'UInt16', 'uint32': 'UInt32',
+                 'uint64': 'UInt64', 'float8_e4m3fn': 'Float8_e4m3fn', 'float8_e5m2': 'Float8_e5m2',
+                 'float8_e4m3fnuz': 'Float8_e4m3fnuz', 'float8_e5m2fnuz': 'Float8_e5m2fnuz',
+                 'float8_e8m0fnu': 'Float8_e8m0fnu'}
 _CPP_NAMES = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16',
               'int64': 'long int', 'int32': 'int', 'int16': 'short int', 'int8': 'signed char',
               'uint8': 'unsigned char', 'bool': 'bool', 'complex64': 'c10::complex<float>',
-              'complex128': 'c10::complex<double>'}
+              'complex128': 'c10::complex<double>', 'uint16': 'unsigned short', 'uint32': 'unsigned int',
+              'uint64': 'unsigned long', **{d.name: f'c10::{_SCALAR_NAMES[d.name]}' for d in _FLOAT8}}
 
 
 def scalar_name(d):
@@ -124,12 +144,17 @@ def from_numpy_dtype(npd):
     except KeyError:
         raise TypeError(f"can't convert np.ndarray of type numpy.{np.dtype(npd).name}. The only supported "
                         "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
-                        "int8, uint8, and bool.") from None
+                        "int8, uint64, uint32, uint16, uint8, and bool.") from None
 
 
 def _promote_pair(a, b):
     if a is b:
         return a
+    if a in _FLOAT8 or b in _FLOAT8:
+        return None         # no promotion: promote_types raises torch's error (_Promotion)
+    if a in _UNSIGNED_WIDE or b in _UNSIGNED_WIDE:
+        other = b if a in _UNSIGNED_WIDE else a
+        return other if other.category == _FLOAT else None
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
         if hi.category == _COMPLEX and lo.category == _FLOAT and lo._rank > hi._rank:
@@ -145,7 +170,17 @@ def _promote_pair(a, b):
     return a if a._rank > b._rank else b
 
 
-_PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
+class _Promotion(dict):
+    """(a, b) -> the promoted dtype; the pairs torch refuses to promote are missing and raise its error."""
+
+    def __missing__(self, key):
+        a, b = key
+        kind = 'Float8 Types' if a in _FLOAT8 or b in _FLOAT8 else 'uint16, uint32, uint64 types'
+        raise RuntimeError(f"Promotion for {kind} is not supported, attempted to promote {scalar_name(a)} and "
+                           f"{scalar_name(b)}")
+
+
+_PROMOTE = _Promotion({(a, b): p for a in ALL for b in ALL for p in (_promote_pair(a, b),) if p is not None})
 
 
 def can_cast(from_, to):
@@ -260,11 +295,15 @@ class finfo:
         type = type or _default[0]
         if type.category not in (_FLOAT, _COMPLEX):
             raise TypeError(f"finfo expects a floating point dtype, got {type}")
-        info = ml_dtypes.finfo(type.to_real().np) if type is bfloat16 else np.finfo(type.to_real().np)
+        real = type.to_real()
+        info = ml_dtypes.finfo(real.np) if real is bfloat16 or real in _FLOAT8 else np.finfo(real.np)
         self.dtype = type.to_real().name
         self.bits = type.to_real().itemsize * 8
-        for k in ('eps', 'max', 'min', 'tiny', 'resolution'):
+        for k in ('eps', 'max', 'min', 'tiny'):
             setattr(self, k, float(getattr(info, k)))
+        if real is float8_e5m2fnuz:
+            self.eps = 0.125        # torch's value (ml_dtypes gives 2**-2 for the two mantissa bits)
+        self.resolution = 10.0 ** -int(-np.log10(self.eps))     # torch's: the decimal digits eps resolves
         self.smallest_normal = self.tiny
 
     def __repr__(self):
@@ -281,5 +320,5 @@ class iinfo:
         info = np.iinfo(type.np)
         self.dtype, self.bits, self.min, self.max = type.name, info.bits, int(info.min), int(info.max)
 
-    def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+    def __repr__(self):         # torch prints the limits as doubles, %g
+        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"

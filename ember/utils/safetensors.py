@@ -16,7 +16,8 @@ import numpy as np
 import ember
 
 _CODES = {'float64': 'F64', 'float32': 'F32', 'float16': 'F16', 'bfloat16': 'BF16', 'int64': 'I64', 'int32': 'I32',
-          'int16': 'I16', 'int8': 'I8', 'uint8': 'U8', 'bool': 'BOOL', 'complex64': 'C64'}
+          'int16': 'I16', 'int8': 'I8', 'uint8': 'U8', 'bool': 'BOOL', 'complex64': 'C64', 'uint16': 'U16',
+          'uint32': 'U32', 'uint64': 'U64', 'float8_e4m3fn': 'F8_E4M3', 'float8_e5m2': 'F8_E5M2'}
 _DTYPES = {v: k for k, v in _CODES.items()}
 
 
