@@ -398,3 +398,36 @@ def test_dtensor_placements_and_the_dtensor_type():
     assert not isinstance(ember.ones(2), DTensor)
     with pytest.raises(NotImplementedError, match='no DTensor'):
         distribute_tensor(ember.ones(2))
+
+
+# --- half precision computed in float32, rounded once (NOTE [half-precision opmath]) -------------------------------
+
+HALF_OPS = {
+    'sigmoid': lambda L, x, y: L.sigmoid(x), 'silu': lambda L, x, y: L.nn.functional.silu(x),
+    'selu': lambda L, x, y: L.nn.functional.selu(x), 'elu': lambda L, x, y: L.nn.functional.elu(x),
+    'softplus': lambda L, x, y: L.nn.functional.softplus(x), 'mish': lambda L, x, y: L.nn.functional.mish(x),
+    'hardswish': lambda L, x, y: L.nn.functional.hardswish(x), 'hardsigmoid': lambda L, x, y: L.nn.functional.hardsigmoid(x),
+    'logsigmoid': lambda L, x, y: L.nn.functional.logsigmoid(x), 'lerp': lambda L, x, y: L.lerp(x, y, 0.3),
+    'addcmul': lambda L, x, y: L.addcmul(x, x, y, value=0.5), 'addcdiv': lambda L, x, y: L.addcdiv(x, x, y.abs() + 1),
+    'logit': lambda L, x, y: L.sigmoid(x).logit(),
+    'sigmoid_grad': lambda L, x, y: L.autograd.grad(L.sigmoid(x.requires_grad_()).sum(), x)[0],
+    'silu_grad': lambda L, x, y: L.autograd.grad(L.nn.functional.silu(x.requires_grad_()).sum(), x)[0],
+}
+
+
+@pytest.mark.parametrize('dtype', ['bfloat16', 'float16'])
+@pytest.mark.parametrize('op', sorted(HALF_OPS))
+def test_half_precision_rounds_once_as_torch(op, dtype):
+    if op == 'sigmoid_grad' and dtype == 'float16':
+        pytest.xfail("torch's float16 sigmoid backward rounds between steps in some lanes (266 of 2000 differ)")
+    rng = np.random.default_rng(0)
+    xs, ys = (rng.standard_normal(2000) * 3).astype(np.float32), rng.standard_normal(2000).astype(np.float32)
+    got = []
+    for L in (torch, ember):
+        d = getattr(L, dtype)
+        x, y = L.from_numpy(xs.copy()).to(d), L.from_numpy(ys.copy()).to(d)
+        got.append(HALF_OPS[op](L, x, y).float().detach().numpy())
+    # rounded once, as torch's: equal but for the rare value where torch's fused multiply-add rounds differently
+    # (rounding each NumPy step instead, 10-30% of the values differed)
+    assert np.mean(got[1] != got[0]) <= 0.002
+    np.testing.assert_allclose(got[1], got[0], rtol=1e-2, atol=1e-3)

@@ -19,11 +19,35 @@ def einsum(equation, *operands):
     >>> ember.einsum('i,i->', ember.ones(3), ember.ones(3)).item()
     3.0
     """
-    if not isinstance(equation, str):     # torch's sublist format is not supported; say so plainly
-        raise TypeError(f"einsum(): equation must be a string, got {type(equation).__name__}")
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+    if not isinstance(equation, str):     # the sublist format: einsum(a, [0, 1], b, [1, 2], [0, 2])
+        equation, operands = _sublist_equation((equation,) + operands)
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = operands[0]
     return aten.einsum.default(equation, list(operands))
+
+
+_LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
+
+
+def _sublist_equation(args):
+    """(equation, operands) of torch's sublist form: operands each followed by a list of subscripts (ints in
+    [0, 52), or Ellipsis), then optionally the output's list."""
+    def letters(sub):
+        out = []
+        for s in sub:
+            if s is Ellipsis:
+                out.append('...')
+            elif isinstance(s, int) and 0 <= s < 52:
+                out.append(_LETTERS[s])
+            else:
+                raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+        return ''.join(out)
+    operands, subs = list(args[0::2]), [letters(s) for s in args[1::2]]
+    out = None
+    if len(operands) > len(subs):       # an odd count: the last item is the output's subscripts
+        out = letters(operands.pop())
+    equation = ','.join(subs) + ('' if out is None else '->' + out)
+    return equation, operands
 
 
 def tensordot(a, b, dims=2, out=None):

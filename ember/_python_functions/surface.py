@@ -236,22 +236,38 @@ def scalar_tensor(s, *, dtype=None, device=None, layout=None, pin_memory=None, r
     return E.tensor(s, dtype=dtype or E.get_default_dtype(), device=device, requires_grad=requires_grad)
 
 
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
-    """Like ``as_tensor``; ``copy=True`` always copies, ``copy=False`` refuses to."""
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
+    """Like ``as_tensor``; ``copy=True`` always copies, ``copy=False`` refuses to. A tensor given without
+    ``requires_grad`` keeps its own (and its history, warning once as torch does); ``requires_grad=False`` gives
+    a view of it that records nothing."""
     E = _E()
+    if isinstance(obj, Tensor) and requires_grad is None and obj.requires_grad and not _asarray_warned:
+        _asarray_warned.append(True)
+        from ember._warn import warnings
+        warnings.warn("torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of False. "
+                      "Pass requires_grad=False explicitly to get the old behavior and silence this warning.",
+                      UserWarning, stacklevel=2)
     if copy:
         t = E.tensor(obj, dtype=dtype, device=device)
     else:
         t = E.as_tensor(obj, dtype=dtype, device=device)
-    return t.requires_grad_() if requires_grad else t
+    if requires_grad is None or (requires_grad and t.requires_grad):
+        return t
+    if not requires_grad:
+        return t.detach() if t.requires_grad else t
+    return t.requires_grad_()
+
+
+_asarray_warned = []
 
 
 def typename(obj):
     """'ember.FloatTensor' for a float32 tensor (its legacy type name), else the object's qualified class name."""
     if isinstance(obj, Tensor):
         return obj.type()
-    mod = getattr(type(obj), '__module__', '')
-    name = type(obj).__qualname__
+    cls = obj if isinstance(obj, type) else type(obj)     # a class names itself, as torch's typename does
+    mod = getattr(cls, '__module__', '')
+    name = cls.__qualname__
     return name if mod in ('builtins', '') else f'{mod}.{name}'
 
 

@@ -37,6 +37,7 @@ import types
 
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT, below
 from .._core.tensor_impl import TensorImpl
+from .._core.dtype import float16, bfloat16
 from .node import Node, SavedVariable, gradient_edge, leaf_edge, _SEQ
 from . import anomaly, saved_hooks
 from .views import check_inplace
@@ -63,6 +64,9 @@ def sum_to(g, shape):
     if lead:
         g = g.reshape(shape)
     return g
+
+
+_HALF = (float16, bfloat16)
 
 
 def _fit(g, meta):
@@ -104,6 +108,7 @@ class FormulaNode(Node):
     _uses_grads = False
     _conj = False       # NOTE [complex gradients]: set on a node whose formulas run on conjugated values
     _list_len = types.MappingProxyType({})     # Tensor[] input name -> its length, where the op has one
+    _opmath = False     # a pointwise operator's node: half-precision formulas run in float32 (below)
 
     def apply(self, grad_outputs):
         # every saved value is unpacked (and its version checked) up front, as torch's generated apply does,
@@ -119,6 +124,13 @@ class FormulaNode(Node):
             if grad is None:
                 return (None,) * len(self.next_functions)
             grads = None
+            if self._opmath and grad._dtype in _HALF:
+                # NOTE [half-precision opmath] (cpu/pointwise.py): torch's pointwise backward kernels (sigmoid_backward,
+                # ...) compute float16/bfloat16 in float32 and round once; the formula's steps would round each time.
+                # The gradients are rounded back to the inputs' dtype by _fit.
+                grad = grad.float()
+                saved = {p: v.float() if isinstance(v, TensorImpl) and v._dtype in _HALF else v
+                         for p, v in saved.items()} if saved else saved
         elif self._uses_grads:
             grads = tuple(g if g is not None else _zeros(m) for g, m in zip(grad_outputs + (None,) * self._n_outputs,
                                                                            self._out_meta))
@@ -247,6 +259,7 @@ def node_class(decl):
              '_first_plans': plans(fast or ()), '_n_outputs': len(op.schema.returns),
              '_uses_grads': any('grads' in f[2] for f in formulas + (fast or ()))}
     cls = type(cls_name, (FormulaNode,), attrs)
+    cls._opmath = decl.kind == 'pointwise'
     if callable(decl.grad_name):
         cls._pick = staticmethod(_variants(cls, decl.grad_name))
     return cls

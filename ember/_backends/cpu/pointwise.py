@@ -808,6 +808,37 @@ _CHEAP = {_add, _sub, _relu, _threshold_backward, np.add, np.subtract, np.multip
           np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift, np.right_shift, np.copysign, np.sign,
           np.floor, np.ceil, np.trunc, np.rint, np.isnan, np.isinf, np.isfinite, np.signbit, np.square,
           np.conjugate, np.heaviside}
+# NOTE [half-precision opmath]: torch computes a float16/bfloat16 kernel in float32 (its CPU kernels' opmath type) and
+# rounds the result once; a kernel written here as several NumPy steps would round after every step in the input's
+# type (ml_dtypes' bfloat16 ufuncs do). These kernels get float32 copies of half-precision inputs and round their
+# result back once; a one-ufunc kernel needs nothing (NumPy's and ml_dtypes' half loops already compute in float32).
+# logit stays out: torch's computes it step by step in the input's type, as NumPy does.
+_OPMATH = {'sigmoid', 'silu', 'silu_backward', 'gelu', 'gelu_backward', 'elu', 'softplus', 'hardswish', 'hardsigmoid',
+           'log_sigmoid', 'rsqrt', 'sinc', 'lerp.Tensor', 'addcmul', 'addcdiv', 'erf', 'erfc', 'erfinv',
+           'ldexp.Tensor', 'softshrink', 'special_entr', 'special_erfcx'}
+
+
+def _half(a):
+    """float16 or bfloat16 (ml_dtypes': kind 'V')."""
+    return a.__class__ is np.ndarray and a.dtype.itemsize == 2 and a.dtype.kind in 'fV'
+
+
+def _opmath(fn):
+    def kernel(*args, **kwargs):
+        half = next((a.dtype for a in args if _half(a)), None)
+        if half is None:
+            return fn(*args, **kwargs)
+        out = kwargs.pop('out', None)
+        r = np.asarray(fn(*[a.astype(np.float32) if _half(a) else a for a in args], **kwargs)).astype(half)
+        if out is None:
+            return r
+        out[...] = r
+        return out
+    kernel.__name__ = getattr(fn, '__name__', 'kernel')
+    return kernel
+
+
+_TABLE.update({name: _opmath(_TABLE[name]) for name in _OPMATH if name in _TABLE})
 KERNELS = {name: _split_pointwise(fn, 1 if fn in _CHEAP else 8, quiet=name not in _EXACT) if _splittable(fn)
            else fn if name in _EXACT else _quiet(fn) for name, fn in _TABLE.items()}
 KERNELS['add.Tensor'] = _split_add(_add, np.add)

@@ -120,6 +120,8 @@ def _inplace_or(input, fn, inplace):
 
 
 def _mish(x):
+    if x.dtype in (ember.float16, ember.bfloat16):    # torch's mish kernel computes half precision in float32 (opmath)
+        return _mish(x.float()).to(x.dtype)
     return x * _softplus(x).tanh()
 
 
