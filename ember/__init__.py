@@ -64,6 +64,7 @@ globals().update({k: v for k, v in _functions.__dict__.items() if not k.startswi
 
 from . import autograd
 from .serialization import save, load, PyTorchFileReader  # noqa: F401
+from .jit import ScriptModule, ScriptFunction  # noqa: E402,F401  torch.ScriptModule: types no eager module is an instance of
 from . import serialization
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled
 from ._ops.pointwise import broadcast_shapes

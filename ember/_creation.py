@@ -57,7 +57,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       "or sourceTensor.clone().detach().requires_grad_(True), rather than "
                       "ember.tensor(sourceTensor).", UserWarning, stacklevel=2)
     a, dt = _infer(data)
-    dt = dtype or dt
+    dt = D.PYTHON_TYPES.get(dtype, dtype) or dt
     a = np.array(a, dtype=dt.np, copy=True, order='C')
     t = _place(make_tensor(a, dt, CPU), device)
     if requires_grad:
@@ -74,6 +74,7 @@ def _place(t, device):
 
 def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but shares memory with ``data`` when it is a tensor or array of the right dtype and device."""
+    dtype = D.PYTHON_TYPES.get(dtype, dtype)
     if isinstance(data, Tensor):
         return data.to(device=device or data.device, dtype=dtype or data.dtype)
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype.np) and \

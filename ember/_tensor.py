@@ -455,6 +455,7 @@ def _wrap_dim(dim, ndim):
 def _parse_to(args, kwargs):
     dev = kwargs.pop('device', None)
     dt = kwargs.pop('dtype', None)
+    dt = D.PYTHON_TYPES.get(dt, dt)
     copy = kwargs.pop('copy', False)
     kwargs.pop('non_blocking', None)
     kwargs.pop('memory_format', None)
@@ -463,6 +464,8 @@ def _parse_to(args, kwargs):
     for a in args:
         if isinstance(a, D.dtype):
             dt = a
+        elif a in D.PYTHON_TYPES:       # x.to(int): int64, as torch's parser reads a Python type
+            dt = D.PYTHON_TYPES[a]
         elif isinstance(a, (str, _device, int)) and not isinstance(a, bool):
             dev = a
         elif isinstance(a, Tensor):

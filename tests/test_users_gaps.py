@@ -431,3 +431,106 @@ def test_half_precision_rounds_once_as_torch(op, dtype):
     # (rounding each NumPy step instead, 10-30% of the values differed)
     assert np.mean(got[1] != got[0]) <= 0.002
     np.testing.assert_allclose(got[1], got[0], rtol=1e-2, atol=1e-3)
+
+
+@pytest.mark.parametrize('dtype', ['complex64', 'complex128'])
+@pytest.mark.parametrize('n', [4, 20, 33])
+def test_complex_random_draws_are_torchs(dtype, n):
+    got = []
+    for L in (torch, ember):
+        d = getattr(L, dtype)
+        L.manual_seed(0)
+        a, b = L.randn(n, dtype=d), L.rand(n, dtype=d)
+        c = L.empty(n, dtype=d).normal_(1.0, 2.0)
+        e = L.randn(3, n, dtype=d).t()
+        f = L.empty(n, dtype=d).uniform_(-1, 3)
+        got.append([np.asarray(x.numpy()) for x in (a, b, c, e, f)])
+    for x, y in zip(*got):
+        np.testing.assert_array_equal(y, x)
+
+
+# --- interpolate: uint8 images and antialias ---------------------------------------------------------------------
+
+def test_interpolate_uint8_and_antialias_as_torch():
+    rng = np.random.default_rng(0)
+    for h, w, oh, ow in ((4, 5, 3, 7), (12, 16, 5, 7), (7, 3, 20, 30), (30, 31, 9, 4)):
+        x = rng.integers(0, 256, (1, 2, h, w)).astype(np.uint8)
+        xf = rng.random((1, 2, h, w)).astype(np.float32)
+        for mode in ('bilinear', 'bicubic'):
+            for aa in (False, True):
+                e = ember.nn.functional.interpolate(ember.from_numpy(x), size=(oh, ow), mode=mode, antialias=aa)
+                t = torch.nn.functional.interpolate(torch.from_numpy(x), size=(oh, ow), mode=mode, antialias=aa)
+                np.testing.assert_array_equal(e.numpy(), t.numpy())
+                e = ember.nn.functional.interpolate(ember.from_numpy(xf), size=(oh, ow), mode=mode, antialias=aa)
+                t = torch.nn.functional.interpolate(torch.from_numpy(xf), size=(oh, ow), mode=mode, antialias=aa)
+                np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)
+    for L in (torch, ember):
+        with pytest.raises(ValueError, match='Anti-alias option is restricted'):
+            L.nn.functional.interpolate(L.ones(1, 1, 4, 4), size=(2, 2), mode='nearest', antialias=True)
+
+
+def test_python_types_as_dtypes():
+    calls = [lambda L: L.tensor(0, dtype=int), lambda L: L.zeros(2, dtype=float), lambda L: L.ones(2, dtype=bool),
+             lambda L: L.ones(2).to(int), lambda L: L.ones(2).to(dtype=float), lambda L: L.ones(2).sum(dtype=int),
+             lambda L: L.full((1,), 2, dtype=complex), lambda L: L.arange(3, dtype=float),
+             lambda L: L.as_tensor([1, 2], dtype=float), lambda L: L.ones(2).to('cpu', int),
+             lambda L: L.zeros_like(L.ones(2), dtype=int), lambda L: L.ones(3).softmax(0, dtype=float),
+             lambda L: L.ones(2).new_full((2,), 1, dtype=int), lambda L: L.eye(2, dtype=int)]
+    for f in calls:
+        assert str(f(ember).dtype).split('.')[-1] == str(f(torch).dtype).split('.')[-1]
+    with pytest.raises(TypeError, match="must be torch.dtype, not str"):
+        ember.zeros(2, dtype='float32')
+
+
+def test_safetensors_torch_api_loads_under_ember_run(tmp_path):
+    import subprocess
+    import sys
+    prog = tmp_path / 's.py'
+    prog.write_text("import torch\n"
+                    "from safetensors.torch import save_file, load_file, safe_open\n"
+                    f"save_file({{'a': torch.arange(6.).reshape(2, 3), 'b': torch.ones(2, dtype=torch.bfloat16)}}, "
+                    f"r'{tmp_path / 'w.st'}')\n"
+                    f"r = load_file(r'{tmp_path / 'w.st'}')\n"
+                    "print(r['a'].tolist(), r['b'].dtype)\n"
+                    f"with safe_open(r'{tmp_path / 'w.st'}', framework='pt') as f:\n"
+                    "    print(f.get_slice('a')[1:, :2].tolist())\n")
+    out = subprocess.run([sys.executable, '-m', 'ember', 'run', str(prog)], capture_output=True, text=True, check=True)
+    assert out.stdout.split('\n')[:2] == ['[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] ember.bfloat16', '[[3.0, 4.0]]']
+    s = ember.UntypedStorage.from_file(str(tmp_path / 'w.st'), False, 8)
+    assert s.nbytes() == 8 and s.untyped() is s and s[2:6].nbytes() == 4
+
+
+def test_fsdp_names_and_wrap_policies():
+    import functools
+    from ember.distributed.fsdp import CPUOffload, ShardingStrategy, FullyShardedDataParallel, MixedPrecision
+    from ember.distributed.fsdp.wrap import transformer_auto_wrap_policy, size_based_auto_wrap_policy, wrap
+    import torch.distributed.fsdp as tf
+    import torch.distributed.fsdp.wrap as tw
+    assert [s.name for s in ShardingStrategy] == [s.name for s in tf.ShardingStrategy]
+    assert repr(CPUOffload()) == repr(tf.CPUOffload()) and MixedPrecision(param_dtype=ember.bfloat16).param_dtype
+    for L, pol, size in ((ember, transformer_auto_wrap_policy, size_based_auto_wrap_policy),
+                         (torch, tw.transformer_auto_wrap_policy, tw.size_based_auto_wrap_policy)):
+        m = L.nn.TransformerEncoderLayer(8, 2)
+        p = functools.partial(pol, transformer_layer_cls={L.nn.TransformerEncoderLayer})
+        assert (p(m, False, 0), p(m, True, 0), p(L.nn.Linear(1, 1), False, 0)) == (True, True, False)
+        assert (size(m, True, 10 ** 9), size(L.nn.ModuleList(), False, 10 ** 9)) == (True, False)
+    m = ember.nn.Linear(1, 1)
+    assert wrap(m) is m
+    with pytest.raises(NotImplementedError, match='no FSDP'):
+        FullyShardedDataParallel(m)
+
+
+def test_distributed_modules_libraries_import():
+    import importlib
+    for name in ('_composable.fsdp', 'fsdp.fully_sharded_data_parallel', 'checkpoint.hf_storage', 'algorithms.join',
+                 'tensor.placement_types', 'tensor._utils', 'device_mesh', '_functional_collectives', 'constants'):
+        importlib.import_module(f'ember.distributed.{name}')
+        importlib.import_module(f'torch.distributed.{name}')
+    from ember.distributed.checkpoint.hf_storage import HuggingFaceStorageReader
+    from ember.distributed.algorithms.join import Join, JoinHook
+    with pytest.raises(NotImplementedError, match='no torch.distributed.checkpoint'):
+        HuggingFaceStorageReader('path')
+    assert JoinHook().main_hook() is None
+    with Join([], enable=False):
+        pass
+    assert not isinstance(ember.nn.Linear(1, 1), ember.ScriptModule) and ember.ScriptModule is ember.jit.ScriptModule

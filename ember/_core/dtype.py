@@ -118,6 +118,10 @@ _CPP_NAMES = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', '
               'uint64': 'unsigned long', **{d.name: f'c10::{_SCALAR_NAMES[d.name]}' for d in _FLOAT8}}
 
 
+# Python's number types where a dtype goes (``torch.tensor(0, dtype=int)``): torch's parser maps them to these
+PYTHON_TYPES = {bool: bool_, int: int64, float: float64, complex: complex128}
+
+
 def scalar_name(d):
     """c10's ScalarType name of a dtype: ``scalar_name(float32) == 'Float'``."""
     return _SCALAR_NAMES[d.name]

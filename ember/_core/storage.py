@@ -113,7 +113,28 @@ class Storage:
         return self.data.tolist()
 
     def __getitem__(self, i):
+        """A byte's value, or for a slice a storage over those bytes (the same memory), as torch's."""
+        if isinstance(i, slice):
+            return Storage(self.data[i], self.device)
         return int(self.data[i])
+
+    def untyped(self):
+        return self
+
+    @classmethod
+    def from_file(cls, filename, shared=False, nbytes=0):
+        """torch.UntypedStorage.from_file: the first ``nbytes`` bytes of a file (all of it for 0) as a CPU storage
+        mapped into memory; ``shared=True`` writes go to the file, else the mapping is private (copy on write), as
+        torch's MAP_SHARED / MAP_PRIVATE. safetensors loads its tensors through it."""
+        import os
+        from .device import canonical
+        size = nbytes or os.path.getsize(filename)
+        if size > os.path.getsize(filename):
+            raise RuntimeError(f"unexpected EOF, expected {size} bytes but the file {filename} has "
+                               f"{os.path.getsize(filename)}")
+        data = np.memmap(filename, dtype=np.uint8, mode='r+' if shared else 'c', shape=(size,)) if size else \
+            np.empty(0, np.uint8)
+        return cls(data.view(np.ndarray), canonical('cpu'))
 
     def __repr__(self):
         return f' {self.device.type} untyped storage of {self._nbytes} bytes'

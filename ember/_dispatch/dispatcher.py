@@ -323,6 +323,7 @@ def overloads_of(qualname):
 
 _NUMBER = (int, float, complex, bool, np.number, np.bool_)
 _INT = (int, np.integer)
+from .._core.dtype import PYTHON_TYPES as _PYTHON_TYPES, dtype as _DTYPE  # noqa: E402
 _SEQ = (list, tuple)
 
 
@@ -342,6 +343,7 @@ _CHECKS = {  # base type -> expression that is true for a valid value
     'SymInt[]': '_intlist_ok({v})',
     'float[]': 'isinstance({v}, (list, tuple, int, float))',
     'bool[]': 'isinstance({v}, (list, tuple))',
+    'ScalarType': '{v}.__class__ is _DT',
 }
 
 
@@ -437,7 +439,7 @@ def _generate_caller(op):
              '    if _k is None: _k = _resolve(ks)',
              f'    return _k(ks, {", ".join(call_args)})']
     src = f'def {s.name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
-    g = {'_T': _tensor_types(), '_NUMBER': _NUMBER, '_INT': _INT, '_SEQ': _SEQ, '_intlist_ok': _intlist_ok, 'np': np, '_S': STATE,
+    g = {'_T': _tensor_types(), '_DT': _DTYPE, '_NUMBER': _NUMBER, '_INT': _INT, '_SEQ': _SEQ, '_intlist_ok': _intlist_ok, 'np': np, '_S': STATE,
          '_cache': op.cache, '_resolve': op.resolve, '_device_keys': _device_keys,
          '_bad': _bad_arg_factory(op), '_BM': BACKEND_MASK, '_mixed': _mixed_devices,
          '_np_aliases': numpy_aliases, '_MISSING': _MISSING}
@@ -502,12 +504,16 @@ def _bad_arg_factory(op):
             i = next(i for i, v in enumerate(values) if v is value)
             args, kwargs = public_call(op, values[:i] + (value.item(),) + values[i + 1:])
             return op.call(*args, **kwargs)
+        if expected.rstrip('?') == 'ScalarType' and value in _PYTHON_TYPES and values:     # dtype=int: int64, ...
+            i = next(i for i, v in enumerate(values) if v is value)
+            args, kwargs = public_call(op, values[:i] + (_PYTHON_TYPES[value],) + values[i + 1:])
+            return op.call(*args, **kwargs)
         if expected in ('int[]', 'SymInt[]') or expected.startswith('int['):
             bad = next((e for e in value if not isinstance(e, _INT)), value) if isinstance(value, (list, tuple)) else value
             raise TypeError(f"{op.schema.name}(): {where} must be tuple of ints, but found element of type "
                             f"{type(bad).__name__}")
-        raise TypeError(f"{op.schema.name}(): {where} must be {'Number' if expected == 'Scalar' else expected}, "
-                        f"not {type(value).__name__}")
+        shown = {'Scalar': 'Number', 'ScalarType': 'torch.dtype', 'ScalarType?': 'torch.dtype'}.get(expected, expected)
+        raise TypeError(f"{op.schema.name}(): {where} must be {shown}, not {type(value).__name__}")
     return bad
 
 

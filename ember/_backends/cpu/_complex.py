@@ -3,16 +3,6 @@ has the autograd side)."""
 import numpy as np
 
 
-def complex_parts(sample, size, dtype, scale=1.0):
-    """A complex sample: real and imaginary parts drawn independently (each with variance 1/2 for randn, as in
-    torch, so that E|z|^2 = 1)."""
-    part = np.float32 if dtype == np.complex64 else np.float64
-    out = np.empty(size, dtype)
-    out.real = sample(size, dtype=part) * scale
-    out.imag = sample(size, dtype=part) * scale
-    return out
-
-
 def logaddexp_complex(a, b):
     """log(e^a + e^b) for complex a, b (NumPy's logaddexp is real only): m + log1p(e^(other - m)) with m the
     operand of larger real part, so nothing overflows."""

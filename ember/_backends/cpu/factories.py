@@ -1,7 +1,8 @@
 """CPU kernels for factory operators. ``dtype`` arrives as the resolved NumPy dtype."""
+import math
+
 import numpy as np
 
-from ._complex import complex_parts as _complex_parts
 from ._torch_random import integers as _t_integers, normal as _t_normal, permutation as _t_permutation, uniform as _t_uniform
 
 
@@ -29,15 +30,21 @@ def _empty_strided(size, stride, dtype, device):
     return np.ndarray(tuple(size), dtype, base, 0, tuple(s * isz for s in stride))
 
 
+def _complex(draw, size, dtype):
+    """A complex sample as torch draws it: over the real view, real and imaginary parts in turn."""
+    real = np.float32 if dtype == np.complex64 else np.float64
+    return draw(real, (2 * math.prod(size),)).view(dtype).reshape(tuple(size))
+
+
 def _randn(size, rng, dtype, device):
-    if np.dtype(dtype).kind == 'c':
-        return _complex_parts(rng.standard_normal, size, dtype, np.sqrt(0.5))
+    if np.dtype(dtype).kind == 'c':     # each part N(0, 1/2): torch's normal_(0, 1 / sqrt 2) on the real view
+        return _complex(lambda dt, n: _t_normal(rng, n, dt, 0.0, 1 / math.sqrt(2)), size, dtype)
     return _t_normal(rng, tuple(size), dtype)
 
 
 def _rand(size, rng, dtype, device):
     if np.dtype(dtype).kind == 'c':
-        return _complex_parts(rng.random, size, dtype)
+        return _complex(lambda dt, n: _t_uniform(rng, n, dt), size, dtype)
     return _t_uniform(rng, tuple(size), dtype)
 
 

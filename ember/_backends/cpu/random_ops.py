@@ -2,9 +2,10 @@
 unwrapped by the adapters): uniform, normal and integer draws follow torch's streams (NOTE [torch's random
 streams] in _torch_random.py); the other distributions use NumPy's, float32 tensors sampled in float32
 directly, other float dtypes through float64."""
+import math
+
 import numpy as np
 
-from ._complex import complex_parts as _complex_parts
 from ._torch_random import cauchy as _t_cauchy, exponential as _t_exponential, geometric as _t_geometric, log_normal as _t_log_normal, in_memory_order as _t_in_memory_order, uniform01 as _t_uniform01, integers as _t_integers, normal as _t_normal, uniform as _t_uniform
 
 
@@ -13,16 +14,21 @@ def _fdt(a):
     return np.float32 if a.dtype == np.float32 else np.float64
 
 
+def _real_view_draws(a, draw):
+    """A complex tensor's draws as torch makes them: over its real view, real and imaginary parts in turn."""
+    real = np.float32 if a.dtype == np.complex64 else np.float64
+    return _t_in_memory_order(draw(real, 2 * a.size).view(a.dtype), a)
+
+
 def _uniform(a, lo, hi, rng):
-    if a.dtype.kind == 'c':
-        return _complex_parts(rng.random, a.shape, a.dtype) * (hi - lo) + lo * (1 + 1j)
+    if a.dtype.kind == 'c':         # each part uniform(lo, hi), as torch's complex uniform_
+        return _real_view_draws(a, lambda dt, n: _t_uniform(rng, (n,), dt, lo, hi))
     return _t_in_memory_order(_t_uniform(rng, (a.size,), a.dtype, lo, hi), a)
 
 
 def _normal_fill(a, mean, std, rng):
-    if a.dtype.kind == 'c':         # each part N(0, 1/2), as torch's complex normal_
-        r = _complex_parts(rng.standard_normal, a.shape, a.dtype, np.sqrt(0.5))
-        return r * std + mean * (1 + 1j)      # torch draws each part as normal_(mean, std / sqrt 2)
+    if a.dtype.kind == 'c':         # each part normal_(mean, std / sqrt 2), as torch's complex normal_
+        return _real_view_draws(a, lambda dt, n: _t_normal(rng, (n,), dt, mean, std / math.sqrt(2)))
     return _t_in_memory_order(_t_normal(rng, (a.size,), a.dtype, mean, std, a.flags.c_contiguous), a)
 
 

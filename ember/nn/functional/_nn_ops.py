@@ -635,6 +635,52 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 # --- resampling ----------------------------------------------------------------------
 
+def _resample_uint8(input, isz, osz, mode, align_corners, scales, antialias):
+    """torch's uint8 image resampling (bilinear, bicubic): the width pass, then the height pass, each with the
+    weights in fixed point (int16, with as many fraction bits as the largest weight allows) and rounded and
+    clamped to 0..255 in between, as Pillow and torch's separable uint8 kernels compute it."""
+    import numpy as np
+    x = input.detach().numpy().astype(np.int64)
+    for d in (1, 0):
+        m = _aa_matrix(isz[d], osz[d], mode, scales[d]) if antialias else \
+            _interp_matrix(isz[d], osz[d], mode, align_corners, scales[d], None)
+        bits = 0
+        while bits < 22 and int(0.5 + m.max() * (1 << (bits + 1))) < (1 << 15):
+            bits += 1
+        v = m * (1 << bits)
+        w = np.where(v < 0, np.trunc(v - 0.5), np.trunc(v + 0.5)).astype(np.int64)
+        x = np.moveaxis(np.moveaxis(x, 2 + d, -1) @ w.T, -1, 2 + d)
+        x = np.clip((x + (1 << (bits - 1))) >> bits, 0, 255)
+    return ember.from_numpy(np.ascontiguousarray(x.astype(np.uint8))).to(input.device)
+
+
+def _aa_matrix(n_in, n_out, mode, scale):
+    """The (n_out, n_in) antialiased resampling matrix (torch's and PIL's): the bilinear triangle or the a = -0.5
+    cubic, stretched over the source pixels an output pixel covers when downscaling, normalised per row."""
+    import numpy as np
+    s = (n_in / n_out) if scale is None else 1.0 / scale
+    stretch = max(s, 1.0)
+    if mode == 'bilinear':
+        def kernel(x):
+            x = np.abs(x)
+            return np.where(x < 1.0, 1.0 - x, 0.0)
+        support = stretch
+    else:
+        def kernel(x, a=-0.5):
+            x = np.abs(x)
+            return np.where(x < 1.0, ((a + 2) * x - (a + 3)) * x * x + 1,
+                            np.where(x < 2.0, (((x - 5) * x + 8) * x - 4) * a, 0.0))
+        support = 2.0 * stretch
+    m = np.zeros((n_out, n_in), np.float64)
+    for i in range(n_out):
+        center = (i + 0.5) * s
+        lo, hi = max(int(center - support + 0.5), 0), min(int(center + support + 0.5), n_in)
+        w = kernel((np.arange(lo, hi) - center + 0.5) / stretch)
+        total = w.sum()
+        m[i, lo:hi] = w / total if total else w
+    return m
+
+
 def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype):
     """The (n_out, n_in) matrix of 1-D resampling; every mode ember supports is separable."""
     import numpy as np
@@ -875,11 +921,23 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
         if nsp == 1:
             return adaptive_avg_pool1d(input, osz[0])
         raise NotImplementedError("area interpolation of 5-D input is not supported")
-    out = input
+    if antialias and (mode not in ('bilinear', 'bicubic') or nsp != 2):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
+    blend = not input.is_floating_point() and mode not in ('nearest', 'nearest-exact')
+    if blend and input.dtype == ember.uint8 and nsp == 2:
+        return _resample_uint8(input, isz, osz, mode, align_corners, scales, antialias)
+    # other integer inputs are resampled in float32 and rounded to the nearest integer in range; nearest modes
+    # pick values, so they stay in the input's dtype
+    out = input.to(ember.float32) if blend else input
     for d in range(nsp):
-        m = _interp_matrix(isz[d], osz[d], mode, align_corners, scales[d], None)
-        mt = ember.from_numpy(m).to(dtype=input.dtype, device=input.device)
+        m = _aa_matrix(isz[d], osz[d], mode, scales[d]) if antialias else \
+            _interp_matrix(isz[d], osz[d], mode, align_corners, scales[d], None)
+        mt = ember.from_numpy(m).to(dtype=out.dtype, device=input.device)
         out = out.movedim(2 + d, -1).matmul(mt.transpose(0, 1)).movedim(-1, 2 + d)
+    if blend:
+        info = ember.iinfo(input.dtype)
+        out = out.round().clamp(info.min, info.max).to(input.dtype)
     return out.contiguous()
 
 
