@@ -14,7 +14,7 @@ the string names ``x.type()`` answers, so both directions use one table.
 """
 import numpy as np
 
-from ._core import dtype as D
+from ._core import dtype as D, naming
 
 # (legacy name, dtype): the order is torch's
 NAMES = (('FloatTensor', D.float32), ('DoubleTensor', D.float64), ('HalfTensor', D.float16),
@@ -27,7 +27,7 @@ _BY_NAME = {name: dt for name, dt in NAMES}
 
 def type_name(dtype):
     """'ember.FloatTensor' for float32: what ``x.type()`` answers (ember names itself as its dtypes do)."""
-    return f'ember.{_BY_DTYPE.get(dtype, dtype.name)}'
+    return f'{naming.shown}.{_BY_DTYPE.get(dtype, dtype.name)}'
 
 
 def parse_type(spec):

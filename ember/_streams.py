@@ -4,6 +4,7 @@ On a CUDA device they are ember.cuda's (CuPy streams and events). On the CPU, as
 finished when it returns: the one stream (``stream_id=0``) is always idle, and events, which the CPU backend does
 not support, raise torch's error where they would have to record or wait.
 """
+from ._core import naming
 from ._core.device import device as _device
 
 _NO_EVENTS = "cpu backend doesn't support events."
@@ -69,7 +70,7 @@ class Stream:
         return hash((self.device_type, self.device_index, self.stream_id))
 
     def __repr__(self):
-        return f'ember.Stream device_type=cpu, device_index={self.device_index}, stream_id={self.stream_id}'
+        return f'{naming.shown}.Stream device_type=cpu, device_index={self.device_index}, stream_id={self.stream_id}'
 
 
 class Event:
@@ -102,4 +103,4 @@ class Event:
         return None
 
     def __repr__(self):
-        return f'ember.Event device_type={self.device.type}, device_index=-1, event_flag=0, event_id=0'
+        return f'{naming.shown}.Event device_type={self.device.type}, device_index=-1, event_flag=0, event_id=0'

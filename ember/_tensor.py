@@ -13,6 +13,7 @@ from ._core.tensor_impl import TensorImpl, set_tensor_class
 from ._core.storage import MetaArray, _ptr
 from ._core.dispatch_key import BACKEND_MASK as _BM, AUTOGRAD_BIT as _AUTOGRAD_BIT
 from ._dispatch import torch_function as _tf
+from ._core import naming as _naming
 from ._dispatch.dispatcher import STATE as _dispatch_state
 
 
@@ -30,7 +31,7 @@ class Size(tuple):
         return n
 
     def __repr__(self):
-        return f'ember.Size([{", ".join(str(s) for s in self)}])'
+        return f'{_naming.shown}.Size([{", ".join(str(s) for s in self)}])'
 
     def __getitem__(self, i):
         r = tuple.__getitem__(self, i)

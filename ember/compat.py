@@ -235,6 +235,8 @@ def install(children=True):
         for name in [m for m in sys.modules if _split(m)]:
             del sys.modules[name]
         sys.meta_path.insert(0, _TorchFinder())
+    from ._core import naming
+    naming.show_as('torch')      # the program imports ember as torch: reprs name torch (NOTE in _core/naming.py)
     if children:
         _reach_children()
 

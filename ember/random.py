@@ -75,7 +75,7 @@ class Generator:
 
     def set_state(self, new_state):
         from ._core.tensor_impl import TensorImpl
-        if not isinstance(new_state, TensorImpl) or str(new_state.dtype) != 'ember.uint8':
+        if not isinstance(new_state, TensorImpl) or new_state.dtype.name != 'uint8':
             raise TypeError("RNG state must be a torch.ByteTensor")
         raw = np.asarray(new_state.detach().numpy(), dtype=np.uint8).tobytes()
         if len(raw) != _STATE.itemsize:

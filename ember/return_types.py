@@ -3,6 +3,8 @@
 time an overload group (ember/_ops/overloads.py) or a hand-written function asks for it."""
 from collections import namedtuple
 
+from ._core import naming
+
 
 def _structseq(name, fields):
     """``ember.return_types.<name>``: a named tuple printed as torch prints its structseqs (made once)."""
@@ -13,7 +15,7 @@ def _structseq(name, fields):
 
     def __repr__(self):
         body = ',\n'.join(f'{f}={v!r}' for f, v in zip(fields, self))
-        return f'ember.return_types.{name}(\n{body})'
+        return f'{naming.shown}.return_types.{name}(\n{body})'
     # n_fields & co. mark it a struct sequence (as torch.return_types are), so that pytree registers the class
     # itself as a node rather than flattening it as a namedtuple
     n = len(fields)

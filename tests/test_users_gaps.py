@@ -495,7 +495,7 @@ def test_safetensors_torch_api_loads_under_ember_run(tmp_path):
                     f"with safe_open(r'{tmp_path / 'w.st'}', framework='pt') as f:\n"
                     "    print(f.get_slice('a')[1:, :2].tolist())\n")
     out = subprocess.run([sys.executable, '-m', 'ember', 'run', str(prog)], capture_output=True, text=True, check=True)
-    assert out.stdout.split('\n')[:2] == ['[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] ember.bfloat16', '[[3.0, 4.0]]']
+    assert out.stdout.split('\n')[:2] == ['[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] torch.bfloat16', '[[3.0, 4.0]]']
     s = ember.UntypedStorage.from_file(str(tmp_path / 'w.st'), False, 8)
     assert s.nbytes() == 8 and s.untyped() is s and s[2:6].nbytes() == 4
 
@@ -534,3 +534,17 @@ def test_distributed_modules_libraries_import():
     with Join([], enable=False):
         pass
     assert not isinstance(ember.nn.Linear(1, 1), ember.ScriptModule) and ember.ScriptModule is ember.jit.ScriptModule
+
+
+def test_reprs_name_torch_under_ember_run_and_ember_otherwise(tmp_path):
+    import subprocess
+    import sys
+    prog = tmp_path / 'r.py'
+    prog.write_text("import torch\n"
+                    "print(torch.float32, torch.ones(2).shape, torch.ones(2, dtype=torch.int32), torch.strided,\n"
+                    "      torch.ones(2).type(), str(torch.float16).replace('torch.', ''), torch.max(torch.ones(2, 2), 1))\n")
+    want = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, check=True).stdout
+    got = subprocess.run([sys.executable, '-m', 'ember', 'run', str(prog)], capture_output=True, text=True,
+                         check=True).stdout
+    assert got == want
+    assert repr(ember.float32) == 'ember.float32' and repr(ember.ones(2).shape) == 'ember.Size([2])'

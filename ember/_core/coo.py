@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 
+from . import naming
+
 
 class COOArray:
     __slots__ = ('indices', 'values', 'shape', 'coalesced')
@@ -82,7 +84,7 @@ class layout:
         self.name = name
 
     def __repr__(self):
-        return 'ember.' + self.name
+        return f'{naming.shown}.{self.name}'
 
     def __reduce__(self):
         return (_layout_by_name, (self.name,))

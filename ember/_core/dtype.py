@@ -7,6 +7,8 @@ above the category of the dimensioned tensors (see NOTE [result type]).
 """
 import numpy as np
 
+from . import naming
+
 try:  # bfloat16 and the float8 types have no NumPy type of their own; ml_dtypes is the field's standard
     import ml_dtypes
     _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -64,7 +66,7 @@ class dtype:
         return {'float64': complex128, 'complex128': complex128}.get(self.name, complex64)
 
     def __repr__(self):
-        return 'ember.' + self.name
+        return f'{naming.shown}.{self.name}'
 
     def __reduce__(self):
         return (_dtype_by_name, (self.name,))
@@ -134,7 +136,7 @@ def cpp_name(d):
 
 def legacy_type_name(d):
     """The legacy tensor type name: ``legacy_type_name(float32) == 'ember.FloatTensor'``."""
-    return f'ember.{_SCALAR_NAMES[d.name]}Tensor'
+    return f'{naming.shown}.{_SCALAR_NAMES[d.name]}Tensor'
 
 
 def _dtype_by_name(name):

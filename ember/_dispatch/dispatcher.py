@@ -324,6 +324,8 @@ def overloads_of(qualname):
 _NUMBER = (int, float, complex, bool, np.number, np.bool_)
 _INT = (int, np.integer)
 from .._core.dtype import PYTHON_TYPES as _PYTHON_TYPES, dtype as _DTYPE  # noqa: E402
+from .._core.dtype import ALIASES as _ALIASES, _BY_NAME  # noqa: E402
+_DTYPE_NAMES = {**_BY_NAME, **_ALIASES}
 _SEQ = (list, tuple)
 
 
@@ -389,6 +391,8 @@ def _generate_caller(op):
         n = _param(a.name)
         if a.name in required:
             params.append(f'{n}=_MISSING')
+        elif a.base_type == 'ScalarType' and isinstance(a.default, str):     # ``ScalarType? dtype=long``: int64
+            params.append(f'{n}=_DTYPES[{a.default!r}]')
         else:
             params.append(f'{n}={_default_src(a.default)}' if a.has_default else n)
         call_args.append(n)
@@ -439,7 +443,7 @@ def _generate_caller(op):
              '    if _k is None: _k = _resolve(ks)',
              f'    return _k(ks, {", ".join(call_args)})']
     src = f'def {s.name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
-    g = {'_T': _tensor_types(), '_DT': _DTYPE, '_NUMBER': _NUMBER, '_INT': _INT, '_SEQ': _SEQ, '_intlist_ok': _intlist_ok, 'np': np, '_S': STATE,
+    g = {'_T': _tensor_types(), '_DT': _DTYPE, '_DTYPES': _DTYPE_NAMES, '_NUMBER': _NUMBER, '_INT': _INT, '_SEQ': _SEQ, '_intlist_ok': _intlist_ok, 'np': np, '_S': STATE,
          '_cache': op.cache, '_resolve': op.resolve, '_device_keys': _device_keys,
          '_bad': _bad_arg_factory(op), '_BM': BACKEND_MASK, '_mixed': _mixed_devices,
          '_np_aliases': numpy_aliases, '_MISSING': _MISSING}

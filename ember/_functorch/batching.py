@@ -429,7 +429,7 @@ def _index_rule(op):
             return _fallback(op, level, args)
         if not any(unwrap(x, level) is not None for x in indices if x is not None):
             return make_batched(aten.index.Tensor(p, [None] + list(indices)), level)
-        if any(str(x.dtype).endswith(('bool', 'uint8')) for x in indices if x is not None):
+        if any(x.dtype.name in ('bool', 'uint8') for x in indices if x is not None):
             return _fallback(op, level, args)
         B = _batch_size(args, level)
         p = _physical_or_expanded(self, level, B)

@@ -480,7 +480,7 @@ def _index_put_rule(op):
     index aligned to the others' rank so that broadcasting never meets the batch; values likewise."""
     def rule(level, args):
         self, indices, values, accumulate = args
-        if any(i is None or str(i.dtype).endswith('bool') or str(i.dtype).endswith('uint8') for i in indices):
+        if any(i is None or i.dtype.name in ('bool', 'uint8') for i in indices):
             return _fallback(op, level, args)       # slices and masks: per sample
         B = _batch_size(args, level)
         ps = _physical_or_expanded(self, level, B)

@@ -65,7 +65,7 @@ def _array(t):
 
 
 def _dtype(t):
-    return str(t.dtype).rpartition('.')[2]
+    return t.dtype.name
 
 
 def _on_meta(*tensors):

@@ -72,7 +72,7 @@ def _enc(a):
     if isinstance(a, list):
         return [_enc(e) for e in a]
     if isinstance(a, ember.dtype):
-        return {'dtype': str(a).replace('ember.', '')}
+        return {'dtype': a.name}
     if isinstance(a, ember.device):
         return {'device': str(a)}
     if a is ember.strided:
@@ -113,7 +113,7 @@ def _meta(node):
     val = node.meta.get('val')
     if isinstance(val, ember.Tensor):
         out['val'] = {'shape': [_size_enc(n) for n in val.shape], 'stride': [_size_enc(n) for n in val.stride()],
-                      'dtype': str(val.dtype).replace('ember.', '')}
+                      'dtype': val.dtype.name}
     elif isinstance(val, SymInt):
         out['val'] = {'symint': _size_enc(val)}
     elif val is not None and not isinstance(val, (tuple, list)):

@@ -25,7 +25,7 @@ _DTYPE_ABBR = {'float32': 'f32', 'float64': 'f64', 'float16': 'f16', 'bfloat16':
 
 def _annotation(val):
     if isinstance(val, ember.Tensor):
-        dtype = str(val.dtype).replace('ember.', '')
+        dtype = val.dtype.name
         return f'"{_DTYPE_ABBR.get(dtype, dtype)}[{", ".join(pretty(n) for n in val.shape)}]"'
     if isinstance(val, SymInt):
         return f'"Sym({pretty(val)})"'

@@ -14,14 +14,14 @@ _DTYPES = {'float32': 1, 'uint8': 2, 'int8': 3, 'int16': 5, 'int32': 6, 'int64':
 def onnx_dtype(dtype):
     """The ONNX TensorProto element type of an ember dtype."""
     from .errors import OnnxExporterError
-    name = str(dtype).replace('ember.', '')
+    name = dtype.name
     if name not in _DTYPES:
         raise OnnxExporterError(f'ONNX export does not support tensors of dtype {dtype}')
     return _DTYPES[name]
 
 
 def numpy_dtype(dtype):
-    name = str(dtype).replace('ember.', '')
+    name = dtype.name
     return np.dtype('bool' if name == 'bool' else name) if name != 'bfloat16' else np.dtype('float32')
 
 

@@ -81,8 +81,7 @@ def _addindent(s_, num_spaces):
 
 def _typename(v):
     if isinstance(v, Tensor):
-        return 'ember.' + {'float32': 'FloatTensor', 'float64': 'DoubleTensor', 'int64': 'LongTensor'}.get(
-            v.dtype.name, 'Tensor')
+        return v.type()     # the legacy type name, as torch's messages give it
     m = type(v).__module__
     return (m + '.' if m not in ('builtins', None) else '') + type(v).__qualname__
 
