@@ -548,3 +548,54 @@ def test_reprs_name_torch_under_ember_run_and_ember_otherwise(tmp_path):
                          check=True).stdout
     assert got == want
     assert repr(ember.float32) == 'ember.float32' and repr(ember.ones(2).shape) == 'ember.Size([2])'
+
+
+# --- names from torch's documentation -------------------------------------------------------------------------------
+
+def test_documented_names_ember_lacked():
+    import warnings
+    got = []
+    for L in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            r = [L.range(1, 4).tolist(), L.range(0, 1, 0.25).tolist(), str(L.range(1, 4, dtype=L.int64).dtype)[-5:]]
+        e = L.empty_permuted((2, 3, 5), (0, 2, 1))
+        r += [tuple(e.shape), e.stride()]
+        r += [L.nonzero_static(L.tensor([0, 1, 0, 2]), size=3).tolist(),
+              L.nonzero_static(L.tensor([[1, 0], [0, 1]]), size=1, fill_value=-5).tolist()]
+        r += [L.as_strided_scatter(L.zeros(3, 3), L.ones(2), (2,), (4,)).tolist()]
+        L.manual_seed(0)
+        x = L.rand(50, 3)
+        h = L.histogramdd(x, bins=4)
+        r += [h.hist.tolist(), [b.tolist() for b in h.bin_edges]]
+        r += [L.histogramdd(x, bins=2, range=[0., 1., 0., 0.5, 0., 1.], density=True).hist.tolist()]
+        r += [L.histogramdd(x[:, :2], bins=[L.tensor([0, .5, 1.]), L.tensor([0, 1.])],
+                            weight=L.arange(50.)).hist.tolist()]
+        r += [L.ones(2, 3, 4).dim_order(), L.ones(2, 3, 4).permute(2, 0, 1).contiguous().permute(1, 2, 0).dim_order()]
+        r += [L.nn.functional.native_channel_shuffle(L.arange(8.).reshape(1, 4, 2), 2).tolist()]
+        got.append(r)
+    for a, b in zip(got[1], got[0]):
+        if isinstance(a, (str, tuple)):
+            assert a == b
+        else:
+            np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-6)
+    assert ember.set_flush_denormal(True) is False      # no access to the FPU's flags from NumPy
+
+
+def test_multi_grad_hook_as_torch():
+    out = []
+    for L in (torch, ember):
+        a, b, c = (L.ones(2, requires_grad=True) for _ in range(3))
+        seen = []
+        h = L.autograd.graph.register_multi_grad_hook((a, b, c), lambda gs: seen.append(
+            [None if g is None else g.tolist() for g in gs]))
+        (a * 2 + b * 3).sum().backward()
+        (a * 5).sum().backward()
+        h.remove()
+        (a * 7).sum().backward()
+        first = []
+        L.autograd.graph.register_multi_grad_hook((a, b), lambda g: first.append(g.tolist()), mode='any')
+        (a * 2 + b * 3).sum().backward()
+        (b * 4).sum().backward()
+        out.append((seen, first))
+    assert out[1] == out[0]

@@ -15,7 +15,7 @@ from .node import Node, SavedVariable, AccumulateGrad
 from .saved_hooks import saved_tensors_hooks, save_on_cpu, disable_saved_tensors_hooks
 
 __all__ = ['Node', 'saved_tensors_hooks', 'save_on_cpu', 'disable_saved_tensors_hooks', 'walk',
-           'saved_tensors_nbytes', 'to_dot', 'render', 'increment_version']
+           'saved_tensors_nbytes', 'to_dot', 'render', 'increment_version', 'register_multi_grad_hook']
 
 
 def _roots(tensors):
@@ -146,3 +146,50 @@ def render(tensors, path, format='svg', params=None):
             from None
     src = graphviz.Source(to_dot(tensors, params))
     return src.render(path, format=format, cleanup=True)
+
+
+class _MultiHandle:
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode='all'):
+    """``fn`` sees the gradients of several tensors in one backward: with ``mode='all'``, once per backward, the
+    tuple of their gradients (None for those the backward did not reach), after the last one is computed; with
+    ``mode='any'``, the first gradient computed. Made of tensor hooks and, for 'all', a callback queued on the
+    running backward (torch's ``queue_callback``), so it fires even when some tensors get no gradient."""
+    from .engine import queue_callback, in_backward
+    if mode not in ('all', 'any'):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    state = {'grads': None, 'fired': False}
+
+    def hook_for(i):
+        def hook(grad):
+            if mode == 'any':
+                if not state['fired'] and in_backward():
+                    state['fired'] = True
+                    queue_callback(lambda: state.update(fired=False))
+                    fn(grad)
+                return None
+            if state['grads'] is None:
+                state['grads'] = [None] * len(tensors)
+
+                def done():
+                    grads, state['grads'] = tuple(state['grads']), None
+                    fn(grads)
+                queue_callback(done)
+            state['grads'][i] = grad
+            return None
+        return hook
+    return _MultiHandle([t.register_hook(hook_for(i)) for i, t in enumerate(tensors) if t.requires_grad])

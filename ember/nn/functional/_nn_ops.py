@@ -24,7 +24,7 @@ __all__ = ['affine_grid', 'grid_sample', 'embedding_bag', 'conv1d', 'conv2d', 'c
            'layer_norm', 'batch_norm', 'group_norm', 'instance_norm', 'rms_norm', 'local_response_norm',
            'normalize', 'cosine_similarity', 'pairwise_distance',
            'interpolate', 'upsample', 'upsample_nearest', 'upsample_bilinear', 'pixel_shuffle', 'pixel_unshuffle',
-           'channel_shuffle']
+           'channel_shuffle', 'native_channel_shuffle']
 
 
 # --- convolution -------------------------------------------------------------------
@@ -965,3 +965,6 @@ def pixel_unshuffle(input, downscale_factor):
 
 def channel_shuffle(input, groups):
     return ember.channel_shuffle(input, groups)
+
+
+native_channel_shuffle = channel_shuffle        # torch's name for the same kernel
