@@ -183,6 +183,8 @@ class Tensor(TensorImpl):
 
     @property
     def _version(self):
+        if self._is_inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc[0]
 
     def is_inference(self):

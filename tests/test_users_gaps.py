@@ -599,3 +599,17 @@ def test_multi_grad_hook_as_torch():
         (b * 4).sum().backward()
         out.append((seen, first))
     assert out[1] == out[0]
+
+
+def test_inference_version_and_disabled_saved_hooks_raise_as_torch():
+    for L in (torch, ember):
+        with L.inference_mode():
+            y = L.ones(2) * 2
+        with pytest.raises(RuntimeError, match='Inference tensors do not track version counter'):
+            y._version
+        with L.autograd.graph.disable_saved_tensors_hooks('no hooks here'):
+            with pytest.raises(RuntimeError, match='no hooks here'):
+                with L.autograd.graph.save_on_cpu():
+                    pass
+        with L.autograd.graph.save_on_cpu():      # allowed again outside
+            pass

@@ -16,6 +16,9 @@ class saved_tensors_hooks:
         self.hooks = (pack_hook, unpack_hook)
 
     def __enter__(self):
+        disabled = getattr(_tls, 'disabled', None)
+        if disabled is not None:        # inside disable_saved_tensors_hooks: its message, as torch raises it
+            raise RuntimeError(disabled)
         if not hasattr(_tls, 'stack'):
             _tls.stack = []
         _tls.stack.append(self.hooks)
@@ -38,7 +41,10 @@ class disable_saved_tensors_hooks:
 
     def __enter__(self):
         self.prev = getattr(_tls, 'stack', [])
+        self.prev_disabled = getattr(_tls, 'disabled', None)
         _tls.stack = []
+        _tls.disabled = self.msg
 
     def __exit__(self, *exc):
         _tls.stack = self.prev
+        _tls.disabled = self.prev_disabled

@@ -967,4 +967,6 @@ def channel_shuffle(input, groups):
     return ember.channel_shuffle(input, groups)
 
 
-native_channel_shuffle = channel_shuffle        # torch's name for the same kernel
+def native_channel_shuffle(input, groups):
+    """torch's name for the same shuffle (its native kernel)."""
+    return ember.channel_shuffle(input, groups)
