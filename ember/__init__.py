@@ -177,3 +177,5 @@ from . import func  # noqa: E402  torch.func: composable transforms (a front end
 from .func import vmap  # noqa: E402  torch.vmap
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from . import futures, distributed  # noqa: E402,F401  torch.futures, torch.distributed (mpi4py is imported only by init_process_group)
+from . import _einops as _einops_backend  # noqa: E402  einops on ember tensors (registered when einops is imported)
+_einops_backend.install()

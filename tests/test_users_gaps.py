@@ -613,3 +613,19 @@ def test_inference_version_and_disabled_saved_hooks_raise_as_torch():
                     pass
         with L.autograd.graph.save_on_cpu():      # allowed again outside
             pass
+
+
+@pytest.mark.parametrize('order', ['ember first', 'einops first'])
+def test_einops_on_ember_tensors_with_import_ember_as_torch(order):
+    import subprocess
+    import sys
+    pytest.importorskip('einops')
+    imports = 'import ember as torch\nimport einops\n' if order == 'ember first' else \
+        'import einops\nimport ember as torch\n'
+    code = imports + ("x = torch.arange(24.).reshape(2, 3, 4)\n"
+                      "y = x.clone().requires_grad_()\n"
+                      "einops.rearrange(y, 'a b c -> c (b a)').sum().backward()\n"
+                      "print(tuple(einops.rearrange(x, 'a b c -> (a c) b').shape), "
+                      "einops.reduce(x, 'a b c -> a', 'mean').tolist(), y.grad.sum().item())\n")
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout
+    assert out.split('\n')[0] == '(8, 3) [5.5, 17.5] 24.0'
