@@ -24,9 +24,9 @@ from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, s
 
 half, float, double, long, int, short, cfloat, cdouble = float16, float32, float64, int64, int32, int16, complex64, complex128
 uint8 = uint8
-contiguous_format, preserve_format, channels_last = 'contiguous_format', 'preserve_format', 'channels_last'
-channels_last_3d = 'channels_last_3d'
-from ._core.coo import layout, strided, sparse_coo
+from ._core.memory_format import (memory_format, contiguous_format, preserve_format, channels_last,  # noqa: E402
+                                  channels_last_3d)
+from ._core.coo import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc
 
 # operator declarations (the table), then the backends' kernels, then autograd's kernels
 from ._ops import load_all as _load_ops
@@ -64,10 +64,10 @@ globals().update({k: v for k, v in _functions.__dict__.items() if not k.startswi
 
 from . import autograd
 from .serialization import save, load, PyTorchFileReader  # noqa: F401
-from .jit import ScriptModule, ScriptFunction  # noqa: E402,F401  torch.ScriptModule: types no eager module is an instance of
+from .jit import ScriptModule, ScriptFunction  # noqa: E402,F401
+from . import __config__  # noqa: E402,F401  torch.__config__.show()  torch.ScriptModule: types no eager module is an instance of
 from . import serialization
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled
-from ._ops.pointwise import broadcast_shapes
 from ._python_functions import *  # noqa: F401,F403  public functions written in Python, not operators
 from . import linalg  # noqa: E402  the torch.linalg namespace
 from . import special  # noqa: E402  the torch.special namespace
@@ -179,3 +179,4 @@ from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from . import futures, distributed  # noqa: E402,F401  torch.futures, torch.distributed (mpi4py is imported only by init_process_group)
 from . import _einops as _einops_backend  # noqa: E402  einops on ember tensors (registered when einops is imported)
 _einops_backend.install()
+

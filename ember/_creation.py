@@ -108,4 +108,17 @@ def from_dlpack(ext):
     dev_type, _ = ext.__dlpack_device__() if hasattr(ext, '__dlpack_device__') else (1, 0)
     if dev_type != 1:
         raise RuntimeError("from_dlpack: only CPU DLPack capsules are supported without a CUDA backend")
+    if not hasattr(ext, '__dlpack__'):      # a bare capsule (torch.utils.dlpack.to_dlpack's): NumPy takes protocol objects
+        ext = _Capsule(ext)
     return from_numpy(np.from_dlpack(ext))
+
+
+class _Capsule:
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)

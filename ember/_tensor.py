@@ -40,6 +40,14 @@ class Size(tuple):
     def __add__(self, other):
         return Size(tuple(self) + tuple(other))
 
+    def __radd__(self, other):      # (1,) + size is a Size too, as torch's
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, n):
+        return Size(tuple(self) * n)
+
+    __rmul__ = __mul__
+
     def __reduce__(self):
         return (Size, (tuple(self),))
 
@@ -551,7 +559,11 @@ def is_leaf(self):
 
 
 def _get_data(self):
-    return self.detach()
+    """``x.data``: the same memory without history and with a version counter of its own, as torch's, so that
+    writes through it (``x.data[i] = v``, an optimizer's in-place step) do not fail autograd's saved-value checks."""
+    d = self.detach()
+    d._vc = [0]
+    return d
 
 
 def _set_data(self, new):

@@ -219,3 +219,12 @@ def _sparse_repr(t):
     elif t._requires_grad:
         suffixes.append('requires_grad=True')
     return ind + ',\n' + val + ',\n' + ' ' * 7 + ', '.join(suffixes) + ')'
+
+
+def _tensor_str(self, indent):
+    """torch._tensor_str._tensor_str: the data part of a tensor's repr, laid out for ``indent`` leading columns
+    (what libraries' own tensor-like reprs reuse)."""
+    import numpy as np
+    if self.numel() == 0:
+        return '[]'
+    return _data_str(np.asarray(self.detach()._host()), indent)

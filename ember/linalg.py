@@ -51,6 +51,8 @@ def _resized(o, r):
 from ._python_functions.linalg import solve_triangular  # noqa: E402,F401  a composite of linalg_solve
 from ._python_functions.linalg import matrix_exp  # noqa: E402,F401  a composite of matmul
 from ._python_functions.linalg import lstsq  # noqa: E402,F401  a composite of pinv
+from ._python_functions.linalg_more import (cond, solve_ex, tensorinv, tensorsolve,  # noqa: E402,F401
+                                            householder_product)
 from ._python_functions.lu import (linalg_lu as lu, linalg_lu_factor as lu_factor,  # noqa: E402,F401
                                    linalg_lu_factor_ex as lu_factor_ex, linalg_lu_solve as lu_solve)
 
@@ -66,6 +68,11 @@ svd = _plain(aten.linalg_svd.default, 'svd', ['U', 'S', 'Vh'])
 svdvals = _plain(aten.linalg_svdvals.default, 'svdvals')
 eigh = _plain(aten.linalg_eigh.default, 'eigh', ['eigenvalues', 'eigenvectors'])
 eigvalsh = _plain(aten.linalg_eigvalsh.default, 'eigvalsh')
+eig = _plain(aten.linalg_eig.default, 'eig', ['eigenvalues', 'eigenvectors'])
+eigvals = _plain(aten.linalg_eigvals.default, 'eigvals')
+ldl_factor_ex = _plain(aten.linalg_ldl_factor_ex.default, 'ldl_factor_ex', ['LD', 'pivots', 'info'])
+ldl_factor = _plain(aten.linalg_ldl_factor.default, 'ldl_factor', ['LD', 'pivots'])
+ldl_solve = _plain(aten.linalg_ldl_solve.default, 'ldl_solve')
 _norm_num, _norm_str = _plain(aten.linalg_norm.default, 'norm'), _plain(aten.linalg_norm.ord_str, 'norm')
 _mnorm_num, _mnorm_str = _plain(aten.linalg_matrix_norm.default, 'matrix_norm'), _plain(aten.linalg_matrix_norm.str_ord, 'matrix_norm')
 
@@ -102,14 +109,81 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 
 def inv_ex(A, *, check_errors=False, out=None):
-    """``(inverse, info)``; info is 0 where the inverse exists (ember raises for singular input either way)."""
-    from . import zeros, int32
-    return _structseq('linalg_inv_ex', ['inverse', 'info'])(inv(A), zeros(tuple(A.shape[:-2]), dtype=int32))
+    """``(inverse, info)``: info is 0 where the inverse exists, else the (1-based) position of the first zero pivot
+    of A's LU factorisation, and that matrix's inverse is undefined (NaN here); ``check_errors`` raises instead.
+    GPyTorch and linear_operator read info to decide what to do with a singular matrix."""
+    from . import zeros, int32, stack, full_like
+    result = _structseq('linalg_inv_ex', ['inverse', 'info'])
+    try:
+        return result(inv(A), zeros(tuple(A.shape[:-2]), dtype=int32))
+    except LinAlgError:
+        if check_errors:
+            raise
+    mats = A.reshape(-1, *A.shape[-2:])
+    invs, infos = [], []
+    for M in mats:
+        try:
+            invs.append(inv(M))
+            infos.append(0)
+        except LinAlgError:
+            infos.append(int(lu_factor_ex(M).info))     # LAPACK getrf's: the first zero pivot
+            invs.append(full_like(M, float('nan')))
+    info = _tensor(infos, dtype=int32).reshape(tuple(A.shape[:-2]))
+    return result(stack(invs).reshape(A.shape), info)
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
-    from . import zeros, int32
-    return _structseq('linalg_cholesky_ex', ['L', 'info'])(cholesky(A, upper=upper), zeros(tuple(A.shape[:-2]), dtype=int32))
+    """``(L, info)``: info is 0 where A is positive-definite, else the order of its first leading minor that is
+    not; there L holds what the column-by-column factorisation had computed when it stopped (the failing
+    diagonal entry unrooted, the rest of the lower triangle as in A), as LAPACK's. ``check_errors`` raises."""
+    from . import zeros, int32, stack
+    result = _structseq('linalg_cholesky_ex', ['L', 'info'])
+    try:
+        return result(cholesky(A, upper=upper), zeros(tuple(A.shape[:-2]), dtype=int32))
+    except LinAlgError:
+        pass
+    mats = A.reshape(-1, *A.shape[-2:])
+    Ls, infos = [], []
+    for M in mats:
+        try:
+            Ls.append(cholesky(M))
+            infos.append(0)
+        except LinAlgError:
+            L, k = _partial_cholesky(M)
+            Ls.append(L)
+            infos.append(k)
+    info = _tensor(infos, dtype=int32).reshape(tuple(A.shape[:-2]))
+    if check_errors:
+        k = next(i for i in infos if i)
+        raise LinAlgError(f"linalg.cholesky_ex: The factorization could not be completed because the input is not "
+                          f"positive-definite (the leading minor of order {k} is not positive-definite).")
+    L = stack(Ls).reshape(A.shape)
+    return result(L.mH if upper else L, info)
+
+
+def _partial_cholesky(M):
+    """(the lower factor as far as it goes, the order of the first leading minor that is not positive-definite)."""
+    with _no_grad():
+        L = M.tril().clone()
+        for j in range(M.shape[-1]):
+            d = M[j, j] - L[j, :j].dot(L[j, :j]) if j else M[j, j].clone()
+            if not bool(d > 0):
+                L[j, j] = d
+                return L, j + 1
+            L[j, j] = d.sqrt()
+            if j + 1 < M.shape[-1]:
+                L[j + 1:, j] = (M[j + 1:, j] - L[j + 1:, :j] @ L[j, :j]) / L[j, j]
+    return L, 0
+
+
+def _tensor(data, dtype):
+    from . import tensor
+    return tensor(data, dtype=dtype)
+
+
+def _no_grad():
+    from .autograd.grad_mode import no_grad
+    return no_grad()
 
 
 from ._python_functions.reductions import vector_norm  # noqa: E402,F401  declared with the reductions (linalg_vector_norm)

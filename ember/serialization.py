@@ -34,6 +34,9 @@ from . import _weights_only
 from ._core import dtype as D
 from ._core.device import canonical
 from ._tensor import Tensor, Size
+
+# torch.serialization.MAP_LOCATION: what load's map_location may be
+MAP_LOCATION = 'Callable[[Storage, str], Storage] | device | str | dict[str, str] | None'
 from ._core.device import device as _device_cls
 from ._core.tensor_impl import make_tensor
 

@@ -22,6 +22,8 @@ TESTED_THROUGH = {
     '_resize_output_': 'max',                       # out= of the hand-written functions (test_pointwise)
     '_unsafe_view': 'kron',                         # torch's reshape inside kron and matmul (test_saved_versions)
     '_view_dtype': 'view',                          # Tensor.view(dtype): tests/test_users_gaps.py against torch
+    # aten overloads libraries name (_ops/aten_aliases.py), composites of the operators tested under these records
+    '_sort_stable': 'sort', '_squeeze_all': 'squeeze', '_squeeze_dim': 'squeeze', '_pin_memory': 'clone',
     **{f'{m}_pad{k}d': 'pad' for m in ('reflection', 'replication') for k in (1, 2, 3)},   # pad's reflect, replicate
     # backward primitives, tested through the gradients of their forward ops
     'gelu_backward': 'nn.functional.gelu', 'silu_backward': 'nn.functional.silu',
@@ -47,7 +49,7 @@ TESTED_THROUGH = {
 # sparse-layout operators: OpInfo's generic tests compare strided tensors, so tests/test_sparse.py compares
 # these with torch (each name must appear there, checked below)
 TESTED_IN_SPARSE = ('_sparse_coo_tensor_with_dims_and_tensors', '_sparse_values_at', 'to_sparse', 'to_dense',
-                    'coalesce', 'sparse_mask', '_values', '_indices')
+                    'coalesce', 'sparse_mask', '_values', '_indices', '_sparse_addmm', '_sparse_mm_reduce_impl')
 
 
 def test_sparse_operators_are_tested_in_test_sparse():

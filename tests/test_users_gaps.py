@@ -629,3 +629,118 @@ def test_einops_on_ember_tensors_with_import_ember_as_torch(order):
                       "einops.reduce(x, 'a b c -> a', 'mean').tolist(), y.grad.sum().item())\n")
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout
     assert out.split('\n')[0] == '(8, 3) [5.5, 17.5] 24.0'
+
+
+# --- third pass: PyG, torchdiffeq, Pyro, GPyTorch ------------------------------------------------------------------
+
+def test_jit_feature_detection_and_eager_decorators():
+    assert ember.jit.script_if_tracing(len) is len and ember.jit._overload(len) is len
+    assert ember.jit._overload_method(len) is len and issubclass(ember.jit.TracerWarning, Warning)
+    assert getattr(ember.jit, 'not_a_name', 'default') == 'default'
+
+
+def test_cholesky_ex_and_inv_ex_report_info_as_torch():
+    got = []
+    for L in (torch, ember):
+        A = L.tensor([[1., 2.], [2., 1.]])
+        B = L.stack([L.eye(2), A, L.tensor([[4., 2.], [2., 5.]])])
+        C = L.tensor([[2., 0, 0], [0, -1., 0], [0, 0, 1.]])
+        r = [L.linalg.cholesky_ex(A), L.linalg.cholesky_ex(B), L.linalg.cholesky_ex(C),
+             L.linalg.cholesky_ex(L.tensor([[4., 2.], [2., 5.]]), upper=True)]
+        r = [(x.L.tolist(), x.info.tolist()) for x in r]
+        r += [L.linalg.inv_ex(L.zeros(2, 2)).info.tolist(), L.linalg.inv_ex(L.tensor([[1., 2.], [2., 4.]])).info.tolist(),
+              L.linalg.inv_ex(L.eye(2) * 2).inverse.tolist()]
+        with pytest.raises(RuntimeError, match='leading minor of order 2 is not positive-definite'):
+            L.linalg.cholesky_ex(A, check_errors=True)
+        got.append(r)
+    assert got[1] == got[0]
+
+
+def test_sizes_and_broadcast_shapes_are_sizes():
+    for L in (torch, ember):
+        assert type(L.broadcast_shapes((2, 1), (1, 3))) is L.Size and L.broadcast_shapes(2, (3, 1)) == (3, 2)
+        assert type((1,) + L.Size([2])) is L.Size and type(L.Size([2]) * 2) is L.Size and type(2 * L.Size([2])) is L.Size
+
+
+def test_autograd_function_saved_views_and_data_versions():
+    for L in (torch, ember):
+        class F(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                out = L.empty(3, 2)
+                out[0], out[1], out[2] = x, x * 2, x * 3
+                ctx.save_for_backward(out, (x.unsqueeze(-1) * 2).squeeze(-1))
+                return out
+
+            @staticmethod
+            def backward(ctx, g):
+                out, mu = ctx.saved_tensors
+                return (g * out[-1]).sum(0) + mu.unsqueeze(0).sum(0) * 0
+        x = L.ones(2, requires_grad=True)
+        F.apply(x).sum().backward()
+        assert x.grad.tolist() == [9.0, 9.0]
+        y = L.ones(3)
+        y.data[0] = 5
+        assert y._version == 0 and y[0].item() == 5
+        assert L.tensor(0.05).clamp(L.tensor(0.), L.tensor(float('inf'))).item() == pytest.approx(0.05)
+
+
+LAYOUT_CASES = {
+    'index': lambda L, x, t: x[:, L.tensor([0, 2, 3])], 'mask': lambda L, x, t: x[:, L.tensor([True, False] * 3)],
+    'cat': lambda L, x, t: L.cat([t, t]), 'roll': lambda L, x, t: t.roll(1, 0), 'cumsum': lambda L, x, t: t.cumsum(0),
+    'cummax': lambda L, x, t: t.cummax(0)[0], 'scatter_add': lambda L, x, t: t.scatter_add(0, L.zeros(6, 4, dtype=L.long), t),
+    'index_add': lambda L, x, t: t.index_add(0, L.tensor([0]), t[:1]), 'masked_fill': lambda L, x, t: t.masked_fill(t > 3, 0),
+    'scatter_reduce': lambda L, x, t: t.scatter_reduce(0, L.zeros(6, 4, dtype=L.long), t, 'sum'),
+}
+
+
+@pytest.mark.parametrize('case', sorted(LAYOUT_CASES))
+def test_results_torch_writes_contiguously(case):
+    got = []
+    for L in (torch, ember):
+        x = L.arange(24.).view(4, 6)
+        r = LAYOUT_CASES[case](L, x, x.t())
+        got.append((r.is_contiguous(), r.reshape(-1).tolist()))
+        r.view(-1)      # what a later .view needs
+    assert got[1] == got[0]
+
+
+def test_segment_reduce_as_torch():
+    got = []
+    for L in (torch, ember):
+        d = L.tensor([1., 2., 3., 4., 5.])
+        r = [L._segment_reduce(d, how, lengths=L.tensor([2, 0, 3])).tolist() for how in ('sum', 'max', 'min', 'prod')]
+        r += [L._segment_reduce(d, 'mean', offsets=L.tensor([0, 2, 2, 5])).tolist(),
+              L._segment_reduce(d, 'prod', lengths=L.tensor([2, 0, 3]), initial=7.).tolist(),
+              L._segment_reduce(L.arange(12.).reshape(4, 3), 'sum', lengths=L.tensor([1, 3])).tolist()]
+        x = d.clone().requires_grad_()
+        L._segment_reduce(x, 'mean', lengths=L.tensor([2, 3])).sum().backward()
+        r.append(x.grad.tolist())
+        got.append(r)
+    np.testing.assert_equal(got[1], got[0])
+
+
+def test_names_pyg_and_pyro_import():
+    import importlib
+    for L, name in ((torch, 'torch'), (ember, 'ember')):
+        assert isinstance(L.channels_last, L.memory_format) and L.sparse_csr != L.strided
+        assert 'built with' in L.__config__.show()
+        assert L._C._disabled_torch_function_impl(L.add, (), (L.ones(1), 1)).tolist() == [2.0]
+        assert issubclass(L._C._LinAlgError, RuntimeError)
+        for mod in ('types', 'utils.dlpack', 'distributed.rpc'):
+            importlib.import_module(f'{name}.{mod}')
+        assert L.serialization.MAP_LOCATION is not None
+        assert L._tensor_str._tensor_str(L.arange(6.).reshape(2, 3), 0) == '[[0., 1., 2.],\n [3., 4., 5.]]'
+        a = L.ops.aten
+        assert a.sort.stable(L.tensor([3., 1., 2.]), stable=True)[1].tolist() == [1, 2, 0]
+        assert a.squeeze.default(L.ones(1, 2)).shape == (2,) and a.squeeze.dim(L.ones(1, 2), 0).shape == (2,)
+        assert L.arange(L.tensor(1.), L.tensor(3.)).tolist() == [1.0, 2.0]
+    assert ember.utils.dlpack.from_dlpack(ember.utils.dlpack.to_dlpack(ember.arange(3.))).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_products_with_inf_and_nan_are_silent():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        assert ember.tensor([[float('inf'), 1.]]).matmul(ember.ones(2, 2)).isinf().all()
+        ember.nn.functional.linear(ember.tensor([[float('nan'), 1.]]), ember.ones(2, 2))

@@ -20,6 +20,11 @@ def _log_api_usage_once(event):
     return None
 
 
+def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
+    """The ``__torch_function__`` a Tensor subclass sets to opt out of the protocol: the call runs as it is."""
+    return func(*args, **(kwargs or {}))
+
+
 def _get_tracing_state():
     """None: no TorchScript tracer is running (ember has none)."""
     return None
@@ -38,6 +43,9 @@ def __getattr__(name):
     if name == 'Generator':
         from ..random import Generator
         return Generator
+    if name == '_LinAlgError':
+        from ..linalg import LinAlgError
+        return LinAlgError
     if name.startswith('__'):
         raise AttributeError(name)
     raise AttributeError(f"ember has no torch._C.{name}: ember is written in Python and has no C++ extension "

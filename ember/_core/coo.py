@@ -99,7 +99,10 @@ class layout:
 
 strided = layout('strided')
 sparse_coo = layout('sparse_coo')
-_LAYOUTS = {'strided': strided, 'sparse_coo': sparse_coo}
+# torch's compressed sparse layouts: ember makes no tensor of them, but code compares layouts against them
+sparse_csr, sparse_csc, sparse_bsr, sparse_bsc = (layout(n) for n in ('sparse_csr', 'sparse_csc', 'sparse_bsr',
+                                                                       'sparse_bsc'))
+_LAYOUTS = {lt.name: lt for lt in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)}
 
 
 def _layout_by_name(name):

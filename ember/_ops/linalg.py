@@ -538,3 +538,131 @@ declare('linalg_pinv(Tensor self, *, float? rtol=None, bool hermitian=False, flo
         primitive_because="one SVD (or eigh) kernel whose formula, torch's pinv_backward, saves what torch's composite saves")      # torch's pinv_backward, written with ^H: right for complex as it stands
 declare('linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor', method=False, function=False,
         composite=lambda x, y, dim=-1: (x.conj() * y).sum(dim))     # torch's: x conjugated
+
+
+# --- eig, geqrf --------------------------------------------------------------------------------------
+
+def _eig_meta(A):
+    if A._dtype.category < 2:       # torch asks for the complex type first, so its message names that
+        raise RuntimeError(f"Unknown Complex ScalarType for {_tname(A._dtype)}")
+    shape = _square('linalg.eig', A, kernel='linalg_eig_out_cpu')
+    c = A._dtype.to_complex()
+    return [(shape[:-1], c), (shape, c)]
+
+
+def _eig_grad(grads, results):
+    """torch's linalg_eig_backward, general (non-Hermitian) case, written for complex tensors: with VhgV = V^H gV,
+    gA = V^-H ((VhgV - V^H V Re(diag(VhgV))) / conj(E) off the diagonal, gL on it) V^H, E_ij = L_j - L_i. V is
+    fixed only up to a phase per column, so a loss that reads the phase (Im diag(VhgV) != 0) is refused."""
+    gL, gV = grads
+    L, V = results
+    n = L.shape[-1]
+    eye = aten.eye.default(n, dtype=L.dtype, device=L.device)
+    Vh = V.mH
+    VhgV = Vh.matmul(gV)
+    d = VhgV.diagonal(0, -2, -1)
+    if d.numel() and not bool((d.imag.abs() <= 1e-2).all()):     # torch's allclose(.., 0, 1e-2, 1e-2)
+        raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends on this quantity, so "
+                           "it is ill-defined.")
+    Lc = L.conj()
+    E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + eye
+    off = (VhgV - Vh.matmul(V * d.real.unsqueeze(-2))) / E
+    gA = off * (1 - eye) + gL.diag_embed()
+    return aten._linalg_solve.default(Vh, gA.matmul(Vh))
+
+
+declare('linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)', forward='transpose', meta=_eig_meta,
+        method=False, function=False, derivatives={'self': _eig_grad}, complex_formulas=True)
+def _eigvals(A):
+    if A.dtype.is_floating_point or A.is_complex():    # torch's checks name eigvals (eig's for integer input)
+        _square('linalg.eigvals', A, floating=False)
+    return aten.linalg_eig.default(A)[0]
+
+
+declare('linalg_eigvals(Tensor self) -> Tensor', method=False, function=False, composite=_eigvals)
+
+
+def _geqrf_meta(self):
+    shape = tuple(self._a.shape)
+    if len(shape) < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    if self._dtype.category < 2 or self._dtype in (D.float16, D.bfloat16):
+        raise NotImplementedError(f'"geqrf_cpu" not implemented for \'{_tname(self._dtype)}\'')
+    return [(shape, self._dtype), (shape[:-2] + (min(shape[-2:]),), self._dtype)]
+
+
+def _no_derivative(message, cls=RuntimeError):
+    """A formula that raises torch's error for an operator torch does not differentiate (its backward node
+    raises when reached, not the forward)."""
+    def formula(grads):
+        raise cls(message)
+    return formula
+
+
+declare('geqrf(Tensor self) -> (Tensor a, Tensor tau)', meta=_geqrf_meta, forward='not_implemented',
+        derivatives={'self': _no_derivative("the derivative for 'geqrf' is not implemented.", NotImplementedError)})
+
+
+def _ldl_meta(self, hermitian=False, check_errors=False):
+    shape = tuple(self._a.shape)
+    name = 'torch.linalg.ldl_factor_ex'
+    if len(shape) < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if shape[-1] != shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {shape[-2]} by {shape[-1]} "
+                           f"matrices")
+    if self._dtype.category < 2:
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{_tname(self._dtype)}")
+    if self._dtype in (D.float16, D.bfloat16):
+        raise NotImplementedError(f'"ldl_factor_kernel_cpu" not implemented for \'{_tname(self._dtype)}\'')
+    return [(shape, self._dtype), (shape[:-1], D.int32), (shape[:-2], D.int32)]
+
+
+def _ldl_factor(self, hermitian=False):
+    LD, pivots, info = aten.linalg_ldl_factor_ex.default(self, hermitian=hermitian)
+    if info.is_meta or not info.numel():     # the check reads the data
+        return LD, pivots
+    bad = info.reshape(-1)[info.reshape(-1).argmax()]
+    if bool(bad > 0):
+        raise RuntimeError(f'false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/native/'
+                           f'BatchLinearAlgebra.cpp":1642, please report a bug to PyTorch. torch.linalg.ldl_factor: '
+                           f'Unknown error code: {int(info.reshape(-1)[(info.reshape(-1) > 0).int().argmax()].item())}.')
+    return LD, pivots
+
+
+def _ldl_solve_meta(LD, pivots, B, hermitian=False):
+    name = 'torch.linalg.ldl_solve'
+    ld, piv, b = tuple(LD._a.shape), tuple(pivots._a.shape), tuple(B._a.shape)
+    if len(ld) < 2:
+        raise RuntimeError(f"{name}: The input tensor LD must have at least 2 dimensions.")
+    if ld[-1] != ld[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {ld[-2]} by {ld[-1]} "
+                           f"matrices")
+    if len(b) < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{max(len(b), 1)}, "
+                         f"{max(len(b), 1) - 1}], but got -2)")
+    if ld[:-1] != piv:
+        raise RuntimeError(f"{name}: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with "
+                           f"shape {list(piv)} instead")
+    if b[-2] != ld[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is {ld[-2]} by {ld[-1]} but each "
+                           f"b matrix is {b[-2]} by {b[-1]}")
+    if B._dtype is not LD._dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_tname(B._dtype)} and A of "
+                           f"type {_tname(LD._dtype)} instead.")
+    _float_input(name, LD, 'ldl_solve_cpu')
+    return broadcast_shapes(ld[:-2], b[:-2]) + b[-2:], LD._dtype
+
+
+# torch differentiates neither (a backward reaching them raises, as torch's)
+declare('linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> '
+        '(Tensor LD, Tensor pivots, Tensor info)', meta=_ldl_meta, method=False, function=False,
+        forward='not_implemented',
+        derivatives={'self': _no_derivative("derivative for aten::linalg_ldl_factor_ex is not implemented")})
+declare('linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> (Tensor LD, Tensor pivots)',
+        composite=_ldl_factor, method=False, function=False)
+declare('linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor',
+        meta=_ldl_solve_meta, method=False, function=False, forward='not_implemented',
+        derivatives={('LD', 'B'): _no_derivative("derivative for aten::linalg_ldl_solve is not implemented")})

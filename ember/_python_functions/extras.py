@@ -6,7 +6,8 @@ from ember._warn import warnings
 
 from .._tensor import Tensor
 
-__all__ = ['range', 'empty_permuted', 'nonzero_static', 'as_strided_scatter', 'histogramdd', 'set_flush_denormal']
+__all__ = ['range', 'empty_permuted', 'nonzero_static', 'as_strided_scatter', 'histogramdd', 'set_flush_denormal',
+           '_segment_reduce']
 
 _builtin_range = range
 
@@ -136,3 +137,44 @@ def _dim_order(self, *, ambiguity_check=False):
 
 
 Tensor.dim_order = _dim_order
+
+
+_SEGMENT_REDUCE = {'sum': ('sum', 0.0), 'mean': ('mean', math.nan), 'max': ('amax', -math.inf),
+                   'min': ('amin', math.inf), 'prod': ('prod', 1.0)}
+
+
+def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
+    """torch._segment_reduce: ``reduce`` ('sum', 'mean', 'max', 'min', 'prod') over consecutive segments of
+    ``data`` along ``axis``, given by ``lengths`` or ``offsets``; an empty segment gives ``initial``, or the
+    reduction's identity (NaN for the mean), and ``initial`` takes part in every segment. A scatter_reduce, so it
+    differentiates. PyG aggregates with it when torch_scatter is absent."""
+    E = _E()
+    if reduce not in _SEGMENT_REDUCE:
+        raise RuntimeError(f"reduce argument must be either sum, max, min, mean or prod, got {reduce}")
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if offsets is not None:
+        lengths = offsets[..., 1:] - offsets[..., :-1]
+    if lengths is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined")
+    if lengths.dim() != 1:
+        raise NotImplementedError("segment_reduce: ember takes 1-D lengths or offsets")
+    axis = axis + data.dim() if axis < 0 else axis
+    if axis != lengths.dim() - 1:
+        raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of lengths but got {axis}.")
+    n = lengths.shape[0]
+    seg = E.repeat_interleave(E.arange(n, device=data.device), lengths.long())
+    if seg.shape[0] != data.shape[axis]:
+        raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
+                           "data.size(lengths.dim()-1) when !unsafe.")
+    view = [-1 if d == axis else 1 for d in _builtin_range(data.dim())]
+    index = seg.reshape(view).expand(data.shape)
+    how, identity = _SEGMENT_REDUCE[reduce]
+    shape = list(data.shape)
+    shape[axis] = n
+    base = E.full(shape, identity if initial is None else initial, dtype=data.dtype, device=data.device)
+    out = base.scatter_reduce(axis, index, data, how, include_self=initial is not None)
+    if initial is None and reduce in ('sum', 'prod') or initial is not None:
+        return out
+    empty = (lengths == 0).reshape(view)        # scatter_reduce leaves an untouched identity there, torch's fill
+    return E.where(empty, E.full_like(out, identity), out)

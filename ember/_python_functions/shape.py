@@ -4,7 +4,7 @@ varargs forms (``meshgrid(a, b)``,
 from .._tensor import Tensor
 from ..ops import aten
 
-__all__ = ['cat', 'concat', 'concatenate', 'stack', 'meshgrid', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'unique',
+__all__ = ['broadcast_shapes', 'cat', 'concat', 'concatenate', 'stack', 'meshgrid', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'unique',
            'unique_consecutive', 'broadcast_tensors', 'cartesian_prod', 'block_diag']
 
 
@@ -234,3 +234,14 @@ def _make_view(view_size):
 
 
 Tensor.view = _make_view(Tensor.view)
+
+
+def broadcast_shapes(*shapes):
+    """The shape tensors of ``shapes`` broadcast to (torch.broadcast_shapes): a Size; an int is a 1-D shape.
+
+    >>> broadcast_shapes((2, 1), (1, 3))
+    ember.Size([2, 3])
+    """
+    from .._ops.pointwise import broadcast_shapes as broadcast
+    from .._tensor import Size
+    return Size(broadcast(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes])) if shapes else Size()

@@ -280,6 +280,7 @@ def _strip_grad_fn(t):
     from .._core.tensor_impl import make_tensor
     s = make_tensor(t._a, t._dtype, t._device)
     s._vc, s._storage, s._base = t._vc, t._storage, t._base
+    s._offset, s._strides = t._offset, t._strides      # where in the storage it lies (a view filled in place)
     if t._fw is not None:       # NOTE [forward AD]: a saved output keeps its tangents (torch saves its fw_grad)
         s._fw, s._keys = t._fw, s._keys | (t._keys & FORWARD_AD_BIT)
     if t._bt is not None:       # NOTE [vmap]: and a BatchedTensor its batch

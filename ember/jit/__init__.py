@@ -132,7 +132,25 @@ class Final:
         return item
 
 
+def script_if_tracing(fn):
+    """Scripts ``fn`` only while a trace runs; eagerly (always, in ember) it is ``fn``."""
+    return fn
+
+
+def _overload(func):
+    """``@torch.jit._overload``: declares a TorchScript overload signature; eagerly the function itself."""
+    return func
+
+
+def _overload_method(func):
+    return func
+
+
+class TracerWarning(Warning):
+    """The category of TorchScript tracer warnings (libraries filter it; ember never traces, so never warns)."""
+
+
 def __getattr__(name):
-    if name.startswith('__'):
-        raise AttributeError(name)
-    return _absent(name)
+    """Names of torch.jit that ember lacks: AttributeError, so that ``hasattr``/``getattr(jit, name, default)``
+    feature tests see them missing (the compiler's entry points above raise with the reason instead)."""
+    raise AttributeError(f"module 'ember.jit' has no attribute '{name}' (ember has no TorchScript compiler)")

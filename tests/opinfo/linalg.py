@@ -211,3 +211,28 @@ def _linear_backward_samples(dt):
 
 
 op('linear_backward', _linear_backward_samples, torch_fn=_linear_backward_ref, grad=False, gradgrad=False)
+
+
+# --- eig, geqrf, LDL (values and gradients against torch's in tests/test_linalg_more.py) -------------------------
+
+def _ldl_pieces(n, dt, batch=()):
+    """A valid compact LDL^T with 1x1 pivots only: any lower-triangular LD with pivots 1..n."""
+    rng = np.random.default_rng(3)
+    LD = (np.tril(rng.uniform(-1, 1, batch + (n, n))) + 3 * np.eye(n)).astype(dt)
+    return LD, np.broadcast_to(np.arange(1, n + 1, dtype=np.int32), batch + (n,)).copy()
+
+
+op('linalg.eig', lambda dt: [S(_wellcond((3, 3), dt)), S(_wellcond((2, 4, 4), dt, 1)), S(Arg((0, 0))), *_SQ_ERRORS],
+   random=True, grad=False)    # eigenvectors' phases (float32: LAPACK builds differ) and gradients: test_linalg_more.py
+op('linalg.eigvals', lambda dt: [S(_wellcond((3, 3), dt)), S(_wellcond((2, 4, 4), dt, 1)), *_SQ_ERRORS],
+   atol=1e-4, rtol=1e-4)
+op('geqrf', lambda dt: [S(Arg((4, 3))), S(Arg((3, 5))), S(Arg((2, 3, 3))), S(Arg((3,))), S(Arg((3, 3), 'int64'))],
+   atol=1e-4, rtol=1e-4, grad=False)
+op('linalg.ldl_factor_ex', lambda dt: [S(_spd((3, 3), dt)), S(_spd((2, 4, 4), dt) - 3 * np.eye(4, dtype=dt)),
+                                       S(_spd((3, 3), dt), hermitian=True), S(Arg((2, 3))), S(Arg((3, 3), 'int64'))],
+   atol=1e-4, rtol=1e-4, grad=False)
+op('linalg.ldl_factor', lambda dt: [S(_spd((3, 3), dt)), S(_spd((2, 4, 4), dt) - 3 * np.eye(4, dtype=dt))],
+   atol=1e-4, rtol=1e-4, grad=False)
+op('linalg.ldl_solve', lambda dt: [S(*_ldl_pieces(3, dt), Arg((3, 2))), S(*_ldl_pieces(3, dt, (2,)), Arg((3, 1))),
+                                   S(*_ldl_pieces(3, dt), Arg((4, 2))), S(*_ldl_pieces(3, dt), Arg((3, 2), 'float64' if dt == 'float32' else 'float32'))],
+   atol=1e-4, rtol=1e-4, grad=False)

@@ -6,6 +6,8 @@ index *values* are data, so they are checked here, before anything is written
 """
 import numpy as np
 
+from ._layout import c_order
+
 
 def _wrap(dim, ndim):
     n = max(ndim, 1)
@@ -182,8 +184,10 @@ def _index_tuple(a, indices):
 
 
 def _index(a, indices):
+    """Advanced indexing: a new C-contiguous array, as torch's index kernel writes (NumPy lays an index over an
+    inner dimension out transposed, ``x[:, idx]`` with strides (1, 2), and a later ``.view`` would fail)."""
     r = a[_index_tuple(a, indices)]
-    return np.array(r, copy=True) if np.may_share_memory(r, a) else r
+    return np.array(r, copy=True, order='C') if np.may_share_memory(r, a) or not r.flags.c_contiguous else r
 
 
 def _index_put(a, indices, values, accumulate):
@@ -271,22 +275,22 @@ def _nonzero(a):
 
 KERNELS = {
     'index_select': _index_select,
-    'index_add': _index_add,
+    'index_add': c_order(_index_add),
     'gather': _gather,
-    'scatter_add': _scatter_add,
-    'scatter.src': _scatter_src,
-    'scatter.value': _scatter_value,
-    'scatter.reduce': _scatter_reduce_src,
-    'scatter.value_reduce': _scatter_reduce_value,
-    'scatter_reduce.two': _scatter_reduce,
+    'scatter_add': c_order(_scatter_add),
+    'scatter.src': c_order(_scatter_src),
+    'scatter.value': c_order(_scatter_value),
+    'scatter.reduce': c_order(_scatter_reduce_src),
+    'scatter.value_reduce': c_order(_scatter_reduce_value),
+    'scatter_reduce.two': c_order(_scatter_reduce),
     'index.Tensor': _index,
-    'index_put': _index_put,
-    'index_copy': _index_copy,
-    'index_fill.int_Scalar': _index_fill,
-    'index_fill.int_Tensor': _index_fill,
-    'masked_fill.Scalar': _masked_fill,
-    'masked_fill.Tensor': _masked_fill,
-    'masked_scatter': _masked_scatter,
+    'index_put': c_order(_index_put),
+    'index_copy': c_order(_index_copy),
+    'index_fill.int_Scalar': c_order(_index_fill),
+    'index_fill.int_Tensor': c_order(_index_fill),
+    'masked_fill.Scalar': c_order(_masked_fill),
+    'masked_fill.Tensor': c_order(_masked_fill),
+    'masked_scatter': c_order(_masked_scatter),
     'masked_select': _masked_select,
     'take': _take,
     'put': _put,

@@ -5,6 +5,7 @@ Kernels take arrays in any layout (BLAS takes transposed operands as they are, s
 """
 import numpy as np
 
+from ._fp import quiet
 from ._gemm import GEMM_GRAIN as _GEMM_GRAIN, gemm as _gemm
 from ._parallel import get_num_threads, parallel_for
 from ._sums import colsum
@@ -258,6 +259,224 @@ def _svdvals(A):
     return np.linalg.svd(A, compute_uv=False)
 
 
+def _eig(A):
+    """LAPACK geev through numpy.linalg.eig, always complex: eigenvectors of unit norm, as torch's."""
+    c = np.complex128 if A.dtype in (np.float64, np.complex128) else np.complex64
+    if A.size == 0:
+        return np.zeros(A.shape[:-1], c), np.zeros(A.shape, c)
+    if not np.isfinite(A).all():
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+    w, v = np.linalg.eig(A)
+    return w.astype(c), v.astype(c)
+
+
+def _geqrf(A):
+    """LAPACK geqrf (numpy.linalg.qr's 'raw' mode, which returns R and the reflectors transposed, as Fortran
+    stores them): R on and above the diagonal, the Householder vectors below it, and their scalars tau."""
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    if A.size == 0:
+        return A.copy(), np.zeros(A.shape[:-2] + (k,), A.dtype)
+    h, tau = np.linalg.qr(A, mode='raw')
+    return np.ascontiguousarray(np.swapaxes(h, -1, -2)).astype(A.dtype), tau.astype(A.dtype)
+
+
+# --- LDL^T (Bunch-Kaufman) -----------------------------------------------------------------------------------
+# NOTE [Bunch-Kaufman in NumPy]: LAPACK's unblocked ?sytf2/?hetf2 and ?sytrs/?hetrs (lower), step for step:
+# the same pivot choices (alpha = (1 + sqrt(17)) / 8), the same 1-based pivots (negative for a 2x2 block) and the
+# same compact LD, so the results are torch's (its ?sytrf; checked against it up to n = 70, where a blocked
+# ?sytrf could round differently but picks the same pivots). One Python step per column: O(n) NumPy calls.
+_ALPHA = (1 + np.sqrt(17.0)) / 8
+
+
+def _cabs1(x):
+    return np.abs(x.real) + np.abs(x.imag) if np.iscomplexobj(x) else np.abs(x)
+
+
+def _sytf2(a, herm):
+    """LAPACK's ?sytf2 / ?hetf2, lower: Bunch-Kaufman diagonal pivoting on one matrix, in place."""
+    n = a.shape[0]
+    cj = np.conj if herm else (lambda x: x)
+    piv = np.zeros(n, np.int32)
+    info = 0
+    k = 0
+    while k < n:
+        kstep = 1
+        absakk = abs(a[k, k].real) if herm else _cabs1(a[k, k])
+        if k < n - 1:
+            imax = k + 1 + int(np.argmax(_cabs1(a[k + 1:, k])))
+            colmax = _cabs1(a[imax, k])
+        else:
+            imax, colmax = k, 0.0
+        if max(absakk, colmax) == 0 or np.isnan(absakk):
+            if info == 0:
+                info = k + 1
+            kp = k
+            if herm:
+                a[k, k] = a[k, k].real
+        else:
+            if absakk >= _ALPHA * colmax:
+                kp = k
+            else:
+                jmax = k + int(np.argmax(_cabs1(a[imax, k:imax])))
+                rowmax = _cabs1(a[imax, jmax])
+                if imax < n - 1:
+                    jmax = imax + 1 + int(np.argmax(_cabs1(a[imax + 1:, imax])))
+                    rowmax = max(rowmax, _cabs1(a[jmax, imax]))
+                if absakk >= _ALPHA * colmax * (colmax / rowmax):
+                    kp = k
+                elif (abs(a[imax, imax].real) if herm else _cabs1(a[imax, imax])) >= _ALPHA * rowmax:
+                    kp = imax
+                else:
+                    kp, kstep = imax, 2
+            kk = k + kstep - 1
+            if kp != kk:
+                if kp < n - 1:
+                    a[kp + 1:, [kk, kp]] = a[kp + 1:, [kp, kk]]
+                t = cj(a[kk + 1:kp, kk]).copy()
+                a[kk + 1:kp, kk] = cj(a[kp, kk + 1:kp])
+                a[kp, kk + 1:kp] = t
+                if herm:
+                    a[kp, kk] = np.conj(a[kp, kk])
+                a[kk, kk], a[kp, kp] = a[kp, kp], a[kk, kk]
+                if kstep == 2:
+                    a[k + 1, k], a[kp, k] = a[kp, k], a[k + 1, k]
+            elif herm:
+                a[k, k] = a[k, k].real
+                if kstep == 2:
+                    a[k + 1, k + 1] = a[k + 1, k + 1].real
+            if herm:
+                a[k, k] = a[k, k].real
+                if kstep == 2:
+                    a[k + 1, k + 1] = a[k + 1, k + 1].real
+            if kstep == 1:
+                if k < n - 1:
+                    r1 = 1 / (a[k, k].real if herm else a[k, k])
+                    x = a[k + 1:, k].copy()
+                    a[k + 1:, k + 1:] -= np.tril(r1 * np.outer(x, cj(x)))
+                    if herm:
+                        idx = np.arange(k + 1, n)
+                        a[idx, idx] = a[idx, idx].real
+                    a[k + 1:, k] = r1 * x
+            elif k < n - 2:
+                if herm:
+                    d = abs(a[k + 1, k])
+                    d11 = a[k + 1, k + 1].real / d
+                    d22 = a[k, k].real / d
+                    tt = 1 / (d11 * d22 - 1)
+                    d21 = a[k + 1, k] / d
+                    d = tt / d
+                    wk = d * (d11 * a[k + 2:, k] - d21 * a[k + 2:, k + 1])
+                    wkp1 = d * (d22 * a[k + 2:, k + 1] - np.conj(d21) * a[k + 2:, k])
+                    a[k + 2:, k + 2:] -= np.tril(np.outer(a[k + 2:, k], np.conj(wk)) +
+                                                 np.outer(a[k + 2:, k + 1], np.conj(wkp1)))
+                    idx = np.arange(k + 2, n)
+                    a[idx, idx] = a[idx, idx].real
+                else:
+                    d21 = a[k + 1, k]
+                    d11 = a[k + 1, k + 1] / d21
+                    d22 = a[k, k] / d21
+                    t = 1 / (d11 * d22 - 1)
+                    d21 = t / d21
+                    wk = d21 * (d11 * a[k + 2:, k] - a[k + 2:, k + 1])
+                    wkp1 = d21 * (d22 * a[k + 2:, k + 1] - a[k + 2:, k])
+                    a[k + 2:, k + 2:] -= np.tril(np.outer(a[k + 2:, k], wk) + np.outer(a[k + 2:, k + 1], wkp1))
+                a[k + 2:, k] = wk
+                a[k + 2:, k + 1] = wkp1
+        if kstep == 1:
+            piv[k] = kp + 1
+        else:
+            piv[k] = piv[k + 1] = -(kp + 1)
+        k += kstep
+    return piv, info
+
+
+def _ldl_factor(A, hermitian, check_errors):
+    herm = hermitian and np.iscomplexobj(A)
+    batch = A.shape[:-2]
+    n = A.shape[-1]
+    if A.size == 0:
+        return A.copy(), np.zeros(batch + (n,), np.int32), np.zeros(batch, np.int32)
+    LD = np.array(np.tril(A), copy=True)
+    flat = LD.reshape((-1, n, n))
+    piv = np.zeros((flat.shape[0], n), np.int32)
+    info = np.zeros(flat.shape[0], np.int32)
+    for i in range(flat.shape[0]):
+        piv[i], info[i] = _sytf2(flat[i], herm)
+    if check_errors and info.any():
+        raise RuntimeError(_ldl_error('torch.linalg.ldl_factor_ex', int(info[info > 0][0])))
+    return flat.reshape(A.shape), piv.reshape(batch + (n,)), info.reshape(batch)
+
+
+def _ldl_error(name, code):
+    """torch reports a singular D through a failed internal assert (its message, as it stands in torch 2.13)."""
+    return (f'false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp":'
+            f'1642, please report a bug to PyTorch. {name}: Unknown error code: {code}.')
+
+
+def _sytrs(a, piv, b, herm):
+    """LAPACK's ?sytrs / ?hetrs, lower: X with A X = B from ?sytf2's L, D and pivots (b: n x r, in place)."""
+    n = a.shape[0]
+    cj = np.conj if herm else (lambda x: x)
+    k = 0
+    while k < n:        # L D Y = B, forwards
+        if piv[k] > 0:
+            kp = piv[k] - 1
+            if kp != k:
+                b[[k, kp]] = b[[kp, k]]
+            b[k + 1:] -= np.outer(a[k + 1:, k], b[k])
+            b[k] /= a[k, k].real if herm else a[k, k]
+            k += 1
+        else:
+            kp = -piv[k] - 1
+            if kp != k + 1:
+                b[[k + 1, kp]] = b[[kp, k + 1]]
+            if k < n - 2:
+                b[k + 2:] -= np.outer(a[k + 2:, k], b[k]) + np.outer(a[k + 2:, k + 1], b[k + 1])
+            akm1k = a[k + 1, k]
+            akm1 = a[k, k] / cj(akm1k)
+            ak = a[k + 1, k + 1] / akm1k
+            denom = akm1 * ak - 1
+            bkm1 = b[k] / cj(akm1k)
+            bk = b[k + 1] / akm1k
+            b[k] = (ak * bkm1 - bk) / denom
+            b[k + 1] = (akm1 * bk - bkm1) / denom
+            k += 2
+    k = n - 1
+    while k >= 0:       # L^T X = Y (L^H for Hermitian), backwards
+        if piv[k] > 0:
+            if k < n - 1:
+                b[k] -= cj(a[k + 1:, k]) @ b[k + 1:]
+            kp = piv[k] - 1
+            if kp != k:
+                b[[k, kp]] = b[[kp, k]]
+            k -= 1
+        else:
+            if k < n - 1:
+                b[k] -= cj(a[k + 1:, k]) @ b[k + 1:]
+                b[k - 1] -= cj(a[k + 1:, k - 1]) @ b[k + 1:]
+            kp = -piv[k] - 1
+            if kp != k:
+                b[[k, kp]] = b[[kp, k]]
+            k -= 2
+    return b
+
+
+def _ldl_solve(LD, piv, B, hermitian):
+    herm = hermitian and np.iscomplexobj(LD)
+    batch = np.broadcast_shapes(LD.shape[:-2], B.shape[:-2])
+    n, r = LD.shape[-1], B.shape[-1]
+    if LD.size == 0 or B.size == 0:
+        return np.zeros(batch + (n, r), np.result_type(LD, B))
+    a = np.broadcast_to(LD, batch + (n, n)).reshape((-1, n, n))
+    p = np.broadcast_to(piv, batch + (n,)).reshape((-1, n)).astype(np.int64)
+    X = np.array(np.broadcast_to(B, batch + (n, r)), dtype=np.result_type(LD, B), copy=True)
+    flat = X.reshape((-1, n, r))
+    for i in range(flat.shape[0]):
+        _sytrs(a[i], p[i], flat[i], herm)
+    return X
+
+
 KERNELS = {
     'matmul': _matmul,
     'mm': _matmul,
@@ -286,4 +505,13 @@ KERNELS = {
     'linalg_svdvals': _svdvals,
     'linalg_eigh': lambda A, uplo: np.linalg.eigh(A, UPLO=uplo),
     'linalg_eigvalsh': lambda A, uplo: np.linalg.eigvalsh(A, UPLO=uplo),
+    'linalg_eig': _eig,
+    'geqrf': _geqrf,
+    'linalg_ldl_factor_ex': _ldl_factor,
+    'linalg_ldl_solve': _ldl_solve,
 }
+# the products run quietly: torch multiplies inf and NaN without a word, NumPy warns ("invalid value encountered
+# in matmul"); about 0.7 us a call (NOTE [silent floating-point errors] in pointwise.py)
+KERNELS.update({name: quiet(KERNELS[name]) for name in ('matmul', 'mm', 'bmm', 'mv', 'dot', 'vdot', 'linear',
+                                                          'linear_backward', 'addmm', 'addmv', 'baddbmm', 'addbmm',
+                                                          'einsum', '_trilinear')})

@@ -243,7 +243,7 @@ def _clamp(a, lo, hi):
         return _min_vs(a, hi)
     if hi is None:
         return _max_vs(a, lo)
-    r = _max_vs(a, lo)
+    r = np.asarray(_max_vs(a, lo))     # an array for 0-d operands too (NumPy gives a scalar), written in place below
     return np.minimum(hi, r, out=r) if isinstance(hi, np.ndarray) and r.shape == np.broadcast_shapes(r.shape, hi.shape) \
         else _min_vs(r, hi)
 

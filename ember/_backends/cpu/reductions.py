@@ -6,6 +6,8 @@ Every kernel returns new arrays (never a view of its input).
 """
 import numpy as np
 
+from ._layout import c_order
+
 from ._complex import logaddexp_complex
 
 from ._fp import quiet as _quiet
@@ -518,11 +520,11 @@ _KERNELS = {
     'mode': _mode,
     'nanmedian': _nanmedian_all,
     'nanmedian.dim': _nanmedian_dim,
-    'cumsum': _cumsum,
-    'cumprod': _cumprod,
-    'logcumsumexp': _logcumsumexp,
-    'cummax': _cumext(np.maximum),
-    'cummin': _cumext(np.minimum),
+    'cumsum': c_order(_cumsum),
+    'cumprod': c_order(_cumprod),
+    'logcumsumexp': c_order(_logcumsumexp),
+    'cummax': c_order(_cumext(np.maximum)),
+    'cummin': c_order(_cumext(np.minimum)),
 }
 
 # sums and softmaxes of inf/-inf/NaN must stay silent, as in torch

@@ -2,6 +2,8 @@
 in ember/_ops/shape.py; kernels return new arrays, never views of their inputs."""
 import numpy as np
 
+from ._layout import c_order
+
 
 def _wrap(dim, ndim):
     n = max(ndim, 1)
@@ -226,7 +228,7 @@ def _pnorm(d, p):
 
 
 KERNELS = {
-    'cat': _cat,
+    'cat': c_order(_cat),
     'stack': _stack,
     'slice_scatter': _slice_scatter,
     'select_scatter': _select_scatter,
@@ -234,7 +236,7 @@ KERNELS = {
     '_strided_index': _strided_index,
     'unfold_backward': _unfold_backward,
     'flip': _flip,
-    'roll': _roll,
+    'roll': c_order(_roll),
     'repeat': _repeat,
     'repeat_interleave.Tensor': _repeats_index,
     'tril': lambda a, k: np.tril(a, k),

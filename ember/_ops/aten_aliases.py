@@ -1,0 +1,32 @@
+"""Overloads torch's aten namespace has that libraries name (PyG registers handlers for them at import:
+``@implements(aten.sort.stable)``), each a composite of the operator ember declares for it, so that
+``ember.ops.aten.<name>.<overload>`` exists and computes what torch's does."""
+from .registry import declare
+from .._dispatch.ops_namespace import aten
+
+
+declare('sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, '
+        'Tensor indices)', composite=lambda self, stable, dim=-1, descending=False:
+        aten.sort.default(self, dim, descending, stable=stable), name='_sort_stable', function=False, method=False)
+declare('squeeze(Tensor(a) self) -> Tensor(a)', composite=lambda self: aten.squeeze.dims(self, None),
+        name='_squeeze_all', function=False, method=False)
+declare('squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)', composite=lambda self, dim: aten.squeeze.dims(self, [dim]),
+        name='_squeeze_dim', function=False, method=False)
+declare('_pin_memory(Tensor self, Device? device=None) -> Tensor', composite=lambda self, device=None: self.pin_memory(),
+        function=False, method=False)
+
+
+def _sparse_addmm(self, mat1, mat2, beta=1, alpha=1):
+    from ..sparse import mm
+    return self * beta + mm(mat1, mat2) * alpha
+
+
+def _sparse_mm_reduce_impl(self, other, reduce):
+    raise NotImplementedError("_sparse_mm_reduce_impl multiplies a sparse CSR matrix; ember has COO sparse tensors "
+                              "only (ember.sparse.mm)")
+
+
+declare('_sparse_addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',
+        composite=_sparse_addmm, function=False, method=False)
+declare('_sparse_mm_reduce_impl(Tensor self, Tensor other, str reduce) -> (Tensor, Tensor)',
+        composite=_sparse_mm_reduce_impl, function=False, method=False)
