@@ -5,7 +5,8 @@ A Generator holds torch's CPU engine, a Mersenne Twister (mt19937) seeded as tor
 ``Generator?`` arguments), so a backend never needs to know ember's class: the kernels of ``rand``,
 ``randn``, ``uniform_``, ``normal_``, ``randint``, ``random_`` and ``randperm`` draw its 32-bit outputs as
 torch does and give torch's values for the same seed (NOTE [torch's random streams] in
-_backends/cpu/_torch_random.py); the other distributions use NumPy's methods on the same engine.
+_backends/cpu/_torch_random.py), as do the gamma, Poisson, binomial and Dirichlet samplers (NOTE [torch's
+rejection samplers] in _backends/cpu/_torch_samplers.py).
 """
 import numpy as np
 

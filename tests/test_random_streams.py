@@ -163,9 +163,9 @@ def test_default_seed_is_torchs():
     np.testing.assert_array_equal(ember.rand(6, generator=g).numpy(), torch.rand(6, generator=tg).numpy())
 
 
-def test_other_distributions_are_seeded_but_ember_s_own():
-    # poisson, gamma, binomial: NumPy's samplers on the same engine, repeatable under a seed, with torch's
-    # distribution but not torch's values
+def test_rejection_samplers_repeat_under_a_seed():
+    # poisson, gamma, binomial: torch's values too (tests/test_random_samplers.py); here, repeatable under a
+    # seed and with the right mean
     for fn in (lambda: ember.poisson(ember.full((50,), 3.0)), lambda: ember._standard_gamma(ember.full((50,), 2.0)),
                lambda: ember.binomial(ember.full((50,), 10.0), ember.full((50,), 0.3))):
         ember.manual_seed(5)

@@ -117,6 +117,12 @@ def _repeat_heads(t, rep):
 
 
 def _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    if query.dtype in (_dt.float16, _dt.bfloat16):
+        # torch's math path computes half precision in float32 and rounds the output once (its
+        # allow_fp16_bf16_reduction_math_sdp setting, False by default)
+        up = lambda t: t.float() if t is not None and t.dtype in (_dt.float16, _dt.bfloat16) else t
+        return _math(up(query), up(key), up(value), up(attn_mask), dropout_p, is_causal, scale,
+                     enable_gqa).to(query.dtype)
     L, S = query.shape[-2], key.shape[-2]
     if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
         rep = query.shape[-3] // key.shape[-3]

@@ -23,6 +23,7 @@ from numbers import Number
 from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname
 from .._core.tensor_impl import TensorImpl
+from .._core.broadcast import broadcast_shapes  # noqa: F401  (re-exported: the meta functions' shape rule)
 from .registry import declare
 from .overloads import overloads
 from .._dispatch.ops_namespace import aten
@@ -34,25 +35,6 @@ def _is_tensor(x):
 _PROMOTE = D._PROMOTE
 _res = D.result_type_of
 _INT, _FLOAT = 1, 2
-
-
-def broadcast_shapes(*shapes):
-    """torch.broadcast_shapes; the error names the first mismatching dimension as torch does."""
-    out = list(shapes[0])
-    for s in shapes[1:]:
-        if len(s) > len(out):
-            out = [1] * (len(s) - len(out)) + out
-        off = len(out) - len(s)
-        for i, n in enumerate(s):
-            m = out[off + i]
-            if m != n:
-                if m == 1:
-                    out[off + i] = n
-                elif n != 1:
-                    dim = off + i - len(out)
-                    raise RuntimeError(f"The size of tensor a ({m}) must match the size of tensor b ({n}) at "
-                                       f"non-singleton dimension {len(out) + dim}")
-    return tuple(out)
 
 
 def _scan(operands):

@@ -258,7 +258,13 @@ def _dropout_scale(p):
 
 
 declare(f'native_dropout(Tensor input, float p, bool? train, {_G}) -> (Tensor, Tensor)', forward='transpose', meta=_native_dropout_meta,
-        method=False, derivatives={'input': lambda grads, results, p: grads[0] * results[1] * _dropout_scale(p)})
+        method=False, derivatives={'input': lambda grads, results, p: grads[0] * _dropout_noise(results[1], p, grads[0])})
+
+
+def _dropout_noise(mask, p, grad):
+    """torch's dropout noise, mask / (1 - p) in the gradient's dtype (a half-precision scale rounds: 1.109375 for
+    p = 0.1 in bfloat16), which its backward multiplies by."""
+    return (mask * _dropout_scale(p)).to(grad.dtype)
 
 
 def _check_p(p):
@@ -387,13 +393,18 @@ declare('randint_like(Tensor self, SymInt low, SymInt? high=None, *, ScalarType?
 # alpha by implicit differentiation of the CDF: dx/dalpha = -(dF/dalpha)(x; alpha) / p(x; alpha). That
 # derivative is its own (non-differentiable) operator, as in aten.
 
+def _float_or_double(d, kernel):
+    if d.name not in ('float32', 'float64'):     # torch's kernels dispatch float and double only
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_tname(d)}\'')
+
+
 def _standard_gamma_meta(self, generator=None):
-    _floating(self._dtype, 'gamma_cpu')
+    _float_or_double(self._dtype, 'gamma_cpu')
     return _same(self)
 
 
 def _standard_gamma_grad_meta(self, output):
-    _floating(self._dtype, '_standard_gamma_grad_cpu')
+    _float_or_double(self._dtype, '_standard_gamma_grad_cpu')
     return broadcast_shapes(self._a.shape, output._a.shape), D.promote_types(self._dtype, output._dtype)
 
 
@@ -403,11 +414,26 @@ declare(f'_standard_gamma(Tensor self, {_G}) -> Tensor', forward='transpose', me
         derivatives={'self': lambda grad, self, result: grad * aten._standard_gamma_grad.default(self, result)})
 
 
+def _sample_dirichlet_meta(self, generator=None):
+    _float_or_double(self._dtype, 'dirichlet')
+    return _same(self)
+
+
+def _sample_dirichlet_no_grad(grad, self):
+    raise RuntimeError("derivative for aten::_sample_dirichlet is not implemented")     # as torch
+
+
+# torch.distributions.Dirichlet differentiates its samples with its own autograd Function, not through this
+declare(f'_sample_dirichlet(Tensor self, {_G}) -> Tensor', meta=_sample_dirichlet_meta, method=False,
+        derivatives={'self': _sample_dirichlet_no_grad}, forward='not_implemented')
+
+
 def _binomial_meta(count, prob, generator=None):
     if count._dtype.category < 2:
         raise ValueError(f"binomial only supports floating-point dtypes for count, got: {_tname(count._dtype)}")
     if prob._dtype is not count._dtype:
         raise RuntimeError(f"Found dtype {_tname(prob._dtype)} but expected {_tname(count._dtype)}")
+    _float_or_double(count._dtype, 'binomial_cpu')
     return broadcast_shapes(count._a.shape, prob._a.shape), count._dtype
 
 

@@ -242,6 +242,6 @@ def broadcast_shapes(*shapes):
     >>> broadcast_shapes((2, 1), (1, 3))
     ember.Size([2, 3])
     """
-    from .._ops.pointwise import broadcast_shapes as broadcast
+    from .._core.broadcast import broadcast_shapes as broadcast
     from .._tensor import Size
     return Size(broadcast(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes])) if shapes else Size()

@@ -2,9 +2,9 @@
 
 Parameterisable probability distributions with sampling (``sample``, reparameterised ``rsample``),
 ``log_prob``, ``entropy``, ``cdf``/``icdf``, moments, constraints with torch's validation, transforms and
-``kl_divergence``, ``biject_to``/``transform_to``. Samples drawn with rand/randn/exponential_/cauchy_/uniform_/
-bernoulli are torch's for the same seed; gamma, poisson and binomial draws differ. Every deterministic quantity
-matches torch.
+``kl_divergence``, ``biject_to``/``transform_to``. Samples are torch's for the same seed, the gamma-based ones
+(Gamma, Chi2, Beta, Dirichlet, StudentT, FisherSnedecor, InverseGamma), Poisson and Binomial included. Every
+deterministic quantity matches torch.
 
 >>> import ember
 >>> from ember.distributions import Normal, kl_divergence
@@ -35,6 +35,7 @@ from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
+from .lkj_cholesky import LKJCholesky
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
@@ -59,17 +60,18 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
-__all__ = ['AbsTransform', 'AffineTransform', 'Bernoulli', 'Beta', 'Binomial', 'CatTransform', 'Categorical',
-           'Cauchy', 'Chi2', 'ComposeTransform', 'ContinuousBernoulli', 'CorrCholeskyTransform',
+__all__ = ['AbsTransform', 'AffineTransform', 'Bernoulli', 'Beta', 'Binomial', 'CatTransform', 'Categorical', 'Cauchy',
+           'Chi2', 'ComposeTransform', 'ContinuousBernoulli', 'CorrCholeskyTransform',
            'CumulativeDistributionTransform', 'Dirichlet', 'Distribution', 'ExpRelaxedCategorical', 'ExpTransform',
            'Exponential', 'ExponentialFamily', 'FisherSnedecor', 'Gamma', 'GeneralizedPareto', 'Geometric', 'Gumbel',
            'HalfCauchy', 'HalfNormal', 'Independent', 'IndependentTransform', 'InverseGamma', 'Kumaraswamy',
-           'Laplace', 'LogNormal', 'LogisticNormal', 'LogitRelaxedBernoulli', 'LowRankMultivariateNormal',
-           'LowerCholeskyTransform', 'MixtureSameFamily', 'Multinomial', 'MultivariateNormal', 'NegativeBinomial',
-           'Normal', 'OneHotCategorical', 'OneHotCategoricalStraightThrough', 'Pareto', 'Poisson',
-           'PositiveDefiniteTransform', 'PowerTransform', 'RelaxedBernoulli', 'RelaxedOneHotCategorical',
-           'ReshapeTransform', 'SigmoidTransform', 'SoftmaxTransform', 'SoftplusTransform', 'StackTransform',
-           'StickBreakingTransform', 'StudentT', 'TanhTransform', 'Transform', 'TransformedDistribution', 'Uniform',
-           'VonMises', 'Weibull', 'biject_to', 'constraint_registry', 'constraints', 'identity_transform',
-           'kl_divergence', 'register_kl', 'transform_to', 'transforms', 'utils']
+           'LKJCholesky', 'Laplace', 'LogNormal', 'LogisticNormal', 'LogitRelaxedBernoulli',
+           'LowRankMultivariateNormal', 'LowerCholeskyTransform', 'MixtureSameFamily', 'Multinomial',
+           'MultivariateNormal', 'NegativeBinomial', 'Normal', 'OneHotCategorical', 'OneHotCategoricalStraightThrough',
+           'Pareto', 'Poisson', 'PositiveDefiniteTransform', 'PowerTransform', 'RelaxedBernoulli',
+           'RelaxedOneHotCategorical', 'ReshapeTransform', 'SigmoidTransform', 'SoftmaxTransform', 'SoftplusTransform',
+           'StackTransform', 'StickBreakingTransform', 'StudentT', 'TanhTransform', 'Transform',
+           'TransformedDistribution', 'Uniform', 'VonMises', 'Weibull', 'Wishart', 'biject_to', 'constraint_registry',
+           'constraints', 'identity_transform', 'kl_divergence', 'register_kl', 'transform_to', 'transforms', 'utils']

@@ -1,7 +1,11 @@
-"""The Dirichlet distribution over the probability simplex. rsample normalises independent Gamma(alpha_i, 1)
-samples, whose implicit-reparameterisation gradients (``ember._standard_gamma``) give a pathwise gradient of
-the normalised sample. torch instead differentiates the Dirichlet CDF directly (``_dirichlet_grad``); both are
-unbiased reparameterised gradients, but the per-sample values differ."""
+"""The Dirichlet distribution over the probability simplex. rsample draws torch's samples
+(``ember._sample_dirichlet``: double Gamma(alpha_i, 1) samples over their row's sum). Where the concentration
+requires grad it computes them from differentiable pieces, the double gammas (``ember._standard_gamma`` makes the
+draws ``_sample_dirichlet`` makes) over their sum, so the implicit-reparameterisation gradients of the gammas give a
+pathwise gradient of the normalised sample; the values then equal torch's to rounding (the kernel adds each row in
+torch's order, ``sum`` in its own). torch instead
+differentiates the Dirichlet CDF directly (``_dirichlet_grad``); both are unbiased reparameterised gradients,
+but the per-sample gradients differ."""
 import ember
 import ember.nn.functional as F
 from . import constraints
@@ -38,9 +42,13 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        g = ember._standard_gamma(self.concentration.expand(shape))
-        x = g / g.sum(-1, keepdim=True)
-        x.detach().clamp_(min=ember.finfo(x.dtype).tiny, max=1 - ember.finfo(x.dtype).eps)
+        conc = self.concentration.expand(shape)
+        if not (conc.requires_grad and ember.is_grad_enabled()):
+            return ember._sample_dirichlet(conc)
+        g = ember._standard_gamma(conc.double())
+        x = (g / g.sum(-1, keepdim=True) if g.dim() else g / g).to(conc.dtype)
+        fi = ember.finfo(x.dtype)
+        x.detach().clamp_(min=fi.tiny, max=1 - fi.eps / 2)        # as torch's kernel: up to the float below 1
         return x
 
     def log_prob(self, value):

@@ -64,6 +64,8 @@ op('bernoulli_', lambda dt: [S(Arg((3, 4))), S(Arg((3, 4)), 0.3), S(Arg((3, 4)),
 op('poisson', lambda dt: [S(Arg((3, 4), low=0, high=5)), S(Arg((3,), 'int64'))], **_R)
 op('_standard_gamma', lambda dt: [S(Arg((3, 4), low=0.1, high=5)), S(Arg((0,))), S(Arg((3,), 'int64'))],
    dtypes=FLOATS, **_R)
+op('_sample_dirichlet', lambda dt: [S(Arg((3, 4), low=0.1, high=5)), S(Arg((4,), low=0.1, high=5)), S(Arg((0, 3))),
+                                   S(Arg((3,), 'int64'))], dtypes=FLOATS, **_R)
 op('binomial', lambda dt: [S(Arg((3, 4), low=0, high=10), Arg((3, 4), low=0, high=1)),
                            S(Arg((3,), 'int64'), Arg((3,), low=0, high=1)),
                            S(Arg((3,), low=0, high=10), Arg((3,), 'float64', low=0, high=1))], dtypes=('float32',), **_R)

@@ -31,10 +31,11 @@ compare generated token ids with hard-coded ones). ember draws the same bits the
   as torch's serial kernels walk it.
 
 ``geometric_``, ``cauchy_`` and ``log_normal_`` are torch's transforms of double uniforms and normals too; double
-results of ``x * std + mean`` are fused multiply-adds in torch's compiled code (``fma64``). The rest
-(poisson, gamma, binomial) samples with NumPy's distributions from
-the same engine: seeded runs repeat, but only the streams above equal torch's. Checked value for value
-against torch in tests/test_random_streams.py; the cost of being exact: BENCHMARKS.md, "Random streams".
+results of ``x * std + mean`` are fused multiply-adds in torch's compiled code (``fma64``). The rejection
+samplers (gamma, Poisson, binomial, Dirichlet) draw these double uniforms and normals element by element
+(NOTE [torch's rejection samplers] in _torch_samplers.py). Checked value for value against torch in
+tests/test_random_streams.py and tests/test_random_samplers.py; the cost of being exact: BENCHMARKS.md,
+"Random streams" and "Rejection samplers".
 """
 import math
 

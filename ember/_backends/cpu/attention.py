@@ -83,6 +83,53 @@ def _forward(q, k, v, is_causal, mask, sc):
     return np.matmul(s, v), lse
 
 
+# NOTE [half-precision attention]: for float16/bfloat16 torch's CPU kernel computes in float32 and rounds two
+# intermediates to the input's dtype before their matrix products: exp(S - max) before P V (the float32 row sum
+# divides afterwards), and, in the backward, P and dS before theirs; it scales Q K^T after the product. The half
+# kernels below do the same, so half-precision attention gives torch's bits (float32 keeps the faster forms above).
+
+def _forward_half(q, k, v, is_causal, mask, sc, dt):
+    s = np.matmul(q, k.swapaxes(-1, -2))
+    s *= sc
+    if is_causal:
+        s += _causal_bias(q.shape[-2], k.shape[-2], s.dtype)
+    if mask is not None:
+        s += mask
+    m = np.maximum.reduce(s, axis=-1, keepdims=True)
+    dead = m == -np.inf
+    m[dead] = 0
+    s -= m
+    np.exp(s, out=s)
+    total = _rowsum(s)[..., None]
+    out = np.matmul(s.astype(dt).astype(s.dtype), v)
+    out /= total
+    out[np.broadcast_to(dead, out.shape)] = 0
+    lse = np.log(total) + m
+    lse[dead] = 0
+    return out, lse
+
+
+def _backward_half(g, q, k, v, out, lse, is_causal, mask, sc, dt):
+    p = np.matmul(q, k.swapaxes(-1, -2))
+    p *= sc
+    if is_causal:
+        p += _causal_bias(q.shape[-2], k.shape[-2], p.dtype)
+    if mask is not None:
+        p += mask
+    p -= lse[..., None]
+    np.exp(p, out=p)
+    rounded = lambda a: a.astype(dt).astype(a.dtype)
+    dv = np.matmul(rounded(p).swapaxes(-1, -2), g)
+    dp = np.matmul(g, v.swapaxes(-1, -2))
+    dp -= _rowsum(g * out)[..., None]
+    ds = rounded(p * dp)
+    dq = np.matmul(ds, k)
+    dq *= sc
+    dk = np.matmul(ds.swapaxes(-1, -2), q)
+    dk *= sc
+    return dq, dk, dv
+
+
 def _backward(g, q, k, v, out, lse, is_causal, mask, sc):
     p = _scores(q, k, is_causal, mask, sc)
     p -= lse[..., None]
@@ -149,7 +196,8 @@ def sdpa_flash_cpu(q, k, v, dropout_p, is_causal, attn_mask, scale):
     lse_out = np.empty((B, L, H), np.float32 if dt.itemsize < 4 else dt).transpose(0, 2, 1)   # torch's layout
 
     def body(lo, hi, m):
-        o, lse = _forward(q[lo:hi], k[lo:hi], v[lo:hi], is_causal, m, sc)
+        o, lse = _forward(q[lo:hi], k[lo:hi], v[lo:hi], is_causal, m, sc) if dt.itemsize >= 4 else \
+            _forward_half(q[lo:hi], k[lo:hi], v[lo:hi], is_causal, m, sc, dt)
         out[lo:hi] = o
         lse_out[lo:hi] = lse[..., 0]
     _by_batch(B, H, L, S, mask, body)
@@ -170,7 +218,8 @@ def sdpa_flash_cpu_backward(g, q, k, v, out, lse, dropout_p, is_causal, attn_mas
         (np.empty(k.shape, acc), np.empty(v.shape, acc))
 
     def body(lo, hi, m):
-        r = _backward(g[lo:hi], q[lo:hi], k[lo:hi], v[lo:hi], out[lo:hi], lse[lo:hi], is_causal, m, sc)
+        args = (g[lo:hi], q[lo:hi], k[lo:hi], v[lo:hi], out[lo:hi], lse[lo:hi], is_causal, m, sc)
+        r = _backward(*args) if dt.itemsize >= 4 else _backward_half(*args, dt)
         dq[lo:hi], dk[lo:hi], dv[lo:hi] = r
     _by_batch(B, H, L, S, mask, body)
     if rep > 1:

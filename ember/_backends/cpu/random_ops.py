@@ -1,11 +1,13 @@
 """CPU kernels for random operators. ``rng`` is a NumPy Generator on torch's engine (ember's Generator
-unwrapped by the adapters): uniform, normal and integer draws follow torch's streams (NOTE [torch's random
-streams] in _torch_random.py); the other distributions use NumPy's, float32 tensors sampled in float32
-directly, other float dtypes through float64."""
+unwrapped by the adapters): every sampler draws torch's values (NOTE [torch's random streams] in
+_torch_random.py; gamma, Poisson, binomial and Dirichlet: NOTE [torch's rejection samplers] in
+_torch_samplers.py)."""
 import math
 
 import numpy as np
 
+from ._torch_samplers import poisson as _ts_poisson, standard_gamma as _ts_standard_gamma, dirichlet as _ts_dirichlet, \
+    binomial as _ts_binomial
 from ._torch_random import cauchy as _t_cauchy, exponential as _t_exponential, geometric as _t_geometric, log_normal as _t_log_normal, in_memory_order as _t_in_memory_order, uniform01 as _t_uniform01, integers as _t_integers, normal as _t_normal, uniform as _t_uniform
 
 
@@ -130,18 +132,20 @@ def _native_dropout(x, p, train, rng):
 def _poisson(rate, rng):
     if rate.size and not np.all(rate >= 0):      # also NaN
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return rng.poisson(rate).astype(rate.dtype)
+    return _ts_poisson(rng, rate)
 
 
 def _standard_gamma(alpha, rng):
-    if alpha.size and not np.all(alpha >= 0):
-        raise RuntimeError("invalid Gamma shape, expected alpha to be non-negative")
-    return rng.standard_gamma(alpha.astype(np.float64)).astype(alpha.dtype)
+    # no check, as torch: a NaN or negative alpha (below -1, or one of them) gives the smallest normal number
+    return _ts_standard_gamma(rng, alpha)
+
+
+def _sample_dirichlet(alpha, rng):
+    return _ts_dirichlet(rng, alpha)
 
 
 def _binomial(count, prob, rng):
-    n, p = np.broadcast_arrays(count, prob)
-    return rng.binomial(n.astype(np.int64), np.clip(p, 0, 1)).astype(count.dtype)
+    return _ts_binomial(rng, count, prob)
 
 
 def _digamma(a):
@@ -218,6 +222,7 @@ def _standard_gamma_grad(alpha, x):
 
 KERNELS = {
     '_standard_gamma': _standard_gamma,
+    '_sample_dirichlet': _sample_dirichlet,
     '_standard_gamma_grad': _standard_gamma_grad,
     'binomial': _binomial,
     'poisson': _poisson,

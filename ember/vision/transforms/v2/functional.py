@@ -74,7 +74,11 @@ def resize_image(image, size, interpolation=InterpolationMode.BILINEAR, max_size
     if out == [h, w] or image.numel() == 0:
         return image if out == [h, w] else image.new_empty((*image.shape[:-2], *out))
     flat = image.reshape(-1, c, h, w)
-    if image.dtype == ember.uint8 and antialias and interpolation in _SEPARABLE_UINT8:
+    if image.dtype == ember.uint8 and interpolation in (InterpolationMode.BILINEAR, InterpolationMode.BICUBIC):
+        # torchvision hands uint8 images to interpolate, whose uint8 kernels are torch's fixed-point ones
+        y = ember.nn.functional.interpolate(flat, size=out, mode=interpolation.value, align_corners=False,
+                                            antialias=bool(antialias))
+    elif image.dtype == ember.uint8 and antialias and interpolation in _SEPARABLE_UINT8:
         y = _resize_uint8(flat, out, interpolation.value)
     else:
         y = _v1._resize_tensor(flat, out, interpolation, bool(antialias))
