@@ -14,7 +14,6 @@ from ember.vision.transforms import v2
 from ember.vision.transforms.v2 import functional as F
 
 Image = pytest.importorskip('PIL.Image')
-import _tv_oracle  # noqa: E402
 
 RS = np.random.RandomState(0)
 U8 = RS.randint(0, 256, (2, 3, 3, 10, 14)).astype(np.uint8)      # [B, T, C, H, W]
@@ -149,60 +148,3 @@ def test_transform_classes_smoke():
     zeroed = v2.RandomApply([v2.Lambda(lambda t: t * 0)], p=1.0)(out)
     assert type(zeroed) is ember.Tensor and zeroed.abs().sum().item() == 0     # Lambda does not re-wrap
     assert 'RandomCrop' in repr(pipe)
-
-
-def test_against_torchvision_v2(tmp_path):
-    np.save(tmp_path / 'u8.npy', U8)
-    np.save(tmp_path / 'f32.npy', F32)
-    _tv_oracle.run('''
-        from torchvision.transforms.v2 import functional as F
-        from torchvision import tv_tensors
-        u8, f32 = torch.from_numpy(np.load('u8.npy')), torch.from_numpy(np.load('f32.npy'))
-        out = {}
-        for m in ('nearest', 'bilinear', 'bicubic', 'lanczos'):
-            out[f'resize_{m}_f'] = F.resize(f32, [5, 9], interpolation=F.InterpolationMode(m))
-            out[f'resize_{m}_u8'] = F.resize(u8, [7, 20], interpolation=F.InterpolationMode(m))
-        out['resize_int'] = F.resize(f32, 6, max_size=9)
-        out['mask'] = F.resize(tv_tensors.Mask(u8[0, 0, 0]), [5, 7])
-        out['dtype_f'] = F.to_dtype(u8, torch.float32, scale=True)
-        out['dtype_back'] = F.to_dtype(out['dtype_f'], torch.uint8, scale=True)
-        out['dtype_i16'] = F.to_dtype(u8, torch.int16, scale=True)
-        out['gray_u8'] = F.rgb_to_grayscale(u8)
-        out['gray3_f'] = F.rgb_to_grayscale(f32, num_output_channels=3)
-        out['g2rgb'] = F.grayscale_to_rgb(u8[:, :, :1])
-        out['norm'] = F.normalize(f32, [0.1, 0.2, 0.3], [0.5, 0.25, 2.0])
-        out['pad_sym'] = F.pad(u8, [1, 2, 3, 4], padding_mode='symmetric')
-        out['pad_fill'] = F.pad(f32, [2, 1], fill=0.5)
-        out['ccrop_big'] = F.center_crop(f32, [13, 15])
-        out['crop_out'] = F.crop(u8, -2, 3, 6, 14)
-        out['cvt'] = F.convert_image_dtype(f32, torch.uint8)
-        out['to_image'] = F.to_image(np.load('u8.npy')[0, 0, 0])
-        np.savez('out.npz', **{k: v.numpy() for k, v in out.items()})
-    ''', tmp_path)
-    ref = np.load(tmp_path / 'out.npz')
-    u8, f32 = ember.from_numpy(U8), ember.from_numpy(F32)
-    got = {}
-    for m in ('nearest', 'bilinear', 'bicubic', 'lanczos'):
-        got[f'resize_{m}_f'] = F.resize(f32, [5, 9], interpolation=m)
-        got[f'resize_{m}_u8'] = F.resize(u8, [7, 20], interpolation=m)
-    got['resize_int'] = F.resize(f32, 6, max_size=9)
-    got['mask'] = F.resize(tv_tensors.Mask(u8[0, 0, 0]), [5, 7])
-    got['dtype_f'] = F.to_dtype(u8, ember.float32, scale=True)
-    got['dtype_back'] = F.to_dtype(got['dtype_f'], ember.uint8, scale=True)
-    got['dtype_i16'] = F.to_dtype(u8, ember.int16, scale=True)
-    got['gray_u8'] = F.rgb_to_grayscale(u8)
-    got['gray3_f'] = F.rgb_to_grayscale(f32, num_output_channels=3)
-    got['g2rgb'] = F.grayscale_to_rgb(u8[:, :, :1])
-    got['norm'] = F.normalize(f32, [0.1, 0.2, 0.3], [0.5, 0.25, 2.0])
-    got['pad_sym'] = F.pad(u8, [1, 2, 3, 4], padding_mode='symmetric')
-    got['pad_fill'] = F.pad(f32, [2, 1], fill=0.5)
-    got['ccrop_big'] = F.center_crop(f32, [13, 15])
-    got['crop_out'] = F.crop(u8, -2, 3, 6, 14)
-    got['cvt'] = F.convert_image_dtype(f32, ember.uint8)
-    got['to_image'] = F.to_image(U8[0, 0, 0])
-    for k, v in got.items():
-        g, r = v.numpy(), ref[k]
-        assert g.shape == r.shape and g.dtype == r.dtype, k
-        # torch resizes uint8 bilinear/bicubic/lanczos with its own integer kernel: off by one at most
-        atol = 1 if k.endswith('_u8') else 2e-5
-        np.testing.assert_allclose(g.astype(np.float64), r.astype(np.float64), atol=atol, rtol=0, err_msg=k)
