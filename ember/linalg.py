@@ -112,53 +112,53 @@ def inv_ex(A, *, check_errors=False, out=None):
     """``(inverse, info)``: info is 0 where the inverse exists, else the (1-based) position of the first zero pivot
     of A's LU factorisation, and that matrix's inverse is undefined (NaN here); ``check_errors`` raises instead.
     GPyTorch and linear_operator read info to decide what to do with a singular matrix."""
-    from . import zeros, int32, stack, full_like
+    from . import full_like
     result = _structseq('linalg_inv_ex', ['inverse', 'info'])
     try:
-        return result(inv(A), zeros(tuple(A.shape[:-2]), dtype=int32))
+        return result(inv(A), _zero_info(A))
     except LinAlgError:
         if check_errors:
             raise
-    mats = A.reshape(-1, *A.shape[-2:])
-    invs, infos = [], []
-    for M in mats:
-        try:
-            invs.append(inv(M))
-            infos.append(0)
-        except LinAlgError:
-            infos.append(int(lu_factor_ex(M).info))     # LAPACK getrf's: the first zero pivot
-            invs.append(full_like(M, float('nan')))
-    info = _tensor(infos, dtype=int32).reshape(tuple(A.shape[:-2]))
-    return result(stack(invs).reshape(A.shape), info)
+    # LAPACK getrf's info: the first zero pivot
+    return result(*_per_matrix(A, inv, lambda M: (full_like(M, float('nan')), int(lu_factor_ex(M).info))))
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """``(L, info)``: info is 0 where A is positive-definite, else the order of its first leading minor that is
     not; there L holds what the column-by-column factorisation had computed when it stopped (the failing
     diagonal entry unrooted, the rest of the lower triangle as in A), as LAPACK's. ``check_errors`` raises."""
-    from . import zeros, int32, stack
     result = _structseq('linalg_cholesky_ex', ['L', 'info'])
     try:
-        return result(cholesky(A, upper=upper), zeros(tuple(A.shape[:-2]), dtype=int32))
+        return result(cholesky(A, upper=upper), _zero_info(A))
     except LinAlgError:
         pass
-    mats = A.reshape(-1, *A.shape[-2:])
-    Ls, infos = [], []
-    for M in mats:
-        try:
-            Ls.append(cholesky(M))
-            infos.append(0)
-        except LinAlgError:
-            L, k = _partial_cholesky(M)
-            Ls.append(L)
-            infos.append(k)
-    info = _tensor(infos, dtype=int32).reshape(tuple(A.shape[:-2]))
+    L, info = _per_matrix(A, cholesky, _partial_cholesky)
     if check_errors:
-        k = next(i for i in infos if i)
+        k = next(i for i in info.reshape(-1).tolist() if i)
         raise LinAlgError(f"linalg.cholesky_ex: The factorization could not be completed because the input is not "
                           f"positive-definite (the leading minor of order {k} is not positive-definite).")
-    L = stack(Ls).reshape(A.shape)
     return result(L.mH if upper else L, info)
+
+
+def _zero_info(A):
+    from . import zeros, int32
+    return zeros(tuple(A.shape[:-2]), dtype=int32)
+
+
+def _per_matrix(A, factor, failed):
+    """(results, int32 info) of ``factor`` on each matrix of the batch ``A``; ``failed(M)`` gives (result, info)
+    for a matrix that ``factor`` refuses."""
+    from . import stack, int32
+    results, infos = [], []
+    for M in A.reshape(-1, *A.shape[-2:]):
+        try:
+            results.append(factor(M))
+            infos.append(0)
+        except LinAlgError:
+            r, k = failed(M)
+            results.append(r)
+            infos.append(k)
+    return stack(results).reshape(A.shape), _tensor(infos, dtype=int32).reshape(tuple(A.shape[:-2]))
 
 
 def _partial_cholesky(M):

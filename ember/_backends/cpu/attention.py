@@ -88,13 +88,19 @@ def _forward(q, k, v, is_causal, mask, sc):
 # divides afterwards), and, in the backward, P and dS before theirs; it scales Q K^T after the product. The half
 # kernels below do the same, so half-precision attention gives torch's bits (float32 keeps the faster forms above).
 
-def _forward_half(q, k, v, is_causal, mask, sc, dt):
+def _scores_scaled_after(q, k, is_causal, mask, sc):
+    """S = (Q K^T) * scale (+ causal) (+ mask): torch's order of rounding for half precision."""
     s = np.matmul(q, k.swapaxes(-1, -2))
     s *= sc
     if is_causal:
         s += _causal_bias(q.shape[-2], k.shape[-2], s.dtype)
     if mask is not None:
         s += mask
+    return s
+
+
+def _forward_half(q, k, v, is_causal, mask, sc, dt):
+    s = _scores_scaled_after(q, k, is_causal, mask, sc)
     m = np.maximum.reduce(s, axis=-1, keepdims=True)
     dead = m == -np.inf
     m[dead] = 0
@@ -110,12 +116,7 @@ def _forward_half(q, k, v, is_causal, mask, sc, dt):
 
 
 def _backward_half(g, q, k, v, out, lse, is_causal, mask, sc, dt):
-    p = np.matmul(q, k.swapaxes(-1, -2))
-    p *= sc
-    if is_causal:
-        p += _causal_bias(q.shape[-2], k.shape[-2], p.dtype)
-    if mask is not None:
-        p += mask
+    p = _scores_scaled_after(q, k, is_causal, mask, sc)
     p -= lse[..., None]
     np.exp(p, out=p)
     rounded = lambda a: a.astype(dt).astype(a.dtype)
