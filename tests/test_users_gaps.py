@@ -712,7 +712,9 @@ def test_segment_reduce_as_torch():
         r = [L._segment_reduce(d, how, lengths=L.tensor([2, 0, 3])).tolist() for how in ('sum', 'max', 'min', 'prod')]
         r += [L._segment_reduce(d, 'mean', offsets=L.tensor([0, 2, 2, 5])).tolist(),
               L._segment_reduce(d, 'prod', lengths=L.tensor([2, 0, 3]), initial=7.).tolist(),
-              L._segment_reduce(L.arange(12.).reshape(4, 3), 'sum', lengths=L.tensor([1, 3])).tolist()]
+              L._segment_reduce(L.arange(12.).reshape(4, 3), 'sum', lengths=L.tensor([1, 3])).tolist(),
+              L._segment_reduce(d, 'mean', offsets=L.tensor([0, 2, 2, 5]), initial=1.).tolist(),     # PyG's ptr path
+              L._segment_reduce(d, 'amax', offsets=L.tensor([0, 2, 5])).tolist()]
         x = d.clone().requires_grad_()
         L._segment_reduce(x, 'mean', lengths=L.tensor([2, 3])).sum().backward()
         r.append(x.grad.tolist())
@@ -744,3 +746,49 @@ def test_products_with_inf_and_nan_are_silent():
         warnings.simplefilter('error')
         assert ember.tensor([[float('inf'), 1.]]).matmul(ember.ones(2, 2)).isinf().all()
         ember.nn.functional.linear(ember.tensor([[float('nan'), 1.]]), ember.ones(2, 2))
+
+
+def test_where_of_integers_with_nan_or_inf_promotes_as_torch():
+    got = []
+    for L in (torch, ember):
+        m, x = L.tensor([True, False]), L.tensor([1, 2])
+        got.append([str(L.where(m, x, v).dtype).split('.')[-1] + str(L.where(m, x, v).tolist())
+                    for v in (float('nan'), float('inf'), 2.5, 3)])
+    assert got[1] == got[0]
+
+
+def test_parameter_rebuilt_from_its_dict_as_accelerate_does():
+    for L in (torch, ember):
+        p = L.nn.Parameter(L.ones(2))
+        q = type(p)(p.to('cpu'), **dict(p.__dict__, requires_grad=True))
+        assert type(q) is L.nn.Parameter and q.tolist() == [1.0, 1.0] and q.requires_grad
+        with pytest.raises(TypeError, match="unexpected keyword argument 'foo'"):
+            L.nn.Parameter(L.ones(1), foo=1)
+
+
+def test_bernoulli_draws_as_torch():
+    got = []
+    for L in (torch, ember):
+        L.manual_seed(5)
+        a = L.bernoulli(L.tensor([.2, .9]).expand(3, 2)).tolist()
+        L.manual_seed(0)
+        x = L.zeros(2, 3).t()
+        x.bernoulli_(0.5)
+        L.manual_seed(3)
+        got.append((a, x.tolist(), L.distributions.Bernoulli(L.tensor([0.3, 0.6])).sample((4,)).tolist()))
+    assert got[1] == got[0]
+
+
+def test_jit_trace_runs_the_function_as_torchs_tracer():
+    import warnings
+    got = []
+    for L in (torch, ember):
+        nxt = []
+        for kw in ({}, {'check_trace': False}):
+            L.manual_seed(0)
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')
+                L.jit.trace(lambda a: L.rand(1) + a, (L.ones(1),), **kw)
+            nxt.append(L.rand(1).item())
+        got.append(nxt)
+    assert got[1] == got[0]

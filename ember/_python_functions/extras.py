@@ -141,6 +141,7 @@ Tensor.dim_order = _dim_order
 
 _SEGMENT_REDUCE = {'sum': ('sum', 0.0), 'mean': ('mean', math.nan), 'max': ('amax', -math.inf),
                    'min': ('amin', math.inf), 'prod': ('prod', 1.0)}
+_SEGMENT_REDUCE.update(amax=_SEGMENT_REDUCE['max'], amin=_SEGMENT_REDUCE['min'])       # torch takes both names
 
 
 def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
@@ -173,6 +174,10 @@ def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, a
     shape = list(data.shape)
     shape[axis] = n
     base = E.full(shape, identity if initial is None else initial, dtype=data.dtype, device=data.device)
+    if reduce == 'mean' and initial is not None:     # initial joins each segment's sum, not its count
+        out = base.scatter_reduce(axis, index, data, 'sum', include_self=True)
+        n = lengths.reshape(view)
+        return E.where(n == 0, out, out / n.to(out.dtype))      # an empty segment: initial itself
     out = base.scatter_reduce(axis, index, data, how, include_self=initial is not None)
     if initial is None and reduce in ('sum', 'prod') or initial is not None:
         return out

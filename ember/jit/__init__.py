@@ -44,7 +44,14 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,
           strict=True, _force_outplace=False, _module_class=None, _compilation_unit=None,
           example_kwarg_inputs=None, _store_inputs=True):
-    """``func`` itself, as ``torch.jit.trace`` returns it with ``PYTORCH_JIT=0``."""
+    """``func`` itself, as ``torch.jit.trace`` returns it with ``PYTORCH_JIT=0``; it runs on the example inputs as
+    many times as torch's tracer runs it (once to trace; with check_trace, the default, three more times to check
+    the trace: counted from the random draws), so its random draws and side effects happen as in torch."""
+    for _ in range(4 if check_trace else 1):
+        if example_kwarg_inputs is not None:
+            func(**example_kwarg_inputs)
+        elif example_inputs is not None:
+            func(*(example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)))
     return func
 
 

@@ -19,7 +19,12 @@ class Parameter(Tensor):
     (True, True)
     """
 
-    def __new__(cls, data=None, requires_grad=True):
+    def __new__(cls, data=None, requires_grad=True, **internals):
+        # ``type(p)(p.to(device), **p.__dict__)`` (accelerate's init_empty_weights): torch's __dict__ holds no tensor
+        # state, ember's holds its internals (``_a``, ``_dtype``, ...): those are taken from ``data`` instead
+        unexpected = [k for k in internals if not k.startswith('_')]
+        if unexpected:
+            raise TypeError(f"Parameter.__new__() got an unexpected keyword argument '{unexpected[0]}'")
         if data is None:
             data = _F.empty(0)
         if not isinstance(data, Tensor):
@@ -31,7 +36,7 @@ class Parameter(Tensor):
             p.requires_grad_(True)
         return p
 
-    def __init__(self, data=None, requires_grad=True):
+    def __init__(self, data=None, requires_grad=True, **internals):
         pass
 
     def __repr__(self):

@@ -363,9 +363,17 @@ def _select(c, a, b):
 
 
 def _where(c, a, b):
-    if isinstance(a, np.ndarray) and (isinstance(b, np.ndarray) or np.asarray(b, a.dtype) == b):
+    if isinstance(a, np.ndarray) and (isinstance(b, np.ndarray) or _holds(a.dtype, b)):
         return _select(c, a, b)
     return np.where(c, a, b)
+
+
+def _holds(dtype, number):
+    """Whether ``number`` is exactly a value of ``dtype`` (NaN and inf are no integer's)."""
+    try:
+        return np.asarray(number, dtype) == number
+    except (ValueError, OverflowError):
+        return False
 
 
 # --- activations --------------------------------------------------------------------

@@ -52,7 +52,9 @@ def _max_exact(dt):
     return 2 ** (np.finfo(dt).nmant + 1)
 
 
-def _bernoulli_tensor(a, rng, p=None):
+def _bernoulli_tensor(a, rng, p=None, fresh=False):
+    """``fresh``: the out-of-place form, which torch draws into a new contiguous tensor (row by row, whatever
+    the input's layout); in place, the draws follow the destination's memory order."""
     p = a if p is None else p
     if p.size and not (np.all(p >= 0) and np.all(p <= 1)):        # also catches NaN
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
@@ -60,11 +62,13 @@ def _bernoulli_tensor(a, rng, p=None):
     # torch's bernoulli_distribution per element, in the output's memory order: double uniforms for a float64
     # p, float ones (24 bits) for any other, compared with p in that type
     wide = p.dtype == np.float64
-    u = _t_in_memory_order(_t_uniform01(rng, a.size, np.dtype(np.float64 if wide else np.float32)), a)
+    u = _t_uniform01(rng, a.size, np.dtype(np.float64 if wide else np.float32))
+    u = u.reshape(a.shape) if fresh else _t_in_memory_order(u, a)
     return (u < np.broadcast_to(p if wide else p.astype(np.float32), a.shape)).astype(a.dtype)
 
 
 def _bernoulli_p(a, p, rng):
+    # bernoulli_(p) in place fills the destination in its memory order, as torch's
     return (_t_in_memory_order(_t_uniform01(rng, a.size, np.dtype(np.float64)), a) < p).astype(a.dtype)
 
 
@@ -233,7 +237,7 @@ KERNELS = {
     'cauchy': lambda a, median, sigma, rng: _t_in_memory_order(_t_cauchy(rng, a.size, a.dtype, median, sigma), a),
     'log_normal': lambda a, mean, std, rng: _t_in_memory_order(_t_log_normal(rng, a.size, a.dtype, mean, std), a),
     'random.from': _random,
-    'bernoulli': lambda a, rng: _bernoulli_tensor(a, rng),
+    'bernoulli': lambda a, rng: _bernoulli_tensor(a, rng, fresh=True),
     'bernoulli.p': _bernoulli_p,
     'bernoulli.Tensor': _bernoulli_into,
     'multinomial': _multinomial,
