@@ -31,6 +31,15 @@ def _ranks(pg, dist):
     return dist.get_process_group_ranks(pg)
 
 
+def raises(exc, match, f):
+    try:
+        f()
+    except exc as e:
+        assert match in str(e), str(e)
+    else:
+        raise AssertionError(f'no {exc.__name__}')
+
+
 def run_funcol(name, dist, ember, fc):
     r, n = dist.get_rank(), dist.get_world_size()
     shape = (2, 4, 6)
@@ -122,13 +131,6 @@ def run_funcol(name, dist, ember, fc):
         assert fc.reduce_scatter_tensor(ember.empty(4, 2, device='meta'), 'sum', 0, [0, 1]).shape == (4 // n, 2)
         assert fc.all_to_all_single(ember.empty(3, device='meta'), [1, 4], [2, 1], [0, 1]).shape == (5,)
     elif name == 'funcol_errors':
-        def raises(exc, match, f):
-            try:
-                f()
-            except exc as e:
-                assert match in str(e), str(e)
-            else:
-                raise AssertionError(f'no {exc.__name__}')
         x = ember.ones(3)
         raises(RuntimeError, 'Unrecognized reduce_op: bogus', lambda: fc.all_reduce(x, 'bogus', [0, 1]))
         raises(AssertionError, 'input dimension 0 (3 must be a multiple of group_size 2)',
@@ -204,13 +206,6 @@ def run_mesh(name, dist, ember, fc):
         assert DeviceMesh('cpu', [0, 1]) == DeviceMesh('cpu', ember.tensor([0, 1])) and a != 5
         assert a != DeviceMesh('cuda', [[0, 1]], mesh_dim_names=('a', 'b'))
     elif name == 'mesh_errors':
-        def raises(exc, match, f):
-            try:
-                f()
-            except exc as e:
-                assert match in str(e), str(e)
-            else:
-                raise AssertionError(f'no {exc.__name__}')
         raises(RuntimeError, 'Mesh should not be bigger than default world size 2, but found 3 ranks!',
                lambda: init_device_mesh('cpu', (3,)))
         raises(RuntimeError, 'Mesh should not be bigger than default world size 2, but found 4 ranks!',

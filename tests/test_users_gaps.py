@@ -103,7 +103,7 @@ def test_lstsq_errors_are_torchs(bad):
 
 # --- torch function modes (torch.overrides.TorchFunctionMode) ------------------------------------------------------
 
-def _logged_calls(L):
+def _log_mode(L):
     class Log(L.overrides.TorchFunctionMode):
         def __init__(self):
             self.seen = []
@@ -111,6 +111,11 @@ def _logged_calls(L):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             self.seen.append(func.__name__)
             return func(*args, **(kwargs or {}))
+    return Log
+
+
+def _logged_calls(L):
+    Log = _log_mode(L)
     x = L.ones(2, 3, requires_grad=True)
     with Log() as m:
         y = L.add(x, 1, alpha=2)
@@ -134,13 +139,7 @@ def test_torch_function_modes_nest_replace_and_can_be_disabled():
                     return L.zeros(1)
                 return func(*args, **(kwargs or {}))
 
-        class Log(L.overrides.TorchFunctionMode):
-            def __init__(self):
-                self.seen = []
-
-            def __torch_function__(self, func, types, args=(), kwargs=None):
-                self.seen.append(func.__name__)
-                return func(*args, **(kwargs or {}))
+        Log = _log_mode(L)
         with Zero():
             assert L.add(L.ones(2), 1).tolist() == [0.0] and L.mul(L.ones(2), 3).tolist() == [3.0, 3.0]
         with Log() as a, Log() as b:

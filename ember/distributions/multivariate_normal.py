@@ -30,6 +30,15 @@ def _batch_mahalanobis(bL, bx):
     return sol.pow(2).sum(-1)
 
 
+def _scale_tril(scale_tril, covariance_matrix, precision_matrix):
+    """The lower Cholesky factor of the covariance, from whichever of the three was given."""
+    if scale_tril is not None:
+        return scale_tril
+    if covariance_matrix is not None:
+        return ember.linalg.cholesky(covariance_matrix)
+    return _precision_to_scale_tril(precision_matrix)
+
+
 def _precision_to_scale_tril(P):
     # With P = U U^T for upper-triangular U (a Cholesky factor of P read backwards), the covariance
     # P^-1 = U^-T U^-1 and L = U^-T is its lower Cholesky factor.
@@ -69,12 +78,7 @@ class MultivariateNormal(Distribution):
                 setattr(self, name, m.expand(batch_shape + (-1, -1)))
         self.loc = loc.expand(batch_shape + (-1,))
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril(scale_tril, covariance_matrix, precision_matrix)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)

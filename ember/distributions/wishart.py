@@ -28,7 +28,7 @@ from ember._warn import warnings
 from . import constraints
 from .chi2 import Chi2
 from .exp_family import ExponentialFamily
-from .multivariate_normal import _precision_to_scale_tril, _solve_lower
+from .multivariate_normal import _scale_tril, _solve_lower
 from .utils import lazy_property
 
 __all__ = ['Wishart']
@@ -87,12 +87,7 @@ class Wishart(ExponentialFamily):
         setattr(self, name, param.expand(batch_shape + (-1, -1)))
         self._batch_dims = [-(x + 1) for x in range(len(batch_shape))]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril(scale_tril, covariance_matrix, precision_matrix)
         L = self._unbroadcasted_scale_tril
         # A_ii^2 ~ Chi2(df - i) in the Bartlett factor
         self._dist_chi2 = Chi2(self.df.unsqueeze(-1) - ember.arange(p, dtype=L.dtype, device=L.device),

@@ -98,11 +98,10 @@ class Transform(ember.nn.Module):
         return ', '.join(f'{k}={v}' for k, v in vars(self).items() if not k.startswith('_') and k != 'training')
 
 
-class _RandomApply(Transform):
-    """A transform applied with probability ``p`` (one ``ember.rand(1)`` draw per call)."""
+class _WithProbability:
+    """Mixin: the transform runs with probability ``p``; one ``ember.rand(1)`` draw per call decides."""
 
-    def __init__(self, p=0.5):
-        super().__init__()
+    def _set_p(self, p):
         if not 0.0 <= p <= 1.0:
             raise ValueError("`p` should be a floating point value in the interval [0.0, 1.0].")
         self.p = p
@@ -111,6 +110,14 @@ class _RandomApply(Transform):
         if ember.rand(1) >= self.p:
             return inputs if len(inputs) > 1 else inputs[0]
         return super().forward(*inputs)
+
+
+class _RandomApply(_WithProbability, Transform):
+    """A transform applied with probability ``p``."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        self._set_p(p)
 
 
 class _Geometric(Transform):
@@ -148,19 +155,12 @@ class Compose(Transform):
         return '\n'.join(str(t) for t in self.transforms)
 
 
-class RandomApply(Compose):
+class RandomApply(_WithProbability, Compose):
     """Apply all ``transforms`` with probability ``p``."""
 
     def __init__(self, transforms, p=0.5):
         super().__init__(transforms)
-        if not 0.0 <= p <= 1.0:
-            raise ValueError("`p` should be a floating point value in the interval [0.0, 1.0].")
-        self.p = p
-
-    def forward(self, *inputs):
-        if ember.rand(1) >= self.p:
-            return inputs if len(inputs) > 1 else inputs[0]
-        return super().forward(*inputs)
+        self._set_p(p)
 
 
 class RandomChoice(Transform):
