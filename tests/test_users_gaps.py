@@ -791,3 +791,22 @@ def test_jit_trace_runs_the_function_as_torchs_tracer():
             nxt.append(L.rand(1).item())
         got.append(nxt)
     assert got[1] == got[0]
+
+
+def test_sort_and_flip_keep_a_dense_inputs_layout_as_torchs():
+    # torch's sort writes into strides like its input's (dense ones kept, else dense in the input's order);
+    # flip is a TensorIterator op. Before, ember returned C-contiguous results, so strides and .view differed.
+    def strides(L):
+        x = L.arange(24.).reshape(2, 3, 4).permute(2, 0, 1)
+        y = L.arange(24.).reshape(4, 6)[:, ::2]
+        out = []
+        for t in (x, y, y.t()):
+            for d in range(t.dim()):
+                v, i = L.sort(t, d, descending=bool(d % 2))
+                out += [v.stride(), i.stride(), L.argsort(t, d).stride(), L.flip(t, [d]).stride(), v.tolist()]
+        out += [L.flip(x, [0, 2]).stride(), L.flip(x, [0, 2]).tolist(), L.msort(x).stride(), L.fliplr(x).stride()]
+        return out
+    assert strides(ember) == strides(torch)
+    x = ember.arange(6.).reshape(2, 3).t().requires_grad_()
+    ember.sort(x, 0, descending=True)[0].flip([1]).sum().backward()
+    assert x.grad.tolist() == [[1.0, 1.0]] * 3

@@ -17,3 +17,13 @@ def c_order(fn):
 
 def _c(a):
     return np.array(a, order='C') if a.__class__ is np.ndarray and not a.flags.c_contiguous else a
+
+
+def like(a, r):
+    """``r`` (computed in C order) laid out as torch lays out an output that follows its input ``a``: ``a``'s
+    strides when it is dense, else dense strides in ``a``'s dimension order (NumPy's ``order='K'``)."""
+    if a.flags.c_contiguous or r.ndim != a.ndim or r.ndim < 2:
+        return r
+    out = np.empty_like(a, dtype=r.dtype)
+    out[...] = r
+    return out

@@ -6,6 +6,7 @@ Every kernel returns new arrays (never a view of its input).
 """
 import numpy as np
 
+from . import _layout
 from ._layout import c_order
 
 from ._complex import logaddexp_complex
@@ -337,7 +338,8 @@ def _sort(a, dim, descending, stable):
     if a.ndim == 0:
         return _copy0(a), np.zeros((), np.int64)
     idx = _argsort(a, dim, descending)
-    return np.take_along_axis(a, idx, dim), idx.astype(np.int64, copy=False)
+    return (_layout.like(a, np.take_along_axis(a, idx, dim)),      # torch's sort keeps a dense input's strides
+            _layout.like(a, idx.astype(np.int64, copy=False)))
 
 
 def _topk(a, k, dim, largest, sorted):

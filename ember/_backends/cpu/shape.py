@@ -68,7 +68,8 @@ def _ints(v):
 
 
 def _flip(a, dims):
-    return np.flip(a, tuple(_wrap(d, a.ndim) for d in dims)).copy() if dims else a.copy()
+    # the result keeps the input's dimension order, as torch's TensorIterator output does
+    return np.flip(a, tuple(_wrap(d, a.ndim) for d in dims)).copy(order='K') if dims else a.copy(order='K')
 
 
 def _roll(a, shifts, dims):
