@@ -6,8 +6,7 @@ Every kernel returns new arrays (never a view of its input).
 """
 import numpy as np
 
-from . import _layout
-from ._layout import c_order
+from ._layout import c_order, like as _like_layout
 
 from ._complex import logaddexp_complex
 
@@ -338,8 +337,8 @@ def _sort(a, dim, descending, stable):
     if a.ndim == 0:
         return _copy0(a), np.zeros((), np.int64)
     idx = _argsort(a, dim, descending)
-    return (_layout.like(a, np.take_along_axis(a, idx, dim)),      # torch's sort keeps a dense input's strides
-            _layout.like(a, idx.astype(np.int64, copy=False)))
+    return (_like_layout(a, np.take_along_axis(a, idx, dim)),      # torch's sort keeps a dense input's strides
+            _like_layout(a, idx.astype(np.int64, copy=False)))
 
 
 def _topk(a, k, dim, largest, sorted):
