@@ -805,6 +805,9 @@ def test_sort_and_flip_keep_a_dense_inputs_layout_as_torchs():
                 v, i = L.sort(t, d, descending=bool(d % 2))
                 out += [v.stride(), i.stride(), L.argsort(t, d).stride(), L.flip(t, [d]).stride(), v.tolist()]
         out += [L.flip(x, [0, 2]).stride(), L.flip(x, [0, 2]).tolist(), L.msort(x).stride(), L.fliplr(x).stride()]
+        m = L.empty(2, 3, 4, device='meta').permute(2, 0, 1)      # the meta functions give the same layouts
+        out += [L.sort(m, 1)[0].stride(), L.sort(m, 1)[1].stride(), L.argsort(m, 2).stride(), L.flip(m, [0]).stride(),
+                L.flip(L.empty(4, 6, device='meta')[:, ::2], [0]).stride()]
         return out
     assert strides(ember) == strides(torch)
     x = ember.arange(6.).reshape(2, 3).t().requires_grad_()

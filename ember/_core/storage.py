@@ -148,6 +148,25 @@ def _ptr(a):
     return 0
 
 
+def is_dense(shape, strides):
+    """Non-overlapping and dense: the strides, sorted, are those of a contiguous tensor of the sorted sizes."""
+    expected = 1
+    for n, st in sorted(zip(shape, strides), key=lambda p: p[1]):
+        if n == 1:
+            continue
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def follows(t, shape, dtype):
+    """A meta result ``(shape, dtype[, strides])`` for an output laid out like its input ``t`` of the same shape, as
+    torch's sort and TensorIterator outputs are: ``t``'s strides when it is dense, else contiguous."""
+    st = t.stride() if hasattr(t._a, 'strides') else None
+    return (shape, dtype, st) if st is not None and is_dense(shape, st) else (shape, dtype)
+
+
 def format_strides(shape, memory_format):
     """The strides (in elements) of a ``channels_last`` (N, C, H, W) or ``channels_last_3d`` (N, C, D, H, W)
     tensor: the channels innermost, as torch lays them out; None for the other formats."""

@@ -67,7 +67,7 @@ def _copy_(self, src, non_blocking=False):
     return self
 
 
-from .._core.storage import format_strides  # noqa: E402
+from .._core.storage import format_strides, is_dense as _dense  # noqa: E402
 
 
 def _clone_meta(self, memory_format=None):
@@ -80,18 +80,6 @@ def _clone_meta(self, memory_format=None):
     if memory_format == 'contiguous_format' or not hasattr(self._a, 'strides') or not _dense(shape, self.stride()):
         return shape, self._dtype
     return shape, self._dtype, self.stride()
-
-
-def _dense(shape, strides):
-    """Non-overlapping and dense: the strides, sorted, are those of a contiguous tensor of the sorted sizes."""
-    expected = 1
-    for n, st in sorted(zip(shape, strides), key=lambda p: p[1]):
-        if n == 1:
-            continue
-        if st != expected:
-            return False
-        expected *= n
-    return True
 
 
 declare('_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool non_blocking=False) -> Tensor', forward='linear',

@@ -12,6 +12,7 @@ never a hand-written sum-to-shape, which the engine does.
 """
 from .._core import dtype as D
 from .._core.dtype import scalar_name as _tn
+from .._core.storage import follows
 from .registry import declare
 from .overloads import overloads
 from .views import wrap_dim
@@ -497,7 +498,7 @@ declare('linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool ke
 def _sort_meta(self, dim=-1, descending=False, stable=False):
     shape = tuple(self._a.shape)
     wrap_dim(dim, len(shape))
-    return [(shape, self._dtype), (shape, D.int64)]
+    return [follows(self, shape, self._dtype), follows(self, shape, D.int64)]
 
 
 declare('sort(Tensor self, int dim=-1, bool descending=False, *, bool? stable=False) -> (Tensor values, '

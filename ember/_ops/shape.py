@@ -12,7 +12,7 @@ ember operators, so every formula differentiates again.
 from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname
 from .._core.tensor_impl import TensorImpl
-from .._core.storage import as_size
+from .._core.storage import as_size, follows
 from .registry import declare
 from .overloads import overloads
 from .views import wrap_dim, _select_meta, _slice_meta, _diagonal_meta
@@ -199,7 +199,7 @@ def _flip_meta(self, dims):
         if w in seen:
             raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
         seen.add(w)
-    return tuple(self._a.shape), self._dtype
+    return follows(self, tuple(self._a.shape), self._dtype)
 
 
 declare('flip(Tensor self, int[] dims) -> Tensor', forward='linear', meta=_flip_meta, out=True,
