@@ -50,6 +50,13 @@ def _apply(name, inpt, image_fn, pil_fn=None, mask_fn=None):
     raise TypeError(f"{name}() supports inputs of type {kinds}, but got {type(inpt)} instead.")
 
 
+def _v1_op(name, inpt, *args):
+    """v1's functional ``name`` (which takes tensors and PIL images alike) applied to ``inpt``'s kind."""
+    fn = getattr(_v1, name)
+    run = lambda x: fn(x, *args)      # noqa: E731
+    return _apply(name, inpt, run, run)
+
+
 def _as_mask_image(fn):
     """Run an image kernel on a mask: a ``[H, W]`` mask gets a channel dim for the call."""
     def run(mask):
@@ -127,8 +134,7 @@ def center_crop_image(image, output_size):
 
 
 def center_crop(inpt, output_size):
-    return _apply('center_crop', inpt, lambda x: _v1.center_crop(x, output_size),
-                  lambda x: _v1.center_crop(x, output_size))
+    return _v1_op('center_crop', inpt, output_size)
 
 
 def resized_crop(inpt, top, left, height, width, size, interpolation=InterpolationMode.BILINEAR, antialias=True):
@@ -254,23 +260,19 @@ def grayscale_to_rgb(inpt):
 
 
 def adjust_brightness(inpt, brightness_factor):
-    return _apply('adjust_brightness', inpt, lambda x: _v1.adjust_brightness(x, brightness_factor),
-                  lambda x: _v1.adjust_brightness(x, brightness_factor))
+    return _v1_op('adjust_brightness', inpt, brightness_factor)
 
 
 def adjust_contrast(inpt, contrast_factor):
-    return _apply('adjust_contrast', inpt, lambda x: _v1.adjust_contrast(x, contrast_factor),
-                  lambda x: _v1.adjust_contrast(x, contrast_factor))
+    return _v1_op('adjust_contrast', inpt, contrast_factor)
 
 
 def adjust_saturation(inpt, saturation_factor):
-    return _apply('adjust_saturation', inpt, lambda x: _v1.adjust_saturation(x, saturation_factor),
-                  lambda x: _v1.adjust_saturation(x, saturation_factor))
+    return _v1_op('adjust_saturation', inpt, saturation_factor)
 
 
 def adjust_hue(inpt, hue_factor):
-    return _apply('adjust_hue', inpt, lambda x: _v1.adjust_hue(x, hue_factor),
-                  lambda x: _v1.adjust_hue(x, hue_factor))
+    return _v1_op('adjust_hue', inpt, hue_factor)
 
 
 def erase(inpt, i, j, h, w, v, inplace=False):
