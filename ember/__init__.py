@@ -55,6 +55,7 @@ from ._dispatch.autocast import (is_autocast_enabled, set_autocast_enabled, get_
 
 from . import _functions, ops, library, debug, utils, data
 from ._dispatch import modes as _modes  # registers the Python-mode fallback
+from ._dispatch import subclasses as _subclasses  # the fallbacks of __torch_function__ and __torch_dispatch__
 from ._ops import public as _public
 from . import return_types  # noqa: F401,E402
 
@@ -69,6 +70,7 @@ from . import __config__  # noqa: E402,F401  torch.__config__.show()  torch.Scri
 from . import serialization
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled
 from ._python_functions import *  # noqa: F401,F403  public functions written in Python, not operators
+_subclasses.wrap_tensor_methods(Tensor)   # after indexing.py has set __getitem__ (NOTE [tensor subclasses])
 from . import linalg  # noqa: E402  the torch.linalg namespace
 from . import special  # noqa: E402  the torch.special namespace
 from . import fft  # noqa: E402  the torch.fft namespace

@@ -11,7 +11,7 @@ from ._core import dtype as D
 from ._core.device import device as _device, canonical
 from ._core.tensor_impl import TensorImpl, set_tensor_class
 from ._core.storage import MetaArray, _ptr
-from ._core.dispatch_key import BACKEND_MASK as _BM, AUTOGRAD_BIT as _AUTOGRAD_BIT
+from ._core.dispatch_key import BACKEND_MASK as _BM, AUTOGRAD_BIT as _AUTOGRAD_BIT, PYTHON_SUBCLASS_BIT as _PYTHON_SUBCLASS_BIT
 from ._dispatch import torch_function as _tf
 from ._core import naming as _naming
 from ._dispatch.dispatcher import STATE as _dispatch_state
@@ -80,6 +80,8 @@ class Tensor(TensorImpl):
         >>> ember.Tensor([1, 2]).dtype
         ember.float32
         """
+        if '_a' in self.__dict__:       # made by a subclass's __new__ (``_make_wrapper_subclass``): torch's
+            return                      # Tensor has no __init__ of its own to run on it
         from ._legacy_types import construct
         src = construct(D.get_default_dtype(), args, dict(kwargs), keep_tensor_dtype=True)
         self.__dict__.update(src.__dict__)
@@ -232,6 +234,9 @@ class Tensor(TensorImpl):
     def item(self):
         if self._a.size != 1:
             raise RuntimeError(f"a Tensor with {self._a.size} elements cannot be converted to Scalar")
+        if self._keys & _PYTHON_SUBCLASS_BIT:       # no data of its own: its __torch_dispatch__ answers
+            from ._dispatch.ops_namespace import aten
+            return aten._local_scalar_dense.default(self)
         return self._host().reshape(()).item()
 
     def tolist(self):
@@ -499,6 +504,16 @@ def _no_grad():
 
 
 set_tensor_class(Tensor)
+
+# NOTE [tensor subclasses] (ember/_dispatch/subclasses.py): what a Tensor subclass may override, and how it is made
+from ._dispatch import subclasses as _subclasses  # noqa: E402
+from ._core.tensor_impl import set_subclass_keys as _set_subclass_keys  # noqa: E402
+_set_subclass_keys(_subclasses.subclass_keys)
+Tensor.__torch_function__ = classmethod(_subclasses.default_torch_function)
+Tensor.__torch_dispatch__ = _subclasses.disabled_torch_dispatch_impl
+Tensor.as_subclass = _subclasses.as_subclass
+Tensor._make_subclass = staticmethod(_subclasses.make_subclass)
+Tensor._make_wrapper_subclass = staticmethod(_subclasses.make_wrapper_subclass)
 
 
 # --- autograd surface (torch.Tensor's autograd attributes) ---------------------

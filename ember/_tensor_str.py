@@ -149,8 +149,12 @@ def _data_str(a, indent):
     return _nested(vals, indent, summarize, fmt)
 
 
-def tensor_repr(t, prefix='tensor('):
+def tensor_repr(t, prefix=None):
     from ._core import dtype as D
+    if prefix is None:      # a subclass prints its name, as torch's does (Parameter and Buffer print as tensors)
+        name = type(t).__name__
+        prefix = 'tensor(' if name in ('Tensor', 'Parameter', 'Buffer') and type(t).__module__.startswith('ember.') \
+            else name + '('
     if t._a.__class__.__name__ == 'COOArray':
         return _sparse_repr(t)
     indent = len(prefix)

@@ -20,7 +20,14 @@ from ._dispatch.torch_function import (has_torch_function, handle_torch_function
 from ._tensor import Tensor
 
 __all__ = ['has_torch_function', 'has_torch_function_unary', 'has_torch_function_variadic',
-           'handle_torch_function', 'is_tensor_like', 'wrap_torch_function', 'public_function', 'TorchFunctionMode']
+           'handle_torch_function', 'is_tensor_like', 'wrap_torch_function', 'public_function', 'TorchFunctionMode',
+           'get_default_nowrap_functions']
+
+
+def get_default_nowrap_functions():
+    """The functions whose Tensor results Tensor's ``__torch_function__`` leaves in their own class (the ``.grad``
+    getter): a subclass's handler that re-wraps results consults this set, as torch's does."""
+    return {Tensor.grad.__get__}
 
 
 def has_torch_function_unary(arg):

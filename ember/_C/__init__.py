@@ -4,12 +4,16 @@ ember is Python throughout, so there is no extension module; this one holds the 
 libraries use from Python and that mean something here, each answering as torch's does on a CPU build:
 ``_TensorMeta`` (the metaclass of Tensor), ``_log_api_usage_once`` (torch reports the event to a usage-logging
 hook that open builds leave unset: nothing happens), ``_nn._parse_to`` (``Module.to``'s argument parsing),
-``Generator``, ``DisableTorchFunction``/``DisableTorchFunctionSubclass``, ``_get_tracing_state``,
+``Generator``, ``DisableTorchFunction``/``DisableTorchFunctionSubclass``, ``_disabled_torch_function_impl``,
+``_disabled_torch_dispatch_impl``, ``_DisableTorchDispatch`` (NOTE [tensor subclasses]), ``_get_tracing_state``,
 ``_is_torch_function_mode_enabled``, ``_get_accelerator``. Any other name raises AttributeError naming it.
 """
 from .._tensor import Tensor as _Tensor
 from .._dispatch.torch_function import (DisableTorchFunction, DisableTorchFunctionSubclass,  # noqa: F401
                                         current_function_modes as _modes)
+from .._dispatch.subclasses import (disabled_torch_function_impl as _disabled_torch_function_impl,  # noqa: F401
+                                    disabled_torch_dispatch_impl as _disabled_torch_dispatch_impl,
+                                    DisableTorchDispatch as _DisableTorchDispatch)
 from . import _nn  # noqa: F401
 
 _TensorMeta = type(_Tensor)
@@ -18,11 +22,6 @@ _GLIBCXX_USE_CXX11_ABI = True
 
 def _log_api_usage_once(event):
     return None
-
-
-def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
-    """The ``__torch_function__`` a Tensor subclass sets to opt out of the protocol: the call runs as it is."""
-    return func(*args, **(kwargs or {}))
 
 
 def _get_tracing_state():

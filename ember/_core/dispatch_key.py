@@ -17,22 +17,27 @@ class DispatchKey(enum.IntEnum):
     CPU = 4
     # a sparse layout over a CPU backend: above the dense backends, below every transformation (as in torch)
     SparseCPU = 5
+    # Tensor subclasses that define __torch_dispatch__ (NOTE [tensor subclasses] in _dispatch/subclasses.py): below
+    # Autograd and vmap, above the backends, as torch's Python key: autograd records on the subclass instance and the
+    # subclass sees the aten operators, with what they decompose into
+    PythonSubclass = 6
     # marks outputs as inference tensors (in the thread-local include set while inference_mode is on)
-    InferenceMode = 6
+    InferenceMode = 7
     # vmap: set on BatchedTensors (NOTE [vmap] in _functorch/batching.py); below Autograd, so autograd records the
     # per-sample (logical) computation and its formulas run batched again (vmap(grad(f)))
-    FuncTorchBatched = 7
+    FuncTorchBatched = 8
     # transformations
-    Autograd = 8
-    AutocastCPU = 9
-    AutocastCUDA = 10
+    Autograd = 9
+    AutocastCPU = 10
+    AutocastCUDA = 11
     # forward-mode AD: set on tensors that carry a tangent (NOTE [forward AD] in autograd/forward.py); above Autograd,
     # so the primal result has its history before the tangent formula (which may read it) runs
-    ForwardAD = 11
-    Python = 12           # Python dispatch modes (tracing, profiling, fake tensors)
-    # torch function modes (torch.overrides.TorchFunctionMode): above every other key, so a mode sees the public call
-    # before any transformation runs, as torch's modes see its Python API (NOTE [torch function modes])
-    PythonTorchFunction = 13
+    ForwardAD = 12
+    Python = 13           # Python dispatch modes (tracing, profiling, fake tensors)
+    # torch function modes (torch.overrides.TorchFunctionMode), and Tensor subclasses that define __torch_function__:
+    # above every other key, so a mode or a subclass sees the public call before any transformation runs, as torch's
+    # see its Python API (NOTE [torch function modes], NOTE [tensor subclasses])
+    PythonTorchFunction = 14
     # alias keys: never in a key set, only in kernel tables
     CompositeExplicitAutograd = 20   # a kernel that works for every backend, below Autograd
     CompositeImplicitAutograd = 21   # a decomposition into other ops; autograd comes for free
@@ -41,6 +46,7 @@ class DispatchKey(enum.IntEnum):
 BACKEND_KEYS = (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta, DispatchKey.PrivateUse1)
 AUTOGRAD_BIT = 1 << DispatchKey.Autograd
 PYTHON_BIT = 1 << DispatchKey.Python
+PYTHON_SUBCLASS_BIT = 1 << DispatchKey.PythonSubclass
 TORCH_FUNCTION_BIT = 1 << DispatchKey.PythonTorchFunction
 FORWARD_AD_BIT = 1 << DispatchKey.ForwardAD
 BATCHED_BIT = 1 << DispatchKey.FuncTorchBatched

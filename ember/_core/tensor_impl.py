@@ -80,7 +80,7 @@ class TensorImpl:
         off = src.storage_offset()
         self._a, self._dtype, self._device, self._vc, self._storage = src._a, src._dtype, src._device, src._vc, src._storage
         self._offset, self._strides = off, src._strides
-        self._keys = src._device._iface.keyset
+        self._keys = src._device._iface.keyset | _subclass_keys(type(self))
         return self
 
     def _set_array(self, a):
@@ -109,6 +109,13 @@ def _meta_nbytes(a):
 # --- construction ---------------------------------------------------------------
 
 _tensor_class = None    # ember.Tensor, registered by ember/_tensor.py
+# the keys a Tensor subclass's instances carry (NOTE [tensor subclasses]), registered by ember/_dispatch/subclasses.py
+_subclass_keys = lambda cls: 0  # noqa: E731
+
+
+def set_subclass_keys(fn):
+    global _subclass_keys
+    _subclass_keys = fn
 
 
 def set_tensor_class(cls):

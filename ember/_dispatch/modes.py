@@ -12,7 +12,7 @@ records public functions, above the dispatcher, through __torch_function__ (NOTE
 import threading
 import weakref
 
-from .._core.dispatch_key import DispatchKey, PYTHON_BIT, TORCH_FUNCTION_BIT
+from .._core.dispatch_key import DispatchKey, PYTHON_BIT
 from . import dispatcher
 
 _tls = threading.local()
@@ -143,21 +143,3 @@ _MISSING = object()
 
 
 dispatcher.register_fallback(DispatchKey.Python, python_mode_fallback)
-
-
-def torch_function_mode_fallback(op, ks, *args):
-    """A public call met while a torch function mode is on (NOTE [torch function modes] in torch_function.py): the
-    innermost mode gets it as the public function received it."""
-    from . import torch_function as tf
-    if not tf._MODES.stack:     # the key was left on by another thread's state: go below it
-        return op.redispatch(ks & ~TORCH_FUNCTION_BIT, *args)
-    pargs, kwargs = tf.public_call(op, args)
-    func = op.public if op.public is not None else op
-    result = tf.call_mode(func, tuple(type(a) for a in tf.overloaded_args(args)), pargs, kwargs)
-    if result is NotImplemented:
-        raise TypeError(f"no implementation found for '{tf._public_name(func)}': the torch function mode "
-                        f"returned NotImplemented")
-    return result
-
-
-dispatcher.register_fallback(DispatchKey.PythonTorchFunction, torch_function_mode_fallback)

@@ -9,14 +9,15 @@ The check costs nothing on the ordinary path. A generated entry point reaches it
 otherwise raise its TypeError about a non-Tensor argument (``_bad`` in dispatcher.py hands over all the
 call's arguments); a hand-written public function (``ember/_python_functions``, ``ember.nn.functional``) is wrapped
 once, where its package collects it, by ``public_function``, which looks at the argument types before
-calling. Tensor subclasses are Tensors here: ember dispatches them by their keys, so a subclass's own
-``__torch_function__`` is not consulted (ember's Tensor defines none).
+calling. A Tensor subclass whose class defines ``__torch_function__`` is found by its dispatch key, and a
+generated entry point reaches it through that key's fallback (NOTE [tensor subclasses] in subclasses.py).
 """
 import functools
 import threading
 
 from .._core import tensor_impl as _tensor_impl
 from .._core.tensor_impl import TensorImpl
+from .._core.dispatch_key import TORCH_FUNCTION_BIT as _TF_BIT
 
 # types that never define __torch_function__: the scan skips them without a lookup
 _PLAIN = frozenset([int, float, bool, complex, str, type(None), slice, type(Ellipsis)])
@@ -24,8 +25,11 @@ _PLAIN = frozenset([int, float, bool, complex, str, type(None), slice, type(Elli
 
 def _overloaded(a):
     t = type(a)
-    return (t not in _PLAIN and hasattr(t, '__torch_function__') and not issubclass(t, TensorImpl)
-            and not _MODES.subclasses_off)
+    if t in _PLAIN or _MODES.subclasses_off:
+        return False
+    if isinstance(a, TensorImpl):       # a Tensor subclass that defines it carries the key (NOTE [tensor subclasses])
+        return bool(a._keys & _TF_BIT)
+    return hasattr(t, '__torch_function__')
 
 
 def overloaded_args(values):

@@ -265,6 +265,11 @@ def _same_shape_rule(op):
     return rule
 
 
+def _item_rule(level, args):
+    raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling "
+                       ".item() on a Tensor, please try to rewrite what you're doing with other operations.")
+
+
 def _matmul_rule(op):
     """matmul, mm, bmm, mv, dot: matmul of the physical tensors. A 1-D operand becomes a matrix (and its dimension
     is squeezed from the result), and a batched operand gets singleton dimensions after the batch up to the other
@@ -594,7 +599,8 @@ _POOLS = {'max_pool2d_with_indices': 2, 'max_pool2d_with_indices_backward': 2, '
           'max_pool3d_with_indices': 3, 'max_pool3d_with_indices_backward': 3, 'avg_pool3d': 3,
           'avg_pool3d_backward': 3}
 _BROADCASTING = {'where.self', 'masked_fill.Scalar', 'masked_fill.Tensor'}     # elementwise, not 'pointwise' kind
-_SAME = {'clone', 'alias', '_to_copy', 'detach', 'fill.Scalar', 'zero', 'bernoulli.p'}
+_SAME = {'clone', 'alias', '_to_copy', 'detach', 'fill.Scalar', 'zero', 'bernoulli.p', 'empty_like', 'zeros_like',
+         'ones_like', 'full_like'}
 _MATMUL = {'matmul', 'mm', 'bmm', 'mv', 'dot'}
 _RANDOM = {'bernoulli', 'bernoulli.p', 'bernoulli.Tensor', 'native_dropout', 'uniform', 'normal_functional',
            'exponential', 'geometric', 'cauchy', 'log_normal', 'random.from', 'poisson', 'normal.Tensor_float',
@@ -620,6 +626,8 @@ def rule_for(decl):
         return _t_rule(op), 'shape'
     if name in _SAME:
         return _same_shape_rule(op), 'same'
+    if name == '_local_scalar_dense':
+        return _item_rule, 'error'
     if name in _MATMUL:
         return _matmul_rule(op), 'matmul'
     if name == 'linear':

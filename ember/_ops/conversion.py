@@ -125,3 +125,13 @@ declare('_resize_output_(Tensor(a!) self, SymInt[] size, Device device) -> Tenso
 
 
 declare('zero_(Tensor(a!) self) -> Tensor(a!)', composite=lambda self: self.fill_(0), function=False)
+
+
+def _local_scalar_dense(self):
+    return self._host().reshape(()).item()
+
+
+# Tensor.item() of a tensor without data of its own (a wrapper subclass, NOTE [tensor subclasses]) asks this operator,
+# so its __torch_dispatch__ answers; an ordinary tensor's item() reads its array without it
+declare('_local_scalar_dense(Tensor self) -> Scalar', explicit=_local_scalar_dense, method=False, function=False,
+        differentiable=False)

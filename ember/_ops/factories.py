@@ -155,7 +155,11 @@ def _layout_order(self, shape, memory_format):
 
 
 _L = '*, ScalarType? dtype=None, Device? device=None, MemoryFormat? memory_format=None'
-for _n in ('empty', 'zeros', 'ones', 'rand', 'randn'):
+# CompositeExplicitAutograd, as torch's: a subclass's __torch_dispatch__ sees ones_like itself (the seed of backward);
+# the random ones stay decompositions into their factories, which vmap's randomness rules batch
+for _n in ('empty', 'zeros', 'ones'):
+    declare(f'{_n}_like(Tensor self, {_L}) -> Tensor', explicit=_like(_n), method=False, differentiable=False)
+for _n in ('rand', 'randn'):
     declare(f'{_n}_like(Tensor self, {_L}) -> Tensor', composite=_like(_n), method=False, differentiable=False)
-declare(f'full_like(Tensor self, Scalar fill_value, {_L}) -> Tensor', composite=_like('full'), method=False,
+declare(f'full_like(Tensor self, Scalar fill_value, {_L}) -> Tensor', explicit=_like('full'), method=False,
         differentiable=False)

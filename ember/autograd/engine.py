@@ -15,7 +15,7 @@ from heapq import heappush, heappop
 
 import numpy as np
 
-from .._core.dispatch_key import DispatchKey, TORCH_FUNCTION_BIT
+from .._core.dispatch_key import DispatchKey, TORCH_FUNCTION_BIT, PYTHON_SUBCLASS_BIT
 from .._dispatch.dispatcher import OBSERVERS, observed_call, STATE as _STATE
 from .grad_mode import is_grad_enabled, _set_enabled
 from .node import AccumulateGrad, gradient_edge, _FREED, SavedVariable
@@ -329,7 +329,8 @@ def accumulate_grad(var, g):
             if recorded:
                 var._grad = g.clone()
             elif g._grad_owner is True and g._base is None and g._grad_fn is None:
-                var._grad = g
+                # stolen; a subclass's handler sees the detach torch's AccumulateGrad makes of it
+                var._grad = g if not g._keys & PYTHON_SUBCLASS_BIT else g.detach()
             else:
                 var._grad = g.detach().clone()
         elif recorded:

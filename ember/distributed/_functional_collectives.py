@@ -44,6 +44,7 @@ class AsyncCollectiveTensor(ember.Tensor):
     """What a functional collective returns: a second handle on the result's memory. ``wait()`` (or
     ``wait_tensor``) gives the plain tensor; operators on it return plain tensors too. ember's collectives
     have completed by the time it exists, so waiting never blocks."""
+    __torch_function__ = ember._C._disabled_torch_function_impl
 
     def __new__(cls, elem):
         t = object.__new__(cls)

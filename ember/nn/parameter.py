@@ -6,6 +6,7 @@ grad by default. Operators on a Parameter return plain Tensors, as in torch.
 """
 from .._tensor import Tensor
 from .. import _functions as _F
+from .._C import _disabled_torch_function_impl
 
 __all__ = ['Parameter', 'Buffer', 'UninitializedParameter', 'UninitializedBuffer', 'is_lazy']
 
@@ -38,6 +39,8 @@ class Parameter(Tensor):
 
     def __init__(self, data=None, requires_grad=True, **internals):
         pass
+
+    __torch_function__ = _disabled_torch_function_impl     # operators on a Parameter return plain Tensors
 
     def __repr__(self):
         return 'Parameter containing:\n' + super().__repr__()
@@ -72,6 +75,8 @@ class Buffer(Tensor):
 
     def __init__(self, data=None, *, persistent=True):
         pass
+
+    __torch_function__ = _disabled_torch_function_impl
 
 
 

@@ -32,6 +32,8 @@ def _as_tensor(data, dtype, device, requires_grad):
 
 class TVTensor(ember.Tensor):
     """Base of the tv_tensors: a second handle on a tensor, under a meaningful class."""
+    # operators return plain Tensors; the methods below re-wrap the copies that keep the meaning
+    __torch_function__ = ember._C._disabled_torch_function_impl
 
     @classmethod
     def _wrap(cls, tensor, **meta):
@@ -75,8 +77,6 @@ class TVTensor(ember.Tensor):
     def _meta(self):
         return {}
 
-    def __repr__(self):
-        return f'{type(self).__name__}(' + super().__repr__().replace('tensor(', '', 1)
 
 
 def _rebuild(cls, tensor, meta):

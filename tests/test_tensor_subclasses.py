@@ -1,0 +1,249 @@
+"""Tensor subclasses with ``__torch_function__`` and ``__torch_dispatch__`` (NOTE [tensor subclasses]), against torch.
+
+Each case builds the same subclass for both libraries from a factory that takes the library, runs the same
+program on both and compares what a user sees: result classes, the calls a handler receives, values, gradients.
+"""
+import pytest
+import torch
+
+import ember
+
+
+def _libs():
+    return [(torch, torch.nn.functional, torch.utils._pytree), (ember, ember.nn.functional, ember.utils._pytree)]
+
+
+def _plain(lib):
+    class M(lib.Tensor):
+        pass
+    return M
+
+
+def test_operators_on_a_plain_subclass_return_the_subclass():
+    seen = []
+    for lib, F, _ in _libs():
+        M = _plain(lib)
+        x = lib.arange(6.).reshape(2, 3).as_subclass(M)
+        results = [x + 1, x[0], x.sum(), lib.add(x, 1), F.relu(x), F.gelu(x), x.max(0).values, x.split(1)[0],
+                   lib.cat([lib.ones(2, 3), x]), lib.nn.Linear(3, 2)(x), x.t(), x.clone(), x.to(lib.float64), x.data]
+        seen.append(([type(r).__name__ for r in results], type(x.max(0)).__name__, type(x.split(1)).__name__,
+                     type(x.tolist()).__name__, [r.tolist() for i, r in enumerate(results[:9]) if i != 5],
+                     results[5].reshape(-1).tolist()))
+    assert seen[0][:5] == seen[1][:5]
+    assert seen[1][5] == pytest.approx(seen[0][5], rel=1e-6)      # gelu: float32 rounding
+    assert seen[1][0] == ['M'] * 14
+
+
+def test_parameters_buffers_and_plain_tensors_give_plain_tensors():
+    for lib, _, _ in _libs():
+        p = lib.nn.Parameter(lib.ones(2))
+        assert type(p * 2) is lib.Tensor and type(p.detach()) is lib.Tensor and type(p.data) is lib.Tensor
+        assert type(lib.ones(2) + 1) is lib.Tensor
+        b = lib.nn.Buffer(lib.ones(2))
+        assert type(b * 2) is lib.Tensor
+
+
+def test_repr_names_the_subclass():
+    reprs = []
+    for lib, _, _ in _libs():
+        M = _plain(lib)
+        x = lib.ones(2, 3).as_subclass(M)
+        reprs.append((repr(x), repr(x.t()), repr(lib.nn.Parameter(lib.ones(2)))))
+    assert reprs[0] == reprs[1]
+    assert reprs[1][0].startswith('M([[1., 1., 1.],\n   [1., 1., 1.]])')
+
+
+def test_as_subclass_is_an_alias_with_history():
+    out = []
+    for lib, _, _ in _libs():
+        M = _plain(lib)
+        leaf = lib.tensor([1., 2., 3.], requires_grad=True)
+        y = leaf.as_subclass(M)
+        z = (y * y).sum()
+        z.backward()
+        out.append((y.is_leaf, type(y.grad_fn).__name__, type(z.grad_fn).__name__, leaf.grad.tolist(),
+                    y.data_ptr() == leaf.data_ptr(), y._version == leaf._version))
+    assert out[0] == out[1]
+    assert out[1][:2] == (False, 'AliasBackward0')
+
+
+def test_make_subclass_makes_a_leaf_sharing_memory():
+    out = []
+    for lib, _, _ in _libs():
+        M = _plain(lib)
+        data = lib.zeros(3)
+        m = lib.Tensor._make_subclass(M, data, True)
+        with lib.no_grad():
+            data.add_(1)
+        out.append((type(m).__name__, m.requires_grad, m.is_leaf, m.tolist(), m._version))
+    assert out[0] == out[1]
+
+
+def _logging_function_subclass(lib, seen):
+    class L(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs)
+    return L
+
+
+def test_torch_function_sees_public_calls_and_methods():
+    logs = []
+    for lib, F, _ in _libs():
+        seen = []
+        L = _logging_function_subclass(lib, seen)
+        a = lib.ones(2, 2).as_subclass(L)
+        _ = a + 1, a[0], a.sum(), lib.relu(a), F.gelu(a), len(a), a.clone(), str(a)
+        a.add_(1)
+        a[0] = 2
+        lib.cat([a, lib.ones(2, 2)])
+        lib.stack((a, a))
+        lib.nn.Linear(2, 2)(a)
+        _ = a[0, 0].item(), a.tolist(), a.to(lib.float64)
+        logs.append(seen)
+    assert logs[0] == logs[1]
+    assert logs[1][:8] == ['add', '__getitem__', 'sum', 'relu', 'gelu', '__len__', 'clone', '__repr__']
+
+
+def test_torch_function_can_replace_results_and_refuse():
+    out = []
+    for lib, _, _ in _libs():
+        class Answer(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                if func.__name__ == 'mul':
+                    return 42
+                if func.__name__ == 'sub':
+                    return NotImplemented
+                return super().__torch_function__(func, types, args, kwargs)
+        x = lib.ones(2).as_subclass(Answer)
+        with pytest.raises(TypeError) as err:
+            lib.sub(x, 1)
+        out.append((x * 3, lib.mul(x, 3), type(x + 1).__name__, err.type))
+        with lib._C.DisableTorchFunctionSubclass():
+            out.append(((x * 3).tolist(), type(x * 3).__name__))
+    assert out[0] == out[2] and out[1] == out[3]
+    assert out[2][0] == 42 and out[3] == ([3.0, 3.0], 'Tensor')
+
+
+def test_disabled_torch_function_keeps_plain_results():
+    out = []
+    for lib, _, _ in _libs():
+        class Quiet(lib.Tensor):
+            __torch_function__ = lib._C._disabled_torch_function_impl
+        x = lib.ones(2).as_subclass(Quiet)
+        out.append((type(x).__name__, type(x + 1).__name__, type(x[0]).__name__))
+    assert out[0] == out[1] == ('Quiet', 'Tensor', 'Tensor')
+
+
+def _logging_tensor(lib, pytree, log):
+    """torch's documented wrapper subclass: no data of its own, unwraps in __torch_dispatch__ and logs the operator."""
+    class LoggingTensor(lib.Tensor):
+        __slots__ = ['elem']
+
+        @staticmethod
+        def __new__(cls, elem, requires_grad=False):
+            r = lib.Tensor._make_wrapper_subclass(cls, elem.size(), strides=elem.stride(),
+                                                  storage_offset=elem.storage_offset(), dtype=elem.dtype,
+                                                  layout=elem.layout, device=elem.device, requires_grad=requires_grad)
+            r.elem = elem.detach() if requires_grad else elem
+            return r
+
+        def __repr__(self):
+            return f'LoggingTensor({self.elem})'
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            unwrap = lambda e: e.elem if isinstance(e, LoggingTensor) else e
+            wrap = lambda e: LoggingTensor(e) if isinstance(e, lib.Tensor) else e
+            out = func(*pytree.tree_map(unwrap, args), **pytree.tree_map(unwrap, kwargs or {}))
+            log.append(str(func))
+            return pytree.tree_map(wrap, out)
+
+        __torch_function__ = lib._C._disabled_torch_function_impl
+    return LoggingTensor
+
+
+def test_wrapper_subclass_geometry_and_autograd():
+    out = []
+    for lib, _, pytree in _libs():
+        log = []
+        LT = _logging_tensor(lib, pytree, log)
+        x = LT(lib.tensor([1., 2., 3.]), requires_grad=True)
+        meta = (type(x).__name__, tuple(x.shape), x.stride(), str(x.dtype).split('.')[1], x.device.type,
+                x.requires_grad, x.is_leaf)
+        y = (x * 2 + 1).sin()
+        y.backward(LT(lib.ones(3)))
+        out.append((meta, type(y).__name__, type(y.grad_fn).__name__, type(x.grad).__name__,
+                    x.grad.elem.tolist(), list(log)))
+    assert out[0][:4] == out[1][:4]
+    assert out[0][4] == pytest.approx(out[1][4])
+    assert out[0][5] == out[1][5]
+    assert out[1][5][:3] == ['aten.mul.Tensor', 'aten.add.Tensor', 'aten.sin.default']
+
+
+def test_wrapper_subclass_sees_the_seed_and_composites_decomposed():
+    out = []
+    for lib, F, pytree in _libs():
+        log = []
+        LT = _logging_tensor(lib, pytree, log)
+        x = LT(lib.tensor([1., 2., 3.]), requires_grad=True)
+        (x * x).sum().backward()
+        seed = [f for f in log if 'like' in f or 'expand' in f]
+        log.clear()
+        z = F.linear(LT(lib.ones(2, 3)), LT(lib.ones(4, 3)))
+        linear = list(log)
+        log.clear()
+        w = LT(lib.arange(6.).reshape(2, 3))
+        rows = (w[0].elem.tolist(), w.t().stride(), w.sum().item())
+        out.append((seed, linear, z.elem.tolist(), rows, log[-1]))
+    assert out[0] == out[1]
+    assert out[1][0] == ['aten.ones_like.default', 'aten.expand.default']
+    assert out[1][1] == ['aten.t.default', 'aten.mm.default']
+    assert out[1][4] == 'aten._local_scalar_dense.default'
+
+
+def test_returning_notimplemented_from_torch_dispatch_is_a_type_error():
+    for lib, _, _ in _libs():
+        class Nope(lib.Tensor):
+            @staticmethod
+            def __new__(cls, elem):
+                return lib.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device)
+
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                return NotImplemented
+            __torch_function__ = lib._C._disabled_torch_function_impl
+        with pytest.raises(TypeError, match='Multiple dispatch failed'):
+            lib.add(Nope(lib.ones(2)), 1)
+
+
+def test_subclass_with_data_and_torch_dispatch_calls_super():
+    """A subclass holding real data whose handler defers to Tensor's (the disabled) implementation."""
+    out = []
+    for lib, _, _ in _libs():
+        seen = []
+
+        class Counting(lib.Tensor):
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                seen.append(str(func))
+                return super().__torch_dispatch__(func, types, args, kwargs)
+            __torch_function__ = lib._C._disabled_torch_function_impl
+        c = lib.Tensor._make_subclass(Counting, lib.tensor([1., 2.]))
+        r = c * 3
+        out.append((type(r).__name__, r.tolist(), seen))
+    assert out[0] == out[1]
+    assert out[1] == ('Tensor', [3.0, 6.0], ['aten.mul.Tensor'])
+
+
+def test_plain_tensors_carry_no_subclass_keys():
+    """The mechanism costs ordinary tensors nothing: their key sets are those of their device and autograd."""
+    from ember._core.dispatch_key import PYTHON_SUBCLASS_BIT, TORCH_FUNCTION_BIT
+    x = ember.ones(2, requires_grad=True)
+    p = ember.nn.Parameter(ember.ones(2))
+    for t in (x, x * 2, x[0], p, p * 2):
+        assert not t._keys & (PYTHON_SUBCLASS_BIT | TORCH_FUNCTION_BIT)
+    m = x.as_subclass(_plain(ember))
+    assert m._keys & TORCH_FUNCTION_BIT and not m._keys & PYTHON_SUBCLASS_BIT
