@@ -351,14 +351,15 @@ def view_kernel(op, key):
 
 def _set_creation_meta(out, self):
     """NOTE [view creation meta] in autograd/views.py: a view made with grad mode off is NO_GRAD_MODE
-    (INFERENCE_MODE in inference mode) and requires grad when its input does; a view of a view that is not
+    (INFERENCE_MODE in inference mode) and requires grad when its base does; a view of a view that is not
     DEFAULT keeps its input's kind (torch's propagate_creation_meta)."""
     cm = self._creation_meta
-    if not _STATE.keep & AUTOGRAD_BIT and cm is not CreationMeta.INFERENCE_MODE:
+    grad_off = not _STATE.keep & AUTOGRAD_BIT
+    if grad_off and cm is not CreationMeta.INFERENCE_MODE:
         cm = CreationMeta.INFERENCE_MODE if _STATE.include & INFERENCE_BIT else CreationMeta.NO_GRAD_MODE
-        if self._keys & AUTOGRAD_BIT:
-            out._keys |= AUTOGRAD_BIT
     out._creation_meta, out._view_version = cm, out._vc[0]
+    if grad_off and out._requires_grad_through_base():
+        out._keys |= AUTOGRAD_BIT
 
 
 # --- in-place and out= -------------------------------------------------------
