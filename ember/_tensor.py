@@ -519,7 +519,8 @@ Tensor._make_wrapper_subclass = staticmethod(_subclasses.make_wrapper_subclass)
 # --- autograd surface (torch.Tensor's autograd attributes) ---------------------
 
 def _requires_grad(self):
-    return self._requires_grad or self._grad_fn is not None
+    return self._requires_grad or self._grad_fn is not None or \
+        (self._requires_grad_through_base() if self._creation_meta else False)    # NOTE [view creation meta]
 
 
 def _set_requires_grad(self, flag):
@@ -570,7 +571,7 @@ def _set_grad(self, g):
 
 
 def is_leaf(self):
-    return self._grad_fn is None
+    return (self._grad_fn if self._base is None else _grad_fn(self)) is None
 
 
 def _get_data(self):
@@ -643,7 +644,7 @@ def retain_grad(self):
 
 
 def detach_(self):
-    if self._base is not None and self._grad_fn is not None:
+    if self._base is not None and (self._grad_fn is not None or self._creation_meta):
         raise RuntimeError("Can't detach views in-place. Use detach() instead.")
     self._grad_fn = None
     self._requires_grad = False
@@ -657,9 +658,13 @@ Tensor.grad = property(_get_grad, _set_grad)
 Tensor.is_leaf = property(is_leaf)
 def _grad_fn(self):
     fn = self._grad_fn
-    if fn is not None and self._base is not None:     # a view written through another view: regenerated
-        from .autograd.node import gradient_edge       # (NOTE [view history] in autograd/views.py)
-        fn = gradient_edge(self)[0]
+    if self._base is not None:
+        if fn is not None:      # a view written through another view: regenerated (NOTE [view history])
+            from .autograd.node import gradient_edge
+            fn = gradient_edge(self)[0]
+        elif self._creation_meta:       # written since a no_grad view was made: torch's error
+            from .autograd.views import check_view_version      # (NOTE [view creation meta])
+            check_view_version(self)
     return fn
 
 
@@ -673,6 +678,7 @@ Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
 Tensor.retain_grad = retain_grad
 Tensor.detach_ = detach_
 Tensor._base_ = property(lambda self: self._base)
+Tensor._is_view = lambda self: self._base is not None
 Tensor.T = property(lambda self: self if self.ndim < 2 else self.permute(tuple(range(self.ndim - 1, -1, -1))))
 Tensor.mT = property(lambda self: self.transpose(-2, -1))
 Tensor.H = property(lambda self: self.T.conj() if self.is_complex() else self.T)

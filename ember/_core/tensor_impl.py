@@ -24,11 +24,23 @@ NOTE [version counter]: every in-place kernel and every ``out=`` write bumps
 ``_vc[0]``; views share the list object, so a write through any view is seen by
 all of them and by autograd's saved-tensor checks.
 """
+import enum
+
 import numpy as np
 
 from .storage import Storage, MetaArray
 from .dispatch_key import AUTOGRAD_BIT
 from .dtype import from_numpy_dtype
+
+
+class CreationMeta(enum.IntEnum):
+    """How a view was made (torch's c10 CreationMeta): anything but DEFAULT forbids writing into it in place
+    with grad mode on, and using it once its base was written (NOTE [view creation meta])."""
+    DEFAULT = 0
+    IN_CUSTOM_FUNCTION = 1
+    MULTI_OUTPUT_NODE = 2
+    NO_GRAD_MODE = 3
+    INFERENCE_MODE = 4
 
 
 class TensorImpl:
@@ -51,7 +63,8 @@ class TensorImpl:
     # autograd's bookkeeping (autograd/views.py, autograd/node.py)
     _hist = 0           # NOTE [view history]: bumped by each in-place write recorded on this tensor (or its base)
     _acc_ref = None     # weak reference to a leaf's AccumulateGrad node
-    _multi_view = None  # the node name of split/unbind/chunk pieces, which refuse in-place writes
+    _creation_meta = CreationMeta.DEFAULT   # NOTE [view creation meta] in autograd/views.py
+    _view_version = 0   # the version counter's value when a view that is not DEFAULT was made
     _dtype_view = None  # NOTE [complex views]: the node name of a .real/.imag/view_as_real/view_as_complex view
     _fw = None          # NOTE [forward AD] in autograd/forward.py: {dual level: tangent} of a dual tensor
     _bt = None          # NOTE [vmap] in _functorch/batching.py: (physical tensor, level) of a BatchedTensor
@@ -93,10 +106,15 @@ class TensorImpl:
         self._update_keys()
 
     def _update_keys(self):
-        if self._requires_grad or self._grad_fn is not None:
+        if self._requires_grad or self._grad_fn is not None or self._requires_grad_through_base():
             self._keys |= AUTOGRAD_BIT
         else:
             self._keys &= ~AUTOGRAD_BIT
+
+    def _requires_grad_through_base(self):
+        """A view made outside grad mode (or inside a custom Function) of a tensor that requires grad requires
+        grad itself, with no history (NOTE [view creation meta])."""
+        return bool(self._creation_meta) and self._base is not None and self._base._keys & AUTOGRAD_BIT != 0
 
 
 def _meta_nbytes(a):

@@ -20,8 +20,9 @@ from .._dispatch.codegen import compile_function
 from .._core import device as _devmod
 from .._core.dtype import from_numpy_dtype, check_cast
 from .._core.storage import MetaArray
-from .._core.dispatch_key import DispatchKey
-from .._core.tensor_impl import TensorImpl, make_tensor, adopt, make_view
+from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT, INFERENCE_BIT
+from .._core.tensor_impl import TensorImpl, CreationMeta, make_tensor, adopt, make_view
+from .._dispatch.dispatcher import STATE as _STATE
 
 _SCALARS = frozenset(type(np.zeros((), d)[()]) for d in (np.float16, np.float32, np.float64, np.int8, np.int16,
                                                         np.int32, np.int64, np.uint8, np.bool_, np.complex64,
@@ -340,9 +341,25 @@ def view_kernel(op, key):
 
     def kernel(ks, self, *args):
         shape, strides, offset = meta(self, *args)
-        return make_view(self, shape, strides, offset, meta_backend)
+        out = make_view(self, shape, strides, offset, meta_backend)
+        if self._creation_meta or not _STATE.keep & AUTOGRAD_BIT:     # a view of such a view, or grad mode off
+            _set_creation_meta(out, self)
+        return out
     kernel.__qualname__ = f'view::{op.schema.full_name}'
     return kernel
+
+
+def _set_creation_meta(out, self):
+    """NOTE [view creation meta] in autograd/views.py: a view made with grad mode off is NO_GRAD_MODE
+    (INFERENCE_MODE in inference mode) and requires grad when its base does; a view of a view that is not
+    DEFAULT keeps its input's kind (torch's propagate_creation_meta)."""
+    cm = self._creation_meta
+    grad_off = not _STATE.keep & AUTOGRAD_BIT
+    if grad_off and cm is not CreationMeta.INFERENCE_MODE:
+        cm = CreationMeta.INFERENCE_MODE if _STATE.include & INFERENCE_BIT else CreationMeta.NO_GRAD_MODE
+    out._creation_meta, out._view_version = cm, out._vc[0]
+    if grad_off and out._requires_grad_through_base():
+        out._keys |= AUTOGRAD_BIT
 
 
 # --- in-place and out= -------------------------------------------------------

@@ -28,7 +28,7 @@ import functools
 import inspect
 
 from .._core.dispatch_key import AUTOGRAD_BIT
-from .._core.tensor_impl import TensorImpl
+from .._core.tensor_impl import TensorImpl, CreationMeta
 from .grad_mode import is_grad_enabled, _set_enabled
 from .node import Node, SavedVariable, gradient_edge, _FREED
 from . import anomaly, saved_hooks
@@ -207,8 +207,36 @@ def _apply(cls, args):
     finally:
         _set_enabled(prev)
     if not record:
-        return output
+        return _wrap_unrecorded(node, args, output)
     return _wire(node, args, output)
+
+
+def _view_as_self(t):
+    """An input returned as is becomes a view of itself, made with grad mode off as the forward ran (torch's
+    _view_as_self_with_no_grad), so that it can take a history of its own."""
+    prev = is_grad_enabled()
+    _set_enabled(False)
+    try:
+        return t.view_as(t)
+    finally:
+        _set_enabled(prev)
+
+
+def _mark_views(outs, dirty, creation_meta):
+    """The views among the outputs (but inputs modified in place) are IN_CUSTOM_FUNCTION, or MULTI_OUTPUT_NODE when
+    several outputs are differentiable (NOTE [view creation meta] in views.py)."""
+    for o in outs:
+        if isinstance(o, TensorImpl) and o._base is not None and id(o) not in dirty:
+            o._creation_meta, o._view_version = creation_meta, o._vc[0]
+
+
+def _wrap_unrecorded(node, args, output):
+    is_tuple = isinstance(output, tuple)
+    dirty = {id(t) for t in node.dirty_tensors}
+    inputs = {id(a) for a in args if isinstance(a, TensorImpl) and id(a) not in dirty}
+    outs = [_view_as_self(o) if id(o) in inputs else o for o in (output if is_tuple else (output,))]
+    _mark_views(outs, dirty, CreationMeta.IN_CUSTOM_FUNCTION)
+    return tuple(outs) if is_tuple else outs[0]
 
 
 def _wire(node, args, output):
@@ -228,6 +256,7 @@ def _wire(node, args, output):
     non_diff = {id(t) for t in node.non_differentiable}
     inputs = {id(a) for a in args if isinstance(a, TensorImpl)}
     node._out_meta = []
+    n_diff = 0
     for i, o in enumerate(outs):
         if not isinstance(o, TensorImpl):
             node._out_meta.append(((), None, None))
@@ -237,10 +266,11 @@ def _wire(node, args, output):
             if o._grad_fn is None and o._requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
             o._vc[0] += 1        # as torch does for tensors marked dirty
-        elif id(o) in inputs:
-            o = outs[i] = o.detach()     # an input returned as is: a new tensor sharing its data
+        elif id(o) in inputs:       # an input returned as is: a new tensor sharing its data
+            o = outs[i] = o.detach() if id(o) in non_diff and o.requires_grad else _view_as_self(o)
         if id(outs[i]) in non_diff or id(o) in non_diff or not (o._dtype.is_floating_point or o._dtype.is_complex):
             continue
+        n_diff += 1
         if id(o) in dirty and o._base is not None:
             from .kernels import rebase_history
             rebase_history(o, _Edge(node, i))
@@ -248,6 +278,7 @@ def _wire(node, args, output):
         o._grad_fn = node
         o._output_nr = i
         o._keys |= AUTOGRAD_BIT
+    _mark_views(outs, dirty, CreationMeta.MULTI_OUTPUT_NODE if n_diff > 1 else CreationMeta.IN_CUSTOM_FUNCTION)
     out_ids = {id(o): i for i, o in enumerate(outs)}
     hooks = saved_hooks.current()
     saved = []

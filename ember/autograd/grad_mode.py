@@ -132,7 +132,12 @@ def _inference_fallback(op, ks, *args):
                            "clone to get a normal tensor before doing inplace update.See "
                            "https://github.com/pytorch/rfcs/pull/17 for more details.")
     out = op.redispatch(ks & _BELOW_INFERENCE, *args)
-    if on or (op.decl is not None and op.decl.kind == 'view'):
+    if op.decl is not None and op.decl.kind == 'view':
+        # a view is an inference tensor when its input is one; a view of a normal tensor made in the mode is a
+        # normal tensor with INFERENCE_MODE creation meta (NOTE [view creation meta] in views.py), as in torch
+        if args[0]._is_inference:
+            _mark(out)
+    elif on:
         inputs = {id(a) for a in args if isinstance(a, TensorImpl)}
         for o in (out if isinstance(out, (tuple, list)) else (out,)):
             if id(o) not in inputs:      # an in-place op returns its (normal) input unchanged in kind

@@ -471,7 +471,7 @@ def _generated_kernel(op, cls, diff, saved_args, meta_args, result_users, single
               f'            req |= {bit}',
               f'            fn = {a}._grad_fn',
               f'            if fn is None:',
-              f'                e{j} = _leaf_edge({a}) if {a}._requires_grad else _NO_EDGE',
+              f'                e{j} = _leaf_edge({a}) if {a}._requires_grad else _gradient_edge({a})',
               f'            else:',
               f'                e{j} = (fn, {a}._output_nr) if {a}._base is None else _gradient_edge({a})',
               '        else:',

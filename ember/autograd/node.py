@@ -198,13 +198,15 @@ def gradient_edge(t):
     fn = t._grad_fn
     if fn is not None:
         b = t._base
-        if b is not None and b._hist != t._hist:
-            from .views import regenerate     # NOTE [view history]
-            regenerate(t)
-            return (t._grad_fn, 0)
+        if b is not None and (b._hist != t._hist or t._creation_meta):
+            from .views import view_edge      # NOTE [view history], NOTE [view creation meta]
+            return view_edge(t)
         return (fn, t._output_nr)
     if t._requires_grad:
         return leaf_edge(t)
+    if t._creation_meta:        # a view made with grad mode off: no edge (NOTE [view creation meta])
+        from .views import check_view_version
+        check_view_version(t)
     return (None, 0)
 
 

@@ -23,11 +23,12 @@ modes see them, and ``create_graph=True`` differentiates through them again.
 ``src`` (summed to its shape, cast to its dtype and device) and the
 overwritten tensor's old value gets zeros.
 """
+import re
 from math import prod
 
 from .._core.dtype import int64 as _int64
 from .._core.dispatch_key import AUTOGRAD_BIT, DispatchKey, below
-from .._core.tensor_impl import TensorImpl
+from .._core.tensor_impl import TensorImpl, CreationMeta
 from .._dispatch.ops_namespace import aten
 from .node import Node, gradient_edge
 
@@ -35,15 +36,69 @@ _BELOW = below(DispatchKey.Autograd)
 
 
 def check_inplace(self):
-    """torch's errors for writing in place into a leaf that requires grad, a view of one, or one of several
-    views returned together (split, unbind)."""
-    if self._multi_view is not None:
-        check_not_multi_view(self)
+    """torch's errors for writing in place, with grad mode on and some input requiring grad, into a view that is
+    not DEFAULT (NOTE [view creation meta]), a leaf that requires grad, or a view of one."""
+    if self._creation_meta:
+        raise rebase_error(self, indirect=False)
     if self._grad_fn is None and self._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     b = self._base
     if b is not None and b._grad_fn is None and b._requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+# NOTE [view creation meta]: a view records how it was made (torch's CreationMeta, ``_creation_meta``):
+#   NO_GRAD_MODE / INFERENCE_MODE  made with grad mode off (adapters.view_kernel): it has no history, yet
+#                                  requires grad when its base does (so do the results of ops on it, which get a
+#                                  node with no edge to it: no gradient reaches the base through it);
+#   MULTI_OUTPUT_NODE              a piece of split/chunk/unbind (multi_view), or one of several outputs of a
+#                                  custom Function that are views;
+#   IN_CUSTOM_FUNCTION             the one view returned by a custom Function (or an input returned as is).
+# A view of such a view keeps its kind (an inference-mode one always; the others give way to the new view's
+# own kind when that is not DEFAULT: torch's propagate_creation_meta). For any of them the "rebase" of NOTE
+# [view history] would be wrong (a no_grad view has no history to rebase; a custom Function's backward would be
+# bypassed; the pieces of one node cannot be rebased one at a time), so torch forbids it: writing into the view
+# in place with grad mode on raises (check_inplace), and once the view's storage was written by anything (its
+# version counter moved on since ``_view_version``, recorded when it was made), reading its history
+# (grad_fn, is_leaf, using it in a recorded op) raises too, as torch's VariableHooks::grad_fn does.
+
+_REBASE_SUFFIX = {
+    CreationMeta.MULTI_OUTPUT_NODE: " This view is the output of a function that returns multiple views. Such "
+    "functions do not allow the output views to be modified inplace. You should replace the inplace operation by "
+    "an out-of-place one.",
+    CreationMeta.NO_GRAD_MODE: " Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+    "clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't "
+    "want the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+    CreationMeta.INFERENCE_MODE: " Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+    "clarify your code by moving both the view and the inplace either both inside the inference_mode block (if you "
+    "don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+    CreationMeta.IN_CUSTOM_FUNCTION: " This view was created inside a custom Function (or because an input was "
+    "returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated "
+    "with the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by "
+    "cloning the output of the custom Function.",
+}
+
+
+def rebase_error(view, indirect):
+    """torch's error (handle_view_on_rebase) for a view that is not DEFAULT being written in place, or whose base
+    or another view of it was (``indirect``)."""
+    cm, fn = view._creation_meta, view._grad_fn
+    what = "its base or another view of its base has been" if indirect else "is being"
+    out = fn is not None and f"Output {view._output_nr} of {re.sub(r'Backward[0-9]*$', '', fn.name())}"
+    if cm is CreationMeta.NO_GRAD_MODE or cm is CreationMeta.INFERENCE_MODE or not out:
+        prefix = f"{out} is a view of a view which was created in" if out else "A view was created in"
+        msg = (f"{prefix} inference mode and {what} modified inplace in normal mode." if cm is
+               CreationMeta.INFERENCE_MODE else
+               f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled.")
+    else:
+        msg = f"{out} is a view and {what} modified inplace."
+    return RuntimeError(msg + _REBASE_SUFFIX[cm])
+
+
+def check_view_version(view):
+    """Raise if ``view`` (not DEFAULT) was written since it was made, once its history is read."""
+    if view._view_version != view._vc[0] and (view._grad_fn is not None or view._base._keys & AUTOGRAD_BIT):
+        raise rebase_error(view, indirect=True)
 
 
 def _region(base, view):
@@ -117,8 +172,8 @@ class AsStridedBackward0(Node):
 # through a view (copy_slices) or into the base itself (kernels.rebase_history); a view records the counter
 # of its base when its grad_fn is made (kernels.autograd_kernel). A view whose counter is behind its base's
 # was made before that write, so its grad_fn no longer describes its value: gradient_edge regenerates it
-# from the base's current history before it is used (torch's AsStridedBackward0). The pieces of a
-# multi-output view (split, chunk, unbind) cannot be regenerated: using one then raises, as in torch.
+# from the base's current history before it is used (torch's AsStridedBackward0). A view that is not DEFAULT
+# (NOTE [view creation meta]) is never regenerated: using one once its storage was written raises, as in torch.
 
 def copy_slices(view, tmp):
     """Rebase ``view._base`` after ``view`` was overwritten with ``tmp`` (which has a grad_fn)."""
@@ -141,11 +196,17 @@ def _set_view_history(view, base, idx):
     view._hist = base._hist
 
 
+def view_edge(view):
+    """The gradient edge of a view with a grad_fn whose base was rebased since, or that is not DEFAULT."""
+    if view._creation_meta:
+        check_view_version(view)        # never regenerated: it raises once its storage was written
+    elif view._base._hist != view._hist:
+        regenerate(view)
+    return (view._grad_fn, view._output_nr)
+
+
 def regenerate(view):
     """A stale view's grad_fn, made again from its base's current history (NOTE [view history])."""
-    name = view._multi_view
-    if name is not None:
-        raise RuntimeError(_MULTI_VIEW_STALE.format(nr=view._output_nr, fn=name[:-len('Backward0')]))
     if view._dtype_view is not None:          # NOTE [complex views] in _ops/complex_views.py
         raise RuntimeError("ember: this .real/.imag/view_as_real/view_as_complex view was made before its base "
                            "was modified in place; take the view again after the in-place operation")
@@ -245,14 +306,6 @@ def register(lib):
 # their gradient in a zero tensor of the whole input and the engine would add those up: for the char-GPT's
 # qkv split, 3 zero fills, 3 scatters and 2 additions of the full (16, 64, 384) gradient per layer.
 
-_MULTI_VIEW_STALE = ("Output {nr} of {fn} is a view and its base or another view of its base has been modified "
-                     "inplace. This view is the output of a function that returns multiple views. Such functions "
-                     "do not allow the output views to be modified inplace. You should replace the inplace "
-                     "operation by an out-of-place one.")
-_MULTI_VIEW_ERROR = ("Output {nr} of {fn} is a view and is being modified inplace. This view is the output of a "
-                     "function that returns multiple views. Such functions do not allow the output views to be "
-                     "modified inplace. You should replace the inplace operation by an out-of-place one.")
-
 
 class _MultiViewBackward(Node):
     """The gradient of pieces cut from ``self`` along ``dim``: joined with ``cat`` (split) or ``stack``
@@ -286,24 +339,28 @@ _NODE_CLASSES = {}
 
 def multi_view(self, make_pieces, dim, name, join='cat'):
     """``make_pieces()`` (views of ``self``) as the outputs of one ``name`` node when ``self`` requires grad
-    under grad mode; the pieces then refuse in-place writes, as torch's do."""
+    under grad mode; with grad mode on the pieces are MULTI_OUTPUT_NODE views (NOTE [view creation meta])."""
     from .grad_mode import is_grad_enabled, no_grad
-    if not (self._keys & AUTOGRAD_BIT and is_grad_enabled()):
+    if not is_grad_enabled():
         return make_pieces()
-    with no_grad():
+    if not self._keys & AUTOGRAD_BIT:
         pieces = make_pieces()
-    node = _node_class(name)(dim, [tuple(p.shape) for p in pieces], self._dtype, self._device, join)
-    node.next_functions = (gradient_edge(self),)
-    hist = self._hist
-    for i, p in enumerate(pieces):
-        p._grad_fn, p._output_nr = node, i
-        p._keys |= AUTOGRAD_BIT
-        p._hist = hist
-        p._multi_view = name
-    return pieces
+    else:
+        with no_grad():
+            pieces = make_pieces()
+        node = _node_class(name)(dim, [tuple(p.shape) for p in pieces], self._dtype, self._device, join)
+        node.next_functions = (gradient_edge(self),)
+        hist = self._hist
+        for i, p in enumerate(pieces):
+            p._grad_fn, p._output_nr = node, i
+            p._keys |= AUTOGRAD_BIT
+            p._hist = hist
+    return mark_views(pieces, CreationMeta.MULTI_OUTPUT_NODE)
 
 
-def check_not_multi_view(self):
-    name = self._multi_view
-    if name is not None and self._grad_fn is not None and self._grad_fn.name() == name:
-        raise RuntimeError(_MULTI_VIEW_ERROR.format(nr=self._output_nr, fn=name[:-len('Backward0')]))
+def mark_views(outputs, creation_meta):
+    """Give the views among ``outputs`` the kind ``creation_meta``, unless they were made in inference mode."""
+    for o in outputs:
+        if isinstance(o, TensorImpl) and o._base is not None and o._creation_meta is not CreationMeta.INFERENCE_MODE:
+            o._creation_meta, o._view_version = creation_meta, o._vc[0]
+    return outputs
