@@ -186,15 +186,16 @@ def tensor_repr(t, prefix=None):
     return _add_suffixes(prefix + body, suffixes, indent)
 
 
-def _add_suffixes(text, suffixes, indent):
+def _add_suffixes(text, suffixes, indent, force_newline=False):
     """``, dtype=...``, ``, grad_fn=<...>``: each on the last line while it fits in ``linewidth``, else on a new
-    line indented under the values (torch's rule)."""
+    line indented under the values (torch's rule; ``force_newline`` puts the first one on a new line)."""
     parts = [text]
     last = len(text) - text.rfind('\n') + 1
     for s in suffixes:
-        if last + len(s) + 2 > PRINT_OPTS.linewidth:
+        if force_newline or last + len(s) + 2 > PRINT_OPTS.linewidth:
             parts.append(',\n' + ' ' * indent + s)
             last = indent + len(s)
+            force_newline = False
         else:
             parts.append(', ' + s)
             last += len(s) + 2

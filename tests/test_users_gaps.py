@@ -813,3 +813,14 @@ def test_sort_and_flip_keep_a_dense_inputs_layout_as_torchs():
     x = ember.arange(6.).reshape(2, 3).t().requires_grad_()
     ember.sort(x, 0, descending=True)[0].flip([1]).sum().backward()
     assert x.grad.tolist() == [[1.0, 1.0]] * 3
+
+
+def test_repr_helpers_pyg_edge_index_calls():
+    # PyG's EdgeIndex.__repr__ compares the device with torch._C._get_default_device() and lays out its suffixes
+    # with torch._tensor_str._add_suffixes(..., force_newline=False)
+    out = []
+    for L in (torch, ember):
+        t = L._tensor_str._add_suffixes('EdgeIndex([[0, 1]]', ['nnz=2', 'sort_order=row'], 10, force_newline=False)
+        f = L._tensor_str._add_suffixes('X([1]', ['nnz=1', 'a=2'], 2, force_newline=True)
+        out.append((L._C._get_default_device(), t, f))
+    assert out[0] == out[1]

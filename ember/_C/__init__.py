@@ -6,7 +6,7 @@ libraries use from Python and that mean something here, each answering as torch'
 hook that open builds leave unset: nothing happens), ``_nn._parse_to`` (``Module.to``'s argument parsing),
 ``Generator``, ``DisableTorchFunction``/``DisableTorchFunctionSubclass``, ``_disabled_torch_function_impl``,
 ``_disabled_torch_dispatch_impl``, ``_DisableTorchDispatch`` (NOTE [tensor subclasses]), ``_get_tracing_state``,
-``_is_torch_function_mode_enabled``, ``_get_accelerator``. Any other name raises AttributeError naming it.
+``_is_torch_function_mode_enabled``, ``_get_accelerator``, ``_get_default_device``. Any other name raises AttributeError naming it.
 """
 from .._tensor import Tensor as _Tensor
 from .._dispatch.torch_function import (DisableTorchFunction, DisableTorchFunctionSubclass,  # noqa: F401
@@ -31,6 +31,12 @@ def _get_tracing_state():
 
 def _is_torch_function_mode_enabled():
     return bool(_modes())
+
+
+def _get_default_device():
+    """The default device's type name ('cpu'), as torch.set_default_device sets it."""
+    from .. import get_default_device
+    return get_default_device().type
 
 
 def _get_accelerator(check=False):
