@@ -71,20 +71,25 @@ class Tensor(TensorImpl):
     """
     __array_priority__ = 1000   # NumPy defers `ndarray + Tensor` to Tensor.__radd__
 
-    def __init__(self, *args, **kwargs):
+    def __new__(cls, *args, **kwargs):
         """torch's legacy constructor: ``Tensor(2, 3)`` (uninitialised float32), ``Tensor([1, 2])``,
-        ``Tensor(ndarray)``, ``Tensor(size=(2,))``, ``Tensor()`` (empty), ``Tensor(t)`` (an alias of t).
-        Prefer ``ember.tensor`` / ``ember.empty``. Internal code makes tensors with ``Tensor.__new__``,
-        which never runs this.
+        ``Tensor(ndarray)``, ``Tensor(size=(2,))``, ``Tensor()`` (empty), ``Tensor(t)`` (an alias of t); a subclass
+        gets an instance of itself (``super().__new__(cls, data)`` in its own ``__new__``). Prefer ``ember.tensor`` /
+        ``ember.empty``. Internal code makes tensors with ``object.__new__``, which never runs this.
 
         >>> ember.Tensor([1, 2]).dtype
         ember.float32
         """
-        if '_a' in self.__dict__:       # made by a subclass's __new__ (``_make_wrapper_subclass``): torch's
-            return                      # Tensor has no __init__ of its own to run on it
         from ._legacy_types import construct
         src = construct(D.get_default_dtype(), args, dict(kwargs), keep_tensor_dtype=True)
-        self.__dict__.update(src.__dict__)
+        t = object.__new__(cls)
+        t.__dict__.update(src.__dict__)
+        if cls is not Tensor:
+            t._keys |= _subclasses.subclass_keys(cls)
+        return t
+
+    def __init__(self, *args, **kwargs):
+        """Nothing: ``__new__`` made the tensor (a subclass's ``__init__`` may take its own arguments)."""
 
     # --- metadata -------------------------------------------------------------
     @property
@@ -300,7 +305,7 @@ class Tensor(TensorImpl):
         with _no_grad():
             new = self.clone()
         if type(self) is not Tensor:
-            new = type(self).__new__(type(self))._adopt_from(new) if hasattr(type(self), '_adopt_from') else new
+            new = object.__new__(type(self))._adopt_from(new) if hasattr(type(self), '_adopt_from') else new
         new._set_requires_grad_flag(self.requires_grad)
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)

@@ -138,7 +138,7 @@ def _tensor_reduce_args(t):
     args = (_StorageRef(storage, t.dtype), t.storage_offset(), tuple(t.shape), t.stride(),
             bool(t.requires_grad), _ORDERED_DICT())
     if getattr(t, '_is_param', False) or type(t).__name__ == 'Parameter':
-        inner = Tensor.__new__(Tensor)
+        inner = object.__new__(Tensor)
         inner.__dict__.update({k: v for k, v in t.__dict__.items() if k in ('_a', '_dtype', '_device', '_keys',
                                                                            '_vc', '_storage', '_offset', '_strides')})
         inner._keys = t._device._iface.keyset

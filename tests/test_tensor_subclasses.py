@@ -247,3 +247,37 @@ def test_plain_tensors_carry_no_subclass_keys():
         assert not t._keys & (PYTHON_SUBCLASS_BIT | TORCH_FUNCTION_BIT)
     m = x.as_subclass(_plain(ember))
     assert m._keys & TORCH_FUNCTION_BIT and not m._keys & PYTHON_SUBCLASS_BIT
+
+
+def test_subclass_constructors_as_torchs_documentation_writes_them():
+    """``super().__new__(cls, data)`` in a subclass's ``__new__``, an ``__init__`` taking extra arguments, the
+    legacy constructor on a subclass, and a Parameter subclass."""
+    out = []
+    for lib, _, _ in _libs():
+        class MetadataTensor(lib.Tensor):
+            @staticmethod
+            def __new__(cls, x, extra_data, *args, **kwargs):
+                return super().__new__(cls, x, *args, **kwargs)
+
+            def __init__(self, x, extra_data):
+                self.extra_data = extra_data
+
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                r = super().__torch_function__(func, types, args, kwargs)
+                if isinstance(r, MetadataTensor) and not hasattr(r, 'extra_data'):
+                    r.extra_data = 'propagated'
+                return r
+
+        class Legacy(lib.Tensor):
+            pass
+
+        class P(lib.nn.Parameter):
+            pass
+        m = MetadataTensor([[1, 2], [3, 4]], {'a': 1})
+        t = Legacy([1., 2.])
+        p = P(lib.ones(2))
+        out.append((type(m).__name__, m.extra_data, str(m.dtype).split('.')[1], (m + 1).extra_data,
+                    type(m.sum()).__name__, repr(t), t.requires_grad, repr(Legacy(lib.ones(2)) * 2),
+                    type(p).__name__, type(p * 2).__name__, p.requires_grad, tuple(lib.Tensor(2, 3).shape)))
+    assert out[0] == out[1]

@@ -147,7 +147,7 @@ def make_tensor(a, dt, dev):
     """A tensor over the backend array ``a`` (a NumPy array on CPU, a MetaArray on meta) with ember dtype ``dt``
     on device ``dev``. The array is not copied; a Storage is made when a view first needs one."""
     T = _tensor_class
-    t = T.__new__(T)
+    t = object.__new__(T)
     t._a = a
     t._dtype = dt
     t._device = dev
@@ -179,7 +179,7 @@ def make_view(self, shape, strides, offset, meta_backend=None):
         va = _ndarray(shape, a.dtype, st.data, offset * isz, [s * isz for s in strides]) \
             if st.data.__class__ is _ndarray else _xp_view(st.data, a.dtype, shape, strides, offset)
     T = _tensor_class
-    t = T.__new__(T)
+    t = object.__new__(T)
     base = self._base
     t.__dict__.update(_a=va, _dtype=self._dtype, _device=self._device, _keys=self._device._iface.keyset,
                       _vc=self._vc, _storage=self._storage, _offset=offset, _strides=strides,

@@ -95,7 +95,7 @@ def _random_factory_kernel(op):
 def make_batched(physical, level):
     """A BatchedTensor over ``physical`` (batch dimension first) at ``level``."""
     T = _ti._tensor_class
-    t = T.__new__(T)
+    t = object.__new__(T)
     shape = tuple(physical.shape[1:])
     isz = physical._a.itemsize
     # the physical strides less the batch's: contiguity and view decisions on the logical tensor hold for its samples
