@@ -70,7 +70,6 @@ from . import __config__  # noqa: E402,F401  torch.__config__.show()  torch.Scri
 from . import serialization
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled
 from ._python_functions import *  # noqa: F401,F403  public functions written in Python, not operators
-_subclasses.wrap_tensor_methods(Tensor)   # after indexing.py has set __getitem__ (NOTE [tensor subclasses])
 from . import linalg  # noqa: E402  the torch.linalg namespace
 from . import special  # noqa: E402  the torch.special namespace
 from . import fft  # noqa: E402  the torch.fft namespace

@@ -58,6 +58,7 @@ def subclass_keys(cls):
             tf = getattr(cls, '__torch_function__', None)
             if getattr(tf, '__func__', tf) is not disabled_torch_function_impl:
                 k |= TORCH_FUNCTION_BIT
+                _hand_over_methods(cls, Tensor)
             td = getattr(cls, '__torch_dispatch__', None)
             if getattr(td, '__func__', td) is not disabled_torch_dispatch_impl:
                 k |= PYTHON_SUBCLASS_BIT
@@ -151,21 +152,29 @@ _METHODS = ('__getitem__', '__setitem__', '__repr__', '__format__', '__len__', '
             'to', 'cpu', 'cuda', 'type')
 
 
-def wrap_tensor_methods(cls):
+def _hand_over_methods(cls, base):
+    """Give ``cls`` the methods of ``_METHODS`` it inherits from ``base`` (Tensor) as public functions that hand the
+    call to its ``__torch_function__``: set on the subclass, so an ordinary Tensor's methods stay as they are."""
     for name in _METHODS:
-        setattr(cls, name, tensor_method(getattr(cls, name), name))
+        fn = base.__dict__[name]
+        if getattr(cls, name) is fn:
+            setattr(cls, name, _handed_over(fn))
 
 
-def tensor_method(fn, name=None):
-    """A hand-written Tensor method (``__getitem__``, ``__repr__``, ``to``, ...) as a public function: on an instance of
-    a subclass that defines ``__torch_function__`` it is handed over as ``Tensor.<name>``, as torch's methods are."""
-    @functools.wraps(fn)
-    def method(self, *args, **kwargs):
-        if self._keys & TORCH_FUNCTION_BIT and not _tf._MODES.subclasses_off:
-            return _tf.handle_torch_function(method, (self,) + args + tuple(kwargs.values()), self, *args, **kwargs)
-        return fn(self, *args, **kwargs)
-    method.__name__ = name or fn.__name__
-    method.__qualname__ = f'Tensor.{method.__name__}'
+_HANDED_OVER = {}
+
+
+def _handed_over(fn):
+    """``fn`` (``Tensor.__getitem__``, ...) that hands its call to the arguments' ``__torch_function__`` with ``func``
+    the Tensor method itself, as torch's does; inside the handler (subclasses off) it runs as it is."""
+    method = _HANDED_OVER.get(fn)
+    if method is None:
+        @functools.wraps(fn)
+        def method(self, *args, **kwargs):
+            if _tf._MODES.subclasses_off:
+                return fn(self, *args, **kwargs)
+            return _tf.handle_torch_function(fn, (self,) + args + tuple(kwargs.values()), self, *args, **kwargs)
+        _HANDED_OVER[fn] = method
     return method
 
 

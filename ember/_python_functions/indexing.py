@@ -248,6 +248,8 @@ def _strip_leading_ones(v, ndim):
     return v.reshape(shape[k:]) if k else v
 
 
+getitem.__name__, getitem.__qualname__ = '__getitem__', 'Tensor.__getitem__'      # the names torch's methods have
+setitem.__name__, setitem.__qualname__ = '__setitem__', 'Tensor.__setitem__'
 Tensor.__getitem__ = getitem
 Tensor.__setitem__ = setitem
 
