@@ -19,7 +19,14 @@ when its class defines ``__torch_dispatch__`` (``subclass_keys``). The generated
 other keys; PythonTorchFunction is the highest key, so its fallback (``torch_function_fallback``, shared with torch
 function modes) runs first and rebuilds the call as the public function received it; PythonSubclass sits between
 Autograd and the backends, and its fallback (``python_subclass_fallback``) calls the handler with the operator. A
-hand-written public function (``public_function`` in torch_function.py) finds subclass arguments by the same bit.
+hand-written public function (``public_function`` in torch_function.py) finds subclass arguments by the same bit, and
+the hand-written Tensor methods (``__getitem__``, ``__repr__``, ``to``, ``item``, ...) reach a subclass's handler
+through wrappers set on the subclass itself when its keys are first computed (``_hand_over_methods``).
+
+Not like torch: assigning ``t.__class__ = Sub`` does not give ``t`` Sub's keys (use ``as_subclass``); property
+reads (``t.shape``, ``t.grad``) and ``dim()``/``size()`` are not handed to ``__torch_function__``; and where one
+ember operator stands for two aten overloads a handler sees ember's (``x.sum()`` is ``aten.sum.dim_IntList``, torch's
+``aten.sum.default``).
 """
 import functools
 
