@@ -65,6 +65,7 @@ _REBUILD_TENSOR = _TorchGlobal('torch._utils', '_rebuild_tensor_v2')
 _REBUILD_TENSOR_V3 = _TorchGlobal('torch._utils', '_rebuild_tensor_v3')
 _UNTYPED_STORAGE = _TorchGlobal('torch.storage', 'UntypedStorage')
 _REBUILD_PARAMETER = _TorchGlobal('torch._utils', '_rebuild_parameter')
+_REBUILD_FROM_TYPE = _TorchGlobal('torch._tensor', '_rebuild_from_type_v2')
 _ORDERED_DICT = collections.OrderedDict
 
 
@@ -132,6 +133,12 @@ def _location(dev):
 
 
 def _tensor_reduce_args(t):
+    if type(t) is not Tensor and not type(t).__module__.startswith('ember.') and not getattr(t, '_is_param', False):
+        # a user's Tensor subclass: torch's _rebuild_from_type_v2 rebuilds the tensor, makes it an instance of the
+        # class (as_subclass) and restores the attributes the user set on it
+        plain = t.as_subclass(Tensor) if t._grad_fn is None else t.detach().as_subclass(Tensor)
+        func, args = _tensor_reduce_args(plain)
+        return _REBUILD_FROM_TYPE, (func, type(t), args, t._user_state())
     if t.device.type == 'meta':
         raise RuntimeError("Cannot save a meta tensor: it has no data")
     storage = t.untyped_storage()
@@ -334,6 +341,24 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
     return p
 
 
+def _rebuild_from_type_v2(func, new_type, args, state):
+    """A tensor rebuilt by ``func(*args)`` as an instance of the Tensor subclass ``new_type``, its attributes set from
+    ``state`` (by its ``__setstate__`` when it defines one). Under weights_only, ``new_type`` is only ever a class the
+    caller allowed (find_class refuses the rest)."""
+    if not (isinstance(new_type, type) and issubclass(new_type, Tensor)):
+        raise pickle.UnpicklingError(f"_rebuild_from_type_v2 expects a Tensor subclass, got {new_type!r}")
+    ret = func(*args)
+    if type(ret) is not new_type:
+        ret = ret.as_subclass(new_type)
+    if getattr(new_type, '__setstate__', None) is not getattr(Tensor, '__setstate__', None):
+        ret.__setstate__(state)
+    elif state:
+        if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
+            raise pickle.UnpicklingError("a tensor subclass's pickled state must be a dict of attributes")
+        ret.__dict__.update(state)
+    return ret
+
+
 def _device(type, index=None):
     from ._core.device import device
     return device(type, index)
@@ -355,6 +380,7 @@ _DEFAULT_SAFE = {
     ('torch.storage', 'UntypedStorage'): ('storage-type', 'UntypedStorage', D.uint8),
     ('torch._utils', '_rebuild_parameter'): _rebuild_parameter,
     ('torch._utils', '_rebuild_parameter_with_state'): _rebuild_parameter_with_state,
+    ('torch._tensor', '_rebuild_from_type_v2'): _rebuild_from_type_v2,
     ('collections', 'OrderedDict'): collections.OrderedDict,
     ('collections', 'Counter'): collections.Counter,
     ('torch', 'device'): _device,
@@ -606,6 +632,9 @@ def _data_offset(fh, info):
 # --- plain pickling (copy.deepcopy, multiprocessing) -------------------------------------
 
 def _reduce_tensor(t):
+    if type(t) is not Tensor and not type(t).__module__.startswith('ember.'):      # a user's subclass, as above
+        plain = t.as_subclass(Tensor) if t._grad_fn is None else t.detach().as_subclass(Tensor)
+        return (_rebuild_from_type_v2, (_from_pickle, type(t), _reduce_tensor(plain)[1], t._user_state()))
     return (_from_pickle, (np.array(t.detach()._host()) if t.device.type != 'meta' else None, t.dtype.name,
                            str(t.device), tuple(t.shape), bool(t.requires_grad) and t.is_leaf))
 

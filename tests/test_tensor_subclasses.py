@@ -281,3 +281,37 @@ def test_subclass_constructors_as_torchs_documentation_writes_them():
                     type(m.sum()).__name__, repr(t), t.requires_grad, repr(Legacy(lib.ones(2)) * 2),
                     type(p).__name__, type(p * 2).__name__, p.requires_grad, tuple(lib.Tensor(2, 3).shape)))
     assert out[0] == out[1]
+
+
+class Saved(torch.Tensor):
+    pass
+
+
+class SavedEmber(ember.Tensor):
+    pass
+
+
+def test_save_load_and_pickle_keep_the_subclass_and_its_attributes(tmp_path):
+    import io
+    import pickle
+    out = []
+    for lib, cls in ((torch, Saved), (ember, SavedEmber)):
+        x = lib.arange(4.).as_subclass(cls)
+        x.tag = 'hello'
+        buf = io.BytesIO()
+        lib.save({'x': x}, buf)
+        buf.seek(0)
+        y = lib.load(buf, weights_only=False)['x']
+        buf.seek(0)
+        with pytest.raises(pickle.UnpicklingError):
+            lib.load(buf)                       # the class is not an allowed global
+        buf.seek(0)
+        with lib.serialization.safe_globals([cls]):
+            z = lib.load(buf)['x']
+        w = pickle.loads(pickle.dumps(x))
+        out.append([(type(t).__name__, t.tag, t.tolist()) for t in (y, z, w)] +
+                   [type(x.new_zeros(2)).__name__, type(lib.zeros_like(x)).__name__])
+    norm = lambda o: [(t[0].replace('SavedEmber', 'Saved'), *t[1:]) if isinstance(t, tuple)
+                      else t.replace('SavedEmber', 'Saved') for t in o]
+    assert norm(out[1]) == out[0]
+    assert out[0][0] == ('Saved', 'hello', [0.0, 1.0, 2.0, 3.0])

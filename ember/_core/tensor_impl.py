@@ -96,6 +96,10 @@ class TensorImpl:
         self._keys = src._device._iface.keyset | _subclass_keys(type(self))
         return self
 
+    def _user_state(self):
+        """The attributes set on this tensor by its user (a subclass's metadata), without ember's own fields."""
+        return {k: v for k, v in self.__dict__.items() if k not in _FIELDS}
+
     def _set_array(self, a):
         """Replace the data (resize, ``.data =``): cached geometry and storage go with the old array."""
         self._a = a
@@ -115,6 +119,11 @@ class TensorImpl:
         """A view made outside grad mode (or inside a custom Function) of a tensor that requires grad requires
         grad itself, with no history (NOTE [view creation meta])."""
         return bool(self._creation_meta) and self._base is not None and self._base._keys & AUTOGRAD_BIT != 0
+
+
+_FIELDS = frozenset(['_a', '_dtype', '_device', '_keys', '_vc'] +
+                    [k for k in vars(TensorImpl) if k.startswith('_') and not k.startswith('__') and
+                     not callable(vars(TensorImpl)[k])])
 
 
 def _meta_nbytes(a):

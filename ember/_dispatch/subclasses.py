@@ -156,7 +156,7 @@ def _convert(ret, cls):
 
 # the hand-written methods a subclass's __torch_function__ sees by name (the rest reach it through their operators)
 _METHODS = ('__getitem__', '__setitem__', '__repr__', '__format__', '__len__', '__iter__', 'item', 'tolist', 'numpy',
-            'to', 'cpu', 'cuda', 'type')
+            'to', 'cpu', 'cuda', 'type', 'new_empty', 'new_zeros', 'new_ones', 'new_full', 'new_tensor')
 
 
 def _hand_over_methods(cls, base):
