@@ -164,8 +164,10 @@ def _ptr(a):
 #   ``preserve_strides``): a dense input's strides as they are, else dense strides in the order the same sort
 #   gives for the input alone (``infer_dense_strides``, where sizes 0 and 1 do not multiply).
 #
-# NumPy's ufuncs (order='K') mostly agree; where they do not (two inputs whose orders conflict: NumPy takes C
-# order; strides of size-1 dimensions) ember's CPU results keep NumPy's layout, which costs no copy.
+# Meta results follow both rules exactly. On CPU, preserve_format copies of a non-C-contiguous input are laid out
+# by ``preserve_strides`` too; pointwise results keep the layout of the kernel's NumPy result, which checking would
+# cost every call: NumPy's ufuncs (order='K') agree but where two inputs' orders conflict (NumPy takes C order)
+# and for the strides of size-1 dimensions; a few kernels compute in C order (tests/test_pointwise_strides.py).
 
 def is_dense(shape, strides):
     """Non-overlapping and dense (torch's ``is_non_overlapping_and_dense``): the strides, sorted, are those of a
