@@ -148,11 +148,33 @@ def _ptr(a):
     return 0
 
 
+# NOTE [output strides]: torch gives a new tensor computed from others the layout of its inputs, so that
+# ``x.t().sin()`` is transposed as ``x.t()`` is and a channels_last activation stays channels_last. Two rules:
+#
+# - **TensorIterator** (every pointwise operator: ``iterator_strides``). When all inputs have one shape (a Python
+#   number is a 0-d input) its fast setup takes their common layout: contiguous if all are, channels_last if all
+#   are, their strides if all are dense with equal strides. Otherwise it orders the dimensions from the
+#   fastest-moving to the slowest (``reorder_dimensions``): an insertion sort from C order, where a pair of
+#   dimensions is decided by the first input, in argument order, with a non-zero stride in both (a broadcast
+#   dimension counts as stride 0): the smaller stride goes first; on equal strides the larger size goes last,
+#   else the next input decides; no input deciding leaves the pair as it is. The output is dense in that order
+#   (every size, 0 and 1 included, multiplies the next stride). So ``x.t() + y`` follows ``x.t()``, ``y + x.t()``
+#   follows ``y``, and an expanded or non-dense input still lends its order.
+# - **preserve_format** (``clone``, ``to``, ``empty_like`` and the ``*_like`` factories, ``sort``, ``flip``:
+#   ``preserve_strides``): a dense input's strides as they are, else dense strides in the order the same sort
+#   gives for the input alone (``infer_dense_strides``, where sizes 0 and 1 do not multiply).
+#
+# Meta results follow both rules exactly. On CPU, preserve_format copies of a non-C-contiguous input are laid out
+# by ``preserve_strides`` too; pointwise results keep the layout of the kernel's NumPy result, which checking would
+# cost every call: NumPy's ufuncs (order='K') agree but where two inputs' orders conflict (NumPy takes C order)
+# and for the strides of size-1 dimensions; a few kernels compute in C order (tests/test_pointwise_strides.py).
+
 def is_dense(shape, strides):
-    """Non-overlapping and dense: the strides, sorted, are those of a contiguous tensor of the sorted sizes."""
+    """Non-overlapping and dense (torch's ``is_non_overlapping_and_dense``): the strides, sorted, are those of a
+    contiguous tensor of the sorted sizes; dimensions of size 0 and 1 do not count."""
     expected = 1
     for n, st in sorted(zip(shape, strides), key=lambda p: p[1]):
-        if n == 1:
+        if n < 2:
             continue
         if st != expected:
             return False
@@ -160,11 +182,107 @@ def is_dense(shape, strides):
     return True
 
 
+def _contiguous(shape, strides):
+    """torch's ``is_contiguous()``: C order, ignoring dimensions of size 1; an empty tensor is contiguous."""
+    expected = 1
+    for n, st in zip(reversed(shape), reversed(strides)):
+        if n == 0:
+            return True
+        if n != 1:
+            if st != expected:
+                return False
+            expected *= n
+    return True
+
+
+def _channels_last(shape, strides):
+    """torch's ``is_contiguous(memory_format=torch.channels_last)`` (4-D only)."""
+    if len(shape) != 4:
+        return False
+    expected = 1
+    for d in (1, 3, 2, 0):
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
+def _fastest_first(shape, inputs):
+    """The dimensions from the fastest-moving to the slowest, as TensorIterator's ``reorder_dimensions`` sorts
+    them for ``inputs``' strides (broadcast to ``shape``; NOTE [output strides])."""
+    def order(d0, d1):      # 1: d0 goes after d1, -1: before, 0: no input decides
+        for st in inputs:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(len(shape) - 1, -1, -1))
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = order(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm
+
+
+def _broadcast_strides(shape, sizes, strides):
+    """An input's strides over the output's ``shape``: 0 where it broadcasts (a missing dimension, or size 1 in
+    the input where the output's is not)."""
+    lead = len(shape) - len(sizes)
+    return (0,) * lead + tuple(0 if n == 1 and shape[lead + i] != 1 else st
+                               for i, (n, st) in enumerate(zip(sizes, strides)))
+
+
+def iterator_strides(shape, inputs):
+    """The strides (in elements) of the output of shape ``shape`` of a pointwise operator on ``inputs``, a
+    ``(sizes, strides)`` pair per tensor argument in order (``((), ())`` for a Python number), as torch's
+    TensorIterator lays it out (NOTE [output strides]); None for contiguous."""
+    if all(sizes == shape for sizes, _ in inputs):
+        if all(_contiguous(sizes, st) for sizes, st in inputs):
+            return None
+        if all(_channels_last(sizes, st) for sizes, st in inputs):
+            return format_strides(shape, 'channels_last')
+        st = inputs[-1][1]
+        if all(s == st for _, s in inputs) and is_dense(shape, st):
+            return tuple(st)
+    perm = _fastest_first(shape, [_broadcast_strides(shape, sizes, st) for sizes, st in inputs])
+    if perm == list(range(len(shape) - 1, -1, -1)):
+        return None
+    out, acc = [0] * len(shape), 1
+    for d in perm:
+        out[d] = acc
+        acc *= shape[d]
+    return tuple(out)
+
+
+def preserve_strides(shape, strides):
+    """The strides (in elements) of a ``preserve_format`` copy of a tensor of these sizes and strides (clone, to,
+    empty_like; NOTE [output strides]): its own when it is dense, else dense strides in its dimensions' order."""
+    if is_dense(shape, strides):
+        return tuple(strides)
+    out, acc = [0] * len(shape), 1
+    for d in _fastest_first(shape, [strides]):
+        out[d] = acc
+        acc *= max(shape[d], 1)
+    return tuple(out)
+
+
 def follows(t, shape, dtype):
-    """A meta result ``(shape, dtype[, strides])`` for an output laid out like its input ``t`` of the same shape, as
-    torch's sort and TensorIterator outputs are: ``t``'s strides when it is dense, else contiguous."""
-    st = t.stride() if hasattr(t._a, 'strides') else None
-    return (shape, dtype, st) if st is not None and is_dense(shape, st) else (shape, dtype)
+    """A meta result ``(shape, dtype[, strides])`` for an output laid out like its input ``t`` of the same shape
+    with ``preserve_format``, as torch's sort and flip are (NOTE [output strides])."""
+    if not hasattr(t._a, 'strides'):
+        return shape, dtype
+    return shape, dtype, preserve_strides(shape, t.stride())
 
 
 def format_strides(shape, memory_format):

@@ -19,7 +19,7 @@ import numpy as np
 from .._dispatch.codegen import compile_function
 from .._core import device as _devmod
 from .._core.dtype import from_numpy_dtype, check_cast
-from .._core.storage import MetaArray
+from .._core.storage import MetaArray, iterator_strides
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT, INFERENCE_BIT
 from .._core.tensor_impl import TensorImpl, CreationMeta, make_tensor, adopt, make_view
 from .._dispatch.dispatcher import STATE as _STATE
@@ -97,6 +97,23 @@ def _device_expr(op):
     return fallback
 
 
+def _iterator_strides(shape, dt, operands):
+    """Byte strides of a pointwise result on Meta, as torch's TensorIterator lays it out (NOTE [output strides]),
+    or None for contiguous. A Python number is a 0-d input, a None (an absent optional tensor) none; symbolic
+    sizes (NOTE [symbolic sizes]) keep the contiguous layout."""
+    inputs = []
+    for x in operands:
+        if isinstance(x, TensorImpl):
+            a = x._a
+            if not hasattr(a, 'strides') or not all(n.__class__ is int for n in a.shape + a.strides):
+                return None
+            inputs.append((a.shape, tuple(st // a.itemsize for st in a.strides)))
+        elif x is not None:
+            inputs.append(((), ()))
+    strides = iterator_strides(shape, inputs) if all(n.__class__ is int for n in shape) else None
+    return None if strides is None else tuple(st * dt.itemsize for st in strides)
+
+
 def _first_dev(ts):
     for t in ts:
         if isinstance(t, TensorImpl):
@@ -110,7 +127,8 @@ def _default_gen():
 
 
 _GLOBALS = lambda: {'_default_gen': _default_gen, '_T': TensorImpl, '_canon': _devmod.canonical, '_default_device': _devmod.get_default_device,
-                    '_first_dev': _first_dev, '_make': make_tensor, '_wrap_outputs': wrap_outputs,
+                    '_first_dev': _first_dev, '_iterator_strides': _iterator_strides, '_make': make_tensor,
+                    '_wrap_outputs': wrap_outputs,
                     '_MetaArray': MetaArray, 'np': np, '_int_scalar': _int_scalar, '_SCALARS': _SCALARS, '_to_numpy': from_numpy_dtype}
 
 
@@ -140,8 +158,10 @@ def functional_kernel(op, fn, key):
     explained = ['    except Exception as _e:', '        _explain(_e, locals())', '        raise']
     if kind == 'pointwise':
         lines += [f'    _shape, _od, _cd = _meta({", ".join(names)})']
-        if meta_backend:
-            lines += [f'    return _make(_MetaArray(_shape, _od.np), _od, {dev})']
+        if meta_backend:     # the layout torch's TensorIterator gives, computed on Meta only (NOTE [output strides])
+            operands = ', '.join(a.name for a in op.schema.arguments if a.base_type == 'Tensor')
+            lines += [f'    return _make(_MetaArray(_shape, _od.np, _iterator_strides(_shape, _od, ({operands},))), '
+                      f'_od, {dev})']
         else:
             lines += pre + ['    try:',
                             f'        _r = _fn({args})',
@@ -291,8 +311,9 @@ def _inplace_source(op, names, pre, args, meta, fn):
 def wrap_outputs(r, m, dev):
     """Results of a generic kernel as tensors. ``m`` is the meta result: ``(shape, dtype)`` or
     ``(shape, dtype, strides)`` (strides in elements, for outputs whose layout is not contiguous,
-    e.g. clone's preserved layout), a list of those for several outputs, or None (then the arrays'
-    own dtypes count). On Meta (``r`` is None) the meta result alone makes the outputs."""
+    e.g. clone's preserved layout: an array the kernel laid out otherwise is copied into them), a list of
+    those for several outputs, or None (then the arrays' own dtypes count). On Meta (``r`` is None) the meta
+    result alone makes the outputs."""
     if m is None:
         if isinstance(r, (tuple, list)):
             return tuple(adopt(np.asarray(x) if isinstance(x, np.generic) else x, dev) for x in r)
@@ -300,10 +321,10 @@ def wrap_outputs(r, m, dev):
     if isinstance(m, list):     # an entry None: an undefined output (torch's output_mask), returned as None
         if r is None:
             return tuple(None if x is None else _meta_out(x, dev) for x in m)
-        return tuple(None if mm is None else _one(x, mm[0], mm[1], dev) for x, mm in zip(r, m))
+        return tuple(None if mm is None else _one(x, mm, dev) for x, mm in zip(r, m))
     if r is None:
         return _meta_out(m, dev)
-    return _one(r, m[0], m[1], dev)
+    return _one(r, m, dev)
 
 
 def _meta_out(m, dev):
@@ -312,7 +333,8 @@ def _meta_out(m, dev):
     return make_tensor(MetaArray(m[0], d.np, strides), d, dev)
 
 
-def _one(r, shape, dt, dev):
+def _one(r, m, dev):
+    shape, dt = m[0], m[1]
     if isinstance(r, np.generic):
         r = np.asarray(r)
     if r.dtype != dt.np:
@@ -321,7 +343,23 @@ def _one(r, shape, dt, dev):
         if r.size != _numel(shape):
             raise RuntimeError(f"internal error: kernel returned shape {tuple(r.shape)}, meta says {tuple(shape)}")
         r = r.reshape(shape)
+    if len(m) > 2 and m[2] is not None and r.size:
+        r = laid_out(r, m[2], dev)
     return make_tensor(r, dt, dev)
+
+
+def laid_out(r, strides, dev):
+    """``r``, or a copy of it with these strides (in elements) where the kernel laid it out otherwise (NumPy's
+    order='K' copy of an expanded input; NOTE [output strides] in _core/storage.py)."""
+    isz = r.itemsize
+    want = tuple(s * isz for s in strides)
+    if r.strides == want:
+        return r
+    xp = dev._iface.xp
+    extent = 1 + sum((n - 1) * s for n, s in zip(r.shape, strides))
+    out = xp.lib.stride_tricks.as_strided(xp.empty(extent, r.dtype), r.shape, want)
+    out[...] = r
+    return out
 
 
 def _numel(shape):

@@ -6,7 +6,7 @@ and ``copy_`` are written once here over each device's ``to_host``/``from_host``
 """
 import numpy as np
 
-from .._core.storage import MetaArray
+from .._core.storage import MetaArray, preserve_strides
 from .._core.device import canonical
 from . import adapters
 from .._core.tensor_impl import make_tensor
@@ -20,30 +20,33 @@ def _move(arr, src_dev, dst_dev):
         return arr
     if isinstance(arr, MetaArray):
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
-    if dst_dev.type == 'meta':     # keep the layout, as torch's preserve_format does
-        return MetaArray(arr.shape, arr.dtype, _k_strides(arr.shape, arr.strides, arr.itemsize))
+    if dst_dev.type == 'meta':     # no data to move; the layout is _to_copy's
+        return MetaArray(arr.shape, arr.dtype)
     return dst_dev._iface.from_host(src_dev._iface.to_host(arr), dst_dev.index)
-
-
-def _k_strides(shape, strides, itemsize):
-    """Byte strides of a dense copy that keeps the order of ``strides`` (NumPy's order='K')."""
-    order = sorted(range(len(shape)), key=lambda i: -abs(strides[i]))
-    out, acc = [0] * len(shape), itemsize
-    for i in reversed(order):
-        out[i] = acc
-        acc *= max(shape[i], 1)
-    return tuple(out)
 
 
 def _to_copy(self, dtype=None, device=None, non_blocking=False):
     dev = canonical(device) if device is not None else self._device
     dt = dtype or self._dtype
-    a = _move(self._a, self._device, dev)
+    src = self._a
+    a = _move(src, self._device, dev)
+    strides = _preserved(self)
     if isinstance(a, MetaArray):
-        a = MetaArray(a.shape, dt.np, _k_strides(a.shape, a.strides, dt.np.itemsize))
-    elif a is self._a or a.dtype != dt.np:
+        a = MetaArray(a.shape, dt.np, None if strides is None else tuple(st * dt.itemsize for st in strides))
+    elif a is src or a.dtype != dt.np:
         a = _cast(a, dt.np)       # always a new array: _to_copy never aliases its input
+    if strides is not None and not isinstance(a, MetaArray) and a.size:
+        a = adapters.laid_out(a, strides, dev)
     return make_tensor(a, dt, dev)
+
+
+def _preserved(t):
+    """The strides of a preserve_format copy of ``t`` (NOTE [output strides]), or None for contiguous: a
+    C-contiguous array's copy is contiguous already (torch would keep the strides of its size-1 dimensions)."""
+    a = t._a
+    if not hasattr(a, 'strides') or getattr(a, 'flags', None) is not None and a.flags.c_contiguous:
+        return None
+    return preserve_strides(tuple(a.shape), t.stride())
 
 
 def _cast(a, dt, copy=True):
@@ -67,19 +70,20 @@ def _copy_(self, src, non_blocking=False):
     return self
 
 
-from .._core.storage import format_strides, is_dense as _dense  # noqa: E402
+from .._core.storage import format_strides  # noqa: E402
 
 
 def _clone_meta(self, memory_format=None):
-    """preserve_format keeps a dense (non-overlapping, gap-free) layout, as torch does; channels_last(_3d) lays the
-    channels innermost; else contiguous."""
+    """preserve_format keeps a dense (non-overlapping, gap-free) layout and lays out any other densely in its
+    order, as torch does (NOTE [output strides]); channels_last(_3d) lays the channels innermost; else
+    contiguous."""
     shape = tuple(self._a.shape)
     fmt = format_strides(shape, memory_format)
     if fmt is not None:
         return shape, self._dtype, fmt
-    if memory_format == 'contiguous_format' or not hasattr(self._a, 'strides') or not _dense(shape, self.stride()):
+    if memory_format == 'contiguous_format' or not hasattr(self._a, 'strides'):
         return shape, self._dtype
-    return shape, self._dtype, self.stride()
+    return shape, self._dtype, preserve_strides(shape, self.stride())
 
 
 declare('_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool non_blocking=False) -> Tensor', forward='linear',

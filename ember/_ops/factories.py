@@ -9,7 +9,7 @@ import math
 import numpy as _np
 
 from .._core import dtype as D
-from .._core.storage import as_size
+from .._core.storage import as_size, contiguous_strides, format_strides, preserve_strides
 from .._dispatch.ops_namespace import aten
 from .registry import declare
 
@@ -119,39 +119,29 @@ def _like(factory):
     def fn(self, *args):
         *args, dtype, device, memory_format = args     # the dispatcher passes every schema argument positionally
         shape = tuple(self.shape)
-        perm = _layout_order(self, shape, memory_format)
+        strides = _like_strides(self, shape, memory_format)
         make = getattr(aten, factory).default
         kw = dict(dtype=dtype or self.dtype, device=device if device is not None else self.device)
-        if perm is None:
+        if strides is None:
             return make(shape, *args, **kw)
-        # the layout torch's *_like gives (preserve_format keeps a dense input's strides; channels_last lays the
-        # channels innermost): made contiguous in memory order, then viewed in the logical order, so a random
-        # factory's k-th draw lands in the k-th memory element, as torch's fills it
-        inverse = [perm.index(d) for d in range(len(shape))]
-        return make(tuple(shape[d] for d in perm), *args, **kw).permute(inverse)
+        # the layout torch's *_like gives (NOTE [output strides]): made contiguous in memory order, then viewed
+        # with those strides, so a random factory's k-th draw lands in the k-th memory element, as torch's fills it
+        perm = sorted(range(len(shape)), key=lambda d: -strides[d])
+        return make(tuple(shape[d] for d in perm), *args, **kw).as_strided(shape, strides)
     fn.__qualname__ = f'{factory}_like'
     return fn
 
 
-def _layout_order(self, shape, memory_format):
-    """The dimensions from the largest stride to the smallest of the layout a *_like result takes, or None for a
-    contiguous result."""
+def _like_strides(self, shape, memory_format):
+    """The strides of a *_like result (NOTE [output strides]), or None for a contiguous one."""
     if memory_format is None or memory_format == 'preserve_format':
         a = self._a
         if a.__class__ is _np.ndarray and a.flags.c_contiguous:     # the usual call: one flag read
             return None
-    from .._core.storage import format_strides
-    strides = format_strides(shape, memory_format)
-    if strides is None:
-        if memory_format not in (None, 'preserve_format') or not hasattr(self._a, 'strides') or \
-                self.is_contiguous():
-            return None
-        strides = self.stride()
-        from .conversion import _dense
-        if not _dense(shape, strides):
-            return None
-    perm = sorted(range(len(shape)), key=lambda d: (-strides[d], d))
-    return None if perm == list(range(len(shape))) else perm
+        strides = preserve_strides(shape, self.stride()) if hasattr(a, 'strides') else None
+    else:
+        strides = format_strides(shape, memory_format)
+    return None if strides is None or strides == contiguous_strides(shape) else strides
 
 
 _L = '*, ScalarType? dtype=None, Device? device=None, MemoryFormat? memory_format=None'
