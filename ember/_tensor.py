@@ -5,11 +5,14 @@ operator registry (`_ops/public.py`) or are properties reading TensorImpl
 fields. What is written here by hand is what is not an operator: metadata
 queries, conversions to Python and NumPy, and the Python protocols.
 """
+import collections.abc
+import copy
+
 import numpy as np
 
 from ._core import dtype as D
 from ._core.device import device as _device, canonical
-from ._core.tensor_impl import TensorImpl, set_tensor_class
+from ._core.tensor_impl import TensorImpl, set_tensor_class, fields as _fields, FIELDS as _FIELDS
 from ._core.storage import MetaArray, _ptr
 from ._core.dispatch_key import BACKEND_MASK as _BM, AUTOGRAD_BIT as _AUTOGRAD_BIT, PYTHON_SUBCLASS_BIT as _PYTHON_SUBCLASS_BIT
 from ._dispatch import torch_function as _tf
@@ -61,6 +64,47 @@ _pytree._private_register_pytree_node(Size, _pytree._tuple_flatten, _pytree._tup
 from ._core.coo import COOArray as _COOArray, strided as _strided, sparse_coo as _sparse_coo  # noqa: E402
 
 
+class _UserDict(collections.abc.MutableMapping):
+    """A tensor's ``__dict__``: its user's attributes, read and written through to the instance dict, without the
+    fields ember keeps there (NOTE [tensor __dict__]). A copy is a plain dict."""
+    __slots__ = ('_d',)
+
+    def __init__(self, d):
+        self._d = d
+
+    def __getitem__(self, k):
+        if k in _FIELDS:
+            raise KeyError(k)
+        return self._d[k]
+
+    def __setitem__(self, k, v):
+        if k in _FIELDS:
+            raise KeyError(f"'{k}' is a field of the tensor, not an attribute its __dict__ may set")
+        self._d[k] = v
+
+    def __delitem__(self, k):
+        if k in _FIELDS:
+            raise KeyError(k)
+        del self._d[k]
+
+    def __iter__(self):
+        return (k for k in list(self._d) if k not in _FIELDS)
+
+    def __len__(self):
+        return sum(1 for k in self._d if k not in _FIELDS)
+
+    def copy(self):
+        return dict(self.items())
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo):
+        return copy.deepcopy(dict(self.items()), memo)
+
+    def __repr__(self):
+        return repr(dict(self.items()))
+
+
 class Tensor(TensorImpl):
     """A multi-dimensional, strided view of a Storage (see _core/tensor_impl.py).
 
@@ -70,6 +114,18 @@ class Tensor(TensorImpl):
     14.0
     """
     __array_priority__ = 1000   # NumPy defers `ndarray + Tensor` to Tensor.__radd__
+
+    # NOTE [tensor __dict__] (_core/tensor_impl.py): what the user set on the tensor, as torch's __dict__ holds
+    @property
+    def __dict__(self):
+        return _UserDict(_fields(self))
+
+    @__dict__.setter
+    def __dict__(self, d):
+        own = _fields(self)
+        for k in [k for k in own if k not in _FIELDS]:
+            del own[k]
+        own.update({k: v for k, v in dict(d).items() if k not in _FIELDS})
 
     def __new__(cls, *args, **kwargs):
         """torch's legacy constructor: ``Tensor(2, 3)`` (uninitialised float32), ``Tensor([1, 2])``,
@@ -83,7 +139,7 @@ class Tensor(TensorImpl):
         from ._legacy_types import construct
         src = construct(D.get_default_dtype(), args, dict(kwargs), keep_tensor_dtype=True)
         t = object.__new__(cls)
-        t.__dict__.update(src.__dict__)
+        _fields(t).update(_fields(src))
         if cls is not Tensor:
             t._keys |= _subclasses.subclass_keys(cls)
         return t
@@ -309,7 +365,7 @@ class Tensor(TensorImpl):
         new._set_requires_grad_flag(self.requires_grad)
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
-        new.__dict__.update({k: v for k, v in self.__dict__.items() if not k.startswith('_')})
+        new.__dict__.update(copy.deepcopy(self._user_state(), memo))
         memo[id(self)] = new
         return new
 

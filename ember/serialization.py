@@ -38,7 +38,7 @@ from ._tensor import Tensor, Size
 # torch.serialization.MAP_LOCATION: what load's map_location may be
 MAP_LOCATION = 'Callable[[Storage, str], Storage] | device | str | dict[str, str] | None'
 from ._core.device import device as _device_cls
-from ._core.tensor_impl import make_tensor
+from ._core.tensor_impl import make_tensor, fields
 
 _STORAGE_NAMES = {
     'float32': 'FloatStorage', 'float64': 'DoubleStorage', 'float16': 'HalfStorage', 'bfloat16': 'BFloat16Storage',
@@ -146,8 +146,9 @@ def _tensor_reduce_args(t):
             bool(t.requires_grad), _ORDERED_DICT())
     if getattr(t, '_is_param', False) or type(t).__name__ == 'Parameter':
         inner = object.__new__(Tensor)
-        inner.__dict__.update({k: v for k, v in t.__dict__.items() if k in ('_a', '_dtype', '_device', '_keys',
-                                                                           '_vc', '_storage', '_offset', '_strides')})
+        src = fields(t)
+        fields(inner).update({k: src[k] for k in ('_a', '_dtype', '_device', '_vc', '_storage', '_offset', '_strides')
+                              if k in src})
         inner._keys = t._device._iface.keyset
         return _REBUILD_PARAMETER, (inner, bool(t.requires_grad), _ORDERED_DICT())
     if t.dtype.name not in _STORAGE_NAMES:

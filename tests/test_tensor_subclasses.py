@@ -315,3 +315,30 @@ def test_save_load_and_pickle_keep_the_subclass_and_its_attributes(tmp_path):
                       else t.replace('SavedEmber', 'Saved') for t in o]
     assert norm(out[1]) == out[0]
     assert out[0][0] == ('Saved', 'hello', [0.0, 1.0, 2.0, 3.0])
+
+
+def test_dict_holds_only_the_users_attributes():
+    """fastai replaces a result's __dict__ with a copy of its input's, MONAI updates it (NOTE [tensor __dict__])."""
+    import copy
+    out = []
+    for lib, _, _ in _libs():
+        class Meta(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                ret = super().__torch_function__(func, types, args, kwargs)
+                if isinstance(ret, Meta):
+                    ret.__dict__.update(args[0].__dict__)
+                return ret
+        m = lib.arange(4.).as_subclass(Meta)
+        m.foo = 'meta'
+        r = m + 1
+        y = lib.zeros(4).as_subclass(Meta)
+        y.__dict__ = copy.copy(m.__dict__)
+        out.append((r.as_subclass(lib.Tensor).tolist(), tuple(r.sum().shape), dict(r.__dict__), y.tolist(), vars(y),
+                    dict(lib.ones(2).__dict__), dict(vars(lib.nn.Parameter(lib.ones(2)))), 'foo' in m.__dict__,
+                    len(m.__dict__)))
+        if lib is ember:        # torch's deepcopy refuses a subclass without new_empty of its own; ember's copies
+            d = copy.deepcopy(m)
+            out.append((type(d).__name__, d.foo, d.tolist()))
+    assert out[0] == out[1]
+    assert out[2] == ('Meta', 'meta', [0.0, 1.0, 2.0, 3.0])

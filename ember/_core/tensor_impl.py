@@ -98,7 +98,7 @@ class TensorImpl:
 
     def _user_state(self):
         """The attributes set on this tensor by its user (a subclass's metadata), without ember's own fields."""
-        return {k: v for k, v in self.__dict__.items() if k not in _FIELDS}
+        return {k: v for k, v in fields(self).items() if k not in FIELDS}
 
     def _set_array(self, a):
         """Replace the data (resize, ``.data =``): cached geometry and storage go with the old array."""
@@ -121,9 +121,15 @@ class TensorImpl:
         return bool(self._creation_meta) and self._base is not None and self._base._keys & AUTOGRAD_BIT != 0
 
 
-_FIELDS = frozenset(['_a', '_dtype', '_device', '_keys', '_vc'] +
-                    [k for k in vars(TensorImpl) if k.startswith('_') and not k.startswith('__') and
-                     not callable(vars(TensorImpl)[k])])
+# NOTE [tensor __dict__]: a tensor's fields live in its instance dict (one attribute lookup each, defaults on the
+# class), but torch's ``t.__dict__`` holds only what its user set (fastai and MONAI copy and replace it to carry a
+# subclass's metadata). So ember.Tensor's ``__dict__`` is a view that hides these fields (``_tensor.py``), and ember's
+# own code reaches the whole dict with ``fields(t)``, the instance dict's own descriptor.
+fields = TensorImpl.__dict__['__dict__'].__get__
+
+FIELDS = frozenset(['_a', '_dtype', '_device', '_keys', '_vc'] +
+                   [k for k in vars(TensorImpl) if k.startswith('_') and not k.startswith('__') and
+                    not callable(vars(TensorImpl)[k])])
 
 
 def _meta_nbytes(a):
@@ -190,7 +196,7 @@ def make_view(self, shape, strides, offset, meta_backend=None):
     T = _tensor_class
     t = object.__new__(T)
     base = self._base
-    t.__dict__.update(_a=va, _dtype=self._dtype, _device=self._device, _keys=self._device._iface.keyset,
+    fields(t).update(_a=va, _dtype=self._dtype, _device=self._device, _keys=self._device._iface.keyset,
                       _vc=self._vc, _storage=self._storage, _offset=offset, _strides=strides,
                       _base=self if base is None else base)
     return t

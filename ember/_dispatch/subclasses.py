@@ -31,7 +31,7 @@ ember operator stands for two aten overloads a handler sees ember's (``x.sum()``
 import functools
 
 from .._core.dispatch_key import DispatchKey, PYTHON_BIT, PYTHON_SUBCLASS_BIT, TORCH_FUNCTION_BIT
-from .._core.tensor_impl import TensorImpl
+from .._core.tensor_impl import TensorImpl, fields
 from . import dispatcher
 from . import torch_function as _tf
 
@@ -77,7 +77,7 @@ def become(t, cls):
     """``t``'s fields (a handle nobody else holds) under an instance of ``cls``, with the keys that go with it. A new
     object rather than a ``__class__`` assignment: a subclass may declare ``__slots__``."""
     new = object.__new__(cls)
-    new.__dict__.update(t.__dict__)
+    fields(new).update(fields(t))
     new._keys = (t._keys & ~(TORCH_FUNCTION_BIT | PYTHON_SUBCLASS_BIT)) | subclass_keys(cls)
     return new
 
@@ -178,8 +178,8 @@ def _handed_over(fn):
     if method is None:
         @functools.wraps(fn)
         def method(self, *args, **kwargs):
-            if _tf._MODES.subclasses_off:
-                return fn(self, *args, **kwargs)
+            if _tf._MODES.subclasses_off or not self._keys & TORCH_FUNCTION_BIT:   # (an instance given the class
+                return fn(self, *args, **kwargs)                                   # by __class__ assignment)
             return _tf.handle_torch_function(fn, (self,) + args + tuple(kwargs.values()), self, *args, **kwargs)
         _HANDED_OVER[fn] = method
     return method

@@ -37,8 +37,7 @@ class TVTensor(ember.Tensor):
 
     @classmethod
     def _wrap(cls, tensor, **meta):
-        out = object.__new__(cls)
-        out.__dict__.update(tensor.__dict__)      # the same array, version counter and autograd node
+        out = tensor.as_subclass(cls)     # the same memory and version counter, as torchvision's _wrap
         out.__dict__.update(meta)
         return out
 
@@ -147,9 +146,7 @@ class BoundingBoxes(TVTensor):
 
 def _plain(t):
     """The same tensor as a plain Tensor (ToPureTensor)."""
-    out = object.__new__(ember.Tensor)
-    out.__dict__.update({k: v for k, v in t.__dict__.items() if k not in ('format', 'canvas_size', 'clamping_mode')})
-    return out
+    return t.as_subclass(ember.Tensor)
 
 
 def wrap(wrappee, *, like, **kwargs):
