@@ -67,6 +67,7 @@ _UNTYPED_STORAGE = _TorchGlobal('torch.storage', 'UntypedStorage')
 _REBUILD_PARAMETER = _TorchGlobal('torch._utils', '_rebuild_parameter')
 _REBUILD_FROM_TYPE = _TorchGlobal('torch._tensor', '_rebuild_from_type_v2')
 _ORDERED_DICT = collections.OrderedDict
+DEFAULT_PROTOCOL = 2         # the pickle protocol torch.save writes with
 
 
 # --- saving ---------------------------------------------------------------------
@@ -183,7 +184,7 @@ class _AlignedZipWriter:
         self.zf.close()
 
 
-def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True):
+def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL, _use_new_zipfile_serialization=True):
     """Save ``obj`` (tensors, state dicts, nested containers) in PyTorch's checkpoint format.
 
     Writing a path goes to a temporary file in the same folder, renamed into place

@@ -13,6 +13,7 @@ too, since ``backends.cuda.matmul.allow_tf32`` reads the same state.
 (False, False)
 """
 import contextlib
+import types
 
 _PRECISIONS = ('highest', 'high', 'medium')
 _state = {'matmul_precision': 'highest', 'deterministic': False, 'warn_only': False}
@@ -52,9 +53,45 @@ def is_deterministic_algorithms_warn_only_enabled():
     return _state['warn_only']
 
 
-@contextlib.contextmanager
+# torch.backends' freeze: after disable_global_flags(), assigning a cudnn/mkldnn flag raises (their flags() context
+# managers and __allow_nonbracketed_mutation still may), as torch's PropModule does
+_mutation = {'allowed': True}
+
+
+def disable_global_flags():
+    _mutation['allowed'] = False
+
+
 def flags_frozen():
-    yield
+    return not _mutation['allowed']
+
+
+@contextlib.contextmanager
+def __allow_nonbracketed_mutation():
+    old = _mutation['allowed']
+    _mutation['allowed'] = True
+    try:
+        yield
+    finally:
+        _mutation['allowed'] = old
+
+
+class _GuardedFlags(types.ModuleType):
+    """A backends module whose flags (``_FLAGS``) refuse assignment while the flags are frozen."""
+
+    def __setattr__(self, name, value):
+        if name in self._FLAGS and flags_frozen():
+            from .._core import naming
+            raise RuntimeError(f"not allowed to set {naming.shown}{self.__name__[len('ember'):]} flags after "
+                               f"disable_global_flags; please use flags() context manager instead")
+        super().__setattr__(name, value)
+
+
+def _guard(module, flags):
+    module._FLAGS = frozenset(flags)
+    module.__class__ = _GuardedFlags
 
 
 from . import cudnn, cuda, mps, mkldnn, mkl, openmp, cpu  # noqa: E402,F401
+_guard(cudnn, ('enabled', 'benchmark', 'benchmark_limit', 'deterministic', 'allow_tf32'))
+_guard(mkldnn, ('enabled',))

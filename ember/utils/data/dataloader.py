@@ -47,6 +47,17 @@ class _InfiniteConstantSampler(Sampler):
 T_co = TypeVar('T_co', covariant=True)
 
 
+class _DatasetKind:
+    """torch's names for the two kinds of dataset a loader reads (``loader._dataset_kind``)."""
+    Map = 0
+    Iterable = 1
+
+    @staticmethod
+    def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
+        return _utils.fetch.create_fetcher(kind == _DatasetKind.Iterable, dataset, auto_collation, collate_fn,
+                                           drop_last)
+
+
 class DataLoader(Generic[T_co]):
     """Iterates over batches of ``dataset``; torch.utils.data.DataLoader's arguments and behaviour.
 
@@ -86,7 +97,7 @@ class DataLoader(Generic[T_co]):
         self.in_order = in_order
 
         if isinstance(dataset, IterableDataset):
-            self._dataset_kind_iterable = True
+            self._dataset_kind = _DatasetKind.Iterable
             if shuffle not in {False, None}:
                 raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, "
                                  f"but got shuffle={shuffle}")
@@ -98,7 +109,7 @@ class DataLoader(Generic[T_co]):
                                  f"but got batch_sampler={batch_sampler}")
         else:
             shuffle = bool(shuffle)
-            self._dataset_kind_iterable = False
+            self._dataset_kind = _DatasetKind.Map
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
@@ -109,7 +120,7 @@ class DataLoader(Generic[T_co]):
         elif batch_size is None and drop_last:
             raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with drop_last")
         if sampler is None:
-            if self._dataset_kind_iterable:
+            if self._dataset_kind == _DatasetKind.Iterable:
                 sampler = _InfiniteConstantSampler()
             else:
                 sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
@@ -180,7 +191,7 @@ class DataLoader(Generic[T_co]):
         return self._get_iterator()
 
     def __len__(self):
-        if self._dataset_kind_iterable:
+        if self._dataset_kind == _DatasetKind.Iterable:
             length = self._IterableDataset_len_called = len(self.dataset)
             if self.batch_size is not None:
                 length = length // self.batch_size if self.drop_last else math.ceil(length / self.batch_size)
@@ -222,7 +233,8 @@ def _pin(data):
 class _BaseDataLoaderIter:
     def __init__(self, loader):
         self._dataset = loader.dataset
-        self._iterable = loader._dataset_kind_iterable
+        self._iterable = loader._dataset_kind == _DatasetKind.Iterable     # torch's protocol: fastai drives these
+        #                                                                    iterators with a loader of its own
         self._IterableDataset_len_called = loader._IterableDataset_len_called
         self._auto_collation = loader._auto_collation
         self._drop_last = loader.drop_last

@@ -128,9 +128,9 @@ def _stack(arrays):
 
 
 def collate_tensor_fn(batch, *, collate_fn_map=None):
-    if all(t.device.type == 'cpu' and not t.requires_grad for t in batch):
+    if all(type(t) is ember.Tensor and t.device.type == 'cpu' and not t.requires_grad for t in batch):
         return _stack([t.numpy(force=True) for t in batch])
-    return ember.stack(batch, 0)   # keeps autograd history / other devices
+    return ember.stack(batch, 0)   # keeps autograd history, other devices, and a subclass (its __torch_function__)
 
 
 def collate_numpy_array_fn(batch, *, collate_fn_map=None):
