@@ -824,3 +824,81 @@ def test_repr_helpers_pyg_edge_index_calls():
         f = L._tensor_str._add_suffixes('X([1]', ['nnz=1', 'a=2'], 2, force_newline=True)
         out.append((L._C._get_default_device(), t, f))
     assert out[0] == out[1]
+
+
+def test_fastai_drives_the_loader_iterators_with_a_loader_of_its_own():
+    # fastai's _FakeLoader: torch's private iterator reads loader._dataset_kind against _DatasetKind
+    out = []
+    for L in (torch, ember):
+        from importlib import import_module
+        dl = import_module(L.__name__ + '.utils.data.dataloader')
+
+        class FakeLoader:
+            _IterableDataset_len_called, _auto_collation, drop_last, in_order = None, False, False, True
+            _index_sampler, generator, prefetch_factor = iter(int, 1), None, 2
+            _dataset_kind = dl._DatasetKind.Iterable
+            collate_fn = staticmethod(lambda x: x)
+            pin_memory, num_workers, timeout, persistent_workers, pin_memory_device = False, 0, 0, False, ''
+
+            def __init__(self):
+                self.dataset = self
+
+            def __iter__(self):
+                return iter([L.ones(2), L.zeros(2)])
+        out.append(([b.tolist() for b in dl._SingleProcessDataLoaderIter(FakeLoader())],
+                    (dl._DatasetKind.Map, dl._DatasetKind.Iterable),
+                    L.utils.data.DataLoader([1, 2])._dataset_kind))
+    assert out[0] == out[1]
+
+
+def test_private_utils_fastai_and_monai_import():
+    import importlib
+    import torch._utils as tu
+    import ember._utils as eu
+    out = []
+    for L, u in ((torch, tu), (ember, eu)):
+        ts = [L.ones(2, 2), L.zeros(3, dtype=L.float64), L.arange(5.)]
+        flat = u._flatten_dense_tensors([ts[0], ts[2]])
+        groups = [[tuple(t.shape) for t in g] for g in u._take_tensors(ts + [L.ones(30)], 60)]
+        zoo = importlib.import_module(L.__name__ + '.utils.model_zoo')
+        out.append((flat.tolist(), [tuple(t.shape) for t in u._unflatten_dense_tensors(flat, [ts[0], ts[2]])],
+                    groups, L.serialization.DEFAULT_PROTOCOL, zoo.load_url is L.hub.load_state_dict_from_url,
+                    u._import_dotted_name('collections.OrderedDict').__name__))
+    assert out[0] == out[1]
+
+
+def test_backends_flags_frozen_and_the_mutation_bracket():
+    out = []
+    for L in (torch, ember):
+        b = L.backends
+        allow = getattr(b, '__allow_nonbracketed_mutation')
+        b.disable_global_flags()
+        try:
+            frozen = b.flags_frozen()
+            with pytest.raises(RuntimeError) as err:
+                b.cudnn.benchmark = True
+            with allow():
+                b.cudnn.deterministic = True
+                b.cudnn.deterministic = False
+            with b.cudnn.flags(enabled=False):
+                inside = b.cudnn.enabled
+            out.append((frozen, str(err.value).replace('ember.', 'torch.'), inside, b.cudnn.enabled))
+        finally:        # undo disable_global_flags (torch keeps the switch in its module's globals)
+            if L is ember:
+                b._mutation['allowed'] = True
+            else:
+                b.flags_frozen.__globals__['__allow_nonbracketed_mutation_flag'] = True
+        out.append(b.flags_frozen())
+    assert out[0] == out[2] and out[1] is out[3] is False
+
+
+def test_default_collate_keeps_a_tensor_subclass():
+    out = []
+    for L in (torch, ember):
+        class M(L.Tensor):
+            pass
+        b = [L.ones(2).as_subclass(M), L.zeros(2).as_subclass(M)]
+        collated = L.utils.data.default_collate(b)
+        out.append((type(collated).__name__, collated.tolist(),
+                    type(L.utils.data.default_collate([L.ones(2), L.zeros(2)])).__name__))
+    assert out[0] == out[1]
