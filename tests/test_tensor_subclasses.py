@@ -342,3 +342,31 @@ def test_dict_holds_only_the_users_attributes():
             out.append((type(d).__name__, d.foo, d.tolist()))
     assert out[0] == out[1]
     assert out[2] == ('Meta', 'meta', [0.0, 1.0, 2.0, 3.0])
+
+
+def test_dict_of_a_subclass_with_a_plain_python_mixin():
+    """MONAI's MetaTensor(MetaObj, Tensor): the mixin's own __dict__ descriptor precedes Tensor's in the MRO."""
+    out = []
+    for lib, _, _ in _libs():
+        class MetaObj:
+            def copy_meta_from(self, other, copy_attr=True):
+                first = other.__dict__
+                if not copy_attr:
+                    self.__dict__ = {a: first[a] for a in first.keys()}
+                else:
+                    self.__dict__.update({a: first[a] for a in first.keys()})
+                return self
+
+        class MetaTensor(MetaObj, lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                ret = super().__torch_function__(func, types, args, kwargs)
+                if isinstance(ret, MetaTensor):
+                    ret.copy_meta_from(args[0], copy_attr=func.__name__ != 'sum')
+                return ret
+        m = lib.arange(12.).reshape(3, 4).as_subclass(MetaTensor)
+        m.meta = {'affine': 1}
+        s, r = m.sum(), m + 1
+        out.append((tuple(s.shape), s.item(), r.as_subclass(lib.Tensor).tolist(), r.meta, sorted(vars(m)),
+                    isinstance(m, MetaObj)))
+    assert out[0] == out[1]

@@ -33,6 +33,35 @@ def _is_torch_function_mode_enabled():
     return bool(_modes())
 
 
+_POISONED = ("Trying to execute AccumulateGrad node that was poisoned by swap_tensors this can happen when you try "
+             "to run backward on a tensor that was swapped. For a module m with "
+             "`torch.__future__.set_swap_module_params_on_conversion(True)` you should not change the device or dtype "
+             "of the module (e.g. `m.cpu()` or `m.half()`) between running forward and backward. To resolve this, "
+             "please only change the device/dtype before running forward (or after both forward and backward).")
+
+
+def _poisoned_hook(grad_outputs):
+    raise RuntimeError(_POISONED)
+
+
+def _swap_tensor_impl(t1, t2):
+    """Exchange the two tensors' contents (ember's fields: NOTE [tensor __dict__]), each Python object keeping its
+    identity (``torch.utils.swap_tensors`` swaps the class, the attributes and the slots, then calls this). A graph
+    built before the swap would accumulate into the wrong object: each one's AccumulateGrad, if alive, is poisoned so
+    that it refuses to run, as torch's, and the moved contents forget it."""
+    from .._core.tensor_impl import fields, FIELDS
+    f1, f2 = fields(t1), fields(t2)
+    for f in (f1, f2):
+        ref = f.pop('_acc_ref', None)
+        node = ref() if ref is not None else None
+        if node is not None:
+            node.register_prehook(_poisoned_hook)
+    own1 = {k: f1.pop(k) for k in list(f1) if k in FIELDS}
+    own2 = {k: f2.pop(k) for k in list(f2) if k in FIELDS}
+    f1.update(own2)
+    f2.update(own1)
+
+
 def _get_default_device():
     """The default device's type name ('cpu'), as torch.set_default_device sets it."""
     from .. import get_default_device

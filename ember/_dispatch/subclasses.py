@@ -62,6 +62,7 @@ def subclass_keys(cls):
         from .._tensor import Tensor
         k = 0
         if cls is not Tensor:
+            _hide_fields(cls, Tensor)
             tf = getattr(cls, '__torch_function__', None)
             if getattr(tf, '__func__', tf) is not disabled_torch_function_impl:
                 k |= TORCH_FUNCTION_BIT
@@ -71,6 +72,28 @@ def subclass_keys(cls):
                 k |= PYTHON_SUBCLASS_BIT
         _KEYS[cls] = k
     return k
+
+
+def _hide_fields(cls, tensor):
+    """NOTE [tensor __dict__] for a subclass that also derives from a plain Python class (MONAI's ``MetaTensor(MetaObj,
+    Tensor)``): that class's own ``__dict__`` descriptor comes before Tensor's in the MRO and would hand out the whole
+    instance dict, ember's fields included, to code that copies or replaces it. Putting ``_UserDictView`` (a Tensor
+    subclass that adds nothing but Tensor's ``__dict__``) first among the class's bases restores Tensor's view."""
+    view = tensor.__dict__['__dict__']
+    owner = next(c for c in cls.__mro__ if '__dict__' in c.__dict__)
+    if owner.__dict__['__dict__'] is view:
+        return
+    global _UserDictView
+    if _UserDictView is None:
+        _UserDictView = type('_UserDictView', (tensor,), {'__slots__': (), '__dict__': view,
+                                                          '__module__': __name__, '__doc__': _hide_fields.__doc__})
+    try:
+        cls.__bases__ = (_UserDictView,) + cls.__bases__
+    except TypeError:       # a layout Python will not rebase (a base with slots of its own): left as it is
+        pass
+
+
+_UserDictView = None
 
 
 def become(t, cls):

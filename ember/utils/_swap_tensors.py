@@ -1,9 +1,9 @@
 """``swap_tensors(t1, t2)``: exchange everything two Tensor objects are, keeping each Python object's identity.
 
 A torch Tensor is a Python object over a C++ TensorImpl; torch swaps the class, the ``__dict__``, the slots and
-then the impl pointers. An ember Tensor keeps all of its state (array, dtype, device, version counter,
-requires_grad, grad, hooks, autograd bookkeeping) in its ``__dict__``, so swapping the class, the ``__dict__`` and
-the slots is the whole swap.
+then the impl pointers (``torch._C._swap_tensor_impl``). ember does the same: its tensor's state (array, dtype,
+device, version counter, requires_grad, grad, hooks, autograd bookkeeping) lives in fields that
+``ember._C._swap_tensor_impl`` exchanges (NOTE [tensor __dict__]).
 
 What ember does not check: torch refuses a tensor whose impl has other owners (``t._use_count() > 1``, e.g. a
 tensor with a live view); ember has no such count it may rely on (ARCHITECTURE rule 9: no decision on reference
@@ -13,27 +13,6 @@ import copyreg
 import weakref
 
 __all__ = ['swap_tensors']
-
-_POISONED = ("Trying to execute AccumulateGrad node that was poisoned by swap_tensors this can happen when you try "
-             "to run backward on a tensor that was swapped. For a module m with "
-             "`torch.__future__.set_swap_module_params_on_conversion(True)` you should not change the device or dtype "
-             "of the module (e.g. `m.cpu()` or `m.half()`) between running forward and backward. To resolve this, "
-             "please only change the device/dtype before running forward (or after both forward and backward).")
-
-
-def _poisoned_hook(grad_outputs):
-    raise RuntimeError(_POISONED)
-
-
-def _poison_accumulator(t):
-    """A graph built before the swap accumulates into this object, whose contents are now the other tensor's: its
-    AccumulateGrad (if alive) refuses to run, as torch's; the moved contents forget it, so new graphs get their
-    own."""
-    ref = t.__dict__.pop('_acc_ref', None)
-    node = ref() if ref is not None else None
-    if node is not None:
-        node.register_prehook(_poisoned_hook)
-
 
 def swap_tensors(t1, t2):
     """Swap the contents of two Tensors in place: data, dtype, shape, device, requires_grad, grad, Python
@@ -63,8 +42,6 @@ def swap_tensors(t1, t2):
         raise RuntimeError("Cannot swap t1 and t2 if they have different slots")
     if t1 is t2:
         return
-    _poison_accumulator(t1)
-    _poison_accumulator(t2)
 
     def swap_attr(name):
         tmp = getattr(t1, name)
@@ -72,7 +49,8 @@ def swap_tensors(t1, t2):
         setattr(t2, name, tmp)
 
     swap_attr('__class__')
-    d1, d2 = dict(t1.__dict__), dict(t2.__dict__)     # assigning __dict__ directly is refused by some subclasses
+    d1, d2 = dict(t1.__dict__), dict(t2.__dict__)     # the Python attributes (assigning __dict__ directly is refused
+    #                                                   by some subclasses)
     t1.__dict__.clear()
     t1.__dict__.update(d2)
     t2.__dict__.clear()
@@ -86,3 +64,5 @@ def swap_tensors(t1, t2):
         elif hasattr(t2, slot):
             setattr(t1, slot, getattr(t2, slot))
             delattr(t2, slot)
+    from .. import _C
+    _C._swap_tensor_impl(t1, t2)
