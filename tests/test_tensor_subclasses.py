@@ -370,3 +370,67 @@ def test_dict_of_a_subclass_with_a_plain_python_mixin():
         out.append((tuple(s.shape), s.item(), r.as_subclass(lib.Tensor).tolist(), r.meta, sorted(vars(m)),
                     isinstance(m, MetaObj)))
     assert out[0] == out[1]
+
+
+def _two_tensor(lib, pytree):
+    """torch's TwoTensor test subclass: every operator runs on both halves; mutating operators return their input
+    (read from the schema's alias information, as torch's subclasses do)."""
+    class TwoTensor(lib.Tensor):
+        @staticmethod
+        def __new__(cls, a, b):
+            return lib.Tensor._make_wrapper_subclass(cls, a.shape, strides=a.stride(), storage_offset=a.storage_offset(),
+                                                     device=a.device, layout=a.layout, requires_grad=a.requires_grad,
+                                                     dtype=a.dtype)
+
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args, kwargs=None):
+            kwargs = kwargs or {}
+            half = lambda which: [pytree.tree_map_only(TwoTensor, lambda x: getattr(x, which), v) for v in (args, kwargs)]
+            (aa, ka), (ab, kb) = half('a'), half('b')
+            out_a, out_b = func(*aa, **ka), func(*ab, **kb)
+            ret = func._schema.returns
+            if isinstance(out_a, lib.Tensor) and ret and ret[0].alias_info is not None and ret[0].alias_info.is_write:
+                return args[0]
+            if isinstance(out_a, lib.Tensor):
+                return TwoTensor(out_a, out_b)
+            if isinstance(out_a, (tuple, list)):
+                return type(out_a)(TwoTensor(x, y) for x, y in zip(out_a, out_b))
+            return out_a
+    return TwoTensor
+
+
+def test_two_tensor_views_inplace_and_autograd():
+    out = []
+    for lib, _, pytree in _libs():
+        TT = _two_tensor(lib, pytree)
+        t = TT(lib.ones(2, 3), lib.zeros(2, 3))
+        s = t + 1
+        v = t.view(3, 2)
+        same = t.add_(2)
+        c = lib.cat([t, t])
+        x = TT(lib.ones(3, requires_grad=True), lib.full((3,), 2., requires_grad=True))
+        (x * x).sum().backward()
+        piece = t.split(1)[0]
+        out.append((s.a.tolist(), s.b.tolist(), tuple(v.shape), t.t().stride(), same is t, t.a.tolist(), t.b.tolist(),
+                    tuple(c.shape), type(x.grad).__name__, x.grad.a.tolist(), x.grad.b.tolist(), piece.b.tolist()))
+    assert out[0] == out[1]
+
+
+@pytest.mark.parametrize('name', ['add_.Tensor', 'split.Tensor', 'max.dim', 'amax.default', 'view.default',
+                                  'mul.Tensor', 'copy_.default', 'transpose.int', 'native_layer_norm.default'])
+def test_op_schema_as_torch_reports_it(name):
+    """``func._schema`` inside a handler: names, arguments, defaults and alias information as torch's."""
+    def describe(op):
+        s = op._schema
+        arg = lambda a: (a.name, a.kwarg_only, a.default_value, a.has_default_value(), a.is_write, a.is_out,
+                         None if a.alias_info is None else (a.alias_info.is_write, sorted(a.alias_info.before_set)))
+        return (s.name, s.overload_name, s.is_mutable, [arg(a) for a in s.arguments],
+                [(r.name, None if r.alias_info is None else r.alias_info.is_write) for r in s.returns],
+                op.name(), str(op.overloadpacket), op._overloadname, op.is_view)
+    packet, overload = name.split('.')
+    got = describe(getattr(getattr(ember.ops.aten, packet), overload))
+    want = describe(getattr(getattr(torch.ops.aten, packet), overload))
+    assert got == want

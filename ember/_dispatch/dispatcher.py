@@ -32,7 +32,15 @@ import numpy as np
 from .codegen import compile_function
 from .._core.dispatch_key import (DispatchKey, BACKEND_KEYS, BACKEND_MASK, PYTHON_BIT, below, keyset_names)
 from .._core import device as _device_mod
-from .schema import parse_schema
+from .schema import parse_schema, TorchSchema
+
+
+class _Name(str):
+    """An operator's qualified name ('aten::add.Tensor'), which torch code also calls: ``op.name()``."""
+    __slots__ = ()
+
+    def __call__(self):
+        return str(self)
 from .torch_function import dispatch_from_entry_point, NOT_HANDLED, public_call
 
 _BACKEND_SET = frozenset(BACKEND_KEYS)
@@ -67,7 +75,7 @@ class OpOverload:
     def __init__(self, namespace, schema_text, decl=None, tags=()):
         self.schema = parse_schema(schema_text)
         self.namespace = namespace
-        self.name = f'{namespace}::{self.schema.full_name}'
+        self.name = _Name(f'{namespace}::{self.schema.full_name}')
         self.decl = decl
         self.tags = tags
         self.kernels = {}
@@ -92,6 +100,32 @@ class OpOverload:
             else:
                 pos.append(v)
         return self.call(*pos, **kw)
+
+    # torch's OpOverload attributes that __torch_dispatch__ code reads
+    @property
+    def _schema(self):
+        s = self.__dict__.get('_torch_schema')
+        if s is None:
+            s = self.__dict__['_torch_schema'] = TorchSchema(self.namespace, self.schema)
+        return s
+
+    @property
+    def overloadpacket(self):
+        from . import ops_namespace
+        return getattr(ops_namespace.namespace(self.namespace), self.schema.name)
+
+    @property
+    def _overloadname(self):
+        return self.schema.overload or 'default'
+
+    @property
+    def _opname(self):
+        return self.schema.name
+
+    @property
+    def is_view(self):
+        r = self._schema.returns
+        return bool(r) and r[0].alias_info is not None and not r[0].alias_info.is_write
 
     def __repr__(self):
         return f'<OpOverload {self.name}>'

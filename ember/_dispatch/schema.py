@@ -137,3 +137,98 @@ def parse_schema(text):
     else:
         returns = (ret_text.split()[0],)
     return FunctionSchema(name, overload or '', args, returns, text.strip())
+
+
+# --- torch's view of a schema (``op._schema``): what __torch_dispatch__ code reads -------------------------------
+
+class AliasInfo:
+    """torch._C._AliasInfo: ``Tensor(a!)`` is alias set {'a'}, written."""
+    __slots__ = ('before_set', 'after_set', 'is_write')
+
+    def __init__(self, alias, is_write):
+        self.before_set = self.after_set = {alias}
+        self.is_write = is_write
+
+
+class _Type:
+    """An argument's type as torch prints it (``Tensor``, ``Optional[List[int]]``)."""
+    __slots__ = ('text',)
+    _NAMES = {'Scalar': 'number', 'ScalarType': 'int', 'Layout': 'int', 'MemoryFormat': 'int', 'SymInt': 'int',
+              'SymFloat': 'float', 'Dimname': 'str'}
+
+    def __init__(self, ember_type):
+        t = ember_type.rstrip('?')
+        base = re.sub(r'\[\d*\]$', '', t)
+        text = self._NAMES.get(base, base)
+        if t != base:
+            text = f'List[{text}]'
+        self.text = f'Optional[{text}]' if ember_type.endswith('?') else text
+
+    def __str__(self):
+        return self.text
+
+    __repr__ = __str__
+
+    def __eq__(self, other):
+        return str(other) == self.text
+
+    def __hash__(self):
+        return hash(self.text)
+
+
+class SchemaArgument:
+    """torch._C.Argument: one argument or return of a schema."""
+    __slots__ = ('name', 'type', 'default_value', 'kwarg_only', 'alias_info', '_has_default', 'is_out')
+
+    def __init__(self, name, type, default_value, has_default, kwarg_only, alias_info, is_out=False):
+        self.name, self.type, self.default_value, self._has_default = name, _Type(type), default_value, has_default
+        self.kwarg_only, self.alias_info, self.is_out = kwarg_only, alias_info, is_out
+
+    def has_default_value(self):
+        return self._has_default
+
+    @property
+    def is_write(self):
+        return self.alias_info is not None and self.alias_info.is_write
+
+    def __repr__(self):
+        return f'{self.type} {self.name}'
+
+
+_RET = re.compile(r'^(?P<type>[A-Za-z]+)(?:\((?P<alias>[a-z]\w*)(?P<w>!)?\))?(?P<list>\[\d*\])?(?P<opt>\?)?$')
+
+
+class TorchSchema:
+    """torch._C.FunctionSchema's attributes over ember's parsed schema: ``name`` ('aten::add'), ``overload_name``,
+    ``arguments``, ``returns`` (with their alias information), ``is_mutable``."""
+
+    def __init__(self, namespace, schema):
+        self.name = f'{namespace}::{schema.name}'
+        self.overload_name = schema.overload
+        self.arguments = [SchemaArgument(a.name, a.type, list(a.default) if isinstance(a.default, tuple) else a.default,
+                                         a.has_default, a.kwarg_only,
+                                         AliasInfo(a.alias, a.is_write) if a.alias else None,
+                                         is_out=a.kwarg_only and a.is_write)
+                          for a in schema.arguments]
+        names = _return_names(schema.text)
+        self.returns = []
+        for i, r in enumerate(schema.returns):
+            m = _RET.match(r)
+            typ = (m['type'] + (m['list'] or '') + (m['opt'] or '')) if m else r
+            alias = AliasInfo(m['alias'], bool(m['w'])) if m and m['alias'] else None
+            self.returns.append(SchemaArgument(names[i] if names else '', typ, None, False, False, alias))
+        self._text = f'{namespace}::{schema.text}'
+        self.is_mutable = schema.is_mutable
+
+    def __str__(self):
+        return self._text
+
+    __repr__ = __str__
+
+
+def _return_names(text):
+    ret = text.split('->', 1)[1].strip()
+    if not (ret.startswith('(') and ret.endswith(')')):
+        return None
+    parts = _split_top(ret[1:-1])
+    return [p.split()[1] if len(p.split()) == 2 else '' for p in parts]
