@@ -434,3 +434,52 @@ def test_op_schema_as_torch_reports_it(name):
     got = describe(getattr(getattr(ember.ops.aten, packet), overload))
     want = describe(getattr(getattr(torch.ops.aten, packet), overload))
     assert got == want
+
+
+def test_return_and_correct_aliasing_and_dispatch_mode_helpers():
+    out = []
+    for lib, _, pytree in _libs():
+        pd = __import__(lib.__name__ + '.utils._python_dispatch', fromlist=['x'])
+
+        class Wrap(lib.Tensor):
+            @staticmethod
+            def __new__(cls, elem):
+                return lib.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device)
+
+            def __init__(self, elem):
+                self.elem = elem
+
+            def __tensor_flatten__(self):
+                return ['elem'], None
+
+            @staticmethod
+            def __tensor_unflatten__(inner, meta, size, stride):
+                return Wrap(inner['elem'])
+
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args, kwargs=None):
+                kwargs = kwargs or {}
+                raw = func(*pytree.tree_map_only(Wrap, lambda x: x.elem, args),
+                           **pytree.tree_map_only(Wrap, lambda x: x.elem, kwargs))
+                wrapped = pytree.tree_map_only(lib.Tensor, Wrap, raw)
+                return pd.return_and_correct_aliasing(func, args, kwargs, wrapped)
+            __torch_function__ = lib._C._disabled_torch_function_impl
+        w = Wrap(lib.arange(6.).reshape(2, 3))
+        same = w.mul_(2)
+        v = w.view(3, 2)
+        pieces = w.split(1)
+        out.append((same is w, v._base is w, v._is_view(), pieces[0]._base is w, w.elem.tolist(),
+                    pd.is_traceable_wrapper_subclass(w), pd.is_traceable_wrapper_subclass(lib.ones(1)),
+                    pd._get_current_dispatch_mode(), pd._len_torch_dispatch_stack()))
+
+        class Log(pd.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+        with Log() as m:
+            inner = (pd._get_current_dispatch_mode() is m, pd._len_torch_dispatch_stack())
+            with pd._disable_current_modes() as modes:
+                off = (pd._len_torch_dispatch_stack(), modes == [m])
+            inner += off + (pd._len_torch_dispatch_stack(),)
+        out.append(inner)
+    assert out[0] == out[2] and out[1] == out[3]
+    assert out[0][:4] == (True, True, True, True)

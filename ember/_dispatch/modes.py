@@ -103,6 +103,38 @@ def python_mode_fallback(op, ks, *args):
         _sync_key()
 
 
+def _len_torch_dispatch_stack():
+    return len(_stack())
+
+
+def _get_current_dispatch_mode():
+    """The innermost dispatch mode, or None."""
+    s = _stack()
+    return s[-1] if s else None
+
+
+def _get_current_dispatch_mode_stack():
+    return list(_stack())
+
+
+class _disable_current_modes:
+    """``with _disable_current_modes() as modes:``: the dispatch modes are off inside (all of them, innermost last in
+    ``modes``) and back on after."""
+
+    def __enter__(self):
+        s = _stack()
+        self.saved = list(s)
+        s.clear()
+        _sync_key()
+        return self.saved
+
+    def __exit__(self, *exc):
+        s = _stack()
+        s[:] = self.saved + s
+        _sync_key()
+        return False
+
+
 def current_modes():
     return tuple(_stack())
 
@@ -143,3 +175,6 @@ _MISSING = object()
 
 
 dispatcher.register_fallback(DispatchKey.Python, python_mode_fallback)
+
+# torch.utils._python_dispatch's helpers for wrapper subclasses live with the subclass mechanism
+from .subclasses import is_traceable_wrapper_subclass, return_and_correct_aliasing  # noqa: E402,F401

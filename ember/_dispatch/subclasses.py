@@ -226,6 +226,41 @@ class DisableTorchDispatch:
         return False
 
 
+# --- helpers torch.utils._python_dispatch gives wrapper subclasses -------------------------------------------------
+
+def is_traceable_wrapper_subclass(t):
+    """A Tensor subclass that says how to flatten itself (``__tensor_flatten__``/``__tensor_unflatten__``)."""
+    from .._tensor import Tensor
+    return isinstance(t, Tensor) and type(t) is not Tensor and hasattr(t, '__tensor_flatten__') and \
+        hasattr(t, '__tensor_unflatten__')
+
+
+def return_and_correct_aliasing(func, args, kwargs, out):
+    """What a wrapper subclass's ``__torch_dispatch__`` returns for ``func``'s result ``out`` so that aliasing is as
+    the schema says: an output that aliases a written input (in-place, ``out=``) is that input itself; an output that
+    is a view of an input shares the input's version counter and names it as its base."""
+    schema = func._schema
+    bound = {a.name: v for a, v in zip((a for a in schema.arguments if not a.kwarg_only), args)}
+    bound.update(kwargs or {})
+    outs = out if isinstance(out, tuple) else (out,)
+    fixed = []
+    for ret, o in zip(schema.returns, outs):
+        alias = ret.alias_info
+        src = None if alias is None else next(
+            (bound.get(a.name) for a in schema.arguments if a.alias_info is not None
+             and alias.before_set & a.alias_info.before_set), None)
+        if src is None:
+            fixed.append(o)
+        elif alias.is_write:
+            fixed.append(src)
+        else:
+            for view in (o if isinstance(o, (list, tuple)) else (o,)):
+                if isinstance(view, TensorImpl) and isinstance(src, TensorImpl) and view is not src:
+                    view._vc, view._base = src._vc, src if src._base is None else src._base
+            fixed.append(o)
+    return tuple(fixed) if isinstance(out, tuple) else fixed[0]
+
+
 # --- the fallbacks -----------------------------------------------------------------------------------------------
 
 def _dispatch_args(values):

@@ -4,6 +4,8 @@ ember's modes are ember/_dispatch/modes.py; a subclass may define torch's ``__to
 ember's ``__ember_dispatch__``.
 ``TensorDataMap`` is how a recording mode (make_fx) matches tensors to what made them.
 """
-from .._dispatch.modes import TorchDispatchMode, TensorDataMap  # noqa: F401
+from .._dispatch.modes import (TorchDispatchMode, TensorDataMap, _get_current_dispatch_mode,  # noqa: F401
+                               _get_current_dispatch_mode_stack, _len_torch_dispatch_stack, _disable_current_modes,
+                               is_traceable_wrapper_subclass, return_and_correct_aliasing)
 
-__all__ = ['TorchDispatchMode', 'TensorDataMap']
+__all__ = ['TorchDispatchMode', 'TensorDataMap', 'is_traceable_wrapper_subclass', 'return_and_correct_aliasing']
