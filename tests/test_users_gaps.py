@@ -902,3 +902,14 @@ def test_default_collate_keeps_a_tensor_subclass():
         out.append((type(collated).__name__, collated.tolist(),
                     type(L.utils.data.default_collate([L.ones(2), L.zeros(2)])).__name__))
     assert out[0] == out[1]
+
+
+def test_stack_of_permuted_inputs_is_contiguous_as_torchs():
+    # fastai stacks CHW images permuted from HWC; np.stack kept their layout, so the batch's .view failed
+    out = []
+    for L in (torch, ember):
+        a = [L.arange(48, dtype=L.uint8).reshape(4, 4, 3).permute(2, 0, 1) for _ in range(2)]
+        b = [L.arange(48.).reshape(3, 4, 4).transpose(1, 2) for _ in range(3)]
+        out.append((L.stack(a).stride(), L.stack(a, 2).stride(), L.stack(b, -1).stride(), L.stack(a).view(2, -1).shape,
+                    L.stack(b).tolist(), str(L.stack([L.ones(2), L.zeros(2, dtype=L.int64)]).dtype).split('.')[1]))
+    assert out[0] == out[1]

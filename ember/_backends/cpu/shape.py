@@ -18,7 +18,11 @@ def _cat(arrays, dim):
 
 
 def _stack(arrays, dim):
-    return np.stack(arrays, axis=_wrap(dim, arrays[0].ndim + 1))
+    # C order whatever the inputs' layouts, as torch's CPU stack (np.stack alone keeps a common permuted layout)
+    d = _wrap(dim, arrays[0].ndim + 1)
+    shape = arrays[0].shape[:d] + (len(arrays),) + arrays[0].shape[d:]
+    out = np.empty(shape, np.result_type(*arrays))
+    return np.stack(arrays, axis=d, out=out)
 
 
 def _slice_scatter(a, src, dim, start, end, step):
