@@ -91,7 +91,7 @@ class Library:
             check_signature(op, fn, key, with_keyset)
         if key in _SPARSE_KEYS or (key in _BACKENDS and 'sparse' in op.tags):
             from ._ops.sparse import sparse_kernel      # COO or compressed arrays in or out (NOTE [sparse COO layout])
-            kernel = sparse_kernel(op, fn)
+            kernel = sparse_kernel(op, fn, key)
         elif key in _BACKENDS:
             kernel = adapters.functional_kernel(op, fn, key)
         elif with_keyset:

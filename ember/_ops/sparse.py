@@ -56,7 +56,7 @@ def _wrap(r, dev):
     return adopt(r, dev)
 
 
-def sparse_kernel(op, fn):
+def sparse_kernel(op, fn, key=DispatchKey.SparseCPU):
     """The dispatcher kernel for array kernel ``fn`` on SparseCPU or SparseCsrCPU (or a dense-to-sparse kernel on
     CPU)."""
     decl = op.decl
@@ -74,7 +74,8 @@ def sparse_kernel(op, fn):
         if od is not None and r.dtype != od.np:    # pointwise: the promoted result dtype
             r = r.astype(od.np)
         return _wrap(r, cpu)
-    kernel.__qualname__ = f'sparsecpu::{op.schema.full_name}'
+    prefix = 'sparsecsrcpu' if key == DispatchKey.SparseCsrCPU else 'sparsecpu'
+    kernel.__qualname__ = f'{prefix}::{op.schema.full_name}'
     return kernel
 
 

@@ -146,21 +146,28 @@ def _compressed_size(ci, pi, values, size, layout):
 
 
 def _check_compressed_indices(ci, pi, nnz, m, cname, pname, plain_dim, compressed_dim):
+    """torch's invariants in its order: the first and last compressed index, the plain indices' bounds, then row by
+    row (column by column for CSC) a count in [0, m] and sorted, distinct plain indices; the first row that
+    breaks one names the message."""
     def fail(cond):
         raise RuntimeError(f"`{cond}` is not satisfied.")
     if int(ci[0]) != 0:
         fail(f"{cname}[..., 0] == 0")
     if int(ci[-1]) != nnz:
         fail(f"{cname}[..., -1] == nnz")
-    counts = ci[1:] - ci[:-1]
-    if bool(((counts < 0) | (counts > m)).any()):
-        fail(f"0 <= {cname}[..., 1:] - {cname}[..., :-1] <= {plain_dim}")
     if bool(((pi < 0) | (pi >= m)).any()):
         fail(f"0 <= {pname} < {plain_dim}")
-    major = ember.repeat_interleave(ember.arange(counts.shape[0]), counts.to(ember.int64))
-    if bool(((major[1:] == major[:-1]) & (pi[1:] <= pi[:-1])).any()):
+    counts = (ci[1:] - ci[:-1]).to(ember.int64)
+    bad = ((counts < 0) | (counts > m)).nonzero()
+    first_bad = int(bad[0, 0]) if bad.shape[0] else counts.shape[0]
+    end = min(int(ci[first_bad]), nnz)          # the rows before the first bad count cover entries [0, end)
+    major = ember.repeat_interleave(ember.arange(first_bad), counts[:first_bad])[:end]
+    p = pi[:end]
+    if bool(((major[1:] == major[:-1]) & (p[1:] <= p[:-1])).any()):
         fail(f"{pname}[..., {cname}[..., i - 1]:{cname}[..., i]] for all i = 1, ..., {compressed_dim} are sorted "
              f"and distinct along the last dimension values")
+    if first_bad < counts.shape[0]:
+        fail(f"0 <= {cname}[..., 1:] - {cname}[..., :-1] <= {plain_dim}")
 
 
 def _scalar_name(dt):

@@ -216,6 +216,8 @@ def sum_dim(a, dim=None, keepdim=False, dtype=None):
     if dim is None or (isinstance(dim, (list, tuple)) and sorted(d % 2 for d in dim) == [0, 1]):
         out = np.asarray(a.values.sum(dtype=dtype))
         return out.reshape(1, 1) if keepdim else out
+    if not keepdim:
+        raise RuntimeError("reduction operations on CSR tensors with keepdim=False is unsupported")
     raise NotImplementedError(f"ember: sum of a {a.layout.name} tensor over dimension {dim} is not supported "
                               f"(only over every dimension)")
 
