@@ -51,7 +51,8 @@ TESTED_THROUGH = {
 TESTED_IN_SPARSE = ('_sparse_coo_tensor_with_dims_and_tensors', '_sparse_values_at', 'to_sparse', 'to_dense',
                     'coalesce', 'sparse_mask', '_values', '_indices', '_sparse_addmm', '_sparse_mm_reduce_impl')
 # compressed-layout operators, compared with torch in tests/test_sparse_csr.py
-TESTED_IN_SPARSE_CSR = ('sparse_compressed_tensor', '_convert_indices_from_csr_to_coo', '_to_sparse_csr',
+TESTED_IN_SPARSE_CSR = ('sparse_compressed_tensor', '_convert_indices_from_csr_to_coo',
+                        '_convert_indices_from_coo_to_csr', '_to_sparse_csr',
                         '_to_sparse_csc', 'values', 'crow_indices', 'col_indices', 'ccol_indices', 'row_indices')
 
 

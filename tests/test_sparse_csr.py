@@ -393,12 +393,30 @@ def test_dispatch_key_and_unsupported_operator():
                     fe()
 
 
-def test_convert_indices_from_csr_to_coo():
+def test_convert_indices_from_csr_to_coo_and_back():
     crow, col = [0, 2, 2, 3], [0, 3, 1]
     for kw in ({}, {'transpose': True}, {'out_int32': True}):
-        e = ember.ops.aten._convert_indices_from_csr_to_coo(ember.tensor(crow), ember.tensor(col), **kw)
-        t = torch.ops.aten._convert_indices_from_csr_to_coo(torch.tensor(crow), torch.tensor(col), **kw)
+        e = ember._convert_indices_from_csr_to_coo(ember.tensor(crow), ember.tensor(col), **kw)
+        t = torch._convert_indices_from_csr_to_coo(torch.tensor(crow), torch.tensor(col), **kw)
         assert e.tolist() == t.tolist() and str(e.dtype) == norm(str(t.dtype))
+    for rows, size in (([0, 0, 2], 4), ([], 3), ([1, 1, 1], 2)):
+        for kw in ({}, {'out_int32': True}):
+            e = ember._convert_indices_from_coo_to_csr(ember.tensor(rows, dtype=ember.int64), size, **kw)
+            t = torch._convert_indices_from_coo_to_csr(torch.tensor(rows, dtype=torch.int64), size, **kw)
+            assert e.tolist() == t.tolist() and str(e.dtype) == norm(str(t.dtype))
+
+
+def test_pyg_csr_adjacency_from_edge_index():
+    """PyG's to_torch_csr_tensor: rowptr from sorted rows (index2ptr), then sparse_csr_tensor by keyword."""
+    edge_index = [[0, 0, 1, 3, 3], [1, 2, 0, 0, 2]]
+    out = []
+    for L in (ember, torch):
+        ei = L.tensor(edge_index)
+        rowptr = L._convert_indices_from_coo_to_csr(ei[0], 4)
+        adj = L.sparse_csr_tensor(crow_indices=rowptr, col_indices=ei[1], values=L.ones(5), size=(4, 4))
+        out.append((adj, L.sparse.mm(adj, L.arange(8.).reshape(4, 2))))
+    same_compressed(out[0][0], out[1][0])
+    same_dense(out[0][1], out[1][1])
 
 
 @pytest.mark.parametrize('layout', ['csr', 'csc'])

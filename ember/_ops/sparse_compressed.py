@@ -14,6 +14,7 @@ conversions ``_to_sparse_csr``/``_to_sparse_csc``, and the accessors ``values``,
 """
 from .._core.coo import sparse_csr, sparse_csc, sparse_bsr, sparse_bsc
 from .._core.compressed import CompressedArray
+from .._core import dtype as D
 from .._dispatch.ops_namespace import aten
 from .registry import declare
 from .sparse import _densify, _layout_name as layout_name
@@ -35,9 +36,12 @@ def _values_backward(grad, self):
         _compressed(self), _plain(self), grad, list(a.shape), layout=a.layout)
 
 
+def _index_dtype(out_int32):
+    return D.int32 if out_int32 else D.int64
+
+
 def _convert_meta(crow_indices, col_indices, out_int32=False, transpose=False):
-    from .._core import dtype as D
-    return (2, col_indices._a.shape[0]), D.int32 if out_int32 else D.int64
+    return (2, col_indices._a.shape[0]), _index_dtype(out_int32)
 
 
 declare('sparse_compressed_tensor.comp_plain_value_size(Tensor compressed_indices, Tensor plain_indices, '
@@ -46,7 +50,11 @@ declare('sparse_compressed_tensor.comp_plain_value_size(Tensor compressed_indice
         derivatives={'values': lambda grad, compressed_indices, plain_indices, layout:
                      _values_at(grad, compressed_indices, plain_indices, layout)})
 declare('_convert_indices_from_csr_to_coo(Tensor crow_indices, Tensor col_indices, *, bool out_int32=False, '
-        'bool transpose=False) -> Tensor', meta=_convert_meta, method=False, function=False, differentiable=False)
+        'bool transpose=False) -> Tensor', meta=_convert_meta, method=False, differentiable=False)
+# the compressed indices of sorted row indices (PyG's index2ptr builds a CSR adjacency's rowptr with it)
+declare('_convert_indices_from_coo_to_csr(Tensor self, int size, *, bool out_int32=False) -> Tensor',
+        meta=lambda self, size, out_int32=False: ((size + 1,), _index_dtype(out_int32)), method=False,
+        differentiable=False)
 declare('_to_sparse_csr(Tensor self, int? dense_dim=None) -> Tensor', forward='linear', method=False, function=False,
         tags=('sparse',), derivatives={'self': lambda grad: _densify(grad)})
 declare('_to_sparse_csc(Tensor self, int? dense_dim=None) -> Tensor', forward='linear', method=False, function=False,

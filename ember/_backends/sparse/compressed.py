@@ -110,6 +110,11 @@ def _convert_indices_from_csr_to_coo(crow_indices, col_indices, out_int32=False,
     return out.astype(np.int32 if out_int32 else np.int64)
 
 
+def _convert_indices_from_coo_to_csr(index, size, out_int32=False):
+    """Row pointers of sorted row indices: entry i is the number of indices below i."""
+    return np.searchsorted(index, np.arange(size + 1), side='left').astype(np.int32 if out_int32 else np.int64)
+
+
 def sparse_mask(dense, mask):
     r, c, _ = coo_parts(mask)
     return CompressedArray(mask.layout, mask.compressed_indices.copy(), mask.plain_indices.copy(),
@@ -243,5 +248,6 @@ KERNELS = {
     'row_indices': plain_indices,
 }
 CPU_KERNELS = {'sparse_compressed_tensor.comp_plain_value_size': _compressed_tensor, '_to_sparse_csr': _to_sparse_csr,
-               '_to_sparse_csc': _to_sparse_csc, '_convert_indices_from_csr_to_coo': _convert_indices_from_csr_to_coo}
+               '_to_sparse_csc': _to_sparse_csc, '_convert_indices_from_csr_to_coo': _convert_indices_from_csr_to_coo,
+               '_convert_indices_from_coo_to_csr': _convert_indices_from_coo_to_csr}
 COO_KERNELS = {'_to_sparse_csr': _to_sparse_csr, '_to_sparse_csc': _to_sparse_csc}
