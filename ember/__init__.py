@@ -173,10 +173,13 @@ from . import distributions  # noqa: E402  (a front end on the public API, as op
 from . import profiler, memory  # noqa: E402  torch.profiler; allocator statistics (ember.memory)
 from ._ops.sparse import install_methods as _install_sparse
 _install_sparse(Tensor)
+from ._ops.sparse_compressed import install_methods as _install_compressed
+_install_compressed(Tensor)
 from . import sparse  # noqa: E402  torch.sparse
 from . import func  # noqa: E402  torch.func: composable transforms (a front end on autograd)
 from .func import vmap  # noqa: E402  torch.vmap
-from .sparse import sparse_coo_tensor, spmm  # noqa: E402
+from .sparse import (sparse_coo_tensor, sparse_csr_tensor, sparse_csc_tensor, sparse_compressed_tensor,  # noqa: E402
+                     spmm)
 from . import futures, distributed  # noqa: E402,F401  torch.futures, torch.distributed (mpi4py is imported only by init_process_group)
 from . import _einops as _einops_backend  # noqa: E402  einops on ember tensors (registered when einops is imported)
 _einops_backend.install()

@@ -62,6 +62,7 @@ _pytree._private_register_pytree_node(Size, _pytree._tuple_flatten, _pytree._tup
                                       flatten_with_keys_fn=_pytree._tuple_flatten_with_keys)
 
 from ._core.coo import COOArray as _COOArray, strided as _strided, sparse_coo as _sparse_coo  # noqa: E402
+from ._core.compressed import CompressedArray as _CompressedArray  # noqa: E402
 
 
 class _UserDict(collections.abc.MutableMapping):
@@ -161,6 +162,8 @@ class Tensor(TensorImpl):
         st = self._strides
         if st is None:
             a = self._a
+            if a.__class__ is _CompressedArray:
+                raise RuntimeError("Sparse CSR tensors do not have strides")
             isz = a.itemsize
             st = tuple(s // isz for s in a.strides)
             if a.size == 0 and st and not any(st):   # NumPy zeroes the strides of new empty arrays
@@ -244,7 +247,8 @@ class Tensor(TensorImpl):
 
     @property
     def layout(self):
-        return _sparse_coo if self._a.__class__ is _COOArray else _strided
+        cls = self._a.__class__
+        return _sparse_coo if cls is _COOArray else self._a.layout if cls is _CompressedArray else _strided
 
     def is_floating_point(self):
         return self._dtype.is_floating_point

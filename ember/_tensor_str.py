@@ -157,6 +157,8 @@ def tensor_repr(t, prefix=None):
             else name + '('
     if t._a.__class__.__name__ == 'COOArray':
         return _sparse_repr(t)
+    if t._a.__class__.__name__ == 'CompressedArray':
+        return _compressed_repr(t, prefix)
     indent = len(prefix)
     suffixes = []
     dt = t._dtype
@@ -224,6 +226,32 @@ def _sparse_repr(t):
     elif t._requires_grad:
         suffixes.append('requires_grad=True')
     return ind + ',\n' + val + ',\n' + ' ' * 7 + ', '.join(suffixes) + ')'
+
+
+def _compressed_repr(t, prefix):
+    """torch's form for CSR/CSC: ``tensor(crow_indices=..., col_indices=..., values=..., size=(2, 3), nnz=3,
+    layout=ember.sparse_csr)``, the suffixes wrapped at the line width as a dense tensor's."""
+    from ._core import dtype as D
+    from ._creation import tensor as _t
+    a = t._a
+    indent = len(prefix)
+    names = ('crow_indices', 'col_indices') if a.is_csr else ('ccol_indices', 'row_indices')
+    parts = []
+    for name, arr in zip(names + ('values',), (a.compressed_indices, a.plain_indices, a.values)):
+        head = f'{name}=tensor('
+        body = _tensor_str(_t(arr), indent + len(head))
+        if arr.size == 0:
+            body += f', size={arr.shape}'
+        parts.append(head + body + ')')
+    suffixes = [f'size={tuple(a.shape)}', f'nnz={a.nnz}']
+    if t._dtype not in (D.get_default_dtype(), D.int64, D.bool_):
+        suffixes.append(f'dtype={t._dtype}')
+    suffixes.append(f'layout={t.layout}')
+    if t._grad_fn is not None:
+        suffixes.append(f'grad_fn=<{t._grad_fn.name()}>')
+    elif t._requires_grad:
+        suffixes.append('requires_grad=True')
+    return _add_suffixes(prefix + (',\n' + ' ' * indent).join(parts), suffixes, indent)
 
 
 def _tensor_str(self, indent):

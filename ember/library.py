@@ -37,6 +37,7 @@ from ._dispatch import dispatcher
 from ._ops import adapters
 
 _BACKENDS = frozenset(BACKEND_KEYS)
+_SPARSE_KEYS = frozenset((DispatchKey.SparseCPU, DispatchKey.SparseCsrCPU))
 
 
 def _key(k):
@@ -88,9 +89,9 @@ class Library:
         key = _key(dispatch_key)
         if fn is not None:
             check_signature(op, fn, key, with_keyset)
-        if key == DispatchKey.SparseCPU or (key in _BACKENDS and 'sparse' in op.tags):
-            from ._ops.sparse import sparse_kernel      # COOArrays in or out (NOTE [sparse COO layout])
-            kernel = sparse_kernel(op, fn)
+        if key in _SPARSE_KEYS or (key in _BACKENDS and 'sparse' in op.tags):
+            from ._ops.sparse import sparse_kernel      # COO or compressed arrays in or out (NOTE [sparse COO layout])
+            kernel = sparse_kernel(op, fn, key)
         elif key in _BACKENDS:
             kernel = adapters.functional_kernel(op, fn, key)
         elif with_keyset:
@@ -99,7 +100,7 @@ class Library:
             kernel = _tensor_kernel(op, fn, key)
         self._register(op, key, kernel)
         decl = op.decl
-        if key == DispatchKey.SparseCPU and decl is not None and op is getattr(decl, 'op', None) and \
+        if key in _SPARSE_KEYS and decl is not None and op is getattr(decl, 'op', None) and \
                 decl.inplace_op is not None:
             self._register(decl.inplace_op, key, adapters.sparse_inplace_kernel(decl, kernel))
         if key in _BACKENDS and decl is not None and op is getattr(decl, 'op', None):

@@ -39,6 +39,7 @@ from ._tensor import Tensor, Size
 MAP_LOCATION = 'Callable[[Storage, str], Storage] | device | str | dict[str, str] | None'
 from ._core.device import device as _device_cls
 from ._core.tensor_impl import make_tensor, fields
+from ._core.coo import layout as _layout_cls, strided as _strided, sparse_coo as _sparse_coo, _layout_by_name
 
 _STORAGE_NAMES = {
     'float32': 'FloatStorage', 'float64': 'DoubleStorage', 'float16': 'HalfStorage', 'bfloat16': 'BFloat16Storage',
@@ -66,6 +67,10 @@ _REBUILD_TENSOR_V3 = _TorchGlobal('torch._utils', '_rebuild_tensor_v3')
 _UNTYPED_STORAGE = _TorchGlobal('torch.storage', 'UntypedStorage')
 _REBUILD_PARAMETER = _TorchGlobal('torch._utils', '_rebuild_parameter')
 _REBUILD_FROM_TYPE = _TorchGlobal('torch._tensor', '_rebuild_from_type_v2')
+# sparse tensors pickle as their index and value tensors: _rebuild_sparse_tensor(_get_layout('torch.sparse_csr'),
+# (crow_indices, col_indices, values, size)); COO: (indices, values, size, is_coalesced)
+_REBUILD_SPARSE = _TorchGlobal('torch._utils', '_rebuild_sparse_tensor')
+_GET_LAYOUT = _TorchGlobal('torch.serialization', '_get_layout')
 _ORDERED_DICT = collections.OrderedDict
 DEFAULT_PROTOCOL = 2         # the pickle protocol torch.save writes with
 
@@ -117,6 +122,8 @@ class _Pickler(pickle._Pickler):
         if isinstance(obj, _device_cls):
             args = (obj.type,) if obj.index is None else (obj.type, obj.index)
             return self.save_reduce(_TorchGlobal('torch', 'device'), args, obj=obj)
+        if isinstance(obj, _layout_cls):
+            return self.save_reduce(_GET_LAYOUT, (f'torch.{obj.name}',), obj=obj)
         super().save(obj, save_persistent_id)
 
     dispatch = dict(pickle._Pickler.dispatch)
@@ -142,6 +149,8 @@ def _tensor_reduce_args(t):
         return _REBUILD_FROM_TYPE, (func, type(t), args, t._user_state())
     if t.device.type == 'meta':
         raise RuntimeError("Cannot save a meta tensor: it has no data")
+    if t.layout is not _strided:
+        return _REBUILD_SPARSE, (t.layout, _sparse_data(t))
     storage = t.untyped_storage()
     args = (_StorageRef(storage, t.dtype), t.storage_offset(), tuple(t.shape), t.stride(),
             bool(t.requires_grad), _ORDERED_DICT())
@@ -155,6 +164,15 @@ def _tensor_reduce_args(t):
     if t.dtype.name not in _STORAGE_NAMES:
         return _REBUILD_TENSOR_V3, args + (t.dtype,)
     return _REBUILD_TENSOR, args
+
+
+def _sparse_data(t):
+    t = t.detach()
+    if t.layout is _sparse_coo:
+        return t._indices(), t._values(), Size(t.shape), t.is_coalesced()
+    if t.is_sparse_csr:
+        return t.crow_indices(), t.col_indices(), t.values(), Size(t.shape)
+    return t.ccol_indices(), t.row_indices(), t.values(), Size(t.shape)
 
 
 def _storage_bytes(storage):
@@ -359,6 +377,25 @@ def _rebuild_from_type_v2(func, new_type, args, state):
             raise pickle.UnpicklingError("a tensor subclass's pickled state must be a dict of attributes")
         ret.__dict__.update(state)
     return ret
+def _rebuild_sparse_tensor(layout, data):
+    from . import sparse
+    if not isinstance(layout, _layout_cls) or not isinstance(data, tuple) or \
+            not all(isinstance(x, Tensor) for x in data[:3 if layout is _sparse_coo else 2]):
+        raise pickle.UnpicklingError("_rebuild_sparse_tensor expects a layout and a tuple of tensors and a size")
+    if layout is _sparse_coo:
+        indices, values, size = data[:3]
+        return sparse.sparse_coo_tensor(indices, values, size, is_coalesced=data[3] if len(data) > 3 else None)
+    compressed, plain, values, size = data
+    return sparse.sparse_compressed_tensor(compressed, plain, values, size, layout=layout)
+
+
+def _get_layout(name):
+    if not isinstance(name, str) or not name.startswith('torch.'):
+        raise pickle.UnpicklingError(f"_get_layout: unknown layout {name!r}")
+    try:
+        return _layout_by_name(name[len('torch.'):])
+    except KeyError:
+        raise pickle.UnpicklingError(f"_get_layout: unknown layout {name!r}") from None
 
 
 def _device(type, index=None):
@@ -383,6 +420,8 @@ _DEFAULT_SAFE = {
     ('torch._utils', '_rebuild_parameter'): _rebuild_parameter,
     ('torch._utils', '_rebuild_parameter_with_state'): _rebuild_parameter_with_state,
     ('torch._tensor', '_rebuild_from_type_v2'): _rebuild_from_type_v2,
+    ('torch._utils', '_rebuild_sparse_tensor'): _rebuild_sparse_tensor,
+    ('torch.serialization', '_get_layout'): _get_layout,
     ('collections', 'OrderedDict'): collections.OrderedDict,
     ('collections', 'Counter'): collections.Counter,
     ('torch', 'device'): _device,

@@ -46,8 +46,10 @@ def test_kernel_modules_know_arrays_only():
             checked += 1
             for mod, level in _imports(path):
                 ok = (level == 0 and mod.split('.')[0] in allowed_roots) or (level == 1 and mod.startswith('_'))
-                # the sparse kernels take and return COOArrays, the sparse layout's array (as Meta's MetaArray)
-                ok = ok or (sub == 'sparse' and level == 3 and mod == '_core.coo')
+                # the sparse kernels take and return COOArrays and CompressedArrays, the sparse layouts' arrays (as
+                # Meta's MetaArray); the compressed kernels reuse the COO ones
+                ok = ok or (sub == 'sparse' and level == 3 and mod in ('_core.coo', '_core.compressed'))
+                ok = ok or (sub == 'sparse' and level == 1 and mod == 'kernels')
                 ok = ok or (sub == 'cuda' and level == 0 and mod == 'cupy')      # the CUDA backend's array module
                 assert ok, f'{path} imports {"." * level}{mod}'     # level 1: a helper of this backend
     assert checked > 10

@@ -17,27 +17,30 @@ class DispatchKey(enum.IntEnum):
     CPU = 4
     # a sparse layout over a CPU backend: above the dense backends, below every transformation (as in torch)
     SparseCPU = 5
+    # the compressed sparse layouts (CSR, CSC) over a CPU backend: torch's SparseCsrCPU, just above SparseCPU
+    # (NOTE [sparse compressed layout] in _core/compressed.py)
+    SparseCsrCPU = 6
     # Tensor subclasses that define __torch_dispatch__ (NOTE [tensor subclasses] in _dispatch/subclasses.py): below
     # Autograd and vmap, above the backends, as torch's Python key: autograd records on the subclass instance and the
     # subclass sees the aten operators, with what they decompose into
-    PythonSubclass = 6
+    PythonSubclass = 7
     # marks outputs as inference tensors (in the thread-local include set while inference_mode is on)
-    InferenceMode = 7
+    InferenceMode = 8
     # vmap: set on BatchedTensors (NOTE [vmap] in _functorch/batching.py); below Autograd, so autograd records the
     # per-sample (logical) computation and its formulas run batched again (vmap(grad(f)))
-    FuncTorchBatched = 8
+    FuncTorchBatched = 9
     # transformations
-    Autograd = 9
-    AutocastCPU = 10
-    AutocastCUDA = 11
+    Autograd = 10
+    AutocastCPU = 11
+    AutocastCUDA = 12
     # forward-mode AD: set on tensors that carry a tangent (NOTE [forward AD] in autograd/forward.py); above Autograd,
     # so the primal result has its history before the tangent formula (which may read it) runs
-    ForwardAD = 12
-    Python = 13           # Python dispatch modes (tracing, profiling, fake tensors)
+    ForwardAD = 13
+    Python = 14           # Python dispatch modes (tracing, profiling, fake tensors)
     # torch function modes (torch.overrides.TorchFunctionMode), and Tensor subclasses that define __torch_function__:
     # above every other key, so a mode or a subclass sees the public call before any transformation runs, as torch's
     # see its Python API (NOTE [torch function modes], NOTE [tensor subclasses])
-    PythonTorchFunction = 14
+    PythonTorchFunction = 15
     # alias keys: never in a key set, only in kernel tables
     CompositeExplicitAutograd = 20   # a kernel that works for every backend, below Autograd
     CompositeImplicitAutograd = 21   # a decomposition into other ops; autograd comes for free

@@ -47,6 +47,7 @@ _BACKEND_SET = frozenset(BACKEND_KEYS)
 _CIA = DispatchKey.CompositeImplicitAutograd
 _CEA = DispatchKey.CompositeExplicitAutograd
 _SPARSE = DispatchKey.SparseCPU
+_SPARSE_CSR = DispatchKey.SparseCsrCPU
 
 
 class _DispatchState(threading.local):
@@ -180,8 +181,8 @@ class OpOverload:
             k = self.kernels.get(_CIA)
             if k is not None:
                 return k, _CIA
-            if key is _SPARSE:      # a layout key: CompositeExplicitAutograd kernels assume strided arrays
-                break
+            if key is _SPARSE or key is _SPARSE_CSR:    # layout keys: CompositeExplicitAutograd kernels assume
+                break                                   # strided arrays
             if key in _BACKEND_SET:
                 k = self.kernels.get(_CEA)
                 if k is not None:
@@ -210,6 +211,8 @@ class OpOverload:
 
 
 def _backend_name(ks):
+    if ks >> int(_SPARSE_CSR) & 1:
+        return 'SparseCsrCPU'
     if ks >> int(_SPARSE) & 1:
         return 'SparseCPU'
     for k in BACKEND_KEYS:

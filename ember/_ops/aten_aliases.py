@@ -2,6 +2,7 @@
 ``@implements(aten.sort.stable)``), each a composite of the operator ember declares for it, so that
 ``ember.ops.aten.<name>.<overload>`` exists and computes what torch's does."""
 from .registry import declare
+from .products import _addmm_meta
 from .._dispatch.ops_namespace import aten
 
 
@@ -16,17 +17,21 @@ declare('_pin_memory(Tensor self, Device? device=None) -> Tensor', composite=lam
         function=False, method=False)
 
 
-def _sparse_addmm(self, mat1, mat2, beta=1, alpha=1):
-    from ..sparse import mm
-    return self * beta + mm(mat1, mat2) * alpha
-
-
 def _sparse_mm_reduce_impl(self, other, reduce):
-    raise NotImplementedError("_sparse_mm_reduce_impl multiplies a sparse CSR matrix; ember has COO sparse tensors "
-                              "only (ember.sparse.mm)")
+    raise NotImplementedError("_sparse_mm_reduce_impl: ember has no reductions other than 'sum' for a CSR matrix "
+                              "product (ember.sparse.mm)")
 
 
+def _scaled(g, s):
+    return g if s == 1 else g * s
+
+
+# torch.sparse.mm's operator (with beta=0): unlike mm's, its gradient for the sparse operand keeps that operand's
+# layout and pattern (torch's mm_mat1_sparse_backward); mm and addmm give a sparse operand a dense gradient
 declare('_sparse_addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',
-        composite=_sparse_addmm, function=False, method=False)
+        meta=_addmm_meta, function=False, method=False, forward='transpose', derivatives={
+            'self': lambda grad, beta: _scaled(grad, beta),
+            'mat1': lambda grad, mat1, mat2, alpha: _scaled(grad.mm(mat2.t()).sparse_mask(mat1), alpha),
+            'mat2': lambda grad, mat1, alpha: _scaled(mat1.t().mm(grad), alpha)})
 declare('_sparse_mm_reduce_impl(Tensor self, Tensor other, str reduce) -> (Tensor, Tensor)',
         composite=_sparse_mm_reduce_impl, function=False, method=False)

@@ -17,6 +17,7 @@ The operators declared here are the ones torch has and ember lacked: the COO con
 import numpy as np
 
 from .._core.coo import COOArray
+from .._core.compressed import CompressedArray
 from .._core.dtype import from_numpy_dtype, dtype as _dtype
 from .._core.dispatch_key import DispatchKey
 from .._core import device as _devmod
@@ -25,12 +26,13 @@ from .._dispatch.ops_namespace import aten
 from .registry import declare
 
 SPARSE_BIT = 1 << DispatchKey.SparseCPU
+SPARSE_CSR_BIT = 1 << DispatchKey.SparseCsrCPU
 
 
 def make_sparse(a, dev=None):
-    """A sparse tensor over COOArray ``a``."""
+    """A sparse tensor over COOArray ``a``, or a CSR/CSC tensor over CompressedArray ``a``."""
     t = make_tensor(a, from_numpy_dtype(a.values.dtype), dev or _devmod.canonical('cpu'))
-    t._keys = SPARSE_BIT
+    t._keys = SPARSE_CSR_BIT if a.__class__ is CompressedArray else SPARSE_BIT
     return t
 
 
@@ -47,15 +49,16 @@ def _unwrap(x):
 def _wrap(r, dev):
     if isinstance(r, tuple):
         return tuple(_wrap(x, dev) for x in r)
-    if isinstance(r, COOArray):
+    if isinstance(r, (COOArray, CompressedArray)):
         return make_sparse(r, dev)
     if isinstance(r, np.generic):
         r = np.asarray(r)
     return adopt(r, dev)
 
 
-def sparse_kernel(op, fn):
-    """The dispatcher kernel for array kernel ``fn`` on SparseCPU (or a dense-to-sparse kernel on CPU)."""
+def sparse_kernel(op, fn, key=DispatchKey.SparseCPU):
+    """The dispatcher kernel for array kernel ``fn`` on SparseCPU or SparseCsrCPU (or a dense-to-sparse kernel on
+    CPU)."""
     decl = op.decl
     # a view's meta function gives strides, which a COO tensor has not (sparse views are new tensors)
     meta = decl.meta if decl is not None and decl.kind in ('generic', 'pointwise') and decl.explicit is None else None
@@ -71,12 +74,13 @@ def sparse_kernel(op, fn):
         if od is not None and r.dtype != od.np:    # pointwise: the promoted result dtype
             r = r.astype(od.np)
         return _wrap(r, cpu)
-    kernel.__qualname__ = f'sparsecpu::{op.schema.full_name}'
+    prefix = 'sparsecsrcpu' if key == DispatchKey.SparseCsrCPU else 'sparsecpu'
+    kernel.__qualname__ = f'{prefix}::{op.schema.full_name}'
     return kernel
 
 
 def _densify(g):
-    return g.to_dense() if g.is_sparse else g
+    return g.to_dense() if g._a.__class__ in (COOArray, CompressedArray) else g
 
 
 declare('_sparse_coo_tensor_with_dims_and_tensors(int sparse_dim, int dense_dim, SymInt[] size, Tensor indices, '
@@ -98,17 +102,29 @@ declare('_values(Tensor self) -> Tensor', method=False, function=False, differen
 declare('_indices(Tensor self) -> Tensor', method=False, function=False, differentiable=False)
 
 
-# --- Tensor methods of the sparse layout (read the COOArray's metadata; data goes through operators) ----
+# --- Tensor methods of the sparse layouts (read the arrays' metadata; data goes through operators) -------
+
+def _layout_name(t):
+    """torch's name for ``t``'s layout in error messages."""
+    a = t._a
+    if a.__class__ is CompressedArray:
+        return 'SparseCsr' if a.is_csr else 'SparseCsc'
+    return 'Sparse' if a.__class__ is COOArray else 'Strided'
+
 
 def _coo(t, what):
     a = t._a
     if not isinstance(a, COOArray):
-        raise RuntimeError(f"{what} expected sparse coordinate tensor layout but got Strided")
+        raise RuntimeError(f"{what} expected sparse coordinate tensor layout but got {_layout_name(t)}")
     return a
 
 
 def _values_m(self):
-    if not _coo(self, 'values').coalesced:
+    if self._a.__class__ is CompressedArray:
+        return _op('values')(self)
+    if not isinstance(self._a, COOArray):
+        raise RuntimeError(f"values expected sparse tensor layout but got {_layout_name(self)}")
+    if not self._a.coalesced:
         raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
     return self._values()
 
@@ -119,15 +135,22 @@ def _indices_m(self):
     return self._indices()
 
 
+def _nnz_m(self):
+    if self._a.__class__ is CompressedArray:
+        return self._a.nnz
+    return _coo(self, '_nnz').nnz
+
+
 def _to_dense_m(self, dtype=None, *, masked_grad=None):
-    if not isinstance(self._a, COOArray):
+    if not isinstance(self._a, (COOArray, CompressedArray)):
         return self if dtype is None else self.to(dtype)
     return _op('to_dense')(self, dtype, masked_grad=masked_grad)
 
 
 def _to_sparse_m(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
     if layout is not None and layout != 'sparse_coo':
-        raise NotImplementedError(f"to_sparse: layout {layout} is not supported by ember (only sparse_coo)")
+        from .sparse_compressed import to_layout
+        return to_layout(self, layout, blocksize, dense_dim)
     if isinstance(self._a, COOArray):
         return self
     if sparse_dim is None and dense_dim is not None:
@@ -145,11 +168,19 @@ def _op(name):
     return getattr(aten, name).default
 
 
+def _sparse_dim_m(self):
+    a = self._a
+    return a.sparse_dim if a.__class__ is COOArray else 2 if a.__class__ is CompressedArray else 0
+
+
+def _dense_dim_m(self):
+    a = self._a
+    return a.dense_dim if a.__class__ is COOArray else 0 if a.__class__ is CompressedArray else self.ndim
+
+
 METHODS = {
     'is_sparse': property(lambda self: isinstance(self._a, COOArray)),
-    '_nnz': lambda self: _coo(self, '_nnz').nnz,
-    'sparse_dim': lambda self: _coo(self, 'sparse_dim').sparse_dim if isinstance(self._a, COOArray) else 0,
-    'dense_dim': lambda self: self._a.dense_dim if isinstance(self._a, COOArray) else self.ndim,
+    '_nnz': _nnz_m, 'sparse_dim': _sparse_dim_m, 'dense_dim': _dense_dim_m,
     'is_coalesced': lambda self: _coo(self, 'is_coalesced').coalesced,
     '_coalesced_': lambda self, flag: (setattr(_coo(self, '_coalesced_'), 'coalesced', bool(flag)), self)[1],
     'values': _values_m, 'indices': _indices_m,

@@ -15,6 +15,7 @@ from heapq import heappush, heappop
 
 import numpy as np
 
+from .._core.coo import strided as _strided
 from .._core.dispatch_key import DispatchKey, TORCH_FUNCTION_BIT, PYTHON_SUBCLASS_BIT
 from .._dispatch.dispatcher import OBSERVERS, observed_call, STATE as _STATE
 from .grad_mode import is_grad_enabled, _set_enabled
@@ -313,10 +314,12 @@ _ACC_LOCKS = [threading.Lock() for _ in range(64)]
 
 def accumulate_grad(var, g):
     """AccumulateGrad: the first gradient becomes ``.grad``, later ones are added in place."""
-    if var._a.__class__ is not np.ndarray and var.is_sparse:    # a sparse leaf's gradient keeps its sparsity
-        #                                                           pattern (torch's sparse_mask)
-        g = g if g.is_sparse else g.sparse_mask(var)
-        var._grad = g.detach() if var._grad is None else (var._grad + g).detach()
+    if var._a.__class__ is not np.ndarray and var.layout is not _strided:
+        # a sparse (COO, CSR, CSC) leaf keeps the layout its gradient comes in, as torch's AccumulateGrad: dense
+        # from mm or addmm, the leaf's own layout and pattern from torch.sparse.mm or to_dense (their formulas mask)
+        prev = var._grad
+        g = g if prev is None else g + prev if prev.layout is not _strided and g.layout is _strided else prev + g
+        var._grad = g.detach()
         return
     if g._a.shape != var._a.shape:
         from .kernels import sum_to

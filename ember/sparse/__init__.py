@@ -1,9 +1,11 @@
-"""ember.sparse: sparse COO tensors, as torch.sparse.
+"""ember.sparse: sparse COO and compressed (CSR, CSC) tensors, as torch.sparse.
 
 A sparse COO tensor stores the positions of its nonzero entries (``indices``, int64 of shape
 ``(sparse_dim, nnz)``) and their values (``(nnz, *dense_dims)``); operators on it run the
-SparseCPU kernels (see ember/_ops/sparse.py). Built on the public operator namespace
-(``ember.ops.aten``).
+SparseCPU kernels (see ember/_ops/sparse.py). A CSR tensor stores each row's range of entries
+(``crow_indices``), their columns (``col_indices``) and values; CSC the same by columns; their
+operators run the SparseCsrCPU kernels (ember/_ops/sparse_compressed.py). Built on the public
+operator namespace (``ember.ops.aten``).
 
 >>> import ember
 >>> s = ember.sparse_coo_tensor([[0, 1], [1, 0]], [2., 3.], (2, 2))
@@ -14,7 +16,8 @@ tensor([[2.],
 import ember
 from ember import ops as _ops
 
-__all__ = ['mm', 'sum', 'addmm', 'sparse_coo_tensor', 'spmm', 'FloatTensor', 'DoubleTensor', 'LongTensor',
+__all__ = ['mm', 'sum', 'addmm', 'sparse_coo_tensor', 'sparse_csr_tensor', 'sparse_csc_tensor',
+           'sparse_compressed_tensor', 'spmm', 'FloatTensor', 'DoubleTensor', 'LongTensor',
            'check_sparse_tensor_invariants']
 
 
@@ -80,17 +83,146 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
 
 
 def mm(mat1, mat2, reduce='sum'):
-    """Sparse @ dense (dense result); the sparse operand's gradient keeps its sparsity pattern.
+    """Sparse (COO, CSR or CSC) @ dense gives dense; unlike ``ember.mm``'s, the sparse operand's gradient keeps
+    its layout and sparsity pattern (torch's ``_sparse_addmm``, SparseAddmmBackward0).
 
     >>> import ember
-    >>> s = ember.eye(2).to_sparse()
+    >>> s = ember.eye(2).to_sparse_csr()
     >>> ember.sparse.mm(s, ember.ones(2, 2))
     tensor([[1., 1.],
             [1., 1.]])
     """
     if reduce != 'sum':
         raise NotImplementedError(f"torch.sparse.mm: reduce='{reduce}' is not supported by ember")
+    if mat1.layout is not ember.strided and mat2.layout is ember.strided and mat1.dim() == 2 and mat2.dim() == 2:
+        out = ember.zeros(mat1.shape[0], mat2.shape[1], dtype=mat2.dtype)
+        return _ops.aten._sparse_addmm(out, mat1, mat2, beta=0)
     return ember.mm(mat1, mat2)
+
+
+_COMPRESSED_NAMES = {ember.sparse_csr: ('crow_indices', 'col_indices', 'rows', 'ncols'),
+                     ember.sparse_csc: ('ccol_indices', 'row_indices', 'columns', 'nrows')}
+
+
+def _index_tensor(x):
+    return x if isinstance(x, ember.Tensor) else ember.as_tensor(x, dtype=ember.int64)
+
+
+def _compressed_size(ci, pi, values, size, layout):
+    """Check the arguments as torch's _validate_sparse_compressed_tensor_args does (its messages, in its order)
+    and return the size (inferred, when not given, as the smallest that holds every index)."""
+    cname, pname, what, plain_dim = _COMPRESSED_NAMES[layout]
+    if values.ndim < 1:
+        raise RuntimeError(f"values must have dimensionality > sum of batch and block dimensionalities (=0 + 0) but "
+                           f"got {values.ndim}")
+    if ci.ndim != pi.ndim:
+        raise RuntimeError(f"{cname} and {pname} dimensionalities must be equal but got {ci.ndim} and {pi.ndim}, "
+                           f"respectively")
+    if ci.ndim != 1 or values.ndim != 1:
+        raise NotImplementedError(f"ember: {layout.name} tensors are 2-D with scalar values (torch's batch and dense "
+                                  f"dimensions are not supported)")
+    nnz = values.shape[0]
+    if size is None:
+        n, m = ci.shape[0] - 1, int(pi.max()) + 1 if pi.numel() else 0
+        size = (n, m) if layout is ember.sparse_csr else (m, n)
+    size = tuple(int(s) for s in size)
+    if len(size) != 2:
+        raise RuntimeError(f"tensor dimensionality must be sum of batch, base, and dense dimensionalities "
+                           f"(=0 + 2 + 0) but got {len(size)}")
+    if ci.dtype != pi.dtype:
+        raise RuntimeError(f"{cname} and {pname} must have the same dtype, bot got {_scalar_name(ci.dtype)} and "
+                           f"{_scalar_name(pi.dtype)}, respectively")
+    if ci.dtype not in (ember.int32, ember.int64):
+        raise RuntimeError(f"{cname} and {pname} dtype must be Int or Long, but got {_scalar_name(ci.dtype)}")
+    n, m = size if layout is ember.sparse_csr else size[::-1]
+    if ci.shape[0] != n + 1:
+        raise RuntimeError(f"{cname}.shape[-1] must be equal to the number of {what} + 1 (={n + 1}), but got "
+                           f"{ci.shape[0]}")
+    if pi.shape[0] != nnz:
+        raise RuntimeError(f"{pname}.shape[-1] must be equal to nnz (={nnz}) as defined by values.shape[0], but got "
+                           f"{pi.shape[0]}")
+    _check_compressed_indices(ci, pi, nnz, m, cname, pname, plain_dim, 'nrows' if plain_dim == 'ncols' else 'ncols')
+    return size
+
+
+def _check_compressed_indices(ci, pi, nnz, m, cname, pname, plain_dim, compressed_dim):
+    """torch's invariants in its order: the first and last compressed index, the plain indices' bounds, then row by
+    row (column by column for CSC) a count in [0, m] and sorted, distinct plain indices; the first row that
+    breaks one names the message."""
+    def fail(cond):
+        raise RuntimeError(f"`{cond}` is not satisfied.")
+    if int(ci[0]) != 0:
+        fail(f"{cname}[..., 0] == 0")
+    if int(ci[-1]) != nnz:
+        fail(f"{cname}[..., -1] == nnz")
+    if bool(((pi < 0) | (pi >= m)).any()):
+        fail(f"0 <= {pname} < {plain_dim}")
+    counts = (ci[1:] - ci[:-1]).to(ember.int64)
+    bad = ((counts < 0) | (counts > m)).nonzero()
+    first_bad = int(bad[0, 0]) if bad.shape[0] else counts.shape[0]
+    end = min(int(ci[first_bad]), nnz)          # the rows before the first bad count cover entries [0, end)
+    major = ember.repeat_interleave(ember.arange(first_bad), counts[:first_bad])[:end]
+    p = pi[:end]
+    if bool(((major[1:] == major[:-1]) & (p[1:] <= p[:-1])).any()):
+        fail(f"{pname}[..., {cname}[..., i - 1]:{cname}[..., i]] for all i = 1, ..., {compressed_dim} are sorted "
+             f"and distinct along the last dimension values")
+    if first_bad < counts.shape[0]:
+        fail(f"0 <= {cname}[..., 1:] - {cname}[..., :-1] <= {plain_dim}")
+
+
+def _scalar_name(dt):
+    return {ember.float32: 'Float', ember.float64: 'Double', ember.int64: 'Long', ember.int32: 'Int',
+            ember.int16: 'Short', ember.int8: 'Char', ember.uint8: 'Byte', ember.bool: 'Bool',
+            ember.float16: 'Half', ember.bfloat16: 'BFloat16'}.get(dt, str(dt))
+
+
+def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=None, *, dtype=None, layout=None,
+                             device=None, pin_memory=False, requires_grad=False, check_invariants=None):
+    """A CSR (``layout=ember.sparse_csr``) or CSC (``ember.sparse_csc``) tensor from its compressed indices,
+    plain indices and values; the invariants are always checked (torch checks them when asked).
+
+    >>> import ember
+    >>> ember.sparse_compressed_tensor([0, 1, 2], [1, 0], [5., 6.], (2, 2), layout=ember.sparse_csr).to_dense()
+    tensor([[0., 5.],
+            [6., 0.]])
+    """
+    if layout not in _COMPRESSED_NAMES:
+        name = {None: 'none', ember.strided: 'Strided', ember.sparse_coo: 'Sparse'}.get(layout, str(layout))
+        raise RuntimeError(f"sparse_compressed_tensor expected sparse compressed tensor layout but got {name}")
+    if device is not None and ember.device(device).type != 'cpu':
+        raise NotImplementedError(f"sparse tensors on device '{device}' are not supported by ember (SparseCsrCPU "
+                                  f"only)")
+    ci, pi, values = _index_tensor(compressed_indices), _index_tensor(plain_indices), _as_tensor(values, dtype)
+    size = _compressed_size(ci, pi, values, size, layout)
+    t = _ops.aten.sparse_compressed_tensor.comp_plain_value_size(ci, pi, values, list(size), layout=layout)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None):
+    """A CSR tensor: row i holds the entries ``crow_indices[i]:crow_indices[i + 1]``, at columns ``col_indices``.
+
+    >>> import ember
+    >>> ember.sparse_csr_tensor([0, 2, 2, 3], [0, 2, 1], [1., 2., 3.], (3, 3)) @ ember.ones(3)
+    tensor([3., 0., 3.])
+    """
+    return sparse_compressed_tensor(crow_indices, col_indices, values, size, dtype=dtype, layout=ember.sparse_csr,
+                                    device=device, requires_grad=requires_grad)
+
+
+def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None):
+    """A CSC tensor: column j holds the entries ``ccol_indices[j]:ccol_indices[j + 1]``, at rows ``row_indices``.
+
+    >>> import ember
+    >>> ember.sparse_csc_tensor([0, 1, 2], [1, 0], [5., 6.], (2, 2)).to_dense()
+    tensor([[0., 6.],
+            [5., 0.]])
+    """
+    return sparse_compressed_tensor(ccol_indices, row_indices, values, size, dtype=dtype, layout=ember.sparse_csc,
+                                    device=device, requires_grad=requires_grad)
 
 
 def spmm(mat1, mat2):

@@ -89,6 +89,15 @@ def mm(a, b):
     return _spmm(_transpose(b, 0, 1), np.asarray(a).T).T.copy()
 
 
+def _sparse_addmm(self, mat1, mat2, beta=1, alpha=1):
+    """beta * self + alpha * (mat1 @ mat2), ``self`` dense (torch.sparse.mm's operator, with beta=0)."""
+    p = mm(mat1, mat2)
+    p = p if alpha == 1 else p * alpha
+    if beta == 0:
+        return p
+    return (p + (np.asarray(self) if beta == 1 else np.asarray(self) * beta)).astype(p.dtype, copy=False)
+
+
 def _spmm(s, d):
     """Row i of the product gathers value * row j of ``d`` for each entry (i, j): one scatter-add."""
     dt = np.result_type(s.values.dtype, d.dtype)
@@ -207,6 +216,7 @@ KERNELS = {
     '_sparse_values_at': _sparse_values_at, '_values': values, '_indices': indices, 'transpose.int': transpose,
     't': t, 'mul.Tensor': mul, 'div.Tensor': div, 'add.Tensor': add, 'neg': neg,
     'sum.dim_IntList': sum_dim, '_to_copy': _to_copy, 'clone': clone, 'detach': detach, 'to_sparse': to_sparse,
+    '_sparse_addmm': _sparse_addmm,
 }
 CPU_KERNELS = {'_sparse_coo_tensor_with_dims_and_tensors': _sparse_coo_tensor, 'to_sparse': to_sparse,
                '_sparse_values_at': _sparse_values_at}
