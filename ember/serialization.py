@@ -377,6 +377,8 @@ def _rebuild_from_type_v2(func, new_type, args, state):
             raise pickle.UnpicklingError("a tensor subclass's pickled state must be a dict of attributes")
         ret.__dict__.update(state)
     return ret
+
+
 def _rebuild_sparse_tensor(layout, data):
     from . import sparse
     if not isinstance(layout, _layout_cls) or not isinstance(data, tuple) or \
