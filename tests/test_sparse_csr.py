@@ -136,7 +136,7 @@ def _both_raise(fe, ft, exc=RuntimeError):
 
 
 def test_constructor_errors_as_torch_with_invariant_checks():
-    """torch checks the invariants when asked (check_sparse_tensor_invariants); ember always does."""
+    """Both check the index order when asked (check_sparse_tensor_invariants)."""
     c, p, v = [0, 1, 1, 3], [1, 0, 2], [1., 2., 3.]
     bad = [
         ('csr', [1, 1, 1, 3], p, v, (3, 3)), ('csr', [0, 1, 1, 2], p, v, (3, 3)), ('csr', [0, 2, 1, 3], p, v, (3, 3)),
@@ -149,7 +149,7 @@ def test_constructor_errors_as_torch_with_invariant_checks():
     for layout, ci, pi, vals, size in bad:
         def make(L):
             return getattr(L, f'sparse_{layout}_tensor')(L.tensor(ci), L.tensor(pi), L.tensor(vals), size)
-        with torch.sparse.check_sparse_tensor_invariants():
+        with torch.sparse.check_sparse_tensor_invariants(), ember.sparse.check_sparse_tensor_invariants():
             e_msg, t_msg = _both_raise(lambda: make(ember), lambda: make(torch))
         assert e_msg == t_msg, (layout, ci, pi, size)
     dtype_cases = [(lambda L: L.tensor(c).float(), lambda L: L.tensor(p)),
@@ -158,7 +158,7 @@ def test_constructor_errors_as_torch_with_invariant_checks():
                    (lambda L: L.tensor(c), lambda L: L.tensor(p).int()),
                    (lambda L: L.tensor(c).reshape(1, 4), lambda L: L.tensor(p))]
     for fc, fp in dtype_cases:
-        with torch.sparse.check_sparse_tensor_invariants():
+        with torch.sparse.check_sparse_tensor_invariants(), ember.sparse.check_sparse_tensor_invariants():
             e_msg, t_msg = _both_raise(lambda: ember.sparse_csr_tensor(fc(ember), fp(ember), ember.tensor(v), (3, 3)),
                                        lambda: torch.sparse_csr_tensor(fc(torch), fp(torch), torch.tensor(v), (3, 3)))
         assert e_msg == t_msg
@@ -432,3 +432,20 @@ def test_save_load_round_trip_and_with_torch(layout, tmp_path):
     torch.save(t, tb)
     same_compressed(ember.load(io.BytesIO(tb.getvalue())), t)                                         # ember reads torch's
     same_compressed(ember.load(io.BytesIO(tb.getvalue()), weights_only=False), t)
+
+
+def test_unchecked_duplicates_add_up_and_the_invariants_switch():
+    # torch checks a compressed tensor's index order only when asked (PyG builds adjacencies with repeated edges)
+    out = []
+    for L in (torch, ember):
+        args = (L.tensor([0, 2, 3]), L.tensor([1, 1, 0]), L.tensor([1., 2., 3.]), (2, 2))
+        t = L.sparse_csr_tensor(*args)
+        with pytest.raises(RuntimeError) as err:
+            L.sparse_csr_tensor(*args, check_invariants=True)
+        with L.sparse.check_sparse_tensor_invariants():
+            inside = L.sparse.check_sparse_tensor_invariants.is_enabled()
+            with pytest.raises(RuntimeError):
+                L.sparse_csr_tensor(*args)
+        out.append((t.to_dense().tolist(), (t @ L.ones(2)).tolist(), str(err.value), inside,
+                    L.sparse.check_sparse_tensor_invariants.is_enabled()))
+    assert out[0] == out[1]

@@ -108,7 +108,7 @@ def _index_tensor(x):
     return x if isinstance(x, ember.Tensor) else ember.as_tensor(x, dtype=ember.int64)
 
 
-def _compressed_size(ci, pi, values, size, layout):
+def _compressed_size(ci, pi, values, size, layout, check_order):
     """Check the arguments as torch's _validate_sparse_compressed_tensor_args does (its messages, in its order)
     and return the size (inferred, when not given, as the smallest that holds every index)."""
     cname, pname, what, plain_dim = _COMPRESSED_NAMES[layout]
@@ -141,11 +141,12 @@ def _compressed_size(ci, pi, values, size, layout):
     if pi.shape[0] != nnz:
         raise RuntimeError(f"{pname}.shape[-1] must be equal to nnz (={nnz}) as defined by values.shape[0], but got "
                            f"{pi.shape[0]}")
-    _check_compressed_indices(ci, pi, nnz, m, cname, pname, plain_dim, 'nrows' if plain_dim == 'ncols' else 'ncols')
+    _check_compressed_indices(ci, pi, nnz, m, cname, pname, plain_dim, 'nrows' if plain_dim == 'ncols' else 'ncols',
+                              check_order)
     return size
 
 
-def _check_compressed_indices(ci, pi, nnz, m, cname, pname, plain_dim, compressed_dim):
+def _check_compressed_indices(ci, pi, nnz, m, cname, pname, plain_dim, compressed_dim, check_order):
     """torch's invariants in its order: the first and last compressed index, the plain indices' bounds, then row by
     row (column by column for CSC) a count in [0, m] and sorted, distinct plain indices; the first row that
     breaks one names the message."""
@@ -163,7 +164,7 @@ def _check_compressed_indices(ci, pi, nnz, m, cname, pname, plain_dim, compresse
     end = min(int(ci[first_bad]), nnz)          # the rows before the first bad count cover entries [0, end)
     major = ember.repeat_interleave(ember.arange(first_bad), counts[:first_bad])[:end]
     p = pi[:end]
-    if bool(((major[1:] == major[:-1]) & (p[1:] <= p[:-1])).any()):
+    if check_order and bool(((major[1:] == major[:-1]) & (p[1:] <= p[:-1])).any()):
         fail(f"{pname}[..., {cname}[..., i - 1]:{cname}[..., i]] for all i = 1, ..., {compressed_dim} are sorted "
              f"and distinct along the last dimension values")
     if first_bad < counts.shape[0]:
@@ -179,7 +180,8 @@ def _scalar_name(dt):
 def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=None, *, dtype=None, layout=None,
                              device=None, pin_memory=False, requires_grad=False, check_invariants=None):
     """A CSR (``layout=ember.sparse_csr``) or CSC (``ember.sparse_csc``) tensor from its compressed indices,
-    plain indices and values; the invariants are always checked (torch checks them when asked).
+    plain indices and values; the indices' order is checked when ``check_invariants`` (or
+    ``check_sparse_tensor_invariants``) asks, as torch's, their bounds always.
 
     >>> import ember
     >>> ember.sparse_compressed_tensor([0, 1, 2], [1, 0], [5., 6.], (2, 2), layout=ember.sparse_csr).to_dense()
@@ -193,7 +195,8 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
         raise NotImplementedError(f"sparse tensors on device '{device}' are not supported by ember (SparseCsrCPU "
                                   f"only)")
     ci, pi, values = _index_tensor(compressed_indices), _index_tensor(plain_indices), _as_tensor(values, dtype)
-    size = _compressed_size(ci, pi, values, size, layout)
+    check = _INVARIANTS['enabled'] if check_invariants is None else check_invariants
+    size = _compressed_size(ci, pi, values, size, layout, check)
     t = _ops.aten.sparse_compressed_tensor.comp_plain_value_size(ci, pi, values, list(size), layout=layout)
     if requires_grad:
         t.requires_grad_(True)
@@ -209,7 +212,7 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
     tensor([3., 0., 3.])
     """
     return sparse_compressed_tensor(crow_indices, col_indices, values, size, dtype=dtype, layout=ember.sparse_csr,
-                                    device=device, requires_grad=requires_grad)
+                                    device=device, requires_grad=requires_grad, check_invariants=check_invariants)
 
 
 def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
@@ -222,7 +225,7 @@ def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=Non
             [5., 0.]])
     """
     return sparse_compressed_tensor(ccol_indices, row_indices, values, size, dtype=dtype, layout=ember.sparse_csc,
-                                    device=device, requires_grad=requires_grad)
+                                    device=device, requires_grad=requires_grad, check_invariants=check_invariants)
 
 
 def spmm(mat1, mat2):
@@ -263,36 +266,56 @@ DoubleTensor = _legacy(ember.float64, 'DoubleTensor')
 LongTensor = _legacy(ember.int64, 'LongTensor')
 
 
+_INVARIANTS = {'enabled': False}
+
+
 class check_sparse_tensor_invariants:
-    """torch's switch for index checks at construction. ember always checks (bounds, nnz, sizes), so this
-    context manager, decorator and its ``enable``/``disable``/``is_enabled`` only keep torch programs running.
+    """torch's switch for the index checks a sparse constructor makes when its ``check_invariants`` is not given: a
+    context manager, a decorator, and ``enable``/``disable``/``is_enabled``. Off by default, as torch's. ember's
+    constructors always check indices' bounds and counts (an index outside the tensor would make a NumPy kernel
+    fail, not corrupt memory, but the check costs little); what the switch adds, as in torch, is the order check of
+    compressed tensors (sorted, distinct indices in each row; unchecked, duplicates add up).
 
     >>> import ember
     >>> with ember.sparse.check_sparse_tensor_invariants():
-    ...     ember.sparse_coo_tensor([[0]], [1.], (2,))._nnz()
-    1
+    ...     ember.sparse.check_sparse_tensor_invariants.is_enabled()
+    True
     """
 
     def __init__(self, enable=True):
-        self.enable_ = enable
+        self.state = enable
+        self.saved = None
 
     @staticmethod
     def is_enabled():
-        return True
+        return _INVARIANTS['enabled']
 
     @staticmethod
     def enable():
-        pass
+        _INVARIANTS['enabled'] = True
 
     @staticmethod
     def disable():
-        pass
+        _INVARIANTS['enabled'] = False
 
     def __enter__(self):
+        if self.saved is not None:
+            raise RuntimeError("This context manager instance is already activated. Use a different context manager "
+                               "instance for context nesting.")
+        self.saved = _INVARIANTS['enabled']
+        _INVARIANTS['enabled'] = self.state
         return self
 
     def __exit__(self, *exc):
+        _INVARIANTS['enabled'] = self.saved
+        self.saved = None
         return False
 
     def __call__(self, fn):
-        return fn
+        import functools
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            with check_sparse_tensor_invariants(self.state):
+                return fn(*args, **kwargs)
+        return run

@@ -79,7 +79,7 @@ def _to_sparse_csc(a, dense_dim=None):
 def to_dense(a, dtype=None, masked_grad=None):
     out = np.zeros(a.shape, a.values.dtype if dtype is None else dtype)
     r, c, v = coo_parts(a)
-    out[r, c] = v
+    np.add.at(out, (r, c), v)       # an unchecked tensor may repeat an index: its values add up, as torch's
     return out
 
 
