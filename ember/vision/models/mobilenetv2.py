@@ -4,7 +4,7 @@ import ember.nn as nn
 import ember.nn.functional as F
 
 from ..ops.misc import Conv2dNormActivation
-from ._api import _check_num_classes, _load, _resolve, _weights
+from ._api import _check_num_classes, _load, _resolve, _weights, register_model
 
 MobileNet_V2_Weights = _weights('MobileNet_V2_Weights', {'IMAGENET1K_V1': 'mobilenet_v2-b0353104.pth',
                                                          'IMAGENET1K_V2': 'mobilenet_v2-7ebf99e0.pth'})
@@ -83,6 +83,7 @@ class MobileNetV2(nn.Module):
         return self.classifier(ember.flatten(x, 1))
 
 
+@register_model(MobileNet_V2_Weights)
 def mobilenet_v2(*, weights=None, progress=True, **kwargs):
     """MobileNetV2 (width 1.0)."""
     weights = _resolve(MobileNet_V2_Weights, weights, kwargs)
