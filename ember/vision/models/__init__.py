@@ -8,4 +8,10 @@ from .alexnet import AlexNet, alexnet, AlexNet_Weights
 from .squeezenet import *
 from .densenet import *
 from .mobilenetv2 import MobileNetV2, mobilenet_v2, MobileNet_V2_Weights
+from .mobilenetv3 import *
+from .efficientnet import *
+from .shufflenetv2 import *
+from .mnasnet import *
+from .googlenet import *
+from .inception import *
 from .vision_transformer import VisionTransformer, vit_b_16, ViT_B_16_Weights
