@@ -14,4 +14,6 @@ from .shufflenetv2 import *
 from .mnasnet import *
 from .googlenet import *
 from .inception import *
+from .regnet import *
+from .convnext import *
 from .vision_transformer import VisionTransformer, vit_b_16, ViT_B_16_Weights
