@@ -150,14 +150,15 @@ def googlenet(*, weights=None, progress=True, **kwargs):
     """GoogLeNet (Inception v1)."""
     weights = _resolve(GoogLeNet_Weights, weights, kwargs)
     original_aux_logits = kwargs.get('aux_logits', False)
-    if weights is not None:
+    published = weights is not None and not isinstance(weights, str)    # a file path is the caller's own model
+    if published:
         if 'transform_input' not in kwargs:
             _overwrite_named_param(kwargs, 'transform_input', True)
         _overwrite_named_param(kwargs, 'aux_logits', True)
         _overwrite_named_param(kwargs, 'init_weights', False)
         _check_num_classes(weights, kwargs)
     model = _load(GoogLeNet(**kwargs), weights)
-    if weights is not None:
+    if published:
         if not original_aux_logits:
             model.aux_logits = False
             model.aux1 = None

@@ -210,14 +210,15 @@ def inception_v3(*, weights=None, progress=True, **kwargs):
     """Inception v3 (299x299 inputs)."""
     weights = _resolve(Inception_V3_Weights, weights, kwargs)
     original_aux_logits = kwargs.get('aux_logits', True)
-    if weights is not None:
+    published = weights is not None and not isinstance(weights, str)    # a file path is the caller's own model
+    if published:
         if 'transform_input' not in kwargs:
             _overwrite_named_param(kwargs, 'transform_input', True)
         _overwrite_named_param(kwargs, 'aux_logits', True)
         _overwrite_named_param(kwargs, 'init_weights', False)
         _check_num_classes(weights, kwargs)
     model = _load(Inception3(**kwargs), weights)
-    if weights is not None and not original_aux_logits:
+    if published and not original_aux_logits:
         model.aux_logits = False
         model.AuxLogits = None
     return model

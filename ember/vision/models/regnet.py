@@ -136,7 +136,7 @@ class BlockParams:
         QUANT, STRIDE = 8, 2
         if w_a < 0 or w_0 <= 0 or w_m <= 1 or w_0 % 8 != 0:
             raise ValueError('Invalid RegNet settings')
-        widths_cont = ember.arange(depth) * w_a + w_0
+        widths_cont = ember.arange(depth, device='cpu') * w_a + w_0    # plain numbers: also under a meta device
         block_capacity = ember.round(ember.log(widths_cont / w_0) / math.log(w_m))
         block_widths = (ember.round(ember.divide(w_0 * ember.pow(w_m, block_capacity), QUANT)) * QUANT).int().tolist()
         num_stages = len(set(block_widths))
