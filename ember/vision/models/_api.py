@@ -7,6 +7,7 @@ raises a RuntimeError saying where to put it. ``pretrained=True`` means the defa
 torchvision's deprecated argument.
 """
 import enum
+import fnmatch
 import os
 from ember._warn import warnings
 
@@ -61,8 +62,9 @@ def _resolve(weights_enum, weights, kwargs):
     return weights_enum.verify(weights)
 
 
-def _load(model, weights, num_classes_key='num_classes', kwargs=None):
-    """Load ``weights`` (a member or a path) into ``model``; None leaves the random initialisation."""
+def _load(model, weights, rename=None):
+    """Load ``weights`` (a member or a path) into ``model``; None leaves the random initialisation.
+    ``rename`` maps each checkpoint key to the model's (DenseNet's published files use older names)."""
     if weights is None:
         return model
     if isinstance(weights, str):
@@ -71,8 +73,17 @@ def _load(model, weights, num_classes_key='num_classes', kwargs=None):
         state = ember.load(weights, map_location='cpu', weights_only=True)
     else:
         state = weights.get_state_dict()
+    if rename is not None:
+        state = {rename(k): v for k, v in state.items()}
     model.load_state_dict(state)
     return model
+
+
+def _overwrite_named_param(kwargs, param, new_value):
+    """Set a builder's fixed argument, refusing a different value from the caller (torchvision's wording)."""
+    if param in kwargs and kwargs[param] != new_value:
+        raise ValueError(f"The parameter '{param}' expected value {new_value} but got {kwargs[param]} instead.")
+    kwargs[param] = new_value
 
 
 def _check_num_classes(weights, kwargs):
@@ -88,9 +99,78 @@ _IMAGENET = {'categories': [None] * 1000}
 _BASE = 'https://download.pytorch.org/models/'
 
 
-def _weights(name, members):
-    """A Weights enum class with ``IMAGENET1K_V1`` (and V2) members and ``DEFAULT``."""
+def _weights(name, members, default=None):
+    """A Weights enum class with ImageNet members (name: checkpoint file) and ``DEFAULT`` (torchvision's
+    choice: ``default``, else the last member)."""
     ns = {k: (_BASE + f, _IMAGENET) for k, f in members.items()}
     cls = Weights(name, ns)
-    cls.DEFAULT = cls[list(members)[-1]]
+    cls.DEFAULT = cls[default or list(members)[-1]]
     return cls
+
+
+# NOTE [model registry]: each builder is registered by ``@register_model(WeightsEnum)`` where it is
+# defined, as torchvision's ``@register_model()``; ``list_models``, ``get_model``, ``get_model_builder``
+# and ``get_model_weights`` read this table, so a new model file needs no other list kept in step.
+BUILTIN_MODELS = {}
+_MODEL_WEIGHTS = {}
+
+
+def register_model(weights_enum, name=None):
+    def wrapper(fn):
+        key = name or fn.__name__
+        if key in BUILTIN_MODELS:
+            raise ValueError(f"An entry is already registered under the name '{key}'.")
+        BUILTIN_MODELS[key] = fn
+        _MODEL_WEIGHTS[key] = weights_enum
+        return fn
+    return wrapper
+
+
+def list_models(module=None, include=None, exclude=None):
+    """Names of the registered models, optionally of one module and filtered by fnmatch patterns.
+
+    >>> list_models(include='resnet1*')
+    ['resnet101', 'resnet152', 'resnet18']
+    """
+    names = {k for k, fn in BUILTIN_MODELS.items()
+             if module is None or fn.__module__.rsplit('.', 1)[0] == module.__name__}
+    if include:
+        patterns = [include] if isinstance(include, str) else include
+        names = {n for p in patterns for n in fnmatch.filter(names, p)}
+    if exclude:
+        patterns = [exclude] if isinstance(exclude, str) else exclude
+        names -= {n for p in patterns for n in fnmatch.filter(names, p)}
+    return sorted(names)
+
+
+def get_model_builder(name):
+    name = name.lower()
+    try:
+        return BUILTIN_MODELS[name]
+    except KeyError:
+        raise ValueError(f"Unknown model {name}") from None
+
+
+def get_model(name, **config):
+    """Build a model by name: ``get_model('resnet18', num_classes=10)``."""
+    return get_model_builder(name)(**config)
+
+
+def get_model_weights(name):
+    """The Weights enum class of a model, by name or builder."""
+    if callable(name):
+        name = name.__name__
+    get_model_builder(name)
+    return _MODEL_WEIGHTS[name.lower()]
+
+
+def get_weight(name):
+    """A Weights member from its full name: ``get_weight('ResNet50_Weights.IMAGENET1K_V2')``."""
+    try:
+        enum_name, value_name = name.split('.')
+    except ValueError:
+        raise ValueError(f"Invalid weight name provided: '{name}'.") from None
+    for weights_enum in _MODEL_WEIGHTS.values():
+        if weights_enum.__name__ == enum_name:
+            return weights_enum.verify(value_name)
+    raise ValueError(f"The weight enum '{enum_name}' for the specific method couldn't be retrieved.")

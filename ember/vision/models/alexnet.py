@@ -2,7 +2,7 @@
 import ember
 import ember.nn as nn
 
-from ._api import _check_num_classes, _load, _resolve, _weights
+from ._api import _check_num_classes, _load, _resolve, _weights, register_model
 
 AlexNet_Weights = _weights('AlexNet_Weights', {'IMAGENET1K_V1': 'alexnet-owt-7be5be79.pth'})
 
@@ -26,6 +26,7 @@ class AlexNet(nn.Module):
         return self.classifier(ember.flatten(self.avgpool(self.features(x)), 1))
 
 
+@register_model(AlexNet_Weights)
 def alexnet(*, weights=None, progress=True, **kwargs):
     """AlexNet; inputs of at least 63×63."""
     weights = _resolve(AlexNet_Weights, weights, kwargs)

@@ -4,19 +4,11 @@ import ember.nn as nn
 import ember.nn.functional as F
 
 from ..ops.misc import Conv2dNormActivation
-from ._api import _check_num_classes, _load, _resolve, _weights
+from ._api import _check_num_classes, _load, _resolve, _weights, register_model
+from ._utils import _make_divisible
 
 MobileNet_V2_Weights = _weights('MobileNet_V2_Weights', {'IMAGENET1K_V1': 'mobilenet_v2-b0353104.pth',
                                                          'IMAGENET1K_V2': 'mobilenet_v2-7ebf99e0.pth'})
-
-
-def _make_divisible(v, divisor, min_value=None):
-    """Round channels to a multiple of ``divisor``, never more than 10% below ``v``."""
-    min_value = min_value or divisor
-    new_v = max(min_value, int(v + divisor / 2) // divisor * divisor)
-    if new_v < 0.9 * v:
-        new_v += divisor
-    return new_v
 
 
 class InvertedResidual(nn.Module):
@@ -83,6 +75,7 @@ class MobileNetV2(nn.Module):
         return self.classifier(ember.flatten(x, 1))
 
 
+@register_model(MobileNet_V2_Weights)
 def mobilenet_v2(*, weights=None, progress=True, **kwargs):
     """MobileNetV2 (width 1.0)."""
     weights = _resolve(MobileNet_V2_Weights, weights, kwargs)

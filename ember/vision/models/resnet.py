@@ -6,12 +6,31 @@ torchvision state dict loads unchanged (``downsample.0`` conv, ``downsample.1`` 
 import ember
 import ember.nn as nn
 
-from ._api import _check_num_classes, _load, _resolve, _weights
+from ._api import _check_num_classes, _load, _overwrite_named_param, _resolve, _weights, register_model
+
+__all__ = ['ResNet', 'BasicBlock', 'Bottleneck', 'ResNet18_Weights', 'ResNet34_Weights', 'ResNet50_Weights',
+           'ResNet101_Weights', 'ResNet152_Weights', 'ResNeXt50_32X4D_Weights', 'ResNeXt101_32X8D_Weights',
+           'ResNeXt101_64X4D_Weights', 'Wide_ResNet50_2_Weights', 'Wide_ResNet101_2_Weights', 'resnet18', 'resnet34',
+           'resnet50', 'resnet101', 'resnet152', 'resnext50_32x4d', 'resnext101_32x8d', 'resnext101_64x4d',
+           'wide_resnet50_2', 'wide_resnet101_2']
 
 ResNet18_Weights = _weights('ResNet18_Weights', {'IMAGENET1K_V1': 'resnet18-f37072fd.pth'})
 ResNet34_Weights = _weights('ResNet34_Weights', {'IMAGENET1K_V1': 'resnet34-b627a593.pth'})
 ResNet50_Weights = _weights('ResNet50_Weights', {'IMAGENET1K_V1': 'resnet50-0676ba61.pth',
                                                  'IMAGENET1K_V2': 'resnet50-11ad3fa6.pth'})
+ResNet101_Weights = _weights('ResNet101_Weights', {'IMAGENET1K_V1': 'resnet101-63fe2227.pth',
+                                                   'IMAGENET1K_V2': 'resnet101-cd907fc2.pth'})
+ResNet152_Weights = _weights('ResNet152_Weights', {'IMAGENET1K_V1': 'resnet152-394f9c45.pth',
+                                                   'IMAGENET1K_V2': 'resnet152-f82ba261.pth'})
+ResNeXt50_32X4D_Weights = _weights('ResNeXt50_32X4D_Weights', {'IMAGENET1K_V1': 'resnext50_32x4d-7cdf4587.pth',
+                                                               'IMAGENET1K_V2': 'resnext50_32x4d-1a0047aa.pth'})
+ResNeXt101_32X8D_Weights = _weights('ResNeXt101_32X8D_Weights', {'IMAGENET1K_V1': 'resnext101_32x8d-8ba56ff5.pth',
+                                                                 'IMAGENET1K_V2': 'resnext101_32x8d-110c445d.pth'})
+ResNeXt101_64X4D_Weights = _weights('ResNeXt101_64X4D_Weights', {'IMAGENET1K_V1': 'resnext101_64x4d-173b62eb.pth'})
+Wide_ResNet50_2_Weights = _weights('Wide_ResNet50_2_Weights', {'IMAGENET1K_V1': 'wide_resnet50_2-95faca4d.pth',
+                                                               'IMAGENET1K_V2': 'wide_resnet50_2-9ba9bcbe.pth'})
+Wide_ResNet101_2_Weights = _weights('Wide_ResNet101_2_Weights', {'IMAGENET1K_V1': 'wide_resnet101_2-32ee1156.pth',
+                                                                 'IMAGENET1K_V2': 'wide_resnet101_2-d733dc28.pth'})
 
 
 def conv3x3(in_planes, out_planes, stride=1, groups=1, dilation=1):
@@ -151,16 +170,69 @@ def _resnet(block, layers, weights_enum, weights, kwargs):
     return _load(ResNet(block, layers, **kwargs), weights)
 
 
+@register_model(ResNet18_Weights)
 def resnet18(*, weights=None, progress=True, **kwargs):
     """ResNet-18; ``weights`` a ResNet18_Weights member (from the local cache) or a file path."""
     return _resnet(BasicBlock, [2, 2, 2, 2], ResNet18_Weights, weights, kwargs)
 
 
+@register_model(ResNet34_Weights)
 def resnet34(*, weights=None, progress=True, **kwargs):
     """ResNet-34."""
     return _resnet(BasicBlock, [3, 4, 6, 3], ResNet34_Weights, weights, kwargs)
 
 
+@register_model(ResNet50_Weights)
 def resnet50(*, weights=None, progress=True, **kwargs):
     """ResNet-50 (bottleneck blocks)."""
     return _resnet(Bottleneck, [3, 4, 6, 3], ResNet50_Weights, weights, kwargs)
+
+
+@register_model(ResNet101_Weights)
+def resnet101(*, weights=None, progress=True, **kwargs):
+    """ResNet-101."""
+    return _resnet(Bottleneck, [3, 4, 23, 3], ResNet101_Weights, weights, kwargs)
+
+
+@register_model(ResNet152_Weights)
+def resnet152(*, weights=None, progress=True, **kwargs):
+    """ResNet-152."""
+    return _resnet(Bottleneck, [3, 8, 36, 3], ResNet152_Weights, weights, kwargs)
+
+
+def _resnext(layers, groups, width_per_group, weights_enum, weights, kwargs):
+    """A bottleneck ResNet whose 3x3 convolutions have ``groups`` groups of ``width_per_group`` channels
+    (ResNeXt), or one group twice as wide (Wide ResNet: width_per_group 128)."""
+    _overwrite_named_param(kwargs, 'groups', groups)
+    _overwrite_named_param(kwargs, 'width_per_group', width_per_group)
+    return _resnet(Bottleneck, layers, weights_enum, weights, kwargs)
+
+
+@register_model(ResNeXt50_32X4D_Weights)
+def resnext50_32x4d(*, weights=None, progress=True, **kwargs):
+    """ResNeXt-50 32x4d."""
+    return _resnext([3, 4, 6, 3], 32, 4, ResNeXt50_32X4D_Weights, weights, kwargs)
+
+
+@register_model(ResNeXt101_32X8D_Weights)
+def resnext101_32x8d(*, weights=None, progress=True, **kwargs):
+    """ResNeXt-101 32x8d."""
+    return _resnext([3, 4, 23, 3], 32, 8, ResNeXt101_32X8D_Weights, weights, kwargs)
+
+
+@register_model(ResNeXt101_64X4D_Weights)
+def resnext101_64x4d(*, weights=None, progress=True, **kwargs):
+    """ResNeXt-101 64x4d."""
+    return _resnext([3, 4, 23, 3], 64, 4, ResNeXt101_64X4D_Weights, weights, kwargs)
+
+
+@register_model(Wide_ResNet50_2_Weights)
+def wide_resnet50_2(*, weights=None, progress=True, **kwargs):
+    """Wide ResNet-50-2: bottlenecks twice as wide as ResNet-50's."""
+    return _resnext([3, 4, 6, 3], 1, 64 * 2, Wide_ResNet50_2_Weights, weights, kwargs)
+
+
+@register_model(Wide_ResNet101_2_Weights)
+def wide_resnet101_2(*, weights=None, progress=True, **kwargs):
+    """Wide ResNet-101-2."""
+    return _resnext([3, 4, 23, 3], 1, 64 * 2, Wide_ResNet101_2_Weights, weights, kwargs)

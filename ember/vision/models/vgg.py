@@ -2,15 +2,25 @@
 import ember
 import ember.nn as nn
 
-from ._api import _check_num_classes, _load, _resolve, _weights
+from ._api import _check_num_classes, _load, _resolve, _weights, register_model
+
+__all__ = ['VGG', 'VGG11_Weights', 'VGG11_BN_Weights', 'VGG13_Weights', 'VGG13_BN_Weights', 'VGG16_Weights',
+           'VGG16_BN_Weights', 'VGG19_Weights', 'VGG19_BN_Weights', 'vgg11', 'vgg11_bn', 'vgg13', 'vgg13_bn', 'vgg16',
+           'vgg16_bn', 'vgg19', 'vgg19_bn']
 
 VGG11_Weights = _weights('VGG11_Weights', {'IMAGENET1K_V1': 'vgg11-8a719046.pth'})
 VGG11_BN_Weights = _weights('VGG11_BN_Weights', {'IMAGENET1K_V1': 'vgg11_bn-6002323d.pth'})
 VGG16_Weights = _weights('VGG16_Weights', {'IMAGENET1K_V1': 'vgg16-397923af.pth'})
+VGG13_Weights = _weights('VGG13_Weights', {'IMAGENET1K_V1': 'vgg13-19584684.pth'})
+VGG13_BN_Weights = _weights('VGG13_BN_Weights', {'IMAGENET1K_V1': 'vgg13_bn-abd245e5.pth'})
 VGG16_BN_Weights = _weights('VGG16_BN_Weights', {'IMAGENET1K_V1': 'vgg16_bn-6c64b313.pth'})
+VGG19_Weights = _weights('VGG19_Weights', {'IMAGENET1K_V1': 'vgg19-dcbb9e9d.pth'})
+VGG19_BN_Weights = _weights('VGG19_BN_Weights', {'IMAGENET1K_V1': 'vgg19_bn-c79401a0.pth'})
 
 cfgs = {'A': [64, 'M', 128, 'M', 256, 256, 'M', 512, 512, 'M', 512, 512, 'M'],
-        'D': [64, 64, 'M', 128, 128, 'M', 256, 256, 256, 'M', 512, 512, 512, 'M', 512, 512, 512, 'M']}
+        'B': [64, 64, 'M', 128, 128, 'M', 256, 256, 'M', 512, 512, 'M', 512, 512, 'M'],
+        'D': [64, 64, 'M', 128, 128, 'M', 256, 256, 256, 'M', 512, 512, 512, 'M', 512, 512, 512, 'M'],
+        'E': [64, 64, 'M', 128, 128, 'M', 256, 256, 256, 256, 'M', 512, 512, 512, 512, 'M', 512, 512, 512, 512, 'M']}
 
 
 class VGG(nn.Module):
@@ -59,21 +69,49 @@ def _vgg(cfg, batch_norm, weights_enum, weights, kwargs):
     return _load(VGG(make_layers(cfgs[cfg], batch_norm=batch_norm), **kwargs), weights)
 
 
+@register_model(VGG11_Weights)
 def vgg11(*, weights=None, progress=True, **kwargs):
     """VGG-11 (configuration A)."""
     return _vgg('A', False, VGG11_Weights, weights, kwargs)
 
 
+@register_model(VGG11_BN_Weights)
 def vgg11_bn(*, weights=None, progress=True, **kwargs):
     """VGG-11 with batch norm."""
     return _vgg('A', True, VGG11_BN_Weights, weights, kwargs)
 
 
+@register_model(VGG13_Weights)
+def vgg13(*, weights=None, progress=True, **kwargs):
+    """VGG-13 (configuration B)."""
+    return _vgg('B', False, VGG13_Weights, weights, kwargs)
+
+
+@register_model(VGG13_BN_Weights)
+def vgg13_bn(*, weights=None, progress=True, **kwargs):
+    """VGG-13 with batch norm."""
+    return _vgg('B', True, VGG13_BN_Weights, weights, kwargs)
+
+
+@register_model(VGG16_Weights)
 def vgg16(*, weights=None, progress=True, **kwargs):
     """VGG-16 (configuration D)."""
     return _vgg('D', False, VGG16_Weights, weights, kwargs)
 
 
+@register_model(VGG16_BN_Weights)
 def vgg16_bn(*, weights=None, progress=True, **kwargs):
     """VGG-16 with batch norm."""
     return _vgg('D', True, VGG16_BN_Weights, weights, kwargs)
+
+
+@register_model(VGG19_Weights)
+def vgg19(*, weights=None, progress=True, **kwargs):
+    """VGG-19 (configuration E)."""
+    return _vgg('E', False, VGG19_Weights, weights, kwargs)
+
+
+@register_model(VGG19_BN_Weights)
+def vgg19_bn(*, weights=None, progress=True, **kwargs):
+    """VGG-19 with batch norm."""
+    return _vgg('E', True, VGG19_BN_Weights, weights, kwargs)

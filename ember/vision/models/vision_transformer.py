@@ -9,7 +9,7 @@ from functools import partial
 import ember
 import ember.nn as nn
 
-from ._api import _check_num_classes, _load, _resolve, _weights
+from ._api import _check_num_classes, _load, _resolve, _weights, register_model
 
 ViT_B_16_Weights = _weights('ViT_B_16_Weights', {'IMAGENET1K_V1': 'vit_b_16-c867db91.pth'})
 
@@ -110,6 +110,7 @@ class VisionTransformer(nn.Module):
         return self.heads(x[:, 0])
 
 
+@register_model(ViT_B_16_Weights)
 def vit_b_16(*, weights=None, progress=True, **kwargs):
     """ViT-B/16 (12 layers, 12 heads, width 768); ``image_size`` defaults to 224."""
     weights = _resolve(ViT_B_16_Weights, weights, kwargs)
