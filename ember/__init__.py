@@ -181,3 +181,4 @@ from . import futures, distributed  # noqa: E402,F401  torch.futures, torch.dist
 from . import _einops as _einops_backend  # noqa: E402  einops on ember tensors (registered when einops is imported)
 _einops_backend.install()
 
+from . import quasirandom  # noqa: E402,F401  torch.quasirandom.SobolEngine

@@ -824,3 +824,70 @@ def test_repr_helpers_pyg_edge_index_calls():
         f = L._tensor_str._add_suffixes('X([1]', ['nnz=1', 'a=2'], 2, force_newline=True)
         out.append((L._C._get_default_device(), t, f))
     assert out[0] == out[1]
+
+
+# --- torch.quasirandom.SobolEngine (botorch) ---------------------------------------------------------------------
+
+def test_sobol_state_is_torchs_for_every_dimension():
+    # _sobol_engine_initialize_state_ from the Joe-Kuo table shipped as ember/data/sobol_directions.npz
+    from ember.quasirandom import SobolEngine as E
+    from torch.quasirandom import SobolEngine as T
+    assert np.array_equal(E(21201).sobolstate.numpy(), T(21201).sobolstate.numpy())
+    with pytest.raises(ValueError, match=r'\[1, 21201\]'):
+        E(21202)
+
+
+def _sobol_session(L, d, dtype, **kw):
+    e = L.quasirandom.SobolEngine(d, **kw)
+    out = [e.draw(1, dtype=dtype), e.draw(7, dtype=dtype)]
+    e.fast_forward(5)
+    out += [e.draw(3, dtype=dtype), e.draw(16, dtype=dtype)]
+    e.reset()
+    out.append(e.draw_base2(3, dtype=dtype))
+    f = L.quasirandom.SobolEngine(d, **kw).fast_forward(4)
+    out += [f.draw(5, dtype=dtype), f.draw(0, dtype=dtype), repr(e)]
+    o = L.zeros(2)
+    f.draw(2, out=o)
+    return out + [o]
+
+
+@pytest.mark.parametrize('d', [1, 4, 300])
+@pytest.mark.parametrize('dtype', [None, 'float64'])
+@pytest.mark.parametrize('scramble', [False, True])
+def test_sobol_draws_torchs_points(d, dtype, scramble):
+    # draw, fast_forward, reset, draw_base2 and out= as torch's; scrambling (seeded) draws torch's random bits
+    kw = dict(scramble=True, seed=d) if scramble else {}
+    got = _sobol_session(ember, d, dtype and getattr(ember, dtype), **kw)
+    want = _sobol_session(torch, d, dtype and getattr(torch, dtype), **kw)
+    assert len(got) == len(want) == 9
+    for g, w in zip(got, want):
+        if isinstance(w, str):
+            assert g == w
+        else:
+            assert str(g.dtype) == str(w.dtype).replace('torch', 'ember') and np.array_equal(g.numpy(), w.numpy())
+
+
+def test_sobol_engine_errors_and_ops():
+    from ember.ops import aten
+    e, t = ember.quasirandom.SobolEngine(2), torch.quasirandom.SobolEngine(2)
+    e.draw(3), t.draw(3)
+    for s in (e, t):
+        with pytest.raises(ValueError, match='power of 2. 3 points have been previously generated'):
+            s.draw_base2(2)
+    for L in (ember, torch):        # a first draw(0) asks the operator for -1 points
+        with pytest.raises(RuntimeError, match=r'negative dimension -1: \[-1, 2\]'):
+            L.quasirandom.SobolEngine(2).draw(0)
+    with pytest.raises(RuntimeError, match='"_sobol_engine_draw" not implemented for \'Long\''):
+        aten._sobol_engine_draw(e.quasi, 2, e.sobolstate, 2, 0, dtype=ember.int64)
+    with pytest.raises(RuntimeError, match='sobolstate needs to be of type Long'):
+        aten._sobol_engine_ff_(e.quasi, 2, e.sobolstate.float(), 2, 0)
+    # the operators run on Meta too (shapes only)
+    r, q = aten._sobol_engine_draw(e.quasi.to('meta'), 5, e.sobolstate.to('meta'), 2, 3, dtype=None)
+    assert r.shape == (5, 2) and r.dtype == ember.float32 and q.dtype == ember.int64
+    st = ember.zeros(3, 30, dtype=ember.long)
+    aten._sobol_engine_initialize_state_(st, 3)
+    aten._sobol_engine_scramble_(st, ember.ones(3, 30, 30, dtype=ember.long).tril(), 3)
+    tt = torch.zeros(3, 30, dtype=torch.long)
+    torch._sobol_engine_initialize_state_(tt, 3)
+    torch._sobol_engine_scramble_(tt, torch.ones(3, 30, 30, dtype=torch.long).tril(), 3)
+    assert st.tolist() == tt.tolist()
