@@ -891,3 +891,59 @@ def test_sobol_engine_errors_and_ops():
     torch._sobol_engine_initialize_state_(tt, 3)
     torch._sobol_engine_scramble_(tt, torch.ones(3, 30, 30, dtype=torch.long).tril(), 3)
     assert st.tolist() == tt.tolist()
+
+
+# --- torch.optim.<algorithm> modules (botorch, pytorch-forecasting, torch-optimizer) -------------------------------
+
+OPTIM_MODULES = ('adam', 'adamw', 'sgd', 'rmsprop', 'adagrad', 'adadelta', 'adamax', 'asgd', 'nadam', 'radam', 'rprop',
+                 'lbfgs', 'sparse_adam', '_adafactor', '_muon', 'optimizer')
+
+
+@pytest.mark.parametrize('name', OPTIM_MODULES)
+def test_optim_algorithm_modules(name):
+    import importlib
+    e, t = importlib.import_module(f'ember.optim.{name}'), importlib.import_module(f'torch.optim.{name}')
+    names = getattr(t, '__all__')
+    assert sorted(getattr(e, '__all__', names)) == sorted(names)
+    for n in names:
+        assert callable(getattr(e, n))
+        if n[0].isupper():
+            assert getattr(e, n) is getattr(ember.optim, n)
+
+
+def test_optim_adamw_function_is_decoupled_adam():
+    from ember.optim.adamw import adamw
+    from torch.optim.adamw import adamw as t_adamw
+    out = []
+    for L, fn in ((ember, adamw), (torch, t_adamw)):
+        p, g = L.ones(3), L.arange(3.)
+        m, v = L.zeros(3), L.zeros(3)
+        fn([p], [g], [m], [v], [L.zeros(3)], [L.tensor(1.)], amsgrad=False, beta1=0.9, beta2=0.999, lr=0.1,
+           weight_decay=0.5, eps=1e-8, maximize=False)
+        out.append(p.tolist())
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-6)
+
+
+def test_global_optimizer_step_hooks():
+    import importlib
+    logs = []
+    for L in (ember, torch):
+        log = []
+        mod = importlib.import_module(f'{L.__name__}.optim.optimizer')
+        p = L.nn.Parameter(L.ones(2))
+        p.grad = L.ones(2)
+        opt = L.optim.SGD([p], lr=0.1)
+        opt.register_step_pre_hook(lambda o, a, k: log.append('own pre'))
+        opt.register_step_post_hook(lambda o, a, k: log.append('own post'))
+        handles = [mod.register_optimizer_step_pre_hook(lambda o, a, k: log.append(('pre', type(o).__name__))),
+                   mod.register_optimizer_step_post_hook(lambda o, a, k: log.append('post'))]
+        opt.step()
+        for h in handles:
+            h.remove()
+        opt.step()
+        bad = mod.register_optimizer_step_pre_hook(lambda o, a, k: 3)
+        with pytest.raises(RuntimeError, match='must return None or a tuple of'):
+            opt.step()
+        bad.remove()
+        logs.append(log)
+    assert logs[0] == logs[1] and len(logs[0]) == 6
