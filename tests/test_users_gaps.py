@@ -947,3 +947,151 @@ def test_global_optimizer_step_hooks():
         bad.remove()
         logs.append(log)
     assert logs[0] == logs[1] and len(logs[0]) == 6
+
+
+# --- names kornia, botorch, e3nn and transformers reach for ------------------------------------------------------
+
+_RUN_PROG = '''
+import torch
+from torch.optim.adam import Adam
+from torch.optim.adamw import AdamW
+from torch.fx.experimental.proxy_tensor import get_proxy_mode
+from torch.quasirandom import SobolEngine
+print(torch.torch is torch, torch.torch.Tensor is torch.Tensor, Adam is torch.optim.Adam, AdamW.__name__)
+print(get_proxy_mode(), torch._C._are_functorch_transforms_active(), isinstance(3, torch.SymInt), torch.complex32)
+print(SobolEngine(3, scramble=True, seed=7).draw(2).tolist())
+'''
+
+
+def test_torch_names_under_ember_run(tmp_path):
+    import os
+    import subprocess
+    import sys
+    (tmp_path / 'prog.py').write_text(_RUN_PROG)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    got = subprocess.run([sys.executable, '-m', 'ember', 'run', 'prog.py'], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    want = subprocess.run([sys.executable, 'prog.py'], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == want.stdout and len(want.stdout.splitlines()) == 3
+
+
+def test_get_proxy_mode_inside_make_fx():
+    import importlib
+    seen = []
+    for L in (ember, torch):
+        pt = importlib.import_module(f'{L.__name__}.fx.experimental.proxy_tensor')
+
+        def f(x):
+            seen.append(type(pt.get_proxy_mode()).__name__)
+            return x + 1
+        pt.make_fx(f)(L.ones(2))
+        seen.append(pt.get_proxy_mode())
+    assert seen == ['ProxyTorchDispatchMode', None] * 2
+
+
+def _transforms_active(L):
+    active = L._C._are_functorch_transforms_active
+    seen = [active()]
+
+    def f(x):
+        seen.append(active())
+        return x * 2
+    one = L.ones(2)
+    L.func.vmap(f)(one)
+    L.func.grad(lambda x: f(x).sum())(one)
+    L.func.jvp(f, (one,), (one,))
+    L.func.vjp(f, one)
+    L.func.functionalize(f)(one)
+    L.func.jacrev(f)(one)
+    fw = __import__(f'{L.__name__}.autograd.forward_ad', fromlist=['dual_level'])
+    with fw.dual_level():       # a plain dual level is no functorch transform
+        seen.append(active())
+
+    def g(x):
+        seen.append((L._C._functorch.is_batchedtensor(x), L._C._functorch.is_legacy_batchedtensor(x)))
+        return x
+    L.func.vmap(g)(one)
+    g(one)
+    return seen + [active()]
+
+
+def test_functorch_transforms_active():
+    assert _transforms_active(ember) == _transforms_active(torch) == \
+        [False] + [True] * 6 + [False, (True, False), (False, False), False]
+
+
+def test_sym_types_and_complex32():
+    for L in (ember, torch):
+        assert not isinstance(3, L.SymInt) and not isinstance(3.0, L.SymFloat) and not isinstance(True, L.SymBool)
+    c, t = ember.complex32, torch.complex32
+    assert ember.chalf is c and repr(c) == 'ember.complex32'
+    assert (c.itemsize, c.is_complex, c.is_floating_point, c.is_signed) == \
+        (t.itemsize, t.is_complex, t.is_floating_point, t.is_signed)
+    assert c.to_real() is ember.float16 and c.to_complex() is c
+    import pickle
+    assert pickle.loads(pickle.dumps(c)) is c
+    for name in ('bool', 'uint8', 'int64', 'float16', 'bfloat16', 'float32', 'float64', 'complex64', 'complex128'):
+        for a, b in ((c, getattr(ember, name)), (getattr(ember, name), c)):
+            want = torch.promote_types(*(t if x is c else getattr(torch, name) for x in (a, b)))
+            assert repr(ember.promote_types(a, b)) == repr(want).replace('torch', 'ember')
+    for other in ('uint16', 'float8_e4m3fn'):
+        with pytest.raises(RuntimeError, match='attempted to promote ComplexHalf and'):
+            ember.promote_types(c, getattr(ember, other))
+    with pytest.raises(TypeError, match='cannot store or compute complex32'):     # NumPy has no complex half
+        ember.zeros(2, dtype=c)
+
+
+def _checks(L):
+    import warnings
+    out = []
+
+    def run(f):
+        try:
+            out.append(('ok', f()))
+        except Exception as e:
+            out.append((type(e).__name__, str(e).replace('ember._tensor.', 'torch.').replace('ember.', 'torch.')))
+    run(lambda: L._assert_async(L.tensor(0)))
+    run(lambda: L._assert_async(L.tensor([1, 1])))
+    run(lambda: L._assert_async(L.tensor([])))
+    run(lambda: L._assert_async(L.tensor(0.0), 'bad'))
+    run(lambda: L._assert_async(L.tensor(float('nan')), 'bad'))
+    run(lambda: L._check(L.tensor(True)))
+    run(lambda: L._check(1))
+    run(lambda: L._check(False))
+    run(lambda: L._check(False, 'x'))
+    run(lambda: L._check(False, lambda: 'x'))
+    run(lambda: L._check_index(False, lambda: 'x'))
+    run(lambda: L._check_value(False, lambda: 3))
+    run(lambda: L._check_type(False))
+    run(lambda: L._check_not_implemented(False, lambda: 'ni'))
+    run(lambda: L._check_with(Warning, False, None))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        run(lambda: L._check_is_size(-1, lambda: 'neg'))
+        run(lambda: L._check_is_size(3, max=2))
+        run(lambda: L._check_is_size(2, max=2))
+    out.append([(str(x.message), x.category) for x in w])
+    run(lambda: L._check_tensor_all(L.tensor([True, False]), lambda: 'all'))
+    run(lambda: L._check_tensor_all(L.tensor([True, True])))
+    run(lambda: L._check_tensor_all(L.tensor([1, 1])))
+    run(lambda: L._check_tensor_all(True))
+    run(lambda: L._shape_as_tensor(L.ones(2, 3)).tolist())
+    run(lambda: [str(getattr(L, '_cast_' + n)(L.ones(1)).dtype).split('.')[1]
+                 for n in ('Byte', 'Char', 'Double', 'Float', 'Half', 'Int', 'Long', 'Short')])
+    run(lambda: (L.sym_int(3.7), L.sym_int(-3.7), L.sym_float(2), L.sym_max(1, 2.0), L.sym_min(1, 2), L.sym_not(1),
+                 L.sym_ite(True, 1, 2), L.sym_max(True, 2), L.sym_min(np.int64(3), 2), L.sym_max(np.float32(1.5), 1)))
+    run(lambda: L.sym_max(1, '2'))
+    run(lambda: L.sym_min(L.tensor(1), 2))
+    run(lambda: (L.sym_int(L.tensor(3.5)), L.sym_float(L.tensor(3))))
+    run(lambda: L.sym_ite(1, 1, 2))
+    run(lambda: L.sym_ite(True, 1, 2.0))
+    return out
+
+
+def test_checks_and_sym_helpers():
+    got, want = _checks(ember), _checks(torch)
+    assert len(got) == len(want) == 31
+    for g, w in zip(got, want):
+        assert g == w
