@@ -185,3 +185,4 @@ from . import _einops as _einops_backend  # noqa: E402  einops on ember tensors 
 _einops_backend.install()
 
 from . import quasirandom  # noqa: E402,F401  torch.quasirandom.SobolEngine
+from ._jit_types import Type, DeviceObjType, StreamObjType  # noqa: E402,F401  TorchScript's type classes

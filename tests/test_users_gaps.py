@@ -1095,3 +1095,58 @@ def test_checks_and_sym_helpers():
     assert len(got) == len(want) == 31
     for g, w in zip(got, want):
         assert g == w
+
+
+# --- indexing with an empty list (kornia) -------------------------------------------------------------------------
+
+@pytest.mark.parametrize('idx', ['[[]]', '([],)', '[[], []]', '[[1.7]]', 'np.array([1.7])',
+                                 'np.array([], dtype=np.float64)', 'np.array([2, 0], dtype=np.int32)', '(Ellipsis, [])',
+                                 '[True, False, True]', '(slice(None), [])'])
+def test_list_indices_are_long_unless_masks(idx):
+    import warnings
+    out = []
+    for L in (ember, torch):
+        x = L.arange(6.).reshape(3, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            r = x[eval(idx)]
+            x[eval(idx)] = -1.0
+        out.append((tuple(r.shape), r.tolist(), x.tolist()))
+    assert out[0] == out[1]
+
+
+# --- torch.utils.tensorboard.summary (pytorch-forecasting, Lightning's hparams logging) --------------------------
+
+def test_tensorboard_summary_builders():
+    import importlib
+    out = []
+    for L in (ember, torch):
+        s = importlib.import_module(f'{L.__name__}.utils.tensorboard.summary')
+        exp, start, end = s.hparams({'lr': 0.1, 'opt': 'adam'}, {'loss': 1.0})
+        sc = s.scalar('loss', L.tensor(2.5))
+        h = s.histogram('w', L.arange(10.), 'auto')
+        im = s.image('im', L.ones(3, 4, 5), dataformats='CHW')
+        out.append([type(x).__name__ for x in (exp, start, end)] + [sc.value[0].tag, sc.value[0].simple_value,
+                   h.value[0].histo.num, h.value[0].histo.sum, im.value[0].image.height, im.value[0].image.width])
+    assert out[0] == out[1]
+
+
+# --- checkpoint's device states, TorchScript's type classes (e3nn, torch-optimizer) ------------------------------
+
+def test_checkpoint_device_states_on_cpu():
+    from ember.utils import checkpoint as ec
+    from torch.utils import checkpoint as tc
+    for m, L in ((ec, ember), (tc, torch)):
+        assert m.get_device_states(L.ones(2), [L.zeros(1)], 3) == ([], [])
+        assert m.set_device_states([], []) is None
+        assert m.DefaultDeviceType.get_device_type() == 'cpu'
+
+
+def test_device_and_stream_obj_types():
+    for L in (ember, torch):
+        def f(device: str | L.DeviceObjType):
+            return device
+        assert f('cpu') == 'cpu'
+        assert not isinstance(L.device('cpu'), L.DeviceObjType) and issubclass(L.StreamObjType, L.Type)
+        assert (L.DeviceObjType.__name__, str(L.DeviceObjType.get()), str(L.StreamObjType.get())) == \
+            ('DeviceObjType', 'Device', 'Stream')
