@@ -1150,3 +1150,23 @@ def test_device_and_stream_obj_types():
         assert not isinstance(L.device('cpu'), L.DeviceObjType) and issubclass(L.StreamObjType, L.Type)
         assert (L.DeviceObjType.__name__, str(L.DeviceObjType.get()), str(L.StreamObjType.get())) == \
             ('DeviceObjType', 'Device', 'Stream')
+
+
+# --- einsum's one-list form under __torch_function__ (opt_einsum's torch backend, e3nn) ----------------------------
+
+def test_einsum_operand_list_reaches_torch_function_unpacked():
+    import importlib
+    out = []
+    for L in (ember, torch):
+        fx = importlib.import_module(f'{L.__name__}.fx')
+        g = fx.Graph()
+        tr = fx.proxy.GraphAppendingTracer(g)
+        a, b = fx.Proxy(g.placeholder('a'), tr), fx.Proxy(g.placeholder('b'), tr)
+        L.einsum('ij,jk->ik', (a, b))
+        L.einsum('ij,jk->ik', [a, b])
+        L.einsum('ij,jk->ik', a, b)
+        out.append([(n.target.__name__, n.args) for n in g.nodes if n.op == 'call_function'])
+        x, y = L.arange(6.).reshape(2, 3), L.ones(3, 2)
+        out.append([L.einsum('ij,jk->ik', [x, y]).tolist(), L.einsum(x, [0, 1], y, [1, 2], [0, 2]).tolist()])
+    assert str(out[:2]) == str(out[2:]) and len(out[0]) == 3
+    assert ember.einsum is ember._python_functions.linalg.einsum       # not wrapped twice
