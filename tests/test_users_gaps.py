@@ -1170,3 +1170,32 @@ def test_einsum_operand_list_reaches_torch_function_unpacked():
         out.append([L.einsum('ij,jk->ik', [x, y]).tolist(), L.einsum(x, [0, 1], y, [1, 2], [0, 2]).tolist()])
     assert str(out[:2]) == str(out[2:]) and len(out[0]) == 3
     assert ember.einsum is ember._python_functions.linalg.einsum       # not wrapped twice
+
+
+# --- torch.dsmm / torch.hsmm, torch._tensor_str.printoptions ------------------------------------------------------
+
+def _sparse_products(L):
+    s = L.sparse_coo_tensor([[0, 2, 2], [1, 0, 1]], [2., 3., 4.], (4, 2))
+    d = L.arange(6.).reshape(2, 3)
+    h = L.hsmm(s, d)
+    e = L.hsmm(L.sparse_coo_tensor(L.zeros(2, 0, dtype=L.long), L.zeros(0), (3, 2)), d)
+    return [L.dsmm(s, d).tolist(), L.dsmm(L.ones(2, 2), d).tolist(), str(h.layout).split('.')[1], h.sparse_dim(),
+            h.dense_dim(), h.is_coalesced(), h._indices().tolist(), h._values().tolist(), tuple(h.shape),
+            h.to_dense().tolist(), tuple(e._indices().shape), tuple(e._values().shape), tuple(e.shape)]
+
+
+def test_dsmm_and_hsmm():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        assert _sparse_products(ember) == _sparse_products(torch)
+
+
+def test_printoptions_context():
+    out = []
+    for L in (ember, torch):
+        before = L._tensor_str.get_printoptions()
+        with L._tensor_str.printoptions(precision=2, sci_mode=False):
+            inside = repr(L.tensor([1.23456, 1e-5]))
+        out.append((inside, repr(L.tensor([1.23456])), before == L._tensor_str.get_printoptions(), sorted(before)))
+    assert out[0] == out[1]
