@@ -12,7 +12,7 @@ __version__ = '0.1.0'
 from ._core.dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,
                           float64, complex64, complex128, promote_types, can_cast, result_type as _result_type,
                           get_default_dtype, set_default_dtype, finfo, iinfo, uint16, uint32, uint64,
-                          float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+                          float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, complex32)
 from ._core.device import device, set_default_device, get_default_device
 from ._core.dispatch_key import DispatchKey
 from ._core.storage import Storage as UntypedStorage
@@ -23,6 +23,7 @@ from ._backends.cpu._parallel import set_num_threads, get_num_threads
 from .random import Generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state, default_generator
 
 half, float, double, long, int, short, cfloat, cdouble = float16, float32, float64, int64, int32, int16, complex64, complex128
+chalf = complex32
 uint8 = uint8
 from ._core.memory_format import (memory_format, contiguous_format, preserve_format, channels_last,  # noqa: E402
                                   channels_last_3d)
@@ -145,9 +146,11 @@ _assert = _public_function(_assert)     # NOTE [__torch_function__]: a traced co
 def __getattr__(name):
     # ember.fx and ember.export are imported on first use (``import torch; torch.fx.symbolic_trace(m)`` works as
     # in torch)
+    import importlib
     if name in ('fx', 'export', '_C', '_dynamo'):
-        import importlib
         return importlib.import_module(f'ember.{name}')
+    if name in ('SymInt', 'SymFloat', 'SymBool'):      # torch.SymInt: the symbolic sizes of ember.fx
+        return getattr(importlib.import_module('ember.fx.experimental.symbolic_shapes'), name)
     raise AttributeError(f"module 'ember' has no attribute '{name}'")
 
 from . import optim  # noqa: E402  (after the operators: optim uses the public API)
@@ -184,3 +187,5 @@ from . import futures, distributed  # noqa: E402,F401  torch.futures, torch.dist
 from . import _einops as _einops_backend  # noqa: E402  einops on ember tensors (registered when einops is imported)
 _einops_backend.install()
 
+from . import quasirandom  # noqa: E402,F401  torch.quasirandom.SobolEngine
+from ._jit_types import Type, DeviceObjType, StreamObjType  # noqa: E402,F401  TorchScript's type classes

@@ -325,7 +325,8 @@ class Tensor(TensorImpl):
 
     def __bool__(self):
         if self._a.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            what = 'no values' if self._a.size == 0 else 'more than one value'
+            raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
         return bool(self.item())
 
     def __len__(self):

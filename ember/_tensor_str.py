@@ -6,6 +6,7 @@ a common width; tensors over ``threshold`` elements are summarised with
 ``...``; lines wrap at ``linewidth``; non-default dtypes and devices, and
 autograd state, are listed after the data.
 """
+import contextlib
 import math
 
 import numpy as np
@@ -37,6 +38,28 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     PRINT_OPTS.sci_mode = sci_mode
 
 
+def get_printoptions():
+    """The current print options, as a dict ``set_printoptions`` takes back."""
+    return {k: getattr(PRINT_OPTS, k) for k in ('precision', 'threshold', 'edgeitems', 'linewidth', 'sci_mode')}
+
+
+@contextlib.contextmanager
+def printoptions(**kwargs):
+    """``set_printoptions(**kwargs)`` for the block, the previous options restored after it.
+
+    >>> import ember
+    >>> with ember._tensor_str.printoptions(precision=2):
+    ...     print(ember.tensor([1.23456]))
+    tensor([1.23])
+    """
+    old = get_printoptions()
+    set_printoptions(**kwargs)
+    try:
+        yield
+    finally:
+        set_printoptions(**old)
+
+
 class _Formatter:
     def __init__(self, values, floating):
         self.floating = floating
@@ -55,21 +78,16 @@ class _Formatter:
         mags = np.abs(finite)
         lo, hi = float(mags.min()), float(mags.max())
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
-        if self.int_mode:
-            if hi / lo > 1000. or hi > 1e8:
-                self.sci_mode = True
-                strs = [f'{v:.{p}e}' for v in finite.tolist()]
-            else:
-                strs = [f'{v:.0f}.' for v in finite.tolist()]
+        # the notation first (set_printoptions' sci_mode, else by the magnitudes), then the width in it, as torch
+        self.sci_mode = hi / lo > 1000. or hi > 1e8 or lo < 1e-4 if PRINT_OPTS.sci_mode is None \
+            else PRINT_OPTS.sci_mode
+        if self.sci_mode:
+            strs = [f'{v:.{p}e}' for v in finite.tolist()]
+        elif self.int_mode:
+            strs = [f'{v:.0f}.' for v in finite.tolist()]
         else:
-            if hi / lo > 1000. or hi > 1e8 or lo < 1e-4:
-                self.sci_mode = True
-                strs = [f'{v:.{p}e}' for v in finite.tolist()]
-            else:
-                strs = [f'{v:.{p}f}' for v in finite.tolist()]
+            strs = [f'{v:.{p}f}' for v in finite.tolist()]
         self.max_width = max(len(s) for s in strs)
-        if PRINT_OPTS.sci_mode is not None:
-            self.sci_mode = PRINT_OPTS.sci_mode
 
     def width(self):
         return self.max_width

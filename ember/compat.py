@@ -86,6 +86,8 @@ class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             from .torch_version import TorchVersion
             from .version import torch_api
             alias.__dict__['__version__'] = TorchVersion(f'{torch_api}+ember')
+        if spec.name == 'torch':        # torch.torch is torch (kornia, transformers reach names through it)
+            alias.__dict__['torch'] = alias
         return alias
 
     def exec_module(self, module):

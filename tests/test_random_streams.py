@@ -226,3 +226,23 @@ def test_state_of_a_seed_past_2_63_as_torch():
         g, t = ember.Generator().manual_seed(s), torch.Generator().manual_seed(s)
         assert bytes(g.get_state().numpy()) == bytes(t.get_state().numpy())
         assert ember.Generator().set_state(ember.tensor(t.get_state().numpy())).initial_seed() == s
+
+
+@pytest.mark.parametrize('dtype', ['int32', 'int64', 'float64'])
+def test_randint_draws_64_bits_from_a_range_of_2_to_the_28(dtype):
+    # torch draws one 64-bit output per element once the range reaches 2**28 (less modulo bias), 32 bits below
+    out = []
+    for L in (ember, torch):
+        res = []
+        for hi in (2 ** 16, 2 ** 28 - 1, 2 ** 28, 2 ** 28 + 5, 2 ** 30, 2 ** 31 - 1, 2 ** 32, 2 ** 40):
+            for lo in (0, -7):
+                if dtype == 'int32' and hi > 2 ** 31 - 1:
+                    continue
+                L.manual_seed(5)
+                res.append(L.randint(lo, hi, (5,), dtype=getattr(L, dtype)).tolist())
+                L.manual_seed(5)
+                res.append(L.empty(5, dtype=getattr(L, dtype)).random_(lo, hi).tolist())
+        L.manual_seed(3)
+        res += [L.empty(4, dtype=L.int64).random_(2 ** 29).tolist(), L.randint(2 ** 30, (2, 3)).tolist()]
+        out.append(res)
+    assert out[0] == out[1] and len(out[0]) >= 14

@@ -56,6 +56,10 @@ TESTED_IN_SPARSE_CSR = ('sparse_compressed_tensor', '_convert_indices_from_csr_t
                         '_to_sparse_csc', 'values', 'crow_indices', 'col_indices', 'ccol_indices', 'row_indices')
 
 
+# the Sobol engine's operators (torch.quasirandom): tests/test_users_gaps.py compares their points and states with torch
+TESTED_IN_USERS_GAPS = ('_sobol_engine_draw', '_sobol_engine_ff', '_sobol_engine_scramble', '_sobol_engine_initialize_state')
+
+
 # Tensor.item() of a tensor without data (a wrapper subclass): tests/test_tensor_subclasses.py compares with torch
 TESTED_IN_SUBCLASSES = ('_local_scalar_dense',)
 
@@ -64,6 +68,12 @@ def test_subclass_operators_are_tested_in_test_tensor_subclasses():
     import os
     src = open(os.path.join(os.path.dirname(__file__), 'test_tensor_subclasses.py')).read()
     assert [n for n in TESTED_IN_SUBCLASSES if n not in src] == []
+
+
+def test_sobol_operators_are_tested_in_test_users_gaps():
+    import os
+    src = open(os.path.join(os.path.dirname(__file__), 'test_users_gaps.py')).read()
+    assert [n for n in TESTED_IN_USERS_GAPS if n not in src] == []
 
 
 def test_sparse_operators_are_tested_in_test_sparse():
@@ -88,7 +98,8 @@ def test_every_declared_operator_has_a_record():
         if name in OPS or _norm(name) in records or _norm(name).replace('linalg_', '') in records \
                 or _norm(name).replace('fft_', '') in records:
             continue
-        if name in TESTED_IN_SPARSE or name in TESTED_IN_SPARSE_CSR or name in TESTED_IN_SUBCLASSES:
+        if name in TESTED_IN_SPARSE or name in TESTED_IN_SPARSE_CSR or name in TESTED_IN_SUBCLASSES or \
+                name in TESTED_IN_USERS_GAPS:
             continue
         target = TESTED_THROUGH.get(name)
         if target is not None and (target in OPS or _norm(target) in records):

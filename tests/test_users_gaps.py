@@ -912,4 +912,378 @@ def test_stack_of_permuted_inputs_is_contiguous_as_torchs():
         b = [L.arange(48.).reshape(3, 4, 4).transpose(1, 2) for _ in range(3)]
         out.append((L.stack(a).stride(), L.stack(a, 2).stride(), L.stack(b, -1).stride(), L.stack(a).view(2, -1).shape,
                     L.stack(b).tolist(), str(L.stack([L.ones(2), L.zeros(2, dtype=L.int64)]).dtype).split('.')[1]))
+
+
+# --- torch.quasirandom.SobolEngine (botorch) ---------------------------------------------------------------------
+
+def test_sobol_state_is_torchs_for_every_dimension():
+    # _sobol_engine_initialize_state_ from the Joe-Kuo table shipped as ember/data/sobol_directions.npz
+    from ember.quasirandom import SobolEngine as E
+    from torch.quasirandom import SobolEngine as T
+    assert np.array_equal(E(21201).sobolstate.numpy(), T(21201).sobolstate.numpy())
+    with pytest.raises(ValueError, match=r'\[1, 21201\]'):
+        E(21202)
+
+
+def _sobol_session(L, d, dtype, **kw):
+    e = L.quasirandom.SobolEngine(d, **kw)
+    out = [e.draw(1, dtype=dtype), e.draw(7, dtype=dtype)]
+    e.fast_forward(5)
+    out += [e.draw(3, dtype=dtype), e.draw(16, dtype=dtype)]
+    e.reset()
+    out.append(e.draw_base2(3, dtype=dtype))
+    f = L.quasirandom.SobolEngine(d, **kw).fast_forward(4)
+    out += [f.draw(5, dtype=dtype), f.draw(0, dtype=dtype), repr(e)]
+    o = L.zeros(2)
+    f.draw(2, out=o)
+    return out + [o]
+
+
+@pytest.mark.parametrize('d', [1, 4, 300])
+@pytest.mark.parametrize('dtype', [None, 'float64'])
+@pytest.mark.parametrize('scramble', [False, True])
+def test_sobol_draws_torchs_points(d, dtype, scramble):
+    # draw, fast_forward, reset, draw_base2 and out= as torch's; scrambling (seeded) draws torch's random bits
+    kw = dict(scramble=True, seed=d) if scramble else {}
+    got = _sobol_session(ember, d, dtype and getattr(ember, dtype), **kw)
+    want = _sobol_session(torch, d, dtype and getattr(torch, dtype), **kw)
+    assert len(got) == len(want) == 9
+    for g, w in zip(got, want):
+        if isinstance(w, str):
+            assert g == w
+        else:
+            assert str(g.dtype) == str(w.dtype).replace('torch', 'ember') and np.array_equal(g.numpy(), w.numpy())
+
+
+def test_sobol_engine_errors_and_ops():
+    from ember.ops import aten
+    e, t = ember.quasirandom.SobolEngine(2), torch.quasirandom.SobolEngine(2)
+    e.draw(3), t.draw(3)
+    for s in (e, t):
+        with pytest.raises(ValueError, match='power of 2. 3 points have been previously generated'):
+            s.draw_base2(2)
+    for L in (ember, torch):        # a first draw(0) asks the operator for -1 points
+        with pytest.raises(RuntimeError, match=r'negative dimension -1: \[-1, 2\]'):
+            L.quasirandom.SobolEngine(2).draw(0)
+    with pytest.raises(RuntimeError, match='"_sobol_engine_draw" not implemented for \'Long\''):
+        aten._sobol_engine_draw(e.quasi, 2, e.sobolstate, 2, 0, dtype=ember.int64)
+    with pytest.raises(RuntimeError, match='sobolstate needs to be of type Long'):
+        aten._sobol_engine_ff_(e.quasi, 2, e.sobolstate.float(), 2, 0)
+    # the operators run on Meta too (shapes only)
+    r, q = aten._sobol_engine_draw(e.quasi.to('meta'), 5, e.sobolstate.to('meta'), 2, 3, dtype=None)
+    assert r.shape == (5, 2) and r.dtype == ember.float32 and q.dtype == ember.int64
+    st = ember.zeros(3, 30, dtype=ember.long)
+    aten._sobol_engine_initialize_state_(st, 3)
+    aten._sobol_engine_scramble_(st, ember.ones(3, 30, 30, dtype=ember.long).tril(), 3)
+    tt = torch.zeros(3, 30, dtype=torch.long)
+    torch._sobol_engine_initialize_state_(tt, 3)
+    torch._sobol_engine_scramble_(tt, torch.ones(3, 30, 30, dtype=torch.long).tril(), 3)
+    assert st.tolist() == tt.tolist()
+
+
+# --- torch.optim.<algorithm> modules (botorch, pytorch-forecasting, torch-optimizer) -------------------------------
+
+OPTIM_MODULES = ('adam', 'adamw', 'sgd', 'rmsprop', 'adagrad', 'adadelta', 'adamax', 'asgd', 'nadam', 'radam', 'rprop',
+                 'lbfgs', 'sparse_adam', '_adafactor', '_muon', 'optimizer')
+
+
+@pytest.mark.parametrize('name', OPTIM_MODULES)
+def test_optim_algorithm_modules(name):
+    import importlib
+    e, t = importlib.import_module(f'ember.optim.{name}'), importlib.import_module(f'torch.optim.{name}')
+    names = getattr(t, '__all__')
+    assert sorted(getattr(e, '__all__', names)) == sorted(names)
+    for n in names:
+        assert callable(getattr(e, n))
+        if n[0].isupper():
+            assert getattr(e, n) is getattr(ember.optim, n)
+
+
+def test_optim_adamw_function_is_decoupled_adam():
+    from ember.optim.adamw import adamw
+    from torch.optim.adamw import adamw as t_adamw
+    out = []
+    for L, fn in ((ember, adamw), (torch, t_adamw)):
+        p, g = L.ones(3), L.arange(3.)
+        m, v = L.zeros(3), L.zeros(3)
+        fn([p], [g], [m], [v], [L.zeros(3)], [L.tensor(1.)], amsgrad=False, beta1=0.9, beta2=0.999, lr=0.1,
+           weight_decay=0.5, eps=1e-8, maximize=False)
+        out.append(p.tolist())
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-6)
+
+
+def test_global_optimizer_step_hooks():
+    import importlib
+    logs = []
+    for L in (ember, torch):
+        log = []
+        mod = importlib.import_module(f'{L.__name__}.optim.optimizer')
+        p = L.nn.Parameter(L.ones(2))
+        p.grad = L.ones(2)
+        opt = L.optim.SGD([p], lr=0.1)
+        opt.register_step_pre_hook(lambda o, a, k: log.append('own pre'))
+        opt.register_step_post_hook(lambda o, a, k: log.append('own post'))
+        handles = [mod.register_optimizer_step_pre_hook(lambda o, a, k: log.append(('pre', type(o).__name__))),
+                   mod.register_optimizer_step_post_hook(lambda o, a, k: log.append('post'))]
+        opt.step()
+        for h in handles:
+            h.remove()
+        opt.step()
+        bad = mod.register_optimizer_step_pre_hook(lambda o, a, k: 3)
+        with pytest.raises(RuntimeError, match='must return None or a tuple of'):
+            opt.step()
+        bad.remove()
+        logs.append(log)
+    assert logs[0] == logs[1] and len(logs[0]) == 6
+
+
+# --- names kornia, botorch, e3nn and transformers reach for ------------------------------------------------------
+
+_RUN_PROG = '''
+import torch
+from torch.optim.adam import Adam
+from torch.optim.adamw import AdamW
+from torch.fx.experimental.proxy_tensor import get_proxy_mode
+from torch.quasirandom import SobolEngine
+print(torch.torch is torch, torch.torch.Tensor is torch.Tensor, Adam is torch.optim.Adam, AdamW.__name__)
+print(get_proxy_mode(), torch._C._are_functorch_transforms_active(), isinstance(3, torch.SymInt), torch.complex32)
+print(SobolEngine(3, scramble=True, seed=7).draw(2).tolist())
+'''
+
+
+def test_torch_names_under_ember_run(tmp_path):
+    import os
+    import subprocess
+    import sys
+    (tmp_path / 'prog.py').write_text(_RUN_PROG)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    got = subprocess.run([sys.executable, '-m', 'ember', 'run', 'prog.py'], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    want = subprocess.run([sys.executable, 'prog.py'], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == want.stdout and len(want.stdout.splitlines()) == 3
+
+
+def test_get_proxy_mode_inside_make_fx():
+    import importlib
+    seen = []
+    for L in (ember, torch):
+        pt = importlib.import_module(f'{L.__name__}.fx.experimental.proxy_tensor')
+
+        def f(x):
+            seen.append(type(pt.get_proxy_mode()).__name__)
+            return x + 1
+        pt.make_fx(f)(L.ones(2))
+        seen.append(pt.get_proxy_mode())
+    assert seen == ['ProxyTorchDispatchMode', None] * 2
+
+
+def _transforms_active(L):
+    active = L._C._are_functorch_transforms_active
+    seen = [active()]
+
+    def f(x):
+        seen.append(active())
+        return x * 2
+    one = L.ones(2)
+    L.func.vmap(f)(one)
+    L.func.grad(lambda x: f(x).sum())(one)
+    L.func.jvp(f, (one,), (one,))
+    L.func.vjp(f, one)
+    L.func.functionalize(f)(one)
+    L.func.jacrev(f)(one)
+    fw = __import__(f'{L.__name__}.autograd.forward_ad', fromlist=['dual_level'])
+    with fw.dual_level():       # a plain dual level is no functorch transform
+        seen.append(active())
+
+    def g(x):
+        seen.append((L._C._functorch.is_batchedtensor(x), L._C._functorch.is_legacy_batchedtensor(x)))
+        return x
+    L.func.vmap(g)(one)
+    g(one)
+    return seen + [active()]
+
+
+def test_functorch_transforms_active():
+    assert _transforms_active(ember) == _transforms_active(torch) == \
+        [False] + [True] * 6 + [False, (True, False), (False, False), False]
+
+
+def test_sym_types_and_complex32():
+    for L in (ember, torch):
+        assert not isinstance(3, L.SymInt) and not isinstance(3.0, L.SymFloat) and not isinstance(True, L.SymBool)
+    c, t = ember.complex32, torch.complex32
+    assert ember.chalf is c and repr(c) == 'ember.complex32'
+    assert (c.itemsize, c.is_complex, c.is_floating_point, c.is_signed) == \
+        (t.itemsize, t.is_complex, t.is_floating_point, t.is_signed)
+    assert c.to_real() is ember.float16 and c.to_complex() is c
+    import pickle
+    assert pickle.loads(pickle.dumps(c)) is c
+    for name in ('bool', 'uint8', 'int64', 'float16', 'bfloat16', 'float32', 'float64', 'complex64', 'complex128'):
+        for a, b in ((c, getattr(ember, name)), (getattr(ember, name), c)):
+            want = torch.promote_types(*(t if x is c else getattr(torch, name) for x in (a, b)))
+            assert repr(ember.promote_types(a, b)) == repr(want).replace('torch', 'ember')
+    for other in ('uint16', 'float8_e4m3fn'):
+        with pytest.raises(RuntimeError, match='attempted to promote ComplexHalf and'):
+            ember.promote_types(c, getattr(ember, other))
+    with pytest.raises(TypeError, match='cannot store or compute complex32'):     # NumPy has no complex half
+        ember.zeros(2, dtype=c)
+
+
+def _checks(L):
+    import warnings
+    out = []
+
+    def run(f):
+        try:
+            out.append(('ok', f()))
+        except Exception as e:
+            out.append((type(e).__name__, str(e).replace('ember._tensor.', 'torch.').replace('ember.', 'torch.')))
+    run(lambda: L._assert_async(L.tensor(0)))
+    run(lambda: L._assert_async(L.tensor([1, 1])))
+    run(lambda: L._assert_async(L.tensor([])))
+    run(lambda: L._assert_async(L.tensor(0.0), 'bad'))
+    run(lambda: L._assert_async(L.tensor(float('nan')), 'bad'))
+    run(lambda: L._check(L.tensor(True)))
+    run(lambda: L._check(1))
+    run(lambda: L._check(False))
+    run(lambda: L._check(False, 'x'))
+    run(lambda: L._check(False, lambda: 'x'))
+    run(lambda: L._check_index(False, lambda: 'x'))
+    run(lambda: L._check_value(False, lambda: 3))
+    run(lambda: L._check_type(False))
+    run(lambda: L._check_not_implemented(False, lambda: 'ni'))
+    run(lambda: L._check_with(Warning, False, None))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        run(lambda: L._check_is_size(-1, lambda: 'neg'))
+        run(lambda: L._check_is_size(3, max=2))
+        run(lambda: L._check_is_size(2, max=2))
+    out.append([(str(x.message), x.category) for x in w])
+    run(lambda: L._check_tensor_all(L.tensor([True, False]), lambda: 'all'))
+    run(lambda: L._check_tensor_all(L.tensor([True, True])))
+    run(lambda: L._check_tensor_all(L.tensor([1, 1])))
+    run(lambda: L._check_tensor_all(True))
+    run(lambda: L._shape_as_tensor(L.ones(2, 3)).tolist())
+    run(lambda: [str(getattr(L, '_cast_' + n)(L.ones(1)).dtype).split('.')[1]
+                 for n in ('Byte', 'Char', 'Double', 'Float', 'Half', 'Int', 'Long', 'Short')])
+    run(lambda: (L.sym_int(3.7), L.sym_int(-3.7), L.sym_float(2), L.sym_max(1, 2.0), L.sym_min(1, 2), L.sym_not(1),
+                 L.sym_ite(True, 1, 2), L.sym_max(True, 2), L.sym_min(np.int64(3), 2), L.sym_max(np.float32(1.5), 1)))
+    run(lambda: L.sym_max(1, '2'))
+    run(lambda: L.sym_min(L.tensor(1), 2))
+    run(lambda: (L.sym_int(L.tensor(3.5)), L.sym_float(L.tensor(3))))
+    run(lambda: L.sym_ite(1, 1, 2))
+    run(lambda: L.sym_ite(True, 1, 2.0))
+    return out
+
+
+def test_checks_and_sym_helpers():
+    got, want = _checks(ember), _checks(torch)
+    assert len(got) == len(want) == 31
+    for g, w in zip(got, want):
+        assert g == w
+
+
+# --- indexing with an empty list (kornia) -------------------------------------------------------------------------
+
+@pytest.mark.parametrize('idx', ['[[]]', '([],)', '[[], []]', '[[1.7]]', 'np.array([1.7])',
+                                 'np.array([], dtype=np.float64)', 'np.array([2, 0], dtype=np.int32)', '(Ellipsis, [])',
+                                 '[True, False, True]', '(slice(None), [])'])
+def test_list_indices_are_long_unless_masks(idx):
+    import warnings
+    out = []
+    for L in (ember, torch):
+        x = L.arange(6.).reshape(3, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            r = x[eval(idx)]
+            x[eval(idx)] = -1.0
+        out.append((tuple(r.shape), r.tolist(), x.tolist()))
+    assert out[0] == out[1]
+
+
+# --- torch.utils.tensorboard.summary (pytorch-forecasting, Lightning's hparams logging) --------------------------
+
+def test_tensorboard_summary_builders():
+    import importlib
+    out = []
+    for L in (ember, torch):
+        s = importlib.import_module(f'{L.__name__}.utils.tensorboard.summary')
+        exp, start, end = s.hparams({'lr': 0.1, 'opt': 'adam'}, {'loss': 1.0})
+        sc = s.scalar('loss', L.tensor(2.5))
+        h = s.histogram('w', L.arange(10.), 'auto')
+        im = s.image('im', L.ones(3, 4, 5), dataformats='CHW')
+        out.append([type(x).__name__ for x in (exp, start, end)] + [sc.value[0].tag, sc.value[0].simple_value,
+                   h.value[0].histo.num, h.value[0].histo.sum, im.value[0].image.height, im.value[0].image.width])
+    assert out[0] == out[1]
+
+
+# --- checkpoint's device states, TorchScript's type classes (e3nn, torch-optimizer) ------------------------------
+
+def test_checkpoint_device_states_on_cpu():
+    from ember.utils import checkpoint as ec
+    from torch.utils import checkpoint as tc
+    for m, L in ((ec, ember), (tc, torch)):
+        assert m.get_device_states(L.ones(2), [L.zeros(1)], 3) == ([], [])
+        assert m.set_device_states([], []) is None
+        assert m.DefaultDeviceType.get_device_type() == 'cpu'
+
+
+def test_device_and_stream_obj_types():
+    for L in (ember, torch):
+        def f(device: str | L.DeviceObjType):
+            return device
+        assert f('cpu') == 'cpu'
+        assert not isinstance(L.device('cpu'), L.DeviceObjType) and issubclass(L.StreamObjType, L.Type)
+        assert (L.DeviceObjType.__name__, str(L.DeviceObjType.get()), str(L.StreamObjType.get())) == \
+            ('DeviceObjType', 'Device', 'Stream')
+
+
+# --- einsum's one-list form under __torch_function__ (opt_einsum's torch backend, e3nn) ----------------------------
+
+def test_einsum_operand_list_reaches_torch_function_unpacked():
+    import importlib
+    out = []
+    for L in (ember, torch):
+        fx = importlib.import_module(f'{L.__name__}.fx')
+        g = fx.Graph()
+        tr = fx.proxy.GraphAppendingTracer(g)
+        a, b = fx.Proxy(g.placeholder('a'), tr), fx.Proxy(g.placeholder('b'), tr)
+        L.einsum('ij,jk->ik', (a, b))
+        L.einsum('ij,jk->ik', [a, b])
+        L.einsum('ij,jk->ik', a, b)
+        out.append([(n.target.__name__, n.args) for n in g.nodes if n.op == 'call_function'])
+        x, y = L.arange(6.).reshape(2, 3), L.ones(3, 2)
+        out.append([L.einsum('ij,jk->ik', [x, y]).tolist(), L.einsum(x, [0, 1], y, [1, 2], [0, 2]).tolist()])
+    assert str(out[:2]) == str(out[2:]) and len(out[0]) == 3
+    assert ember.einsum is ember._python_functions.linalg.einsum       # not wrapped twice
+
+
+# --- torch.dsmm / torch.hsmm, torch._tensor_str.printoptions ------------------------------------------------------
+
+def _sparse_products(L):
+    s = L.sparse_coo_tensor([[0, 2, 2], [1, 0, 1]], [2., 3., 4.], (4, 2))
+    d = L.arange(6.).reshape(2, 3)
+    h = L.hsmm(s, d)
+    e = L.hsmm(L.sparse_coo_tensor(L.zeros(2, 0, dtype=L.long), L.zeros(0), (3, 2)), d)
+    return [L.dsmm(s, d).tolist(), L.dsmm(L.ones(2, 2), d).tolist(), str(h.layout).split('.')[1], h.sparse_dim(),
+            h.dense_dim(), h.is_coalesced(), h._indices().tolist(), h._values().tolist(), tuple(h.shape),
+            h.to_dense().tolist(), tuple(e._indices().shape), tuple(e._values().shape), tuple(e.shape)]
+
+
+def test_dsmm_and_hsmm():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        assert _sparse_products(ember) == _sparse_products(torch)
+
+
+def test_printoptions_context():
+    out = []
+    for L in (ember, torch):
+        before = L._tensor_str.get_printoptions()
+        with L._tensor_str.printoptions(precision=2, sci_mode=False):
+            inside = repr(L.tensor([1.23456, 1e-5]))
+        out.append((inside, repr(L.tensor([1.23456])), before == L._tensor_str.get_printoptions(), sorted(before)))
     assert out[0] == out[1]

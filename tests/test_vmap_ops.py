@@ -53,7 +53,9 @@ _SLOW = {
 }
 # operators with no batching rule: 126 before issue 13's batching work, 26 after; then linalg_ldl_solve (a LAPACK
 # solve of three batched operands) and the random _sample_dirichlet, per sample as binomial and multinomial are
-_MAX_FALLBACK_OPERATORS = 28
+# then the Sobol engine's four state operators (torch.quasirandom: no tensor a user vmaps over; torch has no
+# batching rule for them either)
+_MAX_FALLBACK_OPERATORS = 32
 
 
 def _floating_sample(info):

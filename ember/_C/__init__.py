@@ -6,7 +6,8 @@ libraries use from Python and that mean something here, each answering as torch'
 hook that open builds leave unset: nothing happens), ``_nn._parse_to`` (``Module.to``'s argument parsing),
 ``Generator``, ``DisableTorchFunction``/``DisableTorchFunctionSubclass``, ``_disabled_torch_function_impl``,
 ``_disabled_torch_dispatch_impl``, ``_DisableTorchDispatch`` (NOTE [tensor subclasses]), ``_get_tracing_state``,
-``_is_torch_function_mode_enabled``, ``_get_accelerator``, ``_get_default_device``. Any other name raises AttributeError naming it.
+``_is_torch_function_mode_enabled``, ``_get_accelerator``, ``_get_default_device``,
+``_are_functorch_transforms_active`` and ``_functorch`` (queries on vmap's BatchedTensor). Any other name raises AttributeError naming it.
 """
 from .._tensor import Tensor as _Tensor
 from .._dispatch.torch_function import (DisableTorchFunction, DisableTorchFunctionSubclass,  # noqa: F401
@@ -14,7 +15,8 @@ from .._dispatch.torch_function import (DisableTorchFunction, DisableTorchFuncti
 from .._dispatch.subclasses import (disabled_torch_function_impl as _disabled_torch_function_impl,  # noqa: F401
                                     disabled_torch_dispatch_impl as _disabled_torch_dispatch_impl,
                                     DisableTorchDispatch as _DisableTorchDispatch)
-from . import _nn  # noqa: F401
+from . import _nn, _functorch  # noqa: F401
+from .._functorch import TRANSFORMS as _TRANSFORMS
 
 _TensorMeta = type(_Tensor)
 _GLIBCXX_USE_CXX11_ABI = True
@@ -60,6 +62,12 @@ def _swap_tensor_impl(t1, t2):
     own2 = {k: f2.pop(k) for k in list(f2) if k in FIELDS}
     f1.update(own2)
     f2.update(own1)
+
+
+def _are_functorch_transforms_active():
+    """Whether an ember.func transform (vmap, grad, jvp, functionalize, ...) is running on this thread (NOTE
+    [functorch transform stack])."""
+    return bool(_TRANSFORMS.stack)
 
 
 def _get_default_device():

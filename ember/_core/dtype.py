@@ -36,7 +36,8 @@ class dtype:
         init = object.__setattr__
         init(self, 'name', name)
         init(self, '_np', np.dtype(np_dtype) if np_dtype is not None else None)
-        init(self, 'itemsize', self._np.itemsize if self._np is not None else 1 if 'float8' in name else 2)
+        init(self, 'itemsize', self._np.itemsize if self._np is not None else 1 if 'float8' in name else
+             4 if name == 'complex32' else 2)
         init(self, 'category', category)
         init(self, 'is_signed', not name.startswith('uint') and name not in ('bool', 'float8_e8m0fnu'))
         init(self, '_rank', rank)
@@ -51,6 +52,9 @@ class dtype:
         """The NumPy dtype of the elements. bfloat16 has none in NumPy itself: it needs ml_dtypes, and using
         it without raises here, at the first use, rather than computing with some other type."""
         d = self._np
+        if d is None and self.name == 'complex32':
+            raise TypeError("ember.complex32 (ComplexHalf) has no NumPy type: ember cannot store or compute "
+                            "complex32 tensors; use ember.complex64")
         if d is None:
             raise ImportError(f"ember.{self.name} needs the optional 'ml_dtypes' package: "
                               f"pip install 'ember[bfloat16]'")
@@ -60,10 +64,10 @@ class dtype:
     is_complex = property(lambda self: self.category == _COMPLEX)
 
     def to_real(self):
-        return {'complex64': float32, 'complex128': float64}.get(self.name, self)
+        return {'complex32': float16, 'complex64': float32, 'complex128': float64}.get(self.name, self)
 
     def to_complex(self):
-        return {'float64': complex128, 'complex128': complex128}.get(self.name, complex64)
+        return {'float64': complex128, 'complex128': complex128, 'complex32': complex32}.get(self.name, complex64)
 
     def __repr__(self):
         return f'{naming.shown}.{self.name}'
@@ -93,15 +97,19 @@ float8_e5m2 = dtype('float8_e5m2', _ml('float8_e5m2'), _FLOAT, 0)
 float8_e4m3fnuz = dtype('float8_e4m3fnuz', _ml('float8_e4m3fnuz'), _FLOAT, 0)
 float8_e5m2fnuz = dtype('float8_e5m2fnuz', _ml('float8_e5m2fnuz'), _FLOAT, 0)
 float8_e8m0fnu = dtype('float8_e8m0fnu', _ml('float8_e8m0fnu'), _FLOAT, 0)
+# torch's complex32 (chalf): the dtype object, its properties and promotion, and no tensors: NumPy has no complex
+# half type to store one in (dtype.np raises). float16's results that torch gives as complex32 (float16 with a complex
+# scalar) ember computes in complex64.
+complex32 = dtype('complex32', None, _COMPLEX, 1)
 _UNSIGNED_WIDE = (uint16, uint32, uint64)
 _FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128) + \
     _UNSIGNED_WIDE + _FLOAT8
-_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME = {d.name: d for d in ALL + (complex32,)}
 # torch's aliases: torch.float, torch.long, torch.half, ...
 ALIASES = {'float': float32, 'double': float64, 'half': float16, 'long': int64, 'int': int32,
-           'short': int16, 'cfloat': complex64, 'cdouble': complex128, 'bool': bool_}
+           'short': int16, 'cfloat': complex64, 'cdouble': complex128, 'bool': bool_, 'chalf': complex32}
 _FROM_NP = {d._np: d for d in ALL if d._np is not None}
 
 
@@ -109,13 +117,14 @@ _FROM_NP = {d._np: d for d in ALL if d._np is not None}
 # the legacy type names, torch.FloatTensor) and the C++ type ("float", in "float != double").
 _SCALAR_NAMES = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'bfloat16': 'BFloat16', 'int64': 'Long',
                  'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool',
-                 'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble', 'uint16': 'UInt16', 'uint32': 'UInt32',
+                 'complex32': 'ComplexHalf', 'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble', 'uint16': 'UInt16', 'uint32': 'UInt32',
                  'uint64': 'UInt64', 'float8_e4m3fn': 'Float8_e4m3fn', 'float8_e5m2': 'Float8_e5m2',
                  'float8_e4m3fnuz': 'Float8_e4m3fnuz', 'float8_e5m2fnuz': 'Float8_e5m2fnuz',
                  'float8_e8m0fnu': 'Float8_e8m0fnu'}
 _CPP_NAMES = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16',
               'int64': 'long int', 'int32': 'int', 'int16': 'short int', 'int8': 'signed char',
-              'uint8': 'unsigned char', 'bool': 'bool', 'complex64': 'c10::complex<float>',
+              'uint8': 'unsigned char', 'bool': 'bool', 'complex32': 'c10::complex<c10::Half>',
+              'complex64': 'c10::complex<float>',
               'complex128': 'c10::complex<double>', 'uint16': 'unsigned short', 'uint32': 'unsigned int',
               'uint64': 'unsigned long', **{d.name: f'c10::{_SCALAR_NAMES[d.name]}' for d in _FLOAT8}}
 
@@ -163,8 +172,9 @@ def _promote_pair(a, b):
         return other if other.category == _FLOAT else None
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
-        if hi.category == _COMPLEX and lo.category == _FLOAT and lo._rank > hi._rank:
-            return complex128
+        if hi.category == _COMPLEX and lo.category == _FLOAT:    # the real parts' promotion, made complex
+            real = _promote_pair(hi.to_real(), lo)                 # (complex32 with bfloat16: complex64)
+            return hi if real is hi.to_real() else real.to_complex()
         return hi
     if a.category == _INT:
         if uint8 in (a, b):  # uint8 with a signed type: the smallest signed type holding both
@@ -186,7 +196,8 @@ class _Promotion(dict):
                            f"{scalar_name(b)}")
 
 
-_PROMOTE = _Promotion({(a, b): p for a in ALL for b in ALL for p in (_promote_pair(a, b),) if p is not None})
+_PROMOTE = _Promotion({(a, b): p for a in ALL + (complex32,) for b in ALL + (complex32,)
+                       for p in (_promote_pair(a, b),) if p is not None})
 
 
 def can_cast(from_, to):

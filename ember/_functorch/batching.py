@@ -31,6 +31,7 @@ from .._core import tensor_impl as _ti
 from .._core.tensor_impl import TensorImpl
 from .._dispatch.ops_namespace import aten
 from .._dispatch import dispatcher
+from . import TRANSFORMS
 
 _BELOW = below(DispatchKey.FuncTorchBatched)
 
@@ -49,12 +50,14 @@ def push_level(randomness, batch_size):
     random factories (randn inside the vmapped function, no tensor argument) reach their batching kernels."""
     _next_level[0] += 1
     STATE.levels.append((_next_level[0], randomness, batch_size))
+    TRANSFORMS.stack.append('vmap')      # NOTE [functorch transform stack]
     dispatcher.STATE.include |= BATCHED_BIT
     return _next_level[0]
 
 
 def pop_level():
     STATE.levels.pop()
+    TRANSFORMS.stack.pop()
     if not STATE.levels:
         dispatcher.STATE.include &= ~BATCHED_BIT
 

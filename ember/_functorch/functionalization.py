@@ -1,8 +1,8 @@
 """functionalize's machinery: a Python dispatch mode that turns mutations (and, if asked, views) into
 out-of-place operators (torch's Functionalize key and FunctionalTensorWrapper).
 
-NOTE [functionalize]: ``FunctionalizeMode`` is a Python dispatch mode, like make_fx's ``_ProxyMode``, rather than a
-dispatch key of its own with a wrapper tensor (torch's FunctionalTensorWrapper): the transform changes which
+NOTE [functionalize]: ``FunctionalizeMode`` is a Python dispatch mode, like make_fx's ``ProxyTorchDispatchMode``,
+rather than a dispatch key of its own with a wrapper tensor (torch's FunctionalTensorWrapper): the transform changes which
 operators run, not what a tensor is, so seeing every operator call once, above Autograd, is all it needs, and it
 stacks with the other modes in the order they are entered (``make_fx(functionalize(f))``: functionalize's mode is
 the inner one, so the operators it runs instead are the ones make_fx records). The tensors the function handles

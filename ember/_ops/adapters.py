@@ -73,7 +73,8 @@ def _unwrap_all(op, cast, meta, kind):
     pre, args = [], []
     for a in op.schema.arguments:
         if a.base_type == 'ScalarType' and a.name == 'dtype' and meta is not None and kind != 'pointwise':
-            args.append('_m[1].np')         # the dtype the meta function resolved
+            # the dtype the meta function resolved (the first output's, when there are several)
+            args.append('_m[1].np' if len(op.schema.returns) == 1 else '_m[0][1].np')
             continue
         lines, expr = _unwrap(a, cast)
         pre += lines

@@ -45,13 +45,19 @@ def _bad_index(x):
                       f"indices (got {type(x).__name__})")
 
 
+_INDEX_LIST_DTYPES = (D.bool_, D.uint8, D.int64)
+
+
 def _as_index_tensor(x, device):
-    """Lists, NumPy arrays and bools used as indices become tensors (``x[[0, 2]]``)."""
+    """Lists, NumPy arrays and bools used as indices become tensors (``x[[0, 2]]``): bool and uint8 ones masks,
+    any other sequence int64, as torch's indexing_tensor_from_data makes them (``x[[]]`` and ``x[[1.7]]`` take
+    rows); a lone float stays one, for the index check to refuse."""
     from .._creation import tensor
     try:
-        return tensor(x, device=device)
+        t = tensor(x, device=device)
     except (TypeError, ValueError):
         raise _bad_index(x) from None
+    return t if t.dtype in _INDEX_LIST_DTYPES or not isinstance(x, (list, tuple, np.ndarray)) else t.long()
 
 
 def _normalize(self, idx):

@@ -6,6 +6,7 @@ import math
 
 from .._core.dtype import scalar_name
 from .._tensor import Tensor
+from ..overrides import _is_torch_function_mode_enabled, has_torch_function, handle_torch_function
 from ..ops import aten
 
 __all__ = ['einsum', 'tensordot', 'chain_matmul', 'cholesky_solve', 'cholesky_inverse', 'matrix_exp', 'pinverse',
@@ -19,11 +20,17 @@ def einsum(equation, *operands):
     >>> ember.einsum('i,i->', ember.ones(3), ember.ones(3)).item()
     3.0
     """
+    if isinstance(equation, str) and len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])     # the one-list form, unpacked before __torch_function__ sees the call
+    relevant = operands if isinstance(equation, str) else (equation,) + operands
+    if _is_torch_function_mode_enabled() or has_torch_function(relevant):      # (torch's functional.einsum), so a trace records
+        return handle_torch_function(einsum, relevant, equation, *operands)     # einsum(eq, a, b)
     if not isinstance(equation, str):     # the sublist format: einsum(a, [0, 1], b, [1, 2], [0, 2])
         equation, operands = _sublist_equation((equation,) + operands)
-    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = operands[0]
     return aten.einsum.default(equation, list(operands))
+
+
+einsum.__ember_public__ = True      # honours __torch_function__ itself (above)
 
 
 _LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'

@@ -7,6 +7,7 @@ They run the user's function on dual tensors at a dual level of their own (ember
 import ember
 from ..autograd import forward_ad as fwAD
 from ._tree import tree_flatten, tree_unflatten
+from .._functorch import TRANSFORMS
 from ._reverse import _check_argnums, _split_aux, _undo, jacrev, _depth
 from ._vmap import vmap
 
@@ -18,10 +19,12 @@ def _nested():
 class _DualLevel:
     def __enter__(self):
         self.level = fwAD.enter_dual_level()
+        TRANSFORMS.stack.append('jvp')      # NOTE [functorch transform stack]
         return self.level
 
     def __exit__(self, *exc):
         fwAD.exit_dual_level(level=self.level)
+        TRANSFORMS.stack.pop()
 
 
 def _unpack(out, level, api):

@@ -14,6 +14,7 @@ tensor([[2., 2.],
 import functools
 
 import ember
+from .._functorch import transform
 from .._functorch.functionalization import FunctionalizeMode
 from ._tree import tree_flatten, tree_unflatten
 
@@ -48,7 +49,7 @@ def functionalize(func, *, remove='mutations'):
         for x in tree_flatten((args, kwargs))[0]:
             if isinstance(x, ember.Tensor):
                 mode.handle(x, created=False)
-        with mode:
+        with transform('functionalize'), mode:     # NOTE [functorch transform stack]
             out = func(*args, **kwargs)
         leaves, spec = tree_flatten(out)
         tensors = [i for i, x in enumerate(leaves) if isinstance(x, ember.Tensor)]

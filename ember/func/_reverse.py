@@ -15,6 +15,7 @@ import ember
 from ..autograd import grad as _autograd_grad
 from ..autograd import forward_ad as fwAD
 from ._tree import tree_flatten, tree_unflatten
+from .._functorch import TRANSFORMS
 
 _state = threading.local()
 
@@ -33,12 +34,14 @@ class _Level:
     """One running transform (NOTE [func levels])."""
     def __enter__(self):
         _state.depth = _depth() + 1
+        TRANSFORMS.stack.append('grad')     # NOTE [functorch transform stack]
         self._grad = ember.is_grad_enabled()
         ember.set_grad_enabled(True)        # torch.func.grad ignores an outer no_grad (a no_grad inside f holds)
         return self
 
     def __exit__(self, *exc):
         _state.depth -= 1
+        TRANSFORMS.stack.pop()
         ember.set_grad_enabled(self._grad)
 
 

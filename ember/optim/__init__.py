@@ -1,9 +1,10 @@
 """ember.optim: optimizers and learning-rate schedulers with torch.optim's API and state-dict layout."""
 from .optimizer import Optimizer
-from .algorithms import SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, sgd, adam, rmsprop, adagrad, \
-    adamax, nadam, radam, Adadelta, adadelta, Rprop, rprop, ASGD, asgd
+# the functional updates (adam, sgd, ...) live in torch's per-algorithm modules (torch.optim.adam.adam), which
+# ember's adam.py, sgd.py, ... re-export from algorithms.py; as in torch, the package holds only the classes
+from .algorithms import SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD
 from .lbfgs import LBFGS
-from .adafactor import Adafactor, adafactor
+from .adafactor import Adafactor
 from .sparse_adam import SparseAdam
 from .muon import Muon
 from . import lr_scheduler

@@ -168,6 +168,11 @@ class AdamW(Adam):
                          decoupled_weight_decay=True)
 
 
+def adamw(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, **hyperparameters):
+    """``adam`` with decoupled weight decay (torch.optim.adamw.adamw)."""
+    adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, decoupled_weight_decay=True, **hyperparameters)
+
+
 # --- RMSprop ------------------------------------------------------------------------
 
 def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers, steps, *, lr, alpha, eps, weight_decay,

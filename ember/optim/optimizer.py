@@ -31,6 +31,20 @@ class _RequiredParameter:
 
 
 _NO_HOOKS = {}
+# hooks every optimizer's step runs (torch.optim.optimizer.register_optimizer_step_pre_hook / _post_hook): the
+# global pre hooks before the optimizer's own, the global post hooks after
+_global_optimizer_pre_hooks = collections.OrderedDict()
+_global_optimizer_post_hooks = collections.OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook):
+    """``hook(optimizer, args, kwargs)`` before every optimizer's step; may return new (args, kwargs)."""
+    return _register(_global_optimizer_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """``hook(optimizer, args, kwargs)`` after every optimizer's step."""
+    return _register(_global_optimizer_post_hooks, hook)
 
 
 class Optimizer:
@@ -126,12 +140,17 @@ class Optimizer:
             with record_function(f'Optimizer.step#{type(self).__name__}.step'):    # torch's profiler row
                 # a subclass that never calls Optimizer.__init__ (accelerate's AcceleratedOptimizer wraps another
                 # optimizer) has no hooks of its own, as torch, which installs them in __init__
-                for hook in list(getattr(self, '_step_pre_hooks', _NO_HOOKS).values()):
+                for hook in [*_global_optimizer_pre_hooks.values(),
+                             *getattr(self, '_step_pre_hooks', _NO_HOOKS).values()]:
                     r = hook(self, args, kwargs)
                     if r is not None:
+                        if not (isinstance(r, tuple) and len(r) == 2):
+                            raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), "
+                                               f"but got {r}.")
                         args, kwargs = r
                 out = step(self, *args, **kwargs)
-                for hook in list(getattr(self, '_step_post_hooks', _NO_HOOKS).values()):
+                for hook in [*getattr(self, '_step_post_hooks', _NO_HOOKS).values(),
+                             *_global_optimizer_post_hooks.values()]:
                     hook(self, args, kwargs)
                 return out
         return wrapper

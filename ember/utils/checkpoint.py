@@ -22,11 +22,66 @@ from .. import Tensor as TensorImpl      # the front end uses the public API onl
 from ..autograd import enable_grad, no_grad, is_grad_enabled, Function
 from ..autograd.graph import saved_tensors_hooks
 
-__all__ = ['checkpoint', 'checkpoint_sequential', 'CheckpointError']
+__all__ = ['checkpoint', 'checkpoint_sequential', 'CheckpointError', 'get_device_states', 'set_device_states',
+           'DefaultDeviceType']
 
 
 class CheckpointError(RuntimeError):
     pass
+
+
+class DefaultDeviceType:
+    """The device type whose RNG states ``set_device_states`` restores when given none: the current accelerator's
+    type, else 'cpu', until ``set_device_type`` chooses one."""
+    _default_device_type = None
+
+    @staticmethod
+    def set_device_type(device='cuda'):
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type():
+        if not DefaultDeviceType._default_device_type:
+            from .. import accelerator
+            acc = accelerator.current_accelerator(True)
+            DefaultDeviceType._default_device_type = acc.type if acc else 'cpu'
+        return DefaultDeviceType._default_device_type
+
+
+def _device_module(device_type):
+    import ember
+    return getattr(ember, device_type)
+
+
+def get_device_states(*args):
+    """``(device ids, RNG states)`` of the accelerator devices the tensors among ``args`` (nested in lists, tuples
+    and dicts too) live on, for ``set_device_states`` to restore; CPU tensors add none (the CPU state is global).
+
+    >>> import ember
+    >>> get_device_states(ember.ones(2))
+    ([], [])
+    """
+    from ._pytree import tree_flatten
+    tensors = [a for a in tree_flatten(args)[0] if isinstance(a, TensorImpl) and a.device.type not in ('cpu', 'meta')]
+    if not tensors:
+        return [], []
+    module = _device_module(tensors[0].device.type)
+    states = []
+    for t in tensors:
+        with module.device(t.get_device()):
+            states.append(module.get_rng_state())
+    return [t.get_device() for t in tensors], states
+
+
+def set_device_states(devices, states, *, device_type=None):
+    """Restore each of ``devices``' RNG state from ``states`` (what ``get_device_states`` returned)."""
+    device_type = DefaultDeviceType.get_device_type() if device_type is None else device_type
+    if device_type == 'meta' or not devices:
+        return
+    module = _device_module(device_type)
+    for device, state in zip(devices, states):
+        with module.device(device):
+            module.set_rng_state(state)
 
 
 class _RNG:

@@ -268,9 +268,11 @@ def exponential(rng, n, dt, lambd=1.0):
 
 
 def integers(rng, lo, hi, shape, dt):
-    """``random_(lo, hi)``: (output % range) + lo, a 32-bit output per element unless the range needs more."""
+    """``random_(lo, hi)``: (output % range) + lo, a 32-bit output per element below a range of 2**28 and a 64-bit
+    one from there (torch's uniform_int_from_to_distribution: the wider draw keeps the modulo bias small). float32
+    ranges past 2**24, where torch warns, still differ from torch's."""
     n, span = math.prod(shape), hi - lo
-    if span >= 1 << 32:
+    if span >= 1 << 28:
         v = raw64(rng, n) % np.uint64(span)
     else:
         v = raw32(rng, n) % np.uint64(span)

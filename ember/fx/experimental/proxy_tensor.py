@@ -2,7 +2,7 @@
 
 NOTE [make_fx]: ``symbolic_trace`` records public functions above the dispatcher with Proxies; ``make_fx``
 records what reaches the dispatcher. It runs the function on real tensors (or fake ones, ``tracing_mode=
-'fake'``) under a Python dispatch mode, ``_ProxyMode``; every operator call reaches the mode's
+'fake'``) under a Python dispatch mode, ``ProxyTorchDispatchMode``; every operator call reaches the mode's
 ``__ember_dispatch__`` as an OpOverload (``aten.addmm.default``), which runs it one level down and records a
 ``call_function`` Node whose arguments are the Nodes that made the tensor arguments. Tensors are matched to
 Nodes by identity, so nothing about the tensors themselves changes:
@@ -38,7 +38,7 @@ import traceback
 
 import ember
 from ember.utils import _pytree as pytree
-from ember.utils._python_dispatch import TorchDispatchMode, TensorDataMap
+from ember.utils._python_dispatch import TorchDispatchMode, TensorDataMap, _get_current_dispatch_mode_stack
 from ember.amp.autocast_mode import _cast_for_mode, _autocast_excluded
 
 from ..graph import Graph
@@ -47,7 +47,7 @@ from ..node import Op
 from ..passes.shape_prop import TensorMetadata
 from .symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv, SymInt, sym_size_int
 
-__all__ = ['make_fx', 'get_isolated_graphmodule', 'dispatch_trace', 'PythonKeyTracer']
+__all__ = ['make_fx', 'get_isolated_graphmodule', 'dispatch_trace', 'PythonKeyTracer', 'get_proxy_mode']
 
 _EMBER_PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 # ember's own machinery, left out of recorded stack traces; ember.nn's modules stay, as torch keeps the
@@ -56,7 +56,7 @@ _HIDDEN = tuple(_EMBER_PKG + p for p in ('fx', 'export', 'onnx', '_', 'autograd'
                                          os.path.join('nn', 'functional')))
 
 
-class _ProxyMode(TorchDispatchMode):
+class ProxyTorchDispatchMode(TorchDispatchMode):
     """The dispatch mode make_fx runs under: hands every operator call to its tracer."""
 
     def __init__(self, tracer):
@@ -64,6 +64,12 @@ class _ProxyMode(TorchDispatchMode):
 
     def __ember_dispatch__(self, func, types, args=(), kwargs=None):
         return self.tracer.dispatch(func, args, kwargs or {})
+
+
+def get_proxy_mode():
+    """The make_fx recording mode active on this thread (the innermost), or None when nothing is being traced."""
+    return next((m for m in reversed(_get_current_dispatch_mode_stack()) if isinstance(m, ProxyTorchDispatchMode)),
+                None)
 
 
 class PythonKeyTracer:
@@ -76,7 +82,7 @@ class PythonKeyTracer:
         self.fake_mode = fake_mode
         self.record_stack_traces = record_stack_traces
         self.stack_trace = None     # set while re-tracing a graph node by node (ExportedProgram.run_decompositions)
-        self.mode = _ProxyMode(self)
+        self.mode = ProxyTorchDispatchMode(self)
         self._nodes = TensorDataMap()     # tensor -> the Node that made it (saved handles included)
         self.attrs = {}         # get_attr target -> tensor
         self._counts = {'_param_constant': 0, '_tensor_constant': 0}

@@ -21,7 +21,8 @@ a second time at another size and comparing the graphs (``ember.compile`` does, 
 """
 import operator
 
-__all__ = ['GuardOnDataDependentSymNode', 'ConstraintViolationError', 'SymInt', 'ShapeEnv', 'sym_size',
+__all__ = ['GuardOnDataDependentSymNode', 'ConstraintViolationError', 'SymInt', 'SymFloat', 'SymBool', 'ShapeEnv',
+           'sym_size',
            'sym_size_int', 'is_symbolic', 'hint', 'pretty']
 
 
@@ -317,6 +318,16 @@ class SymInt(int):
 
     def __rtruediv__(self, other):
         return other / int.__int__(self)
+
+
+class SymFloat:
+    """torch.SymFloat: a symbolic float. ember's symbolic values are sizes, integers (NOTE [symbolic sizes]), so
+    nothing makes one; code that tests ``isinstance(x, SymFloat)`` gets torch's answer for every real number."""
+
+
+class SymBool:
+    """torch.SymBool: a symbolic truth value. A comparison of ember's SymInts is a plain bool, recorded as a guard
+    (NOTE [symbolic sizes]), so nothing makes one; ``isinstance(True, SymBool)`` is False, as in torch."""
 
 
 def graph_signature(graph):
