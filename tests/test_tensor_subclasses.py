@@ -483,3 +483,23 @@ def test_return_and_correct_aliasing_and_dispatch_mode_helpers():
         out.append(inner)
     assert out[0] == out[2] and out[1] == out[3]
     assert out[0][:4] == (True, True, True, True)
+
+
+def test_refusals_read_as_torchs():
+    """An operator (torch's C++ functions) says "Multiple dispatch failed"; a function written in Python (F.relu)
+    says "no implementation found"."""
+    out = []
+    for lib, F, _ in _libs():
+        class A(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return NotImplemented
+        a = lib.ones(2).as_subclass(A)
+        msgs = []
+        # (a method generated from an operator, a.sum(), is named as its function: torch says 'torch.Tensor.sum')
+        for call in (lambda: lib.add(a, 1), lambda: a[0], lambda: F.relu(a)):
+            with pytest.raises(TypeError) as err:
+                call()
+            msgs.append(str(err.value).replace(lib.__name__ + '.', 'LIB.').replace('test_tensor_subclasses.', ''))
+        out.append(msgs)
+    assert out[0] == out[1]

@@ -203,7 +203,8 @@ def _handed_over(fn):
         def method(self, *args, **kwargs):
             if _tf._MODES.subclasses_off or not self._keys & TORCH_FUNCTION_BIT:   # (an instance given the class
                 return fn(self, *args, **kwargs)                                   # by __class__ assignment)
-            return _tf.handle_torch_function(fn, (self,) + args + tuple(kwargs.values()), self, *args, **kwargs)
+            return _tf.dispatch_overloaded(fn, (self,) + args + tuple(kwargs.values()), (self,) + args, kwargs,
+                                           operator=True)
         _HANDED_OVER[fn] = method
     return method
 
@@ -332,7 +333,7 @@ def torch_function_fallback(op, ks, *args):
         return op.redispatch(ks & ~TORCH_FUNCTION_BIT, *args)
     pargs, kwargs = _tf.public_call(op, args)
     func = op.public if op.public is not None else op
-    return _tf.handle_torch_function(func, args, *pargs, **kwargs)
+    return _tf.dispatch_overloaded(func, args, pargs, kwargs, operator=True)
 
 
 dispatcher.register_fallback(DispatchKey.PythonSubclass, python_subclass_fallback)

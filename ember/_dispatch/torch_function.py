@@ -73,6 +73,12 @@ def has_torch_function(relevant_args):
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     """Call the innermost torch function mode, then the ``__torch_function__`` of the overloaded arguments in
     ``relevant_args`` in torch's order, until one returns something other than ``NotImplemented``."""
+    return dispatch_overloaded(public_api, relevant_args, args, kwargs, operator=False)
+
+
+def dispatch_overloaded(public_api, relevant_args, args, kwargs, operator):
+    """``operator``: the call is an operator's entry point (torch's C++ functions), whose refusal reads
+    "Multiple dispatch failed", where a function written in Python says "no implementation found", as torch's."""
     overloaded = overloaded_args(relevant_args)
     types = tuple(type(a) for a in overloaded)
     if _MODES.stack:
@@ -83,17 +89,26 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
         result = type(a).__torch_function__(public_api, types, args, kwargs)
         if result is not NotImplemented:
             return result
+    if operator:
+        subclasses = ''.join(f"  - tensor subclass {type(a)}\n" for a in overloaded)
+        raise TypeError(f"Multiple dispatch failed for '{_public_name(public_api)}'; all __torch_function__ handlers "
+                        f"returned NotImplemented:\n\n{subclasses}\nFor more information, try re-running with "
+                        f"TORCH_LOGS=not_implemented")
     raise TypeError(f"no implementation found for '{_public_name(public_api)}' on types that implement "
                     f"__torch_function__: {[type(a) for a in overloaded]}")
 
 
 def _public_name(func):
-    """``'ember.nn.functional.relu'``: the module path up to its first private part, and the name."""
+    """``'ember.nn.functional.relu'``: the module path up to its first private part, and the name (``torch.``
+    under ``ember run``, as torch's messages read)."""
+    from .._core import naming
     parts = []
     for p in (getattr(func, '__module__', None) or 'ember').split('.'):
         if p.startswith('_'):
             break
         parts.append(p)
+    if parts and parts[0] == 'ember':
+        parts[0] = naming.shown
     return '.'.join(parts + [getattr(func, '__name__', str(func))])
 
 
@@ -108,7 +123,7 @@ def dispatch_from_entry_point(op, values):
         return NOT_HANDLED
     args, kwargs = public_call(op, values)
     func = op.public if op.public is not None else op
-    return handle_torch_function(func, values, *args, **kwargs)
+    return dispatch_overloaded(func, values, args, kwargs, operator=True)
 
 
 def public_call(op, values):
