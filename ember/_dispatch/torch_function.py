@@ -109,7 +109,10 @@ def _public_name(func):
         parts.append(p)
     if parts and parts[0] == 'ember':
         parts[0] = naming.shown
-    return '.'.join(parts + [getattr(func, '__name__', str(func))])
+    name = getattr(func, '__qualname__', '')     # a method: Tensor.__getitem__
+    if not name.startswith('Tensor.'):
+        name = getattr(func, '__name__', str(func))
+    return '.'.join(parts + [name])
 
 
 NOT_HANDLED = object()
