@@ -18,14 +18,13 @@ are supported: torch's batch and dense (hybrid) dimensions are not. ``shape``, `
 ``dtype`` answer like an ndarray's, so meta functions and autograd's shape checks read a compressed
 tensor unchanged.
 """
-import math
 
 import numpy as np
 
-from .coo import sparse_csr, sparse_csc
+from .coo import SparseArray, sparse_csr, sparse_csc
 
 
-class CompressedArray:
+class CompressedArray(SparseArray):
     __slots__ = ('layout', 'compressed_indices', 'plain_indices', 'values', 'shape')
 
     def __init__(self, layout, compressed_indices, plain_indices, values, shape):
@@ -34,22 +33,6 @@ class CompressedArray:
         self.plain_indices = plain_indices
         self.values = values
         self.shape = tuple(int(s) for s in shape)
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def size(self):
-        return math.prod(self.shape)
-
-    @property
-    def dtype(self):
-        return self.values.dtype
-
-    @property
-    def itemsize(self):
-        return self.values.dtype.itemsize
 
     @property
     def nnz(self):

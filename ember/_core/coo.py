@@ -24,14 +24,9 @@ import numpy as np
 from . import naming
 
 
-class COOArray:
-    __slots__ = ('indices', 'values', 'shape', 'coalesced')
-
-    def __init__(self, indices, values, shape, coalesced=False):
-        self.indices = indices
-        self.values = values
-        self.shape = tuple(int(s) for s in shape)
-        self.coalesced = bool(coalesced)
+class SparseArray:
+    """What a sparse layout's array answers as an ndarray does: its dense shape's rank and element count, and its
+    values' dtype (``shape`` and ``values`` are the subclass's)."""
 
     @property
     def ndim(self):
@@ -48,6 +43,16 @@ class COOArray:
     @property
     def itemsize(self):
         return self.values.dtype.itemsize
+
+
+class COOArray(SparseArray):
+    __slots__ = ('indices', 'values', 'shape', 'coalesced')
+
+    def __init__(self, indices, values, shape, coalesced=False):
+        self.indices = indices
+        self.values = values
+        self.shape = tuple(int(s) for s in shape)
+        self.coalesced = bool(coalesced)
 
     @property
     def sparse_dim(self):
