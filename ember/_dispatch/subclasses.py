@@ -266,25 +266,7 @@ def return_and_correct_aliasing(func, args, kwargs, out):
 
 def _dispatch_args(values):
     """The arguments whose class defines ``__torch_dispatch__``, one per class, a subclass before its base."""
-    found = []
-
-    def add(a):
-        if not (isinstance(a, TensorImpl) and a._keys & PYTHON_SUBCLASS_BIT) or \
-                any(type(f) is type(a) for f in found):
-            return
-        for i, f in enumerate(found):
-            if issubclass(type(a), type(f)):
-                found.insert(i, a)
-                return
-        found.append(a)
-
-    for v in values:
-        if isinstance(v, (list, tuple)):
-            for e in v:
-                add(e)
-        else:
-            add(v)
-    return found
+    return _tf.overloaded_args(values, lambda a: isinstance(a, TensorImpl) and a._keys & PYTHON_SUBCLASS_BIT)
 
 
 _COMPOSITES = []

@@ -32,13 +32,15 @@ def _overloaded(a):
     return hasattr(t, '__torch_function__')
 
 
-def overloaded_args(values):
+def overloaded_args(values, overloaded=None):
     """The arguments among ``values`` (one level into lists, tuples and dicts) whose type defines
-    ``__torch_function__``, one per type, a subclass before its base class, else left to right."""
+    ``__torch_function__`` (or for which ``overloaded(a)`` holds), one per type, a subclass before its base class,
+    else left to right."""
+    test = _overloaded if overloaded is None else overloaded
     found = []
 
     def add(a):
-        if not _overloaded(a) or any(type(f) is type(a) for f in found):
+        if not test(a) or any(type(f) is type(a) for f in found):
             return
         for i, f in enumerate(found):       # a subclass goes before its base class, as torch orders them
             if issubclass(type(a), type(f)):
