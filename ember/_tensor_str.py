@@ -225,7 +225,6 @@ def _add_suffixes(text, suffixes, indent, force_newline=False):
 
 def _sparse_repr(t):
     """torch's form: ``tensor(indices=..., values=..., size=(2, 3), nnz=3, layout=ember.sparse_coo)``."""
-    from ._core import dtype as D
     from ._creation import tensor as _t
     a = t._a
     if a.nnz == 0:        # torch gives both sizes and no dtype here
@@ -235,6 +234,14 @@ def _sparse_repr(t):
         ind = tensor_repr(_t(a.indices), prefix='tensor(indices=tensor(')
         val = tensor_repr(_t(a.values), prefix=' ' * 7 + 'values=tensor(')
         val = val.replace(f', dtype={t._dtype})', ')')      # torch names the dtype once, after nnz
+    suffixes = _sparse_suffixes(t)
+    return ind + ',\n' + val + ',\n' + ' ' * 7 + ', '.join(suffixes) + ')'
+
+
+def _sparse_suffixes(t):
+    """What follows a sparse tensor's parts: its size, nnz, a dtype other than the defaults, layout, history."""
+    from ._core import dtype as D
+    a = t._a
     suffixes = [f'size={tuple(a.shape)}', f'nnz={a.nnz}']
     if t._dtype not in (D.get_default_dtype(), D.int64, D.bool_):
         suffixes.append(f'dtype={t._dtype}')
@@ -243,13 +250,12 @@ def _sparse_repr(t):
         suffixes.append(f'grad_fn=<{t._grad_fn.name()}>')
     elif t._requires_grad:
         suffixes.append('requires_grad=True')
-    return ind + ',\n' + val + ',\n' + ' ' * 7 + ', '.join(suffixes) + ')'
+    return suffixes
 
 
 def _compressed_repr(t, prefix):
     """torch's form for CSR/CSC: ``tensor(crow_indices=..., col_indices=..., values=..., size=(2, 3), nnz=3,
     layout=ember.sparse_csr)``, the suffixes wrapped at the line width as a dense tensor's."""
-    from ._core import dtype as D
     from ._creation import tensor as _t
     a = t._a
     indent = len(prefix)
@@ -261,14 +267,7 @@ def _compressed_repr(t, prefix):
         if arr.size == 0:
             body += f', size={arr.shape}'
         parts.append(head + body + ')')
-    suffixes = [f'size={tuple(a.shape)}', f'nnz={a.nnz}']
-    if t._dtype not in (D.get_default_dtype(), D.int64, D.bool_):
-        suffixes.append(f'dtype={t._dtype}')
-    suffixes.append(f'layout={t.layout}')
-    if t._grad_fn is not None:
-        suffixes.append(f'grad_fn=<{t._grad_fn.name()}>')
-    elif t._requires_grad:
-        suffixes.append('requires_grad=True')
+    suffixes = _sparse_suffixes(t)
     return _add_suffixes(prefix + (',\n' + ' ' * indent).join(parts), suffixes, indent)
 
 
