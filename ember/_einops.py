@@ -27,6 +27,13 @@ def register():
         def is_appropriate_type(self, tensor):
             return isinstance(tensor, self.torch.Tensor)
 
+    # einops finds backends through AbstractBackend.__subclasses__(), which holds classes weakly: a class made in this
+    # function would be collected with the next garbage collection
+    _BACKENDS.append(EmberBackend)
+
+
+_BACKENDS = []
+
 
 class _AfterEinops(importlib.abc.MetaPathFinder):
     """Registers the backend right after ``einops._backends`` is imported."""

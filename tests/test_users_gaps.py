@@ -621,7 +621,8 @@ def test_einops_on_ember_tensors_with_import_ember_as_torch(order):
     pytest.importorskip('einops')
     imports = 'import ember as torch\nimport einops\n' if order == 'ember first' else \
         'import einops\nimport ember as torch\n'
-    code = imports + ("x = torch.arange(24.).reshape(2, 3, 4)\n"
+    # gc.collect(): the backend class must outlive a garbage collection (einops holds its backends weakly)
+    code = imports + ("import gc\ngc.collect()\nx = torch.arange(24.).reshape(2, 3, 4)\n"
                       "y = x.clone().requires_grad_()\n"
                       "einops.rearrange(y, 'a b c -> c (b a)').sum().backward()\n"
                       "print(tuple(einops.rearrange(x, 'a b c -> (a c) b').shape), "
