@@ -1288,3 +1288,35 @@ def test_printoptions_context():
             inside = repr(L.tensor([1.23456, 1e-5]))
         out.append((inside, repr(L.tensor([1.23456])), before == L._tensor_str.get_printoptions(), sorted(before)))
     assert out[0] == out[1]
+
+
+def test_deprecated_scalar_first_overloads():
+    # torch-optimizer's Ranger (pytorch_ranger) and older code: a.add_(2.0, b), a.addcmul_(0.5, b, c), addmm(beta,
+    # M, alpha, A, B) reordered as torch's deprecated.yaml says (NOTE [deprecated scalar-first overloads])
+    import warnings
+    out = []
+    for L in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            a, b, c = L.ones(2), L.full((2,), 2.), L.full((2,), 3.)
+            a.add_(2.0, b)
+            r1 = L.add(a, 2.0, b)
+            a.addcmul_(0.5, b, c)
+            a.addcdiv_(2.0, b, c)
+            M, A = L.ones(2, 2), L.eye(2)
+            r2, r3, r4 = L.addmm(0.5, M, 2.0, A, A), L.addmm(0.5, M, A, A), M.addmm(0.5, 2.0, A, A)
+            a.sub_(1.0, b)
+            out.append((a.tolist(), r1.tolist(), r2.tolist(), r3.tolist(), r4.tolist(), L.sub(a, 2, b).tolist(),
+                        L.baddbmm(0.5, L.ones(1, 2, 2), L.ones(1, 2, 2), L.ones(1, 2, 2)).tolist()))
+    assert out[0] == out[1]
+
+
+def test_deprecated_overload_warns_once_as_torch():
+    import subprocess
+    import sys
+    code = ("import warnings\nwarnings.simplefilter('always')\nimport {L} as L\na, b = L.ones(2), L.ones(2)\n"
+            "with warnings.catch_warnings(record=True) as w:\n    warnings.simplefilter('always')\n"
+            "    a.add_(2.0, b); a.addcmul_(0.5, b, b); L.add(a, 2.0, b)\nprint(len(w), str(w[0].message))\n")
+    got = [subprocess.run([sys.executable, '-c', code.format(L=L)], capture_output=True, text=True, check=True).stdout
+           for L in ('torch', 'ember')]
+    assert got[0].split(' (Triggered internally')[0] == got[1].strip()      # torch names its C++ line

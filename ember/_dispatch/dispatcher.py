@@ -420,10 +420,11 @@ def _generate_caller(op):
     # one place this differs from torch: ``ember.ops.aten.add.Tensor`` shares the entry point, so a keyword call
     # through the ops namespace says input= where torch's says self= (positional calls, the usual ones, are alike)
     every = '(' + ''.join(f'{_param(a.name)}, ' for a in s.arguments) + ')'    # for NOTE [__torch_function__]
+    deprecated = s.name.rstrip('_') in DEPRECATED_SCALAR_FIRST and s.overload in ('', 'Tensor')
     allow_numbers = 'pointwise' in op.tags or 'wraps_numbers' in op.tags
     for i, a in enumerate(s.arguments):
         if a.kwarg_only and not seen_kwonly:
-            params.append('*')
+            params.append('*_dep' if deprecated else '*')
             seen_kwonly = True
         n = _param(a.name)
         if a.name in required:
@@ -458,6 +459,9 @@ def _generate_caller(op):
     factory = not s.tensor_args
     dev_arg = next((a.name for a in s.arguments if a.base_type == 'Device'), None)
     body = ['    ks = 0'] + keys + checks
+    if deprecated:      # NOTE [deprecated scalar-first overloads]: extra positional values, only on such a call
+        positional = ', '.join(_param(a.name) for a in s.arguments if not a.kwarg_only)
+        body.insert(0, f'    if _dep: return _deprecated(_op, ({positional},) + _dep)')
     if aliased:
         params.append('**_np')
         names = ', '.join(aliased) + ','
@@ -483,7 +487,7 @@ def _generate_caller(op):
     g = {'_T': _tensor_types(), '_DT': _DTYPE, '_DTYPES': _DTYPE_NAMES, '_NUMBER': _NUMBER, '_INT': _INT, '_SEQ': _SEQ, '_intlist_ok': _intlist_ok, 'np': np, '_S': STATE,
          '_cache': op.cache, '_resolve': op.resolve, '_device_keys': _device_keys,
          '_bad': _bad_arg_factory(op), '_BM': BACKEND_MASK, '_mixed': _mixed_devices,
-         '_np_aliases': numpy_aliases, '_MISSING': _MISSING}
+         '_np_aliases': numpy_aliases, '_MISSING': _MISSING, '_deprecated': deprecated_call, '_op': op}
     fn = compile_function(src, f'<ember op {op.name}>', g, s.name)
     fn.__qualname__ = s.full_name
     fn._op = op
@@ -502,6 +506,45 @@ def _param(name):
 
 
 NUMPY_ALIASES = {'dim': 'axis', 'keepdim': 'keepdims'}     # NOTE [numpy keyword aliases]
+
+# NOTE [deprecated scalar-first overloads]: torch still accepts the old argument orders of its deprecated.yaml, where
+# the scale comes first as a plain number: ``a.add_(2.0, b)``, ``a.addcmul_(0.5, b, c)``, ``torch.addmm(0.5, M, 2.0,
+# A, B)``, with a warning. The entry points of these operators take the extra positional values in ``*_dep`` (empty
+# on every ordinary call: one truth test) and hand such a call to ``deprecated_call``, which reorders it.
+DEPRECATED_SCALAR_FIRST = {'add': 'alpha', 'sub': 'alpha', 'addcmul': 'value', 'addcdiv': 'value', 'addmm': 'beta',
+                           'addmv': 'beta', 'addr': 'beta', 'addbmm': 'beta', 'baddbmm': 'beta'}
+_DEPRECATED_WARNED = []        # torch warns once per process, for the first such call whatever its operator
+
+
+def deprecated_call(op, values):
+    """A call in a deprecated scalar-first order (NOTE [deprecated scalar-first overloads]), reordered."""
+    name = op.schema.name
+    base = name.rstrip('_')
+    number = lambda v: isinstance(v, _NUMBER)
+    new = [a for a in op.schema.arguments if not a.kwarg_only][1:]
+    if DEPRECATED_SCALAR_FIRST[base] in ('alpha', 'value'):       # (self, scale, *tensors)
+        if len(values) != len(new) + 2 or not number(values[1]):
+            raise TypeError(f"{name}() takes {len(new) + 1} positional arguments but {len(values)} were given")
+        self, scale, rest = values[0], values[1], values[2:]
+        kw = {DEPRECATED_SCALAR_FIRST[base]: scale}
+        old = f"{name}(Number {DEPRECATED_SCALAR_FIRST[base]}, " + ', '.join(f'Tensor {a.name}' for a in new) + ')'
+    else:       # (beta, self, [alpha,] m1, m2) as a function, (self, beta, [alpha,] m1, m2) as a method
+        v = list(values)
+        self = v.pop(1) if number(v[0]) else v.pop(0)
+        beta = v.pop(0)
+        alpha = v.pop(0) if len(v) == 3 and number(v[0]) else 1
+        if len(v) != 2 or not number(beta) or not number(alpha):
+            raise TypeError(f"{name}() received an invalid combination of arguments")
+        rest, kw = v, {'beta': beta, 'alpha': alpha}
+        old = f"{name}(Number beta, Number alpha, " + ', '.join(f'Tensor {a.name}' for a in new) + ')'
+    if not _DEPRECATED_WARNED:
+        _DEPRECATED_WARNED.append(name)
+        from .._warn import warnings
+        now = f"{name}(" + ', '.join(f'Tensor {a.name}' for a in new) + ', *, ' + \
+            ', '.join(f'Number {a.name} = 1' for a in op.schema.arguments if a.kwarg_only) + ')'
+        warnings.warn(f"This overload of {name} is deprecated:\n\t{old}\nConsider using one of the following "
+                      f"signatures instead:\n\t{now}", UserWarning)
+    return op.call(self, *rest, **kw)
 _MISSING = type('_Missing', (), {'__repr__': lambda self: '<missing>'})()
 
 
