@@ -491,12 +491,13 @@ def _generate_caller(op):
     fn = compile_function(src, f'<ember op {op.name}>', g, s.name)
     fn.__qualname__ = s.full_name
     fn._op = op
-    if aliased:         # inspect.signature shows the schema's, without the catch-all and the stand-in default
+    if aliased or deprecated:   # inspect.signature shows the schema's: no catch-alls, no stand-in default
         import inspect
         sig = inspect.signature(fn)
         fn.__signature__ = sig.replace(parameters=[
             p.replace(default=inspect.Parameter.empty) if p.default is _MISSING else p
-            for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD])
+            for p in sig.parameters.values()
+            if p.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)])
     return fn
 
 
