@@ -15,7 +15,7 @@ import ember.nn as nn
 
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation, StochasticDepth
 from ._api import _check_num_classes, _load, _resolve, _weights, register_model
-from ._utils import _make_divisible
+from ._utils import _init_mobile, _make_divisible
 
 __all__ = ['EfficientNet', 'EfficientNet_B0_Weights', 'EfficientNet_B1_Weights', 'EfficientNet_B2_Weights',
            'EfficientNet_B3_Weights', 'EfficientNet_B4_Weights', 'EfficientNet_B5_Weights', 'EfficientNet_B6_Weights',
@@ -154,18 +154,7 @@ class EfficientNet(nn.Module):
         self.avgpool = nn.AdaptiveAvgPool2d(1)
         self.classifier = nn.Sequential(nn.Dropout(p=dropout, inplace=True),
                                         nn.Linear(lastconv_output_channels, num_classes))
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode='fan_out')
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                init_range = 1.0 / math.sqrt(m.out_features)
-                nn.init.uniform_(m.weight, -init_range, init_range)
-                nn.init.zeros_(m.bias)
+        _init_mobile(self, lambda w: nn.init.uniform_(w, -1.0 / math.sqrt(w.shape[0]), 1.0 / math.sqrt(w.shape[0])))
 
     def forward(self, x):
         return self.classifier(ember.flatten(self.avgpool(self.features(x)), 1))

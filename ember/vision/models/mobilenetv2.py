@@ -5,7 +5,7 @@ import ember.nn.functional as F
 
 from ..ops.misc import Conv2dNormActivation
 from ._api import _check_num_classes, _load, _resolve, _weights, register_model
-from ._utils import _make_divisible
+from ._utils import _init_mobile, _make_divisible
 
 MobileNet_V2_Weights = _weights('MobileNet_V2_Weights', {'IMAGENET1K_V1': 'mobilenet_v2-b0353104.pth',
                                                          'IMAGENET1K_V2': 'mobilenet_v2-7ebf99e0.pth'})
@@ -58,17 +58,7 @@ class MobileNetV2(nn.Module):
                                              activation_layer=nn.ReLU6))
         self.features = nn.Sequential(*features)
         self.classifier = nn.Sequential(nn.Dropout(p=dropout), nn.Linear(self.last_channel, num_classes))
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode='fan_out')
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
+        _init_mobile(self, lambda w: nn.init.normal_(w, 0, 0.01))
 
     def forward(self, x):
         x = F.adaptive_avg_pool2d(self.features(x), (1, 1))

@@ -11,7 +11,7 @@ import ember.nn as nn
 
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation as SElayer
 from ._api import _check_num_classes, _load, _resolve, _weights, register_model
-from ._utils import _make_divisible
+from ._utils import _init_mobile, _make_divisible
 
 __all__ = ['MobileNetV3', 'MobileNet_V3_Large_Weights', 'MobileNet_V3_Small_Weights', 'mobilenet_v3_large',
            'mobilenet_v3_small']
@@ -87,17 +87,7 @@ class MobileNetV3(nn.Module):
         self.avgpool = nn.AdaptiveAvgPool2d(1)
         self.classifier = nn.Sequential(nn.Linear(lastconv_output_channels, last_channel), nn.Hardswish(inplace=True),
                                         nn.Dropout(p=dropout, inplace=True), nn.Linear(last_channel, num_classes))
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode='fan_out')
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
+        _init_mobile(self, lambda w: nn.init.normal_(w, 0, 0.01))
 
     def forward(self, x):
         return self.classifier(ember.flatten(self.avgpool(self.features(x)), 1))
