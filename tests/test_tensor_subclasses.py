@@ -503,3 +503,18 @@ def test_refusals_read_as_torchs():
             msgs.append(str(err.value).replace(lib.__name__ + '.', 'LIB.').replace('test_tensor_subclasses.', ''))
         out.append(msgs)
     assert out[0] == out[1]
+
+
+def test_a_subclass_made_in_a_function_is_not_kept_alive():
+    import gc
+    import weakref
+
+    def make():
+        class Temp(ember.Tensor):
+            pass
+        t = ember.ones(2).as_subclass(Temp)
+        assert type(t + 1) is Temp
+        return weakref.ref(Temp)
+    ref = make()
+    gc.collect()
+    assert ref() is None

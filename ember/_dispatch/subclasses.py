@@ -52,12 +52,10 @@ def disabled_torch_dispatch_impl(func, types, args=(), kwargs=None):
         return func(*args, **(kwargs or {}))
 
 
-_KEYS = {}      # class -> the subclass keys of its instances
-
-
 def subclass_keys(cls):
-    """The dispatch keys an instance of ``cls`` carries beyond its device's and autograd's."""
-    k = _KEYS.get(cls)
+    """The dispatch keys an instance of ``cls`` carries beyond its device's and autograd's, computed once per class
+    and kept on the class itself (a table keyed by class would keep every class a program makes alive)."""
+    k = cls.__dict__.get('_ember_subclass_keys')
     if k is None:
         from .._tensor import Tensor
         k = 0
@@ -70,7 +68,7 @@ def subclass_keys(cls):
             td = getattr(cls, '__torch_dispatch__', None)
             if getattr(td, '__func__', td) is not disabled_torch_dispatch_impl:
                 k |= PYTHON_SUBCLASS_BIT
-        _KEYS[cls] = k
+        type.__setattr__(cls, '_ember_subclass_keys', k)
     return k
 
 
