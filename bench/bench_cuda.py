@@ -1,12 +1,14 @@
 """The CUDA backend (NOTE [cuda backend]) against torch on the same GPU, in one process.
 
-    python bench/bench_cuda.py [--seconds 3]
+    python bench/bench_cuda.py [--seconds 3] [--profile 20]
 
 Training steps/s of bench_train.py's three cases (MLP, CNN, char-GPT), built under ``with lib.device('cuda')``
 by both libraries, and the time of single operators (a (1024, 1024) add, a 4096^2 matmul, a (32, 32) add,
 which measures the per-call cost). Every timing ends with a device synchronize. It prints which operators
 ran on the host during the training steps (the fallback), since those are where ember's GPU time goes first.
-Needs a GPU, CuPy and torch with CUDA.
+With ``--profile N`` it then runs 20 more of ember's steps of each case under cProfile and prints the N
+functions with the most time of their own (where the host time of a step goes). Needs a GPU, CuPy and
+torch with CUDA.
 """
 import argparse
 import os
@@ -39,17 +41,38 @@ def rate(lib, fn, seconds, min_calls=5):
     return n / (time.perf_counter() - t0)
 
 
-def train_case(lib, case, seconds):
+def train_step(lib, case):
     with lib.device('cuda'):
         model, opt, loss_fn = build(lib, case)
         model = model.cuda()
 
-        def step():
-            loss = loss_fn()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        return rate(lib, step, seconds)
+    def step():
+        loss = loss_fn()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return step
+
+
+def train_case(lib, case, seconds):
+    return rate(lib, train_step(lib, case), seconds)
+
+
+def profile_case(case, top):
+    import cProfile
+    import pstats
+    step = train_step(ember, case)
+    for _ in range(3):
+        step()
+    sync(ember)
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(20):
+        step()
+    sync(ember)
+    prof.disable()
+    print(f'--- {case}: 20 ember steps under cProfile, by own time')
+    pstats.Stats(prof).sort_stats('tottime').print_stats(top)
 
 
 def op_case(lib, name, seconds):
@@ -71,6 +94,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--seconds', type=float, default=3.0)
     ap.add_argument('--cases', default='mlp,cnn,gpt')
+    ap.add_argument('--profile', type=int, default=0, metavar='N')
     args = ap.parse_args()
     print(f'device: {ember.cuda.get_device_name()}  (torch {torch.__version__}, '
           f'CuPy {ember.cuda._cp().__version__})')
@@ -89,6 +113,11 @@ def main():
     print('operators run on the host (fallback calls):', dict(sorted(backend.FALLBACKS.items())) or 'none')
     for name, why in sorted(backend.REASONS.items()):
         print(f'  {name}: {why}')
+    if args.profile:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            for case in args.cases.split(','):
+                profile_case(case, args.profile)
 
 
 if __name__ == '__main__':

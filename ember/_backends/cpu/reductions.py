@@ -208,6 +208,13 @@ def _logsumexp(a, dim, keepdim):
 _NO_SHIFT = 60.0
 
 
+def _exp_safe(a):
+    """Whether exp cannot overflow anywhere in ``a``, so the row maximum need not be subtracted (NOTE
+    [softmax over short rows]). It reads the data; the CUDA backend's twins answer False without reading
+    (NOTE [device choices] in ember/_backends/cuda/choices.py)."""
+    return bool(a.size) and -_NO_SHIFT < a.min() and a.max() < _NO_SHIFT
+
+
 def _sum_keep(a, dim):
     """np.add.reduce(a, dim, keepdims=True), by GEMV when ``dim`` is the last axis of a float32/64 array."""
     if a.ndim and (dim == -1 or dim == a.ndim - 1):
@@ -221,7 +228,7 @@ def _shifted(a, dim, dtype):
     dtype = np.float32 if _half(dtype) else dtype
     if a.dtype != dtype:
         a = a.astype(dtype)
-    if a.size and -_NO_SHIFT < a.min() and a.max() < _NO_SHIFT:
+    if _exp_safe(a):
         return a.copy()
     m = np.maximum.reduce(a, axis=dim, keepdims=True)
     return np.subtract(a, m)

@@ -14,6 +14,8 @@ the NumPy functions a kernel calls on its arguments reach CuPy through NumPy's d
 (``__array_ufunc__``, ``__array_function__``) as well. Three kinds of helper are different: the CPU's
 threaded GEMM becomes one cuBLAS call (``kernels.HELPERS``), and the thread pool and torch's random streams
 stay on the host (``kernels.HOST_MODULES``), so random operators draw the CPU's values and copy them over.
+Where the CPU kernels choose for a host (intra-op threads, cache-sized blocks, a pass skipped after reading
+the data), the twins are given the device's choices instead (NOTE [device choices] in choices.py).
 
 A twin that needs something only the host has (a ctypes BLAS call, a host array it mixes with device arrays)
 fails loudly, since CuPy never converts device arrays to host ones implicitly. The CPU kernel then runs on
@@ -113,8 +115,9 @@ def register_kernels(kernels, key='CUDA'):
 class _Twins:
     """Device twins of the CPU kernels (NOTE [cuda backend]): the same code objects, run with globals in which
     ``np`` is CuPy (``kernels.XP``), NumPy's ufuncs are CuPy's, and every function of the CPU package they call is
-    itself a twin; a few host-only helpers get device versions (``kernels.HELPERS``) and the helper modules
-    that must stay on the host keep their own (``kernels.HOST_MODULES``). Closures made at import (the split
+    itself a twin; a few host-only helpers get device versions (``kernels.HELPERS``), some module constants
+    other values (``kernels.CONSTANTS``; NOTE [device choices]), and the helper modules that must stay on the
+    host keep their own (``kernels.HOST_MODULES``). Closures made at import (the split
     wrappers around a ufunc) are twinned cell by cell."""
 
     def __init__(self, package, kernels):
@@ -168,6 +171,10 @@ class _Twins:
             for k, v in g.items():
                 if v is np or isinstance(v, (types.FunctionType, np.ufunc, dict)):
                     twin[k] = self(v)
+            module = g.get('__name__', '').rpartition('.')[2]
+            for (mod, name), v in self.k.CONSTANTS.items():     # NOTE [device choices]: blocks as large as arrays
+                if mod == module and name in twin:
+                    twin[name] = v
         return twin
 
 

@@ -10,6 +10,8 @@ inputs), which CuPy does not raise on. Nothing else imports CuPy.
 import numpy as np
 import cupy as cp
 
+from . import choices
+
 
 # --- memory --------------------------------------------------------------------------------------------------
 
@@ -261,8 +263,10 @@ def numpy_function(fn):
     return None
 
 
-# CPU helpers whose device twin is a function written here (by the helper's module and name)
-HELPERS = {('_gemm', 'gemm'): gemm}
+# CPU helpers whose device twin is a function written here (by the helper's module and name): the GEMM, and
+# the choices the device makes otherwise (NOTE [device choices] in choices.py); module constants likewise
+HELPERS = {('_gemm', 'gemm'): gemm, **choices.HELPERS}
+CONSTANTS = choices.CONSTANTS
 # CPU helper modules that stay on the host in the twins: the thread pool, the process settings, the BLAS
 # handle, the error state, and torch's random streams (they draw on the host, so seeded values are the CPU's)
 HOST_MODULES = frozenset({'_parallel', '_process', '_blas', '_fp', '_torch_random'})

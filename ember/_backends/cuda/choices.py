@@ -1,0 +1,55 @@
+"""Where the device twins choose otherwise than the CPU kernels do (NOTE [device choices]).
+
+NOTE [device choices] -- The CPU kernels make choices for a host with a few cores and small caches: they
+share work out among the intra-op threads (``parallel_for``, the split pointwise wrappers of ``_split``), cut
+it into cache-sized blocks (the convolution's receptive fields a few samples at a time, batch norm's centred
+squares, GELU's chain of passes, a scaled subtraction's temporary), and skip a pass after reading the data
+(softmax and attention subtract the row maximum only when some score could overflow exp). Each of these costs
+on a GPU instead: a block is a kernel launch (CuPy's Python and the driver, 5-10 us), host threads issue
+launches that one device stream runs in order anyway, and reading a value waits for everything queued before
+it. So the twins (NOTE [cuda backend]) see these helpers and constants with the device's answers: one intra-op
+thread, ranges run whole, blocks as large as the array, and the maximum always subtracted. The operations
+and the elements they touch stay the CPU kernel's, so its values hold; tests/test_device_twins.py runs every
+operator's samples through twins that make these choices.
+
+This module imports no CuPy: the tests' NumPy stand-in uses the same tables.
+"""
+
+
+def parallel_for(n, fn, grain):
+    """The whole range in one call: the device splits the work among its own cores."""
+    fn(0, n)
+
+
+def get_num_threads():
+    """One: no host thread issues device work beside the caller's (split pointwise kernels run whole)."""
+    return 1
+
+
+def chunks(win, shape, budget=None):
+    """The convolution's receptive fields for the whole batch at once: one copy, then one batched GEMM."""
+    n = win.shape[0]
+    yield 0, n, win.reshape((n,) + tuple(shape))
+
+
+def exp_safe(a):
+    """False without reading ``a``: subtracting the row maximum costs a reduction, reading the bounds a sync."""
+    return False
+
+
+_WHOLE = 1 << 62
+
+# the CPU helpers the twins call in their place, by the helper's module and name (kernels.HELPERS)
+HELPERS = {
+    ('_parallel', 'parallel_for'): parallel_for,
+    ('_parallel', 'get_num_threads'): get_num_threads,
+    ('nn_ops', '_chunks'): chunks,
+    ('reductions', '_exp_safe'): exp_safe,
+}
+
+# module constants the twins see with another value, by module and name: the cache-sized blocks
+CONSTANTS = {
+    ('nn_ops', '_BN_BLOCK'): _WHOLE,
+    ('pointwise', '_BLOCK'): _WHOLE,
+    ('pointwise', '_SCALED_BLOCK'): _WHOLE,
+}
