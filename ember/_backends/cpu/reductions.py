@@ -212,7 +212,7 @@ def _exp_safe(a):
     """Whether exp cannot overflow anywhere in ``a``, so the row maximum need not be subtracted (NOTE
     [softmax over short rows]). It reads the data; the CUDA backend's twins answer False without reading
     (NOTE [device choices] in ember/_backends/cuda/choices.py)."""
-    return bool(a.size) and -_NO_SHIFT < a.min() and a.max() < _NO_SHIFT
+    return bool(a.size and -_NO_SHIFT < a.min() and a.max() < _NO_SHIFT)
 
 
 def _sum_keep(a, dim):
