@@ -17,3 +17,5 @@ from .inception import *
 from .regnet import *
 from .convnext import *
 from .vision_transformer import VisionTransformer, vit_b_16, ViT_B_16_Weights
+from .swin_transformer import *
+from .maxvit import *

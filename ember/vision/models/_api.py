@@ -99,10 +99,11 @@ _IMAGENET = {'categories': [None] * 1000}
 _BASE = 'https://download.pytorch.org/models/'
 
 
-def _weights(name, members, default=None):
+def _weights(name, members, default=None, meta=None):
     """A Weights enum class with ImageNet members (name: checkpoint file) and ``DEFAULT`` (torchvision's
-    choice: ``default``, else the last member)."""
-    ns = {k: (_BASE + f, _IMAGENET) for k, f in members.items()}
+    choice: ``default``, else the last member); ``meta`` adds entries (``num_params``, ``min_size``) to every
+    member's meta."""
+    ns = {k: (_BASE + f, {**_IMAGENET, **(meta or {})}) for k, f in members.items()}
     cls = Weights(name, ns)
     cls.DEFAULT = cls[default or list(members)[-1]]
     return cls
