@@ -13,7 +13,7 @@ import numpy as np
 from ._core import dtype as D
 from ._core.device import device as _device, canonical
 from ._core.tensor_impl import TensorImpl, set_tensor_class, fields as _fields, FIELDS as _FIELDS
-from ._core.storage import MetaArray, _ptr
+from ._core.storage import MetaArray, _ptr, suggest_memory_format, format_strides, contiguous_strides
 from ._core.dispatch_key import BACKEND_MASK as _BM, AUTOGRAD_BIT as _AUTOGRAD_BIT, PYTHON_SUBCLASS_BIT as _PYTHON_SUBCLASS_BIT
 from ._dispatch import torch_function as _tf
 from ._core import naming as _naming
@@ -383,7 +383,13 @@ class Tensor(TensorImpl):
         dt = dt or self._dtype
         r = self if dev == self._device and dt is self._dtype and not copy else _to_copy(self, dt, dev)
         if fmt in ('channels_last', 'channels_last_3d', 'contiguous_format'):
-            r = r.contiguous(memory_format=fmt)     # a copy in that layout where it is not so already
+            # torch returns the tensor itself when its strides suggest the format (a transposed matrix suggests
+            # contiguous_format), else a copy laid out exactly in it (size-1 dimensions' strides included)
+            shape = tuple(self.shape)
+            if r is self and suggest_memory_format(shape, self.stride()) == fmt:
+                return r
+            if r is self or r.stride() != (format_strides(shape, fmt) or contiguous_strides(shape)):
+                r = r.clone(memory_format=fmt)
         return r
 
     def cpu(self):
