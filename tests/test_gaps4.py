@@ -67,3 +67,48 @@ def test_to_memory_format(shape, layout, fmt):
             r = t.to(*args, memory_format=getattr(lib, fmt))
             got.append((r.stride(), r.data_ptr() == t.data_ptr()))
         assert got[0] == got[1]
+
+
+# --- random_ / randint ranges and their errors ---------------------------------------------------------------------
+
+def _both(fn):
+    """``fn(lib)`` under the same seed for ember and torch: (values, warnings) or the error's class and message."""
+    import warnings
+    out = []
+    for lib in (ember, torch):
+        lib.manual_seed(7)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter('always')
+            try:
+                r = fn(lib)
+                res = (str(r.dtype).split('.')[1], r.tolist())
+            except Exception as e:      # noqa: BLE001 - the error itself is compared
+                res = (type(e).__name__, str(e))
+        out.append((res, [str(x.message).split(' (Triggered')[0] for x in w]))
+    return out
+
+
+_RANGES = [('float32', (0, 2 ** 25)), ('float32', ()), ('float32', (0, 2 ** 24 + 1)), ('float32', (-2 ** 25, 0)),
+           ('float64', ()), ('float64', (0, 2 ** 54)), ('float16', ()), ('bfloat16', ()), ('float16', (3000,)),
+           ('float16', (0, 70000)), ('int8', ()), ('uint8', ()), ('bool', ()), ('int8', (0, 200)),
+           ('int8', (-200, 0)), ('uint8', (-1, 3)), ('float32', (5, 5)), ('float32', (5, 3)), ('float32', (0,)),
+           ('int64', (-3,)), ('int64', (0, None)), ('int32', (5, None)), ('float32', (0, None)),
+           ('float32', (2 ** 24 + 3, None)), ('int64', (-2 ** 63, None)), ('float64', (-2 ** 63, None)),
+           ('int32', (-2 ** 63, None)), ('bool', (-2 ** 63, None)), ('int64', (-2 ** 63, 2 ** 63 - 1))]
+
+
+@pytest.mark.parametrize('dtype,args', _RANGES)
+def test_random_ranges(dtype, args):
+    ours, theirs = _both(lambda lib: lib.empty(50, dtype=getattr(lib, dtype)).random_(*args))
+    assert ours == theirs
+
+
+@pytest.mark.parametrize('low,high,dtype', [(5, 5, None), (5, 3, None), (0, 300, 'int8'), (-1, 3, 'uint8'),
+                                            (0, 2 ** 25, 'float32'), (0, 70000, 'float16'), (0, 3, 'bool'),
+                                            (0, 2 ** 63, None), (0, 2 ** 30, None), (-10, 10, 'int16')])
+def test_randint_ranges(low, high, dtype):
+    kw = {'dtype': dtype} if dtype else {}
+    ours, theirs = _both(lambda lib: lib.randint(low, high, (20,), **{k: getattr(lib, v) for k, v in kw.items()}))
+    assert ours == theirs
+    ours, theirs = _both(lambda lib: lib.randint(low, high, (0,)))     # the checks come before the empty return
+    assert ours == theirs
