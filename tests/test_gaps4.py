@@ -112,3 +112,48 @@ def test_randint_ranges(low, high, dtype):
     assert ours == theirs
     ours, theirs = _both(lambda lib: lib.randint(low, high, (0,)))     # the checks come before the empty return
     assert ours == theirs
+
+
+# --- t.__class__ = Sub (NOTE [tensor subclasses]) -------------------------------------------------------------------
+
+def _class_assignment(lib):
+    log = []
+
+    class Logged(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            log.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    class Dispatching(lib.Tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            log.append('dispatch')
+            return 'handled'
+
+    class Slotted(lib.Tensor):
+        __slots__ = ('x',)
+
+    seen = [Dispatching.__torch_function__ is lib._C._disabled_torch_function_impl]
+    t = lib.ones(2)
+    t.__class__ = Logged
+    seen += [type(t).__name__, type(t + 1).__name__, type(lib.add(t, 1)).__name__, type(t[0]).__name__, list(log)]
+    log.clear()
+    t.__class__ = lib.Tensor
+    seen += [type(t + 1).__name__, list(log)]
+    u = lib.ones(2)
+    u.__class__ = Dispatching       # torch sets the Python dispatch key only when a tensor is made
+    seen += [type(u + 1).__name__, list(log)]
+    p = lib.nn.Parameter(lib.ones(2))
+    p.__class__ = Logged
+    seen += [type(p * 2).__name__, isinstance(p, lib.Tensor), list(log)]
+    for cls in (Slotted, int):
+        try:
+            lib.ones(2).__class__ = cls
+        except TypeError as e:
+            seen.append(str(e))
+    return seen
+
+
+def test_class_assignment_gives_subclass_behaviour():
+    assert _class_assignment(ember) == _class_assignment(torch)
