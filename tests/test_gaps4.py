@@ -157,3 +157,47 @@ def _class_assignment(lib):
 
 def test_class_assignment_gives_subclass_behaviour():
     assert _class_assignment(ember) == _class_assignment(torch)
+
+
+# --- small namespaces: jit.Error, _dynamo.config.patch, mps RNG state ----------------------------------------------
+
+def test_jit_error_is_an_exception_programs_catch():
+    assert [c.__name__ for c in ember.jit.Error.__mro__] == [c.__name__ for c in torch.jit.Error.__mro__]
+    with pytest.raises(ember.jit.Error):
+        raise ember.jit.Error("scripted code failed")
+
+
+def _config_patch(lib):
+    import importlib
+    config = importlib.import_module(lib.__name__ + '._dynamo.config')
+    seen = []
+    with config.patch(cache_size_limit=3, suppress_errors=True):
+        seen.append((config.cache_size_limit, config.suppress_errors))
+    seen.append((config.cache_size_limit, config.suppress_errors))
+
+    @config.patch('cache_size_limit', 5)
+    def f():
+        return config.cache_size_limit
+    seen += [f(), config.cache_size_limit]
+    with config.patch({'cache_size_limit': 2}):
+        seen.append(config.cache_size_limit)
+    try:
+        with config.patch(not_a_setting=1):
+            pass
+    except AttributeError as e:
+        seen.append(str(e).replace(lib.__name__ + '.', ''))
+    return seen
+
+
+def test_dynamo_config_patch():
+    assert _config_patch(ember) == _config_patch(torch)
+
+
+@pytest.mark.parametrize('call', ['get_rng_state()', 'set_rng_state(lib.zeros(4, dtype=lib.uint8))'])
+def test_mps_rng_state_without_mps(call):
+    errors = []
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError) as e:
+            eval('lib.mps.' + call)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
