@@ -13,8 +13,9 @@ import numpy as np
 from ._core import dtype as D
 from ._core.device import device as _device, canonical
 from ._core.tensor_impl import TensorImpl, set_tensor_class, fields as _fields, FIELDS as _FIELDS
-from ._core.storage import MetaArray, _ptr
-from ._core.dispatch_key import BACKEND_MASK as _BM, AUTOGRAD_BIT as _AUTOGRAD_BIT, PYTHON_SUBCLASS_BIT as _PYTHON_SUBCLASS_BIT
+from ._core.storage import MetaArray, _ptr, suggest_memory_format, format_strides, contiguous_strides
+from ._core.dispatch_key import BACKEND_MASK as _BM, AUTOGRAD_BIT as _AUTOGRAD_BIT, PYTHON_SUBCLASS_BIT as _PYTHON_SUBCLASS_BIT, \
+    TORCH_FUNCTION_BIT as _TORCH_FUNCTION_BIT
 from ._dispatch import torch_function as _tf
 from ._core import naming as _naming
 from ._dispatch.dispatcher import STATE as _dispatch_state
@@ -106,6 +107,9 @@ class _UserDict(collections.abc.MutableMapping):
         return repr(dict(self.items()))
 
 
+_OBJECT_CLASS = object.__dict__['__class__']
+
+
 class Tensor(TensorImpl):
     """A multi-dimensional, strided view of a Storage (see _core/tensor_impl.py).
 
@@ -115,6 +119,20 @@ class Tensor(TensorImpl):
     14.0
     """
     __array_priority__ = 1000   # NumPy defers `ndarray + Tensor` to Tensor.__radd__
+
+    def _set_class(self, cls):
+        """``t.__class__ = Sub`` (NOTE [tensor subclasses]): Python checks the layouts; the key that hands calls to
+        ``__torch_function__`` then follows the new class, as torch reads the handler from the type at each call.
+        PythonSubclass stays as the tensor was made with it: torch's Python dispatch key is set at creation."""
+        _OBJECT_CLASS.__set__(self, cls)
+        self._keys = (self._keys & ~_TORCH_FUNCTION_BIT) | (_subclasses.subclass_keys(cls) & _TORCH_FUNCTION_BIT)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _subclasses.init_subclass(cls)      # torch's _TensorMeta (NOTE [tensor subclasses])
+
+    # the getter is the builtin ``type`` (no Python frame: a failed isinstance check reads ``__class__``)
+    __class__ = property(type, _set_class)
 
     # NOTE [tensor __dict__] (_core/tensor_impl.py): what the user set on the tensor, as torch's __dict__ holds
     @property
@@ -383,7 +401,13 @@ class Tensor(TensorImpl):
         dt = dt or self._dtype
         r = self if dev == self._device and dt is self._dtype and not copy else _to_copy(self, dt, dev)
         if fmt in ('channels_last', 'channels_last_3d', 'contiguous_format'):
-            r = r.contiguous(memory_format=fmt)     # a copy in that layout where it is not so already
+            # torch returns the tensor itself when its strides suggest the format (a transposed matrix suggests
+            # contiguous_format), else a copy laid out exactly in it (size-1 dimensions' strides included)
+            shape = tuple(self.shape)
+            if r is self and suggest_memory_format(shape, self.stride()) == fmt:
+                return r
+            if r is self or r.stride() != (format_strides(shape, fmt) or contiguous_strides(shape)):
+                r = r.clone(memory_format=fmt)
         return r
 
     def cpu(self):

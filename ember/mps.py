@@ -24,3 +24,13 @@ def synchronize():
 
 def empty_cache():
     """Nothing is cached without MPS."""
+
+
+def get_rng_state():
+    """No generator without the MPS backend: torch's error."""
+    raise RuntimeError("Cannot execute getDefaultGenerator() without MPS backend.")
+
+
+def set_rng_state(new_state):
+    """No generator without the MPS backend: torch's error."""
+    raise RuntimeError("Cannot execute getDefaultGenerator() without MPS backend.")

@@ -149,7 +149,7 @@ def _ptr(a):
 
 
 # NOTE [output strides]: torch gives a new tensor computed from others the layout of its inputs, so that
-# ``x.t().sin()`` is transposed as ``x.t()`` is and a channels_last activation stays channels_last. Two rules:
+# ``x.t().sin()`` is transposed as ``x.t()`` is and a channels_last activation stays channels_last. Three rules:
 #
 # - **TensorIterator** (every pointwise operator: ``iterator_strides``). When all inputs have one shape (a Python
 #   number is a 0-d input) its fast setup takes their common layout: contiguous if all are, channels_last if all
@@ -163,8 +163,11 @@ def _ptr(a):
 # - **preserve_format** (``clone``, ``to``, ``empty_like`` and the ``*_like`` factories, ``sort``, ``flip``:
 #   ``preserve_strides``): a dense input's strides as they are, else dense strides in the order the same sort
 #   gives for the input alone (``infer_dense_strides``, where sizes 0 and 1 do not multiply).
+# - **a common memory format** (``cat``, and so ``stack`` along an existing dimension: torch stacks by cat and a
+#   view): when every input's ``suggest_memory_format`` is channels_last (or every one channels_last_3d) the
+#   result is laid out so, else it is contiguous, whatever the inputs' strides (``cat_strides``).
 #
-# Meta results follow both rules exactly. On CPU, preserve_format copies of a non-C-contiguous input are laid out
+# Meta results follow these rules exactly. On CPU, preserve_format copies of a non-C-contiguous input are laid out
 # by ``preserve_strides`` too; pointwise results keep the layout of the kernel's NumPy result, which checking would
 # cost every call: NumPy's ufuncs (order='K') agree but where two inputs' orders conflict (NumPy takes C order)
 # and for the strides of size-1 dimensions; a few kernels compute in C order (tests/test_pointwise_strides.py).
@@ -283,6 +286,39 @@ def follows(t, shape, dtype):
     if not hasattr(t._a, 'strides'):
         return shape, dtype
     return shape, dtype, preserve_strides(shape, t.stride())
+
+
+def _strides_like(shape, strides, order):
+    """torch's ``is_channels_last_strides_2d``/``_3d``: the strides grow along ``order`` (the channels first, the
+    batch last), with the ambiguous layouts (a zero channel stride, a batch stride equal to the channels') read
+    as contiguous."""
+    if strides[1] == 0:
+        return False
+    least = 0
+    for d in order:
+        if shape[d] == 0 or strides[d] < least or (d == 0 and least == strides[1]):
+            return False
+        least = strides[d] * shape[d] if shape[d] > 1 else strides[d]
+    return True
+
+
+def suggest_memory_format(shape, strides):
+    """The memory format torch reads from a tensor's strides (``Tensor.suggest_memory_format``): channels_last
+    for a 4-D tensor whose strides grow C, W, H, N, channels_last_3d for a 5-D one ordered C, W, H, D, N, else
+    contiguous_format. Operators whose output takes its inputs' common format (cat) ask it."""
+    if len(shape) == 4 and _strides_like(shape, strides, (1, 3, 2, 0)):
+        return 'channels_last'
+    if len(shape) == 5 and _strides_like(shape, strides, (1, 4, 3, 2, 0)):
+        return 'channels_last_3d'
+    return 'contiguous_format'
+
+
+def cat_strides(shape, inputs):
+    """The strides (in elements) of ``cat``'s result of shape ``shape`` for ``inputs``, a ``(sizes, strides)``
+    pair per tensor (NOTE [output strides]): the inputs' memory format when they all suggest the same
+    channels_last one; None for contiguous."""
+    formats = {suggest_memory_format(sizes, st) for sizes, st in inputs}
+    return format_strides(shape, formats.pop()) if len(formats) == 1 else None
 
 
 def format_strides(shape, memory_format):

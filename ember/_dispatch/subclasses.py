@@ -23,8 +23,12 @@ hand-written public function (``public_function`` in torch_function.py) finds su
 the hand-written Tensor methods (``__getitem__``, ``__repr__``, ``to``, ``item``, ...) reach a subclass's handler
 through wrappers set on the subclass itself when its keys are first computed (``_hand_over_methods``).
 
-Not like torch: assigning ``t.__class__ = Sub`` does not give ``t`` Sub's keys (use ``as_subclass``); property
-reads (``t.shape``, ``t.grad``) and ``dim()``/``size()`` are not handed to ``__torch_function__``; and where one
+A subclass that defines ``__torch_dispatch__`` and not ``__torch_function__`` gets the disabled
+``__torch_function__`` when it is made (``init_subclass``, torch's ``_TensorMeta``). ``t.__class__ = Sub`` on a
+tensor made already (``Tensor.__class__``'s setter) gives it Sub's PythonTorchFunction key, as torch looks the handler
+up on the type at each call; not PythonSubclass, which torch sets only when a tensor is made.
+
+Not like torch: property reads (``t.shape``, ``t.grad``) and ``dim()``/``size()`` are not handed to ``__torch_function__``; and where one
 ember operator stands for two aten overloads a handler sees ember's (``x.sum()`` is ``aten.sum.dim_IntList``, torch's
 ``aten.sum.default``).
 """
@@ -70,6 +74,17 @@ def subclass_keys(cls):
                 k |= PYTHON_SUBCLASS_BIT
         type.__setattr__(cls, '_ember_subclass_keys', k)
     return k
+
+
+def init_subclass(cls):
+    """What torch's ``_TensorMeta`` does to a new subclass: one that defines ``__torch_dispatch__`` and keeps
+    Tensor's ``__torch_function__`` gets the disabled one, so its operators reach the dispatch handler and come back
+    as it returns them, not converted to the class."""
+    td = getattr(cls, '__torch_dispatch__', None)
+    tf = getattr(cls, '__torch_function__', None)
+    if getattr(td, '__func__', td) is not disabled_torch_dispatch_impl and \
+            getattr(tf, '__func__', tf) is default_torch_function:
+        type.__setattr__(cls, '__torch_function__', disabled_torch_function_impl)
 
 
 def _hide_fields(cls, tensor):

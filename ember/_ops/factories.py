@@ -75,8 +75,8 @@ def _eye_meta(n, m=None, dtype=None, device=None):
 
 
 def _randint_meta(low, high, size, generator=None, dtype=None, device=None):
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    from .random_ops import random_bounds       # torch's randint is random_(low, high) on a new tensor
+    random_bounds(dtype or D.int64, low, high)
     return _size(size), dtype or D.int64
 
 

@@ -102,27 +102,55 @@ def _log_normal_meta(self, mean=1.0, std=2.0, generator=None):
 
 
 _INT_RANGE = {'uint8': (0, 255), 'int8': (-128, 127), 'int16': (-2 ** 15, 2 ** 15 - 1),
-              'int32': (-2 ** 31, 2 ** 31 - 1), 'int64': (-2 ** 63, 2 ** 63 - 1), 'bool': (0, 1),
-              'float16': (-2 ** 11, 2 ** 11), 'bfloat16': (-2 ** 8, 2 ** 8), 'float32': (-2 ** 24, 2 ** 24),
-              'float64': (-2 ** 53, 2 ** 53)}
+              'int32': (-2 ** 31, 2 ** 31 - 1), 'int64': (-2 ** 63, 2 ** 63 - 1), 'bool': (0, 1)}
+_DIGITS = {'float16': 11, 'bfloat16': 8, 'float32': 24, 'float64': 53}
 _CTYPE = {'uint8': 'unsigned char', 'int8': 'signed char', 'int16': 'short', 'int32': 'int', 'int64': 'long',
           'bool': 'bool', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16', 'float32': 'float',
           'float64': 'double'}
 
 
+def _check_range(dtype, from_, to_inc):
+    """torch's check_from_to_in_range: both bounds inside the dtype (a float type's finite values), and for a
+    float type the warning that past 2**digits not every integer is drawn."""
+    name, ctype = dtype.name, _CTYPE[dtype.name]
+    if name in _DIGITS:
+        top = D.finfo(dtype).max
+        lo_ok, hi_ok = -top, top
+    else:
+        lo_ok, hi_ok = _INT_RANGE[name]
+    for value, what in ((from_, 'from'), (to_inc, 'to - 1')):
+        if not lo_ok <= value <= hi_ok:
+            raise RuntimeError(f"{what} is out of bounds for {ctype}")
+    digits = _DIGITS.get(name)
+    for value, what in ((from_, 'from'), (to_inc, 'to - 1')):
+        if digits and not -2 ** digits <= value <= 2 ** digits:
+            from ember._warn import warnings
+            warnings.warn(f"{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations {ctype} "
+                          "can support discrete uniform distribution only within this range. This warning will "
+                          "become an error in version 1.7 release, please fix the code in advance", UserWarning)
+
+
 def random_bounds(dtype, from_, to):
-    """The half-open range [lo, hi) ``random_(from, to)`` samples for ``dtype``, with torch's checks.
-    ``to=None`` means up to the largest value the dtype holds exactly (2**mantissa for floats)."""
-    lo_ok, hi_ok = _INT_RANGE[dtype.name]
-    if to is None:
-        return from_, hi_ok + 1
-    if from_ >= to:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
-    if not lo_ok <= from_ <= hi_ok:
-        raise RuntimeError(f"from is out of bounds for {_CTYPE[dtype.name]}")
-    if not lo_ok <= to - 1 <= hi_ok:
-        raise RuntimeError(f"to - 1 is out of bounds for {_CTYPE[dtype.name]}")
-    return from_, to
+    """torch's checks of ``random_(from, to)`` (random_from_to_impl) for ``dtype``: from below to, both in the
+    dtype's range; ``to=None`` means up to the largest value the dtype holds exactly (2**digits for a float type),
+    and with from the lowest int64 the full 64-bit range (int64, float32, float64, bfloat16 only). The kernel
+    draws from the same range (``random_range`` in _backends/cpu/_torch_random.py); these checks read the
+    bounds as given, where torch first moves a float type's bound past 2**digits to one it holds."""
+    digits = _DIGITS.get(dtype.name)
+    if to is not None:
+        if from_ >= to:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+        _check_range(dtype, from_, to - 1)
+    elif from_ != -2 ** 63:
+        to_inc = 2 ** digits if digits else _INT_RANGE[dtype.name][1]
+        if digits and from_ >= to_inc:
+            raise RuntimeError("random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted "
+                               f"to dtype, but got from={from_} > to_inc={to_inc}")
+        _check_range(dtype, from_, to_inc)
+    elif dtype.name in ('bool', 'float16'):
+        raise NotImplementedError(f'"random_full_64_bits_range_kernel_cpu" not implemented for \'{_tname(dtype)}\'')
+    elif dtype.name not in ('int64', 'float32', 'float64', 'bfloat16'):
+        raise RuntimeError("random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16")
 
 
 def _random_meta(self, from_=0, to=None, generator=None):

@@ -12,10 +12,10 @@ ember operators, so every formula differentiates again.
 from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname
 from .._core.tensor_impl import TensorImpl
-from .._core.storage import as_size, follows
+from .._core.storage import as_size, follows, cat_strides, contiguous_strides
 from .registry import declare
 from .overloads import overloads
-from .views import wrap_dim, _select_meta, _slice_meta, _diagonal_meta
+from .views import wrap_dim, view_strides, _select_meta, _slice_meta, _diagonal_meta
 from .._dispatch.ops_namespace import aten
 
 
@@ -65,7 +65,10 @@ def _cat_meta(tensors, dim=0):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {shape[k]} "
                                    f"but got size {s[k]} for tensor number {i} in the list.")
         total += s[d]
-    return shape[:d] + (total,) + shape[d + 1:], dt
+    out = shape[:d] + (total,) + shape[d + 1:]
+    # strides always given: the kernel's NumPy result keeps its inputs' common order, which is torch's only
+    # for channels_last inputs (NOTE [output strides])
+    return out, dt, cat_strides(out, [(t._a.shape, t.stride()) for t in tensors]) or contiguous_strides(out)
 
 
 def _cat_backward(grad, tensors_sizes, dim):
@@ -108,7 +111,14 @@ def _stack_meta(tensors, dim=0):
     dt = tensors[0]._dtype
     for t in tensors[1:]:
         dt = D._PROMOTE[dt, t._dtype]
-    return s0[:d] + (len(tensors),) + s0[d:], dt
+    shape = s0[:d] + (len(tensors),) + s0[d:]
+    if d == len(s0):    # torch cats the inputs unsqueezed at the end (the new dimension's stride is 1)
+        st = cat_strides(shape, [(s0 + (1,), t.stride() + (1,)) for t in tensors])
+        return (shape, dt) if st is None else (shape, dt, st)
+    # along an existing dimension torch stacks by cat and a view that splits it: cat's layout, viewed
+    joined = s0[:d] + (len(tensors) * s0[d],) + s0[d + 1:]
+    st = cat_strides(joined, [(t._a.shape, t.stride()) for t in tensors])
+    return (shape, dt) if st is None else (shape, dt, view_strides(joined, st, shape))
 
 
 declare('stack(Tensor[] tensors, int dim=0) -> Tensor', forward='linear', meta=_stack_meta, out=True, method=False,

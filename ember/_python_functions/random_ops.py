@@ -80,6 +80,8 @@ def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
         raise TypeError("randint() received an invalid combination of arguments - expected one of: (int high, "
                         "tuple of ints size, *, torch.Generator generator, ...), (int low, int high, tuple of ints "
                         "size, *, torch.Generator generator, ...)")
+    if not all(-2 ** 63 <= int(b) < 2 ** 63 for b in (low, high)):
+        raise ValueError("Overflow when unpacking long long")     # torch's argument parser, for an int past int64
     r = aten.randint.low(int(low), int(high), tuple(size), generator=generator, dtype=dtype, device=device)
     if out is not None:
         return _into(out, r)

@@ -157,6 +157,12 @@ class TracerWarning(Warning):
     """The category of TorchScript tracer warnings (libraries filter it; ember never traces, so never warns)."""
 
 
+class Error(Exception):
+    """``torch.jit.Error`` (torch._C.JITException): the exception TorchScript code raises; ember never raises it,
+    but programs catch it by name."""
+
+
+
 def __getattr__(name):
     """Names of torch.jit that ember lacks: AttributeError, so that ``hasattr``/``getattr(jit, name, default)``
     feature tests see them missing (the compiler's entry points above raise with the reason instead)."""

@@ -3,7 +3,7 @@ import numpy as np
 
 
 def c_order(fn):
-    """A kernel whose result torch writes into a fresh contiguous tensor whatever its inputs' layout (cat, roll,
+    """A kernel whose result torch writes into a fresh contiguous tensor whatever its inputs' layout (roll,
     cumulative ops, scatter/index updates, masked_fill): NumPy keeps a transposed input's order (strides (1, n)),
     after which ``.view`` fails where torch's succeeds."""
     def kernel(*args, **kwargs):

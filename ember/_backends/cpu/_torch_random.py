@@ -267,11 +267,49 @@ def exponential(rng, n, dt, lambd=1.0):
     return ((-1.0 / lambd) * _glibc(np.log1p, math.log1p, -u, dt)).astype(dt)
 
 
+_DIGITS = {'float16': 11, 'bfloat16': 8, 'float32': 24, 'float64': 53}      # significant bits of the float types
+
+
+def _through_float(n, digits):
+    """``static_cast<int64_t>(static_cast<scalar_t>(n))``: ``n`` rounded to ``digits`` significant bits, ties to
+    even (float16 and bfloat16 convert through float32, as torch's do)."""
+    for d in ((24, digits) if digits < 24 else (digits,)):
+        shift = abs(n).bit_length() - d
+        if shift > 0:
+            q, r = divmod(abs(n), 1 << shift)
+            q += r > 1 << (shift - 1) or (r == 1 << (shift - 1) and q & 1)
+            n = (q << shift) * (1 if n >= 0 else -1)
+    return n
+
+
+def random_range(dt, lo, hi):
+    """The half-open range ``random_(lo, hi)`` draws for the NumPy dtype ``dt``, as torch's random_from_to_impl
+    (the operator's meta function has checked the bounds): ``hi=None`` runs to the largest value ``dt`` holds
+    exactly (2**digits for a float type); a float type moves a bound it cannot hold to the nearest one inside
+    the range (torch's update_from/update_to). ``lo`` the lowest int64 with ``hi=None`` is the full 64-bit range:
+    (None, None)."""
+    digits = _DIGITS.get(dt.name)
+    if hi is None:
+        if lo == -1 << 63:
+            return None, None
+        hi = (1 << digits if digits else 1 if dt == np.bool_ else int(np.iinfo(dt).max)) + 1
+    elif digits:
+        if _through_float(hi - 1, digits) >= hi:
+            hi = _through_float(hi - 1, digits) - (1 << (abs(hi - 1).bit_length() - digits))
+    if digits and _through_float(lo + 1, digits) < lo:
+        lo = _through_float(lo + 1, digits) + (1 << (abs(lo + 1).bit_length() - digits))
+    return lo, hi
+
+
 def integers(rng, lo, hi, shape, dt):
     """``random_(lo, hi)``: (output % range) + lo, a 32-bit output per element below a range of 2**28 and a 64-bit
-    one from there (torch's uniform_int_from_to_distribution: the wider draw keeps the modulo bias small). float32
-    ranges past 2**24, where torch warns, still differ from torch's."""
-    n, span = math.prod(shape), hi - lo
+    one from there (torch's uniform_int_from_to_distribution: the wider draw keeps the modulo bias small), over
+    ``random_range``'s bounds (``hi=None``: up to the dtype's largest exact value)."""
+    lo, hi = random_range(np.dtype(dt), lo, hi)
+    n = math.prod(shape)
+    if lo is None:      # the full range: a 64-bit output as int64
+        return raw64(rng, n).view(np.int64).astype(dt).reshape(shape)
+    span = hi - lo
     if span >= 1 << 28:
         v = raw64(rng, n) % np.uint64(span)
     else:

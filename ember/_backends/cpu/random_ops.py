@@ -39,17 +39,7 @@ def _exponential(a, lambd, rng):
 
 
 def _random(a, lo, hi, rng):
-    if hi is None:
-        hi = _max_exact(a.dtype) + 1
     return _t_in_memory_order(_t_integers(rng, lo, hi, (a.size,), a.dtype), a)
-
-
-def _max_exact(dt):
-    if np.issubdtype(dt, np.integer):
-        return np.iinfo(dt).max
-    if dt == np.bool_:
-        return 1
-    return 2 ** (np.finfo(dt).nmant + 1)
 
 
 def _bernoulli_tensor(a, rng, p=None, fresh=False):

@@ -11,6 +11,7 @@ def _wrap(dim, ndim):
 
 
 def _cat(arrays, dim):
+    # NumPy keeps the inputs' common dimension order; the meta function's strides fix the layout where torch's differs
     keep = [a for a in arrays if not (a.ndim == 1 and a.shape[0] == 0)]
     if not keep:
         return np.concatenate(arrays)
@@ -18,7 +19,8 @@ def _cat(arrays, dim):
 
 
 def _stack(arrays, dim):
-    # C order whatever the inputs' layouts, as torch's CPU stack (np.stack alone keeps a common permuted layout)
+    # C order, as torch's CPU stack (np.stack alone keeps a common permuted layout); channels_last inputs stacked
+    # along an existing dimension are laid out again by the meta function's strides, torch's cat layout
     d = _wrap(dim, arrays[0].ndim + 1)
     shape = arrays[0].shape[:d] + (len(arrays),) + arrays[0].shape[d:]
     out = np.empty(shape, np.result_type(*arrays))
@@ -233,7 +235,7 @@ def _pnorm(d, p):
 
 
 KERNELS = {
-    'cat': c_order(_cat),
+    'cat': _cat,
     'stack': _stack,
     'slice_scatter': _slice_scatter,
     'select_scatter': _select_scatter,
