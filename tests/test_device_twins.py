@@ -14,7 +14,7 @@ import pytest
 
 import ember
 from ember._backends import cuda as backend
-from ember._backends.cuda import choices
+from ember._backends.cuda import _choices as choices
 from opinfo import OPS
 from _harness import materialize, to_lib, call, flat
 

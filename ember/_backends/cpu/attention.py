@@ -13,9 +13,8 @@ import math
 import numpy as np
 
 from ._fp import quiet
-from ._sums import rowsum as _rowsum
+from ._sums import rowsum as _rowsum, exp_safe as _exp_safe
 from ._parallel import parallel_for
-from .reductions import _exp_safe
 
 _CAUSAL = {}
 

@@ -11,7 +11,7 @@ from ._layout import c_order, like as _like_layout
 from ._complex import logaddexp_complex
 
 from ._fp import quiet as _quiet
-from ._sums import rowsum as _rowsum, blas_sum as _blas_sum
+from ._sums import rowsum as _rowsum, blas_sum as _blas_sum, exp_safe as _exp_safe
 
 
 def _axes(dim, ndim):
@@ -201,18 +201,7 @@ def _logsumexp(a, dim, keepdim):
     return s if keepdim else s.squeeze(ax) if ax is not None else s.reshape(())
 
 
-# NOTE [softmax over short rows] -- softmax's sums over the last axis are GEMVs (NOTE [row sums as GEMV]
-# in _sums.py), and the row maximum (subtracted only so that exp cannot overflow) is skipped when the whole
-# input lies within +-_NO_SHIFT: there exp is a normal float far from overflow and the result is the same
-# to rounding. (1024, 65) log_softmax: 140 -> ~70 us.
-_NO_SHIFT = 60.0
-
-
-def _exp_safe(a):
-    """Whether exp cannot overflow anywhere in ``a``, so the row maximum need not be subtracted (NOTE
-    [softmax over short rows]). It reads the data; the CUDA backend's twins answer False without reading
-    (NOTE [device choices] in ember/_backends/cuda/choices.py)."""
-    return bool(a.size and -_NO_SHIFT < a.min() and a.max() < _NO_SHIFT)
+# NOTE [softmax over short rows] lives in _sums.py with ``exp_safe``, which softmax and attention share.
 
 
 def _sum_keep(a, dim):

@@ -15,7 +15,7 @@ the NumPy functions a kernel calls on its arguments reach CuPy through NumPy's d
 threaded GEMM becomes one cuBLAS call (``kernels.HELPERS``), and the thread pool and torch's random streams
 stay on the host (``kernels.HOST_MODULES``), so random operators draw the CPU's values and copy them over.
 Where the CPU kernels choose for a host (intra-op threads, cache-sized blocks, a pass skipped after reading
-the data), the twins are given the device's choices instead (NOTE [device choices] in choices.py).
+the data), the twins are given the device's choices instead (NOTE [device choices] in _choices.py).
 
 A twin that needs something only the host has (a ctypes BLAS call, a host array it mixes with device arrays)
 fails loudly, since CuPy never converts device arrays to host ones implicitly. The CPU kernel then runs on

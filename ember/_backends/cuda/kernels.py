@@ -10,7 +10,7 @@ inputs), which CuPy does not raise on. Nothing else imports CuPy.
 import numpy as np
 import cupy as cp
 
-from . import choices
+from ._choices import HELPERS as _DEVICE_HELPERS, CONSTANTS as _DEVICE_CONSTANTS
 
 
 # --- memory --------------------------------------------------------------------------------------------------
@@ -264,9 +264,9 @@ def numpy_function(fn):
 
 
 # CPU helpers whose device twin is a function written here (by the helper's module and name): the GEMM, and
-# the choices the device makes otherwise (NOTE [device choices] in choices.py); module constants likewise
-HELPERS = {('_gemm', 'gemm'): gemm, **choices.HELPERS}
-CONSTANTS = choices.CONSTANTS
+# the choices the device makes otherwise (NOTE [device choices] in _choices.py); module constants likewise
+HELPERS = {('_gemm', 'gemm'): gemm, **_DEVICE_HELPERS}
+CONSTANTS = _DEVICE_CONSTANTS
 # CPU helper modules that stay on the host in the twins: the thread pool, the process settings, the BLAS
 # handle, the error state, and torch's random streams (they draw on the host, so seeded values are the CPU's)
 HOST_MODULES = frozenset({'_parallel', '_process', '_blas', '_fp', '_torch_random'})

@@ -44,7 +44,7 @@ HELPERS = {
     ('_parallel', 'parallel_for'): parallel_for,
     ('_parallel', 'get_num_threads'): get_num_threads,
     ('nn_ops', '_chunks'): chunks,
-    ('reductions', '_exp_safe'): exp_safe,
+    ('_sums', 'exp_safe'): exp_safe,
 }
 
 # module constants the twins see with another value, by module and name: the cache-sized blocks
