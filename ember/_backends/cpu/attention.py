@@ -67,8 +67,10 @@ def _forward(q, k, v, is_causal, mask, sc):
         s += mask
     if shift:
         m = np.maximum.reduce(s, axis=-1, keepdims=True)
-        dead = m == -np.inf                             # fully masked rows
-        m[dead] = 0
+        # fully masked rows, written with copyto's where= (a boolean index would make a device wait for the count
+        # of its True values)
+        dead = m == -np.inf
+        np.copyto(m, 0, where=dead)
         s -= m
     np.exp(s, out=s)
     total = _rowsum(s)[..., None]
@@ -76,8 +78,8 @@ def _forward(q, k, v, is_causal, mask, sc):
     inv = np.reciprocal(total)
     if shift:
         lse += m
-        lse[dead] = 0
-        inv[dead] = 0
+        np.copyto(lse, 0, where=dead)
+        np.copyto(inv, 0, where=dead)
     s *= inv
     return np.matmul(s, v), lse
 
@@ -102,15 +104,15 @@ def _forward_half(q, k, v, is_causal, mask, sc, dt):
     s = _scores_scaled_after(q, k, is_causal, mask, sc)
     m = np.maximum.reduce(s, axis=-1, keepdims=True)
     dead = m == -np.inf
-    m[dead] = 0
+    np.copyto(m, 0, where=dead)
     s -= m
     np.exp(s, out=s)
     total = _rowsum(s)[..., None]
     out = np.matmul(s.astype(dt).astype(s.dtype), v)
     out /= total
-    out[np.broadcast_to(dead, out.shape)] = 0
+    np.copyto(out, 0, where=dead)
     lse = np.log(total) + m
-    lse[dead] = 0
+    np.copyto(lse, 0, where=dead)
     return out, lse
 
 
