@@ -22,6 +22,14 @@ def rowsum(a, v=None):
     return np.add.reduce(a * v, axis=-1)
 
 
+def row_dots(a, b):
+    """sum(a * b, -1) over the last axis of two same-shaped arrays, without the product's temporary (einsum);
+    the CUDA backend's twins form the product and reduce it, two launches where CuPy's einsum plans in Python
+    (NOTE [device choices])."""
+    sub = 'abcdefgh'[:a.ndim]
+    return np.einsum(f'{sub},{sub}->{sub[:-1]}', a, b)
+
+
 def colsum(a, v=None):
     """sum(v[:, None] * a, 0) for a 2-D ``a`` (``v``: a vector, default ones); half precision as rowsum."""
     if a.dtype.itemsize == 2 and a.dtype.kind not in 'iub':

@@ -33,7 +33,7 @@ from numpy.lib.stride_tricks import sliding_window_view as _swv
 
 from ._parallel import get_num_threads, parallel_for
 from ._gemm import gemm as _gemm
-from ._sums import rowsum as _rowsum
+from ._sums import rowsum as _rowsum, row_dots as _row_dots
 from ._split import split_copy
 
 
@@ -853,7 +853,7 @@ def _plane_dots(a, b, C, P):
     n = a.shape[0]
     if P < _BN_SHORT:
         return _rowsum((a * b).reshape(-1, P)).reshape(n, C)
-    return np.einsum('ncp,ncp->nc', a.reshape(n, C, P), b.reshape(n, C, P))
+    return _row_dots(a.reshape(n, C, P), b.reshape(n, C, P))
 
 
 def _bn_forward_train(x3, eps):

@@ -3,14 +3,16 @@
 NOTE [device choices] -- The CPU kernels make choices for a host with a few cores and small caches: they
 share work out among the intra-op threads (``parallel_for``, the split pointwise wrappers of ``_split``), cut
 it into cache-sized blocks (the convolution's receptive fields a few samples at a time, batch norm's centred
-squares, GELU's chain of passes, a scaled subtraction's temporary), and skip a pass after reading the data
-(softmax and attention subtract the row maximum only when some score could overflow exp). Each of these costs
-on a GPU instead: a block is a kernel launch (CuPy's Python and the driver, 5-10 us), host threads issue
-launches that one device stream runs in order anyway, and reading a value waits for everything queued before
-it. So the twins (NOTE [cuda backend]) see these helpers and constants with the device's answers: one intra-op
-thread, ranges run whole, blocks as large as the array, and the maximum always subtracted. The operations
-and the elements they touch stay the CPU kernel's, so its values hold; tests/test_device_twins.py runs every
-operator's samples through twins that make these choices.
+squares, GELU's chain of passes, a scaled subtraction's temporary), skip a pass after reading the data
+(softmax and attention subtract the row maximum only when some score could overflow exp), and take row dot
+products with NumPy's einsum (no temporary). Each of these costs more on a GPU: a block is a kernel launch
+(CuPy's Python and the driver, 5-10 us), host threads issue launches that one device stream runs in order
+anyway, reading a value waits for everything queued before it, and CuPy plans an einsum in Python on every
+call. So the twins (NOTE [cuda backend]) see these helpers and constants with the device's answers: one
+intra-op thread, ranges run whole, blocks as large as the array, the maximum always subtracted, and a row dot
+product as a product and a sum. The operations and the elements they touch stay the CPU kernel's, so its
+values hold to rounding; tests/test_device_twins.py runs every operator's samples through twins that make
+these choices.
 
 This module imports no CuPy: the tests' NumPy stand-in uses the same tables.
 """
@@ -32,6 +34,11 @@ def chunks(win, shape, budget=None):
     yield 0, n, win.reshape((n,) + tuple(shape))
 
 
+def row_dots(a, b):
+    """sum(a * b, -1) as a product and a reduction: CuPy's einsum plans its contraction in Python each call."""
+    return (a * b).sum(-1)
+
+
 def exp_safe(a):
     """False without reading ``a``: subtracting the row maximum costs a reduction, reading the bounds a sync."""
     return False
@@ -45,6 +52,7 @@ HELPERS = {
     ('_parallel', 'get_num_threads'): get_num_threads,
     ('nn_ops', '_chunks'): chunks,
     ('_sums', 'exp_safe'): exp_safe,
+    ('_sums', 'row_dots'): row_dots,
 }
 
 # module constants the twins see with another value, by module and name: the cache-sized blocks
