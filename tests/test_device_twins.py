@@ -159,3 +159,21 @@ def test_cpu_index_tensors_index_a_device_tensor_as_in_torch(twin_device):
     assert d.cpu().tolist() == [[0., 1., 9.], [3., 4., 5.]]
     with pytest.raises(RuntimeError, match='Expected all tensors to be on the same device'):
         d.index_select(0, ember.tensor([0]))        # an operator's tensors must share the device, as in torch
+
+
+def test_a_fused_adam_step_runs_as_one_twin_with_the_steps_on_the_host(twin_device):
+    """NOTE [fused optimizer steps]: the optimizer keeps ``step`` on the CPU (torch's rule for state), so the
+    device's kernel gets host step counts beside device arrays, as on a GPU."""
+    def run(device):
+        ember.manual_seed(0)
+        ps = [ember.randn(4, 3).to(device), ember.randn(5).to(device)]
+        gs = [ember.randn(4, 3).to(device), ember.randn(5).to(device)]
+        ms, vs = [ember.zeros_like(p) for p in ps], [ember.zeros_like(p) for p in ps]
+        ember._fused_adamw_(ps, gs, ms, vs, [], [ember.tensor(2.), ember.tensor(2.)], lr=0.1, beta1=0.9,
+                            beta2=0.99, weight_decay=0.01, eps=1e-8, amsgrad=False, maximize=False)
+        return ps + ms + vs
+    before = dict(backend.FALLBACKS)
+    for c, t in zip(run('cpu'), run('twin')):
+        assert t.device.type == 'twin'
+        np.testing.assert_array_equal(t.cpu().numpy(), c.numpy())
+    assert backend.FALLBACKS == before

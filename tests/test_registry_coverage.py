@@ -63,6 +63,9 @@ TESTED_IN_USERS_GAPS = ('_sobol_engine_draw', '_sobol_engine_ff', '_sobol_engine
 # Tensor.item() of a tensor without data (a wrapper subclass): tests/test_tensor_subclasses.py compares with torch
 TESTED_IN_SUBCLASSES = ('_local_scalar_dense',)
 
+# the fused optimizer steps: tests/test_fused_optim.py compares them with torch's and with the single-tensor update
+TESTED_IN_FUSED_OPTIM = ('_fused_adam_', '_fused_adamw_')
+
 
 def test_subclass_operators_are_tested_in_test_tensor_subclasses():
     import os
@@ -74,6 +77,12 @@ def test_sobol_operators_are_tested_in_test_users_gaps():
     import os
     src = open(os.path.join(os.path.dirname(__file__), 'test_users_gaps.py')).read()
     assert [n for n in TESTED_IN_USERS_GAPS if n not in src] == []
+
+
+def test_fused_optimizer_operators_are_tested_in_test_fused_optim():
+    import os
+    src = open(os.path.join(os.path.dirname(__file__), 'test_fused_optim.py')).read()
+    assert [n for n in TESTED_IN_FUSED_OPTIM if n not in src] == []
 
 
 def test_sparse_operators_are_tested_in_test_sparse():
@@ -99,7 +108,7 @@ def test_every_declared_operator_has_a_record():
                 or _norm(name).replace('fft_', '') in records:
             continue
         if name in TESTED_IN_SPARSE or name in TESTED_IN_SPARSE_CSR or name in TESTED_IN_SUBCLASSES or \
-                name in TESTED_IN_USERS_GAPS:
+                name in TESTED_IN_USERS_GAPS or name in TESTED_IN_FUSED_OPTIM:
             continue
         target = TESTED_THROUGH.get(name)
         if target is not None and (target in OPS or _norm(target) in records):

@@ -173,7 +173,10 @@ def functional_kernel(op, fn, key):
     else:
         if meta is not None:
             lines += [f'    _m = _meta({", ".join(names)})']
-        if meta_backend:
+        if not op.schema.returns:      # an operator that only writes its arguments (``-> ()``) returns None
+            lines += [] if meta_backend else pre + [f'    _fn({args})']
+            lines += ['    return None']
+        elif meta_backend:
             lines += ['    try:', f'        return _wrap_outputs(None, _m, {dev})'] + explained
         else:
             single = meta is None and op.schema.returns == ('Tensor',)   # nothing else checks a lone result

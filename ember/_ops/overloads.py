@@ -51,7 +51,7 @@ def overloads(name, *op_names, method=True, function=True, aliases=()):
 def _return_names(schema):
     """``values indices`` from ``-> (Tensor values, Tensor indices)``; None where the returns are not named."""
     text = schema.text.split('->', 1)[1].strip()
-    if not text.startswith('('):
+    if not text.startswith('(') or text == '()':
         return None
     names = [r.split()[-1] for r in text[1:-1].split(',')]
     return names if all(len(r.split()) == 2 for r in text[1:-1].split(',')) else None

@@ -114,6 +114,44 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, lr, be
         p.addcdiv_(m, denom, value=-lr / bc1)
 
 
+def _fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, lr, beta1, beta2, eps, weight_decay,
+                amsgrad, maximize, decoupled_weight_decay):
+    """``adam`` as one operator for all the parameters (NOTE [fused optimizer steps] in ember/_ops/optim_ops.py)."""
+    for s in steps:
+        s.add_(1)
+    fused = ember._fused_adamw_ if decoupled_weight_decay else ember._fused_adam_
+    fused(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs if amsgrad else [], steps, lr=lr, beta1=beta1,
+          beta2=beta2, weight_decay=weight_decay, eps=eps, amsgrad=amsgrad, maximize=maximize)
+
+
+_FUSED_DEVICES = ['mps', 'cuda', 'xpu', 'hpu', 'cpu', 'mtia', 'privateuseone']     # torch's list, for its message
+
+
+def _check_fused(fused, foreach, differentiable):
+    if fused:
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+
+
+def _fused(group, params):
+    """Whether a group's step runs the fused operator: when asked (``fused=True``), and by default where every
+    parameter is a floating-point tensor on a CUDA device, whose kernel launches the per-tensor operators would
+    multiply (NOTE [foreach] in optimizer.py). Not while ember.compile traces the step."""
+    if ember.compiler.is_compiling() or group['differentiable'] or not params:
+        return False
+    fused = group['fused']
+    if fused:
+        for p in params:
+            if not p.is_floating_point():
+                raise RuntimeError(f"`fused=True` requires all the params to be floating point Tensors of supported "
+                                   f"devices: {_FUSED_DEVICES} but {p.dtype} and {p.device.type}")
+        return True
+    return fused is None and group['foreach'] is not False and \
+        all(p.device.type == 'cuda' and p.is_floating_point() for p in params)
+
+
 class Adam(Optimizer):
     _sparse_error = "Adam does not support sparse gradients, please consider SparseAdam instead"
     """Adam (and, with ``decoupled_weight_decay=True``, AdamW)."""
@@ -133,6 +171,7 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if decoupled_weight_decay is None:
             decoupled_weight_decay = self._decoupled_default
+        _check_fused(fused, foreach, differentiable)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad, maximize=maximize, foreach=foreach, capturable=capturable,
                                       differentiable=differentiable, fused=fused,
@@ -149,11 +188,12 @@ class Adam(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group, params, sts in self._groups_with_state(self._init_state):
-            adam(params, [p.grad for p in params], [s['exp_avg'] for s in sts], [s['exp_avg_sq'] for s in sts],
-                 [s.get('max_exp_avg_sq') for s in sts], [s['step'] for s in sts], lr=_lr(group),
-                 beta1=group['betas'][0], beta2=group['betas'][1], eps=group['eps'],
-                 weight_decay=group['weight_decay'], amsgrad=group['amsgrad'], maximize=group['maximize'],
-                 decoupled_weight_decay=group['decoupled_weight_decay'])
+            update = _fused_adam if _fused(group, params) else adam
+            update(params, [p.grad for p in params], [s['exp_avg'] for s in sts], [s['exp_avg_sq'] for s in sts],
+                   [s.get('max_exp_avg_sq') for s in sts], [s['step'] for s in sts], lr=_lr(group),
+                   beta1=group['betas'][0], beta2=group['betas'][1], eps=group['eps'],
+                   weight_decay=group['weight_decay'], amsgrad=group['amsgrad'], maximize=group['maximize'],
+                   decoupled_weight_decay=group['decoupled_weight_decay'])
         return loss
 
 
