@@ -69,3 +69,85 @@ def test_new_factories_keywords():
                                   "y.new_ones((2,), 3)", "y.new_full(2, 1)", "y.new_empty(-1)"])
 def test_new_factories_errors(expr):
     same_error(lambda lib: eval(expr, {'y': lib.ones(2, 3)}))
+
+
+# --- 4. autograd.grad through non-leaf inputs (NOTE [grad inputs]) --------------------------------------------
+
+def _chain(lib):
+    lib.manual_seed(0)
+    x = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    h = (x * 2).exp()
+    return x, h, (h * h).sum()
+
+
+def test_grad_at_a_non_leaf_input_leaves_the_graph_below_it():
+    for lib in (torch, ember):
+        x, h, y = _chain(lib)
+        gh, = lib.autograd.grad(y, h)
+        assert lib.allclose(gh, 2 * h.detach())
+        gx, = lib.autograd.grad(h.sum(), x)         # x -> h never ran, so it was not freed
+        assert lib.allclose(gx, 2 * h.detach())
+
+
+def test_grad_twice_through_a_non_leaf_input():
+    for lib in (torch, ember):
+        x, h, _ = _chain(lib)
+        g1, = lib.autograd.grad((h * h).sum(), h)
+        g2, = lib.autograd.grad((h * 3).sum(), h)
+        assert lib.allclose(g1, 2 * h.detach()) and lib.allclose(g2, lib.full((3,), 3.))
+    same_error(lambda lib: [lib.autograd.grad(y, h) for x, h, y in [_chain(lib)] for _ in range(2)])
+
+
+def test_grad_wrt_a_non_leaf_and_the_leaf_behind_it_frees_the_graph():
+    for lib in (torch, ember):
+        x, h, y = _chain(lib)
+        gh, gx = lib.autograd.grad(y, [h, x])
+        assert lib.allclose(gh, 2 * h.detach()) and lib.allclose(gx, 4 * h.detach() ** 2)
+    same_error(lambda lib: [lib.autograd.grad(h.sum(), x) for x, h, y in [_chain(lib)]
+                            for _ in [lib.autograd.grad(y, [h, x])]])
+
+
+def _hook_trace(lib):
+    """The hooks that fire, and the captured gradients (divided by their value without hooks), for grad() at h
+    alone, at h and x, and for backward(inputs=[h])."""
+    x, h, _ = _chain(lib)
+    w = lib.tensor([1., 2., 3.], requires_grad=True)
+    z = w.exp()
+    seen = []
+    h.register_hook(lambda g: seen.append('h') or g * 10)
+    h.grad_fn.register_prehook(lambda g: seen.append('pre'))
+    h.grad_fn.register_hook(lambda gi, go: seen.append('post'))
+    x.register_hook(lambda g: seen.append('x'))
+    w.register_hook(lambda g: seen.append('w'))
+    z.register_hook(lambda g: seen.append('z'))
+    out = []
+    y = (h * h).sum() + (z * 2).sum()
+    gh, = lib.autograd.grad(y, h, retain_graph=True)
+    out += [list(seen), (gh / (2 * h)).tolist()]
+    seen.clear()
+    gh, gx = lib.autograd.grad(y, [h, x], retain_graph=True)
+    out += [list(seen), (gh / (2 * h)).tolist(), (gx / (2 * h) ** 2).tolist()]
+    seen.clear()
+    y.backward(inputs=[h])
+    out += [list(seen), x.grad is None, w.grad is None]
+    return out
+
+
+def test_hooks_at_grad_inputs_fire_as_in_torch():
+    ours, theirs = _hook_trace(ember), _hook_trace(torch)
+    assert len(ours) == len(theirs) == 8
+    for o, t in zip(ours, theirs):
+        if isinstance(t, list) and t and isinstance(t[0], float):
+            assert o == pytest.approx(t, rel=1e-5)
+        else:
+            assert o == t
+
+
+def test_retain_grad_on_a_grad_input():
+    got = []
+    for lib in (torch, ember):
+        x, h, y = _chain(lib)
+        h.retain_grad()
+        lib.autograd.grad(y, h)
+        got.append(h.grad.tolist())
+    assert got[0] == pytest.approx(got[1])
