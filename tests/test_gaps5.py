@@ -151,3 +151,52 @@ def test_retain_grad_on_a_grad_input():
         lib.autograd.grad(y, h)
         got.append(h.grad.tolist())
     assert got[0] == pytest.approx(got[1])
+
+
+# --- 5. integer-like values for int / SymInt arguments of overloaded operators (NOTE [integer-like arguments]) ---
+
+class _Two:
+    def __index__(self):
+        return 2
+
+
+INT_LIKE = {'tensor': lambda lib: lib.tensor(2), 'uint8': lambda lib: lib.tensor(2, dtype=lib.uint8),
+            'int16': lambda lib: lib.tensor(2, dtype=lib.int16), 'one_element': lambda lib: lib.tensor([2]),
+            'index': lambda lib: _Two()}
+CALLS = {
+    'kthvalue': (lambda lib, x, k: lib.kthvalue(x, k), ('tensor', 'uint8', 'int16', 'one_element', 'index')),
+    'kthvalue_kw': (lambda lib, x, k: lib.kthvalue(x, k=k, dim=0), ('tensor', 'one_element', 'index')),
+    'topk': (lambda lib, x, k: x.topk(k), ('tensor', 'uint8', 'one_element', 'index')),
+    'topk_dim': (lambda lib, x, k: x.topk(1, k - 1 if isinstance(k, int) else k * 0), ('tensor', 'int16')),
+    'mode_dim': (lambda lib, x, k: x.mode(k * 0), ('tensor', 'uint8')),
+    'max_dim_kw': (lambda lib, x, k: lib.max(x, dim=k - 2), ('tensor',)),
+    'repeat_interleave': (lambda lib, x, k: x.repeat_interleave(k), ('index',)),
+}
+
+
+@pytest.mark.parametrize('case,kind', [(c, k) for c, (_, kinds) in CALLS.items() for k in kinds])
+def test_int_like_values_bind_int_arguments(case, kind):
+    fn = CALLS[case][0]
+    got = []
+    for lib in (torch, ember):
+        x = lib.tensor([[3., 1., 2., 5.], [0., 4., 7., 1.]])
+        r = fn(lib, x, INT_LIKE[kind](lib))
+        got.append([t.tolist() for t in (r if isinstance(r, tuple) else (r,))])
+    assert got[0] == got[1]
+
+
+def test_a_tensor_overload_comes_before_an_int_one():
+    got = []
+    for lib in (torch, ember):
+        x = lib.tensor([[3., 1.], [0., 4.]])
+        got.append((x.max(lib.tensor(1)).tolist(), lib.min(x, lib.tensor(2)).tolist(),
+                    x.repeat_interleave(lib.tensor(2), dim=0).tolist()))
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize('expr', ["x.topk(lib.tensor(2.))", "lib.kthvalue(x, True)", "lib.kthvalue(x, 2.0)",
+                                  "x.mode(lib.tensor([0]))", "x.topk(1, lib.tensor(0.))"])
+def test_non_integer_values_are_refused(expr):
+    for lib in (torch, ember):
+        with pytest.raises(TypeError):
+            eval(expr, {'lib': lib, 'x': lib.tensor([[3., 1.], [0., 4.]])})
