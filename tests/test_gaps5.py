@@ -200,3 +200,45 @@ def test_non_integer_values_are_refused(expr):
     for lib in (torch, ember):
         with pytest.raises(TypeError):
             eval(expr, {'lib': lib, 'x': lib.tensor([[3., 1.], [0., 4.]])})
+
+
+# --- 2. nn.parallel.scatter_gather ----------------------------------------------------------------------------
+
+_P = __import__('collections').namedtuple('_P', 'a b')
+SG_VALUES = {
+    'scatter_list': lambda sg, lib: sg.scatter([1, 'a'], [0, 1]), 'scatter_int': lambda sg, lib: sg.scatter(5, [0, 1]),
+    'scatter_empty_list': lambda sg, lib: sg.scatter([], [0, 1]), 'scatter_dict': lambda sg, lib: sg.scatter({'a': 1}, [0, 1]),
+    'scatter_tuple': lambda sg, lib: sg.scatter((1, 2), [0, 1]), 'scatter_namedtuple': lambda sg, lib: sg.scatter(_P(1, 2), [0, 1]),
+    'scatter_kwargs': lambda sg, lib: sg.scatter_kwargs((1, 2), {'a': 3}, [0, 1]),
+    'scatter_kwargs_more_kwargs': lambda sg, lib: sg.scatter_kwargs((), {'a': 3}, [0, 1]),
+    'scatter_kwargs_none': lambda sg, lib: sg.scatter_kwargs((), None, [0]),
+    'gather_none': lambda sg, lib: sg.gather([None, None], 0),
+}
+
+
+@pytest.mark.parametrize('case', SG_VALUES)
+def test_scatter_gather_python_values(case):
+    import torch.nn.parallel.scatter_gather as tsg
+    import ember.nn.parallel.scatter_gather as esg
+    assert SG_VALUES[case](esg, ember) == SG_VALUES[case](tsg, torch)
+
+
+SG_ERRORS = ["sg.scatter(x, [0])", "sg.scatter(x, [])", "sg.scatter(x, ['cpu'])", "sg.scatter([x], [lib.device('cpu')])",
+             "sg.scatter(x, ['cuda'])", "sg.scatter({'k': x}, [1.5])", "sg.scatter_kwargs((x,), None, [0])",
+             "sg.gather([x, x], 0)", "sg.gather([[x], [x]], 'cpu')", "sg.gather([[1, 2], [3, 4]], 0)",
+             "sg.gather([{'a': 1}, {'a': 2, 'b': 3}], 0)", "sg.gather([], 0)", "sg.gather([(1, None), (2, None)], 0)"]
+
+
+@pytest.mark.parametrize('expr', SG_ERRORS)
+def test_scatter_gather_tensors_raise_as_cpu_torch(expr):
+    import torch.nn.parallel.scatter_gather as tsg
+    import ember.nn.parallel.scatter_gather as esg
+    same_error(lambda lib: eval(expr, {'lib': lib, 'sg': tsg if lib is torch else esg,
+                                       'x': lib.arange(6.).reshape(3, 2)}))
+
+
+def test_scatter_gather_names():
+    for lib in (torch, ember):
+        assert lib.nn.parallel.scatter is lib.nn.parallel.scatter_gather.scatter
+        assert lib.nn.parallel.gather is lib.nn.parallel.scatter_gather.gather
+        assert lib.nn.parallel.scatter_gather.__all__ == ['scatter', 'scatter_kwargs', 'gather']
