@@ -242,3 +242,64 @@ def test_scatter_gather_names():
         assert lib.nn.parallel.scatter is lib.nn.parallel.scatter_gather.scatter
         assert lib.nn.parallel.gather is lib.nn.parallel.scatter_gather.gather
         assert lib.nn.parallel.scatter_gather.__all__ == ['scatter', 'scatter_kwargs', 'gather']
+
+
+# --- 3. distributed.optim.ZeroRedundancyOptimizer (two ranks: tests/_dist_worker.py, run_ddp) ---------------
+
+_ZERO_SCRIPT = r'''
+import os, sys, torch
+import torch.distributed as dist
+from torch.distributed.optim import ZeroRedundancyOptimizer
+m = torch.nn.Linear(3, 2)
+try:
+    ZeroRedundancyOptimizer(m.parameters(), optimizer_class=torch.optim.SGD, lr=0.1)
+except ValueError as e:
+    print('uninitialized', e)
+os.environ.update(MASTER_ADDR='127.0.0.1', MASTER_PORT=sys.argv[1])
+dist.init_process_group('gloo', rank=0, world_size=1)
+try:
+    ZeroRedundancyOptimizer([], optimizer_class=torch.optim.SGD, lr=0.1)
+except ValueError as e:
+    print('empty', e)
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+opt = ZeroRedundancyOptimizer(m.parameters(), optimizer_class=torch.optim.Adam, lr=0.1)
+print('groups', len(opt.param_groups), opt.param_groups[0]['lr'], opt.param_groups[0]['betas'], type(opt.optim).__name__)
+sched = torch.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)
+for _ in range(3):
+    opt.zero_grad()
+    m(torch.ones(4, 3)).pow(2).sum().backward()
+    opt.step()
+    sched.step()
+print('weights', [round(float(p.sum()), 5) for p in m.parameters()])
+try:
+    opt.state_dict()
+except RuntimeError as e:
+    print('not consolidated', e)
+opt.consolidate_state_dict()
+sd = opt.state_dict()
+print('state', sorted(sd['state']), [round(float(s['exp_avg'].sum()), 5) for s in sd['state'].values()])
+print('param_groups', [g['params'] for g in sd['param_groups']], sd['param_groups'][0]['lr'])
+dist.destroy_process_group()
+'''
+
+
+def test_zero_redundancy_optimizer_world_size_one(tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+    script = tmp_path / 'zero.py'
+    script.write_text(_ZERO_SCRIPT)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    outs = []
+    for cmd in ([sys.executable, str(script)], [sys.executable, '-m', 'ember', 'run', str(script)]):
+        with socket.socket() as s:
+            s.bind(('127.0.0.1', 0))
+            port = str(s.getsockname()[1])
+        env = {k: v for k, v in os.environ.items() if k not in ('RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT')}
+        p = subprocess.run(cmd + [port], capture_output=True, text=True, timeout=120, cwd=str(tmp_path),
+                           env=dict(env, PYTHONPATH=root))
+        assert p.returncode == 0, p.stderr[-3000:]
+        outs.append([line for line in p.stdout.splitlines() if not line.startswith('ember.distributed:')])
+    assert len(outs[0]) == 7 and outs[0] == outs[1]
