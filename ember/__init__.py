@@ -184,7 +184,7 @@ from .func import vmap  # noqa: E402  torch.vmap
 from .sparse import (sparse_coo_tensor, sparse_csr_tensor, sparse_csc_tensor, sparse_compressed_tensor,  # noqa: E402
                      spmm)
 from . import futures, distributed  # noqa: E402,F401  torch.futures, torch.distributed (mpi4py is imported only by init_process_group)
-from .futures import Future  # noqa: E402,F401  torch.Future (torch's is the C base of torch.futures.Future; one class here)
+from .futures import Future  # noqa: E402,F401  torch.Future (torch's is the C base of futures.Future; one class here)
 from . import _einops as _einops_backend  # noqa: E402  einops on ember tensors (registered when einops is imported)
 _einops_backend.install()
 

@@ -472,7 +472,8 @@ class Tensor(TensorImpl):
                  pin_memory=False):
         from . import _functions as F
         if not isinstance(size, (tuple, list)):
-            raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+            raise TypeError("new_full(): argument 'size' (position 1) must be tuple of ints, not "
+                            f"{type(size).__name__}")
         t = F.full(tuple(size), fill_value, dtype=dtype or self._dtype, device=device or self._device,
                    layout=layout, pin_memory=pin_memory)
         return t.requires_grad_() if requires_grad else t

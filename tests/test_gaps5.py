@@ -207,8 +207,10 @@ def test_non_integer_values_are_refused(expr):
 _P = __import__('collections').namedtuple('_P', 'a b')
 SG_VALUES = {
     'scatter_list': lambda sg, lib: sg.scatter([1, 'a'], [0, 1]), 'scatter_int': lambda sg, lib: sg.scatter(5, [0, 1]),
-    'scatter_empty_list': lambda sg, lib: sg.scatter([], [0, 1]), 'scatter_dict': lambda sg, lib: sg.scatter({'a': 1}, [0, 1]),
-    'scatter_tuple': lambda sg, lib: sg.scatter((1, 2), [0, 1]), 'scatter_namedtuple': lambda sg, lib: sg.scatter(_P(1, 2), [0, 1]),
+    'scatter_empty_list': lambda sg, lib: sg.scatter([], [0, 1]),
+    'scatter_dict': lambda sg, lib: sg.scatter({'a': 1}, [0, 1]),
+    'scatter_tuple': lambda sg, lib: sg.scatter((1, 2), [0, 1]),
+    'scatter_namedtuple': lambda sg, lib: sg.scatter(_P(1, 2), [0, 1]),
     'scatter_kwargs': lambda sg, lib: sg.scatter_kwargs((1, 2), {'a': 3}, [0, 1]),
     'scatter_kwargs_more_kwargs': lambda sg, lib: sg.scatter_kwargs((), {'a': 3}, [0, 1]),
     'scatter_kwargs_none': lambda sg, lib: sg.scatter_kwargs((), None, [0]),
@@ -223,7 +225,8 @@ def test_scatter_gather_python_values(case):
     assert SG_VALUES[case](esg, ember) == SG_VALUES[case](tsg, torch)
 
 
-SG_ERRORS = ["sg.scatter(x, [0])", "sg.scatter(x, [])", "sg.scatter(x, ['cpu'])", "sg.scatter([x], [lib.device('cpu')])",
+SG_ERRORS = ["sg.scatter(x, [0])", "sg.scatter(x, [])", "sg.scatter(x, ['cpu'])",
+             "sg.scatter([x], [lib.device('cpu')])",
              "sg.scatter(x, ['cuda'])", "sg.scatter({'k': x}, [1.5])", "sg.scatter_kwargs((x,), None, [0])",
              "sg.gather([x, x], 0)", "sg.gather([[x], [x]], 'cpu')", "sg.gather([[1, 2], [3, 4]], 0)",
              "sg.gather([{'a': 1}, {'a': 2, 'b': 3}], 0)", "sg.gather([], 0)", "sg.gather([(1, None), (2, None)], 0)"]
@@ -264,7 +267,8 @@ except ValueError as e:
 torch.manual_seed(0)
 m = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
 opt = ZeroRedundancyOptimizer(m.parameters(), optimizer_class=torch.optim.Adam, lr=0.1)
-print('groups', len(opt.param_groups), opt.param_groups[0]['lr'], opt.param_groups[0]['betas'], type(opt.optim).__name__)
+g = opt.param_groups[0]
+print('groups', len(opt.param_groups), g['lr'], g['betas'], type(opt.optim).__name__)
 sched = torch.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)
 for _ in range(3):
     opt.zero_grad()
