@@ -186,6 +186,7 @@ from .sparse import (sparse_coo_tensor, sparse_csr_tensor, sparse_csc_tensor, sp
 from . import _higher_order_ops  # noqa: E402,F401  torch.cond, torch.while_loop (NOTE [control-flow operators])
 from ._higher_order_ops import cond, while_loop  # noqa: E402,F401
 from . import futures, distributed  # noqa: E402,F401  torch.futures, torch.distributed (mpi4py is imported only by init_process_group)
+from .futures import Future  # noqa: E402,F401  torch.Future (torch's is the C base of futures.Future; one class here)
 from . import _einops as _einops_backend  # noqa: E402  einops on ember tensors (registered when einops is imported)
 _einops_backend.install()
 

@@ -480,27 +480,42 @@ class Tensor(TensorImpl):
         from ._creation import tensor
         return tensor(data, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
 
-    # new_zeros & co.: a plain Tensor with this tensor's dtype and device unless told (never a Parameter)
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-        return self._new('empty', size, dtype, device, requires_grad)
+    # new_zeros & co.: a plain Tensor with this tensor's dtype and device unless told (never a Parameter). The size
+    # is torch's ``int[] size`` argument: varargs ints, one tuple/list/Size, or the ``size=`` keyword.
+    def new_empty(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        return self._new('empty', 'new_empty', args, size, dtype, device, requires_grad, layout, pin_memory)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+    def new_zeros(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
         """``x.new_zeros(2, 3)``: zeros with x's dtype and device. ``ember.ones(1).new_zeros(2).dtype`` is float32."""
-        return self._new('zeros', size, dtype, device, requires_grad)
+        return self._new('zeros', 'new_zeros', args, size, dtype, device, requires_grad, layout, pin_memory)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-        return self._new('ones', size, dtype, device, requires_grad)
+    def new_ones(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        return self._new('ones', 'new_ones', args, size, dtype, device, requires_grad, layout, pin_memory)
 
-    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **kw):
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+                 pin_memory=False):
         from . import _functions as F
-        t = F.full(tuple(size), fill_value, dtype=dtype or self._dtype, device=device or self._device)
+        if not isinstance(size, (tuple, list)):
+            raise TypeError("new_full(): argument 'size' (position 1) must be tuple of ints, not "
+                            f"{type(size).__name__}")
+        t = F.full(tuple(size), fill_value, dtype=dtype or self._dtype, device=device or self._device,
+                   layout=layout, pin_memory=pin_memory)
         return t.requires_grad_() if requires_grad else t
 
-    def _new(self, factory, size, dtype, device, requires_grad):
+    def _new(self, factory, name, args, size, dtype, device, requires_grad, layout, pin_memory):
         from . import _functions as F
-        if len(size) == 1 and isinstance(size[0], (tuple, list)):
-            size = size[0]
-        t = getattr(F, factory)(tuple(size), dtype=dtype or self._dtype, device=device or self._device)
+        if args and size is not None:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        if size is not None and not isinstance(size, (tuple, list)):
+            raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+        if size is None:
+            if not args:
+                raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+            if isinstance(args[0], (tuple, list)) and len(args) > 1:
+                raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
+            size = args[0] if isinstance(args[0], (tuple, list)) else args
+        t = getattr(F, factory)(tuple(size), dtype=dtype or self._dtype, device=device or self._device,
+                                layout=layout, pin_memory=pin_memory)
         return t.requires_grad_() if requires_grad else t
 
 

@@ -12,12 +12,18 @@ that waits on a future needs no other thread to complete it (DDP's communication
 42
 """
 import threading
+from typing import Generic, TypeVar
 
 __all__ = ['Future', 'collect_all', 'wait_all']
 
+T = TypeVar('T')
 
-class Future:
-    """A result that is set once, by ``set_result``/``set_exception`` or by the work that drives it."""
+
+class Future(Generic[T]):
+    """A result that is set once, by ``set_result``/``set_exception`` or by the work that drives it.
+
+    Generic in its value's type, as torch's (``Future[Tensor]`` in annotations); ``ember.Future`` is this class.
+    """
 
     def __init__(self, *, devices=None):
         self._cond = threading.Condition()

@@ -30,7 +30,7 @@ def collective_checks():
 DDP_CHECKS = ('ddp_matches_single_process', 'ddp_gradient_as_bucket_view', 'ddp_fp16_compress_hook',
               'ddp_no_sync_accumulates', 'ddp_find_unused_parameters', 'ddp_unused_without_flag_raises',
               'ddp_buckets_reverse_order_small_first', 'ddp_state_dict_prefix', 'ddp_broadcasts_rank0_state',
-              'distributed_sampler_from_the_process_group')
+              'distributed_sampler_from_the_process_group', 'zero_redundancy_optimizer_matches_single_process')
 
 
 # --- helpers -----------------------------------------------------------------------------------------------
@@ -308,8 +308,9 @@ def _mlp(ember, seed):
                                ember.nn.Linear(16, 3))
 
 
-def _train_pair(dist, ember, steps=4, hook=None, as_view=False):
-    """DDP on each rank's slice vs one model on the whole batch: the largest parameter difference."""
+def _train_pair(dist, ember, steps=4, hook=None, as_view=False, zero=False):
+    """DDP on each rank's slice vs one model on the whole batch: the largest parameter difference. ``zero``: Adam
+    sharded by ZeroRedundancyOptimizer against Adam on the whole model."""
     from ember.nn.parallel import DistributedDataParallel as DDP
     r, n = dist.get_rank(), dist.get_world_size()
     model = _mlp(ember, seed=100 + r)            # replicas start different: DDP broadcasts rank 0's
@@ -317,8 +318,13 @@ def _train_pair(dist, ember, steps=4, hook=None, as_view=False):
     if hook is not None:
         ddp.register_comm_hook(None, hook)
     ref = _mlp(ember, seed=100)
-    opt = ember.optim.SGD(ddp.parameters(), lr=0.2, momentum=0.9)
-    ropt = ember.optim.SGD(ref.parameters(), lr=0.2, momentum=0.9)
+    if zero:
+        from ember.distributed.optim import ZeroRedundancyOptimizer
+        opt = ZeroRedundancyOptimizer(ddp.parameters(), optimizer_class=ember.optim.Adam, lr=0.05)
+        ropt = ember.optim.Adam(ref.parameters(), lr=0.05)
+    else:
+        opt = ember.optim.SGD(ddp.parameters(), lr=0.2, momentum=0.9)
+        ropt = ember.optim.SGD(ref.parameters(), lr=0.2, momentum=0.9)
     g = ember.Generator().manual_seed(7)
     b = 4
     for _ in range(steps):
@@ -329,6 +335,8 @@ def _train_pair(dist, ember, steps=4, hook=None, as_view=False):
         ropt.zero_grad()
         ember.nn.functional.mse_loss(ref(X), Y).backward()
         ropt.step()
+    if zero:
+        return max(float((p - q).abs().max()) for p, q in zip(model.parameters(), ref.parameters())), (opt, ropt)
     return max(float((p - q).abs().max()) for p, q in zip(model.parameters(), ref.parameters())), ddp
 
 
@@ -339,6 +347,18 @@ def run_ddp(name, dist, ember):
     if name == 'ddp_matches_single_process':
         diff, _ = _train_pair(dist, ember)
         assert diff < 1e-5, diff
+    elif name == 'zero_redundancy_optimizer_matches_single_process':
+        diff, (opt, ropt) = _train_pair(dist, ember, zero=True)
+        assert diff < 1e-5, diff
+        mine = sum(len(g['params']) for g in opt.optim.param_groups)
+        assert 0 < mine < 6 and len(opt.optim.state) == mine        # each rank keeps the state of its shard only
+        opt.consolidate_state_dict(to=0)
+        if r == 0:
+            full, ref = opt.state_dict(), ropt.state_dict()
+            assert sorted(full['state']) == sorted(ref['state']) == list(range(6))
+            for i in range(6):
+                d = float((full['state'][i]['exp_avg'] - ref['state'][i]['exp_avg']).abs().max())
+                assert d < 1e-6, (i, d)
     elif name == 'ddp_gradient_as_bucket_view':
         diff, ddp = _train_pair(dist, ember, as_view=True)
         assert diff < 1e-5, diff

@@ -16,10 +16,12 @@ variant. Results of an overload whose schema names several returns, ``(Tensor va
 back as ``ember.return_types.<name>``, as torch's structseqs do. When no overload binds, the error is torch's:
 ``max() received an invalid combination of arguments - got (...), but expected one of: ...``.
 """
+import operator
+
 import numpy as np
 
 from .._core.tensor_impl import TensorImpl
-from .._core.dtype import dtype as _dtype, check_cast
+from .._core.dtype import dtype as _dtype, check_cast, _INT as _INTEGRAL, _BOOL
 from .registry import BY_OP
 from .._dispatch.codegen import compile_function
 from .._dispatch.torch_function import has_torch_function, handle_torch_function
@@ -84,6 +86,35 @@ _ACCEPTS = {
 }
 
 
+# NOTE [integer-like arguments]: torch's parser takes more than Python and NumPy ints for an ``int`` or ``SymInt``
+# argument. An ``int`` takes a 0-dim integer (not bool) tensor that does not require grad (``x.max(torch.tensor(0))``
+# is still the elementwise max: an overload with a Tensor there comes first); a ``SymInt`` takes whatever
+# ``__index__`` converts: a one-element integer tensor (``x.topk(torch.tensor(2))``), a user's index type. The
+# chooser tries them only when no overload binds the arguments as they are (so the generated fast path and the
+# Tensor overloads are untouched), and calls the overload with the converted ints.
+def _int_tensor(v):
+    return isinstance(v, TensorImpl) and v.ndim == 0 and v._dtype.category == _INTEGRAL and not v.requires_grad
+
+
+def _indexable(v):
+    if isinstance(v, bool) or (isinstance(v, TensorImpl) and v._dtype.category == _BOOL):
+        return False
+    try:
+        operator.index(v)
+    except TypeError:
+        return False
+    return True
+
+
+_INT_LIKE = {'int': _int_tensor, 'SymInt': _indexable}
+
+
+def _loose(arg, strict):
+    """``strict`` widened to the integer-like values of ``arg``'s type (NOTE [integer-like arguments])."""
+    wider = _INT_LIKE.get(arg.base_type)
+    return strict if wider is None else (lambda v: strict(v) or wider(v))
+
+
 def _checker(arg, numbers):
     """A test of one value against one argument's type. ``numbers``: a Python number may stand for this
     Tensor argument (the entry points wrap it, as torch's wrapped numbers) because no overload of the group
@@ -105,6 +136,7 @@ class _Binder:
     def __init__(self, schema, number_places):
         args = schema.arguments
         self.checks = [_checker(a, i not in number_places) for i, a in enumerate(args)]
+        self.loose = [_loose(a, c) for a, c in zip(args, self.checks)]
         self.number_places = number_places
         positional = [a for a in args if not a.kwarg_only]
         self.max_pos = len(positional)
@@ -112,23 +144,43 @@ class _Binder:
         self.by_name = {_param(a.name): i for i, a in enumerate(args)}      # NOTE [input, not self]
         self.required = [(i, _param(a.name)) for i, a in enumerate(args) if not a.has_default]
 
-    def binds(self, args, kwargs):
+    def binds(self, args, kwargs, checks):
+        """Whether the arguments bind with ``checks`` (``self.checks``, or ``self.loose``)."""
         n = len(args)
         if n > self.max_pos:
             return False
-        for check, v in zip(self.checks, args):
+        for check, v in zip(checks, args):
             if not check(v):
                 return False
         if not kwargs:
             return n >= self.min_pos
         for k, v in kwargs.items():
             i = self.by_name.get(k)
-            if i is None or i < n or not self.checks[i](v):
+            if i is None or i < n or not checks[i](v):
                 return False
         for i, name in self.required:
             if i >= n and name not in kwargs:
                 return False
         return True
+
+    def as_ints(self, args, kwargs):
+        """The arguments with each integer-like value converted to the int it stands for."""
+        def conv(i, v):
+            return v if self.checks[i](v) else operator.index(v)
+        return (tuple(conv(i, v) for i, v in enumerate(args)),
+                {k: conv(self.by_name[k], v) for k, v in kwargs.items()})
+
+
+def _bind(cands, args, kwargs):
+    """``(candidate, args, kwargs)`` for the first candidate the arguments bind to as they are, else with
+    integer-like values for ints (NOTE [integer-like arguments]); None when none binds."""
+    for cand in cands:
+        if cand[3].binds(args, kwargs, cand[3].checks):
+            return cand, args, kwargs
+    for cand in cands:
+        if cand[3].binds(args, kwargs, cand[3].loose):
+            return (cand,) + cand[3].as_ints(args, kwargs)
+    return None
 
 
 def _type_name(v):
@@ -231,17 +283,18 @@ def make_chooser(name, ops, out_ops=None, public_name=None):
     def general(args, kwargs, out):
         if not _NUMPY_NAMES.keys().isdisjoint(kwargs):       # NOTE [numpy keyword aliases]
             kwargs = {_NUMPY_NAMES.get(k, k): v for k, v in kwargs.items()}
-        for call, out_call, schema, binder, rt, out_names in cands:
-            if binder.binds(args, kwargs):
-                if out is None:
-                    r = call(*args, **kwargs)
-                elif out_call is None:
-                    r = write_out(out, call(*args, **kwargs))
-                elif out_names is not None:
-                    r = out_call(*args, **kwargs, **dict(zip(out_names, out)))
-                else:
-                    r = out_call(*args, out=out, **kwargs)
-                return r if rt is None else rt(*r)
+        bound = _bind(cands, args, kwargs)
+        if bound is not None:
+            (call, out_call, schema, binder, rt, out_names), args, kwargs = bound
+            if out is None:
+                r = call(*args, **kwargs)
+            elif out_call is None:
+                r = write_out(out, call(*args, **kwargs))
+            elif out_names is not None:
+                r = out_call(*args, **kwargs, **dict(zip(out_names, out)))
+            else:
+                r = out_call(*args, out=out, **kwargs)
+            return r if rt is None else rt(*r)
         given = list(args) + list(kwargs.values()) + ([] if out is None else [out])
         if has_torch_function(given):       # NOTE [__torch_function__]: e.g. an fx Proxy in a Tensor's place
             extra = {} if out is None else {'out': out}

@@ -4,7 +4,7 @@ A graph task (1) counts, for every node reachable from the roots, how many
 edges lead into it, (2) keeps a ready queue of nodes whose incoming gradients
 are all summed, and (3) runs each node once, passing its outputs along its
 ``next_functions``. With ``inputs=`` only the nodes on a path to those inputs
-run, and their gradients are captured instead of accumulated.
+run, and their gradients are captured instead of accumulated (NOTE [grad inputs]).
 
 The main loop is the hot path of every backward: nodes are dictionary keys
 (hashed by identity), the ready queue is a heap keyed by the node's creation
@@ -42,9 +42,17 @@ def _dependencies(roots):
     return deps
 
 
-def _needed(roots, targets):
-    """Nodes from which some target edge is reachable (torch's exec_info): an iterative post-order walk,
-    then one sweep in which every node comes after the nodes it leads to."""
+# NOTE [grad inputs]: with ``inputs=`` a node runs only when something the caller asked for lies behind it
+# (torch's exec_info ``needed_``). ``autograd.grad`` captures the gradient arriving at an input's node and runs
+# that node only if another input lies beyond it, so ``grad(y, h)`` leaves the graph from the leaves to ``h``
+# unused (not freed, its hooks silent); ``backward(inputs=...)`` accumulates into each input, so an input's
+# node runs (torch: ``needed_`` is set on every input's node). A node from which no input is reachable is
+# skipped altogether: its tensor hooks do not fire. A captured gradient is the one the tensor hooks returned
+# when the node is not run, and the one that arrived (before those hooks) when it is run, as in torch.
+def _needed(roots, targets, inputs_run):
+    """The nodes that run: those from which some target edge is reachable through a node's inputs, and the
+    target nodes themselves when ``inputs_run``: an iterative post-order walk, then one sweep in which every
+    node comes after the nodes it leads to."""
     target_nodes = {n for n, _ in targets}
     order, seen = [], set()
     stack = []
@@ -62,9 +70,9 @@ def _needed(roots, targets):
             else:
                 stack.pop()
                 order.append(node)
-    needed = set()
+    needed = set(target_nodes) if inputs_run else set()
     for node in order:
-        if node in target_nodes or any(nxt in needed for nxt, _ in node.next_functions if nxt is not None):
+        if any(nxt in needed or nxt in target_nodes for nxt, _ in node.next_functions if nxt is not None):
             needed.add(node)
     return needed
 
@@ -109,10 +117,11 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     capture_at = {}      # (node, input_nr) -> indices of the inputs whose gradient flows in there
     if inputs is not None:
         targets = [gradient_edge(t) if t._grad_fn is not None or t._requires_grad else (None, 0) for t in inputs]
-        needed = _needed(root_nodes, [e for e in targets if e[0] is not None])
+        needed = _needed(root_nodes, [e for e in targets if e[0] is not None], accumulate)
         for i, (n, nr) in enumerate(targets):
             if n is not None:
                 capture_at.setdefault((n, nr), []).append(i)
+    capture_nodes = {n for n, _ in capture_at}
     captured = {}
 
     buffers = {}     # node -> {input_nr: summed gradient}
@@ -144,12 +153,14 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             else:
                 grads = tuple([buf.get(i) for i in range(max(buf) + 1)])
             is_acc = type(node) is AccumulateGrad
+            runs = needed is None or node in needed
+            if capture_at and runs:        # NOTE [grad inputs]: what arrived, before the tensor hooks
+                _capture(capture_at, captured, node, grads)
             if node._tensor_pre_hooks or node._retain_grad_hooks or (is_acc and node.variable._hooks):
-                grads = tuple(_incoming(node, list(grads)))
-            if capture_at:
-                for nr, g in enumerate(grads):
-                    for i in capture_at.get((node, nr), ()):
-                        captured[i] = g
+                if runs or node in capture_nodes:       # a skipped node's hooks stay silent
+                    grads = tuple(_incoming(node, list(grads)))
+            if capture_at and not runs:
+                _capture(capture_at, captured, node, grads)
             # NOTE [engine fast path]: a node with no hooks, no profiler listening and anomaly mode off is
             # applied here without going through _call_node (which handles all of those); an AccumulateGrad's
             # apply is accumulate_grad on its variable
@@ -161,7 +172,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     else:
                         _call_node(node, grads, retain_graph)
                 continue
-            if needed is not None and node not in needed:
+            if not runs:
                 outs = ()
             elif plain:
                 outs = node.apply(grads)
@@ -214,6 +225,12 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                                "Set allow_unused=True if this is the desired behavior.")
         result.append(g)
     return result
+
+
+def _capture(capture_at, captured, node, grads):
+    for nr, g in enumerate(grads):
+        for i in capture_at.get((node, nr), ()):
+            captured[i] = g
 
 
 def _add(buffers, node, nr, g):

@@ -7,12 +7,13 @@ is and calls it directly (``device_ids`` is empty) and the functional
 ``data_parallel`` raises; ember, which has no accelerator, does the same: programs such as
 pytorch/examples' dcgan ``import torch.nn.parallel`` and wrap modules
 unconditionally, and run unchanged. ``DistributedDataParallel`` is in
-``distributed.py`` (NOTE [DDP reducer]).
+``distributed.py`` (NOTE [DDP reducer]); ``scatter``/``gather`` in ``scatter_gather.py``.
 """
 from ..modules.module import Module
 from .distributed import DistributedDataParallel
+from .scatter_gather import scatter, gather
 
-__all__ = ['DataParallel', 'data_parallel', 'DistributedDataParallel']
+__all__ = ['DataParallel', 'data_parallel', 'DistributedDataParallel', 'scatter', 'gather']
 
 
 class DataParallel(Module):
