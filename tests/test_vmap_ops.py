@@ -54,8 +54,9 @@ _SLOW = {
 # operators with no batching rule: 126 before issue 13's batching work, 26 after; then linalg_ldl_solve (a LAPACK
 # solve of three batched operands) and the random _sample_dirichlet, per sample as binomial and multinomial are
 # then the Sobol engine's four state operators (torch.quasirandom: no tensor a user vmaps over; torch has no
-# batching rule for them either)
-_MAX_FALLBACK_OPERATORS = 32
+# batching rule for them either), and the fused optimizer steps _fused_adam_/_fused_adamw_ (an optimizer step is
+# not vmapped; torch has no rule for them either)
+_MAX_FALLBACK_OPERATORS = 34
 
 
 def _floating_sample(info):
