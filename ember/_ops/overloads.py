@@ -51,7 +51,7 @@ def overloads(name, *op_names, method=True, function=True, aliases=()):
 def _return_names(schema):
     """``values indices`` from ``-> (Tensor values, Tensor indices)``; None where the returns are not named."""
     text = schema.text.split('->', 1)[1].strip()
-    if not text.startswith('('):
+    if not text.startswith('(') or text == '()':
         return None
     names = [r.split()[-1] for r in text[1:-1].split(',')]
     return names if all(len(r.split()) == 2 for r in text[1:-1].split(',')) else None
@@ -80,6 +80,7 @@ _ACCEPTS = {
     'int[]': lambda v: _is_int(v) or (isinstance(v, _LIST) and all(_is_int(x) for x in v)),
     'SymInt[]': lambda v: _is_int(v) or (isinstance(v, _LIST) and all(_is_int(x) for x in v)),
     'Tensor[]': lambda v: isinstance(v, _LIST) and all(isinstance(x, TensorImpl) for x in v),
+    'Scalar[]': lambda v: isinstance(v, _LIST) and all(isinstance(x, _NUMBER) for x in v),
     'ScalarType': lambda v: isinstance(v, _dtype),
 }
 
@@ -274,6 +275,22 @@ def write_out(out, res):
     return tuple(outs) if isinstance(res, tuple) else outs[0]
 
 
+def returns_written_list(schema):
+    """An operator that writes its first argument, a Tensor list, and returns nothing (``_foreach_add_.Scalar(
+    Tensor(a!)[] self, Scalar scalar) -> ()``): its public function returns that list, as torch's generated
+    Python bindings do (``torch._foreach_add_(ts, 1) is ts``), while the operator itself returns None."""
+    first = schema.arguments[0] if schema.arguments else None
+    return not schema.returns and first is not None and first.base_type == 'Tensor[]' and first.is_write
+
+
+def returning_written_list(fn):
+    def written_list(self, *args, **kwargs):
+        fn(self, *args, **kwargs)
+        return self
+    written_list.__wrapped__ = fn
+    return written_list
+
+
 def install(Tensor, functions):
     """Install every declared group: the function, the method, and the in-place method where the overloads
     have in-place variants."""
@@ -283,6 +300,10 @@ def install(Tensor, functions):
         for public in (name,) + tuple(g.aliases):
             fn = make_chooser(name, [d.op for d in decls], [d.out_op for d in decls], public_name=public)
             fn.__module__ = 'ember'
+            if all(returns_written_list(d.op.schema) for d in decls):
+                fn = returning_written_list(fn)
+                fn.__name__ = fn.__qualname__ = public
+                fn.__module__ = 'ember'
             if g.function:
                 functions[public] = fn
             if g.method:
