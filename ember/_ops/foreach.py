@@ -97,12 +97,13 @@ def _family(name, variants, inplace=True, function=True):
     for ov, (args, each) in variants.items():
         dot = f'.{ov}' if ov else ''
         declare(f'_foreach_{name}{dot}({args}) -> Tensor[]', composite=_composite(
-            f'_foreach_{name}{dot}({args}) -> Tensor[]', each(name), False), method=False, function=function)
+            f'_foreach_{name}{dot}({args}) -> Tensor[]', each(name), False), method=False, function=function,
+            tags=('foreach',))
         out_names.append(f'_foreach_{name}{dot}')
         if inplace:
             ip_args = args.replace('Tensor[] self', 'Tensor(a!)[] self', 1)
             schema = f'_foreach_{name}_{dot}({ip_args}) -> ()'
-            declare(schema, composite=_composite(schema, each(name + '_'), True), method=False)
+            declare(schema, composite=_composite(schema, each(name + '_'), True), method=False, tags=('foreach',))
             in_names.append(f'_foreach_{name}_{dot}')
     for public, names in ((f'_foreach_{name}', out_names), (f'_foreach_{name}_', in_names)):
         if len(names) > 1:
@@ -112,6 +113,20 @@ def _family(name, variants, inplace=True, function=True):
 def _twin(op_name, like):
     """``op_name``, in place where ``like`` is (``_twin('clamp_min', 'maximum_')`` is ``'clamp_min_'``)."""
     return op_name + '_' if like.endswith('_') else op_name
+
+
+def _written(name):
+    """maximum/minimum, which have no in-place operator: ``maximum_`` writes ``maximum``'s result into the tensor,
+    as torch's ``maximum_out(t, t, other)``, with its check that the result's dtype can be cast."""
+    if not name.endswith('_'):
+        return _op(name)
+    functional = _op(name[:-1])
+
+    def write(t, other):
+        r = functional(t, other)
+        D.check_cast(r.dtype, t.dtype)
+        aten.copy_.default(t, r)
+    return write
 
 
 def _op(op_name, overload='default'):
@@ -149,13 +164,13 @@ for _name in ('clamp_min', 'clamp_max'):
                     'ScalarList': (_SCALARS, lambda n: _op(n))})
 # torch's maximum/minimum with numbers are clamp_min/clamp_max (whose result dtype promotes with the number)
 for _name, _clamp in (('maximum', 'clamp_min'), ('minimum', 'clamp_max')):
-    _family(_name, {'Scalar': (_SCALAR, lambda n, c=_clamp: _op(_twin(c, n))), 'List': (_LIST, lambda n: _op(n)),
+    _family(_name, {'Scalar': (_SCALAR, lambda n, c=_clamp: _op(_twin(c, n))), 'List': (_LIST, _written),
                     'ScalarList': (_SCALARS, lambda n, c=_clamp: _op(_twin(c, n)))})
 _family('pow', {'List': ('Tensor[] self, Tensor[] exponent', lambda n: _op(n, 'Tensor_Tensor')),
                 'Scalar': ('Tensor[] self, Scalar exponent', lambda n: _op(n, 'Tensor_Tensor')),
                 'ScalarList': ('Tensor[] self, Scalar[] exponent', lambda n: _op(n, 'Tensor_Tensor'))})
 # a number raised to each tensor of the list (no in-place twin: there is no tensor to write)
-declare('_foreach_pow.ScalarAndTensor(Scalar self, Tensor[] exponent) -> Tensor[]', method=False,
+declare('_foreach_pow.ScalarAndTensor(Scalar self, Tensor[] exponent) -> Tensor[]', method=False, tags=('foreach',),
         composite=_composite('_foreach_pow.ScalarAndTensor(Scalar self, Tensor[] exponent) -> Tensor[]',
                              _op('pow', 'Tensor_Tensor'), False))
 overloads('_foreach_pow', '_foreach_pow.List', '_foreach_pow.Scalar', '_foreach_pow.ScalarList',
@@ -163,10 +178,26 @@ overloads('_foreach_pow', '_foreach_pow.List', '_foreach_pow.Scalar', '_foreach_
 
 # pointwise with a scalar: addcmul/addcdiv's value, lerp's weight
 _T3 = 'Tensor[] self, Tensor[] tensor1, Tensor[] tensor2'
+
+
+def _addc(name):
+    def each(self, tensor1, tensor2, value):
+        if name.startswith('addcdiv') and tensor1.dtype.category < 2 and tensor2.dtype.category < 2:
+            raise RuntimeError(_INTEGER_ADDCDIV)
+        return _op(name)(self, tensor1, tensor2, value=value)
+    return each
+
+
+# torch's foreach addcdiv words its refusal of integer division unlike torch.addcdiv's (the last sentence)
+_INTEGER_ADDCDIV = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true "
+    "division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * "
+    "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) "
+    "for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+    "tensor2), for all dtypes.")
 for _name in ('addcmul', 'addcdiv'):
-    _family(_name, {'Scalar': (_T3 + ', Scalar value=1', lambda n: lambda s, a, b, v: _op(n)(s, a, b, value=v)),
-                    'ScalarList': (_T3 + ', Scalar[] scalars', lambda n: lambda s, a, b, v: _op(n)(s, a, b, value=v)),
-                    'Tensor': (_T3 + ', Tensor scalars', lambda n: lambda s, a, b, v: _op(n)(s, a, b, value=v))})
+    _family(_name, {'Scalar': (_T3 + ', Scalar value=1', _addc), 'ScalarList': (_T3 + ', Scalar[] scalars', _addc),
+                    'Tensor': (_T3 + ', Tensor scalars', _addc)})
 
 
 _T2 = 'Tensor[] self, Tensor[] tensors1'
@@ -193,20 +224,26 @@ def _powsum(t, ord, dtype):
 
 
 def _simple(schema, each, inplace=False, function=True):
-    declare(schema, composite=_composite(schema, each, inplace), method=False, function=function)
+    declare(schema, composite=_composite(schema, each, inplace), method=False, function=function, tags=('foreach',))
 
 
-_simple('_foreach_norm.Scalar(Tensor[] self, Scalar ord=2, ScalarType? dtype=None) -> Tensor[]',
-        lambda t, ord, dtype: aten.linalg_vector_norm.default(t, ord, dtype=dtype))
+def _norm(t, ord, dtype):
+    if ord == float('inf') and t.numel() == 0:
+        raise RuntimeError("_foreach_norm cannot compute the infinity norm on an empty tensor because the operation "
+                           "does not have an identity")
+    return aten.linalg_vector_norm.default(t, ord, dtype=dtype)
+
+
+_simple('_foreach_norm.Scalar(Tensor[] self, Scalar ord=2, ScalarType? dtype=None) -> Tensor[]', _norm)
 _simple('_foreach_powsum.Scalar(Tensor[] self, Scalar ord=2, ScalarType? dtype=None) -> Tensor[]', _powsum)
 _simple('_foreach_max(Tensor[] self) -> Tensor[]', _max)
 _simple('_foreach_mm(Tensor[] self, Tensor[] mat2) -> Tensor[]', lambda a, b: aten.mm.default(a, b))
 _simple('_foreach_clone(Tensor[] self, *, MemoryFormat? memory_format=None) -> Tensor[]',
         lambda t, memory_format: aten.clone.default(t, memory_format=memory_format))
 # the functional copy and zero are operators only (torch has no torch._foreach_copy, torch._foreach_zero)
-_simple('_foreach_copy(Tensor[] self, Tensor[] src, bool non_blocking=False) -> Tensor[]',
+_simple('_foreach_copy(Tensor[] self, Tensor[] src, bool non_blocking=False) -> Tensor[] self_out',
         lambda t, src, non_blocking: aten.copy_.default(aten.clone.default(t), src, non_blocking), function=False)
 _simple('_foreach_copy_(Tensor(a!)[] self, Tensor[] src, bool non_blocking=False) -> ()',
         lambda t, src, non_blocking: aten.copy_.default(t, src, non_blocking), inplace=True)
-_simple('_foreach_zero(Tensor[] self) -> Tensor[]', lambda t: aten.zeros_like.default(t), function=False)
+_simple('_foreach_zero(Tensor[] self) -> Tensor[] self_out', lambda t: aten.zeros_like.default(t), function=False)
 _simple('_foreach_zero_(Tensor(a!)[] self) -> ()', lambda t: aten.zero_.default(t), inplace=True)

@@ -135,9 +135,8 @@ class _Binder:
 def _type_name(v):
     if isinstance(v, TensorImpl):
         return 'Tensor'
-    if isinstance(v, _LIST):
-        inner = {_type_name(x) for x in v}
-        return f'tuple of {inner.pop()}s' if len(inner) == 1 else type(v).__name__
+    if isinstance(v, _LIST):        # torch's parser names the sequence's type only: (Tensor, list, str)
+        return type(v).__name__
     if isinstance(v, bool):
         return 'bool'
     if isinstance(v, _INT):
@@ -288,6 +287,8 @@ def returning_written_list(fn):
         fn(self, *args, **kwargs)
         return self
     written_list.__wrapped__ = fn
+    written_list.__doc__ = fn.__doc__
+    written_list._overloads = getattr(fn, '_overloads', None)
     return written_list
 
 
