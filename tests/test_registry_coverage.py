@@ -60,6 +60,24 @@ TESTED_IN_SPARSE_CSR = ('sparse_compressed_tensor', '_convert_indices_from_csr_t
 TESTED_IN_USERS_GAPS = ('_sobol_engine_draw', '_sobol_engine_ff', '_sobol_engine_scramble', '_sobol_engine_initialize_state')
 
 
+# torch's multi-tensor operators (NOTE [foreach operators]): tests/test_foreach.py compares each with torch, by its
+# name or, for the families it loops over, by the single-tensor operator's name in quotes ('add' for _foreach_add_)
+_FOREACH_FAMILIES = ('abs', 'acos', 'add', 'addcdiv', 'addcmul', 'asin', 'atan', 'ceil', 'clamp_max', 'clamp_min',
+                     'cos', 'cosh', 'div', 'erf', 'erfc', 'exp', 'expm1', 'floor', 'frac', 'lerp', 'lgamma', 'log',
+                     'log10', 'log1p', 'log2', 'maximum', 'minimum', 'mul', 'neg', 'pow', 'reciprocal', 'round',
+                     'rsqrt', 'sigmoid', 'sign', 'sin', 'sinh', 'sqrt', 'sub', 'tan', 'tanh', 'trunc')
+TESTED_IN_FOREACH = tuple(f'_foreach_{n}{u}' for n in _FOREACH_FAMILIES for u in ('', '_')) + (
+    '_foreach_norm', '_foreach_powsum', '_foreach_max', '_foreach_mm', '_foreach_clone', '_foreach_copy',
+    '_foreach_copy_', '_foreach_zero', '_foreach_zero_')
+
+
+def test_foreach_operators_are_tested_in_test_foreach():
+    import os
+    src = open(os.path.join(os.path.dirname(__file__), 'test_foreach.py')).read()
+    assert [n for n in TESTED_IN_FOREACH if n not in src and f"'{n[len('_foreach_'):].rstrip('_')}'" not in src] == []
+    assert sorted(TESTED_IN_FOREACH) == sorted(n for n in DECLS if n.startswith('_foreach_'))
+
+
 # Tensor.item() of a tensor without data (a wrapper subclass): tests/test_tensor_subclasses.py compares with torch
 TESTED_IN_SUBCLASSES = ('_local_scalar_dense',)
 
@@ -108,7 +126,7 @@ def test_every_declared_operator_has_a_record():
                 or _norm(name).replace('fft_', '') in records:
             continue
         if name in TESTED_IN_SPARSE or name in TESTED_IN_SPARSE_CSR or name in TESTED_IN_SUBCLASSES or \
-                name in TESTED_IN_USERS_GAPS or name in TESTED_IN_FUSED_OPTIM:
+                name in TESTED_IN_USERS_GAPS or name in TESTED_IN_FOREACH or name in TESTED_IN_FUSED_OPTIM:
             continue
         target = TESTED_THROUGH.get(name)
         if target is not None and (target in OPS or _norm(target) in records):

@@ -192,6 +192,9 @@ class OpOverload:
             if fb is not None:
                 return (lambda ks_, *args, _fb=fb: _fb(self, ks_, *args)), key
             ks &= below(key)
+        k = self.kernels.get(_CIA)
+        if k is not None:       # no tensor at all (an empty Tensor list): a composite still runs, and raises its error
+            return k, _CIA
         backend = _backend_name(ks)
         raise NotImplementedError(
             f"Could not run '{self.name}' with arguments from the '{backend}' backend. This could be because the "
@@ -476,7 +479,8 @@ def _generate_caller(op):
         first = s.tensor_args[0]
         body.append(f'    if ks == 0: return _bad({f"argument {_param(first.name)!r} (position 1)"!r}, "Tensor", '
                     f'{_param(first.name)}, {every})')
-    if len(s.tensor_args) > 1 or any(a.base_type == 'Tensor[]' for a in s.arguments):
+    # a foreach operator (NOTE [foreach operators]) takes lists that may span devices: each per-tensor call checks
+    if (len(s.tensor_args) > 1 or any(a.base_type == 'Tensor[]' for a in s.arguments)) and 'foreach' not in op.tags:
         body.append(f'    _b = ks & _BM\n    if _b & (_b - 1): ks = _mixed(ks, '
                     f'{", ".join(_param(a.name) for a in s.arguments if a.base_type in ("Tensor", "Tensor[]"))})')
     body += ['    ks = (ks | _S.include) & _S.keep',

@@ -82,6 +82,7 @@ _ACCEPTS = {
     'int[]': lambda v: _is_int(v) or (isinstance(v, _LIST) and all(_is_int(x) for x in v)),
     'SymInt[]': lambda v: _is_int(v) or (isinstance(v, _LIST) and all(_is_int(x) for x in v)),
     'Tensor[]': lambda v: isinstance(v, _LIST) and all(isinstance(x, TensorImpl) for x in v),
+    'Scalar[]': lambda v: isinstance(v, _LIST) and all(isinstance(x, _NUMBER) for x in v),
     'ScalarType': lambda v: isinstance(v, _dtype),
 }
 
@@ -186,9 +187,8 @@ def _bind(cands, args, kwargs):
 def _type_name(v):
     if isinstance(v, TensorImpl):
         return 'Tensor'
-    if isinstance(v, _LIST):
-        inner = {_type_name(x) for x in v}
-        return f'tuple of {inner.pop()}s' if len(inner) == 1 else type(v).__name__
+    if isinstance(v, _LIST):        # torch's parser names the sequence's type only: (Tensor, list, str)
+        return type(v).__name__
     if isinstance(v, bool):
         return 'bool'
     if isinstance(v, _INT):
@@ -327,6 +327,24 @@ def write_out(out, res):
     return tuple(outs) if isinstance(res, tuple) else outs[0]
 
 
+def returns_written_list(schema):
+    """An operator that writes its first argument, a Tensor list, and returns nothing (``_foreach_add_.Scalar(
+    Tensor(a!)[] self, Scalar scalar) -> ()``): its public function returns that list, as torch's generated
+    Python bindings do (``torch._foreach_add_(ts, 1) is ts``), while the operator itself returns None."""
+    first = schema.arguments[0] if schema.arguments else None
+    return not schema.returns and first is not None and first.base_type == 'Tensor[]' and first.is_write
+
+
+def returning_written_list(fn):
+    def written_list(self, *args, **kwargs):
+        fn(self, *args, **kwargs)
+        return self
+    written_list.__wrapped__ = fn
+    written_list.__doc__ = fn.__doc__
+    written_list._overloads = getattr(fn, '_overloads', None)
+    return written_list
+
+
 def install(Tensor, functions):
     """Install every declared group: the function, the method, and the in-place method where the overloads
     have in-place variants."""
@@ -336,6 +354,10 @@ def install(Tensor, functions):
         for public in (name,) + tuple(g.aliases):
             fn = make_chooser(name, [d.op for d in decls], [d.out_op for d in decls], public_name=public)
             fn.__module__ = 'ember'
+            if all(returns_written_list(d.op.schema) for d in decls):
+                fn = returning_written_list(fn)
+                fn.__name__ = fn.__qualname__ = public
+                fn.__module__ = 'ember'
             if g.function:
                 functions[public] = fn
             if g.method:

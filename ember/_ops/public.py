@@ -7,6 +7,7 @@ method ``Tensor.<name>_`` and, where declared, ``ember.nn.functional.<name>``.
 Nothing here is written per operator.
 """
 from .registry import DECLS
+from .overloads import returns_written_list, returning_written_list
 
 NN_FUNCTIONAL = {}   # operators declared nn=True; ember.nn.functional takes them on import
 
@@ -206,6 +207,8 @@ def build(Tensor, functions, nn_functional, results=None):
                 fn = _with_factory_out(fn)
         elif name in _LIKE_FACTORIES:
             fn = _with_requires_grad(fn, name)
+        if returns_written_list(op.schema):
+            fn = returning_written_list(fn)
         if fn is not op.call:   # the bare generated entry point needs no wrapper on the hot path
             fn = _finish(fn, decl, name)
         elif fn.__doc__ is None:

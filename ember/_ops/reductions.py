@@ -452,6 +452,9 @@ def _vector_norm_meta(self, ord=2, dim=None, keepdim=False, dtype=None):
     if self._dtype.category < 2:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{_tn(self._dtype)}")
+    if dtype is not None and D.promote_types(self._dtype, dtype) != dtype:
+        raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({_tn(self._dtype)}) should be convertible "
+                           f"without narrowing to the specified dtype ({_tn(dtype)})")
     if isinstance(ord, (int, float)) and not isinstance(ord, bool) and ord < 0 or ord == float('inf'):
         if dim is None or (not isinstance(dim, int) and len(dim) == 0):
             if any(n == 0 for n in shape):

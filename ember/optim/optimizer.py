@@ -11,7 +11,9 @@ over many parameters into one CUDA launch. On NumPy every op is one call per
 array either way, so a multi-tensor variant would only save ember's dispatch
 overhead (about 3 us per op): under 2% of an MLP step (measured with
 bench/bench_train.py). ember accepts ``foreach=`` for compatibility and runs
-the single-tensor variant.
+the single-tensor variant. The ``_foreach_*`` operators themselves exist, for
+libraries that call them (timm, lightning): NOTE [foreach operators] in
+ember/_ops/foreach.py.
 """
 import collections
 import functools
