@@ -327,12 +327,15 @@ def write_out(out, res):
     return tuple(outs) if isinstance(res, tuple) else outs[0]
 
 
-def returns_written_list(schema):
-    """An operator that writes its first argument, a Tensor list, and returns nothing (``_foreach_add_.Scalar(
+def returns_written_list(op):
+    """A foreach operator that writes its first argument, a Tensor list, and returns nothing (``_foreach_add_.Scalar(
     Tensor(a!)[] self, Scalar scalar) -> ()``): its public function returns that list, as torch's generated
-    Python bindings do (``torch._foreach_add_(ts, 1) is ts``), while the operator itself returns None."""
+    Python bindings do (``torch._foreach_add_(ts, 1) is ts``), while the operator itself returns None. (The fused
+    optimizer steps, ``_fused_adam_(Tensor(a!)[] self, ...) -> ()``, return None in both, as torch's.)"""
+    schema = op.schema
     first = schema.arguments[0] if schema.arguments else None
-    return not schema.returns and first is not None and first.base_type == 'Tensor[]' and first.is_write
+    return 'foreach' in op.tags and not schema.returns and first is not None and first.base_type == 'Tensor[]' \
+        and first.is_write
 
 
 def returning_written_list(fn):
@@ -354,7 +357,7 @@ def install(Tensor, functions):
         for public in (name,) + tuple(g.aliases):
             fn = make_chooser(name, [d.op for d in decls], [d.out_op for d in decls], public_name=public)
             fn.__module__ = 'ember'
-            if all(returns_written_list(d.op.schema) for d in decls):
+            if all(returns_written_list(d.op) for d in decls):
                 fn = returning_written_list(fn)
                 fn.__name__ = fn.__qualname__ = public
                 fn.__module__ = 'ember'

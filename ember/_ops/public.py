@@ -207,7 +207,7 @@ def build(Tensor, functions, nn_functional, results=None):
                 fn = _with_factory_out(fn)
         elif name in _LIKE_FACTORIES:
             fn = _with_requires_grad(fn, name)
-        if returns_written_list(op.schema):
+        if returns_written_list(op):
             fn = returning_written_list(fn)
         if fn is not op.call:   # the bare generated entry point needs no wrapper on the hot path
             fn = _finish(fn, decl, name)
