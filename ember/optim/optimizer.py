@@ -13,7 +13,12 @@ overhead (about 3 us per op): under 2% of an MLP step (measured with
 bench/bench_train.py). ember accepts ``foreach=`` for compatibility and runs
 the single-tensor variant. The ``_foreach_*`` operators themselves exist, for
 libraries that call them (timm, lightning): NOTE [foreach operators] in
-ember/_ops/foreach.py.
+ember/_ops/foreach.py. On a CUDA device it is otherwise: each of Adam's eight
+operators per parameter is a launch after ember's dispatch (~40 us), so where
+torch's default is foreach, Adam and AdamW run the fused step instead, one
+operator for all the parameters (NOTE [fused optimizer steps] in
+ember/_ops/optim_ops.py; ``foreach=False`` keeps the single-tensor update).
+``fused=True`` runs it on any device, as torch's.
 """
 import collections
 import functools
