@@ -102,6 +102,34 @@ def test_gpt_trains_on_the_gpu_as_on_the_cpu():
                    loss_fn=lambda m, x, y: m(x, y)[1])
 
 
+@pytest.mark.parametrize('name', ['_fused_adam_', '_fused_adamw_'])
+@pytest.mark.parametrize('dtype', ['float32', 'float64', 'float16'])
+@pytest.mark.parametrize('options', [dict(amsgrad=False, maximize=False, weight_decay=0.0),
+                                     dict(amsgrad=True, maximize=True, weight_decay=0.1),
+                                     dict(amsgrad=False, maximize=False, weight_decay=0.01, scaled=True)])
+def test_the_fused_adam_kernel_updates_as_the_cpu_kernel(name, dtype, options):
+    """NOTE [fused optimizer steps]: the device's elementwise kernel against the CPU's NumPy kernel, every variant
+    (weight decay added or decoupled, amsgrad, maximize, half precision in float32, an unscaled gradient)."""
+    options = dict(options)
+    scaled = options.pop('scaled', False)
+    rng = np.random.default_rng(3)
+    shapes = [(7, 5), (11,), ()]
+    arrays = [[rng.standard_normal(s).astype(dtype) for s in shapes] for _ in range(5)]
+    arrays[3] = [np.abs(a) for a in arrays[3]]
+    arrays[4] = [2 * a for a in arrays[3]]
+
+    def run(device):
+        p, g, m, v, vmax = [[ember.tensor(a, device=device) for a in group] for group in arrays]
+        extra = dict(grad_scale=ember.tensor(4.0, device=device), found_inf=ember.tensor(0.0, device=device)) \
+            if scaled else {}
+        getattr(ember, name)(p, g, m, v, vmax if options['amsgrad'] else [], [ember.tensor(3.0)] * 3, lr=0.01,
+                             beta1=0.9, beta2=0.99, eps=1e-8, **options, **extra)
+        return [t.cpu().float().numpy() for t in p + g + m + v + (vmax if options['amsgrad'] else [])]
+    tol = dict(rtol=1e-3, atol=1e-3) if dtype == 'float16' else dict(rtol=1e-5, atol=1e-6)
+    for got, want in zip(run('cuda'), run('cpu')):
+        np.testing.assert_allclose(got, want, **tol)
+
+
 def test_save_from_the_gpu_and_load_anywhere(tmp_path):
     m = nn.Linear(3, 2).cuda()
     p = tmp_path / 'm.pt'

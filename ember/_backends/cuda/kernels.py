@@ -7,6 +7,9 @@ empties, fill with a tensor, copies, linear's backward, sinc); and ``HOST_ONLY``
 the host directly, since their results depend on checks that read the data (linear algebra's singular
 inputs), which CuPy does not raise on. Nothing else imports CuPy.
 """
+import functools
+import math
+
 import numpy as np
 import cupy as cp
 
@@ -136,9 +139,67 @@ def _sinc(x):
     return cp.sin(y) / y
 
 
+# NOTE [fused optimizer steps] on the device: the CPU kernel's twin would launch ~14 CuPy operations per parameter
+# (~150 us of host time each step and parameter in the char-GPT's profile, BENCHMARKS.md); one elementwise kernel
+# does the whole update of a parameter. It computes in the CPU kernel's dtype (float32 for half precision, as
+# torch's opmath) with the same Python numbers rounded to it, in the same order; the compiler may contract a
+# multiply and an add into one rounding, so the values agree with the CPU's to float rounding, not bit for bit.
+_ADAM_KERNELS = {}
+
+
+def _adam_kernel(compute, maximize, weight_decay_mode, low, amsgrad):
+    """The update of one parameter as CUDA C++ (compiled once per variant), computing in ``compute`` (float32 or
+    float64): ``weight_decay_mode`` 0 none, 1 added to the gradient (Adam), 2 decoupled (AdamW); ``low``: lerp's
+    weight below one half (torch's two-sided lerp)."""
+    key = (compute, maximize, weight_decay_mode, low, amsgrad)
+    k = _ADAM_KERNELS.get(key)
+    if k is None:
+        c = 'float' if compute == np.float32 else 'double'      # the scalars' C type: CuPy binds T from arrays only
+        body = [f'{c} grad = {"-" if maximize else ""}({c})g;', f'{c} pp = ({c})p;', f'{c} mm = ({c})m;',
+                f'{c} vv = ({c})v;']
+        if weight_decay_mode == 2:
+            body.append('pp = pp * shrink;')
+        elif weight_decay_mode == 1:
+            body.append('grad = grad + pp * wd;')
+        body += [f'{c} d = grad - mm;', f'mm = {"mm + d * w" if low else "grad - d * w"};',
+                 'vv = vv * b2 + (grad * grad) * omb2;']
+        use = 'vv'
+        if amsgrad:
+            body += [f'{c} vm = ({c})vmax;', 'vm = (vm < vv || vv != vv) ? vv : vm;', 'vmax = (T)vm;']   # NaN wins
+            use = 'vm'
+        body += [f'pp = pp + (mm / (sqrt({use}) / bc2s + eps)) * step;', 'p = (T)pp;', 'm = (T)mm;', 'v = (T)vv;']
+        scalars = ', '.join(f'{np.dtype(compute).name} {n}' for n in
+                            ('shrink', 'wd', 'w', 'b2', 'omb2', 'bc2s', 'eps', 'step'))
+        k = _ADAM_KERNELS[key] = cp.ElementwiseKernel(
+            'T g, ' + scalars, 'T p, T m, T v' + (', T vmax' if amsgrad else ''), '\n'.join(body), 'ember_fused_adam')
+    return k
+
+
+def _fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay,
+                eps, amsgrad, maximize, grad_scale=None, found_inf=None, decoupled=False):
+    if found_inf is not None and float(found_inf):
+        return ()
+    w = 1 - beta1
+    low = abs(w) < 0.5
+    mode = 0 if not weight_decay else 2 if decoupled else 1
+    for i, p in enumerate(params):
+        g = grads[i]
+        if grad_scale is not None:
+            cp.true_divide(g, grad_scale.astype(g.dtype), out=g)
+        c = np.float32 if p.dtype.itemsize < 8 else np.float64
+        step = float(state_steps[i])
+        bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
+        outs = (p, exp_avgs[i], exp_avg_sqs[i]) + ((max_exp_avg_sqs[i],) if amsgrad else ())
+        _adam_kernel(c, bool(maximize), mode, low, bool(amsgrad))(
+            g, c(1 - lr * weight_decay), c(weight_decay), c(w if low else 1 - w), c(beta2), c(1 - beta2),
+            c(math.sqrt(bc2)), c(eps), c(-lr / bc1), *outs)
+    return ()
+
+
 # Only where the twin of the CPU kernel would not do: ``empty_strided`` (NumPy's ndarray constructor takes an
 # offset where CuPy's takes strides), ``fill.Tensor`` (a 0-d device array as the fill value), ``clone`` and
-# ``linear_backward`` (the CPU kernels split large work over host threads), ``sinc`` (CuPy's rounds differently).
+# ``linear_backward`` (the CPU kernels split large work over host threads), ``sinc`` (CuPy's rounds differently),
+# the fused Adam steps (one elementwise kernel per parameter, above).
 # The factories, fill.Scalar and the matrix products are their CPU kernels' twins (``np.zeros``, ``np.matmul``
 # and the GEMM helper answer with CuPy's).
 KERNELS = {
@@ -148,6 +209,8 @@ KERNELS = {
     else cp.broadcast_to(value.astype(a.dtype), a.shape).copy(),
     'clone': _clone,
     'linear_backward': _linear_backward,
+    '_fused_adam_': _fused_adam,
+    '_fused_adamw_': functools.partial(_fused_adam, decoupled=True),
 }
 
 # CPU kernels run on host copies from the start: they raise on data (singular or non-positive-definite inputs)
