@@ -20,7 +20,8 @@ COLLECTIVES = ('all_reduce_sum', 'all_reduce_product', 'all_reduce_min', 'all_re
                'all_gather_into_tensor', 'reduce_scatter', 'reduce_scatter_tensor', 'gather', 'scatter',
                'all_to_all', 'all_to_all_single', 'send_recv', 'isend_irecv')
 OTHER = ('all_to_all_single_uneven', 'all_gather_uneven', 'bool_float16_bfloat16_complex', 'objects', 'barriers',
-         'new_group', 'dispatch_mode_sees_c10d_ops', 'ranks_and_sizes', 'mismatch_raises_on_every_rank')
+         'new_group', 'dispatch_mode_sees_c10d_ops', 'ranks_and_sizes', 'differentiable_collectives',
+         'mismatch_raises_on_every_rank')
 
 
 def collective_checks():
@@ -267,6 +268,28 @@ def run_other(name, dist, ember):
         assert dist.get_world_size() == n == int(os.environ.get('WORLD_SIZE', n))
         if 'RANK' in os.environ:
             assert r == int(os.environ['RANK'])
+    elif name == 'differentiable_collectives':       # NOTE [differentiable collectives]: values and gradients
+        import ember.distributed.nn.functional as dnn
+        x = ember.tensor([1.0, 2.0, 3.0]) * (r + 1)
+        x.requires_grad_()
+        ys = dnn.all_gather(x)                            # every rank weighs slice k by k + 1
+        sum((k + 1) * y.sum() for k, y in enumerate(ys)).backward()
+        assert [y.tolist() for y in ys] == [[1.0 * (k + 1), 2.0 * (k + 1), 3.0 * (k + 1)] for k in range(n)]
+        assert x.grad.tolist() == [float(n * (r + 1))] * 3, x.grad.tolist()      # summed over the n ranks' losses
+        x.grad = None
+        y = dnn.all_reduce(x * 1)
+        (y * y).sum().backward()                          # d/dx_r of sum_ranks sum(y^2) = n * 2y
+        total = sum(k + 1 for k in range(n))
+        assert x.grad.tolist() == [2.0 * n * total * v for v in (1.0, 2.0, 3.0)], x.grad.tolist()
+        x.grad = None
+        b = dnn.broadcast(x, src=0)                       # rank 0's values everywhere; rank 0 gets every gradient
+        b.sum().backward()
+        assert b.tolist() == [1.0, 2.0, 3.0] and x.grad.tolist() == ([float(n)] * 3 if r == 0 else [0.0] * 3)
+        x.grad = None
+        outs = dnn.all_to_all([ember.zeros(3) for _ in range(n)], [x * (j + 1) for j in range(n)])
+        assert outs[0].tolist() == [float(r + 1), 2.0 * (r + 1), 3.0 * (r + 1)] or n == 1 or r != 0
+        sum(o.sum() for o in outs).backward()             # x*(j+1) went to rank j, which sums it once
+        assert x.grad.tolist() == [float(sum(j + 1 for j in range(n)))] * 3, x.grad.tolist()
     elif name == 'mismatch_raises_on_every_rank':      # last: it leaves the process group unusable
         try:
             dist.all_reduce(ember.ones(3 + r))
