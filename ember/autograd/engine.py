@@ -16,6 +16,7 @@ from heapq import heappush, heappop
 import numpy as np
 
 from .._core.coo import strided as _strided
+from .._core.storage import is_dense, _contiguous as is_contiguous
 from .._core.dispatch_key import DispatchKey, TORCH_FUNCTION_BIT, PYTHON_SUBCLASS_BIT
 from .._dispatch.dispatcher import OBSERVERS, observed_call, STATE as _STATE
 from .grad_mode import is_grad_enabled, _set_enabled
@@ -329,6 +330,34 @@ def _apply(node, grads):
 _ACC_LOCKS = [threading.Lock() for _ in range(64)]
 
 
+# NOTE [gradient layout]: a leaf's first gradient is laid out as the leaf is (torch's layout contract,
+# utils::obeys_layout_contract): with the leaf's strides where the leaf is dense (a channels_last weight gets a
+# channels_last .grad, a transposed parameter a transposed one), C-contiguous otherwise (an expanded leaf). A
+# gradient already laid out so is kept (stolen when nothing else holds it); any other is copied into that
+# layout once. Later gradients are added into it in place, which keeps it.
+def _obeys_layout(g, var):
+    ga, va = g._a, var._a
+    if ga.strides == va.strides and va.__class__ is np.ndarray and va.flags.c_contiguous:
+        return True                                     # the common case: both C-contiguous
+    shape, isz = va.shape, va.itemsize
+    vst = tuple(st // isz for st in va.strides)
+    gst = tuple(st // isz for st in ga.strides)
+    if is_dense(shape, vst):
+        return all(a == b if n != 1 else a != 0 for n, a, b in zip(shape, gst, vst))
+    return is_contiguous(shape, gst)
+
+
+def _clone_obeying(g, var):
+    """``g`` copied into the layout NOTE [gradient layout] asks of ``var``'s gradient."""
+    va = var._a
+    vst = tuple(st // va.itemsize for st in va.strides)
+    if is_dense(va.shape, vst):
+        from .. import empty_strided
+        return empty_strided(tuple(va.shape), vst, dtype=g.dtype, device=g.device).copy_(g)
+    from .. import contiguous_format
+    return g.clone(memory_format=contiguous_format)
+
+
 def accumulate_grad(var, g):
     """AccumulateGrad: the first gradient becomes ``.grad``, later ones are added in place."""
     if var._a.__class__ is not np.ndarray and var.layout is not _strided:
@@ -346,13 +375,14 @@ def accumulate_grad(var, g):
     with _ACC_LOCKS[(id(var) >> 4) % len(_ACC_LOCKS)]:
         prev = var._grad
         if prev is None:
+            obeys = _obeys_layout(g, var)
             if recorded:
-                var._grad = g.clone()
-            elif g._grad_owner is True and g._base is None and g._grad_fn is None:
+                var._grad = g.clone() if obeys else _clone_obeying(g, var)
+            elif obeys and g._grad_owner is True and g._base is None and g._grad_fn is None:
                 # stolen; a subclass's handler sees the detach torch's AccumulateGrad makes of it
                 var._grad = g if not g._keys & PYTHON_SUBCLASS_BIT else g.detach()
             else:
-                var._grad = g.detach().clone()
+                var._grad = g.detach().clone() if obeys else _clone_obeying(g.detach(), var)
         elif recorded:
             var._grad = prev + g
         else:
