@@ -337,11 +337,14 @@ _ACC_LOCKS = [threading.Lock() for _ in range(64)]
 # layout once. Later gradients are added into it in place, which keeps it.
 def _obeys_layout(g, var):
     ga, va = g._a, var._a
-    if ga.strides == va.strides and va.__class__ is np.ndarray and va.flags.c_contiguous:
+    gs = getattr(ga, 'strides', None)
+    if gs is None:              # a sparse gradient of a dense leaf (Embedding(sparse=True)) stays sparse, as in torch
+        return True
+    if gs == va.strides and va.__class__ is np.ndarray and va.flags.c_contiguous:
         return True                                     # the common case: both C-contiguous
     shape, isz = va.shape, va.itemsize
     vst = tuple(st // isz for st in va.strides)
-    gst = tuple(st // isz for st in ga.strides)
+    gst = tuple(st // isz for st in gs)
     if is_dense(shape, vst):
         return all(a == b if n != 1 else a != 0 for n, a, b in zip(shape, gst, vst))
     return is_contiguous(shape, gst)
