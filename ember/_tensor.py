@@ -302,7 +302,7 @@ class Tensor(TensorImpl):
         return self._a
 
     def __array__(self, dtype=None, copy=None):
-        a = self._host()
+        a = self.numpy()        # torch's: the checks of numpy() (requires grad, bfloat16, a device's memory)
         return a if dtype is None else a.astype(dtype)
 
     def _host(self):

@@ -168,11 +168,20 @@ def _data_str(a, indent):
 
 
 def tensor_repr(t, prefix=None):
-    from ._core import dtype as D
     if prefix is None:      # a subclass prints its name, as torch's does (Parameter and Buffer print as tensors)
         name = type(t).__name__
-        prefix = 'tensor(' if name in ('Tensor', 'Parameter', 'Buffer') and type(t).__module__.startswith('ember.') \
-            else name + '('
+        plain = name in ('Tensor', 'Parameter', 'Buffer') and type(t).__module__.startswith('ember.')
+        text = _tensor_repr(t, 'tensor(' if plain else name + '(')
+        # a subclass of Parameter is wrapped as torch wraps it: Parameter(MyParam([...], requires_grad=True))
+        if not plain and any(c.__name__ == 'Parameter' and c.__module__ == 'ember.nn.parameter'
+                             for c in type(t).__mro__):
+            return f'Parameter({text})'
+        return text
+    return _tensor_repr(t, prefix)
+
+
+def _tensor_repr(t, prefix):
+    from ._core import dtype as D
     if t._a.__class__.__name__ == 'COOArray':
         return _sparse_repr(t)
     if t._a.__class__.__name__ == 'CompressedArray':

@@ -122,6 +122,28 @@ def _transpose(a, d0, d1):
                        f"dimension ({d1})")
 
 
+def index_select(a, dim, index):
+    """Slices of a sparse tensor in the order ``index`` names them: along a sparse dimension, every entry whose
+    coordinate there is index[j] appears once per such j, with that coordinate renumbered j; along a dense
+    dimension, the values' axis is indexed."""
+    dim = dim % len(a.shape)
+    index = np.asarray(index, np.int64).reshape(-1)
+    n = a.shape[dim]
+    if index.size and (index.min() < -n or index.max() >= n):
+        bad = int(index[(index < -n) | (index >= n)][0])
+        raise IndexError(f"index_select(): index contains {bad} that is out of range for tensor of size "
+                         f"{list(a.shape)} at dimension {dim}")
+    index = np.where(index < 0, index + n, index)
+    shape = a.shape[:dim] + (index.size,) + a.shape[dim + 1:]
+    sd = a.sparse_dim
+    if dim >= sd:
+        return COOArray(a.indices.copy(), np.take(a.values, index, axis=dim - sd + 1), shape, a.coalesced)
+    entry, j = np.nonzero(a.indices[dim][:, None] == index[None, :])
+    idx = a.indices[:, entry].copy()
+    idx[dim] = j
+    return COOArray(idx, a.values[entry].copy(), shape, False)
+
+
 def transpose(a, dim0, dim1):
     return _transpose(a, dim0, dim1)
 
@@ -216,7 +238,7 @@ KERNELS = {
     '_sparse_values_at': _sparse_values_at, '_values': values, '_indices': indices, 'transpose.int': transpose,
     't': t, 'mul.Tensor': mul, 'div.Tensor': div, 'add.Tensor': add, 'neg': neg,
     'sum.dim_IntList': sum_dim, '_to_copy': _to_copy, 'clone': clone, 'detach': detach, 'to_sparse': to_sparse,
-    '_sparse_addmm': _sparse_addmm,
+    '_sparse_addmm': _sparse_addmm, 'index_select': index_select,
 }
 CPU_KERNELS = {'_sparse_coo_tensor_with_dims_and_tensors': _sparse_coo_tensor, 'to_sparse': to_sparse,
                '_sparse_values_at': _sparse_values_at}

@@ -1,0 +1,53 @@
+"""Gaps geoopt showed (2026-11-27 day), each against torch."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def test_numpy_protocol_refuses_a_tensor_that_requires_grad_as_torch():
+    for lib in (torch, ember):
+        t = lib.tensor(2.0, requires_grad=True) * 3
+        with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+            np.asarray(t)
+        with pytest.raises(RuntimeError, match="requires grad"):
+            np.sqrt(abs(t))
+        with lib.no_grad():
+            assert float(np.asarray(t)) == 6.0
+        assert np.asarray(t.detach(), dtype=np.float64).dtype == np.float64
+    for lib in (torch, ember):
+        with pytest.raises(TypeError, match='BFloat16'):
+            np.asarray(lib.ones(2, dtype=lib.bfloat16))
+
+
+def test_a_parameter_subclass_prints_wrapped_as_torch():
+    out = []
+    for lib in (torch, ember):
+        class MyParam(lib.nn.Parameter):
+            pass
+        out.append((repr(MyParam(lib.zeros(2))), lib.Tensor.__repr__(MyParam(lib.zeros(2))),
+                    repr(lib.nn.Parameter(lib.zeros(2)))))
+    assert out[0] == out[1]
+    assert out[1][1] == 'Parameter(MyParam([0., 0.], requires_grad=True))'
+
+
+@pytest.mark.parametrize('dim', [0, 1])
+def test_index_select_on_a_sparse_coo_tensor(dim):
+    i, v = [[0, 2, 2, 3], [1, 0, 1, 2]], [1., 2., 3., 4.]
+    idx = [2, 0, 2] if dim == 0 else [1, 1, 0]
+    got = ember.sparse_coo_tensor(ember.tensor(i), ember.tensor(v), (4, 3)).index_select(dim, ember.tensor(idx))
+    want = torch.sparse_coo_tensor(torch.tensor(i), torch.tensor(v), (4, 3)).index_select(dim, torch.tensor(idx))
+    assert got.is_sparse and want.is_sparse
+    np.testing.assert_array_equal(got.to_dense().numpy(), want.to_dense().numpy())
+    assert got._nnz() == want._nnz()
+
+
+def test_index_select_on_a_sparse_coo_tensor_refuses_an_index_out_of_range_as_torch():
+    msgs = []
+    for lib in (torch, ember):
+        s = lib.sparse_coo_tensor(lib.tensor([[0, 2], [1, 0]]), lib.tensor([1., 2.]), (4, 3))
+        with pytest.raises(IndexError) as e:
+            s.index_select(0, lib.tensor([5]))
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
