@@ -139,3 +139,23 @@ def test_fused_option_errors_as_torch():
             opt.step()
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1].replace('ember.', 'torch.')      # ember names its dtypes ember.* outside `ember run`
+
+
+def test_the_fused_step_standing_in_for_foreach_moves_version_counters():
+    """On a CUDA device Adam runs the fused step by default, standing in for torch's foreach update, which bumps
+    the versions of what it writes: a graph that saved a parameter must still refuse a backward after the step.
+    ``fused=True`` keeps torch's fused behaviour (no bump, checked above)."""
+    from ember.optim.algorithms import _fused_adam
+    for asked, moved in ((False, True), (True, False)):
+        w = ember.nn.Parameter(ember.randn(3))
+        y = (w * w).sum()                     # saves w
+        w.grad = ember.ones(3)
+        state = dict(exp_avgs=[ember.zeros(3)], exp_avg_sqs=[ember.zeros(3)], max_exp_avg_sqs=[None],
+                     steps=[ember.tensor(0.)])
+        _fused_adam([w], [w.grad], **state, lr=0.1, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.0,
+                    amsgrad=False, maximize=False, decoupled_weight_decay=True, asked=asked)
+        if moved:
+            with pytest.raises(RuntimeError, match='modified by an inplace operation'):
+                y.backward()
+        else:
+            y.backward()

@@ -4,6 +4,7 @@ The update rules follow torch.optim's documented algorithms (single-tensor,
 non-capturable path), so parameter trajectories match torch's to float
 rounding. See NOTE [foreach] in optimizer.py for why there is one variant.
 """
+import functools
 import math
 
 import ember
@@ -115,13 +116,20 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, lr, be
 
 
 def _fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, lr, beta1, beta2, eps, weight_decay,
-                amsgrad, maximize, decoupled_weight_decay):
-    """``adam`` as one operator for all the parameters (NOTE [fused optimizer steps] in ember/_ops/optim_ops.py)."""
+                amsgrad, maximize, decoupled_weight_decay, asked=True):
+    """``adam`` as one operator for all the parameters (NOTE [fused optimizer steps] in ember/_ops/optim_ops.py).
+    Where the caller did not ask for ``fused=True`` (the CUDA default, standing in for torch's foreach update),
+    the version counters move as the foreach operators move them, so a graph that saved a parameter still
+    refuses a backward after the step."""
     for s in steps:
         s.add_(1)
     fused = ember._fused_adamw_ if decoupled_weight_decay else ember._fused_adam_
     fused(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs if amsgrad else [], steps, lr=lr, beta1=beta1,
           beta2=beta2, weight_decay=weight_decay, eps=eps, amsgrad=amsgrad, maximize=maximize)
+    if not asked:
+        from ..autograd.graph import increment_version
+        for t in list(params) + list(exp_avgs) + list(exp_avg_sqs) + (list(max_exp_avg_sqs) if amsgrad else []):
+            increment_version(t)
 
 
 _FUSED_DEVICES = ['mps', 'cuda', 'xpu', 'hpu', 'cpu', 'mtia', 'privateuseone']     # torch's list, for its message
@@ -188,7 +196,8 @@ class Adam(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group, params, sts in self._groups_with_state(self._init_state):
-            update = _fused_adam if _fused(group, params) else adam
+            update = (functools.partial(_fused_adam, asked=bool(group['fused'])) if _fused(group, params)
+                      else adam)
             update(params, [p.grad for p in params], [s['exp_avg'] for s in sts], [s['exp_avg_sq'] for s in sts],
                    [s.get('max_exp_avg_sq') for s in sts], [s['step'] for s in sts], lr=_lr(group),
                    beta1=group['betas'][0], beta2=group['betas'][1], eps=group['eps'],
