@@ -51,3 +51,31 @@ def test_index_select_on_a_sparse_coo_tensor_refuses_an_index_out_of_range_as_to
             s.index_select(0, lib.tensor([5]))
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1]
+
+
+def test_python_operators_return_not_implemented_for_operands_they_cannot_take():
+    """NOTE [operators return NotImplemented]: zuko's odeint multiplies a tensor by a tuple of tensors that defines
+    __rmul__; torch's operators return NotImplemented so Python asks the other operand."""
+    out = []
+    for lib in (torch, ember):
+        class Nested(tuple):
+            def __rmul__(self, other):
+                return Nested(other * x for x in self)
+
+            def __radd__(self, other):
+                return Nested(other + x for x in self)
+        dt = lib.tensor(0.5)
+        got = [[x.tolist() for x in dt * Nested((lib.ones(2), lib.ones(1)))],
+               [x.tolist() for x in dt + Nested((lib.ones(2),))], dt.__mul__(Nested(())) is NotImplemented]
+        for f in (lambda: dt - Nested(()), lambda: dt < object(), lambda: dt / 'a', lambda: 'a' / dt,
+                  lambda: dt @ 3, lambda: dt ** 'x'):
+            with pytest.raises(TypeError) as e:
+                f()
+            got.append(str(e.value))
+        t = lib.ones(2)
+        with pytest.raises(TypeError) as e:
+            t += object()
+        got.append(str(e.value))
+        got.append(dt == object())
+        out.append(got)
+    assert out[0] == out[1]

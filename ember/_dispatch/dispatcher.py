@@ -84,12 +84,21 @@ class OpOverload:
         self.redispatch_cache = {}  # key set -> kernel for redispatch: never a wrapper (NOTE [record function])
         self.public = None      # the public function (ember.add) that __torch_function__ receives as func
         self.call = _generate_caller(self)
+        self._operator_call = None
         self.__name__ = self.schema.name
         self.__qualname__ = self.schema.full_name
 
     # calling the overload calls its generated entry point directly: a property hands Python the bound
     # function, so ``aten.add.Tensor(x, y)`` costs no extra frame over ``op.call(x, y)``
     __call__ = property(lambda self: self.call)
+
+    @property
+    def operator_call(self):
+        """The entry point of a Python operator (``Tensor.__add__``): NotImplemented for an operand it cannot take
+        (NOTE [operators return NotImplemented]); compiled on first use."""
+        if self._operator_call is None:
+            self._operator_call = _generate_caller(self, operator=True)
+        return self._operator_call
 
     def call_in_schema_order(self, args):
         """Call with every argument given in schema order, keyword-only ones passed by name (for code that
@@ -398,12 +407,13 @@ def _intlist_ok(v):
     return isinstance(v, _INT) or hasattr(v, '__index__')
 
 
-def _generate_caller(op):
+def _generate_caller(op, operator=False):
     """Write the operator's entry point as Python source with the schema's signature.
 
     The generated function checks argument types, folds the tensor arguments'
     key sets together, applies the thread-local sets and calls the cached kernel:
-    the whole per-call cost of dispatch.
+    the whole per-call cost of dispatch. With ``operator`` it is the entry point of a Python operator
+    (NOTE [operators return NotImplemented]).
     """
     s = op.schema
     params, checks, keys, call_args = [], [], [], []
@@ -490,7 +500,8 @@ def _generate_caller(op):
     src = f'def {s.name}({", ".join(params)}):\n' + '\n'.join(body) + '\n'
     g = {'_T': _tensor_types(), '_DT': _DTYPE, '_DTYPES': _DTYPE_NAMES, '_NUMBER': _NUMBER, '_INT': _INT, '_SEQ': _SEQ, '_intlist_ok': _intlist_ok, 'np': np, '_S': STATE,
          '_cache': op.cache, '_resolve': op.resolve, '_device_keys': _device_keys,
-         '_bad': _bad_arg_factory(op), '_BM': BACKEND_MASK, '_mixed': _mixed_devices,
+         '_bad': _not_implemented(_bad_arg_factory(op)) if operator else _bad_arg_factory(op), '_BM': BACKEND_MASK,
+         '_mixed': _mixed_devices,
          '_np_aliases': numpy_aliases, '_MISSING': _MISSING, '_deprecated': deprecated_call, '_op': op}
     fn = compile_function(src, f'<ember op {op.name}>', g, s.name)
     fn.__qualname__ = s.full_name
@@ -577,6 +588,21 @@ def _default_src(v):
     if isinstance(v, tuple):
         return repr(v)
     raise ValueError(f'unsupported default {v!r}')
+
+
+# NOTE [operators return NotImplemented]: ``a + b``, ``a < b``, ``a += b`` with an operand the operator cannot take
+# return NotImplemented rather than raising, as torch's Tensor operators do (TypeError_to_NotImplemented_), so
+# Python asks the other operand (``b.__radd__``: a tuple-like container of tensors, a number type of a library's
+# own) and raises its own "unsupported operand type(s)" when that has no answer either. The operators' entry
+# points are compiled a second time for this (``OpOverload.operator_call``) with an argument-error path that turns
+# the TypeError into NotImplemented; a valid call runs the same code as the function's.
+def _not_implemented(bad):
+    def operator_bad(*args, **kwargs):
+        try:
+            return bad(*args, **kwargs)
+        except TypeError:
+            return NotImplemented
+    return operator_bad
 
 
 def _bad_arg_factory(op):

@@ -256,16 +256,19 @@ _COMMUTATIVE = ('add', 'mul', 'and', 'or', 'xor')
 
 
 def _rtruediv(self, other):
-    return DECLS['mul'].op.call(DECLS['reciprocal'].op.call(self), other)
+    r = DECLS['reciprocal'].op.call(self)
+    return DECLS['mul'].op.operator_call(r, other)
 
 
 def install_operators(Tensor):
-    """Python operators (``a + b``, ``a += b``, ``-a``, ``a @ b``) bound straight to the operators' entry points."""
+    """Python operators (``a + b``, ``a += b``, ``-a``, ``a @ b``) bound straight to the operators' entry points;
+    the binary ones return NotImplemented for an operand they cannot take (NOTE [operators return NotImplemented]
+    in _dispatch/dispatcher.py)."""
     for dunder, name in _BINARY.items():
         d = DECLS.get(name)
         if d is None:
             continue
-        fn = d.op.call
+        fn = d.op.operator_call
         setattr(Tensor, f'__{dunder}__', fn)
         if dunder in _COMMUTATIVE:
             setattr(Tensor, f'__r{dunder}__', fn)
@@ -274,10 +277,10 @@ def install_operators(Tensor):
         else:
             setattr(Tensor, f'__r{dunder}__', (lambda f: lambda self, other: f(other, self))(fn))
         if d.inplace_op is not None:
-            setattr(Tensor, f'__i{dunder}__', d.inplace_op.call)
+            setattr(Tensor, f'__i{dunder}__', d.inplace_op.operator_call)
     for dunder, name in _COMPARE.items():
         if name in DECLS:
-            setattr(Tensor, f'__{dunder}__', DECLS[name].op.call)
+            setattr(Tensor, f'__{dunder}__', DECLS[name].op.operator_call)
     for dunder, name in _UNARY.items():
         if name in DECLS:
             setattr(Tensor, f'__{dunder}__', DECLS[name].op.call)
