@@ -160,6 +160,11 @@ def _pow_scalar(a, e):
     if e == -0.5:
         r = np.sqrt(a)
         return np.divide(a.dtype.type(1), r, out=r) if a.ndim else a.dtype.type(1) / r
+    if a.dtype == np.float32:
+        # torch's float32 pow (SLEEF's powf, the exponent rounded to float32 first) is nearly always correctly
+        # rounded; NumPy's is a last-bit step off for ~20% of inputs. In double and rounded once it agrees with
+        # torch's for ~98% (1M elements: 3.4 ms against 2.2)
+        return np.power(a.astype(np.float64), float(np.float32(e))).astype(np.float32)
     return np.power(a, e)
 
 
