@@ -91,3 +91,20 @@ def test_float32_pow_by_a_number_rounds_as_torchs(e):
     want = (torch.tensor(x) ** e).numpy()
     np.testing.assert_allclose(got, want, rtol=3e-7)
     assert (got == want).mean() > 0.95
+
+
+def test_a_resized_out_tensor_takes_the_results_layout_as_torchs():
+    def strides(lib):
+        a = lib.tensor(np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)).to(memory_format=lib.channels_last)
+        got = []
+        for f in (lambda o: lib.add(a, a, out=o), lambda o: lib.cat([a, a], out=o),
+                  lambda o: lib.sin(a.transpose(0, 1), out=o), lambda o: lib.sum(a, 0, out=o),
+                  lambda o: lib.mul(a, 2, out=o)):
+            o = lib.empty(0)
+            f(o)
+            got.append((o.stride(), round(o.sum().item(), 2)))
+        o = lib.empty(2, 3, 4, 5)                   # the right shape already: written in its own layout
+        lib.add(a, a, out=o)
+        got.append(o.stride())
+        return got
+    assert strides(ember) == strides(torch)

@@ -19,7 +19,7 @@ import numpy as np
 from .._dispatch.codegen import compile_function
 from .._core import device as _devmod
 from .._core.dtype import from_numpy_dtype, check_cast
-from .._core.storage import MetaArray, iterator_strides
+from .._core.storage import MetaArray, iterator_strides, is_dense
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT, INFERENCE_BIT
 from .._core.tensor_impl import TensorImpl, CreationMeta, make_tensor, adopt, make_view
 from .._dispatch.dispatcher import STATE as _STATE
@@ -488,8 +488,10 @@ def sparse_inplace_kernel(decl, functional):
 
 
 def out_kernel(decl, functional):
-    """``add(..., out=t)``: compute, resize ``out`` if needed, check the cast, write."""
+    """``add(..., out=t)``: compute, resize ``out`` if needed, check the cast, write. A resized out takes the
+    result's layout where ember's layout is torch's (pointwise operators, NOTE [output strides]; cat), else C order."""
     n = len(decl.op.schema.returns)
+    keeps_layout = decl.kind == 'pointwise' or decl.name == 'cat'
 
     def kernel(ks, *args):
         ins, outs = args[:-n], args[-n:]
@@ -502,7 +504,7 @@ def out_kernel(decl, functional):
                 raise RuntimeError(f"Expected out tensor to have device {r._device}, but got {o._device} instead")
             check_cast(r._dtype, o._dtype)
             if o._a.shape != r._a.shape:
-                resize_out(o, r._a.shape)
+                resize_out(o, r._a.shape, like=r._a if keeps_layout else None)
             check_no_internal_overlap(o)
             write_into(o, r._a)
         return outs[0] if n == 1 else tuple(outs)
@@ -510,14 +512,22 @@ def out_kernel(decl, functional):
     return kernel
 
 
-def resize_out(o, shape):
+def resize_out(o, shape, like=None):
+    """Resize an ``out=`` tensor that does not have the result's shape: to the result's layout when ``like`` (the
+    result) is given and dense (a channels_last result gives a channels_last out, as torch's resize of an out to
+    the computed strides), else C-contiguous."""
     if o._a.size != 0:
         from ember._warn import warnings
         warnings.warn(f"An output with one or more elements was resized since it had shape {list(o._a.shape)}, "
                       f"which does not match the required output shape {list(shape)}. This behavior is "
                       "deprecated, and in a future PyTorch release outputs will not be resized unless they "
                       "have zero elements.", UserWarning, stacklevel=4)
+    dense = like is not None and like.ndim > 1 and tuple(like.shape) == tuple(shape) and \
+        is_dense(like.shape, tuple(st // like.itemsize for st in like.strides))
     if isinstance(o._a, MetaArray):
-        o._set_array(MetaArray(shape, o._a.dtype))
+        strides = tuple(st // like.itemsize * o._a.itemsize for st in like.strides) if dense else None
+        o._set_array(MetaArray(shape, o._a.dtype, strides))
+    elif dense:
+        o._set_array(o._device._iface.xp.empty_like(like, dtype=o._a.dtype))
     else:
         o._set_array(o._device._iface.xp.empty(shape, o._a.dtype))
