@@ -108,3 +108,14 @@ def test_a_resized_out_tensor_takes_the_results_layout_as_torchs():
         got.append(o.stride())
         return got
     assert strides(ember) == strides(torch)
+
+
+def test_reductions_return_contiguous_results_as_torchs():
+    def strides(lib):
+        a = lib.tensor(np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)).to(memory_format=lib.channels_last)
+        p = lib.tensor(np.arange(120, dtype=np.float32).reshape(4, 5, 6)).permute(2, 0, 1)
+        return [f(x).stride() for x in (a, p) for f in (
+            lambda t: t.sum(0), lambda t: t.sum(-1), lambda t: t.mean(0), lambda t: t.amax(1), lambda t: t.prod(0),
+            lambda t: t.var(0), lambda t: t.argmax(0), lambda t: (t > 0).any(0), lambda t: t.max(0).values,
+            lambda t: t.logsumexp(0), lambda t: t.norm(dim=0), lambda t: t.min(0).indices)]
+    assert strides(ember) == strides(torch)
