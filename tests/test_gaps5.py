@@ -250,7 +250,7 @@ def test_scatter_gather_names():
 # --- 3. distributed.optim.ZeroRedundancyOptimizer (two ranks: tests/_dist_worker.py, run_ddp) ---------------
 
 _ZERO_SCRIPT = r'''
-import os, sys, torch
+import copy, os, sys, torch
 import torch.distributed as dist
 from torch.distributed.optim import ZeroRedundancyOptimizer
 m = torch.nn.Linear(3, 2)
@@ -284,6 +284,17 @@ opt.consolidate_state_dict()
 sd = opt.state_dict()
 print('state', sorted(sd['state']), [round(float(s['exp_avg'].sum()), 5) for s in sd['state'].values()])
 print('param_groups', [g['params'] for g in sd['param_groups']], sd['param_groups'][0]['lr'])
+torch.manual_seed(1)
+m2 = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+m2.load_state_dict(m.state_dict())
+opt2 = ZeroRedundancyOptimizer(m2.parameters(), optimizer_class=torch.optim.Adam, lr=0.5)
+opt2.load_state_dict(copy.deepcopy(sd))      # (torch's own rank's consolidated state aliases its live one)
+for model, o in ((m, opt), (m2, opt2)):       # resumed: the same step as the original
+    o.zero_grad()
+    model(torch.ones(4, 3)).pow(2).sum().backward()
+    o.step()
+print('resumed', [round(float(p.sum()), 5) for p in m2.parameters()] == [round(float(p.sum()), 5) for p in m.parameters()],
+      opt2.param_groups[0]['lr'], opt2.optim.param_groups[0]['lr'], [float(s['step']) for s in opt2.optim.state.values()])
 dist.destroy_process_group()
 '''
 
@@ -306,4 +317,4 @@ def test_zero_redundancy_optimizer_world_size_one(tmp_path):
                            env=dict(env, PYTHONPATH=root))
         assert p.returncode == 0, p.stderr[-3000:]
         outs.append([line for line in p.stdout.splitlines() if not line.startswith('ember.distributed:')])
-    assert len(outs[0]) == 7 and outs[0] == outs[1]
+    assert len(outs[0]) == 8 and outs[0] == outs[1]

@@ -7,7 +7,7 @@ over all groups. ``step`` runs the wrapped optimizer on this rank's shard (after
 ``param_groups``, which a scheduler may have changed), then each rank broadcasts the parameters it owns, so all
 ranks leave ``step`` with the same parameters. ``consolidate_state_dict(to)`` gathers the shards' states, and
 ``state_dict()`` on that rank is the state of one optimizer over all parameters (indices in ``param_groups``
-order), as torch's.
+order), as torch's; ``load_state_dict`` of such a state gives each rank the states of the parameters it owns.
 
 >>> import ember.distributed as dist
 >>> dist.is_initialized()
@@ -15,7 +15,7 @@ False
 """
 import ember
 import ember.distributed as dist
-from ember.optim.optimizer import Optimizer
+from ember.optim.optimizer import Optimizer, _cast_state
 
 __all__ = ['ZeroRedundancyOptimizer']
 
@@ -95,3 +95,23 @@ class ZeroRedundancyOptimizer(Optimizer):
                 state[index[id(order[i])]] = s
         param_groups = [dict(g, params=[index[id(p)] for p in g['params']]) for g in self.param_groups]
         return {'state': dict(sorted(state.items())), 'param_groups': param_groups}
+
+    def load_state_dict(self, state_dict):
+        """Load the state of one optimizer over all parameters (what ``state_dict()`` returns, on any rank): the
+        hyperparameters of every group, and the states of the parameters this rank owns."""
+        groups = state_dict['param_groups']
+        if len(groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for group, saved in zip(self.param_groups, groups):
+            if len(group['params']) != len(saved['params']):
+                raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                                 "optimizer's group")
+            group.update((k, v) for k, v in saved.items() if k != 'params')
+        params = [p for g in self.param_groups for p in g['params']]
+        mine = {id(p) for g in self._partition[self.rank] for p in g['params']}
+        for i, st in state_dict['state'].items():
+            p = params[int(i)]
+            if id(p) in mine:
+                self.optim.state[p] = _cast_state(p, None, st)
+        for mine_group, group in zip(self.optim.param_groups, self.param_groups):
+            mine_group.update((k, v) for k, v in group.items() if k != 'params')
