@@ -382,6 +382,15 @@ def run_ddp(name, dist, ember):
             for i in range(6):
                 d = float((full['state'][i]['exp_avg'] - ref['state'][i]['exp_avg']).abs().max())
                 assert d < 1e-6, (i, d)
+        sent = [opt.state_dict() if r == 0 else None]     # rank 0's whole state, loaded by every rank's new ZeRO
+        dist.broadcast_object_list(sent, src=0)
+        from ember.distributed.optim import ZeroRedundancyOptimizer
+        again = ZeroRedundancyOptimizer([p for g in opt.param_groups for p in g['params']],
+                                        optimizer_class=ember.optim.Adam, lr=0.5)
+        again.load_state_dict(sent[0])
+        assert len(again.optim.state) == mine and again.param_groups[0]['lr'] == 0.05
+        for p, st in again.optim.state.items():
+            assert float((st['exp_avg'] - opt.optim.state[p]['exp_avg']).abs().max()) == 0.0
     elif name == 'ddp_gradient_as_bucket_view':
         diff, ddp = _train_pair(dist, ember, as_view=True)
         assert diff < 1e-5, diff
