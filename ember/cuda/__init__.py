@@ -28,10 +28,15 @@ def _cp():
     return iface.xp if isinstance(iface, _device.DeviceInterface) else None
 
 
+_initialized = False      # torch.cuda._initialized: set by the first _lazy_init (reversible networks read it)
+
+
 def _lazy_init():
+    global _initialized
     cp = _cp()
     if cp is None:
         raise AssertionError(_NO_CUDA)
+    _initialized = True
     return cp
 
 

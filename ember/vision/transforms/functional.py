@@ -728,6 +728,60 @@ def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, ce
     return _affine_tensor(img, matrix, interpolation, expand, fill)
 
 
+def _gaussian_kernel1d(size, sigma, dtype):
+    """A normalised Gaussian over ``size`` taps centred on the middle one."""
+    half = (size - 1) * 0.5
+    x = ember.linspace(-half, half, size, dtype=dtype)
+    pdf = (-0.5 * (x / sigma).pow(2)).exp()
+    return pdf / pdf.sum()
+
+
+def gaussian_blur(img, kernel_size, sigma=None):
+    """Blur with a separable Gaussian kernel (``kernel_size`` (kx, ky), odd; ``sigma`` (sx, sy), default from the
+    kernel size), the image reflected at its borders so it keeps its size. A tensor is (..., C, H, W) with at most
+    one leading dimension; an integer one is blurred in float32 and rounded back; a PIL image goes through a
+    tensor and back."""
+    if not isinstance(kernel_size, (int, list, tuple)):
+        raise TypeError(f"kernel_size should be int or a sequence of integers. Got {type(kernel_size)}")
+    if isinstance(kernel_size, int):
+        kernel_size = [kernel_size, kernel_size]
+    if len(kernel_size) != 2:
+        raise ValueError(f"If kernel_size is a sequence its length should be 2. Got {len(kernel_size)}")
+    if any(k % 2 == 0 or k < 0 for k in kernel_size):
+        raise ValueError(f"kernel_size should have odd and positive integers. Got {kernel_size}")
+    if sigma is None:
+        sigma = [k * 0.15 + 0.35 for k in kernel_size]
+    if not isinstance(sigma, (int, float, list, tuple)):
+        raise TypeError(f"sigma should be either float or sequence of floats. Got {type(sigma)}")
+    if isinstance(sigma, (int, float)):
+        sigma = [float(sigma), float(sigma)]
+    if len(sigma) == 1:
+        sigma = [sigma[0], sigma[0]]
+    if len(sigma) != 2:
+        raise ValueError(f"If sigma is a sequence, its length should be 2. Got {len(sigma)}")
+    if any(s <= 0.0 for s in sigma):
+        raise ValueError(f"sigma should have positive values. Got {sigma}")
+    if not _is_tensor(img):
+        if not _is_pil_image(img):
+            raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
+        return to_pil_image(gaussian_blur(pil_to_tensor(img), kernel_size, sigma), mode=img.mode)
+    if img.ndim < 2:
+        raise TypeError("Tensor is not a torch image.")
+    kx, ky = kernel_size
+    dtype = img.dtype if img.is_floating_point() else ember.float32
+    kernel = ember.mm(_gaussian_kernel1d(ky, sigma[1], dtype)[:, None], _gaussian_kernel1d(kx, sigma[0], dtype)[None, :])
+    x = img if img.ndim >= 4 else img.unsqueeze(0)
+    x = x if x.dtype == dtype else x.to(dtype)
+    channels = x.shape[-3]
+    x = _F.pad(x, [kx // 2, kx // 2, ky // 2, ky // 2], mode='reflect')
+    out = _F.conv2d(x, kernel.expand(channels, 1, ky, kx), groups=channels)
+    if img.ndim < 4:
+        out = out.squeeze(0)
+    if out.dtype != img.dtype:
+        out = (out.round() if not img.dtype.is_floating_point else out).to(img.dtype)
+    return out
+
+
 def erase(img, i, j, h, w, v, inplace=False):
     """Set the ``h × w`` window at (i, j) of a tensor image to ``v``."""
     if not _is_tensor(img):

@@ -19,7 +19,7 @@ from .functional import InterpolationMode, _interp
 __all__ = ['Compose', 'ToTensor', 'PILToTensor', 'ToPILImage', 'ConvertImageDtype', 'Normalize', 'Resize',
            'CenterCrop', 'RandomCrop', 'RandomResizedCrop', 'RandomHorizontalFlip', 'RandomVerticalFlip',
            'RandomRotation', 'ColorJitter', 'Grayscale', 'RandomGrayscale', 'Pad', 'Lambda', 'RandomApply',
-           'RandomChoice', 'RandomOrder', 'RandomErasing', 'FiveCrop', 'InterpolationMode']
+           'RandomChoice', 'RandomOrder', 'RandomErasing', 'FiveCrop', 'GaussianBlur', 'InterpolationMode']
 
 
 def _setup_size(size, error_msg):
@@ -449,6 +449,38 @@ class RandomGrayscale(_Transform):
         if ember.rand(1) < self.p:
             return F.to_grayscale(img, num_output_channels=num_output_channels)
         return img
+
+
+class GaussianBlur(_Transform):
+    """Blur with a Gaussian kernel whose sigma is drawn uniformly from ``sigma`` (min, max) each call (a number:
+    fixed)."""
+
+    def __init__(self, kernel_size, sigma=(0.1, 2.0)):
+        super().__init__()
+        self.kernel_size = _setup_size(kernel_size, "Kernel size should be a tuple/list of two integers")
+        if any(k <= 0 or k % 2 == 0 for k in self.kernel_size):
+            raise ValueError("Kernel size value should be an odd and positive number.")
+        if isinstance(sigma, numbers.Number):
+            if sigma <= 0:
+                raise ValueError("If sigma is a single number, it must be positive.")
+            sigma = (sigma, sigma)
+        elif isinstance(sigma, Sequence) and len(sigma) == 2:
+            if not 0.0 < sigma[0] <= sigma[1]:
+                raise ValueError("sigma values should be positive and of the form (min, max).")
+        else:
+            raise ValueError("sigma should be a single number or a list/tuple with length 2.")
+        self.sigma = sigma
+
+    @staticmethod
+    def get_params(sigma_min, sigma_max):
+        return ember.empty(1).uniform_(sigma_min, sigma_max).item()
+
+    def forward(self, img):
+        sigma = self.get_params(self.sigma[0], self.sigma[1])
+        return F.gaussian_blur(img, self.kernel_size, [sigma, sigma])
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}(kernel_size={self.kernel_size}, sigma={self.sigma})"
 
 
 class FiveCrop(_Transform):

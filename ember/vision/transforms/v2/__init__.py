@@ -29,7 +29,8 @@ from .functional import InterpolationMode, _interp, is_pure_tensor
 __all__ = ['Transform', 'Compose', 'RandomApply', 'RandomChoice', 'RandomOrder', 'Identity', 'Lambda', 'Resize',
            'CenterCrop', 'RandomCrop', 'RandomResizedCrop', 'RandomHorizontalFlip', 'RandomVerticalFlip', 'Pad',
            'RandomRotation', 'Normalize', 'ToDtype', 'ConvertImageDtype', 'ToImage', 'ToPureTensor', 'PILToTensor',
-           'ToPILImage', 'ToTensor', 'ColorJitter', 'Grayscale', 'RandomGrayscale', 'RGB', 'InterpolationMode',
+           'ToPILImage', 'ToTensor', 'ColorJitter', 'Grayscale', 'RandomGrayscale', 'RGB', 'GaussianBlur',
+           'InterpolationMode',
            'functional']
 
 
@@ -456,6 +457,21 @@ class ColorJitter(_Color):
             if params['factors'][k] is not None:
                 inpt = fns[k](inpt, params['factors'][k])
         return inpt
+
+
+class GaussianBlur(_Color):
+    """v1's GaussianBlur for a whole sample: one sigma drawn per call, masks and boxes passed through."""
+
+    def __init__(self, kernel_size, sigma=(0.1, 2.0)):
+        super().__init__()
+        v1 = _v1.GaussianBlur(kernel_size, sigma)
+        self.kernel_size, self.sigma = v1.kernel_size, v1.sigma
+
+    def make_params(self, flat_inputs):
+        return dict(sigma=_v1.GaussianBlur.get_params(self.sigma[0], self.sigma[1]))
+
+    def transform(self, inpt, params):
+        return F.gaussian_blur(inpt, self.kernel_size, [params['sigma'], params['sigma']])
 
 
 class Grayscale(_Color):

@@ -21,7 +21,7 @@ __all__ = ['InterpolationMode', 'resize', 'resize_image', 'center_crop', 'center
            'pad', 'pad_image', 'hflip', 'horizontal_flip', 'horizontal_flip_image', 'vflip', 'vertical_flip',
            'vertical_flip_image', 'rotate', 'grayscale_to_rgb', 'grayscale_to_rgb_image', 'rgb_to_grayscale',
            'rgb_to_grayscale_image', 'to_grayscale', 'adjust_brightness', 'adjust_contrast', 'adjust_saturation',
-           'adjust_hue', 'erase', 'to_image', 'pil_to_tensor', 'to_pil_image', 'to_tensor', 'get_dimensions',
+           'adjust_hue', 'gaussian_blur', 'erase', 'to_image', 'pil_to_tensor', 'to_pil_image', 'to_tensor', 'get_dimensions',
            'get_size', 'get_num_channels', 'get_image_size', 'get_image_num_channels', 'is_pure_tensor']
 
 pil_to_tensor = _v1.pil_to_tensor
@@ -269,6 +269,11 @@ def adjust_contrast(inpt, contrast_factor):
 
 def adjust_saturation(inpt, saturation_factor):
     return _v1_op('adjust_saturation', inpt, saturation_factor)
+
+
+def gaussian_blur(inpt, kernel_size, sigma=None):
+    """A Gaussian blur of an image or video (v1's ``gaussian_blur``); masks and boxes pass through the transform."""
+    return _v1_op('gaussian_blur', inpt, kernel_size, sigma)
 
 
 def adjust_hue(inpt, hue_factor):
