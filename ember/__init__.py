@@ -12,7 +12,8 @@ __version__ = '0.1.0'
 from ._core.dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,
                           float64, complex64, complex128, promote_types, can_cast, result_type as _result_type,
                           get_default_dtype, set_default_dtype, finfo, iinfo, uint16, uint32, uint64,
-                          float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, complex32)
+                          float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, complex32,
+                          qint8, quint8, qint32, quint4x2, quint2x4)
 from ._core.device import device, set_default_device, get_default_device
 from ._core.dispatch_key import DispatchKey
 from ._core.storage import Storage as UntypedStorage

@@ -112,3 +112,15 @@ class classproperty:
 
     def __get__(self, instance, owner=None):
         return self.fget(owner)
+
+
+def _get_available_device_type():
+    """The accelerator's device type ('cuda' where the CUDA backend runs), or None, as torch's."""
+    import ember
+    return 'cuda' if ember.cuda.is_available() else None
+
+
+def _get_device_module(device_type=None):
+    """``ember.<device_type>`` (``ember.cuda`` by default, as torch's)."""
+    import ember
+    return getattr(ember, device_type or _get_available_device_type() or 'cuda')

@@ -4,7 +4,8 @@
 uses it to take a path the tracer can record, as ember's Adam does for its bias corrections); ``reset()``
 forgets every compiled version; ``disable`` marks a function to run eagerly.
 """
-__all__ = ['compile', 'reset', 'is_compiling', 'is_dynamo_compiling', 'disable', 'allow_in_graph']
+__all__ = ['compile', 'reset', 'is_compiling', 'is_dynamo_compiling', 'disable', 'allow_in_graph',
+           'assume_constant_result']
 
 
 def compile(*args, **kwargs):
@@ -35,4 +36,10 @@ def disable(fn=None, recursive=True):
 def allow_in_graph(fn):
     """torch's hint that a function may be put in the graph whole; ember's capture traces through every
     function anyway, so this returns ``fn``."""
+    return fn
+
+
+def assume_constant_result(fn):
+    """torch's hint that ``fn``'s result may be baked into a compiled graph as a constant; eagerly (and for ember's
+    capture, which runs the function while tracing) it is ``fn`` itself."""
     return fn

@@ -171,3 +171,87 @@ def test_gaussian_blur_transform_draws_its_sigma_and_checks_its_arguments():
     for bad, msg in (((4,), 'odd and positive'), ((3, 0.0), 'must be positive'), ((3, (2.0, 1.0)), 'of the form')):
         with pytest.raises(ValueError, match=msg):
             VT.GaussianBlur(*bad)
+
+
+# --- tensordict's imports (it imports all of these when it loads) --------------------------------------------------
+
+def test_tensordicts_imports_resolve_as_in_torch():
+    import importlib
+    names = [('compiler', 'assume_constant_result'), ('utils.weak', 'WeakIdKeyDictionary'),
+             ('_C._functorch', '_add_batch_dim'), ('_C._functorch', '_remove_batch_dim'),
+             ('_C._functorch', 'get_unwrapped'), ('utils._contextlib', '_DecoratorContextManager'),
+             ('nn.utils._named_member_accessor', 'swap_tensor'), ('_utils', '_get_available_device_type'),
+             ('_utils', '_get_device_module'), ('_functorch.vmap', '_maybe_remove_batch_dim'),
+             ('_functorch.vmap', '_add_batch_dim'), ('_functorch.vmap', '_broadcast_to_and_flatten'),
+             ('nn.modules.module', '_global_parameter_registration_hooks')]
+    for mod, name in names:
+        for lib in ('torch', 'ember'):
+            assert hasattr(importlib.import_module(f'{lib}.{mod}'), name), (lib, mod, name)
+    f = lambda x: x + 1      # noqa: E731
+    assert ember.compiler.assume_constant_result(f) is f
+    assert ember._utils._get_available_device_type() == torch._utils._get_available_device_type() is None
+    assert ember._utils._get_device_module() is ember.cuda
+
+
+def test_quantized_dtypes_exist_as_objects_only():
+    for name in ('qint8', 'quint8', 'qint32', 'quint4x2', 'quint2x4'):
+        e, t = getattr(ember, name), getattr(torch, name)
+        assert e.itemsize == t.itemsize and e.is_floating_point == t.is_floating_point and not e.is_complex
+        assert str(e).split('.')[1] == str(t).split('.')[1]
+    with pytest.raises(RuntimeError, match='quantized'):
+        ember.ones(2, dtype=ember.qint8)
+
+
+def test_weak_id_key_dictionary_keys_by_identity_and_lets_keys_go():
+    import gc
+    from ember.utils.weak import WeakIdKeyDictionary
+    d = WeakIdKeyDictionary()
+    a, b = ember.ones(2), ember.ones(2)          # equal values, different tensors
+    d[a], d[b] = 1, 2
+    assert (d[a], d[b], len(d), a in d) == (1, 2, 2, True)
+    del a
+    gc.collect()
+    assert len(d) == 1 and list(d.values()) == [2]
+
+
+def test_batch_dims_added_and_removed_as_torchs():
+    from ember._C import _functorch as ef
+    from torch._C import _functorch as tf
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for f, lib in ((ef, ember), (tf, torch)):
+        b = f._add_batch_dim(lib.tensor(x), 1, 1)
+        assert f.is_batchedtensor(b) and tuple(b.shape) == (2,)
+        np.testing.assert_array_equal(f._remove_batch_dim(b, 1, 3, 0).numpy(), x.T)
+        np.testing.assert_array_equal(f._remove_batch_dim(lib.tensor(x[0]), 1, 2, 0).numpy(), np.stack([x[0]] * 2))
+
+
+def test_swap_tensor_as_torchs():
+    out = []
+    for lib in (torch, ember):
+        from importlib import import_module
+        acc = import_module(f'{lib.__name__}.nn.utils._named_member_accessor')
+        m = lib.nn.Sequential(lib.nn.Linear(2, 3))
+        w = lib.zeros(3, 2)
+        old = acc.swap_tensor(m[0], 'weight', w)
+        first = (type(old).__name__, m[0].weight is w, m(lib.ones(1, 2)).shape)
+        back = acc.NamedMemberAccessor(m).swap_tensor('0.weight', old)
+        with pytest.raises(KeyError):
+            acc.swap_tensor(m[0], 'a.b', w)
+        out.append(first + (back is w, type(m[0].weight).__name__))
+    assert out[0] == out[1]
+
+
+def test_global_registration_hooks_as_torchs():
+    out = []
+    for lib in (torch, ember):
+        seen = []
+        mm = lib.nn.modules.module
+        hs = [mm.register_module_parameter_registration_hook(lambda m, n, p: seen.append(('p', n))),
+              mm.register_module_buffer_registration_hook(lambda m, n, b: seen.append(('b', n))),
+              mm.register_module_module_registration_hook(lambda m, n, s: seen.append(('m', n)))]
+        lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+        for h in hs:
+            h.remove()
+        lib.nn.Linear(2, 2)
+        out.append(seen)
+    assert out[0] == out[1] and ('p', 'weight') in out[1]

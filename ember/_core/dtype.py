@@ -22,6 +22,9 @@ def _ml(name):
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
+_QUANTIZED_SIZES = {'qint8': 1, 'quint8': 1, 'qint32': 4, 'quint4x2': 1, 'quint2x4': 1}
+
+
 class dtype:
     """A tensor element type, e.g. ``ember.float32``.
 
@@ -37,7 +40,7 @@ class dtype:
         init(self, 'name', name)
         init(self, '_np', np.dtype(np_dtype) if np_dtype is not None else None)
         init(self, 'itemsize', self._np.itemsize if self._np is not None else 1 if 'float8' in name else
-             4 if name == 'complex32' else 2)
+             _QUANTIZED_SIZES.get(name, 4 if name == 'complex32' else 2))
         init(self, 'category', category)
         init(self, 'is_signed', not name.startswith('uint') and name not in ('bool', 'float8_e8m0fnu'))
         init(self, '_rank', rank)
@@ -55,6 +58,9 @@ class dtype:
         if d is None and self.name == 'complex32':
             raise TypeError("ember.complex32 (ComplexHalf) has no NumPy type: ember cannot store or compute "
                             "complex32 tensors; use ember.complex64")
+        if d is None and self.name in _QUANTIZED_SIZES:
+            raise RuntimeError(f"ember.{self.name} is a quantized dtype: ember has the dtype object (libraries "
+                               f"list it in their tables) but no quantized tensors")
         if d is None:
             raise ImportError(f"ember.{self.name} needs the optional 'ml_dtypes' package: "
                               f"pip install 'ember[bfloat16]'")
@@ -101,12 +107,19 @@ float8_e8m0fnu = dtype('float8_e8m0fnu', _ml('float8_e8m0fnu'), _FLOAT, 0)
 # half type to store one in (dtype.np raises). float16's results that torch gives as complex32 (float16 with a complex
 # scalar) ember computes in complex64.
 complex32 = dtype('complex32', None, _COMPLEX, 1)
+# torch's quantized dtypes: the objects only (tensordict and others list them in dtype tables); no tensors
+qint8 = dtype('qint8', None, _INT, 0)
+quint8 = dtype('quint8', None, _INT, 0)
+qint32 = dtype('qint32', None, _INT, 0)
+quint4x2 = dtype('quint4x2', None, _INT, 0)
+quint2x4 = dtype('quint2x4', None, _INT, 0)
+QUANTIZED = (qint8, quint8, qint32, quint4x2, quint2x4)
 _UNSIGNED_WIDE = (uint16, uint32, uint64)
 _FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128) + \
     _UNSIGNED_WIDE + _FLOAT8
-_BY_NAME = {d.name: d for d in ALL + (complex32,)}
+_BY_NAME = {d.name: d for d in ALL + (complex32,) + QUANTIZED}
 # torch's aliases: torch.float, torch.long, torch.half, ...
 ALIASES = {'float': float32, 'double': float64, 'half': float16, 'long': int64, 'int': int32,
            'short': int16, 'cfloat': complex64, 'cdouble': complex128, 'bool': bool_, 'chalf': complex32}
@@ -120,7 +133,8 @@ _SCALAR_NAMES = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'bf
                  'complex32': 'ComplexHalf', 'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble', 'uint16': 'UInt16', 'uint32': 'UInt32',
                  'uint64': 'UInt64', 'float8_e4m3fn': 'Float8_e4m3fn', 'float8_e5m2': 'Float8_e5m2',
                  'float8_e4m3fnuz': 'Float8_e4m3fnuz', 'float8_e5m2fnuz': 'Float8_e5m2fnuz',
-                 'float8_e8m0fnu': 'Float8_e8m0fnu'}
+                 'float8_e8m0fnu': 'Float8_e8m0fnu', 'qint8': 'QInt8', 'quint8': 'QUInt8', 'qint32': 'QInt32',
+                 'quint4x2': 'QUInt4x2', 'quint2x4': 'QUInt2x4'}
 _CPP_NAMES = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16',
               'int64': 'long int', 'int32': 'int', 'int16': 'short int', 'int8': 'signed char',
               'uint8': 'unsigned char', 'bool': 'bool', 'complex32': 'c10::complex<c10::Half>',

@@ -22,7 +22,9 @@ from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter, Buffer, is_lazy
 
 __all__ = ['Module', 'register_module_forward_pre_hook', 'register_module_forward_hook',
-           'register_module_full_backward_hook', 'register_module_full_backward_pre_hook']
+           'register_module_full_backward_hook', 'register_module_full_backward_pre_hook',
+           'register_module_buffer_registration_hook', 'register_module_module_registration_hook',
+           'register_module_parameter_registration_hook']
 
 
 
@@ -68,6 +70,39 @@ def register_module_full_backward_pre_hook(hook):
     h = RemovableHandle(_global_backward_pre_hooks)
     _global_backward_pre_hooks[h.id] = hook
     return h
+
+
+# hooks every module runs when a parameter, buffer or submodule is registered: ``hook(module, name, value)`` may
+# return a replacement (torch's register_module_*_registration_hook)
+_global_parameter_registration_hooks = OrderedDict()
+_global_buffer_registration_hooks = OrderedDict()
+_global_module_registration_hooks = OrderedDict()
+
+
+def _add_hook(hooks, hook):
+    h = RemovableHandle(hooks)
+    hooks[h.id] = hook
+    return h
+
+
+def register_module_parameter_registration_hook(hook):
+    return _add_hook(_global_parameter_registration_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook):
+    return _add_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook):
+    return _add_hook(_global_module_registration_hooks, hook)
+
+
+def _registered(hooks, module, name, value):
+    for hook in hooks.values():
+        out = hook(module, name, value)
+        if out is not None:
+            value = out
+    return value
 
 
 def _addindent(s_, num_spaces):
@@ -268,6 +303,8 @@ class Module:
                             "(torch Tensor or None required)")
         if isinstance(tensor, Buffer):
             persistent = tensor.persistent
+        if _global_buffer_registration_hooks:
+            tensor = _registered(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -286,6 +323,8 @@ class Module:
                              f"created explicitly. To express '{name}' as a function of another Tensor, compute "
                              "the value in the forward() method.")
         else:
+            if _global_parameter_registration_hooks:
+                param = _registered(_global_parameter_registration_hooks, self, name, param)
             self._parameters[name] = param
 
     def add_module(self, name, module):
@@ -299,6 +338,8 @@ class Module:
             raise KeyError(f"module name can't contain \".\", got: {name}")
         if name == '':
             raise KeyError("module name can't be empty string \"\"")
+        if _global_module_registration_hooks:
+            module = _registered(_global_module_registration_hooks, self, name, module)
         self._modules[name] = module
 
     def register_module(self, name, module):
@@ -396,11 +437,15 @@ class Module:
                 if modules is None:
                     raise AttributeError("cannot assign module before Module.__init__() call")
                 remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+                if _global_module_registration_hooks:
+                    value = _registered(_global_module_registration_hooks, self, name, value)
                 modules[name] = value
             elif modules is not None and name in modules:
                 if value is not None:
                     raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                     "(torch.nn.Module or None expected)")
+                if _global_module_registration_hooks:
+                    value = _registered(_global_module_registration_hooks, self, name, value)
                 modules[name] = value
             else:
                 buffers = d.get('_buffers')
