@@ -66,9 +66,20 @@ def _cat_meta(tensors, dim=0):
                                    f"but got size {s[k]} for tensor number {i} in the list.")
         total += s[d]
     out = shape[:d] + (total,) + shape[d + 1:]
-    # strides always given: the kernel's NumPy result keeps its inputs' common order, which is torch's only
-    # for channels_last inputs (NOTE [output strides])
+    # the kernel's NumPy result keeps its inputs' common order, which is torch's only for channels_last inputs
+    # (NOTE [output strides]): strides are given unless every input is C-contiguous outside 4-D/5-D, where the
+    # result is C-ordered and no memory format can be suggested (the common case, spared the strides' cost)
+    if len(out) not in (4, 5):
+        return (out, dt) if _c_contiguous_arrays(tensors) else (out, dt, contiguous_strides(out))
     return out, dt, cat_strides(out, [(t._a.shape, t.stride()) for t in tensors]) or contiguous_strides(out)
+
+
+def _c_contiguous_arrays(tensors):
+    for t in tensors:
+        flags = getattr(t._a, 'flags', None)         # a MetaArray has none: its strides are given
+        if flags is None or not flags.c_contiguous:
+            return False
+    return True
 
 
 def _cat_backward(grad, tensors_sizes, dim):
@@ -112,6 +123,8 @@ def _stack_meta(tensors, dim=0):
     for t in tensors[1:]:
         dt = D._PROMOTE[dt, t._dtype]
     shape = s0[:d] + (len(tensors),) + s0[d:]
+    if len(shape) not in (4, 5) and (d == len(s0) or len(s0) not in (4, 5)):
+        return shape, dt        # no channels_last input or output: the kernel's C order is torch's layout
     if d == len(s0):    # torch cats the inputs unsqueezed at the end (the new dimension's stride is 1)
         st = cat_strides(shape, [(s0 + (1,), t.stride() + (1,)) for t in tensors])
         return (shape, dt) if st is None else (shape, dt, st)
