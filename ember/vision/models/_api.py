@@ -86,6 +86,20 @@ def _overwrite_named_param(kwargs, param, new_value):
     kwargs[param] = new_value
 
 
+def _inception_published(weights, kwargs):
+    """GoogLeNet and Inception v3: whether ``weights`` are torchvision's published ones (a file path is the
+    caller's own model); if so, set the arguments their checkpoints were trained with (the ImageNet input
+    transform unless given, the auxiliary heads present, no initialisation) and check num_classes."""
+    published = weights is not None and not isinstance(weights, str)
+    if published:
+        if 'transform_input' not in kwargs:
+            _overwrite_named_param(kwargs, 'transform_input', True)
+        _overwrite_named_param(kwargs, 'aux_logits', True)
+        _overwrite_named_param(kwargs, 'init_weights', False)
+        _check_num_classes(weights, kwargs)
+    return published
+
+
 def _check_num_classes(weights, kwargs):
     if weights is not None and not isinstance(weights, str) and 'categories' in weights.meta:
         n = len(weights.meta['categories'])

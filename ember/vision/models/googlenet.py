@@ -13,7 +13,7 @@ import ember.nn as nn
 import ember.nn.functional as F
 from ember._warn import warnings
 
-from ._api import _check_num_classes, _load, _overwrite_named_param, _resolve, _weights, register_model
+from ._api import _inception_published, _load, _resolve, _weights, register_model
 
 __all__ = ['GoogLeNet', 'GoogLeNetOutputs', '_GoogLeNetOutputs', 'GoogLeNet_Weights', 'googlenet']
 
@@ -150,13 +150,7 @@ def googlenet(*, weights=None, progress=True, **kwargs):
     """GoogLeNet (Inception v1)."""
     weights = _resolve(GoogLeNet_Weights, weights, kwargs)
     original_aux_logits = kwargs.get('aux_logits', False)
-    published = weights is not None and not isinstance(weights, str)    # a file path is the caller's own model
-    if published:
-        if 'transform_input' not in kwargs:
-            _overwrite_named_param(kwargs, 'transform_input', True)
-        _overwrite_named_param(kwargs, 'aux_logits', True)
-        _overwrite_named_param(kwargs, 'init_weights', False)
-        _check_num_classes(weights, kwargs)
+    published = _inception_published(weights, kwargs)
     model = _load(GoogLeNet(**kwargs), weights)
     if published:
         if not original_aux_logits:

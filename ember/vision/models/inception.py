@@ -11,7 +11,7 @@ import ember.nn as nn
 import ember.nn.functional as F
 from ember._warn import warnings
 
-from ._api import _check_num_classes, _load, _overwrite_named_param, _resolve, _weights, register_model
+from ._api import _inception_published, _load, _resolve, _weights, register_model
 from .googlenet import BasicConv2d, _transform_imagenet_input
 
 __all__ = ['Inception3', 'InceptionOutputs', '_InceptionOutputs', 'Inception_V3_Weights', 'inception_v3']
@@ -210,13 +210,7 @@ def inception_v3(*, weights=None, progress=True, **kwargs):
     """Inception v3 (299x299 inputs)."""
     weights = _resolve(Inception_V3_Weights, weights, kwargs)
     original_aux_logits = kwargs.get('aux_logits', True)
-    published = weights is not None and not isinstance(weights, str)    # a file path is the caller's own model
-    if published:
-        if 'transform_input' not in kwargs:
-            _overwrite_named_param(kwargs, 'transform_input', True)
-        _overwrite_named_param(kwargs, 'aux_logits', True)
-        _overwrite_named_param(kwargs, 'init_weights', False)
-        _check_num_classes(weights, kwargs)
+    published = _inception_published(weights, kwargs)
     model = _load(Inception3(**kwargs), weights)
     if published and not original_aux_logits:
         model.aux_logits = False
