@@ -70,14 +70,31 @@ class FusedMBConvConfig(_MBConvConfig):
         super().__init__(expand_ratio, kernel, stride, input_channels, out_channels, num_layers, block or FusedMBConv)
 
 
-class MBConv(nn.Module):
-    """1x1 expansion, depthwise k x k, squeeze-excitation, 1x1 projection (SiLU activations)."""
+class _Block(nn.Module):
+    """What MBConv and FusedMBConv share: the stride check, and the residual connection (with stochastic depth)
+    around ``block`` where the block keeps the input's shape."""
 
-    def __init__(self, cnf, stochastic_depth_prob, norm_layer, se_layer=SqueezeExcitation):
+    def __init__(self, cnf):
         super().__init__()
         if not 1 <= cnf.stride <= 2:
             raise ValueError('illegal stride value')
         self.use_res_connect = cnf.stride == 1 and cnf.input_channels == cnf.out_channels
+
+    def _set_block(self, layers, cnf, stochastic_depth_prob):
+        self.block = nn.Sequential(*layers)
+        self.stochastic_depth = StochasticDepth(stochastic_depth_prob, 'row')
+        self.out_channels = cnf.out_channels
+
+    def forward(self, input):
+        result = self.block(input)
+        return self.stochastic_depth(result) + input if self.use_res_connect else result
+
+
+class MBConv(_Block):
+    """1x1 expansion, depthwise k x k, squeeze-excitation, 1x1 projection (SiLU activations)."""
+
+    def __init__(self, cnf, stochastic_depth_prob, norm_layer, se_layer=SqueezeExcitation):
+        super().__init__(cnf)
         expanded = cnf.adjust_channels(cnf.input_channels, cnf.expand_ratio)
         layers = []
         if expanded != cnf.input_channels:
@@ -88,23 +105,14 @@ class MBConv(nn.Module):
         layers.append(se_layer(expanded, max(1, cnf.input_channels // 4), activation=partial(nn.SiLU, inplace=True)))
         layers.append(Conv2dNormActivation(expanded, cnf.out_channels, kernel_size=1, norm_layer=norm_layer,
                                            activation_layer=None))
-        self.block = nn.Sequential(*layers)
-        self.stochastic_depth = StochasticDepth(stochastic_depth_prob, 'row')
-        self.out_channels = cnf.out_channels
-
-    def forward(self, input):
-        result = self.block(input)
-        return self.stochastic_depth(result) + input if self.use_res_connect else result
+        self._set_block(layers, cnf, stochastic_depth_prob)
 
 
-class FusedMBConv(nn.Module):
+class FusedMBConv(_Block):
     """A full k x k expansion convolution then a 1x1 projection (one k x k convolution without expansion)."""
 
     def __init__(self, cnf, stochastic_depth_prob, norm_layer):
-        super().__init__()
-        if not 1 <= cnf.stride <= 2:
-            raise ValueError('illegal stride value')
-        self.use_res_connect = cnf.stride == 1 and cnf.input_channels == cnf.out_channels
+        super().__init__(cnf)
         expanded = cnf.adjust_channels(cnf.input_channels, cnf.expand_ratio)
         if expanded != cnf.input_channels:
             layers = [Conv2dNormActivation(cnf.input_channels, expanded, kernel_size=cnf.kernel, stride=cnf.stride,
@@ -114,13 +122,7 @@ class FusedMBConv(nn.Module):
         else:
             layers = [Conv2dNormActivation(cnf.input_channels, cnf.out_channels, kernel_size=cnf.kernel,
                                            stride=cnf.stride, norm_layer=norm_layer, activation_layer=nn.SiLU)]
-        self.block = nn.Sequential(*layers)
-        self.stochastic_depth = StochasticDepth(stochastic_depth_prob, 'row')
-        self.out_channels = cnf.out_channels
-
-    def forward(self, input):
-        result = self.block(input)
-        return self.stochastic_depth(result) + input if self.use_res_connect else result
+        self._set_block(layers, cnf, stochastic_depth_prob)
 
 
 class EfficientNet(nn.Module):
