@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import ember
+from test_sparse import _both_raise     # one helper for both sparse layouts' error tests
 
 warnings.filterwarnings('ignore', message='Sparse CSR tensor support is in beta state')
 warnings.filterwarnings('ignore', message='Sparse invariant checks are implicitly disabled')
@@ -125,14 +126,6 @@ def test_constructors_match_torch():
         same_compressed(e, t)
         assert e.requires_grad == t.requires_grad
         same_dense(e.detach().to_dense(), t.detach().to_dense())
-
-
-def _both_raise(fe, ft, exc=RuntimeError):
-    with pytest.raises(exc) as te:
-        ft()
-    with pytest.raises(exc) as ee:
-        fe()
-    return str(ee.value), str(te.value)
 
 
 def test_constructor_errors_as_torch_with_invariant_checks():
