@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 
+from ._lerp import lerp as _lerp
+
 
 def _work(a, half):
     """The array the update runs on: float32 for half precision (written back after), and a 0-d array as a
@@ -25,12 +27,7 @@ def _adam_one(p, g, m, v, vmax, step, lr, beta1, beta2, weight_decay, eps, amsgr
             np.multiply(p, 1 - lr * weight_decay, out=p)
         else:
             g = np.add(g, np.multiply(p, p.dtype.type(weight_decay)))
-    d = np.subtract(g, m)                              # lerp_(g, 1 - beta1), torch's two-sided formula
-    w = 1 - beta1
-    if abs(w) < 0.5:
-        np.add(m, np.multiply(d, w, out=d), out=m)
-    else:
-        np.subtract(g, np.multiply(d, 1 - w, out=d), out=m)
+    _lerp(m, g, 1 - beta1, out=m)
     np.multiply(v, beta2, out=v)                       # mul_(beta2).addcmul_(g, g, value=1 - beta2)
     t = np.multiply(g, g)
     np.multiply(t, v.dtype.type(1 - beta2), out=t)

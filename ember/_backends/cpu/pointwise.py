@@ -21,6 +21,7 @@ import numpy as np
 
 from ._complex import logaddexp_complex
 
+from ._lerp import lerp as _lerp
 from ._fp import quiet as _quiet
 from ._special import erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma, \
     polygamma as _polygamma_k, erfcx as _erfcx, i0 as _i0, i0e as _i0e, i1 as _i1, i1e as _i1e, \
@@ -208,21 +209,6 @@ def _xlogy(a, b):
 def _heaviside(a, v):
     # torch: x == 0 ? values : x > 0 (NaN gives 0; NumPy's heaviside would give NaN)
     return np.where(a == 0, v, a > 0)
-
-
-def _lerp(a, end, w, out=None):
-    # torch's two-sided formula: exact at both ends
-    d = np.asarray(end - a)      # an array even for 0-d operands (NumPy gives a scalar there), written in place below
-    if np.ndim(w) == 0:      # a scalar weight picks one side for every element
-        w = complex(w) if np.iscomplexobj(w) else float(w)
-        if abs(w) < 0.5:
-            return np.add(a, np.multiply(d, w, out=d), out=out)
-        return np.subtract(end, np.multiply(d, 1 - w, out=d), out=out)
-    r = np.where(np.abs(w) < 0.5, a + w * d, end - d * (1 - w))
-    if out is None:
-        return r
-    out[...] = r
-    return out
 
 
 def _addcmul(a, t1, t2, value, out=None):
