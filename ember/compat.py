@@ -243,6 +243,13 @@ def install(children=True):
         _reach_children()
 
 
+def imported_as():
+    """``'torch'`` once ``install`` made this process import ember as torch, else ``'ember'``: the namespace in
+    which printed code (fx's generated forward) names ember's functions."""
+    from ._core import naming
+    return naming.shown
+
+
 def _reach_children():
     """Spawned children take the parent's sys.path; fresh interpreters read PYTHONPATH."""
     if SHIM_DIR not in sys.path:

@@ -24,6 +24,9 @@ TESTED_THROUGH = {
     '_view_dtype': 'view',                          # Tensor.view(dtype): tests/test_users_gaps.py against torch
     # aten overloads libraries name (_ops/aten_aliases.py), composites of the operators tested under these records
     '_sort_stable': 'sort', '_squeeze_all': 'squeeze', '_squeeze_dim': 'squeeze', '_pin_memory': 'clone',
+    # torch's whole-tensor reductions, shown to __torch_dispatch__ (tests/test_boxed_arguments.py)
+    '_sum_all': 'sum', '_mean_all': 'mean', '_prod_all': 'prod', '_all_all': 'all', '_any_all': 'any',
+    '_count_nonzero_one': 'count_nonzero',
     **{f'{m}_pad{k}d': 'pad' for m in ('reflection', 'replication') for k in (1, 2, 3)},   # pad's reflect, replicate
     # backward primitives, tested through the gradients of their forward ops
     'gelu_backward': 'nn.functional.gelu', 'silu_backward': 'nn.functional.silu',

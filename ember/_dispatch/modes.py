@@ -76,15 +76,80 @@ TorchDispatchMode = EmberDispatchMode
 
 
 def _split_kwargs(op, args):
-    """Positional schema-order arguments -> (args, kwargs) as a user would have written them."""
+    """Positional schema-order arguments -> (args, kwargs) as torch boxes them for ``__torch_dispatch__``
+    (NOTE [boxed arguments])."""
+    pos, kw = _boxed_call(op, args)
+    whole = _whole_overloads().get(op)
+    if whole is not None and len(pos) == 1:
+        return whole, pos, kw
+    return op, pos, kw
+
+
+_WHOLE = {}
+
+
+def _whole_overloads():
+    """``sum.dim_IntList`` -> ``sum.default``: the overload torch's ``x.sum()`` calls (ops/aten_aliases.py)."""
+    if not _WHOLE:
+        from .ops_namespace import aten
+        _WHOLE.update({aten.sum.dim_IntList: aten.sum.default, aten.mean.dim: aten.mean.default,
+                       aten.prod.dim_int: aten.prod.default, aten.all.dims: aten.all.default,
+                       aten.any.dims: aten.any.default, aten.count_nonzero.dim_IntList: aten.count_nonzero.default})
+    return _WHOLE
+
+
+def dim_overload(op):
+    """``sum.default`` -> ``sum.dim_IntList``, the operator ember computes torch's whole-tensor overload with (its
+    dim argument left at None); None for any other operator."""
+    return _DIM.get(op) or (_DIM.update({w: d for d, w in _whole_overloads().items()}) or _DIM.get(op))
+
+
+_DIM = {}
+
+
+def _boxed_call(op, args):
+    values = [_boxed(a, v) for a, v in zip(op.schema.arguments, args)]
     pos, kw = [], {}
-    for a, v in zip(op.schema.arguments, args):
-        if a.kwarg_only:
-            if not (a.has_default and v is a.default):
-                kw[a.name] = v
-        else:
-            pos.append(v)
-    return tuple(pos), kw
+    for a, v in zip(op.schema.arguments, values):
+        if not a.kwarg_only:
+            pos.append((a, v))
+        elif not _is_default(a, v):
+            kw[a.name] = v
+    while pos and _is_default(*pos[-1]):
+        pos.pop()
+    return tuple(v for _, v in pos), kw
+
+
+# NOTE [boxed arguments]: a Python mode or a subclass's ``__torch_dispatch__`` gets an operator's arguments as
+# torch's boxed calling convention gives them (parseIValuesToPyArgsKwargs): list-typed arguments are lists
+# (``int[1] dim`` given as 0 is ``[0]``, ``int[2] stride`` given as 1 is ``[1, 1]``, a tuple of tensors is a
+# list), positional arguments equal to their defaults are left out from the end, and keyword-only ones equal to
+# their defaults are left out. So ``x.amax(0)`` reaches a handler as ``amax.default(x, [0])`` and ``x.sum(0)``
+# as ``sum.dim_IntList(x, [0])``, and a traced graph reads as torch's. Where ember declares one operator for two
+# of torch's (``sum.dim_IntList`` with an optional dim), a call that reduces everything is shown as torch's
+# whole-tensor overload: ``x.sum()`` as ``sum.default(x)``. "Equal" is of the same type: ``alpha=1.0``
+# is passed on where the default is the int 1, as torch's IValue comparison does.
+
+def _boxed(arg, v):
+    if '[' not in arg.type or v is None:
+        return v
+    if isinstance(v, (list, tuple)):
+        return list(v)
+    if isinstance(v, int) and arg.type.startswith(('int[', 'SymInt[')):
+        n = arg.type[arg.type.index('[') + 1:arg.type.index(']')]
+        return [v] * int(n) if n else [v]
+    return v
+
+
+def _is_default(arg, v):
+    if not arg.has_default:
+        return False
+    d = arg.default
+    if v is d:
+        return True
+    if isinstance(d, tuple):
+        return isinstance(v, list) and len(v) == len(d) and all(type(x) is type(y) and x == y for x, y in zip(v, d))
+    return type(v) is type(d) and type(v) in (int, float, bool, str) and v == d
 
 
 def python_mode_fallback(op, ks, *args):
@@ -96,8 +161,8 @@ def python_mode_fallback(op, ks, *args):
     try:
         from .._core.tensor_impl import TensorImpl
         types = tuple({type(a) for a in args if isinstance(a, TensorImpl)})
-        pargs, kwargs = _split_kwargs(op, args)
-        return mode.__ember_dispatch__(op, types, pargs, kwargs)
+        func, pargs, kwargs = _split_kwargs(op, args)
+        return mode.__ember_dispatch__(func, types, pargs, kwargs)
     finally:
         s.append(mode)
         _sync_key()

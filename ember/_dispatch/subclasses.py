@@ -299,13 +299,13 @@ def python_subclass_fallback(op, ks, *args):
     overloaded = _dispatch_args(args)
     if not overloaded:
         return op.redispatch(ks & ~PYTHON_SUBCLASS_BIT, *args)
-    pargs, kwargs = _split_kwargs(op, args)
+    func, pargs, kwargs = _split_kwargs(op, args)
     decomposition = _torch_composites().get(op)
     if decomposition is not None:       # an operator torch builds from others (linear): the subclass sees the pieces
         return decomposition(*pargs, **kwargs)
     types = tuple(type(a) for a in overloaded)
     for a in overloaded:
-        result = type(a).__torch_dispatch__(op, types, pargs, kwargs)
+        result = type(a).__torch_dispatch__(func, types, pargs, kwargs)
         if result is not NotImplemented:
             return result
     raise TypeError(f"Multiple dispatch failed for '{op}'; all __torch_dispatch__ handlers returned "

@@ -38,6 +38,7 @@ from .._core.tensor_impl import TensorImpl, adopt
 from .._core import device as _devmod
 from .._ops.adapters import accepts_out, _int_scalar
 from .._dispatch.dispatcher import OpOverload
+from .._dispatch.modes import dim_overload
 from .._backends.cpu._fp import quiet as _quiet
 from ..fx.experimental.symbolic_shapes import sym_size
 from . import buffers as _buffers
@@ -210,7 +211,7 @@ class _Emitter:
             raise NotImplementedError(f'cannot generate code for a {node.op} node')
 
     def lower(self, node):
-        op = node.target
+        op = dim_overload(node.target) or node.target       # x.sum()'s sum.default runs sum.dim_IntList's kernel
         decl = op.decl
         k = op.kernels.get(_CPU)
         fn = getattr(k, 'array_fn', None)

@@ -35,3 +35,20 @@ declare('_sparse_addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, 
             'mat2': lambda grad, mat1, alpha: _scaled(mat1.t().mm(grad), alpha)})
 declare('_sparse_mm_reduce_impl(Tensor self, Tensor other, str reduce) -> (Tensor, Tensor)',
         composite=_sparse_mm_reduce_impl, function=False, method=False)
+
+
+# torch's whole-tensor overloads of the reductions ember declares once, with an optional dim: torch's table has
+# ``sum.default`` beside ``sum.dim_IntList``, and ``x.sum()`` calls the first. ember's ``x.sum()`` runs the dim
+# overload with dim=None; a ``__torch_dispatch__`` handler is shown these instead (NOTE [boxed arguments]).
+declare('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', name='_sum_all', function=False, method=False,
+        composite=lambda self, dtype=None: aten.sum.dim_IntList(self, dtype=dtype))
+declare('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', name='_mean_all', function=False, method=False,
+        composite=lambda self, dtype=None: aten.mean.dim(self, dtype=dtype))
+declare('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', name='_prod_all', function=False, method=False,
+        composite=lambda self, dtype=None: aten.prod.dim_int(self, dtype=dtype))
+declare('all(Tensor self) -> Tensor', name='_all_all', function=False, method=False,
+        composite=lambda self: aten.all.dims(self))
+declare('any(Tensor self) -> Tensor', name='_any_all', function=False, method=False,
+        composite=lambda self: aten.any.dims(self))
+declare('count_nonzero(Tensor self, int? dim=None) -> Tensor', name='_count_nonzero_one', function=False,
+        method=False, composite=lambda self, dim=None: aten.count_nonzero.dim_IntList(self, dim))

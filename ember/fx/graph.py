@@ -12,6 +12,7 @@ import math
 import operator
 import re
 from ember._warn import warnings
+from ember.compat import imported_as
 
 from .node import Node, Op, map_arg, _get_qualified_name, _ember_name, _type_repr
 
@@ -46,7 +47,7 @@ def _custom_builtins():
     return {'inf': _CustomBuiltin('from math import inf', math.inf),
             'nan': _CustomBuiltin('from math import nan', math.nan),
             'NoneType': _CustomBuiltin('NoneType = type(None)', type(None)),
-            'ember': _CustomBuiltin('import ember', ember),
+            imported_as(): _CustomBuiltin(f'import {imported_as()}', ember),
             'device': _CustomBuiltin('from ember import device', ember.device)}
 
 
@@ -344,7 +345,7 @@ class CodeGen:
 
         if not body:
             body.append('pass\n')
-        wrap_stmts = '\n'.join(f'ember.fx._symbolic_trace.wrap("{n}")' for n in wrapped_fns)
+        wrap_stmts = '\n'.join(f'{imported_as()}.fx._symbolic_trace.wrap("{n}")' for n in wrapped_fns)
         prologue = self.gen_fn_def(free_vars, return_annotation[0])
 
         # line numbers: the statements after the prologue, with leading blank lines stripped as the code is

@@ -316,11 +316,18 @@ def _ember_name(obj):
     for c in candidates[:-1] + list(_EMBER_NAMESPACES) + candidates[-1:]:
         m = sys.modules.get(c)
         if m is not None and getattr(m, name, None) is obj:
-            return f'{c}.{name}'
+            return _shown(f'{c}.{name}')
     tensor = getattr(sys.modules.get('ember'), 'Tensor', None)
     if tensor is not None and getattr(tensor, name, None) is obj:
-        return f'ember.Tensor.{name}'
+        return _shown(f'ember.Tensor.{name}')
     return None
+
+
+def _shown(qualified):
+    """``ember.relu`` as the program knows it: ``torch.relu`` under ``ember run``, where ``torch`` is ember; the
+    generated code's global of that name is the ember module (graph._custom_builtins)."""
+    from ember.compat import imported_as
+    return imported_as() + qualified[len('ember'):]
 
 
 def _get_qualified_name(func):
@@ -329,7 +336,7 @@ def _get_qualified_name(func):
     if getattr(builtins, getattr(func, '__name__', ''), None) is func:
         return f'builtins.{func.__name__}'
     if type(func).__name__ == 'OpOverload' and hasattr(func, 'schema'):
-        return f'ember.ops.{func}'
+        return _shown(f'ember.ops.{func}')
     name = _ember_name(func)
     if name is not None:
         return name
