@@ -68,3 +68,50 @@ def test_module_paths_resolve_as_torch():
     from ember._higher_order_ops.cond import cond
     from ember._higher_order_ops.while_loop import while_loop
     assert cond is ember.cond and while_loop is ember.while_loop
+
+
+# --- cond in a trace: both branches as subgraphs (NOTE [control-flow operators]) ------------------------------
+
+def _traced_cond(lib, mode):
+    from importlib import import_module
+    make_fx = import_module(f'{lib.__name__}.fx.experimental.proxy_tensor').make_fx
+
+    def f(x):
+        return lib.cond(x.sum() > 0, lambda a: (a * 2).sin(), lambda a: a - 1, (x,)) + 1
+    return make_fx(f, tracing_mode=mode)(lib.randn(3))
+
+
+@pytest.mark.parametrize('mode', ['real', 'fake'])
+def test_make_fx_records_cond_with_both_branches_as_torch(mode):
+    e, t = _traced_cond(ember, mode), _traced_cond(torch, mode)
+    for part in ('', '.true_graph_0', '.false_graph_0'):
+        code = lambda gm: eval('gm' + part).code
+        assert code(e) == code(t).replace('torch.', 'ember.')
+    for x in ([1., 2., 3.], [-1., -2., 0.5]):
+        assert e(ember.tensor(x)).tolist() == pytest.approx(t(torch.tensor(x)).tolist(), rel=1e-6)
+    node = next(n for n in e.graph.nodes if n.op == 'call_function' and str(n.target) == 'cond')
+    assert node.target is ember.ops.higher_order.cond
+
+
+def test_traced_cond_checks_its_branches():
+    from ember.fx.experimental.proxy_tensor import make_fx
+    with pytest.raises(RuntimeError, match="expected same dim but got 1 and 0"):
+        make_fx(lambda x: ember.cond(x.sum() > 0, lambda a: a * 2, lambda a: a.sum(), (x,)),
+                tracing_mode='fake')(ember.randn(3))
+    with pytest.raises(RuntimeError, match="aliasing"):
+        make_fx(lambda x: ember.cond(x.sum() > 0, lambda a: a, lambda a: a * 2, (x,)),
+                tracing_mode='fake')(ember.randn(3))
+
+
+def test_cond_compiles_as_one_graph_without_gradients():
+    def f(x):
+        return ember.cond(x.sum() > 0, lambda a: (a * 2).sin(), lambda a: a - 1, (x,)) + 1
+    compiled = ember.compile(f, fullgraph=True)
+    with ember.no_grad():
+        for x in (ember.ones(3), -ember.ones(3)):
+            assert compiled(x).tolist() == f(x).tolist()
+    x = ember.ones(3, requires_grad=True)       # with a gradient through it, the predicate is read, as eagerly:
+    with pytest.raises(ember._dynamo.exc.Unsupported, match='data-dependent'):     # no single graph
+        compiled(x)
+    ember.compile(f)(x).sum().backward()
+    assert x.grad.tolist() == pytest.approx((2 * ember.cos(ember.full((3,), 2.0))).tolist(), rel=1e-6)

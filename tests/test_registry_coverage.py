@@ -26,7 +26,11 @@ TESTED_THROUGH = {
     '_sort_stable': 'sort', '_squeeze_all': 'squeeze', '_squeeze_dim': 'squeeze', '_pin_memory': 'clone',
     # torch's whole-tensor reductions, shown to __torch_dispatch__ (tests/test_boxed_arguments.py)
     '_sum_all': 'sum', '_mean_all': 'mean', '_prod_all': 'prod', '_all_all': 'all', '_any_all': 'any',
-    '_count_nonzero_one': 'count_nonzero',
+    '_count_nonzero_one': 'count_nonzero', '_convolution': 'nn.functional.conv2d',
+    **{f'_{n}_scalar{t}': n for n in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'fmod', 'remainder', 'bitwise_and',
+                                      'bitwise_or', 'bitwise_xor', 'bitwise_left_shift', 'bitwise_right_shift')
+       for t in ('', '_tensor')},
+    '_pow_tensor_scalar': 'pow', '_pow_scalar': 'pow',
     **{f'{m}_pad{k}d': 'pad' for m in ('reflection', 'replication') for k in (1, 2, 3)},   # pad's reflect, replicate
     # backward primitives, tested through the gradients of their forward ops
     'gelu_backward': 'nn.functional.gelu', 'silu_backward': 'nn.functional.silu',

@@ -124,6 +124,11 @@ class OpOverload:
         from . import ops_namespace
         return getattr(ops_namespace.namespace(self.namespace), self.schema.name)
 
+    _overloadpacket = overloadpacket        # the attribute torch's own OpOverload keeps it in
+
+    def __deepcopy__(self, memo):           # an operator is a singleton, as torch's: a copied dict keeps its keys
+        return self
+
     @property
     def _overloadname(self):
         return self.schema.overload or 'default'

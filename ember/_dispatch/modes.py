@@ -47,6 +47,13 @@ class EmberDispatchMode:
     ['aten::ones', 'aten::add.Tensor']
     """
 
+    # NOTE [modes see torch's composites]: torch decomposes its CompositeImplicitAutograd operators (linear,
+    # matmul) above the Python key, so a mode sees ``t`` and ``addmm`` where ember runs one fused ``linear``; the
+    # Python key's fallback applies torch's definitions (_decomp's composite table) before the mode gets the call.
+    # ember's own modes that compute the same either way, or apply the table themselves (make_fx, which keeps
+    # ``linear`` whole under ``pre_dispatch=True``), set this to see the fused operators.
+    sees_composites = False
+
     def __ember_dispatch__(self, func, types, args=(), kwargs=None):
         if type(self).__torch_dispatch__ is not EmberDispatchMode.__torch_dispatch__:
             return self.__torch_dispatch__(func, types, args, kwargs)      # a mode written for torch
@@ -76,35 +83,59 @@ TorchDispatchMode = EmberDispatchMode
 
 
 def _split_kwargs(op, args):
-    """Positional schema-order arguments -> (args, kwargs) as torch boxes them for ``__torch_dispatch__``
-    (NOTE [boxed arguments])."""
+    """Positional schema-order arguments -> (operator, args, kwargs) as torch boxes the call for
+    ``__torch_dispatch__`` (NOTE [boxed arguments])."""
     pos, kw = _boxed_call(op, args)
-    whole = _whole_overloads().get(op)
-    if whole is not None and len(pos) == 1:
-        return whole, pos, kw
+    for torch_op, applies in _torch_overloads().get(op, ()):
+        if applies(pos):
+            return torch_op, pos, kw
     return op, pos, kw
 
 
-_WHOLE = {}
+def _whole(pos):
+    return len(pos) == 1
 
 
-def _whole_overloads():
-    """``sum.dim_IntList`` -> ``sum.default``: the overload torch's ``x.sum()`` calls (ops/aten_aliases.py)."""
-    if not _WHOLE:
+def _number(v):
+    return isinstance(v, (int, float, complex))        # bool included
+
+
+def _number_other(pos):
+    return len(pos) > 1 and _number(pos[1]) and not _number(pos[0])
+
+
+def _number_self(pos):
+    return _number(pos[0])
+
+
+_SHOWN = {}
+_EMBER = {}
+
+
+def _torch_overloads():
+    """ember's operator -> [(torch's overload for the call, when it applies)] (ops/aten_aliases.py declares them)."""
+    if not _SHOWN:
         from .ops_namespace import aten
-        _WHOLE.update({aten.sum.dim_IntList: aten.sum.default, aten.mean.dim: aten.mean.default,
-                       aten.prod.dim_int: aten.prod.default, aten.all.dims: aten.all.default,
-                       aten.any.dims: aten.any.default, aten.count_nonzero.dim_IntList: aten.count_nonzero.default})
-    return _WHOLE
+        whole = {'sum': 'dim_IntList', 'mean': 'dim', 'prod': 'dim_int', 'all': 'dims', 'any': 'dims',
+                 'count_nonzero': 'dim_IntList'}
+        for name, ov in whole.items():
+            _SHOWN[getattr(getattr(aten, name), ov)] = [(getattr(aten, name).default, _whole)]
+        for name in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'fmod'):
+            _SHOWN[getattr(aten, name).Tensor] = [(getattr(aten, name).Scalar, _number_other)]
+        for name in ('remainder', 'bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_left_shift',
+                     'bitwise_right_shift'):
+            _SHOWN[getattr(aten, name).Tensor] = [(getattr(aten, name).Scalar, _number_other),
+                                                  (getattr(aten, name).Scalar_Tensor, _number_self)]
+        _SHOWN[aten.pow.Tensor_Tensor] = [(aten.pow.Tensor_Scalar, _number_other), (aten.pow.Scalar, _number_self)]
+        _EMBER.update({shown: op for op, pairs in _SHOWN.items() for shown, _ in pairs})
+    return _SHOWN
 
 
-def dim_overload(op):
-    """``sum.default`` -> ``sum.dim_IntList``, the operator ember computes torch's whole-tensor overload with (its
-    dim argument left at None); None for any other operator."""
-    return _DIM.get(op) or (_DIM.update({w: d for d, w in _whole_overloads().items()}) or _DIM.get(op))
-
-
-_DIM = {}
+def ember_overload(op):
+    """``sum.default`` -> ``sum.dim_IntList``, ``gt.Scalar`` -> ``gt.Tensor``: the operator ember computes a
+    call torch names by that overload with (the same arguments in the same places); None for any other."""
+    _torch_overloads()
+    return _EMBER.get(op)
 
 
 def _boxed_call(op, args):
@@ -126,8 +157,9 @@ def _boxed_call(op, args):
 # list), positional arguments equal to their defaults are left out from the end, and keyword-only ones equal to
 # their defaults are left out. So ``x.amax(0)`` reaches a handler as ``amax.default(x, [0])`` and ``x.sum(0)``
 # as ``sum.dim_IntList(x, [0])``, and a traced graph reads as torch's. Where ember declares one operator for two
-# of torch's (``sum.dim_IntList`` with an optional dim), a call that reduces everything is shown as torch's
-# whole-tensor overload: ``x.sum()`` as ``sum.default(x)``. "Equal" is of the same type: ``alpha=1.0``
+# of torch's (``sum.dim_IntList`` with an optional dim; ``gt.Tensor`` taking a number too), the call is shown as
+# the overload torch's would be: ``x.sum()`` as ``sum.default(x)``, ``x > 0`` as ``gt.Scalar(x, 0)``. Those
+# overloads are composites of ember's operator (ops/aten_aliases.py); the code generator maps them back. "Equal" is of the same type: ``alpha=1.0``
 # is passed on where the default is the int 1, as torch's IValue comparison does.
 
 def _boxed(arg, v):
@@ -156,7 +188,14 @@ def python_mode_fallback(op, ks, *args):
     s = _stack()
     if not s:   # the key was left on by another thread's state: go below it
         return op.redispatch(ks & ~PYTHON_BIT, *args)
-    mode = s.pop()
+    mode = s[-1]
+    if not mode.sees_composites:
+        from .subclasses import _torch_composites
+        decomposition = _torch_composites().get(op)
+        if decomposition is not None:       # linear, matmul: torch decomposes them before any mode sees them
+            pargs, kwargs = _boxed_call(op, args)
+            return decomposition(*pargs, **kwargs)
+    s.pop()
     _sync_key()
     try:
         from .._core.tensor_impl import TensorImpl

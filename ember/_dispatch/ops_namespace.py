@@ -36,6 +36,9 @@ class OpOverloadPacket:
     def overloads(self):
         return [k or 'default' for k in self._overloads()]
 
+    def __deepcopy__(self, memo):
+        return self
+
     def __call__(self, *args, **kwargs):
         ops = self._overloads()
         if not ops:

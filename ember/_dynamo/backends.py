@@ -28,7 +28,7 @@ def _graph_module(graph, attrs):
     for name, t in attrs.items():
         if isinstance(t, GradOf):
             root.register_buffer(name, t.get())       # refreshed before each call (_fx_runner)
-        elif isinstance(t, ember.nn.Parameter):
+        elif isinstance(t, (ember.nn.Parameter, ember.nn.Module)):     # a Module: a cond branch's subgraph
             setattr(root, name, t)
         else:
             root.register_buffer(name, t)

@@ -152,6 +152,8 @@ class _Handle:
 class FunctionalizeMode(TorchDispatchMode):
     """The mode functionalize runs its function under (NOTE [functionalize])."""
 
+    sees_composites = True      # the fused operators functionalize as their pieces do
+
     def __init__(self, remove='mutations'):
         _define()
         self.views = remove == 'mutations_and_views'

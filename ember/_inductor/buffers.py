@@ -23,6 +23,7 @@ import numpy as np
 
 from .._core.dispatch_key import DispatchKey
 from .._dispatch.dispatcher import OpOverload
+from .fusion import target
 
 _CPU = DispatchKey.CPU
 
@@ -82,7 +83,7 @@ def _array_fn(op):
 
 def bufferable(node):
     """A functional pointwise operator whose kernel can write into a given array."""
-    op = node.target
+    op = target(node)
     if node.op != 'call_function' or not isinstance(op, OpOverload):
         return False
     decl = op.decl
@@ -100,7 +101,7 @@ def bufferable(node):
 def _own_memory(node):
     """Whether a call_function node's value is a fresh array (not a view, not an in-place target, not a
     fallback that might alias its inputs)."""
-    op = node.target
+    op = target(node)
     if not isinstance(op, OpOverload) or op.decl is None:
         return False
     decl = op.decl
@@ -168,7 +169,7 @@ def plan(graph, skip=(), moved=None):
                 slot = s
                 del free[j]
                 break
-        if slot is None and isinstance(_array_fn(n.target), np.ufunc):
+        if slot is None and isinstance(_array_fn(target(n)), np.ufunc):
             # a ufunc may write into an input it reads: take the slot of an input whose last use is here
             for entry in reusable_now:
                 if entry[2] == shape and entry[3] == dt and any(entry[1] == p.slots.get(a) for a in n.all_input_nodes):

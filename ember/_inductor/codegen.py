@@ -38,7 +38,8 @@ from .._core.tensor_impl import TensorImpl, adopt
 from .._core import device as _devmod
 from .._ops.adapters import accepts_out, _int_scalar
 from .._dispatch.dispatcher import OpOverload
-from .._dispatch.modes import dim_overload
+from .._higher_order_ops.cond import HigherOrderOperator
+from ..nn import Module as _Module
 from .._backends.cpu._fp import quiet as _quiet
 from ..fx.experimental.symbolic_shapes import sym_size
 from . import buffers as _buffers
@@ -185,7 +186,9 @@ class _Emitter:
     def emit(self, node):
         if node.op == 'get_attr':
             t = self.attrs[node.target]
-            if hasattr(t, 'param') and hasattr(t, 'get'):        # a parameter's .grad, read at each call
+            if isinstance(t, _Module):          # a subgraph a higher-order operator runs (torch.cond's branches)
+                self.lines.append(f'{node.name} = {self.const(t, "graph")}')
+            elif hasattr(t, 'param') and hasattr(t, 'get'):        # a parameter's .grad, read at each call
                 self.lines.append(f'{node.name} = {self.const(t.param, "attr")}.grad._a')
             else:
                 self.lines.append(f'{node.name} = {self.const(t, "attr")}._a')
@@ -201,6 +204,8 @@ class _Emitter:
                 self.lines.append(f'{node.name} = -{self.expr(node.args[0])}')
             elif isinstance(node.target, OpOverload):
                 self.lines.append(f'{node.name} = {self.lower(node)}')
+            elif isinstance(node.target, HigherOrderOperator):      # run eagerly, its subgraphs as they are
+                self.lines.append(f'{node.name} = {self.fallback(node, node.target)}')
             else:
                 raise NotImplementedError(f'cannot generate code for {node.target}')
         elif node.op == 'output':
@@ -211,7 +216,7 @@ class _Emitter:
             raise NotImplementedError(f'cannot generate code for a {node.op} node')
 
     def lower(self, node):
-        op = dim_overload(node.target) or node.target       # x.sum()'s sum.default runs sum.dim_IntList's kernel
+        op = _fusion.target(node)
         decl = op.decl
         k = op.kernels.get(_CPU)
         fn = getattr(k, 'array_fn', None)

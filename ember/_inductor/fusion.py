@@ -18,6 +18,7 @@ block run as one call without the loop overhead mattering.
 
 from .._core.dispatch_key import DispatchKey
 from .._dispatch.dispatcher import OpOverload
+from .._dispatch.modes import ember_overload
 
 _CPU = DispatchKey.CPU
 BLOCK = 65536
@@ -29,17 +30,25 @@ def _is_node(a):
     return hasattr(a, 'op') and hasattr(a, 'users')
 
 
+def target(n):
+    """The operator the generated code runs for node ``n``: ember's own where the graph names torch's overload
+    for the call (``gt.Scalar`` -> ``gt.Tensor``, ``sum.default`` -> ``sum.dim_IntList``: NOTE [boxed
+    arguments]; the arguments are the same)."""
+    return ember_overload(n.target) or n.target
+
+
 def _fusable(n):
-    if n.op != 'call_function' or not isinstance(n.target, OpOverload):
+    op = target(n)
+    if n.op != 'call_function' or not isinstance(op, OpOverload):
         return False
-    decl = n.target.decl
-    if decl is None or n.target is not decl.op or decl.kind != 'pointwise':
+    decl = op.decl
+    if decl is None or op is not decl.op or decl.kind != 'pointwise':
         return False
-    if getattr(n.target.kernels.get(_CPU), 'array_fn', None) is None:
+    if getattr(op.kernels.get(_CPU), 'array_fn', None) is None:
         return False
     v = n.meta.get('val')
     return (v is not None and v.dim() > 0 and all(d.__class__ is int for d in v.shape) and v.is_contiguous()
-            and not n.kwargs and 'nondeterministic_seeded' not in n.target.tags)
+            and not n.kwargs and 'nondeterministic_seeded' not in op.tags)
 
 
 def _is_broadcast_scalar(v):

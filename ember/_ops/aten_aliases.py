@@ -37,9 +37,9 @@ declare('_sparse_mm_reduce_impl(Tensor self, Tensor other, str reduce) -> (Tenso
         composite=_sparse_mm_reduce_impl, function=False, method=False)
 
 
-# torch's whole-tensor overloads of the reductions ember declares once, with an optional dim: torch's table has
-# ``sum.default`` beside ``sum.dim_IntList``, and ``x.sum()`` calls the first. ember's ``x.sum()`` runs the dim
-# overload with dim=None; a ``__torch_dispatch__`` handler is shown these instead (NOTE [boxed arguments]).
+# torch's overloads for calls ember makes with one operator that covers them (NOTE [boxed arguments]): a
+# ``__torch_dispatch__`` handler is shown these. The whole-tensor reductions: torch's table has ``sum.default``
+# beside ``sum.dim_IntList``, and ``x.sum()`` calls the first; ember's runs the dim overload with dim=None.
 declare('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', name='_sum_all', function=False, method=False,
         composite=lambda self, dtype=None: aten.sum.dim_IntList(self, dtype=dtype))
 declare('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', name='_mean_all', function=False, method=False,
@@ -52,3 +52,23 @@ declare('any(Tensor self) -> Tensor', name='_any_all', function=False, method=Fa
         composite=lambda self: aten.any.dims(self))
 declare('count_nonzero(Tensor self, int? dim=None) -> Tensor', name='_count_nonzero_one', function=False,
         method=False, composite=lambda self, dim=None: aten.count_nonzero.dim_IntList(self, dim))
+declare('_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, '
+        'bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, '
+        'bool cudnn_enabled, bool allow_tf32) -> Tensor', function=False, method=False,
+        composite=lambda input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, *_:
+        aten.convolution.default(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups))
+
+
+# the number overloads: ``x > 0`` is ``gt.Scalar`` in torch; ember's ``gt.Tensor`` takes the number itself
+def _scalar_overload(name, schema_tail, ember_op):
+    declare(f'{name}({schema_tail}) -> Tensor', name=f"_{name.replace('.', '_').lower()}", function=False,
+            method=False, composite=lambda a, b: ember_op(a, b))
+
+
+for _n in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'fmod', 'remainder', 'bitwise_and', 'bitwise_or', 'bitwise_xor',
+           'bitwise_left_shift', 'bitwise_right_shift'):
+    _scalar_overload(f'{_n}.Scalar', 'Tensor self, Scalar other', getattr(aten, _n).Tensor)
+    if _n not in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'fmod'):
+        _scalar_overload(f'{_n}.Scalar_Tensor', 'Scalar self, Tensor other', getattr(aten, _n).Tensor)
+_scalar_overload('pow.Tensor_Scalar', 'Tensor self, Scalar exponent', aten.pow.Tensor_Tensor)
+_scalar_overload('pow.Scalar', 'Scalar self, Tensor exponent', aten.pow.Tensor_Tensor)

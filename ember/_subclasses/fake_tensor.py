@@ -47,6 +47,7 @@ class FakeTensorMode(TorchDispatchMode):
     ``fake_device`` is the device the fake tensors stand for (the device of the first real tensor given to
     ``from_tensor``, else ``cpu``).
     """
+    sees_composites = True      # shapes and dtypes are the same either way; one meta call is cheaper
 
     def __init__(self, *, allow_non_fake_inputs=True, fake_device=None, shape_env=None):
         self.allow_non_fake_inputs = allow_non_fake_inputs

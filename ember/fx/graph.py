@@ -216,7 +216,8 @@ class CodeGen:
                 globals_[name_hint] = obj
                 return name_hint
             qualified = _ember_name(obj)
-            if qualified is not None or type(obj).__name__ == 'OpOverload' and hasattr(obj, 'schema'):
+            if qualified is not None or type(obj).__name__ == 'OpOverload' and hasattr(obj, 'schema') \
+                    or type(obj).__name__ == 'HigherOrderOperator':
                 return qualified or _get_qualified_name(obj)     # reachable from the `ember` global
             name = namespace.create_name(name_hint, obj)
             if name in globals_ and globals_[name] is not obj:

@@ -337,6 +337,8 @@ def _get_qualified_name(func):
         return f'builtins.{func.__name__}'
     if type(func).__name__ == 'OpOverload' and hasattr(func, 'schema'):
         return _shown(f'ember.ops.{func}')
+    if type(func).__name__ == 'HigherOrderOperator':
+        return _shown(f'ember.ops.{func.namespace}.{func.name()}')
     name = _ember_name(func)
     if name is not None:
         return name

@@ -96,7 +96,7 @@ def _int_floor_div(b, x, y, dtype, q):
     return b.op('Sub', [q, fix], name='floordiv')
 
 
-@translates(aten.pow.Tensor_Tensor)
+@translates(aten.pow.Tensor_Tensor, aten.pow.Tensor_Scalar, aten.pow.Scalar)      # x ** 2 is pow.Tensor_Scalar
 def pow_(b, out, x, y):
     dtype = out.dtype
     if not isinstance(y, Value) and y == 2:
@@ -116,7 +116,7 @@ def _compare(onnx_op, negate=False):
 for _op, _onnx, _neg in ((aten.eq.Tensor, 'Equal', False), (aten.ne.Tensor, 'Equal', True),
                          (aten.lt.Tensor, 'Less', False), (aten.gt.Tensor, 'Greater', False),
                          (aten.le.Tensor, 'LessOrEqual', False), (aten.ge.Tensor, 'GreaterOrEqual', False)):
-    translates(_op)(_compare(_onnx, _neg))
+    translates(_op, getattr(aten, _op.schema.name).Scalar)(_compare(_onnx, _neg))       # x > 0 is gt.Scalar
 
 
 def _unary(onnx_op, float_only=True, **attrs):
@@ -393,12 +393,12 @@ def _reduce(b, onnx_op, x, axes, keepdim, dtype=None):
     return b.op(onnx_op, [src], name=onnx_op.lower(), axes=axes, keepdims=int(bool(keepdim)))
 
 
-@translates(aten.sum.dim_IntList)
+@translates(aten.sum.dim_IntList, aten.sum.default)      # x.sum() is sum.default (NOTE [boxed arguments])
 def sum_(b, out, x, dim=None, keepdim=False, dtype=None):
     return _reduce(b, 'ReduceSum', x, _axes(dim, x.rank), keepdim, out.dtype)
 
 
-@translates(aten.mean.dim)
+@translates(aten.mean.dim, aten.mean.default)
 def mean(b, out, x, dim=None, keepdim=False, dtype=None):
     return _reduce(b, 'ReduceMean', x, _axes(dim, x.rank), keepdim, out.dtype)
 
@@ -461,6 +461,24 @@ def linear(b, out, x, weight, bias=None):
                     transB=1)
     y = b.op('MatMul', [x.name, b.op('Transpose', [weight.name], name='weight_t', perm=[1, 0])], name='matmul')
     return b.op('Add', [y, bias.name], name='linear') if bias is not None else y
+
+
+@translates(aten._scaled_dot_product_flash_attention_for_cpu.default)
+def flash_attention(b, out, q, k, v, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
+    # softmax(Q K^T * scale + mask) V; the logsumexp output (for the backward) has no use in an exported graph
+    L, S, E = q.shape[-2], k.shape[-2], q.shape[-1]
+    if any(not isinstance(n, int) for n in (L, S, E)):
+        return NotImplemented
+    scale = 1.0 / math.sqrt(E) if scale is None else scale
+    kt = b.op('Transpose', [k.name], name='key_t', perm=list(range(k.rank - 2)) + [k.rank - 1, k.rank - 2])
+    scores = b.op('Mul', [b.op('MatMul', [q.name, kt], name='scores'), b.scalar(scale, q.dtype)], name='scaled')
+    if is_causal:
+        mask = np.triu(np.full((L, S), -np.inf, dtype=numpy_dtype(q.dtype)), 1)
+        scores = b.op('Add', [scores, b.const(mask)], name='causal')
+    if attn_mask is not None:
+        scores = b.op('Add', [scores, b.cast(attn_mask, q.dtype)], name='masked')
+    weights = b.op('Softmax', [scores], name='attn_weights', axis=-1)
+    return [b.op('MatMul', [weights, v.name], name='attention'), None]
 
 
 @translates(aten.convolution.default)

@@ -38,7 +38,8 @@ import traceback
 
 import ember
 from ember.utils import _pytree as pytree
-from ember.utils._python_dispatch import TorchDispatchMode, TensorDataMap, _get_current_dispatch_mode_stack
+from ember.utils._python_dispatch import TorchDispatchMode, TensorDataMap, _get_current_dispatch_mode_stack, \
+    _disable_current_modes
 from ember.amp.autocast_mode import _cast_for_mode, _autocast_excluded
 
 from ..graph import Graph
@@ -58,6 +59,8 @@ _HIDDEN = tuple(_EMBER_PKG + p for p in ('fx', 'export', 'onnx', '_', 'autograd'
 
 class ProxyTorchDispatchMode(TorchDispatchMode):
     """The dispatch mode make_fx runs under: hands every operator call to its tracer."""
+
+    sees_composites = True      # its tracer applies the decomposition table it was given
 
     def __init__(self, tracer):
         self.tracer = tracer
@@ -182,6 +185,43 @@ class PythonKeyTracer:
                     self.bind(o, item)
         return out
 
+    # --- higher-order operators (NOTE [control-flow operators]) ----------------------------------
+    def record_cond(self, op, pred, true_fn, false_fn, operands):
+        """``cond(pred, true_fn, false_fn, operands)`` with a tensor predicate: each branch traced on the operands
+        into a subgraph (``true_graph_0``, ``false_graph_0``, submodules of the result), and one node
+        ``higher_order.cond(pred, true_graph_0, false_graph_0, (operands...))`` whose items are the outputs, as
+        torch's make_fx records it. The value is the branch the predicate picks, or on fake tensors the true
+        branch's (both have the same shapes and dtypes, or this raises)."""
+        flat, spec = pytree.tree_flatten(tuple(operands))
+        index = sum(1 for n in self.attrs if n.startswith('true_graph_'))
+        traced = []
+        for fn, which in ((true_fn, 'true'), (false_fn, 'false')):
+            sub = PythonKeyTracer(self.decomp, self.fake_mode, self.record_stack_traces)
+            result = []
+
+            def branch(*leaves, fn=fn, result=result):
+                values, out_spec = pytree.tree_flatten(fn(*pytree.tree_unflatten(list(leaves), spec)))
+                result[:] = [values, out_spec]
+                return tuple(values)
+            with _disable_current_modes():
+                sub.trace(branch, flat, placeholder_names=[f'arg{i}_1' for i in range(len(flat))])
+            outs = [n for n in sub.graph.nodes if n.op == Op.OUTPUT][0].args[0]
+            if any(getattr(n, 'op', None) == Op.PLACEHOLDER for n in outs):
+                raise RuntimeError(f"torch.cond's {which}_fn returns one of its operands: higher order operators do "
+                                   f"not support aliasing; return input.clone() instead")
+            self.attrs[f'{which}_graph_{index}'] = sub.graph_module()
+            traced.append(tuple(result))
+        (t_vals, t_spec), (f_vals, f_spec) = traced
+        _check_branches(t_vals, f_vals, t_spec, f_spec)
+        nodes = [self.graph.create_node(Op.GET_ATTR, f'{which}_graph_{index}') for which in ('true', 'false')]
+        node = self.graph.create_node(Op.CALL_FUNCTION, op, (self.arg(pred), *nodes, tuple(self.arg(a) for a in flat)))
+        values = t_vals if self.fake_mode is not None or bool(pred) else f_vals
+        if self.fake_mode is not None:
+            node.meta['val'] = tuple(values)
+        for i, v in enumerate(values):
+            self.bind(v, self.graph.create_node(Op.CALL_FUNCTION, operator.getitem, (node, i)))
+        return pytree.tree_unflatten(list(values), t_spec)
+
     def placeholder(self, name, value):
         node = self.graph.placeholder(name)
         if isinstance(value, ember.Tensor):
@@ -230,11 +270,28 @@ class PythonKeyTracer:
     def graph_module(self, class_name='GraphModule'):
         root = ember.nn.Module()
         for name, t in self.attrs.items():
-            if isinstance(t, ember.nn.Parameter):
+            if isinstance(t, ember.nn.Module):          # a branch's subgraph (record_cond)
+                root.add_module(name, t)
+            elif isinstance(t, ember.nn.Parameter):
                 setattr(root, name, t)
             else:
                 root.register_buffer(name, t)
         return GraphModule(root, self.graph, class_name=class_name)
+
+
+def _check_branches(t_vals, f_vals, t_spec, f_spec):
+    if t_spec != f_spec or len(t_vals) != len(f_vals):
+        raise RuntimeError(f"Expected true_fn and false_fn to return the same structure of tensors, but got "
+                           f"{t_spec} and {f_spec}")
+    for a, b in zip(t_vals, f_vals):
+        if not isinstance(a, ember.Tensor) or not isinstance(b, ember.Tensor):
+            raise RuntimeError(f"Expected the branches of torch.cond to return tensors, but got {type(a).__name__} "
+                               f"and {type(b).__name__}")
+        for what, x, y in (('dim', a.dim(), b.dim()), ('shape', tuple(a.shape), tuple(b.shape)),
+                           ('dtype', a.dtype, b.dtype)):
+            if x != y:
+                raise RuntimeError(f"When merging two branches' output in torch.cond,  expected same {what} but "
+                                   f"got {x} and {y}.")
 
 
 def _user_stack():
