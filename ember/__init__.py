@@ -17,6 +17,7 @@ from ._core.dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64
 from ._core.device import device, set_default_device, get_default_device
 from ._core.dispatch_key import DispatchKey
 from ._core.storage import Storage as UntypedStorage
+from .storage import TypedStorage  # noqa: E402,F401
 from ._tensor import Tensor, Size
 from ._creation import tensor, as_tensor, from_numpy, from_dlpack
 from ._tensor_str import set_printoptions
@@ -192,4 +193,6 @@ from . import _einops as _einops_backend  # noqa: E402  einops on ember tensors 
 _einops_backend.install()
 
 from . import quasirandom  # noqa: E402,F401  torch.quasirandom.SobolEngine
-from ._jit_types import Type, DeviceObjType, StreamObjType  # noqa: E402,F401  TorchScript's type classes
+from ._jit_types import (Type, DeviceObjType, StreamObjType, TensorType, IntType, FloatType, ComplexType,  # noqa
+                         BoolType, StringType, NoneType, NumberType, AnyType, ListType, OptionalType, TupleType,
+                         DictType)  # noqa: E402,F401  TorchScript's type classes

@@ -36,6 +36,9 @@ def parse_type(spec):
         return spec
     if isinstance(spec, tensortype):
         return spec.dtype
+    from ._tensor import Tensor
+    if spec is Tensor:          # the base class names the default type, as torch.Tensor does
+        return D.get_default_dtype()
     if isinstance(spec, str):
         mod, _, name = spec.rpartition('.')
         if mod in ('torch', 'ember') and name in _BY_NAME:

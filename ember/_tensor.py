@@ -203,6 +203,12 @@ class Tensor(TensorImpl):
     def untyped_storage(self):
         return self._storage_or_make()
 
+    def storage(self):
+        """The deprecated typed view of the storage (torch.TypedStorage; ember/storage.py)."""
+        from .storage import TypedStorage, _warn_typed_storage_removal
+        _warn_typed_storage_removal()
+        return TypedStorage(self._storage_or_make(), self._dtype)
+
     def data_ptr(self):
         return _ptr(self._a) if not isinstance(self._a, MetaArray) else 0
 
@@ -381,6 +387,11 @@ class Tensor(TensorImpl):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
         with _no_grad():
             new = self.clone()
         if type(self) is not Tensor:

@@ -25,6 +25,18 @@ def warn(message, category=None, stacklevel=1, source=None):
     _warnings.warn(message, category, stacklevel=level, source=source)
 
 
+_WARNED_ONCE = set()
+
+
+def warn_once(message, category=None):
+    """torch's C++ TORCH_WARN_ONCE: the first call in the process warns, at the user's line; later ones do not,
+    from whichever line they come."""
+    if message not in _WARNED_ONCE:
+        _WARNED_ONCE.add(message)
+        warn(message, category)
+
+
 warnings = types.ModuleType('warnings', _warnings.__doc__)
 warnings.__dict__.update({k: v for k, v in _warnings.__dict__.items() if not k.startswith('__')})
 warnings.warn = warn
+warnings.warn_once = warn_once

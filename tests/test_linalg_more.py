@@ -261,9 +261,18 @@ def test_triangular_solve_singular_gives_lapacks_infs():
     _close(e.solution, t.solution, 0)
 
 
-def test_triangular_solve_warns_deprecation():
-    with pytest.warns(UserWarning, match='triangular_solve is deprecated'):
-        ember.triangular_solve(ember.ones(2, 1), ember.eye(2))
+def test_triangular_solve_warns_deprecation_once_per_process():
+    """torch's warning is TORCH_WARN_ONCE: calls from two lines of a fresh process give one warning."""
+    import subprocess
+    import sys
+    code = ('import warnings, {lib} as L\nwarnings.simplefilter("always")\n'
+            'with warnings.catch_warnings(record=True) as w:\n'
+            '    L.triangular_solve(L.ones(2, 1), L.eye(2))\n'
+            '    L.triangular_solve(L.ones(2, 1), L.eye(2))\n'
+            'print(sum("triangular_solve is deprecated" in str(x.message) for x in w))')
+    counts = [subprocess.run([sys.executable, '-c', code.format(lib=lib)], capture_output=True, text=True,
+                             timeout=120).stdout.strip() for lib in ('ember', 'torch')]
+    assert counts == ['1', '1']
 
 
 @pytest.mark.parametrize('fn', [

@@ -100,6 +100,9 @@ class Storage:
     def size(self):
         return self._nbytes
 
+    def __sizeof__(self):      # the object and its bytes, as torch's (torchinfo's size estimates read it)
+        return object.__sizeof__(self) + self.nbytes()
+
     def __len__(self):
         return self._nbytes
 

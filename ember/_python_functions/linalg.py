@@ -9,7 +9,7 @@ from .._tensor import Tensor
 from ..overrides import _is_torch_function_mode_enabled, has_torch_function, handle_torch_function
 from ..ops import aten
 
-__all__ = ['einsum', 'tensordot', 'chain_matmul', 'cholesky_solve', 'cholesky_inverse', 'matrix_exp', 'pinverse',
+__all__ = ['solve', 'symeig', 'eig', 'einsum', 'tensordot', 'chain_matmul', 'cholesky_solve', 'cholesky_inverse', 'matrix_exp', 'pinverse',
            'matrix_rank']
 
 
@@ -192,6 +192,34 @@ def pinverse(input, rcond=1e-15):
             [0.0000, 0.0000]])
     """
     return aten.linalg_pinv.default(input, rtol=rcond, atol=0.0)
+
+
+_REMOVED_IN_1_9 = "This function was deprecated since version 1.9 and is now removed. "
+
+
+def _removed(name, advice):
+    """A function torch removed in 1.9 and still names, raising its RuntimeError (nflows calls torch.solve in a
+    branch that its users catch)."""
+    def fn(*args, **kwargs):
+        raise RuntimeError(_REMOVED_IN_1_9 + advice)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Removed from torch in 1.9: raises, saying what replaces it."
+    return fn
+
+
+solve = _removed('solve', "`torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` has "
+                 "its arguments reversed and does not return the LU factorization.\n\nTo get the LU factorization "
+                 "see `torch.lu`, which can be used with `torch.lu_solve` or `torch.lu_unpack`.\nX = torch.solve(B, "
+                 "A).solution should be replaced with:\nX = torch.linalg.solve(A, B)")
+symeig = _removed('symeig', "The default behavior has changed from using the upper triangular portion of the matrix "
+                  "by default to using the lower triangular portion.\n\nL, _ = torch.symeig(A, upper=upper) should be "
+                  "replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V = "
+                  "torch.symeig(A, eigenvectors=True) should be replaced with:\nL, V = torch.linalg.eigh(A, UPLO='U' "
+                  "if upper else 'L')")
+eig = _removed('eig', "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than real "
+               "tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) should be replaced with:\nL_complex = "
+               "torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, eigenvectors=True) should be replaced "
+               "with:\nL_complex, V_complex = torch.linalg.eig(A)")
 
 
 def matrix_rank(input, tol=None, symmetric=False, *, out=None):

@@ -242,7 +242,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     tensor([[1.],
             [2.]])
     """
-    warnings.warn("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed "
+    warnings.warn_once("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed "
                   "in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not "
                   "return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced "
                   "with\nX = torch.linalg.solve_triangular(A, B).", UserWarning)

@@ -4,7 +4,7 @@ varargs forms (``meshgrid(a, b)``,
 from .._tensor import Tensor
 from ..ops import aten
 
-__all__ = ['broadcast_shapes', 'cat', 'concat', 'concatenate', 'stack', 'meshgrid', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'unique',
+__all__ = ['split', 'broadcast_shapes', 'cat', 'concat', 'concatenate', 'stack', 'meshgrid', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'unique',
            'unique_consecutive', 'broadcast_tensors', 'cartesian_prod', 'block_diag']
 
 
@@ -35,6 +35,17 @@ def _joiner(name, empty_error):
 cat = _joiner('cat', ValueError("torch.cat(): expected a non-empty list of Tensors"))
 concat = concatenate = cat
 stack = _joiner('stack', RuntimeError("stack expects a non-empty TensorList"))
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """torch.split, torch/functional.py's function: its parameter is ``split_size_or_sections`` where the
+    method's (``Tensor.split``) is ``split_size``.
+
+    >>> import ember
+    >>> [t.tolist() for t in ember.split(ember.arange(5), split_size_or_sections=[2, 3])]
+    [[0, 1], [2, 3, 4]]
+    """
+    return tensor.split(split_size_or_sections, dim)
 
 
 def _seq(tensors):

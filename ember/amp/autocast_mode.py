@@ -147,6 +147,10 @@ def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
 
     @functools.wraps(fwd)
     def decorate_fwd(*args, **kwargs):
+        # torch writes these on the ctx (args[0]) for custom_bwd; a forward without ctx (setup_context style)
+        # has a tensor there, whose _dtype in ember is its real dtype: nothing is written on a tensor
+        if isinstance(args[0], ember.Tensor):
+            return _fwd_without_ctx(fwd, device_type, cast_inputs, args, kwargs)
         args[0]._dtype = ember.get_autocast_dtype(device_type)
         if cast_inputs is None:
             args[0]._fwd_used_autocast = ember.is_autocast_enabled(device_type)
@@ -158,6 +162,13 @@ def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
                 return fwd(*_cast(args, device_type, cast_inputs), **_cast(kwargs, device_type, cast_inputs))
         return fwd(*args, **kwargs)
     return decorate_fwd
+
+
+def _fwd_without_ctx(fwd, device_type, cast_inputs, args, kwargs):
+    if cast_inputs is not None and ember.is_autocast_enabled(device_type):
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(*_cast(args, device_type, cast_inputs), **_cast(kwargs, device_type, cast_inputs))
+    return fwd(*args, **kwargs)
 
 
 def custom_bwd(bwd=None, *, device_type):

@@ -155,6 +155,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of ``outputs`` with respect to ``inputs``, returned rather than accumulated."""
     outputs, inputs = _tuple(outputs), _tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grad_outputs = _tuple(grad_outputs) or (None,) * len(outputs)
     if allow_unused is None:
         allow_unused = materialize_grads

@@ -110,10 +110,12 @@ class BackwardCFunction(FunctionCtx, Node):
                 raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected "
                                    f"{n_in}, got {len(res)})")
         out = []
+        edges = iter(self.next_functions)
         for i, (g, meta) in enumerate(zip(res, self._input_meta)):
             if meta is None:        # not a tensor input: no edge
                 continue
-            if g is None:
+            edge = next(edges)
+            if g is None or edge[0] is None:        # an input that needs no gradient: dropped unchecked
                 out.append(None)
                 continue
             if not isinstance(g, TensorImpl):

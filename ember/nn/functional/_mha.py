@@ -111,6 +111,18 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             bsz * num_heads, 1, src_len)
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
 
+    if not need_weights:        # torch's path without weights: one scaled_dot_product_attention over the heads
+        if attn_mask is not None:
+            attn_mask = attn_mask.unsqueeze(0) if attn_mask.size(0) == 1 and attn_mask.dim() == 3 else \
+                attn_mask.view(bsz, num_heads, -1, src_len)
+        out = F.scaled_dot_product_attention(q.view(bsz, num_heads, tgt_len, head_dim),
+                                             k.view(bsz, num_heads, src_len, head_dim),
+                                             v.view(bsz, num_heads, src_len, head_dim), attn_mask,
+                                             dropout_p if training else 0.0)
+        out = out.permute(2, 0, 1, 3).reshape(tgt_len * bsz, embed_dim)
+        out = F.linear(out, out_proj_weight, out_proj_bias)
+        out = out.view(tgt_len, bsz, out.size(1))
+        return (out.squeeze(1) if not batched else out), None
     scores = (q * (1.0 / math.sqrt(head_dim))) @ k.transpose(-2, -1)
     if attn_mask is not None:
         scores = scores + attn_mask
@@ -118,11 +130,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if dropout_p > 0.0 and training:
         weights = F.dropout(weights, dropout_p, True)
     out = (weights @ v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = F.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, embed_dim)
+    out = F.linear(out, out_proj_weight, out_proj_bias)
+    out = out.view(tgt_len, bsz, out.size(1))       # out_proj may change the width (open_clip's attention pool)
     if not batched:
         out = out.squeeze(1)
-    if not need_weights:
-        return out, None
     weights = weights.view(bsz, num_heads, tgt_len, src_len)
     if average_attn_weights:
         weights = weights.mean(1)

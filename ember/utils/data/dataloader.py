@@ -20,7 +20,7 @@ import signal
 from ember._warn import warnings
 import warnings as _std_warnings
 import weakref
-from typing import Generic, TypeVar
+from typing import Any, Callable, Generic, TypeVar
 
 import ember
 from . import _utils
@@ -45,6 +45,9 @@ class _InfiniteConstantSampler(Sampler):
 
 
 T_co = TypeVar('T_co', covariant=True)
+_T = TypeVar('_T')
+_worker_init_fn_t = Callable[[int], None]       # the type aliases torch's module defines (opacus imports them)
+_collate_fn_t = Callable[[list[_T]], Any]
 
 
 class _DatasetKind:

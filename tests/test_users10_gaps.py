@@ -1,0 +1,255 @@
+"""Gaps found running opacus, torchinfo, thop/ptflops, torch-pruning, open_clip, lightly, roma, mup, nflows and
+torchdyn under ``ember run`` (2026-11-27 afternoon), each checked against torch."""
+import copy
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _raises(fn_torch, fn_ember):
+    with pytest.raises(Exception) as t:
+        fn_torch()
+    with pytest.raises(type(t.value)) as e:
+        fn_ember()
+    return str(t.value), str(e.value)
+
+
+# --- imports libraries make at start-up ------------------------------------------------------------------
+
+def test_torchscript_type_objects_print_and_compare_as_torchs():
+    def show(L):
+        scalars = [str(getattr(L, n).get()) for n in ('TensorType', 'IntType', 'FloatType', 'BoolType', 'StringType',
+                                                       'NoneType', 'NumberType', 'AnyType', 'ComplexType')]
+        made = [str(L.TupleType([L.IntType.get(), L.TensorType.get()])),
+                str(L.DictType(L.StringType.get(), L.IntType.get())), str(L.ListType.ofTensors()),
+                str(L.OptionalType.ofTensor()), str(L.ListType(L.IntType.get()).getElementType())]
+        return (scalars, made, L.ListType(L.IntType.get()) == L.ListType.ofInts(),
+                L.ListType.ofInts() == L.ListType.ofFloats(), L.TensorType.get().kind(),
+                isinstance(L.TensorType.get(), L.Type), isinstance(L.ones(1), L.TensorType))
+    assert show(ember) == show(torch)
+
+
+def test_private_names_libraries_import():
+    from ember.distributed._tensor import DTensor, Shard                    # noqa: F401  torch's old module name
+    from ember.distributed._tensor.experimental import implicit_replication
+    from ember.distributed.tensor.experimental import implicit_replication as new
+    assert implicit_replication is new
+    with implicit_replication():        # no DTensor in ember: every tensor is already a plain one
+        assert (ember.ones(2) + 1).tolist() == [2., 2.]
+    from ember.utils.data.dataloader import _collate_fn_t, _worker_init_fn_t     # noqa: F401
+    from ember.nn.init import _no_grad_fill_, _no_grad_normal_, _no_grad_uniform_, _no_grad_trunc_normal_, \
+        _no_grad_zero_                                                       # noqa: F401
+
+
+def test_no_grad_init_helpers_draw_torchs_values_and_keep_requires_grad():
+    def run(L):
+        L.manual_seed(3)
+        w = L.empty(3, 4, requires_grad=True)
+        init = L.nn.init
+        out = [init._no_grad_normal_(w, 0., 0.02).clone(), init._no_grad_uniform_(w, -1., 1.).clone(),
+               init._no_grad_trunc_normal_(w, 0., 1., -2., 2.).clone(), init._no_grad_fill_(w, 0.5).clone(),
+               init._no_grad_zero_(w).clone()]
+        return [o.detach().numpy() for o in out], w.requires_grad, w.grad_fn
+    (e, e_rg, e_fn), (t, t_rg, t_fn) = run(ember), run(torch)
+    assert e_rg and t_rg and e_fn is None and t_fn is None
+    for a, b in zip(e, t):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_the_convolution_operator_torch_names_underscored():
+    def run(L):
+        L.manual_seed(0)
+        x, w = L.randn(1, 2, 5, 5), L.randn(3, 2, 3, 3)
+        return L.ops.aten._convolution(x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, False, False, True,
+                                       True).numpy()
+    np.testing.assert_allclose(run(ember), run(torch), rtol=1e-5, atol=1e-6)
+
+
+def test_operators_are_singletons_under_deepcopy():
+    aten = ember.ops.aten
+    table = copy.deepcopy({aten.convolution: 1, aten.addmm.default: 2})
+    assert aten.convolution in table and aten.addmm.default in table
+    assert aten.mm.default._overloadpacket is aten.mm
+
+
+# --- errors and conversions ------------------------------------------------------------------------------
+
+def test_split_takes_torch_functional_keyword():
+    for L in (ember, torch):
+        x = L.arange(6.).reshape(2, 3)
+        assert [t.shape[-1] for t in L.split(x, split_size_or_sections=1, dim=-1)] == [1, 1, 1]
+        assert [t.shape[-1] for t in L.split(x, [1, 2], dim=1)] == [1, 2]
+        assert [t.shape[-1] for t in x.split(split_size=2, dim=1)] == [2, 1]
+
+
+def test_grad_with_no_inputs_is_torchs_error():
+    def run(L):
+        x = L.ones(2, requires_grad=True)
+        return lambda: L.autograd.grad((x * 2).sum(), [])
+    t, e = _raises(run(torch), run(ember))
+    assert e == t
+
+
+def test_deepcopy_refuses_a_non_leaf_as_torch():
+    def run(L):
+        x = L.ones(2, requires_grad=True)
+        return lambda: copy.deepcopy(x * 2)
+    t, e = _raises(run(torch), run(ember))
+    assert e == t
+    y = ember.ones(2, requires_grad=True).detach() * 2
+    assert copy.deepcopy(y).is_leaf
+
+
+def test_removed_linalg_functions_raise_torchs_runtime_error():
+    for name, args in (('solve', 2), ('symeig', 1), ('eig', 1)):
+        t, e = _raises(lambda: getattr(torch, name)(*[torch.eye(2)] * args),
+                       lambda: getattr(ember, name)(*[ember.eye(2)] * args))
+        assert e == t
+
+
+def test_type_with_the_tensor_class_is_the_default_dtype():
+    for L in (ember, torch):
+        assert L.tensor([True, False]).type(L.Tensor).tolist() == [1.0, 0.0]
+        assert L.tensor([1, 2]).type(L.Tensor).dtype == L.get_default_dtype()
+
+
+def test_storage_size_counts_its_bytes():
+    def grow(L):
+        return sys.getsizeof(L.ones(100, 10).untyped_storage()) - sys.getsizeof(L.ones(10).untyped_storage())
+    assert grow(ember) == grow(torch) == 3960
+
+
+# --- custom autograd Functions ---------------------------------------------------------------------------
+
+def test_a_gradient_for_an_input_that_needs_none_is_dropped_unchecked():
+    def run(L):
+        class F(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, w, t):
+                return w * t.sum()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 3.0, L.zeros(2)        # the wrong shape for t, which needs no gradient
+        w = L.ones(3, requires_grad=True)
+        F.apply(w, L.linspace(0, 1, 10)).sum().backward()
+        return w.grad.tolist()
+    assert run(ember) == run(torch) == [3.0, 3.0, 3.0]
+
+
+def test_custom_fwd_without_ctx_leaves_the_input_dtype_alone():
+    def run(L, autocast):
+        class F(L.autograd.Function):
+            @staticmethod
+            @L.amp.custom_fwd(device_type='cpu', cast_inputs=L.float32)
+            def forward(m):
+                return m * 2, m.dtype
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+        x = L.ones(2, dtype=L.bfloat16 if autocast else L.float32)
+        with L.autocast('cpu', dtype=L.bfloat16, enabled=autocast):
+            out, seen = F.apply(x)
+        return str(seen).split('.')[-1], str(x.dtype).split('.')[-1], str(out.dtype).split('.')[-1]
+    for autocast in (False, True):
+        assert run(ember, autocast) == run(torch, autocast)
+
+
+# --- what modes see --------------------------------------------------------------------------------------
+
+def _ops_seen(L, fn):
+    from importlib import import_module
+    base = import_module(f'{L.__name__}.utils._python_dispatch').TorchDispatchMode
+    seen = []
+
+    class Log(base):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+    L.manual_seed(0)
+    inputs = [L.randn(4, 3), L.randn(2, 4, 3), L.randn(5, 3), L.randn(5), L.randn(2, 3, 5)]
+    with Log():
+        fn(L, *inputs)
+    return seen
+
+
+@pytest.mark.parametrize('name, fn', [
+    ('linear_2d', lambda L, x, x3, w, b, m: L.nn.functional.linear(x, w, b)),
+    ('linear_no_bias', lambda L, x, x3, w, b, m: L.nn.functional.linear(x, w)),
+    ('linear_3d', lambda L, x, x3, w, b, m: L.nn.functional.linear(x3, w, b)),
+    ('matmul_2d', lambda L, x, x3, w, b, m: x @ w.t()),
+    ('matmul_3d', lambda L, x, x3, w, b, m: x3 @ m),
+])
+def test_a_mode_sees_linear_and_matmul_as_torchs_pieces(name, fn):
+    assert _ops_seen(ember, fn) == _ops_seen(torch, fn)
+
+
+def _flops(L, need_weights):
+    L.manual_seed(0)
+    mha = L.nn.MultiheadAttention(8, 2)
+    x = L.randn(5, 3, 8)
+    counter = __import__(f'{L.__name__}.utils.flop_counter', fromlist=['FlopCounterMode']).FlopCounterMode(
+        display=False)
+    with counter:
+        out, _ = mha(x, x, x, need_weights=need_weights)
+    return counter.get_total_flops(), tuple(out.shape)
+
+
+@pytest.mark.parametrize('need_weights', [True, False])
+def test_multi_head_attention_counts_torchs_flops(need_weights):
+    assert _flops(ember, need_weights) == _flops(torch, need_weights)
+
+
+def test_multi_head_attention_output_projection_may_change_the_width():
+    def run(L, need_weights):
+        L.manual_seed(0)
+        E, O, H = 8, 4, 2
+        x = L.randn(5, 3, E)
+        wq, wk, wv = (L.randn(E, E) for _ in range(3))
+        out, _ = L.nn.functional.multi_head_attention_forward(
+            x, x, x, E, H, None, L.zeros(3 * E), None, None, False, 0., L.randn(O, E), L.zeros(O), training=False,
+            need_weights=need_weights, use_separate_proj_weight=True, q_proj_weight=wq, k_proj_weight=wk,
+            v_proj_weight=wv)
+        return out.numpy()
+    for need_weights in (True, False):
+        e, t = run(ember, need_weights), run(torch, need_weights)
+        assert e.shape == t.shape == (5, 3, 4)
+        np.testing.assert_allclose(e, t, rtol=1e-4, atol=1e-4)
+
+
+# --- Tensor.storage(): the deprecated TypedStorage -------------------------------------------------------
+
+def test_typed_storage_reads_and_writes_the_tensor_as_torchs(recwarn):
+    def run(L):
+        t = L.arange(6.).reshape(2, 3)
+        s = t.storage()
+        s[0] = 5
+        first = (s.size(), len(s), s.element_size(), s.nbytes(), s.data_ptr() == t.data_ptr(), s.tolist(), s[1],
+                 s[-1], t[0, 0].item(), s.pickle_storage_type(), s.type().split('.')[-1], s.is_shared(),
+                 isinstance(s.untyped(), L.UntypedStorage), isinstance(s, L.TypedStorage))
+        row = t[1].storage()
+        later = (row.size(), row.data_ptr() == t.data_ptr(), str(s.double().dtype).split('.')[-1],
+                 s.long().tolist(), s.fill_(1.5).tolist(), t.tolist(), L.ones(3, dtype=L.int64).storage().tolist(),
+                 repr(s).replace('torch', 'ember'), L.zeros(2).share_memory_().storage().is_shared())
+        return first, later
+    assert run(ember) == run(torch)
+    for L in (ember, torch):
+        s = L.arange(3.).storage()
+        for bad, cls in ((slice(0, 2), RuntimeError), (3, IndexError)):
+            with pytest.raises(cls):
+                s[bad]
+
+
+def test_tensor_storage_warns_once_per_process():
+    import subprocess
+    code = ('import warnings, {lib} as L\nwarnings.simplefilter("always")\n'
+            'with warnings.catch_warnings(record=True) as w:\n    L.ones(2).storage()\n    L.ones(3).storage()\n'
+            'print([str(x.message)[:40] for x in w])')
+    out = [subprocess.run([sys.executable, '-c', code.format(lib=lib)], capture_output=True, text=True,
+                          timeout=120).stdout for lib in ('ember', 'torch')]
+    assert out[0] == out[1] == "['TypedStorage is deprecated. It will be r']\n"
