@@ -38,3 +38,98 @@ def test_cross_map_lrn2d_defaults_paths_and_errors():
         with pytest.raises(ValueError) as e:
             mod(lib.ones(2, 3, 4))
         assert str(e.value) == "CrossMapLRN2d: Expected input to be 4D, got 3D instead."
+
+
+# --- call_for_per_sample_grads (ExpandedWeights) ----------------------------------------------------------------
+
+def _per_sample_model(lib, kind):
+    nn = lib.nn
+    models = {
+        'linear': lambda: (nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2)), (5, 4)),
+        'conv1d': lambda: (nn.Sequential(nn.Conv1d(2, 3, 3, padding=1), nn.Tanh()), (4, 2, 6)),
+        'conv2d_groupnorm': lambda: (nn.Sequential(nn.Conv2d(2, 3, 3, stride=2), nn.GroupNorm(3, 3)), (3, 2, 5, 5)),
+        'conv3d': lambda: (nn.Conv3d(2, 2, 2), (3, 2, 3, 3, 3)),
+        'sequence_layernorm': lambda: (nn.Sequential(nn.Linear(4, 6), nn.LayerNorm(6)), (5, 2, 4)),
+        'instancenorm': lambda: (nn.Sequential(nn.Conv2d(2, 3, 1), nn.InstanceNorm2d(3, affine=True,
+                                                                                        track_running_stats=True)),
+                                 (3, 2, 4, 4)),
+        'embedding': lambda: (nn.Sequential(nn.Embedding(10, 3), nn.Flatten(), nn.Linear(6, 2)), (4, 2)),
+    }
+    model, shape = models[kind]()
+    rng = np.random.default_rng(3)
+    with lib.no_grad():
+        for p in model.parameters():
+            p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32)))
+    x = rng.integers(0, 10, shape) if kind == 'embedding' else rng.standard_normal(shape).astype(np.float32)
+    return model, x
+
+
+@pytest.mark.parametrize('kind', ['linear', 'conv1d', 'conv2d_groupnorm', 'conv3d', 'sequence_layernorm',
+                                  'instancenorm', 'embedding'])
+@pytest.mark.parametrize('reduction', ['sum', 'mean'])
+def test_per_sample_grads_match_torch(kind, reduction):
+    from torch.nn.utils._per_sample_grad import call_for_per_sample_grads as torch_call
+    from ember.nn.utils._per_sample_grad import call_for_per_sample_grads as ember_call
+    got = []
+    for lib, call in ((torch, torch_call), (ember, ember_call)):
+        model, x = _per_sample_model(lib, kind)
+        x = lib.tensor(x, requires_grad=kind != 'embedding')
+        out = call(model, loss_reduction=reduction)(x)
+        loss = (out ** 3).mean() if reduction == 'mean' else (out ** 3).sum()     # not constant after a norm
+        loss.backward()
+        params = dict(model.named_parameters())
+        assert params and all(p.grad is None for p in params.values())
+        got.append(({n: p.grad_sample.detach().numpy() for n, p in params.items()},
+                    None if x.grad is None else x.grad.numpy(),
+                    [b.numpy() for b in model.buffers() if b.is_floating_point()]))
+    (want, want_x, want_bufs), (have, have_x, have_bufs) = got
+    assert sorted(have) == sorted(want)
+    scale = max(np.abs(w).max() for w in want.values())     # a bias before a norm has gradient 0 (float noise)
+    for n in want:
+        assert have[n].shape == want[n].shape
+        np.testing.assert_allclose(have[n], want[n], rtol=1e-4, atol=1e-5 * scale)
+    assert (have_x is None) == (want_x is None)
+    if want_x is not None:
+        np.testing.assert_allclose(have_x, want_x, rtol=1e-4, atol=1e-5)
+    assert len(have_bufs) == len(want_bufs)     # running statistics updated once, as torch's
+    for h, w in zip(have_bufs, want_bufs):
+        np.testing.assert_allclose(h, w, rtol=1e-5, atol=1e-6)
+
+
+def _raises_as_torch(make):
+    from torch.nn.utils._per_sample_grad import call_for_per_sample_grads as torch_call
+    from ember.nn.utils._per_sample_grad import call_for_per_sample_grads as ember_call
+    errors = []
+    for lib, call in ((torch, torch_call), (ember, ember_call)):
+        with pytest.raises(Exception) as e:
+            make(lib, call)
+        errors.append((type(e.value).__name__, str(e.value)))
+    assert errors[1] == errors[0]
+
+
+@pytest.mark.parametrize('case', ['batchnorm', 'prelu', 'reduction', 'batch_size', 'mismatch', 'twice'])
+def test_per_sample_grads_errors_match_torch(case):
+    def make(lib, call):
+        nn = lib.nn
+        if case == 'batchnorm':
+            call(nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3)))(lib.randn(4, 3)).sum().backward()
+        elif case == 'prelu':
+            call(nn.PReLU())(lib.randn(4, 3))
+        elif case == 'reduction':
+            call(nn.Linear(2, 2), loss_reduction='none')
+        elif case == 'batch_size':
+            call(nn.Linear(2, 2), batch_size=0)
+        elif case == 'mismatch':
+            call(nn.Linear(2, 2), batch_size=3)(lib.randn(4, 2))
+        else:
+            m = nn.Linear(2, 2)
+            call(m)(lib.randn(4, 2)).sum().backward()
+            call(m)
+    if case == 'twice':     # torch's message names the parameter's repr: compare the start
+        from torch.nn.utils._per_sample_grad import call_for_per_sample_grads as torch_call
+        from ember.nn.utils._per_sample_grad import call_for_per_sample_grads as ember_call
+        for lib, call in ((torch, torch_call), (ember, ember_call)):
+            with pytest.raises(RuntimeError, match='^Current Expanded Weights accumulates the gradients'):
+                make(lib, call)
+        return
+    _raises_as_torch(make)
