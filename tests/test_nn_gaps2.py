@@ -133,3 +133,75 @@ def test_per_sample_grads_errors_match_torch(case):
                 make(lib, call)
         return
     _raises_as_torch(make)
+
+
+# --- saved attributes of backward nodes -------------------------------------------------------------------------
+
+_NODE_CASES = {
+    'split': lambda x: x.split(2, 1)[0],
+    'split_sizes': lambda x: x.split([1, 2, 3], 1)[1],
+    'split_with_sizes': lambda x: x.split_with_sizes([4, 2], 1)[0],
+    'chunk': lambda x: x.chunk(3, 1)[2],
+    'chunk_empty': lambda x: x[:, :0].chunk(3, 1)[0],
+    'unbind': lambda x: x.unbind(2)[0],
+    'expand': lambda x: x[:, :1].expand(2, 4, 3),
+    'expand_as': lambda x: x[:, :1].expand_as(x),
+    'view': lambda x: x.view(12, 3),
+    'reshape': lambda x: x.reshape(3, 12),
+    'flatten': lambda x: x.flatten(),
+    'slice': lambda x: x[:, 1:3],
+    'narrow': lambda x: x.narrow(1, 2, 3),
+    'select': lambda x: x[:, 1],
+    'permute': lambda x: x.permute(2, 0, 1),
+    'transpose': lambda x: x.transpose(0, 1),
+    'unsqueeze': lambda x: x.unsqueeze(1),
+    'mul': lambda x: x * x,
+}
+
+
+def _saved_names(node):
+    return [a for a in dir(node) if a.startswith('_saved')]
+
+
+@pytest.mark.parametrize('case', sorted(_NODE_CASES))
+def test_node_saved_attributes_are_torchs(case):
+    data = np.random.default_rng(0).standard_normal((2, 6, 3)).astype(np.float32)
+    nodes = [_NODE_CASES[case](lib.tensor(data, requires_grad=True)).grad_fn for lib in (torch, ember)]
+    want, have = (_saved_names(n) for n in nodes)
+    assert (nodes[1].name(), have) == (nodes[0].name(), want)
+    for attr in want:       # the values too, tensors as arrays
+        w, h = getattr(nodes[0], attr), getattr(nodes[1], attr)
+        if isinstance(w, torch.Tensor):
+            np.testing.assert_array_equal(h.detach().numpy(), w.detach().numpy())
+        else:
+            assert tuple(h) == tuple(w) if isinstance(w, (tuple, list)) else h == w
+
+
+@pytest.mark.parametrize('case', ['view', 'slice', 'expand', 'split', 'select'])
+def test_nodes_have_no_unsymbolic_sizes(case):
+    # torch shows a tensor's sizes only as _saved_self_sym_sizes; torch-pruning branches on which name exists
+    for lib in (torch, ember):
+        node = _NODE_CASES[case](lib.randn(2, 6, 3, requires_grad=True)).grad_fn
+        assert hasattr(node, '_saved_self_sym_sizes')
+        assert not hasattr(node, '_saved_self_sizes')
+        assert not hasattr(node, '_saved_self_dtype')
+
+
+def test_mean_nodes_show_sizes_symbolically():
+    for lib in (torch, ember):
+        x = lib.randn(2, 6, 3, requires_grad=True)
+        for node in (x.mean().grad_fn, x.mean(1).grad_fn):
+            assert tuple(node._saved_self_sym_sizes) == (2, 6, 3)
+            assert not hasattr(node, '_saved_self_sizes')
+
+
+def test_split_node_values_after_backward():
+    # the sizes and arguments are not tensors: they stay readable after the graph is freed, as torch's do
+    got = []
+    for lib in (torch, ember):
+        x = lib.randn(2, 6, 3, requires_grad=True)
+        piece = x.split(4, 1)[1]
+        piece.sum().backward()
+        node = piece.grad_fn
+        got.append((node._saved_dim, tuple(node._saved_self_sym_sizes), node._saved_split_size, x.grad.sum().item()))
+    assert got[1] == got[0]
