@@ -274,7 +274,8 @@ _v('transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', _transpose_
 _v('permute(Tensor(a) self, int[] dims) -> Tensor(a)', _permute_meta,
    {'self': lambda grad, dims: grad.permute(_inverse_perm(dims))})
 _v('expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)', _expand_meta,
-   {'self': lambda grad: grad}, function=False)     # the engine sums the gradient back to self's shape
+   # torch's at::sum_to(grad, self.sym_sizes()): the node saves self's sizes, as torch's (_saved_self_sym_sizes)
+   {'self': lambda grad, self_sizes: grad.sum_to_size(self_sizes)}, function=False)
 _v('squeeze.dims(Tensor(a) self, int[]? dim=None) -> Tensor(a)', _squeeze_meta,
    {'self': lambda grad, self_sizes: grad.reshape(self_sizes)},
    # torch's overloads: squeeze() SqueezeBackward0, squeeze(int) SqueezeBackward1, squeeze(dims) SqueezeBackward2
@@ -435,15 +436,6 @@ def _split_with_sizes(self, split_sizes, dim=0):
     return tuple(out)
 
 
-def _chunk(self, chunks, dim=0):
-    if chunks <= 0:
-        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
-    n = self.shape[wrap_dim(dim, self.dim())]
-    if n == 0:      # torch keeps the number of chunks: that many empty pieces
-        return _split_with_sizes(self, [0] * chunks, dim)
-    return _split(self, max(1, -(-n // chunks)), dim)
-
-
 def _narrow(self, dim, start, length):
     d = wrap_dim(dim, self.dim())
     n = self.shape[d]
@@ -465,11 +457,16 @@ _c('movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a
 _c('moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)', _movedim)
 _c('swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)', lambda self, a, b: self.transpose(a, b))
 _c('swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', lambda self, a, b: self.transpose(a, b))
-def _one_node(name, fn, join='cat'):
-    """The composite ``fn`` with its pieces given one ``name`` node (NOTE in autograd/views.py)."""
+def _one_node(name, fn, join='cat', arg_name=None):
+    """The composite ``fn`` with its pieces given one ``name`` node (NOTE in autograd/views.py), which saves
+    what torch's does: ``dim`` as given, the input's sizes and the argument ``arg_name`` where there is one."""
     def composite(self, arg, dim=0):
         from ..autograd.views import multi_view
-        return multi_view(self, lambda: fn(self, arg, dim), wrap_dim(dim, self.dim()), name, join)
+        saved = {'dim': dim}
+        if arg_name is not None:
+            saved['self_sym_sizes'] = tuple(self.shape)
+            saved[arg_name] = tuple(arg) if isinstance(arg, (list, tuple)) else arg
+        return multi_view(self, lambda: fn(self, arg, dim), wrap_dim(dim, self.dim()), name, join, saved)
     return composite
 
 
@@ -477,14 +474,24 @@ def _unbind(self, _, dim=0):
     return tuple(self.select(dim, i) for i in range(self.shape[wrap_dim(dim, self.dim())]))
 
 
-_split_one = _one_node('SplitBackward0', _split)
-_split_sizes_one = _one_node('SplitWithSizesBackward0', _split_with_sizes)
+_split_one = _one_node('SplitBackward0', _split, arg_name='split_size')
+_split_sizes_one = _one_node('SplitWithSizesBackward0', _split_with_sizes, arg_name='split_sizes')
 _unbind_one = _one_node('UnbindBackward0', _unbind, 'stack')
+
+
+def _chunk_one(self, chunks, dim=0):
+    """chunk as torch records it: a split into pieces of ``ceil(n / chunks)``, or into ``chunks`` empty pieces."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = self.shape[wrap_dim(dim, self.dim())]
+    if n == 0:      # torch keeps the number of chunks: that many empty pieces
+        return _split_sizes_one(self, [0] * chunks, dim)
+    return _split_one(self, max(1, -(-n // chunks)), dim)
 _c('split.Tensor(Tensor(a) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]',
    lambda self, split_size, dim=0:      # a list of sizes is torch's split_with_sizes
    (_split_sizes_one if isinstance(split_size, (list, tuple)) else _split_one)(self, split_size, dim))
 _c('split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]', _split_sizes_one)
-_c('chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]', _one_node('SplitBackward0', _chunk))
+_c('chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]', _chunk_one)
 _c('unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]', lambda self, dim=0: _unbind_one(self, None, dim))
 _c('narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)', _narrow)
 _c('view_as(Tensor(a) self, Tensor other) -> Tensor(a)', lambda self, other: self.view(tuple(other.shape)),

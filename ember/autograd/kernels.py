@@ -38,7 +38,7 @@ import types
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT, below
 from .._core.tensor_impl import TensorImpl
 from .._core.dtype import float16, bfloat16
-from .node import Node, SavedVariable, gradient_edge, leaf_edge, _SEQ
+from .node import Node, SavedVariable, gradient_edge, leaf_edge, saved_attrs, _SEQ
 from . import anomaly, saved_hooks
 from .views import check_inplace
 from .._core.storage import MetaArray
@@ -256,6 +256,7 @@ def node_class(decl):
     plans = lambda fs: tuple(f + (not any(p in ('grads', 'output_mask') for p in f[2]) and all(
         q.kind is q.POSITIONAL_OR_KEYWORD for q in inspect.signature(f[1]).parameters.values()),) for f in fs)
     attrs = {'_formulas': formulas, '_first_order': fast, '_saved_names': tuple(saved), '_plans': plans(formulas),
+             '_saved_attrs': saved_attrs(saved, lambda n: _meta_param(n, arg_types)),     # NOTE [saved attribute names]
              '_first_plans': plans(fast or ()), '_n_outputs': len(op.schema.returns),
              '_uses_grads': any('grads' in f[2] for f in formulas + (fast or ()))}
     cls = type(cls_name, (FormulaNode,), attrs)

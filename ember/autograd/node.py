@@ -48,6 +48,8 @@ class Node:
     _tensor_pre_hooks = _NO_HOOKS    # output_nr -> {id: hook}: Tensor.register_hook on outputs
     _retain_grad_hooks = _NO_HOOKS   # output_nr -> hook
     _metadata = None
+    _saved_names = None     # the keys the formulas name (kernels.py)
+    _saved_attrs = None     # NOTE [saved attribute names]
     next_functions = ()
 
     def __init__(self):
@@ -107,6 +109,14 @@ class Node:
             return _saved_attr(self, name)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def __dir__(self):
+        # torch's nodes list their saved values (``_saved_dim``, ``_raw_saved_self``) and nothing of ember's
+        # bookkeeping: libraries find what a node saved with ``[a for a in dir(node) if a.startswith('_saved')]``
+        saved = self.__dict__.get('_saved') or {}
+        names = _attr_table(self, saved)
+        raw = {'_raw_saved_' + a for a, k in names.items() if _is_saved_tensor(saved.get(k))}
+        return sorted((set(super().__dir__()) - _BOOKKEEPING) | {'_saved_' + a for a in names} | raw)
+
     def _release(self):
         """Free the saved tensors (after backward without retain_graph). A node that saved no tensor can
         run again, as in torch; one that did raises "Trying to backward through the graph a second time"."""
@@ -126,14 +136,49 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "graph a second time or if you need to access saved tensors after calling backward.")
 
 
+# NOTE [saved attribute names]: a node shows what it saved as torch's generated nodes do, ``_saved_<name>``,
+# and torch-pruning and friends branch on those names. An argument saved under its own name keeps it
+# (``_saved_dim``, ``_saved_split_sizes``); of a tensor's metadata (a formula's ``self_sizes``, NOTE in
+# kernels.py) torch shows the sizes, strides and numel as symbolic values (``_saved_self_sym_sizes``) and no
+# dtype, device, offset or rank, so neither does ember, and ``_saved_self_sizes`` does not exist. A node class
+# gives the table from torch's name to its saved key in ``_saved_attrs``; a node without one (a custom
+# Function's) shows its saved keys as they are.
+_TORCH_META = {'_sizes': '_sym_sizes', '_strides': '_sym_strides', '_numel': '_sym_numel'}
+_BOOKKEEPING = frozenset({'_saved', '_saved_names', '_saved_attrs'})
+
+
+def saved_attrs(names, meta_suffix):
+    """torch's attribute name (after ``_saved_``) -> saved key, for the saved ``names``; ``meta_suffix(name)`` is
+    the metadata suffix of a name that saves a tensor's metadata, else None."""
+    table = {}
+    for n in names:
+        suf = meta_suffix(n)
+        if suf is None:
+            table[n] = n
+        elif suf in _TORCH_META:
+            table[n[:-len(suf)] + _TORCH_META[suf]] = n
+    return table
+
+
+def _attr_table(node, saved):
+    table = type(node)._saved_attrs
+    return table if table is not None else {k: k for k in saved}
+
+
+def _is_saved_tensor(v):
+    return v.__class__ is SavedVariable or (isinstance(v, (tuple, list)) and bool(v) and
+                                            isinstance(v[0], SavedVariable))
+
+
 def _saved_attr(node, name):
     raw = name.startswith('_raw_saved_')
-    key = name[len('_raw_saved_'):] if raw else name[len('_saved_'):]
+    attr = name[len('_raw_saved_'):] if raw else name[len('_saved_'):]
     saved = node.__dict__.get('_saved')
-    names = getattr(type(node), '_saved_names', None) or (tuple(saved) if saved else ())
-    if key.endswith('_sym_sizes') or key.endswith('_sym_strides') or key.endswith('_sym_numel'):
-        key = key.replace('_sym_', '_')
-    if key not in names and (saved is None or key not in saved):
+    table = _attr_table(node, saved or {})
+    key = table.get(attr)
+    if key is None and saved and attr in saved and attr not in (type(node)._saved_names or ()):
+        key = attr      # a value saved beside the named ones: ``result`` when the formulas name ``results``
+    if key is None:
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
     if node._released or saved is None:
         raise RuntimeError(_FREED)

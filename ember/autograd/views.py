@@ -312,9 +312,9 @@ class _MultiViewBackward(Node):
     (unbind), so ``create_graph=True`` differentiates through it again."""
     _fresh_outputs = True     # NOTE [gradient ownership]
 
-    def __init__(self, dim, piece_shapes, dtype, device, join):
+    def __init__(self, dim, piece_shapes, dtype, device, join, saved):
         super().__init__()
-        self._saved = {}
+        self._saved = saved     # torch's saved values, under torch's names (NOTE [saved attribute names])
         self.dim, self.piece_shapes, self.dtype, self.device, self.join = dim, piece_shapes, dtype, device, join
 
     def apply(self, grads):
@@ -327,19 +327,20 @@ class _MultiViewBackward(Node):
         return ((ember.cat if self.join == 'cat' else ember.stack)(full, self.dim),)
 
 
-def _node_class(name):
+def _node_class(name, saved):
     cls = _NODE_CLASSES.get(name)
     if cls is None:
-        cls = _NODE_CLASSES[name] = type(name, (_MultiViewBackward,), {})
+        cls = _NODE_CLASSES[name] = type(name, (_MultiViewBackward,), {'_saved_attrs': {k: k for k in saved}})
     return cls
 
 
 _NODE_CLASSES = {}
 
 
-def multi_view(self, make_pieces, dim, name, join='cat'):
+def multi_view(self, make_pieces, dim, name, join='cat', saved=None):
     """``make_pieces()`` (views of ``self``) as the outputs of one ``name`` node when ``self`` requires grad
-    under grad mode; with grad mode on the pieces are MULTI_OUTPUT_NODE views (NOTE [view creation meta])."""
+    under grad mode; with grad mode on the pieces are MULTI_OUTPUT_NODE views (NOTE [view creation meta]).
+    ``saved`` maps torch's saved attribute names to values, the same names for every call of one ``name``."""
     from .grad_mode import is_grad_enabled, no_grad
     if not is_grad_enabled():
         return make_pieces()
@@ -348,7 +349,8 @@ def multi_view(self, make_pieces, dim, name, join='cat'):
     else:
         with no_grad():
             pieces = make_pieces()
-        node = _node_class(name)(dim, [tuple(p.shape) for p in pieces], self._dtype, self._device, join)
+        saved = saved or {}
+        node = _node_class(name, saved)(dim, [tuple(p.shape) for p in pieces], self._dtype, self._device, join, saved)
         node.next_functions = (gradient_edge(self),)
         hist = self._hist
         for i, p in enumerate(pieces):

@@ -10,7 +10,8 @@ from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, Avg
                       LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,
                       FractionalMaxPool2d, FractionalMaxPool3d)
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm, RMSNorm, InstanceNorm1d,
-                            InstanceNorm2d, InstanceNorm3d, LocalResponseNorm, SyncBatchNorm, LazyBatchNorm1d,
+                            InstanceNorm2d, InstanceNorm3d, LocalResponseNorm, CrossMapLRN2d, SyncBatchNorm,
+                            LazyBatchNorm1d,
                             LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d,
                             LazyInstanceNorm3d)
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
@@ -32,6 +33,6 @@ from .misc import (CosineSimilarity, PairwiseDistance, PixelShuffle, PixelUnshuf
                    UpsamplingNearest2d, UpsamplingBilinear2d, Fold, Unfold)
 from .lazy import LazyModuleMixin
 from . import (lazy, batchnorm, instancenorm, distance, pixelshuffle, upsampling, fold, channelshuffle,  # noqa: F401
-               flatten, utils)  # torch's module paths: torch.nn.modules.pixelshuffle.PixelShuffle
+               flatten, utils, normalization)  # torch's module paths: torch.nn.modules.pixelshuffle.PixelShuffle
 
 __all__ = [n for n in dir() if n[:1].isupper()]

@@ -1,5 +1,6 @@
 """Normalisation layers: ``BatchNorm1d/2d/3d`` (running statistics, ``num_batches_tracked``, cumulative
-average when ``momentum=None``), ``LayerNorm``, ``GroupNorm``, ``RMSNorm``, ``InstanceNorm1d/2d``."""
+average when ``momentum=None``), ``LayerNorm``, ``GroupNorm``, ``RMSNorm``, ``InstanceNorm1d/2d``,
+``LocalResponseNorm`` and the legacy ``CrossMapLRN2d``."""
 import numbers
 from ember._warn import warnings
 
@@ -10,10 +11,11 @@ from .. import init
 from ..parameter import Parameter, UninitializedParameter, UninitializedBuffer
 from .lazy import LazyModuleMixin
 from .module import Module
+from ._functions import CrossMapLRN2d as _cross_map_lrn2d
 
 __all__ = ['BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'LayerNorm', 'GroupNorm', 'RMSNorm', 'InstanceNorm1d',
-           'InstanceNorm2d', 'InstanceNorm3d', 'LocalResponseNorm', 'LazyBatchNorm1d', 'LazyBatchNorm2d',
-           'LazyBatchNorm3d', 'LazyInstanceNorm1d', 'LazyInstanceNorm2d', 'LazyInstanceNorm3d']
+           'InstanceNorm2d', 'InstanceNorm3d', 'LocalResponseNorm', 'CrossMapLRN2d', 'LazyBatchNorm1d',
+           'LazyBatchNorm2d', 'LazyBatchNorm3d', 'LazyInstanceNorm1d', 'LazyInstanceNorm2d', 'LazyInstanceNorm3d']
 
 
 def _affine_params(module, shape, affine, bias, device, dtype):
@@ -299,6 +301,25 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return '{size}, alpha={alpha}, beta={beta}, k={k}'.format(**self.__dict__)
+
+
+class CrossMapLRN2d(Module):
+    """Lua torch's cross-channel LRN on 4-D input, with its own backward formula (modules/_functions.py).
+
+    >>> import ember
+    >>> ember.nn.CrossMapLRN2d(3)(ember.ones(1, 4, 2, 2)).shape
+    ember.Size([1, 4, 2, 2])
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return _cross_map_lrn2d.apply(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):
         return '{size}, alpha={alpha}, beta={beta}, k={k}'.format(**self.__dict__)
