@@ -171,3 +171,190 @@ def test_sanitize_bounding_boxes():
         v2.SanitizeBoundingBoxes(labels_getter=None)(image)
     with pytest.raises(ValueError, match='min_size must be >= 1, got 0.5.'):
         v2.SanitizeBoundingBoxes(min_size=0.5)
+
+
+# ---- 3. torchvision.ops: box_convert, sigmoid_focal_loss, roi_pool, deform_conv2d ------------------------------
+
+from ember.vision import ops  # noqa: E402
+
+
+def test_box_convert_against_torch_formulas_and_gradient():
+    rs = np.random.RandomState(0)
+    xyxy = np.concatenate([rs.rand(2, 5, 2) * 10, rs.rand(2, 5, 2) * 10 + 10], -1).astype(np.float32)
+    t = torch.tensor(xyxy)
+    ref = {'xyxy': t, 'xywh': torch.cat([t[..., :2], t[..., 2:] - t[..., :2]], -1),
+           'cxcywh': torch.cat([(t[..., :2] + t[..., 2:]) / 2, t[..., 2:] - t[..., :2]], -1)}
+    for a in ref:
+        for b in ref:
+            out = ops.box_convert(ember.tensor(ref[a].numpy()), a, b)
+            np.testing.assert_allclose(out.numpy(), ref[b].numpy(), rtol=1e-6, atol=1e-5)
+    assert ops.box_convert(ember.tensor([[1, 2, 5, 7]]), 'xywh', 'xyxy').tolist() == [[1, 2, 6, 9]]
+    assert ops.box_convert(ember.tensor([[1, 2, 6, 9]]), 'xyxy', 'cxcywh').tolist() == [[3.5, 5.5, 5.0, 7.0]]
+    boxes = ember.tensor([[3., 5., 4., 6.]], requires_grad=True)
+    ops.box_convert(boxes, 'cxcywh', 'xyxy').mul(ember.tensor([1., 2., 3., 4.])).sum().backward()
+    assert boxes.grad.tolist() == [[4., 6., 1., 1.]]     # d(x2 - x1)/dw = 1.5 - 0.5; d(y2 - y1)/dh = 2 - 1
+    with pytest.raises(ValueError, match='Unsupported Bounding Box Conversions for given in_fmt xyxy and out_fmt xy'):
+        ops.box_convert(boxes, 'xyxy', 'xy')
+
+
+@pytest.mark.parametrize('alpha,gamma,reduction', [(0.25, 2, 'none'), (-1, 1.5, 'mean'), (0.7, 0, 'sum')])
+def test_sigmoid_focal_loss_against_torch(alpha, gamma, reduction):
+    rs = np.random.RandomState(1)
+    x, y = rs.randn(3, 7), (rs.rand(3, 7) > 0.5).astype(np.float64)
+    tx = torch.tensor(x, requires_grad=True)
+    p = torch.sigmoid(tx)
+    p_t = p * torch.tensor(y) + (1 - p) * (1 - torch.tensor(y))
+    ref = torch.nn.functional.binary_cross_entropy_with_logits(tx, torch.tensor(y), reduction='none') * (1 - p_t) ** gamma
+    if alpha >= 0:
+        ref = (alpha * torch.tensor(y) + (1 - alpha) * (1 - torch.tensor(y))) * ref
+    ref = {'none': ref, 'mean': ref.mean(), 'sum': ref.sum()}[reduction]
+    ex = ember.tensor(x, requires_grad=True)
+    out = ops.sigmoid_focal_loss(ex, ember.tensor(y), alpha, gamma, reduction)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-10)
+    out.sum().backward()
+    ref.sum().backward()
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-8)
+    with pytest.raises(ValueError, match='Invalid alpha value: 2'):
+        ops.sigmoid_focal_loss(ex, ember.tensor(y), alpha=2)
+
+
+def _roi_pool_loop(x, rois, ph, pw, scale):
+    """Fast R-CNN's rule, pixel by pixel: corners rounded half away from zero, inclusive ends, bins floored and
+    ceiled and clipped to the map, strict > (the first maximum wins), empty bins 0."""
+    def rnd(v):
+        return int(np.sign(v) * np.floor(abs(v) + 0.5))
+    out = np.zeros((len(rois), x.shape[1], ph, pw))
+    arg = np.full(out.shape, -1)
+    H, W = x.shape[2:]
+    for k, (b, x1, y1, x2, y2) in enumerate(rois):
+        sx, sy, ex, ey = rnd(x1 * scale), rnd(y1 * scale), rnd(x2 * scale), rnd(y2 * scale)
+        bh, bw = max(ey - sy + 1, 1) / ph, max(ex - sx + 1, 1) / pw
+        for c in range(x.shape[1]):
+            for i in range(ph):
+                for j in range(pw):
+                    h0, h1 = [min(max(v + sy, 0), H) for v in (int(np.floor(i * bh)), int(np.ceil((i + 1) * bh)))]
+                    w0, w1 = [min(max(v + sx, 0), W) for v in (int(np.floor(j * bw)), int(np.ceil((j + 1) * bw)))]
+                    best = -np.inf
+                    for r in range(h0, h1):
+                        for s in range(w0, w1):
+                            if x[int(b), c, r, s] > best:
+                                best, arg[k, c, i, j] = x[int(b), c, r, s], r * W + s
+                    out[k, c, i, j] = best if h1 > h0 and w1 > w0 else 0.0
+    return out, arg
+
+
+def test_roi_pool_against_a_loop_and_by_hand():
+    # by hand: the box (0, 0)-(3, 3) covers the 4 x 4 map, 2 x 2 bins of 2 x 2 pixels
+    x = ember.arange(16.).view(1, 1, 4, 4)
+    assert ops.roi_pool(x, ember.tensor([[0., 0., 0., 3., 3.]]), 2).view(-1).tolist() == [5., 7., 13., 15.]
+    # (1.5, 0.5) rounds to (2, 1): one column 2..3, rows 1..3 in 3 bins of one row
+    assert ops.roi_pool(x, [ember.tensor([[1.5, 0.5, 3.4, 3.]])], (3, 1)).view(-1).tolist() == [7., 11., 15.]
+    rs = np.random.RandomState(2)
+    feats = rs.randn(2, 3, 9, 11).astype(np.float32)
+    feats[1, :, 2:5, 2:5] = 1.0                        # ties: the first maximum takes the gradient
+    rois = np.array([[0, 1.0, 1.5, 7.0, 6.0], [1, -2.0, 0.5, 4.0, 12.0], [1, 2.5, 2.5, 9.4, 9.5],
+                     [0, 30.0, 30.0, 40.0, 40.0], [1, 4.0, 3.0, 4.0, 3.0]], dtype=np.float32)
+    ex = ember.tensor(feats, requires_grad=True)
+    out = ops.RoIPool((3, 2), 0.5)(ex, ember.tensor(rois))
+    ref, arg = _roi_pool_loop(feats, rois, 3, 2, 0.5)
+    np.testing.assert_array_equal(out.detach().numpy(), ref)
+    weights = rs.rand(*out.shape).astype(np.float32)
+    (out * ember.tensor(weights)).sum().backward()
+    grad = np.zeros((2, 3, 99), dtype=np.float32)
+    for k, c, i, j in np.ndindex(*arg.shape):
+        if arg[k, c, i, j] >= 0:
+            grad[int(rois[k, 0]), c, arg[k, c, i, j]] += weights[k, c, i, j]
+    np.testing.assert_allclose(ex.grad.numpy().reshape(2, 3, 99), grad, rtol=1e-6)
+    assert ops.roi_pool(ex, ember.zeros(0, 5), 2).shape == (0, 3, 2, 2)
+    with pytest.raises(AssertionError, match=r'The boxes tensor shape is not correct as Tensor\[K, 5\]'):
+        ops.roi_pool(ex, ember.zeros(2, 4), 2)
+    with pytest.raises(AssertionError, match=r'The boxes tensor shape is not correct as Tensor\[K, 5\]'):
+        ops.roi_align(ex, ember.zeros(2, 4), 2)
+
+
+def _deform_conv_loop(x, offset, weight, bias, stride, pad, dil, mask):
+    """Deformable convolution written out tap by tap with scalar bilinear reads (zero outside the map)."""
+    N, C, H, W = x.shape
+    O, Cg, kh, kw = weight.shape
+    OH, OW = offset.shape[2:]
+    G = offset.shape[1] // (2 * kh * kw)
+
+    def read(plane, y, x_):
+        if y <= -1 or y >= H or x_ <= -1 or x_ >= W:
+            return 0.0
+        y0, x0 = int(np.floor(y)), int(np.floor(x_))
+        total = 0.0
+        for yy, wy in ((y0, 1 - (y - y0)), (y0 + 1, y - y0)):
+            for xx, wx in ((x0, 1 - (x_ - x0)), (x0 + 1, x_ - x0)):
+                if 0 <= yy < H and 0 <= xx < W:
+                    total += wy * wx * plane[yy, xx]
+        return total
+    out = np.zeros((N, O, OH, OW))
+    groups = C // Cg
+    for n, o, oy, ox in np.ndindex(N, O, OH, OW):
+        total = bias[o]
+        for ci in range(Cg):
+            c = (o // (O // groups)) * Cg + ci
+            g = c // (C // G)
+            for i, j in np.ndindex(kh, kw):
+                tap = i * kw + j
+                y = oy * stride[0] - pad[0] + i * dil[0] + offset[n, g * 2 * kh * kw + 2 * tap, oy, ox]
+                x_ = ox * stride[1] - pad[1] + j * dil[1] + offset[n, g * 2 * kh * kw + 2 * tap + 1, oy, ox]
+                m = 1.0 if mask is None else mask[n, g * kh * kw + tap, oy, ox]
+                total += weight[o, ci, i, j] * m * read(x[n, c], y, x_)
+        out[n, o, oy, ox] = total
+    return out
+
+
+DEFORM_CASES = [  # (N, C, H, W), (O, kh, kw), stride, padding, dilation, weight groups, offset groups, mask
+    ((2, 4, 6, 7), (6, 3, 3), (1, 1), (1, 1), (1, 1), 2, 2, True),
+    ((1, 3, 7, 6), (2, 2, 3), (2, 1), (0, 2), (1, 2), 1, 1, False),
+    ((1, 2, 5, 5), (4, 3, 2), (1, 2), (2, 1), (2, 1), 2, 1, True),
+]
+
+
+@pytest.mark.parametrize('case', DEFORM_CASES)
+def test_deform_conv2d_against_a_loop(case):
+    (N, C, H, W), (O, kh, kw), stride, pad, dil, groups, ogroups, with_mask = case
+    rs = np.random.RandomState(3)
+    OH = (H + 2 * pad[0] - dil[0] * (kh - 1) - 1) // stride[0] + 1
+    OW = (W + 2 * pad[1] - dil[1] * (kw - 1) - 1) // stride[1] + 1
+    x, weight, bias = rs.randn(N, C, H, W), rs.randn(O, C // groups, kh, kw), rs.randn(O)
+    offset = rs.uniform(-2.5, 2.5, (N, 2 * ogroups * kh * kw, OH, OW))     # some taps land outside the map
+    mask = rs.rand(N, ogroups * kh * kw, OH, OW) if with_mask else None
+    ref = _deform_conv_loop(x, offset, weight, bias, stride, pad, dil, mask)
+    args = [ember.tensor(a, requires_grad=True) for a in (x, offset, weight, bias)]
+    m = ember.tensor(mask, requires_grad=True) if with_mask else None
+    out = ops.deform_conv2d(*args, stride=stride, padding=pad, dilation=dil, mask=m)
+    np.testing.assert_allclose(out.detach().numpy(), ref, rtol=1e-10, atol=1e-10)
+    # gradients of all five inputs against finite differences (offsets away from whole pixels)
+    inputs = tuple(args) + ((m,) if with_mask else ())
+    assert ember.autograd.gradcheck(
+        lambda *a: ops.deform_conv2d(a[0], a[1], a[2], a[3], stride=stride, padding=pad, dilation=dil,
+                                     mask=a[4] if with_mask else None), inputs, eps=1e-6, atol=1e-5)
+
+
+def test_deform_conv2d_with_zero_offsets_is_conv2d():
+    rs = np.random.RandomState(4)
+    x, w, b = rs.randn(2, 4, 8, 9).astype(np.float32), rs.randn(6, 2, 3, 2).astype(np.float32), rs.randn(6)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    ref = torch.nn.functional.conv2d(tx, tw, torch.tensor(b, dtype=torch.float32), stride=(2, 1), padding=(1, 2),
+                                     dilation=(1, 2), groups=2)
+    module = ops.DeformConv2d(4, 6, (3, 2), stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2)
+    module.weight.data.copy_(ember.tensor(w))
+    module.bias.data.copy_(ember.tensor(b, dtype=ember.float32))
+    ex = ember.tensor(x, requires_grad=True)
+    offset = ember.zeros(2, 2 * 6, *ref.shape[2:])
+    out = module(ex, offset, ember.ones(2, 6, *ref.shape[2:]))
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(module(ex, offset).detach().numpy(), ref.detach().numpy(), rtol=1e-4, atol=1e-4)
+    g = rs.randn(*ref.shape).astype(np.float32)
+    out.backward(ember.tensor(g))
+    ref.backward(torch.tensor(g))
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(module.weight.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-3)
+    with pytest.raises(RuntimeError, match=r'Got offset.shape\[1\]=4, while 2 \* weight.size\[2\] \* '
+                                           r'weight.size\[3\]=12'):
+        module(ex, ember.zeros(2, 4, *ref.shape[2:]))
+    with pytest.raises(ValueError, match='in_channels must be divisible by groups'):
+        ops.DeformConv2d(3, 6, 3, groups=2)
