@@ -356,5 +356,9 @@ def test_deform_conv2d_with_zero_offsets_is_conv2d():
     with pytest.raises(RuntimeError, match=r'Got offset.shape\[1\]=4, while 2 \* weight.size\[2\] \* '
                                            r'weight.size\[3\]=12'):
         module(ex, ember.zeros(2, 4, *ref.shape[2:]))
+    with pytest.raises(RuntimeError, match=r'offset output dims: \(3, 3\) - computed output dims: \(4, 11\)'):
+        module(ex, ember.zeros(2, 12, 3, 3))
+    with pytest.raises(RuntimeError, match='invalid batch size of offset'):
+        module(ex, ember.zeros(1, 12, 4, 11))
     with pytest.raises(ValueError, match='in_channels must be divisible by groups'):
         ops.DeformConv2d(3, 6, 3, groups=2)

@@ -44,6 +44,19 @@ def _bilinear_gather(planes, py, px):
     return out
 
 
+def _check_shapes(input, offset, oh, ow, offset_channels, channels_divide):
+    """torchvision's kernel checks, with its messages."""
+    if offset.shape[1] != offset_channels:
+        raise RuntimeError(f"offset.shape[1] is not valid: got: {offset.shape[1]}")
+    if offset.shape[0] != input.shape[0]:
+        raise RuntimeError("invalid batch size of offset")
+    if tuple(offset.shape[2:]) != (oh, ow):
+        raise RuntimeError(f"offset output dims: ({offset.shape[2]}, {offset.shape[3]}) - computed output dims: "
+                           f"({oh}, {ow})")
+    if not channels_divide:
+        raise RuntimeError("Expected input_c.size(1) % n_offset_grps == 0 to be true, but got false.")
+
+
 def deform_conv2d(input, offset, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), mask=None):
     """Deformable 2-D convolution (NOTE [deformable convolution by gathering]).
 
@@ -66,9 +79,7 @@ def deform_conv2d(input, offset, weight, bias=None, stride=(1, 1), padding=(0, 0
                            f"2 * weight.size[2] * weight.size[3].\nGot offset.shape[1]={offset.shape[1]}, while "
                            f"2 * weight.size[2] * weight.size[3]={2 * taps}")
     oh, ow = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    if tuple(offset.shape) != (n, 2 * offset_groups * taps, oh, ow) or c % offset_groups or c % group_channels:
-        raise RuntimeError(f"deform_conv2d: offset of shape {tuple(offset.shape)} does not fit input "
-                           f"{tuple(input.shape)}, weight {tuple(weight.shape)} and output size ({oh}, {ow})")
+    _check_shapes(input, offset, oh, ow, offset_groups * 2 * taps, c % offset_groups == 0)
     # (N, G, taps, OH, OW) sampling positions
     offset = offset.reshape(n, offset_groups, taps, 2, oh, ow)
     base_y = _tap_positions(oh, kh, sh, ph, dh).to(input.dtype).view(kh, 1, oh, 1).expand(kh, kw, oh, ow)
