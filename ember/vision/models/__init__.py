@@ -16,6 +16,6 @@ from .googlenet import *
 from .inception import *
 from .regnet import *
 from .convnext import *
-from .vision_transformer import VisionTransformer, vit_b_16, ViT_B_16_Weights
+from .vision_transformer import *
 from .swin_transformer import *
 from .maxvit import *

@@ -114,10 +114,13 @@ _BASE = 'https://download.pytorch.org/models/'
 
 
 def _weights(name, members, default=None, meta=None):
-    """A Weights enum class with ImageNet members (name: checkpoint file) and ``DEFAULT`` (torchvision's
-    choice: ``default``, else the last member); ``meta`` adds entries (``num_params``, ``min_size``) to every
-    member's meta."""
-    ns = {k: (_BASE + f, {**_IMAGENET, **(meta or {})}) for k, f in members.items()}
+    """A Weights enum class with ImageNet members (name: checkpoint file, or a ``(file, meta)`` pair whose
+    entries are that member's own) and ``DEFAULT`` (torchvision's choice: ``default``, else the last member);
+    ``meta`` adds entries (``num_params``, ``min_size``) to every member's meta."""
+    def member(value):
+        file, own = (value, {}) if isinstance(value, str) else value
+        return _BASE + file, {**_IMAGENET, **(meta or {}), **own}
+    ns = {k: member(v) for k, v in members.items()}
     cls = Weights(name, ns)
     cls.DEFAULT = cls[default or list(members)[-1]]
     return cls

@@ -1,10 +1,12 @@
-"""``torchvision.ops`` used by programs: box IoU, non-maximum suppression, RoIAlign.
+"""``torchvision.ops`` used by programs: box conversion, IoU and non-maximum suppression, RoIAlign and RoIPool,
+the sigmoid focal loss, deformable convolution, and the layers torchvision's models share (``misc``).
 
-Box coordinates are ``(x1, y1, x2, y2)``. ``nms`` is a greedy loop over boxes sorted by score
-(NumPy; its output is indices, with no gradient, as torchvision's). ``roi_align`` builds, per
-region, the two separable bilinear sampling matrices of torchvision's kernel with NumPy and
-applies them with ember matmuls, so the gradient with respect to the feature map comes from
-autograd (boxes get no gradient, as in torchvision).
+Box coordinates are ``(x1, y1, x2, y2)`` unless a format says otherwise. ``nms`` is a greedy loop over boxes
+sorted by score (NumPy; its output is indices, with no gradient, as torchvision's). ``roi_align`` builds, per
+region, the two separable bilinear sampling matrices of torchvision's kernel with NumPy and applies them with
+ember matmuls, so the gradient with respect to the feature map comes from autograd (boxes get no gradient, as in
+torchvision); ``roi_pool`` (``roi_pool.py``) and ``deform_conv2d`` (``deform_conv.py``) likewise find indices
+with NumPy or without gradient and compute values in ember ops.
 """
 import math
 
@@ -13,12 +15,52 @@ import numpy as np
 import ember
 import ember.nn as nn
 
+from ._utils import rois_with_batch_index
+from .deform_conv import deform_conv2d, DeformConv2d
+from .focal_loss import sigmoid_focal_loss
 from .misc import (FrozenBatchNorm2d, Conv2dNormActivation, Conv3dNormActivation, SqueezeExcitation, MLP, Permute,
                    stochastic_depth, StochasticDepth)
+from .roi_pool import roi_pool, RoIPool
 
-__all__ = ['box_area', 'box_iou', 'nms', 'batched_nms', 'roi_align', 'RoIAlign', 'FrozenBatchNorm2d',
+__all__ = ['box_convert', 'box_area', 'box_iou', 'nms', 'batched_nms', 'roi_align', 'RoIAlign', 'roi_pool',
+           'RoIPool', 'sigmoid_focal_loss', 'deform_conv2d', 'DeformConv2d', 'FrozenBatchNorm2d',
            'Conv2dNormActivation', 'Conv3dNormActivation', 'SqueezeExcitation', 'MLP', 'Permute', 'stochastic_depth',
            'StochasticDepth']
+
+_BOX_FORMATS = ('xyxy', 'xywh', 'cxcywh')
+
+
+def _to_xyxy(boxes, fmt):
+    a, b, c, d = boxes.unbind(-1)
+    if fmt == 'xywh':
+        return ember.stack([a, b, a + c, b + d], dim=-1)
+    if fmt == 'cxcywh':
+        return ember.stack([a - 0.5 * c, b - 0.5 * d, a + 0.5 * c, b + 0.5 * d], dim=-1)
+    return boxes
+
+
+def _from_xyxy(boxes, fmt):
+    x1, y1, x2, y2 = boxes.unbind(-1)
+    if fmt == 'xywh':
+        return ember.stack([x1, y1, x2 - x1, y2 - y1], dim=-1)
+    if fmt == 'cxcywh':
+        return ember.stack([(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1], dim=-1)
+    return boxes
+
+
+def box_convert(boxes, in_fmt, out_fmt):
+    """``boxes`` ``[..., 4]`` from ``in_fmt`` to ``out_fmt``: ``'xyxy'`` (corners), ``'xywh'`` (corner and size)
+    or ``'cxcywh'`` (centre and size), through xyxy; differentiable (DETR's losses convert predicted boxes).
+    Centres and halves are true divisions, so integer boxes give floating results there.
+
+    >>> box_convert(ember.tensor([[1., 2., 4., 6.]]), 'xywh', 'cxcywh').tolist()
+    [[3.0, 5.0, 4.0, 6.0]]
+    """
+    if in_fmt not in _BOX_FORMATS or out_fmt not in _BOX_FORMATS:
+        raise ValueError(f"Unsupported Bounding Box Conversions for given in_fmt {in_fmt} and out_fmt {out_fmt}")
+    if in_fmt == out_fmt:
+        return boxes.clone()
+    return _from_xyxy(_to_xyxy(boxes, in_fmt), out_fmt)
 
 
 def box_area(boxes):
@@ -101,15 +143,6 @@ def _sampling_matrix(start, bin_size, pooled, grid, size):
     return W
 
 
-def _boxes_with_index(boxes):
-    if isinstance(boxes, (list, tuple)):
-        rows = [ember.cat([ember.full((b.shape[0], 1), i, dtype=b.dtype), b], dim=1) for i, b in enumerate(boxes)]
-        return ember.cat(rows, dim=0) if rows else ember.empty((0, 5))
-    if boxes.dim() != 2 or boxes.size(1) != 5:
-        raise ValueError("The boxes tensor shape is not correct as Tensor[K, 5]")
-    return boxes
-
-
 def roi_align(input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1, aligned=False):
     """Bilinearly pooled ``output_size`` features of each region: ``(K, C, PH, PW)``.
 
@@ -120,7 +153,7 @@ def roi_align(input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1, a
     7.5
     """
     ph, pw = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
-    rois = _boxes_with_index(boxes).detach().numpy().astype(np.float64)
+    rois = rois_with_batch_index(boxes).detach().numpy().astype(np.float64)
     H, W = input.shape[-2], input.shape[-1]
     offset = 0.5 if aligned else 0.0
     outs = []

@@ -1,8 +1,8 @@
 """``torchvision.transforms.v2`` on ember: transforms over whole samples, built on v1's kernels.
 
 A v2 transform takes any structure (one image, ``(image, label)``, a dict ...) and transforms each leaf
-it knows: tv_tensors (Image, Video, Mask; BoundingBoxes raise NotImplementedError in geometric
-transforms), PIL images and, when the sample holds no Image/Video/PIL image, its first plain tensor (v2's
+it knows: tv_tensors (Image, Video, Mask; BoundingBoxes change format, are clamped and sanitized, but raise
+NotImplementedError in geometric transforms), PIL images and, when the sample holds no Image/Video/PIL image, its first plain tensor (v2's
 rule for treating a plain tensor as the image). Other leaves (labels, strings, further plain tensors) pass
 through. Random parameters are drawn once per call (``make_params``), so an image and its mask get the same
 crop; the draws are v1's, in the same order, from ember's generator.
@@ -30,7 +30,7 @@ __all__ = ['Transform', 'Compose', 'RandomApply', 'RandomChoice', 'RandomOrder',
            'CenterCrop', 'RandomCrop', 'RandomResizedCrop', 'RandomHorizontalFlip', 'RandomVerticalFlip', 'Pad',
            'RandomRotation', 'Normalize', 'ToDtype', 'ConvertImageDtype', 'ToImage', 'ToPureTensor', 'PILToTensor',
            'ToPILImage', 'ToTensor', 'ColorJitter', 'Grayscale', 'RandomGrayscale', 'RGB', 'GaussianBlur',
-           'InterpolationMode',
+           'ConvertBoundingBoxFormat', 'ClampBoundingBoxes', 'SanitizeBoundingBoxes', 'InterpolationMode',
            'functional']
 
 
@@ -499,3 +499,116 @@ class RGB(_Color):
     def transform(self, inpt, params):
         return F.grayscale_to_rgb(inpt)
 
+
+
+# --- bounding boxes ---------------------------------------------------------------------
+
+class _BoxTransform(Transform):
+    """A transform of the sample's BoundingBoxes only (``transform_boxes``); every other leaf passes through."""
+
+    def transform(self, inpt, params):
+        return self.transform_boxes(inpt) if isinstance(inpt, tv_tensors.BoundingBoxes) else inpt
+
+
+class ConvertBoundingBoxFormat(_BoxTransform):
+    """Boxes to ``format`` (a BoundingBoxFormat or its name, e.g. ``'CXCYWH'``)."""
+
+    def __init__(self, format):
+        super().__init__()
+        self.format = format
+
+    def transform_boxes(self, boxes):
+        return F.convert_bounding_box_format(boxes, new_format=self.format)
+
+
+class ClampBoundingBoxes(_BoxTransform):
+    """Boxes clamped to their canvas; ``clamping_mode='auto'`` uses each BoundingBoxes' own mode."""
+
+    def __init__(self, clamping_mode='auto'):
+        super().__init__()
+        self.clamping_mode = clamping_mode
+
+    def transform_boxes(self, boxes):
+        return F.clamp_bounding_boxes(boxes, clamping_mode=self.clamping_mode)
+
+
+def _default_labels(sample):
+    """torchvision's heuristic: the second item of a tuple, or the sample itself; a plain tensor is the labels, a
+    dict gives its ``labels`` key (any case), else the first key containing ``label``."""
+    if isinstance(sample, (tuple, list)):
+        sample = sample[1]
+    if is_pure_tensor(sample):
+        return sample
+    if not isinstance(sample, dict):
+        raise ValueError("When using the default labels_getter, the input passed to forward must be a dictionary or "
+                         f"a two-tuple whose second item is a dictionary or a tensor, but got {sample} instead.")
+    keys = [k for k in sample if k.lower() == 'labels'] or [k for k in sample if 'label' in k.lower()]
+    if not keys:
+        raise ValueError("Could not infer where the labels are in the sample. Try passing a callable as the "
+                         "labels_getter parameter?If there are no labels in the sample by design, pass "
+                         "labels_getter=None.")
+    return sample[keys[0]]
+
+
+class SanitizeBoundingBoxes(Transform):
+    """Remove boxes smaller than ``min_size`` (either side) or ``min_area``, or reaching outside the canvas,
+    with the rows of their labels and per-box masks.
+
+    ``labels_getter`` finds the labels: ``'default'`` (a ``labels`` key of the sample's dict, see
+    ``_default_labels``), a callable returning a tensor or a tuple of tensors (all filtered alike), or None.
+
+    >>> from ember.vision import tv_tensors
+    >>> boxes = tv_tensors.BoundingBoxes([[0, 0, 4, 4], [3, 3, 3, 9]], format='XYXY', canvas_size=(8, 8))
+    >>> out = SanitizeBoundingBoxes()({'boxes': boxes, 'labels': ember.tensor([1, 2])})
+    >>> out['boxes'].tolist(), out['labels'].tolist()
+    ([[0, 0, 4, 4]], [1])
+    """
+
+    def __init__(self, min_size=1.0, min_area=1.0, labels_getter='default'):
+        super().__init__()
+        if min_size < 1:
+            raise ValueError(f"min_size must be >= 1, got {min_size}.")
+        if min_area < 1:
+            raise ValueError(f"min_area must be >= 1, got {min_area}.")
+        if not (labels_getter in ('default', None) or callable(labels_getter)):
+            raise ValueError("labels_getter should either be 'default', a callable, or None, but got "
+                             f"{labels_getter}.")
+        self.min_size, self.min_area, self.labels_getter = min_size, min_area, labels_getter
+
+    def _labels(self, sample):
+        if self.labels_getter is None:
+            return ()
+        labels = (_default_labels if self.labels_getter == 'default' else self.labels_getter)(sample)
+        labels = (labels,) if isinstance(labels, ember.Tensor) else labels
+        if labels is None:
+            return ()
+        if not isinstance(labels, (tuple, list)) or not all(isinstance(x, ember.Tensor) for x in labels):
+            bad = labels if not isinstance(labels, (tuple, list)) else next(
+                x for x in labels if not isinstance(x, ember.Tensor))
+            raise ValueError(f"The labels in the input to forward() must be a tensor or None, got {type(bad)} "
+                             "instead.")
+        return labels
+
+    def forward(self, *inputs):
+        sample = inputs if len(inputs) > 1 else inputs[0]
+        labels = self._labels(sample)
+        leaves, rebuild = _flatten(sample)
+        boxes = next((x for x in leaves if isinstance(x, tv_tensors.BoundingBoxes)), None)
+        if boxes is None:
+            raise ValueError("No bounding boxes were found in the sample")
+        for label in labels:
+            if label.shape[0] != boxes.shape[0]:
+                raise ValueError(f"Number of boxes (shape={boxes.shape}) and must match the number of labels."
+                                 f"Found labels with shape={label.shape}).")
+        _, valid = F.sanitize_bounding_boxes(boxes, min_size=self.min_size, min_area=self.min_area)
+
+        def keep_valid(x):
+            is_label = any(x is label for label in labels)
+            if not (is_label or isinstance(x, (tv_tensors.BoundingBoxes, tv_tensors.Mask))):
+                return x
+            try:
+                out = x[valid]
+            except IndexError:        # a mask that is not one per box (a semantic segmentation) stays whole
+                return x
+            return out if is_label else tv_tensors.wrap(out, like=x)
+        return rebuild([keep_valid(x) for x in leaves])

@@ -2,8 +2,9 @@
 
 The pixel work is v1's (``transforms.functional``), so results agree with v1 and torchvision where v1 does;
 what v2 adds is the dispatch: tensors of any leading dims (``[..., C, H, W]``), tv_tensors returned as their
-own class, masks resized with nearest neighbours, ``to_dtype(scale=...)``, and LANCZOS for tensors. Box
-geometry is not implemented: a BoundingBoxes input to a geometric function raises NotImplementedError.
+own class, masks resized with nearest neighbours, ``to_dtype(scale=...)``, and LANCZOS for tensors. Boxes
+change format (``convert_bounding_box_format``) and are clamped to their canvas (``clamp_bounding_boxes``), but
+box geometry is not implemented: a BoundingBoxes input to a geometric function raises NotImplementedError.
 """
 import numbers
 
@@ -22,7 +23,8 @@ __all__ = ['InterpolationMode', 'resize', 'resize_image', 'center_crop', 'center
            'vertical_flip_image', 'rotate', 'grayscale_to_rgb', 'grayscale_to_rgb_image', 'rgb_to_grayscale',
            'rgb_to_grayscale_image', 'to_grayscale', 'adjust_brightness', 'adjust_contrast', 'adjust_saturation',
            'adjust_hue', 'gaussian_blur', 'erase', 'to_image', 'pil_to_tensor', 'to_pil_image', 'to_tensor', 'get_dimensions',
-           'get_size', 'get_num_channels', 'get_image_size', 'get_image_num_channels', 'is_pure_tensor']
+           'get_size', 'get_num_channels', 'get_image_size', 'get_image_num_channels', 'is_pure_tensor',
+           'convert_bounding_box_format', 'clamp_bounding_boxes', 'sanitize_bounding_boxes']
 
 pil_to_tensor = _v1.pil_to_tensor
 to_pil_image = _v1.to_pil_image
@@ -328,3 +330,151 @@ def get_image_size(inpt):
 
 
 get_image_num_channels = get_num_channels
+
+
+# --- bounding boxes ---------------------------------------------------------------------
+# Conversions are out of place (so boxes keep their autograd history) and follow torchvision's integer rules:
+# a centre is ``x + w // 2``; corners from a centre are computed in floating point and truncated.
+
+_Format = tv_tensors.BoundingBoxFormat
+
+
+def _half(t):
+    return t / 2 if t.is_floating_point() else t.div(2, rounding_mode='floor')
+
+
+def _to_xyxy(boxes, fmt):
+    xy, wh = boxes[..., :2], boxes[..., 2:]
+    if fmt == _Format.XYWH:
+        return ember.cat([xy, xy + wh], dim=-1)
+    if fmt == _Format.CXCYWH:
+        centre, wh = (xy, wh) if boxes.is_floating_point() else (xy.float(), wh.float())
+        low = centre - wh / 2
+        return ember.cat([low, low + wh], dim=-1).to(boxes.dtype)
+    return boxes
+
+
+def _from_xyxy(boxes, fmt):
+    low, wh = boxes[..., :2], boxes[..., 2:] - boxes[..., :2]
+    if fmt == _Format.XYWH:
+        return ember.cat([low, wh], dim=-1)
+    if fmt == _Format.CXCYWH:
+        return ember.cat([_half(low * 2 + wh), wh], dim=-1)
+    return boxes
+
+
+def _convert_format(boxes, old, new):
+    if old == new:
+        return boxes
+    xy, wh = boxes[..., :2], boxes[..., 2:]
+    if (old, new) == (_Format.XYWH, _Format.CXCYWH):
+        return ember.cat([xy + _half(wh), wh], dim=-1)
+    if (old, new) == (_Format.CXCYWH, _Format.XYWH) and boxes.is_floating_point():
+        return ember.cat([xy - wh / 2, wh], dim=-1)
+    return _from_xyxy(_to_xyxy(boxes, old), new)
+
+
+def _as_format(fmt):
+    return _Format[fmt.upper()] if isinstance(fmt, str) else fmt
+
+
+def _box_input(inpt, explicit):
+    """Whether ``inpt`` is a BoundingBoxes (its metadata must not be passed) or a plain tensor (it must be)."""
+    if is_pure_tensor(inpt):
+        if any(v is None for v in explicit.values()):
+            raise ValueError(f"For pure tensor inputs, {', '.join(f'`{k}`' for k in explicit)} "
+                             f"{'has' if len(explicit) == 1 else 'have'} to be passed.")
+        return False
+    if isinstance(inpt, tv_tensors.BoundingBoxes):
+        if any(v is not None for v in explicit.values()):
+            raise ValueError(f"For bounding box tv_tensor inputs, {' and '.join(f'`{k}`' for k in explicit)} "
+                             "must not be passed.")
+        return True
+    raise TypeError(f"Input can either be a plain tensor or a bounding box tv_tensor, but got {type(inpt)} instead.")
+
+
+def convert_bounding_box_format(inpt, old_format=None, new_format=None, inplace=False):
+    """Boxes in ``new_format`` (``'XYXY'``, ``'XYWH'``, ``'CXCYWH'`` or a BoundingBoxFormat); a plain tensor needs
+    ``old_format``, a BoundingBoxes carries its own. ``inplace=True`` writes the result into ``inpt``.
+
+    >>> convert_bounding_box_format(ember.tensor([[1, 2, 4, 6]]), old_format='XYWH', new_format='CXCYWH').tolist()
+    [[3, 5, 4, 6]]
+    """
+    if new_format is None:
+        raise TypeError("convert_bounding_box_format() missing 1 required argument: 'new_format'")
+    old_format, new_format = _as_format(old_format), _as_format(new_format)
+    if not _box_input(inpt, {'old_format': old_format}):
+        return _written(inpt, _convert_format(inpt, old_format, new_format), inplace)
+    out = _convert_format(tv_tensors._plain(inpt), inpt.format, new_format)
+    return tv_tensors.wrap(_written(tv_tensors._plain(inpt), out, inplace), like=inpt, format=new_format)
+
+
+def _written(target, result, inplace):
+    """``result``, or with ``inplace`` ``target`` overwritten by it (as torchvision, the same format is no copy)."""
+    return target.copy_(result) if inplace and result is not target else result
+
+
+def _clamp(boxes, fmt, canvas_size, clamping_mode):
+    if clamping_mode is None:
+        return boxes.clone()
+    # the corners are clamped in floating point; 'soft' and 'hard' differ only for rotated boxes
+    xyxy = _to_xyxy(boxes if boxes.is_floating_point() else boxes.float(), fmt)
+    h, w = canvas_size
+    xyxy = xyxy.clamp(min=ember.zeros(4, dtype=xyxy.dtype), max=ember.tensor([w, h, w, h], dtype=xyxy.dtype))
+    return _from_xyxy(xyxy, fmt).to(boxes.dtype)
+
+
+def clamp_bounding_boxes(inpt, format=None, canvas_size=None, clamping_mode='auto'):
+    """Boxes clamped to their canvas ``(H, W)``: x to ``[0, W]``, y to ``[0, H]``. ``clamping_mode='auto'`` takes
+    a BoundingBoxes' own mode; None leaves the boxes as they are.
+
+    >>> clamp_bounding_boxes(ember.tensor([[-2., 1., 12., 4.]]), format='XYXY', canvas_size=(3, 10),
+    ...                      clamping_mode='soft').tolist()
+    [[0.0, 1.0, 10.0, 3.0]]
+    """
+    if clamping_mode is not None and clamping_mode not in ('soft', 'hard', 'auto'):
+        raise ValueError(f"clamping_mode must be soft, hard, auto or None, got {clamping_mode}")
+    format = _as_format(format)
+    if is_pure_tensor(inpt):
+        if format is None or canvas_size is None or clamping_mode == 'auto':
+            raise ValueError("For pure tensor inputs, `format`, `canvas_size` and `clamping_mode` have to be passed.")
+        return _clamp(inpt, format, canvas_size, clamping_mode)
+    _box_input(inpt, {'format': format, 'canvas_size': canvas_size})
+    mode = inpt.clamping_mode if clamping_mode == 'auto' else clamping_mode
+    return tv_tensors.wrap(_clamp(tv_tensors._plain(inpt), inpt.format, inpt.canvas_size, mode), like=inpt)
+
+
+def _valid_boxes(boxes, fmt, canvas_size, min_size, min_area):
+    """Which boxes are at least ``min_size`` wide and high, ``min_area`` large, and inside the canvas."""
+    xyxy = _convert_format(boxes, fmt, _Format.XYXY)
+    x1, y1, x2, y2 = xyxy.unbind(-1)
+    ws, hs = x2 - x1, y2 - y1
+    h, w = canvas_size
+    valid = (ws >= min_size) & (hs >= min_size) & (ws * hs >= min_area) & (xyxy >= 0).all(dim=-1)
+    return valid & (x1 <= w) & (x2 <= w) & (y1 <= h) & (y2 <= h)
+
+
+def sanitize_bounding_boxes(bounding_boxes, format=None, canvas_size=None, min_size=1.0, min_area=1.0):
+    """The valid boxes (see ``SanitizeBoundingBoxes``) and the boolean mask that selects them, for labels.
+
+    >>> boxes, valid = sanitize_bounding_boxes(ember.tensor([[0, 0, 4, 4], [2, 2, 2, 5], [1, 1, 9, 3]]),
+    ...                                        format='XYXY', canvas_size=(8, 8))
+    >>> boxes.tolist(), valid.tolist()
+    ([[0, 0, 4, 4]], [True, False, False])
+    """
+    if is_pure_tensor(bounding_boxes):
+        if format is None or canvas_size is None:
+            raise ValueError("format and canvas_size cannot be None if bounding_boxes is a pure tensor. "
+                             f"Got format={format} and canvas_size={canvas_size}.Set those to appropriate values or "
+                             "pass bounding_boxes as a tv_tensors.BoundingBoxes object.")
+        valid = _valid_boxes(bounding_boxes, _as_format(format), canvas_size, min_size, min_area)
+        return bounding_boxes[valid], valid
+    if not isinstance(bounding_boxes, tv_tensors.BoundingBoxes):
+        raise ValueError("bounding_boxes must be a tv_tensors.BoundingBoxes instance or a pure tensor.")
+    if format is not None or canvas_size is not None:
+        raise ValueError("format and canvas_size must be None when bounding_boxes is a tv_tensors.BoundingBoxes "
+                         f"instance. Got format={format} and canvas_size={canvas_size}. Leave those to None or pass "
+                         "bounding_boxes as a pure tensor.")
+    plain = tv_tensors._plain(bounding_boxes)
+    valid = _valid_boxes(plain, bounding_boxes.format, bounding_boxes.canvas_size, min_size, min_area)
+    return tv_tensors.wrap(plain[valid], like=bounding_boxes), valid
