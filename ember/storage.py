@@ -74,6 +74,9 @@ class TypedStorage:
     def data_ptr(self):
         return self._untyped_storage.data_ptr()
 
+    def __sizeof__(self):      # the object and its elements' bytes, as torch's (torchinfo reads it)
+        return object.__sizeof__(self) + self.nbytes()
+
     def is_shared(self):
         data = self._untyped_storage.data
         if self.device.type != 'cpu' or data is None:

@@ -235,7 +235,8 @@ def test_typed_storage_reads_and_writes_the_tensor_as_torchs(recwarn):
         row = t[1].storage()
         later = (row.size(), row.data_ptr() == t.data_ptr(), str(s.double().dtype).split('.')[-1],
                  s.long().tolist(), s.fill_(1.5).tolist(), t.tolist(), L.ones(3, dtype=L.int64).storage().tolist(),
-                 repr(s).replace('torch', 'ember'), L.zeros(2).share_memory_().storage().is_shared())
+                 repr(s).replace('torch', 'ember'), L.zeros(2).share_memory_().storage().is_shared(),
+                 sys.getsizeof(L.ones(100).storage()) - sys.getsizeof(L.ones(10).storage()))
         return first, later
     assert run(ember) == run(torch)
     for L in (ember, torch):
