@@ -73,6 +73,8 @@ CALLS = {
     'cat_list': lambda L, x, y: L.cat([x, y]),
     'cat_tuple_dim': lambda L, x, y: L.cat((x, y), 1),
     'layer_norm': lambda L, x, y: L.nn.functional.layer_norm(x, (3,)),
+    'slice_open_end': lambda L, x, y: x[:, 1:],
+    'slice_open_start': lambda L, x, y: x[:1, ::2],
     'gt_number': lambda L, x, y: x > 0,
     'eq_float': lambda L, x, y: x == 1.5,
     'lt_tensor': lambda L, x, y: L.lt(x, y),

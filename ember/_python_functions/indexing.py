@@ -158,7 +158,11 @@ def _slice_view(t, dim, s):
     stop = None if stop is None else as_size(stop)
     if step == 1 and not start and (stop is None or stop >= t.shape[dim]):
         return t        # a full slice is no view at all, as in torch's applySlice
-    return _slice(t, dim, start, stop, step)
+    # torch's indexing passes the open ends as 0 and INT64_MAX (a handler of __torch_dispatch__ sees them)
+    return _slice(t, dim, 0 if start is None else start, _OPEN_END if stop is None else stop, step)
+
+
+_OPEN_END = 2 ** 63 - 1
 
 
 def _indices_list(adv):
