@@ -408,9 +408,10 @@ class Tensor(TensorImpl):
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``, with ``copy=`` and ``non_blocking=``."""
         fmt = kwargs.pop('memory_format', None)
         dev, dt, copy = _parse_to(args, kwargs)
-        dev = canonical(dev) if dev is not None else self._device
+        given_dev, given_dt = (canonical(dev) if dev is not None else None), dt     # what _to_copy is told, as torch
+        dev = given_dev or self._device
         dt = dt or self._dtype
-        r = self if dev == self._device and dt is self._dtype and not copy else _to_copy(self, dt, dev)
+        r = self if dev == self._device and dt is self._dtype and not copy else _to_copy(self, given_dt, given_dev)
         if fmt in ('channels_last', 'channels_last_3d', 'contiguous_format'):
             # torch returns the tensor itself when its strides suggest the format (a transposed matrix suggests
             # contiguous_format), else a copy laid out exactly in it (size-1 dimensions' strides included)

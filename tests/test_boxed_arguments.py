@@ -23,6 +23,8 @@ def _show(v, tensor_type):
         return {k: _show(e, tensor_type) for k, e in v.items()}
     if 'dtype' in type(v).__name__:
         return str(v).split('.')[-1]
+    if type(v).__name__ == 'device':
+        return str(v)
     return v
 
 
@@ -161,3 +163,22 @@ def test_generated_code_names_torch_under_ember_run(tmp_path):
     assert ember_out.returncode == 0, ember_out.stderr
     assert 'torch.ops.aten.relu.default(x_1)' in ember_out.stdout and 'ember' not in ember_out.stdout
     assert ember_out.stdout == torch_out.stdout
+
+
+FACTORIES = {
+    'arange': lambda L: L.arange(5), 'arange_start': lambda L: L.arange(1., 4.),
+    'arange_step': lambda L: L.arange(0, 10, 3), 'full': lambda L: L.full((2,), 3.), 'empty': lambda L: L.empty(2),
+    'rand_dtype': lambda L: L.rand(2, dtype=L.float64), 'zeros_like': lambda L: L.zeros_like(L.ones(2)),
+    'to_dtype': lambda L: L.ones(2).to(L.float64), 'ones_device_str': lambda L: L.ones(2, device='cpu'),
+}
+
+
+@pytest.mark.parametrize('name', sorted(FACTORIES))
+def test_factories_reach_torchs_overloads(name):
+    """The same operators and arguments, apart from ``pin_memory=False`` and the default device, which torch's
+    Python argument parser adds to a factory's call and ember's factories do not take."""
+    def run(L):
+        seen = _log(L, EmberDispatchMode if L is ember else TorchDispatchMode, lambda L, x, y: FACTORIES[name](L))
+        return [(f, a, {k: v for k, v in kw.items() if k != 'pin_memory' and not (
+            k == "device" and "device" not in name and str(v) == "cpu")}) for f, a, kw in seen]
+    assert run(ember) == run(torch)

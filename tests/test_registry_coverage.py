@@ -30,7 +30,8 @@ TESTED_THROUGH = {
     **{f'_{n}_scalar{t}': n for n in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'fmod', 'remainder', 'bitwise_and',
                                       'bitwise_or', 'bitwise_xor', 'bitwise_left_shift', 'bitwise_right_shift')
        for t in ('', '_tensor')},
-    '_pow_tensor_scalar': 'pow', '_pow_scalar': 'pow',
+    '_pow_tensor_scalar': 'pow', '_pow_scalar': 'pow', '_arange_start': 'arange', '_arange_start_step': 'arange',
+    '_empty_memory_format': 'empty',
     **{f'{m}_pad{k}d': 'pad' for m in ('reflection', 'replication') for k in (1, 2, 3)},   # pad's reflect, replicate
     # backward primitives, tested through the gradients of their forward ops
     'gelu_backward': 'nn.functional.gelu', 'silu_backward': 'nn.functional.silu',

@@ -127,6 +127,9 @@ def _torch_overloads():
             _SHOWN[getattr(aten, name).Tensor] = [(getattr(aten, name).Scalar, _number_other),
                                                   (getattr(aten, name).Scalar_Tensor, _number_self)]
         _SHOWN[aten.pow.Tensor_Tensor] = [(aten.pow.Tensor_Scalar, _number_other), (aten.pow.Scalar, _number_self)]
+        _SHOWN[aten.arange.default] = [(aten.arange.start_step, lambda pos: len(pos) == 3),
+                                       (aten.arange.start, lambda pos: len(pos) == 2)]
+        _SHOWN[aten.empty.default] = [(aten.empty.memory_format, lambda pos: True)]
         _EMBER.update({shown: op for op, pairs in _SHOWN.items() for shown, _ in pairs})
     return _SHOWN
 
@@ -140,6 +143,11 @@ def ember_overload(op):
 
 def _boxed_call(op, args):
     values = [_boxed(a, v) for a, v in zip(op.schema.arguments, args)]
+    slots = _DEVICES.get(op)
+    if slots is None:
+        slots = _DEVICES[op] = _device_slots(op.schema)
+    if slots:
+        _devices_as_objects(values, slots)
     pos, kw = [], {}
     for a, v in zip(op.schema.arguments, values):
         if not a.kwarg_only:
@@ -161,6 +169,20 @@ def _boxed_call(op, args):
 # the overload torch's would be: ``x.sum()`` as ``sum.default(x)``, ``x > 0`` as ``gt.Scalar(x, 0)``. Those
 # overloads are composites of ember's operator (ops/aten_aliases.py); the code generator maps them back. "Equal" is of the same type: ``alpha=1.0``
 # is passed on where the default is the int 1, as torch's IValue comparison does.
+
+_DEVICES = {}
+
+
+def _device_slots(schema):
+    return [i for i, a in enumerate(schema.arguments) if a.base_type == 'Device']
+
+
+def _devices_as_objects(values, slots):
+    from .._core.device import device
+    for i in slots:
+        if isinstance(values[i], str):      # torch's parser makes 'cpu' a device
+            values[i] = device(values[i])
+
 
 def _boxed(arg, v):
     if '[' not in arg.type or v is None:

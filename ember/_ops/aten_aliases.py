@@ -72,3 +72,23 @@ for _n in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'fmod', 'remainder', 'bitwise_and
         _scalar_overload(f'{_n}.Scalar_Tensor', 'Scalar self, Tensor other', getattr(aten, _n).Tensor)
 _scalar_overload('pow.Tensor_Scalar', 'Tensor self, Scalar exponent', aten.pow.Tensor_Tensor)
 _scalar_overload('pow.Scalar', 'Scalar self, Tensor exponent', aten.pow.Tensor_Tensor)
+
+
+# the factories' overloads: ``arange(1, 4)`` is ``arange.start``, ``empty(2)`` is ``empty.memory_format``
+declare('arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor',
+        name='_arange_start', function=False, method=False, composite=lambda start, end, dtype=None, device=None:
+        aten.arange.default(start, end, dtype=dtype, device=device))
+declare('arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Device? device=None) '
+        '-> Tensor', name='_arange_start_step', function=False, method=False,
+        composite=lambda start, end, step=1, dtype=None, device=None:
+        aten.arange.default(start, end, step, dtype=dtype, device=device))
+
+
+def _empty_memory_format(size, dtype=None, device=None, memory_format=None):
+    out = aten.empty.default(size, dtype=dtype, device=device)
+    return out if memory_format is None else out.contiguous(memory_format=memory_format)
+
+
+declare('empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Device? device=None, '
+        'MemoryFormat? memory_format=None) -> Tensor', name='_empty_memory_format', function=False, method=False,
+        composite=_empty_memory_format)
