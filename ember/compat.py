@@ -82,7 +82,8 @@ class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             # NOTE [torch version under ember run]: ``torch.__version__`` is the torch API version ember follows,
             # marked as ember's (2.13.0+ember), so version checks (``>= (2, 0)``, packaging's parse) take the
             # paths this API serves; ember.__version__ stays ember's own. _torch_shim/ holds the matching
-            # distribution metadata, for libraries that ask importlib.metadata.version('torch').
+            # distribution metadata (torch's and torchvision's, 0.28.0+ember), for libraries that ask
+            # importlib.metadata.version('torch') or ('torchvision').
             from .torch_version import TorchVersion
             from .version import torch_api
             alias.__dict__['__version__'] = TorchVersion(f'{torch_api}+ember')

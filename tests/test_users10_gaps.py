@@ -254,3 +254,44 @@ def test_tensor_storage_warns_once_per_process():
     out = [subprocess.run([sys.executable, '-c', code.format(lib=lib)], capture_output=True, text=True,
                           timeout=120).stdout for lib in ('ember', 'torch')]
     assert out[0] == out[1] == "['TypedStorage is deprecated. It will be r']\n"
+
+
+# --- from whisper, pykeen, ultralytics ---------------------------------------------------------------------
+
+@pytest.mark.parametrize('make', [lambda L: L.tensor([[0, 1, 2], [3, 4, 5]]), lambda L: L.tensor([[0, 1, 2]]),
+                                  lambda L: L.tensor(7.)])
+@pytest.mark.parametrize('dim', [0, None])
+def test_repeat_interleave_by_one_is_a_copy(make, dim):
+    """pykeen corrupts the result in place to make negatives: it must not write through to the positives."""
+    for L in (ember, torch):
+        x = make(L)
+        r = x.repeat_interleave(1, dim=dim if x.dim() else None)
+        assert r.data_ptr() != x.data_ptr()
+        r.fill_(9)
+        assert (x != 9).all()
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64', 'float16', 'bfloat16'])
+def test_softmax_over_one_element_is_exactly_one(dtype):
+    def run(L):
+        L.manual_seed(0)
+        x = (L.rand(2, 12, 50) * 8 - 4).to(getattr(L, dtype))[:, :, :1]
+        special = L.tensor([[float('inf')], [float('-inf')], [float('nan')]], dtype=getattr(L, dtype))
+        return [t.float().numpy() for t in (x.softmax(-1), x.log_softmax(-1), special.softmax(-1),
+                                            special.log_softmax(-1))]
+    for e, t in zip(run(ember), run(torch)):
+        np.testing.assert_array_equal(e, t)         # exactly (NaN where torch has NaN)
+
+
+def test_arange_with_only_the_end_keyword():
+    for L in (ember, torch):
+        assert L.arange(end=3, dtype=L.int64).tolist() == [0, 1, 2]
+        assert L.arange(1, end=4).tolist() == [1, 2, 3]
+
+
+def test_padding_modules_derive_from_torchs_mode_bases():
+    for L in (ember, torch):
+        pad = L.nn.modules.padding
+        assert isinstance(L.nn.ReflectionPad2d(1), pad._ReflectionPadNd)
+        assert isinstance(L.nn.ReplicationPad1d(1), pad._ReplicationPadNd)
+        assert isinstance(L.nn.CircularPad3d(1), pad._CircularPadNd)

@@ -94,6 +94,16 @@ from .._core.coo import strided as _strided  # noqa: E402
 _LIKE_FACTORIES = ('empty_like', 'zeros_like', 'ones_like', 'full_like', 'rand_like', 'randn_like', 'randint_like')
 
 
+def _with_arange_end(fn):
+    """torch.arange's signatures are ``arange(end)`` and ``arange(start, end, step=1)``, where ember's operator has
+    one, ``arange(start, end=None, step=1)``: ``arange(end=5)`` alone names the end."""
+    def wrapper(*args, **kwargs):
+        if not args and 'start' not in kwargs and 'end' in kwargs:
+            args = (kwargs.pop('end'),)
+        return fn(*args, **kwargs)
+    return wrapper
+
+
 def _with_requires_grad(fn, name):
     """The keywords torch's factories take beside the schema's: ``requires_grad``, ``layout`` (strided; a sparse
     COO ``zeros``/``empty`` is the empty sparse tensor of that size, as torch's) and ``pin_memory``."""
@@ -202,6 +212,8 @@ def build(Tensor, functions, nn_functional, results=None):
         if decl.kind == 'factory':
             if name == 'empty':
                 fn = _with_memory_format(fn)
+            if name == 'arange':
+                fn = _with_arange_end(fn)
             fn = _with_requires_grad(fn, name)
             if decl.out_op is None and any(a.base_type == 'ScalarType' for a in op.schema.arguments):
                 fn = _with_factory_out(fn)

@@ -363,13 +363,14 @@ def _repeat_interleave_int(self, repeats, dim=None, output_size=None):
         raise RuntimeError("repeats can not be negative")
     if dim is None:
         self, dim = self.reshape(-1), 0
+    # a copy, never a view: with repeats 1 (or a dim of size 1) the expanded reshape is still a view of self,
+    # which contiguous() would hand back, and torch's result never aliases its input
     if self.dim() == 0:
-        return self.reshape(1).expand((repeats,)).contiguous()
+        return self.reshape(1).expand((repeats,)).clone(memory_format='contiguous_format')
     d = wrap_dim(dim, self.dim())
     shape = tuple(self.shape)
     x = self.unsqueeze(d + 1).expand(shape[:d + 1] + (repeats,) + shape[d + 1:])
-    # contiguous: where shape[d] is 1 the reshape is still a (stride 0) view, and torch's result never aliases
-    return x.reshape(shape[:d] + (shape[d] * repeats,) + shape[d + 1:]).contiguous()
+    return x.reshape(shape[:d] + (shape[d] * repeats,) + shape[d + 1:]).clone(memory_format='contiguous_format')
 
 
 declare('repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) '

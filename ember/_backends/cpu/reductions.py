@@ -230,10 +230,19 @@ def _softmax(a, dim, dtype):
         return np.ones((), dtype) if not np.isnan(a) else np.full((), np.nan, dtype)
     if a.size == 0:
         return np.empty(a.shape, dtype)
+    if a.shape[dim] == 1:
+        return _single(a, dtype, 1)
     e = _shifted(a, dim, dtype)
     np.exp(e, out=e)
     e *= np.reciprocal(_sum_keep(e, dim))
     return e
+
+
+def _single(a, dtype, value):
+    """softmax (1) or log_softmax (0) over a dimension of one element: exactly that value, as torch's exp(x - x)
+    gives (NaN where x is not finite). The shortcut's exp(x) * (1 / exp(x)) can be one bit below 1, which code
+    that standardises the result (whisper's word alignment) turns into a different answer."""
+    return np.where(np.isfinite(a), value, np.nan).astype(np.float32 if _half(dtype) else dtype, copy=False)
 
 
 def _log_softmax(a, dim, dtype):
@@ -243,6 +252,8 @@ def _log_softmax(a, dim, dtype):
         return np.zeros((), dtype) if not np.isnan(a) else np.full((), np.nan, dtype)
     if a.size == 0:
         return np.empty(a.shape, dtype)
+    if a.shape[dim] == 1:
+        return _single(a, dtype, 0)
     e = _shifted(a, dim, dtype)
     s = _sum_keep(np.exp(e), dim)
     np.log(s, out=s)

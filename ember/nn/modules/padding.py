@@ -51,6 +51,18 @@ class _ModePadNd(Module):
         return f'{self.padding}'
 
 
+class _ReflectionPadNd(_ModePadNd):
+    _mode = 'reflect'
+
+
+class _ReplicationPadNd(_ModePadNd):
+    _mode = 'replicate'
+
+
+class _CircularPadNd(_ModePadNd):         # the mode classes torch's modules derive from (thop dispatches on them)
+    _mode = 'circular'
+
+
 def _make(base, name, n, mode=None):
     attrs = {'_n': n, '__doc__': f'{name}: pads the last {n} dim(s) of the input.'}
     if mode is not None:
@@ -62,9 +74,8 @@ def _make(base, name, n, mode=None):
 
 ConstantPad1d, ConstantPad2d, ConstantPad3d = (_make(_ConstantPadNd, f'ConstantPad{n}d', n) for n in (1, 2, 3))
 ZeroPad1d, ZeroPad2d, ZeroPad3d = (_make(_ZeroPadNd, f'ZeroPad{n}d', n) for n in (1, 2, 3))
-ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = (_make(_ModePadNd, f'ReflectionPad{n}d', n, 'reflect')
+ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = (_make(_ReflectionPadNd, f'ReflectionPad{n}d', n)
                                                      for n in (1, 2, 3))
-ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = (_make(_ModePadNd, f'ReplicationPad{n}d', n, 'replicate')
+ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = (_make(_ReplicationPadNd, f'ReplicationPad{n}d', n)
                                                         for n in (1, 2, 3))
-CircularPad1d, CircularPad2d, CircularPad3d = (_make(_ModePadNd, f'CircularPad{n}d', n, 'circular')
-                                               for n in (1, 2, 3))
+CircularPad1d, CircularPad2d, CircularPad3d = (_make(_CircularPadNd, f'CircularPad{n}d', n) for n in (1, 2, 3))
