@@ -363,6 +363,12 @@ class Tensor(TensorImpl):
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
+    def __contains__(self, element):
+        """``0 in t``: whether any element equals ``element`` (torch's, not Python's iteration over rows)."""
+        if isinstance(element, (TensorImpl, int, float, complex)):
+            return bool((element == self).any().item())
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
+
     __hash__ = object.__hash__
 
     def __dlpack__(self, stream=None, **kw):

@@ -22,6 +22,7 @@ import collections
 import io
 import os
 import pickle
+import types
 import struct
 import sys
 import tempfile
@@ -99,6 +100,11 @@ class _Pickler(pickle._Pickler):
             self.write(pickle.GLOBAL + obj.module.encode() + b'\n' + obj.name.encode() + b'\n')
             self.memoize(obj)
             return
+        module = getattr(obj, '__module__', None)
+        if isinstance(module, str) and (module == 'ember' or module.startswith('ember.')):
+            # an ember class or function (a whole model's modules): torch's name for it, so that torch loads
+            # ember's file (NOTE [torch's module paths] in nn/modules/normalization.py); ember maps it back
+            return self.save_global(_TorchGlobal(_torch_module(module), name or obj.__qualname__))
         super().save_global(obj, name)
 
     def save(self, obj, save_persistent_id=True):
@@ -127,6 +133,8 @@ class _Pickler(pickle._Pickler):
         super().save(obj, save_persistent_id)
 
     dispatch = dict(pickle._Pickler.dispatch)
+    # functions go straight to the base class's save_global in that table: through this class's instead
+    dispatch[types.FunctionType] = dispatch[types.BuiltinFunctionType] = save_global
 
 
 class _StorageRef:
@@ -138,6 +146,18 @@ class _StorageRef:
 
 def _location(dev):
     return str(dev) if dev.type != 'cuda' else f'cuda:{dev.index or 0}'
+
+
+def location_tag(storage):
+    """The location string a checkpoint records for a tensor's or storage's device (``'cpu'``, ``'cuda:0'``)."""
+    return _location(storage.device)
+
+
+def normalize_storage_type(storage_type):
+    """The public storage class ``storage_type`` stands for (torch's helper names it by class name; ember has one
+    untyped storage class, ``ember.UntypedStorage``, and the TypedStorage view)."""
+    import ember
+    return getattr(ember, storage_type.__name__, storage_type)
 
 
 def _tensor_reduce_args(t):
@@ -518,10 +538,24 @@ class _Unpickler(pickle.Unpickler):
         return self._persistent_load(pid)
 
 
+def _torch_module(module):
+    """``ember.nn.modules.linear`` -> ``torch.nn.modules.linear``; ``ember.vision.models`` -> ``torchvision.models``."""
+    if module == 'ember.vision' or module.startswith('ember.vision.'):
+        return 'torchvision' + module[len('ember.vision'):]
+    return 'torch' + module[len('ember'):]
+
+
+def _ember_module(module):
+    """The inverse of _torch_module."""
+    if module == 'torchvision' or module.startswith('torchvision.'):
+        return 'ember.vision' + module[len('torchvision'):]
+    return 'ember' + module[len('torch'):]
+
+
 def _map_torch_global(module, name):
     """weights_only=False: resolve torch.nn classes etc. to ember's namesakes where they exist."""
     import importlib
-    mod = 'ember' + module[len('torch'):]
+    mod = _ember_module(module)
     try:
         return getattr(importlib.import_module(mod), name)
     except (ImportError, AttributeError):

@@ -295,3 +295,45 @@ def test_padding_modules_derive_from_torchs_mode_bases():
         assert isinstance(L.nn.ReflectionPad2d(1), pad._ReflectionPadNd)
         assert isinstance(L.nn.ReplicationPad1d(1), pad._ReplicationPadNd)
         assert isinstance(L.nn.CircularPad3d(1), pad._CircularPadNd)
+
+
+# --- whole models saved by ember load in torch (ultralytics saves its model object) ---------------------------
+
+def test_every_module_and_optimizer_class_pickles_under_a_torch_name_torch_has():
+    import importlib
+    import inspect
+    from ember.serialization import _torch_module
+    for ns in (ember.nn, ember.optim):
+        for name in dir(ns):
+            cls = getattr(ns, name)
+            if inspect.isclass(cls) and cls.__module__.startswith('ember'):
+                assert getattr(importlib.import_module(cls.__module__), cls.__qualname__) is cls
+                torch_module = importlib.import_module(_torch_module(cls.__module__))
+                assert getattr(torch_module, cls.__qualname__, None) is not None, (name, cls.__module__)
+
+
+def test_a_whole_model_saved_by_ember_loads_in_torch_without_ember(tmp_path):
+    import subprocess
+    nn = ember.nn
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(), nn.Linear(18, 3))
+    optimizer = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(ember.ones(2, 1, 5, 5)).sum().backward()
+    optimizer.step()
+    model.eval()
+    path = tmp_path / 'whole.pt'
+    ember.save({'model': model, 'optimizer': optimizer, 'act': ember.nn.functional.relu}, path)
+    expected = model(ember.ones(1, 1, 5, 5)).tolist()
+    code = (f"import sys; sys.modules['ember'] = None\nimport torch\nd = torch.load({str(path)!r}, weights_only=False)\n"
+            "m = d['model']\nprint(type(m[1]).__module__, type(d['optimizer']).__name__, d['act'] is "
+            "torch.nn.functional.relu, d['optimizer'].state_dict()['param_groups'][0]['momentum'])\n"
+            "print(m(torch.ones(1, 1, 5, 5)).tolist())\n"
+            f"torch.save(m, {str(path) + '.torch'!r})")
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    first, values = out.stdout.splitlines()
+    assert first == 'torch.nn.modules.batchnorm SGD True 0.9'
+    np.testing.assert_allclose(eval(values), expected, rtol=1e-5, atol=1e-6)
+    back = ember.load(str(path) + '.torch', weights_only=False)        # and torch's file of it back in ember
+    assert type(back[1]) is nn.BatchNorm2d
+    np.testing.assert_allclose(back(ember.ones(1, 1, 5, 5)).tolist(), expected, rtol=1e-5, atol=1e-6)

@@ -7,6 +7,8 @@ method ``Tensor.<name>_`` and, where declared, ``ember.nn.functional.<name>``.
 Nothing here is written per operator.
 """
 from .registry import DECLS
+from .._core import determinism as _determinism
+from .._core.dtype import iinfo as _iinfo
 from .overloads import returns_written_list, returning_written_list
 
 NN_FUNCTIONAL = {}   # operators declared nn=True; ember.nn.functional takes them on import
@@ -92,6 +94,19 @@ def _with_memory_format(fn):
 from .._core.coo import strided as _strided  # noqa: E402
 
 _LIKE_FACTORIES = ('empty_like', 'zeros_like', 'ones_like', 'full_like', 'rand_like', 'randn_like', 'randint_like')
+
+
+def _filled_when_deterministic(fn):
+    """``empty``'s memory filled as torch's is under deterministic algorithms (NOTE in _core/determinism.py)."""
+    def wrapper(*args, **kwargs):
+        t = fn(*args, **kwargs)
+        if _determinism.fills_uninitialized_memory() and not t.is_meta:
+            dt = t.dtype
+            value = (True if dt.name == 'bool' else float('nan') if dt.is_floating_point or dt.is_complex
+                     else _iinfo(dt).max)
+            t.fill_(value)          # before requires_grad= is applied (the wrappers outside this one)
+        return t
+    return wrapper
 
 
 def _with_arange_end(fn):
@@ -209,6 +224,8 @@ def build(Tensor, functions, nn_functional, results=None):
         rt = _named_returns(decl, name)
         if rt is not None:
             fn = _with_structseq(fn, rt)
+        if name in ('empty', 'empty_like', 'empty_strided'):
+            fn = _filled_when_deterministic(fn)
         if decl.kind == 'factory':
             if name == 'empty':
                 fn = _with_memory_format(fn)

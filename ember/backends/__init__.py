@@ -15,8 +15,10 @@ too, since ``backends.cuda.matmul.allow_tf32`` reads the same state.
 import contextlib
 import types
 
+from .._core import determinism as _determinism
+
 _PRECISIONS = ('highest', 'high', 'medium')
-_state = {'matmul_precision': 'highest', 'deterministic': False, 'warn_only': False}
+_state = {'matmul_precision': 'highest'}
 fp32_precision = 'none'
 
 
@@ -35,22 +37,32 @@ def get_float32_matmul_precision():
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):
-    """Record the switch; every ember CPU kernel is already deterministic, so no operator raises for it.
+    """Record the switch; every ember CPU kernel is already deterministic, so no operator raises for it. With it on,
+    ``empty`` fills its memory (``torch.utils.deterministic.fill_uninitialized_memory``).
 
     >>> ember.use_deterministic_algorithms(True); ember.are_deterministic_algorithms_enabled()
     True
     """
     if not isinstance(mode, bool):
         raise TypeError(f"use_deterministic_algorithms(): argument 'mode' must be bool, not {type(mode).__name__}")
-    _state['deterministic'], _state['warn_only'] = mode, bool(warn_only)
+    _determinism.state['deterministic'], _determinism.state['warn_only'] = mode, bool(warn_only)
 
 
 def are_deterministic_algorithms_enabled():
-    return _state['deterministic']
+    return _determinism.state['deterministic']
 
 
 def is_deterministic_algorithms_warn_only_enabled():
-    return _state['warn_only']
+    return _determinism.state['warn_only']
+
+
+def _fill_uninitialized_memory(mode=None):
+    """torch.utils.deterministic.fill_uninitialized_memory's value (set it with ``mode``)."""
+    if mode is not None:
+        if not isinstance(mode, bool):
+            raise TypeError(f"expected a bool, but got {type(mode).__name__}")
+        _determinism.state['fill_uninitialized_memory'] = mode
+    return _determinism.state['fill_uninitialized_memory']
 
 
 # torch.backends' freeze: after disable_global_flags(), assigning a cudnn/mkldnn flag raises (their flags() context

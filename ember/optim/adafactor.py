@@ -98,3 +98,6 @@ class Adafactor(Optimizer):
                       d=group['d'], lr=group['lr'], beta2_decay=group['beta2_decay'],
                       weight_decay=group['weight_decay'], eps1=eps1, eps2=eps2, maximize=group['maximize'])
         return loss
+
+
+Adafactor.__module__ = 'ember.optim'     # torch's is torch.optim.Adafactor (NOTE [torch's module paths])

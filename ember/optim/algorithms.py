@@ -622,3 +622,9 @@ class ASGD(Optimizer):
                  [s['eta'] for s in sts], [s['step'] for s in sts], lambd=group['lambd'], lr=_lr(group),
                  t0=group['t0'], alpha=group['alpha'], weight_decay=group['weight_decay'], maximize=group['maximize'])
         return loss
+
+
+# the modules of torch's that these optimizers live in (NOTE [torch's module paths] in nn/modules/normalization.py):
+# a pickled optimizer names torch.optim.sgd.SGD, which torch finds
+for _cls in (SGD, Adam, AdamW, Adagrad, Adadelta, ASGD, RMSprop, Rprop, Adamax, NAdam, RAdam):
+    _cls.__module__ = f'ember.optim.{_cls.__name__.lower()}'

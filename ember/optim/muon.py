@@ -119,3 +119,6 @@ class Muon(Optimizer):
                  nesterov=group['nesterov'], ns_coefficients=group['ns_coefficients'], eps=group['eps'],
                  ns_steps=group['ns_steps'], adjust_lr_fn=group['adjust_lr_fn'])
         return loss
+
+
+Muon.__module__ = 'ember.optim'     # torch's is torch.optim.Muon (NOTE [torch's module paths])

@@ -16,6 +16,9 @@ reruns ``fn`` and backpropagates through the fresh graph.
 >>> y.backward(ember.ones(3)); x.grad
 tensor([5.4366, 5.4366, 5.4366])
 """
+import contextlib
+import enum
+
 from ember._warn import warnings
 
 from .. import Tensor as TensorImpl      # the front end uses the public API only
@@ -23,7 +26,7 @@ from ..autograd import enable_grad, no_grad, is_grad_enabled, Function
 from ..autograd.graph import saved_tensors_hooks
 
 __all__ = ['checkpoint', 'checkpoint_sequential', 'CheckpointError', 'get_device_states', 'set_device_states',
-           'DefaultDeviceType']
+           'DefaultDeviceType', 'CheckpointPolicy', 'SelectiveCheckpointContext', 'create_selective_checkpoint_contexts']
 
 
 class CheckpointError(RuntimeError):
@@ -85,22 +88,38 @@ def set_device_states(devices, states, *, device_type=None):
 
 
 class _RNG:
-    """The global RNG state at the forward, restored around the recomputation."""
+    """The state the forward ran in, restored around the recomputation: the global RNG state (with
+    ``preserve_rng_state``) and autocast's state per device type, so that a forward run under
+    ``autocast(dtype=bfloat16)`` is recomputed in bfloat16 too, as torch does."""
 
     def __init__(self, preserve):
+        import ember
         from .. import random
         self.state = random.get_rng_state() if preserve else None
+        self.autocast = [(d, ember.is_autocast_enabled(d), ember.get_autocast_dtype(d)) for d in _autocast_devices()]
+        self.cache = ember.is_autocast_cache_enabled()
 
     def __enter__(self):
+        import ember
         from .. import random
         if self.state is not None:
             self.outer = random.get_rng_state()
             random.set_rng_state(self.state)
+        self.contexts = contextlib.ExitStack()
+        for device_type, enabled, dtype in self.autocast:
+            self.contexts.enter_context(ember.autocast(device_type, dtype=dtype, enabled=enabled,
+                                                      cache_enabled=self.cache))
 
     def __exit__(self, *exc):
         from .. import random
+        self.contexts.close()
         if self.state is not None:
             random.set_rng_state(self.outer)
+
+
+def _autocast_devices():
+    import ember
+    return ['cpu'] + (['cuda'] if ember.cuda.is_available() else [])
 
 
 def _detached(args):
@@ -110,8 +129,9 @@ def _detached(args):
 class _Frame:
     """What one non-reentrant checkpoint call keeps between forward and backward."""
 
-    def __init__(self, fn, args, kwargs, rng):
+    def __init__(self, fn, args, kwargs, rng, recompute_context):
         self.fn, self.args, self.kwargs, self.rng = fn, args, kwargs, rng
+        self.recompute_context = recompute_context
         self.count = 0
         self.recomputed = None
 
@@ -135,13 +155,77 @@ class _Frame:
         def pack(t):
             saved.append(t)
             return len(saved) - 1
-        with saved_tensors_hooks(pack, lambda i: saved[i]), enable_grad(), self.rng:
+        with saved_tensors_hooks(pack, lambda i: saved[i]), enable_grad(), self.rng, self.recompute_context:
             self.fn(*_detached(self.args), **self.kwargs)
         if len(saved) != self.count:
             raise CheckpointError(f"torch.utils.checkpoint: A different number of tensors was saved during the "
                                   f"original forward and recomputation.\nNumber of tensors saved during forward: "
                                   f"{self.count}\nNumber of tensors saved during recomputation: {len(saved)}")
         self.recomputed = saved
+
+
+# --- selective activation checkpointing -------------------------------------------------------------------
+# NOTE [selective checkpointing]: ``checkpoint(fn, ..., use_reentrant=False, context_fn=...)`` runs the forward
+# under the first context ``context_fn()`` returns and the recomputation under the second.
+# ``create_selective_checkpoint_contexts(policy)`` makes them two dispatch modes that ask the policy about each
+# operator (``ctx.is_recompute`` False, then True), as torch's do. In torch the recomputation then hands back the
+# outputs the forward kept for the operators the policy saves, instead of running them again: torch's dispatch
+# modes sit below autograd, which records whatever result a mode gives it. ember's sit above autograd
+# (_core/dispatch_key.py: a mode sees a call before autograd records it), so a mode cannot give autograd a result
+# it did not compute; ember's recomputation runs every operator again. Gradients are the same; the compute the
+# policy would save is spent, and the forward keeps nothing.
+
+class CheckpointPolicy(enum.Enum):
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+
+
+class SelectiveCheckpointContext:
+    """What a policy function is told: ``is_recompute`` (False in the forward, True in the recomputation)."""
+
+    def __init__(self, *, is_recompute):
+        self.is_recompute = is_recompute
+
+
+def _policy_of(policy_fn_or_list):
+    if isinstance(policy_fn_or_list, list):
+        ops = list(policy_fn_or_list)
+        for op in ops:
+            if not hasattr(op, 'overloadpacket'):
+                raise ValueError(f"Expected op in `op_list` to be an OpOverload but got {op} of type {type(op)}. "
+                                 f"If you are using an OpOverloadPacket, e.g. torch.ops.aten.mm, you need to "
+                                 f"specify the overload, e.g. torch.ops.aten.mm.default.")
+        return lambda ctx, op, *args, **kwargs: (CheckpointPolicy.MUST_SAVE if op in ops
+                                                 else CheckpointPolicy.PREFER_RECOMPUTE)
+    if callable(policy_fn_or_list):
+        return policy_fn_or_list
+    raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
+    """The (forward, recompute) contexts of selective checkpointing for ``context_fn`` (NOTE [selective
+    checkpointing]): ``policy_fn(ctx, op, *args, **kwargs)`` returns a CheckpointPolicy (or a bool), or a list of
+    operators names those to save."""
+    from ._python_dispatch import TorchDispatchMode
+    policy = _policy_of(policy_fn_or_list)
+
+    class _Asking(TorchDispatchMode):
+        def __init__(self, is_recompute):
+            self.is_recompute = is_recompute
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            decision = policy(SelectiveCheckpointContext(is_recompute=self.is_recompute), func, *args, **kwargs)
+            if not isinstance(decision, (bool, CheckpointPolicy)):
+                raise ValueError(f"policy_fn must return a CheckpointPolicy or a bool, but got {decision!r}")
+            return func(*args, **kwargs)
+    return _Asking(False), _Asking(True)
+
+
+def _no_contexts():
+    return contextlib.nullcontext(), contextlib.nullcontext()
 
 
 class CheckpointFunction(Function):
@@ -179,13 +263,16 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
                       "in either use_reentrant=True or use_reentrant=False explicitly.", UserWarning, stacklevel=2)
         use_reentrant = True
     if use_reentrant:
+        if context_fn is not None or debug:
+            raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
         if not is_grad_enabled():
             return function(*args)
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
-    frame = _Frame(function, args, kwargs, _RNG(preserve_rng_state))
-    with saved_tensors_hooks(frame.pack, frame.unpack):
+    forward_context, recompute_context = (context_fn or _no_contexts)()
+    frame = _Frame(function, args, kwargs, _RNG(preserve_rng_state), recompute_context)
+    with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
         return function(*args, **kwargs)
 
 

@@ -118,3 +118,11 @@ class Unfold(Module):
     def extra_repr(self):
         return 'kernel_size={kernel_size}, dilation={dilation}, padding={padding}, stride={stride}'.format(
             **self.__dict__)
+
+
+# the modules of torch's that these classes live in (NOTE [torch's module paths] in normalization.py)
+for _cls, _home in ((CosineSimilarity, 'distance'), (PairwiseDistance, 'distance'), (PixelShuffle, 'pixelshuffle'),
+                    (PixelUnshuffle, 'pixelshuffle'), (ChannelShuffle, 'channelshuffle'), (Upsample, 'upsampling'),
+                    (UpsamplingNearest2d, 'upsampling'), (UpsamplingBilinear2d, 'upsampling'), (Fold, 'fold'),
+                    (Unfold, 'fold')):
+    _cls.__module__ = f'ember.nn.modules.{_home}'

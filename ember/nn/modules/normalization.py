@@ -376,3 +376,13 @@ LazyBatchNorm3d = _lazy_norm_class(BatchNorm3d)
 LazyInstanceNorm1d = _lazy_norm_class(InstanceNorm1d)
 LazyInstanceNorm2d = _lazy_norm_class(InstanceNorm2d)
 LazyInstanceNorm3d = _lazy_norm_class(InstanceNorm3d)
+
+
+# NOTE [torch's module paths]: a saved model pickles its classes by module and name, and ember writes torch's
+# names (serialization._torch_name); these classes live here but in torch's batchnorm.py and instancenorm.py, so
+# they name those modules (which re-export them), and torch finds them when it loads ember's file
+for _cls in (BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d):
+    _cls.__module__ = 'ember.nn.modules.batchnorm'
+for _cls in (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d,
+             LazyInstanceNorm3d):
+    _cls.__module__ = 'ember.nn.modules.instancenorm'
