@@ -41,7 +41,7 @@ _FOLD = {'reflection_pad1d': 1, 'reflection_pad2d': 2, 'reflection_pad3d': 3, 'r
          'replication_pad2d': 2, 'replication_pad3d': 3, 'adaptive_max_pool2d': 2, 'adaptive_max_pool2d_backward': 2,
          '_adaptive_avg_pool3d': 3, '_adaptive_avg_pool3d_backward': 3, 'im2col': 2, 'col2im': 1}
 _SDPA = {'_scaled_dot_product_flash_attention_for_cpu', '_scaled_dot_product_flash_attention_for_cpu_backward'}
-_ELEMENTWISE = {'isclose', '_standard_gamma_grad'}
+_ELEMENTWISE = {'isclose', '_standard_gamma_grad', '_prelu_kernel_backward'}
 _WHOLE = {'max': 'amax', 'min': 'amin', 'median': 'median', 'nanmedian': 'nanmedian'}
 
 
