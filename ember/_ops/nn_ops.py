@@ -498,6 +498,33 @@ _declare_adaptive_avg(2)
 _declare_adaptive_avg(3)
 
 
+def _declare_adaptive_avg_composite(nd):
+    """torch's adaptive_avg_pool2d/3d (CompositeImplicitAutograd): a 1x1 (1x1x1) output is the mean over the
+    window dimensions, so the graph shows MeanBackward1 as torch's does (AdaptiveAveragePooling.cpp; torch then
+    restrides a channels_last result in place, which only changes the strides of size-1 dimensions)."""
+    name = f'adaptive_avg_pool{nd}d'
+    pool = getattr(aten, f'_{name}').default
+
+    def composite(self, output_size):
+        o = (output_size,) * nd if isinstance(output_size, (int, np.integer)) else tuple(output_size)
+        if len(o) != nd:
+            raise RuntimeError(f"{name}: output_size must be {nd}")
+        if min(o) < 0:
+            received = ', '.join(map(str, o)) if nd == 2 else f"{o[0]}, {o[1]},{o[2]}"     # torch's spacing
+            raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
+                               f"{{{received}}}")
+        if all(x == 1 for x in o):
+            return aten.mean.dim(self, list(range(-1, -nd - 1, -1)), True)
+        return pool(self, o)
+
+    declare(f'{name}(Tensor self, SymInt[{nd}] output_size) -> Tensor', composite=composite, method=False,
+            function=False)
+
+
+_declare_adaptive_avg_composite(2)
+_declare_adaptive_avg_composite(3)
+
+
 def _adaptive_max_meta(self, output_size):
     sh = tuple(self.shape)
     if self.dim() not in (3, 4):

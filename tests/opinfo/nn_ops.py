@@ -161,10 +161,18 @@ def _adaptive_samples(dt):
 
 
 op('_adaptive_avg_pool2d', _adaptive_samples, torch_name=_F + 'adaptive_avg_pool2d')
+op('nn.functional.adaptive_avg_pool2d', lambda dt: [S(Arg((2, 3, 4, 5)), 1), S(Arg((2, 3, 4)), (1, 1)),
+                                                   S(Arg((2, 3, 4, 5), noncontig=True), 1), S(Arg((2, 3, 6, 6)), 3),
+                                                   S(Arg((2, 3, 4, 5, 6)), 1),      # the mean: no rank check
+                                                   S(Arg((2, 3, 4, 5)), (None, 1)), S(Arg((4,)), 1)],
+   torch_name=_F + 'adaptive_avg_pool2d')
+op('nn.functional.adaptive_avg_pool3d', lambda dt: [S(Arg((2, 3, 2, 4, 5)), 1), S(Arg((3, 2, 4, 5)), (1, 1, 1)),
+                                                   S(Arg((1, 2, 5, 4, 6)), (2, 3, 4))],
+   torch_name=_F + 'adaptive_avg_pool3d')
 op('_adaptive_avg_pool2d_backward', lambda dt: [S(Arg((2, 2, 3, 4)), Arg((2, 2, 7, 5))),
                                                 S(Arg((1, 2, 5, 7)), Arg((1, 2, 3, 3)))],
    torch_name='ops.aten._adaptive_avg_pool2d_backward')
-op('nn.functional.adaptive_avg_pool1d', lambda dt: [S(Arg((2, 3, 7)), 3), S(Arg((3, 5)), 4)],
+op('nn.functional.adaptive_avg_pool1d', lambda dt: [S(Arg((2, 3, 7)), 3), S(Arg((3, 5)), 4), S(Arg((2, 3, 7)), 1)],
    torch_name=_F + 'adaptive_avg_pool1d')
 
 

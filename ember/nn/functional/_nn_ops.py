@@ -156,7 +156,7 @@ def adaptive_avg_pool3d(input, output_size):
     if isinstance(output_size, int):
         output_size = (output_size,) * 3
     output_size = tuple(input.shape[-3 + i] if o is None else int(o) for i, o in enumerate(output_size))
-    return ember.ops.aten._adaptive_avg_pool3d(input, output_size)
+    return ember.ops.aten.adaptive_avg_pool3d(input, output_size)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -170,18 +170,23 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 def adaptive_avg_pool2d(input, output_size):
-    """Average pooling to a fixed output size; windows are [floor(i*H/OH), ceil((i+1)*H/OH))."""
+    """Average pooling to a fixed output size; windows are [floor(i*H/OH), ceil((i+1)*H/OH)); a 1x1 output is the
+    mean over H and W, as torch computes it.
+
+    >>> F.adaptive_avg_pool2d(ember.arange(4.).reshape(1, 2, 2), 1)
+    tensor([[[1.5000]]])
+    """
     if isinstance(output_size, int):
         output_size = (output_size, output_size)
     output_size = tuple(input.shape[-2 + i] if o is None else int(o) for i, o in enumerate(output_size))
-    return ember.ops.aten._adaptive_avg_pool2d(input, output_size)
+    return ember.ops.aten.adaptive_avg_pool2d(input, output_size)
 
 
 def adaptive_avg_pool1d(input, output_size):
     if input.dim() not in (2, 3):
         raise RuntimeError(f"adaptive_avg_pool1d() argument 'input' must be 2D or 3D, but got {input.dim()}D")
     o = _one(output_size, 'output_size')
-    return ember.ops.aten._adaptive_avg_pool2d(input.unsqueeze(-2), (1, o)).squeeze(-2)
+    return ember.ops.aten.adaptive_avg_pool2d(input.unsqueeze(-2), (1, o)).squeeze(-2)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
