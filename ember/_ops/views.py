@@ -465,26 +465,34 @@ _c('movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a
 _c('moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)', _movedim)
 _c('swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)', lambda self, a, b: self.transpose(a, b))
 _c('swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', lambda self, a, b: self.transpose(a, b))
-def _one_node(name, fn, join='cat'):
-    """The composite ``fn`` with its pieces given one ``name`` node (NOTE in autograd/views.py)."""
+def _one_node(name, fn, join='cat', saved=None):
+    """The composite ``fn`` with its pieces given one ``name`` node (NOTE in autograd/views.py) that keeps what
+    torch's saves: ``saved(self, arg, dim)`` gives those values by name."""
     def composite(self, arg, dim=0):
         from ..autograd.views import multi_view
-        return multi_view(self, lambda: fn(self, arg, dim), wrap_dim(dim, self.dim()), name, join)
+        return multi_view(self, lambda: fn(self, arg, dim), wrap_dim(dim, self.dim()), name, join,
+                          saved(self, arg, dim) if saved is not None else None)
     return composite
+
+
+def _split_saved(key, size):
+    return lambda self, arg, dim: {'dim': dim, 'self_sizes': tuple(self.shape), key: size(self, arg, dim)}
 
 
 def _unbind(self, _, dim=0):
     return tuple(self.select(dim, i) for i in range(self.shape[wrap_dim(dim, self.dim())]))
 
 
-_split_one = _one_node('SplitBackward0', _split)
-_split_sizes_one = _one_node('SplitWithSizesBackward0', _split_with_sizes)
-_unbind_one = _one_node('UnbindBackward0', _unbind, 'stack')
+_split_one = _one_node('SplitBackward0', _split, saved=_split_saved('split_size', lambda self, arg, dim: arg))
+_split_sizes_one = _one_node('SplitWithSizesBackward0', _split_with_sizes,
+                             saved=_split_saved('split_sizes', lambda self, arg, dim: tuple(arg)))
+_unbind_one = _one_node('UnbindBackward0', _unbind, 'stack', saved=lambda self, arg, dim: {'dim': dim})
 _c('split.Tensor(Tensor(a) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]',
    lambda self, split_size, dim=0:      # a list of sizes is torch's split_with_sizes
    (_split_sizes_one if isinstance(split_size, (list, tuple)) else _split_one)(self, split_size, dim))
 _c('split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]', _split_sizes_one)
-_c('chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]', _one_node('SplitBackward0', _chunk))
+_c('chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]', _one_node('SplitBackward0', _chunk, saved=_split_saved(
+    'split_size', lambda self, chunks, dim: -(-self.shape[wrap_dim(dim, self.dim())] // chunks))))   # torch's split
 _c('unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]', lambda self, dim=0: _unbind_one(self, None, dim))
 _c('narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)', _narrow)
 _c('view_as(Tensor(a) self, Tensor other) -> Tensor(a)', lambda self, other: self.view(tuple(other.shape)),

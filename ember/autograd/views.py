@@ -337,9 +337,11 @@ def _node_class(name):
 _NODE_CLASSES = {}
 
 
-def multi_view(self, make_pieces, dim, name, join='cat'):
+def multi_view(self, make_pieces, dim, name, join='cat', saved=None):
     """``make_pieces()`` (views of ``self``) as the outputs of one ``name`` node when ``self`` requires grad
-    under grad mode; with grad mode on the pieces are MULTI_OUTPUT_NODE views (NOTE [view creation meta])."""
+    under grad mode; with grad mode on the pieces are MULTI_OUTPUT_NODE views (NOTE [view creation meta]).
+    ``saved``: the arguments torch's node saves (``_saved_dim``, ``_saved_split_sizes``...), which libraries that
+    walk graphs read (torch-pruning finds a split's channel offsets there)."""
     from .grad_mode import is_grad_enabled, no_grad
     if not is_grad_enabled():
         return make_pieces()
@@ -349,6 +351,7 @@ def multi_view(self, make_pieces, dim, name, join='cat'):
         with no_grad():
             pieces = make_pieces()
         node = _node_class(name)(dim, [tuple(p.shape) for p in pieces], self._dtype, self._device, join)
+        node._saved = dict(saved or ())
         node.next_functions = (gradient_edge(self),)
         hist = self._hist
         for i, p in enumerate(pieces):
