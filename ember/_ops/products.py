@@ -317,23 +317,8 @@ def _vdot_meta(self, other):
     return (), self._dtype
 
 
-def _transposed(sizes, strides):
-    """Whether a matrix is a transposed contiguous one (linear's ``weight.t()``), as torch's mm_mat2_backward asks."""
-    return strides[0] == 1 and strides[1] == sizes[0]
-
-
-def _mm_mat2_grad(grad, mat1, mat2_sizes, mat2_strides):
-    """torch's mm_mat2_backward: for a transposed contiguous mat2 (linear's ``weight.t()``) the gradient is computed
-    transposed, (grad^T mat1)^T, so it has the weight's layout (and the values of linear's weight gradient)."""
-    if _transposed(mat2_sizes, mat2_strides):
-        return grad.t().mm(mat1).t()
-    return mat1.t().mm(grad)
-
-
 declare('mm(Tensor self, Tensor mat2) -> Tensor', forward='multilinear', meta=_mm_meta, out=True,
-        derivatives={'self': lambda grad, mat2: grad.mm(mat2.t()),
-                     'mat2': lambda grad, self, mat2_sizes, mat2_strides: _mm_mat2_grad(grad, self, mat2_sizes,
-                                                                                        mat2_strides)})
+        derivatives={'self': lambda grad, mat2: grad.mm(mat2.t()), 'mat2': lambda grad, self: self.t().mm(grad)})
 declare('bmm(Tensor self, Tensor mat2) -> Tensor', forward='multilinear', meta=_bmm_meta, out=True,
         derivatives={'self': lambda grad, mat2: grad.bmm(mat2.transpose(1, 2)),
                      'mat2': lambda grad, self: self.transpose(1, 2).bmm(grad)})
@@ -435,33 +420,7 @@ def _linear_jvp(input, input_t, weight, weight_t, bias_t):
     return out
 
 
-# NOTE [linear's graph]: torch's linear is a composite (at::linear): addmm(bias, input, weight.t()) for a 2-D input
-# (a contiguous 3-D one viewed as 2-D and back), else matmul(input, weight.t()) plus the bias. Libraries that walk
-# grad_fn graphs (torch-pruning finds a layer's weight behind TBackward0) read that shape, so with an input that
-# requires grad linear records those pieces (a contiguous input of more dimensions is flattened too, torch's
-# _flatten_nd_linear): the view and t nodes are real, addmm's kernel for a row-vector self is
-# linear's fused GEMM plus bias, and addmm's first-order backward runs linear_backward on the weight
-# (_addmm_grads_fused), so values and gradients are linear's own. Without autograd the fused kernel runs alone.
-def _linear_graph(input, weight, bias=None):
-    if weight.dim() != 2 or input.dim() == 0 or (input.dim() == 1 and bias is None):
-        return None         # a vector weight, or matmul's vector case: one node, named by _linear_node_name
-    wt = aten.t.default(weight)
-    if input.dim() == 2:
-        return aten.mm.default(input, wt) if bias is None else aten.addmm.default(bias, input, wt)
-    if not input.is_contiguous() or (bias is not None and input.dim() != 3 and bias.dim() != 1):
-        out = aten.matmul.default(input, wt)
-        return out if bias is None else aten.add.Tensor(out, bias)
-    lead = list(input.shape[:-1])
-    flat = aten.view.default(input, [_prod(lead), input.shape[-1]])
-    if bias is None:        # matmul's pieces for a contiguous input: a view, mm, _unsafe_view
-        out = aten.mm.default(flat, wt)
-        return aten._unsafe_view.default(out, lead + [out.shape[1]])
-    out = aten.addmm.default(bias, flat, wt)      # torch's _flatten_nd_linear
-    return aten.view.default(out, lead + [out.shape[1]])
-
-
 declare('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', meta=_linear_meta, nn=True,
-        autograd_composite=_linear_graph,
         function=False, method=False, grad_name=_linear_node_name, derivatives={('input', 'weight', 'bias'): _linear_grads}, forward=_linear_jvp,
         first_order={('input', 'weight', 'bias'): _linear_grads_fused},
         saved_for={'input': ('weight',), 'weight': ('input',)},
@@ -568,29 +527,11 @@ def _scaled(g, s):
 
 
 _ADD = 'Scalar beta=1, Scalar alpha=1'
-def _addmm_grads(grad, mat1, mat2, mat2_sizes, mat2_strides, beta, alpha, output_mask):
-    return [_scaled(grad, beta) if output_mask[0] else None,
-            _scaled(grad.mm(mat2.t()), alpha) if output_mask[1] else None,
-            _scaled(_mm_mat2_grad(grad, mat1, mat2_sizes, mat2_strides), alpha) if output_mask[2] else None]
-
-
-def _addmm_grads_fused(grad, self_ndim, mat1, mat2, mat2_sizes, mat2_strides, beta, alpha, output_mask):
-    """linear's addmm(bias, input, weight.t()) (NOTE [linear's graph]): a first-order backward runs the fused
-    ``linear_backward`` kernel on the weight, as linear's own node did (the same values, bit for bit); the weight's
-    gradient is handed to TBackward0 transposed. Other addmm calls run the formulas."""
-    if beta != 1 or alpha != 1 or self_ndim != 1 or not _transposed(mat2_sizes, mat2_strides):
-        return _addmm_grads(grad, mat1, mat2, mat2_sizes, mat2_strides, beta, alpha, output_mask)
-    wsizes = (mat2_sizes[1], mat2_sizes[0])
-    weight = _stand_in(grad, wsizes) if mat2 is None else mat2.t()
-    input = _stand_in(grad, (grad.shape[0], wsizes[1])) if mat1 is None else mat1
-    dx, dw, db = aten.linear_backward.default(input, grad, weight, (output_mask[1], output_mask[2], output_mask[0]))
-    return [db, dx, None if dw is None else dw.t()]
-
-
 declare(f'addmm(Tensor self, Tensor mat1, Tensor mat2, *, {_ADD}) -> Tensor', forward='transpose', meta=_addmm_meta, out=True,
-        inplace=True, derivatives={('self', 'mat1', 'mat2'): _addmm_grads},
-        first_order={('self', 'mat1', 'mat2'): _addmm_grads_fused},
-        saved_for={'mat1': ('mat2',), 'mat2': ('mat1',)})
+        inplace=True, derivatives={
+            'self': lambda grad, beta: _scaled(grad, beta),
+            'mat1': lambda grad, mat2, alpha: _scaled(grad.mm(mat2.t()), alpha),
+            'mat2': lambda grad, mat1, alpha: _scaled(mat1.t().mm(grad), alpha)})
 declare(f'addmv(Tensor self, Tensor mat, Tensor vec, *, {_ADD}) -> Tensor', forward='transpose', meta=_addmv_meta, out=True,
         inplace=True, derivatives={
             'self': lambda grad, beta: _scaled(grad, beta),

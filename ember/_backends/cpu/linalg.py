@@ -57,15 +57,6 @@ def _linear_backward(x, g, w, output_mask):
     return tuple(res)
 
 
-def _addmm(inp, m1, m2, beta, alpha):
-    """A row-vector ``inp`` with beta = alpha = 1 is linear's bias (addmm(bias, x, w.t()), NOTE [linear's graph] in
-    _ops/products.py): linear's fused GEMM plus bias, the same values as its kernel."""
-    if beta == 1 and alpha == 1 and inp.ndim == 1 and inp.shape[0] == m2.shape[1] and inp.dtype == m2.dtype \
-            and m2.dtype.kind == 'f':
-        return _gemm(m1, m2, inp)
-    return _scale_add(np.matmul(m1, m2), inp, beta, alpha)
-
-
 def _scale_add(prod, inp, beta, alpha):
     """beta * inp + alpha * prod, computed in place on the fresh product; beta == 0 ignores inp (NaNs too)."""
     if prod.dtype.kind in 'iub':        # torch truncates the scalars to the integer type
@@ -495,7 +486,7 @@ KERNELS = {
     'vdot': np.vdot,
     'linear': _linear,
     'linear_backward': _linear_backward,
-    'addmm': lambda inp, m1, m2, beta, alpha: _addmm(inp, m1, m2, beta, alpha),
+    'addmm': lambda inp, m1, m2, beta, alpha: _scale_add(np.matmul(m1, m2), inp, beta, alpha),
     'addmv': lambda inp, m, v, beta, alpha: _scale_add(np.matmul(m, v), inp, beta, alpha),
     'baddbmm': lambda inp, b1, b2, beta, alpha: _scale_add(np.matmul(b1, b2), inp, beta, alpha),
     'addbmm': _addbmm,
