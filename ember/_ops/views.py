@@ -471,7 +471,7 @@ def _one_node(name, fn, join='cat', saved=None):
     def composite(self, arg, dim=0):
         from ..autograd.views import multi_view
         return multi_view(self, lambda: fn(self, arg, dim), wrap_dim(dim, self.dim()), name, join,
-                          saved(self, arg, dim) if saved is not None else None)
+                          None if saved is None else lambda: saved(self, arg, dim))
     return composite
 
 

@@ -340,8 +340,9 @@ _NODE_CLASSES = {}
 def multi_view(self, make_pieces, dim, name, join='cat', saved=None):
     """``make_pieces()`` (views of ``self``) as the outputs of one ``name`` node when ``self`` requires grad
     under grad mode; with grad mode on the pieces are MULTI_OUTPUT_NODE views (NOTE [view creation meta]).
-    ``saved``: the arguments torch's node saves (``_saved_dim``, ``_saved_split_sizes``...), which libraries that
-    walk graphs read (torch-pruning finds a split's channel offsets there)."""
+    ``saved()``: the arguments torch's node saves (``_saved_dim``, ``_saved_split_sizes``...) by name, asked once
+    the pieces are made (their checks first); libraries that walk graphs read them (torch-pruning finds a
+    split's channel offsets there)."""
     from .grad_mode import is_grad_enabled, no_grad
     if not is_grad_enabled():
         return make_pieces()
@@ -351,7 +352,7 @@ def multi_view(self, make_pieces, dim, name, join='cat', saved=None):
         with no_grad():
             pieces = make_pieces()
         node = _node_class(name)(dim, [tuple(p.shape) for p in pieces], self._dtype, self._device, join)
-        node._saved = dict(saved or ())
+        node._saved = saved() if saved is not None else {}
         node.next_functions = (gradient_edge(self),)
         hist = self._hist
         for i, p in enumerate(pieces):
