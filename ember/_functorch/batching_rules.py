@@ -41,7 +41,7 @@ _FOLD = {'reflection_pad1d': 1, 'reflection_pad2d': 2, 'reflection_pad3d': 3, 'r
          'replication_pad2d': 2, 'replication_pad3d': 3, 'adaptive_max_pool2d': 2, 'adaptive_max_pool2d_backward': 2,
          '_adaptive_avg_pool3d': 3, '_adaptive_avg_pool3d_backward': 3, 'im2col': 2, 'col2im': 1}
 _SDPA = {'_scaled_dot_product_flash_attention_for_cpu', '_scaled_dot_product_flash_attention_for_cpu_backward'}
-_ELEMENTWISE = {'isclose', '_standard_gamma_grad'}
+_ELEMENTWISE = {'isclose', '_standard_gamma_grad', '_prelu_kernel_backward'}
 _WHOLE = {'max': 'amax', 'min': 'amin', 'median': 'median', 'nanmedian': 'nanmedian'}
 
 
@@ -387,6 +387,56 @@ def _layer_norm_backward_rule(op):
     return rule
 
 
+def _group_norm_rule(op):
+    """group_norm per sample of (N, C, *): one call on the physical input with the batch merged into N; a batched
+    weight or bias (per-sample parameters) is applied afterwards, as batched pointwise operators."""
+    def rule(level, args):
+        x, w, b, N, C, HxW, group, eps = args
+        B = _batch_size(args, level)
+        px = _physical_or_expanded(x, level, B)
+        per_sample = any(t is not None and unwrap(t, level) is not None for t in (w, b))
+        out, mean, rstd = aten.native_group_norm.default(
+            px.reshape((B * N,) + tuple(px.shape[2:])), None if per_sample else w, None if per_sample else b,
+            B * N, C, HxW, group, eps)
+        out = make_batched(out.reshape(px.shape), level)
+        if per_sample:
+            cshape = (C,) + (1,) * (x.dim() - 2)
+            out = out * w.reshape(cshape) if w is not None else out
+            out = out + b.reshape(cshape) if b is not None else out
+        return out, make_batched(mean.reshape(B, N, group), level), make_batched(rstd.reshape(B, N, group), level)
+    return rule
+
+
+def _group_norm_backward_rule(op):
+    """The input's gradient in one call with the batch merged into N (a batched weight multiplies the incoming
+    gradient first); the weight's and bias's per sample, summed over each sample's own rows only."""
+    def rule(level, args):
+        g, x, mean, rstd, w, N, C, HxW, group, mask = args
+        B = _batch_size(args, level)
+        pg, px = _physical_or_expanded(g, level, B), _physical_or_expanded(x, level, B)
+        pm, pr = _physical_or_expanded(mean, level, B), _physical_or_expanded(rstd, level, B)
+        flat = lambda t: t.reshape((B * t.shape[1],) + tuple(t.shape[2:]))
+        gi = gw = gb = None
+        if mask[0]:
+            pw = None if w is None else unwrap(w, level)
+            if pw is not None:      # per-sample weight: d(out)/dx with weight w is the unweighted one of g * w
+                pg_in, w_in = pg * pw.reshape((B, 1, C) + (1,) * (x.dim() - 2)), None
+            else:
+                pg_in, w_in = pg, w
+            gi = aten.native_group_norm_backward.default(flat(pg_in), flat(px), flat(pm), flat(pr), w_in, B * N, C,
+                                                         HxW, group, [True, False, False])[0].reshape(px.shape)
+        if mask[1] or mask[2]:
+            g4 = pg.reshape(B, N, C, HxW)
+        if mask[1]:
+            n = C // group * HxW
+            xhat = (px.reshape(B, N, group, n) - pm.unsqueeze(-1)) * pr.unsqueeze(-1)
+            gw = (g4 * xhat.reshape(B, N, C, HxW)).sum([1, 3])
+        if mask[2]:
+            gb = g4.sum([1, 3])
+        return tuple(None if t is None else make_batched(t, level) for t in (gi, gw, gb))
+    return rule
+
+
 def _embedding_rule(op):
     """embedding: shared weight and batched indices, one lookup; a batched weight (per-sample tables): each
     sample's indices read its own table (an index with the batch position in front)."""
@@ -550,7 +600,8 @@ def rule_for(decl):
              'one_hot': _one_hot_rule, '_cdist_forward': _cdist_rule, 'native_layer_norm': _layer_norm_rule,
              'native_layer_norm_backward': _layer_norm_backward_rule, 'repeat': _repeat_rule,
              'index_put': _index_put_rule, 'embedding': _embedding_rule, 'native_batch_norm': _batch_norm_rule,
-             'native_batch_norm_backward': _batch_norm_backward_rule}
+             'native_batch_norm_backward': _batch_norm_backward_rule, 'native_group_norm': _group_norm_rule,
+             'native_group_norm_backward': _group_norm_backward_rule}
     if name in table:
         return table[name](op), 'other'
     return None, None

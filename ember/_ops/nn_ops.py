@@ -18,6 +18,7 @@ import numpy as np
 
 from .._core.dtype import scalar_name as _tname, legacy_type_name
 from .._core import dtype as _D
+from .._core.storage import suggest_memory_format
 from .registry import declare
 from .views import wrap_dim
 from .._dispatch.ops_namespace import aten
@@ -497,6 +498,33 @@ _declare_adaptive_avg(2)
 _declare_adaptive_avg(3)
 
 
+def _declare_adaptive_avg_composite(nd):
+    """torch's adaptive_avg_pool2d/3d (CompositeImplicitAutograd): a 1x1 (1x1x1) output is the mean over the
+    window dimensions, so the graph shows MeanBackward1 as torch's does (AdaptiveAveragePooling.cpp; torch then
+    restrides a channels_last result in place, which only changes the strides of size-1 dimensions)."""
+    name = f'adaptive_avg_pool{nd}d'
+    pool = getattr(aten, f'_{name}').default
+
+    def composite(self, output_size):
+        o = (output_size,) * nd if isinstance(output_size, (int, np.integer)) else tuple(output_size)
+        if len(o) != nd:
+            raise RuntimeError(f"{name}: output_size must be {nd}")
+        if min(o) < 0:
+            received = ', '.join(map(str, o)) if nd == 2 else f"{o[0]}, {o[1]},{o[2]}"     # torch's spacing
+            raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
+                               f"{{{received}}}")
+        if all(x == 1 for x in o):
+            return aten.mean.dim(self, list(range(-1, -nd - 1, -1)), True)
+        return pool(self, o)
+
+    declare(f'{name}(Tensor self, SymInt[{nd}] output_size) -> Tensor', composite=composite, method=False,
+            function=False)
+
+
+_declare_adaptive_avg_composite(2)
+_declare_adaptive_avg_composite(3)
+
+
 def _adaptive_max_meta(self, output_size):
     sh = tuple(self.shape)
     if self.dim() not in (3, 4):
@@ -729,6 +757,107 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn
 
 declare('layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, '
         'float eps=1e-05, bool cudnn_enable=True) -> Tensor', composite=_layer_norm, method=False)
+
+
+# group norm: torch's one NativeGroupNormBackward0 node (libraries that walk grad_fn graphs, such as
+# torch-pruning, read it as one layer), the layer-norm formulas applied to the (N, group, C // group * HxW) view
+
+def _gn_meta(input, weight, bias, N, C, HxW, group, eps):
+    sh = tuple(input.shape)
+    if group <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {group}")
+    if C % group:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {_shape_str(sh)} and num_groups={group}")
+    for name, t in (('weight', weight), ('bias', bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != C):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {_shape_str(t.shape)} and input of shape {_shape_str(sh)}")
+    if input.numel() != N * C * HxW:
+        raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.")
+    if input._dtype.category < 2:
+        raise NotImplementedError(f"\"GroupNormKernelImpl\" not implemented for '{_tname(input._dtype)}'")
+    return [(sh, input._dtype), ((N, group), input._dtype), ((N, group), input._dtype)]
+
+
+def _gn_stats_grad(grads, x, mean, rstd, n):
+    """The input's gradient through the statistics, which torch's native_group_norm returns as differentiable
+    outputs: mean = sum(x) / n gives gmean / n, rstd = (sum((x - mean)^2) / n + eps)^-1/2 gives
+    -grstd * rstd^3 * (x - mean) / n. ``x`` is (N, group, n), the statistics (N, group, 1)."""
+    gmean, grstd = grads[1].unsqueeze(-1), grads[2].unsqueeze(-1)
+    return gmean / n - (grstd * rstd * rstd * rstd / n) * (x - mean)
+
+
+def _gn_grads(grads, input, weight, N, C, HxW, group, eps, result1, result2, output_mask):
+    """All three gradients in ember ops, for a recorded backward (create_graph): layer norm's over each group."""
+    grad, n = grads[0], C // group * HxW
+    x = input.reshape(N, group, n)
+    mean, rstd = _stats(x, result1.reshape(N, group, 1), result2.reshape(N, group, 1), [2], n, eps, True)
+    cshape = (1, C) + (1,) * (input.dim() - 2)
+    dims = [0] + list(range(2, input.dim()))
+    gi = gw = None
+    if output_mask[0]:
+        g = grad if weight is None else grad * weight.reshape(cshape)
+        gi = _norm_input_grad(g.reshape(N, group, n), x, None, mean, rstd, [2], n, None)
+        gi = (gi + _gn_stats_grad(grads, x, mean, rstd, n)).reshape(input.shape)
+    if output_mask[1]:
+        gw = (grad * ((x - mean) * rstd).reshape(input.shape)).sum(dims)
+    return [gi, gw, grad.sum(dims) if output_mask[2] else None]
+
+
+def _gn_grads_fused(grads, input, weight, N, C, HxW, group, eps, result1, result2, output_mask):
+    """A first-order backward runs the fused ``native_group_norm_backward`` kernel, as torch's does, and adds the
+    statistics' part (zero unless a loss reads them: the engine gives their unused gradients as zeros)."""
+    gi, gw, gb = aten.native_group_norm_backward.default(grads[0], input, result1, result2, weight, N, C, HxW, group,
+                                                         tuple(output_mask))
+    if output_mask[0]:
+        n = C // group * HxW
+        x = input.reshape(N, group, n)
+        gi = gi + _gn_stats_grad(grads, x, result1.reshape(N, group, 1), result2.reshape(N, group, 1), n).reshape(
+            input.shape)
+    return [gi, gw, gb]
+
+
+# torch saves input, weight, both statistics and the sizes (one joint formula in derivatives.yaml), and its
+# statistics are differentiable outputs; so are ember's
+declare('native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, '
+        'float eps) -> (Tensor, Tensor, Tensor)', meta=_gn_meta, method=False, forward='transpose',
+        derivatives={('input', 'weight', 'bias'): _gn_grads},
+        first_order={('input', 'weight', 'bias'): _gn_grads_fused})
+
+
+def _gn_backward_meta(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask):
+    if tuple(grad_out.shape) != tuple(input.shape):
+        raise RuntimeError(f"native_group_norm_backward: grad_out of shape {_shape_str(grad_out.shape)} does not "
+                           f"match input of shape {_shape_str(input.shape)}")
+    _gn_meta(input, weight, None, N, C, HxW, group, 1e-5)
+    for name, t in (('mean', mean), ('rstd', rstd)):
+        if t.numel() != N * group:
+            raise RuntimeError(f"Expected {name} to have {N * group} elements, but got {t.numel()}")
+    mask = tuple(bool(m) for m in output_mask)
+    pdt = input._dtype if weight is None else weight._dtype
+    return [(tuple(input.shape), input._dtype) if mask[0] else None,
+            ((C,), pdt) if mask[1] else None, ((C,), pdt) if mask[2] else None]
+
+
+declare('native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, '
+        'SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)',
+        meta=_gn_backward_meta, method=False)
+
+
+def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    """torch's composite: the sizes, a copy in the input's own memory format, then native_group_norm."""
+    N, C = input.size(0), input.size(1)
+    HxW = 1
+    for s in input.shape[2:]:
+        HxW *= s
+    _gn_meta(input, weight, bias, N, C, HxW, num_groups, eps)
+    x = input.contiguous(memory_format=suggest_memory_format(tuple(input.shape), input.stride()))
+    return aten.native_group_norm.default(x, weight, bias, N, C, HxW, num_groups, eps)[0]
+
+
+declare('group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, '
+        'bool cudnn_enabled=True) -> Tensor', composite=_group_norm, method=False)
 
 
 def _bn_meta(input, weight, bias, running_mean, running_var, training, momentum, eps):

@@ -906,6 +906,69 @@ pointwise('hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor'
               _where((self > min_val).logical_and(self < max_val), grad, 0.)}, nargs=1,
           check=_NO_BOOL('hardtanh_cpu'), nn=True, method=False, function=False)
 
+# PReLU: torch's prelu is a composite (the weight reshaped to broadcast over dim 1) around the primitive
+# _prelu_kernel, whose node PreluKernelBackward0 libraries that walk grad_fn graphs recognise; the first-order
+# backward is torch's fused _prelu_kernel_backward (one pass for both gradients)
+
+def _prelu_check(cd, self, weight):
+    if self.dtype != weight.dtype:
+        raise RuntimeError(f"Found dtype {_tname(weight.dtype)} but expected {_tname(self.dtype)}")
+    if cd.category != _FLOAT:
+        raise _not_impl('prelu_cpu', cd)
+
+
+def _prelu_grads(grad, self, weight, output_mask):
+    pos = self > 0
+    return [_where(pos, grad, weight * grad) if output_mask[0] else None,
+            _where(pos, 0., self * grad) if output_mask[1] else None]
+
+
+def _prelu_jvp(self, self_t, weight, weight_t):
+    """torch's: where(self >= 0, self_t, weight * self_t + weight_t * self), a missing tangent being zero."""
+    neg = None if self_t is None else weight * self_t
+    if weight_t is not None:
+        neg = weight_t * self if neg is None else neg + weight_t * self
+    return _where(self >= 0, 0. if self_t is None else self_t, neg)
+
+
+pointwise('_prelu_kernel(Tensor self, Tensor weight) -> Tensor', 'promote', {('self', 'weight'): _prelu_grads},
+          check=_prelu_check, numbers=(), inplace=False, out=False, method=False, forward=_prelu_jvp,
+          first_order={('self', 'weight'): lambda grad, self, weight:
+                       list(aten._prelu_kernel_backward.default(grad, self, weight))})
+
+
+def _prelu_backward_meta(grad_output, self, weight):
+    shape = broadcast_shapes(tuple(grad_output.shape), tuple(self.shape), tuple(weight.shape))
+    _prelu_check(self._dtype, self, weight)
+    return [(shape, self._dtype), (shape, weight._dtype)]
+
+
+declare('_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)',
+        meta=_prelu_backward_meta, method=False)
+
+
+def _prelu(self, weight):
+    """torch's composite: the checks, then the weight reshaped (a view) to broadcast over dim 1."""
+    if self.dtype != weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_tname(self.dtype)} and {_tname(weight.dtype)}")
+    n = weight.numel()
+    if n != 1:
+        if self.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = self.shape[1] if self.dim() > 1 else 1
+        if n != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{n} and channel size = {channels}.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if self.dim() != weight.dim():
+        weight = weight.reshape((1, n) + (1,) * (self.dim() - 2) if self.dim() > 1 else (1,) * self.dim())
+    return aten._prelu_kernel.default(self, weight)
+
+
+declare('prelu(Tensor self, Tensor weight) -> Tensor', composite=_prelu, function=False, method=False)
+
+
 # hardshrink/softshrink: primitives rather than compositions of where, because torch's backward saves self
 # (and only self): an in-place change of the input after the call must fail backward, as in torch
 pointwise('hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor', 'promote',

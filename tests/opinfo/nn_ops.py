@@ -161,10 +161,18 @@ def _adaptive_samples(dt):
 
 
 op('_adaptive_avg_pool2d', _adaptive_samples, torch_name=_F + 'adaptive_avg_pool2d')
+op('nn.functional.adaptive_avg_pool2d', lambda dt: [S(Arg((2, 3, 4, 5)), 1), S(Arg((2, 3, 4)), (1, 1)),
+                                                   S(Arg((2, 3, 4, 5), noncontig=True), 1), S(Arg((2, 3, 6, 6)), 3),
+                                                   S(Arg((2, 3, 4, 5, 6)), 1),      # the mean: no rank check
+                                                   S(Arg((2, 3, 4, 5)), (None, 1)), S(Arg((4,)), 1)],
+   torch_name=_F + 'adaptive_avg_pool2d')
+op('nn.functional.adaptive_avg_pool3d', lambda dt: [S(Arg((2, 3, 2, 4, 5)), 1), S(Arg((3, 2, 4, 5)), (1, 1, 1)),
+                                                   S(Arg((1, 2, 5, 4, 6)), (2, 3, 4))],
+   torch_name=_F + 'adaptive_avg_pool3d')
 op('_adaptive_avg_pool2d_backward', lambda dt: [S(Arg((2, 2, 3, 4)), Arg((2, 2, 7, 5))),
                                                 S(Arg((1, 2, 5, 7)), Arg((1, 2, 3, 3)))],
    torch_name='ops.aten._adaptive_avg_pool2d_backward')
-op('nn.functional.adaptive_avg_pool1d', lambda dt: [S(Arg((2, 3, 7)), 3), S(Arg((3, 5)), 4)],
+op('nn.functional.adaptive_avg_pool1d', lambda dt: [S(Arg((2, 3, 7)), 3), S(Arg((3, 5)), 4), S(Arg((2, 3, 7)), 1)],
    torch_name=_F + 'adaptive_avg_pool1d')
 
 
@@ -267,6 +275,16 @@ def _bn_samples(dt):
 
 op('native_layer_norm', _native_ln_samples, torch_name='native_layer_norm', atol=1e-5, rtol=1e-5)
 op('layer_norm', _ln_samples, torch_name=_F + 'layer_norm', atol=1e-5, rtol=1e-5)
+def _native_gn_samples(dt):
+    yield S(Arg((2, 6, 4)), Arg((6,)), Arg((6,)), 2, 6, 4, 3, 1e-5)
+    yield S(Arg((2, 4, 3, 3)), None, None, 2, 4, 9, 2, 1e-5)
+    yield S(Arg((3, 4)), Arg((4,)), None, 3, 4, 1, 4, 1e-3)        # one channel per group
+    yield S(Arg((2, 4, 5), noncontig=True), None, Arg((4,)), 2, 4, 5, 1, 1e-5)
+    yield S(Arg((0, 4, 3)), Arg((4,)), Arg((4,)), 0, 4, 3, 2, 1e-5)   # empty batch
+    yield S(Arg((2, 6, 4)), None, None, 2, 6, 4, 4, 1e-5)             # error: channels not divisible
+
+
+op('native_group_norm', _native_gn_samples, torch_name='native_group_norm', atol=1e-5, rtol=1e-5)
 op('native_batch_norm', _native_bn_samples, torch_name='native_batch_norm', atol=1e-5, rtol=1e-5)
 op('nn.functional.batch_norm', _bn_samples, torch_name=_F + 'batch_norm', atol=1e-5, rtol=1e-5)
 op('nn.functional.group_norm', lambda dt: [S(Arg((2, 6, 4)), 3, Arg((6,)), Arg((6,))),

@@ -32,6 +32,23 @@ op('native_layer_norm_backward', _ln_backward_samples, torch_name='ops.aten.nati
    gradgrad=False)      # differentiated only through native_layer_norm's own formulas (create_graph)
 
 
+def _gn_backward_samples(dt):
+    rng = np.random.default_rng(5)
+    for (N, C, HxW), group, affine, mask in [((2, 6, 4), 3, True, (True, True, True)), ((3, 4, 5), 2, False, (True, False, False)),
+                                           ((2, 4, 3), 4, True, (False, True, True)), ((0, 4, 3), 2, True, (True, True, True))]:
+        x = rng.standard_normal((N, C, HxW)).astype(dt) + 2     # an offset mean: ds - db * mean cancels
+        # (not weight=None with output_mask[2]: torch 2.13 fails "tensor does not have a device")
+        mean, rstd = _stats(x.reshape(N, group, C // group * HxW), 1)
+        w = Arg((C,)) if affine else None
+        yield S(Arg((N, C, HxW)), x, mean.reshape(N, group), rstd.reshape(N, group), w, N, C, HxW, group, list(mask))
+    # (no non-contiguous sample: torch's CPU kernel reads its inputs' memory as contiguous; its autograd formula
+    # passes contiguous ones)
+
+
+op('native_group_norm_backward', _gn_backward_samples, torch_name='ops.aten.native_group_norm_backward', grad=False,
+   gradgrad=False)      # differentiated only through native_group_norm's own formulas (create_graph)
+
+
 def _bn_backward_samples(dt):
     rng = np.random.default_rng(4)
     for shape, affine, train, mask in [((4, 3, 5), True, True, (True, True, True)), ((2, 3, 8, 9), True, True, (True, True, True)), ((2, 3, 4, 4), False, True, (True, False, False)),

@@ -336,8 +336,17 @@ act('softshrink', S(Arg((3, 4)), 1.0), S(Arg((3,)), -1.0))
 act('hardshrink', S(Arg((3, 4)), 1.0))
 op('threshold', lambda dt: [S(Arg((3, 4)), 0.5, 2.0), S(Arg((3, 4), noncontig=True), 1, -1), S(Arg(()), 0, 0)],
    dtypes=ALL_NUMERIC[:-1], torch_name='nn.functional.threshold')
-op('prelu', lambda dt: [S(Arg((2, 3, 4)), Arg((3,))), S(Arg((3, 4)), Arg((1,))), S(Arg((2, 3)), Arg((2,)))],
+op('prelu', lambda dt: [S(Arg((2, 3, 4)), Arg((3,))), S(Arg((3, 4)), Arg((1,))), S(Arg((2, 3)), Arg((2,))),
+                        S(Arg((5,)), Arg((1,))), S(Arg(()), Arg(())), S(Arg((2, 3, 4), noncontig=True), Arg(())),
+                        S(Arg((0, 3)), Arg((3,))), S(Arg((2, 3)), Arg((1, 3)))],
    dtypes=FLOATS, torch_name='nn.functional.prelu')
+op('_prelu_kernel', lambda dt: [S(Arg((2, 3, 4)), Arg((1, 3, 1))), S(Arg((3,)), Arg((2, 3))), S(Arg(()), Arg(())),
+                                S(Arg((4, 3), noncontig=True), Arg((3,))), S(Arg((0, 2)), Arg((1, 2)))],
+   dtypes=FLOATS, torch_name='_prelu_kernel')
+op('_prelu_kernel_backward', lambda dt: [S(Arg((2, 3, 4)), Arg((2, 3, 4)), Arg((1, 3, 1))),
+                                         S(Arg((2, 3)), Arg((3,)), Arg((2, 3))), S(Arg(()), Arg(()), Arg(())),
+                                         S(Arg((4, 3), noncontig=True), Arg((4, 3)), Arg((3,)))],
+   dtypes=FLOATS, torch_name='ops.aten._prelu_kernel_backward', grad=False, gradgrad=False)
 act('rrelu')
 op('glu', lambda dt: [S(Arg((2, 4))), S(Arg((4, 3)), 0), S(Arg((3, 3)), 1), S(Arg(()))], dtypes=FLOATS,
    torch_name='nn.functional.glu')

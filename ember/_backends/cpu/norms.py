@@ -1,4 +1,4 @@
-"""CPU kernels for layer normalisation, forward and backward (batch norm is in nn_ops.py).
+"""CPU kernels for layer and group normalisation, forward and backward (batch norm is in nn_ops.py).
 
 Every row and column sum is a GEMV (NOTE [row sums as GEMV] in _sums.py).
 """
@@ -81,7 +81,47 @@ def native_layer_norm_backward(g, x, normalized_shape, mean, rstd, w, b, output_
     return dx, dw, db
 
 
+def native_group_norm(x, w, b, N, C, HxW, group, eps):
+    """Layer norm over each group's C // group * HxW values, then the per-channel affine map."""
+    if x.dtype.itemsize == 2 and x.dtype.kind not in 'iub':
+        return native_group_norm(*_in_float32((x, w, b, N, C, HxW, group, eps)))
+    n = C // group * HxW
+    out, mean, rstd = native_layer_norm(x.reshape(N * group, n), (n,), None, None, eps)
+    out = out.reshape(N, C, HxW)
+    if w is not None:
+        out *= w[:, None]
+    if b is not None:
+        out += b[:, None]
+    return out.reshape(x.shape), mean.reshape(N, group), rstd.reshape(N, group)
+
+
+def native_group_norm_backward(g, x, mean, rstd, w, N, C, HxW, group, output_mask):
+    """torch's arrangement (GroupNormBackwardKernelImpl): dx is layer norm's input gradient of g * w over each
+    group; with ds, db the per-(sample, channel) sums of g * x and g, dw = sum over samples of (ds - db * mean) *
+    rstd and db sums db over samples."""
+    if x.dtype.itemsize == 2 and x.dtype.kind not in 'iub':
+        return native_group_norm_backward(*_in_float32((g, x, mean, rstd, w, N, C, HxW, group, output_mask)))
+    n = C // group * HxW
+    g3 = g.reshape(N, C, HxW)
+    dx = dw = db = None
+    if output_mask[0] and x.size == 0:
+        dx = np.zeros(x.shape, x.dtype)
+    elif output_mask[0]:
+        gw = g3 * w[:, None] if w is not None else g3
+        dx = native_layer_norm_backward(gw.reshape(N * group, n), x.reshape(N * group, n), (n,), mean.reshape(-1),
+                                        rstd.reshape(-1), None, None, (True, False, False))[0].reshape(x.shape)
+    if output_mask[1]:
+        ds = (g3 * x.reshape(N, C, HxW)).sum(2)
+        per_channel = lambda s: np.repeat(s.reshape(N, group), C // group, axis=1)
+        dw = ((ds - g3.sum(2) * per_channel(mean)) * per_channel(rstd)).sum(0)
+    if output_mask[2]:
+        db = g3.sum((0, 2))
+    return dx, dw, db
+
+
 KERNELS = {
+    'native_group_norm': native_group_norm,
+    'native_group_norm_backward': native_group_norm_backward,
     'native_layer_norm': native_layer_norm,
     'native_layer_norm_backward': native_layer_norm_backward,
 }

@@ -291,6 +291,13 @@ def _leaky_relu(a, slope):
     return _select(a > 0, a, s)
 
 
+def _prelu_backward(g, a, w):
+    """torch's _prelu_kernel_backward: (g or w * g, 0 or a * g) as a > 0, both of the broadcast shape (autograd
+    sums the weight's to its shape)."""
+    pos = np.broadcast_to(a > 0, np.broadcast_shapes(g.shape, a.shape, w.shape))
+    return np.where(pos, g, w * g), np.where(pos, a.dtype.type(0), a * g)
+
+
 def _hardswish(a):
     """a * min(max(a + 3, 0), 6) / 6 as torch computes it, in place on one temporary (3x faster)."""
     r = a + a.dtype.type(3)
@@ -769,6 +776,8 @@ _TABLE = {
     'elu': _elu,
     'leaky_relu': lambda a, slope: _leaky_relu(a, slope),
     'hardtanh': lambda a, lo, hi: _hardtanh(a, lo, hi),
+    '_prelu_kernel': lambda a, w: _select(a > 0, a, a * w),
+    '_prelu_kernel_backward': lambda g, a, w: _prelu_backward(g, a, w),
     'hardshrink': lambda a, lambd: _select((a > lambd) | (a < -lambd), a, 0),
     'softshrink': lambda a, lambd: _select(a > lambd, a - a.dtype.type(lambd),
                                            _select(a < -lambd, a + a.dtype.type(lambd), 0)),

@@ -38,6 +38,7 @@ _silu, _silu_ = _op('silu'), _op_('silu')
 _hardswish, _hardswish_ = _op('hardswish'), _op_('hardswish')
 _hardsigmoid, _hardsigmoid_ = _op('hardsigmoid'), _op_('hardsigmoid')
 _threshold, _threshold_ = _op('threshold'), _op_('threshold')
+_prelu = _op('prelu')
 _softplus, _gelu, _log_sigmoid = _op('softplus'), _op('gelu'), _op('log_sigmoid')
 _hardshrink, _softshrink = _op('hardshrink'), _op('softshrink')
 sigmoid, tanh = ember.sigmoid, ember.tanh
@@ -196,18 +197,13 @@ def threshold_(input, threshold, value):
 
 @_autocast_composite('prelu')      # torch's prelu is one operator in its CPU lower-precision list
 def prelu(input, weight):
-    """max(0, x) + weight * min(0, x), one weight per channel (dim 1) or one for all: a composite."""
-    n = weight.numel()
-    if n != 1:
-        channels = input.shape[1] if input.dim() >= 2 else (input.shape[0] if input.dim() == 1 else 1)
-        if n != channels:
-            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-                               f"{n} and channel size = {channels}.")
-        if input.dim() >= 2:
-            weight = weight.reshape((n,) + (1,) * (input.dim() - 2))
-    elif weight.dim() > 0 and input.dim() > 0:
-        weight = weight.reshape(())
-    return ember.where(input > 0, input, weight * input)
+    """max(0, x) + weight * min(0, x), one weight per channel (dim 1) or one for all (torch's composite around
+    ``_prelu_kernel``).
+
+    >>> F.prelu(ember.tensor([[-2., 3.]]), ember.tensor([0.5, 0.1]))
+    tensor([[-1.,  3.]])
+    """
+    return _prelu(input, weight)
 
 
 def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):

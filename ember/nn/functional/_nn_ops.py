@@ -156,7 +156,7 @@ def adaptive_avg_pool3d(input, output_size):
     if isinstance(output_size, int):
         output_size = (output_size,) * 3
     output_size = tuple(input.shape[-3 + i] if o is None else int(o) for i, o in enumerate(output_size))
-    return ember.ops.aten._adaptive_avg_pool3d(input, output_size)
+    return ember.ops.aten.adaptive_avg_pool3d(input, output_size)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -170,18 +170,23 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 def adaptive_avg_pool2d(input, output_size):
-    """Average pooling to a fixed output size; windows are [floor(i*H/OH), ceil((i+1)*H/OH))."""
+    """Average pooling to a fixed output size; windows are [floor(i*H/OH), ceil((i+1)*H/OH)); a 1x1 output is the
+    mean over H and W, as torch computes it.
+
+    >>> F.adaptive_avg_pool2d(ember.arange(4.).reshape(1, 2, 2), 1)
+    tensor([[[1.5000]]])
+    """
     if isinstance(output_size, int):
         output_size = (output_size, output_size)
     output_size = tuple(input.shape[-2 + i] if o is None else int(o) for i, o in enumerate(output_size))
-    return ember.ops.aten._adaptive_avg_pool2d(input, output_size)
+    return ember.ops.aten.adaptive_avg_pool2d(input, output_size)
 
 
 def adaptive_avg_pool1d(input, output_size):
     if input.dim() not in (2, 3):
         raise RuntimeError(f"adaptive_avg_pool1d() argument 'input' must be 2D or 3D, but got {input.dim()}D")
     o = _one(output_size, 'output_size')
-    return ember.ops.aten._adaptive_avg_pool2d(input.unsqueeze(-2), (1, o)).squeeze(-2)
+    return ember.ops.aten.adaptive_avg_pool2d(input.unsqueeze(-2), (1, o)).squeeze(-2)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
@@ -533,26 +538,21 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
-    """Normalises each group of ``C // num_groups`` channels of each sample, then a per-channel affine map."""
+    """Normalises each group of ``C // num_groups`` channels of each sample, then a per-channel affine map
+    (one ``native_group_norm``, as torch's).
+
+    >>> F.group_norm(ember.tensor([[1., 3.]]).reshape(1, 2, 1), 1).flatten()
+    tensor([-1.0000,  1.0000])
+    """
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
     sh = tuple(input.shape)
-    N, C = sh[0], sh[1]
-    if C % num_groups:
-        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
-                           f"shape {list(sh)} and num_groups={num_groups}")
-    for name, t in (('weight', weight), ('bias', bias)):
-        if t is not None and (t.dim() != 1 or t.numel() != C):
-            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
-                               f"but got {name} of shape {list(t.shape)} and input of shape {list(sh)}")
-    out = ember.native_layer_norm(input.reshape(N, num_groups, -1), (input.numel() // max(N * num_groups, 1),),
-                                  None, None, eps)[0].reshape(sh)
-    bshape = (1, C) + (1,) * (input.dim() - 2)
-    if weight is not None:
-        out = out * weight.reshape(bshape)
-    if bias is not None:
-        out = out + bias.reshape(bshape)
-    return out
+    per_group = sh[0] * sh[1] // num_groups
+    for s in sh[2:]:
+        per_group *= s
+    if per_group == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    return ember.group_norm(input, num_groups, weight, bias, eps)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
