@@ -808,8 +808,10 @@ def _affine_tensor(img, matrix, mode, expand, fill):
     xs = np.linspace(-ow * 0.5 + 0.5, ow * 0.5 - 0.5, ow, dtype=np.float32)
     ys = np.linspace(-oh * 0.5 + 0.5, oh * 0.5 - 0.5, oh, dtype=np.float32)
     gx, gy = np.meshgrid(xs, ys)
-    base = np.stack([gx, gy, np.ones_like(gx)], -1).reshape(-1, 3)
-    src = base @ (theta.T / np.array([0.5 * w, 0.5 * h], dtype=np.float32))   # normalised, as grid_sample
+    r = theta.T / np.array([0.5 * w, 0.5 * h], dtype=np.float32)   # to grid_sample's normalised coordinates
+    # x * r0 + y * r1 + r2, each product rounded, added left to right: torch's bmm of the base grid with r gives
+    # exactly these float32 values, so nearest sampling breaks ties (shears land on half pixels) as torchvision
+    src = (gx.reshape(-1, 1) * r[0] + gy.reshape(-1, 1) * r[1]) + r[2]
     px = ((src[:, 0] + 1) * w - 1) / 2
     py = ((src[:, 1] + 1) * h - 1) / 2
     squeeze = img.dim() == 3
