@@ -16,9 +16,29 @@ def _arange(start, end, step, dtype, device):
 
 
 def _linspace(start, end, steps, dtype, device):
-    if np.issubdtype(dtype, np.integer):
-        return np.linspace(start, end, steps, dtype=np.float64).astype(dtype)
-    return np.linspace(start, end, steps, dtype=np.float64).astype(dtype)
+    """NOTE [linspace values]: torch's CPU kernel rather than NumPy's, so that seeded code indexing a linspace
+    (augmentation magnitude bins, schedules) sees torch's exact numbers. The endpoints are cast to the dtype
+    first and the step is ``(end - start) / (steps - 1)`` in the dtype (double for integers); the first
+    ``steps // 2`` values count up from ``start``, the rest down from ``end``. For float32 and float64 torch's
+    compiled kernel fuses each ``start + step * i`` into one multiply-add rounded once: done here in a wider type
+    (exact for float32; long double for float64, which may round twice in rare cases). One step gives ``start``."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == 'c':
+        return np.linspace(start, end, steps, dtype=dtype)
+    if steps == 1:
+        return np.full(1, start).astype(dtype)
+    i = np.arange(steps)
+    down = steps - 1 - i
+    if dtype.kind in 'iub':
+        lo, hi = (np.float64(np.array(x).astype(dtype)) for x in (start, end))
+        step = (hi - lo) / (steps - 1)
+        return np.where(i < steps // 2, lo + step * i, hi - step * down).astype(dtype)
+    lo, hi = dtype.type(start), dtype.type(end)
+    step = dtype.type((hi - lo) / dtype.type(steps - 1))
+    if dtype.itemsize < 4:      # half types: each operation rounds to the dtype (no fused multiply-add)
+        return np.where(i < steps // 2, lo + step * i.astype(dtype), hi - step * down.astype(dtype)).astype(dtype)
+    wide = np.float64 if dtype.itemsize < 8 else np.longdouble
+    return np.where(i < steps // 2, wide(step) * i + wide(lo), -wide(step) * down + wide(hi)).astype(dtype)
 
 
 def _empty_strided(size, stride, dtype, device):

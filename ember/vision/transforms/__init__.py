@@ -2,4 +2,8 @@
 from . import functional
 from .functional import InterpolationMode
 from .transforms import *  # noqa: F401,F403
-from .transforms import __all__
+from .transforms import __all__ as _transforms_all
+from . import autoaugment
+from .autoaugment import AugMix, AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide
+
+__all__ = _transforms_all + autoaugment.__all__

@@ -359,6 +359,142 @@ def adjust_hue(img, hue_factor):
     return convert_image_dtype(out, orig_dtype)
 
 
+
+def _check_image_channels(img, min_ndim=3):
+    """torchvision's checks for the per-pixel colour ops: a (..., 1 or 3, H, W) tensor."""
+    if img.ndim < min_ndim:
+        raise TypeError(f"Input image tensor should have at least {min_ndim} dimensions, but found {img.ndim}")
+    c = 1 if img.ndim == 2 else img.shape[-3]
+    if c not in (1, 3):
+        raise TypeError(f"Input image tensor permitted channel values are [1, 3], but found {c}")
+
+
+def _check_uint8(img):
+    if img.dtype != ember.uint8:
+        raise TypeError(f"Only torch.uint8 image tensors are supported, but found {img.dtype}")
+
+
+def invert(img):
+    """Each value ``v`` becomes ``max - v`` (255 for uint8, 1.0 for float).
+
+    >>> invert(ember.tensor([[[0, 200]]], dtype=ember.uint8)).tolist()
+    [[[255, 55]]]
+    """
+    _check(img)
+    if not _is_tensor(img):
+        from PIL import ImageOps
+        return ImageOps.invert(img)
+    _check_image_channels(img)
+    bound = _max_value(img.dtype)
+    return (bound if img.is_floating_point() else int(bound)) - img    # an int keeps an integer image's dtype
+
+
+def posterize(img, bits):
+    """Keep the ``bits`` high bits of each uint8 value (``v & ~(2**(8 - bits) - 1)``).
+
+    >>> posterize(ember.tensor([[[255, 100]]], dtype=ember.uint8), 2).tolist()
+    [[[192, 64]]]
+    """
+    if not (0 <= bits <= 8):
+        raise ValueError(f"The number if bits should be between 0 and 8. Got {bits}")
+    _check(img)
+    if not _is_tensor(img):
+        from PIL import ImageOps
+        return ImageOps.posterize(img, bits)
+    _check_image_channels(img)
+    _check_uint8(img)
+    return img.bitwise_and(ember.tensor(256 - 2 ** (8 - bits), dtype=ember.uint8))
+
+
+def solarize(img, threshold):
+    """Invert the values at or above ``threshold``.
+
+    >>> solarize(ember.tensor([[[10, 200]]], dtype=ember.uint8), 128).tolist()
+    [[[10, 55]]]
+    """
+    _check(img)
+    if not _is_tensor(img):
+        from PIL import ImageOps
+        return ImageOps.solarize(img, threshold)
+    _check_image_channels(img)
+    if threshold > _max_value(img.dtype):
+        raise TypeError("Threshold should be less than bound of img.")
+    return ember.where(img >= threshold, invert(img), img)
+
+
+def _smoothed(img):
+    """PIL's SMOOTH filter (3×3, centre weight 5, the others 1, over 13) inside a one-pixel border kept as is."""
+    dtype = img.dtype if img.is_floating_point() else ember.float32
+    kernel = ember.ones(3, 3, dtype=dtype)
+    kernel[1, 1] = 5.0
+    kernel = (kernel / kernel.sum()).expand(img.shape[-3], 1, 3, 3)
+    x = img.reshape(-1, *img.shape[-3:]).to(dtype)
+    y = _F.conv2d(x, kernel, groups=img.shape[-3])
+    if not img.is_floating_point():
+        y = y.round()
+    out = img.clone()
+    out[..., 1:-1, 1:-1] = y.reshape(*img.shape[:-2], *y.shape[-2:]).to(img.dtype)
+    return out
+
+
+def adjust_sharpness(img, sharpness_factor):
+    """Blend with a smoothed copy: 0 gives the smoothed image, 1 the original, above 1 sharper."""
+    if sharpness_factor < 0:
+        raise ValueError(f"sharpness_factor ({sharpness_factor}) is not non-negative.")
+    _check(img)
+    if not _is_tensor(img):
+        return _enhance(img, 'Sharpness', sharpness_factor)
+    _check_image_channels(img, min_ndim=2)
+    if img.shape[-1] <= 2 or img.shape[-2] <= 2:
+        return img
+    return _blend(img, _smoothed(img), sharpness_factor)
+
+
+def autocontrast(img):
+    """Stretch each channel linearly so its darkest value becomes 0 and its brightest the maximum."""
+    _check(img)
+    if not _is_tensor(img):
+        from PIL import ImageOps
+        return ImageOps.autocontrast(img)
+    _check_image_channels(img)
+    bound = _max_value(img.dtype)
+    dtype = img.dtype if img.is_floating_point() else ember.float32
+    lo = img.amin(dim=(-2, -1), keepdim=True).to(dtype)
+    hi = img.amax(dim=(-2, -1), keepdim=True).to(dtype)
+    flat = hi == lo     # a constant channel is left as it is
+    lo = ember.where(flat, ember.zeros_like(lo), lo)
+    scale = ember.where(flat, ember.ones_like(hi), bound / (hi - lo))
+    return ((img - lo) * scale).clamp(0, bound).to(img.dtype)
+
+
+def _equalize_channel(chan):
+    """PIL's histogram equalisation of one uint8 channel: a lookup table from the cumulative histogram, whose
+    step leaves out the last non-empty bin; a channel with a single non-empty bin is returned unchanged."""
+    hist = ember.bincount(chan.reshape(-1), minlength=256)
+    nonzero = hist[hist != 0]
+    step = nonzero[:-1].sum().div(255, rounding_mode='floor')
+    if int(step) == 0:
+        return chan
+    lut = (hist.cumsum(0) + step.div(2, rounding_mode='floor')).div(step, rounding_mode='floor')
+    lut = _F.pad(lut, [1, 0])[:-1].clamp(0, 255)
+    return lut[chan.to(ember.int64)].to(ember.uint8)
+
+
+def equalize(img):
+    """Equalise each channel's histogram (uint8 tensors of 3 or 4 dims, or PIL images), as PIL's ``equalize``."""
+    _check(img)
+    if not _is_tensor(img):
+        from PIL import ImageOps
+        return ImageOps.equalize(img)
+    if not 3 <= img.ndim <= 4:
+        raise TypeError(f"Input image tensor should have 3 or 4 dimensions, but found {img.ndim}")
+    _check_uint8(img)
+    _check_image_channels(img)
+    images = img.reshape(-1, *img.shape[-3:])
+    out = ember.stack([ember.stack([_equalize_channel(c) for c in im]) for im in images])
+    return out.reshape(img.shape)
+
+
 # --- geometry -------------------------------------------------------------------------
 
 def hflip(img):
@@ -672,8 +808,10 @@ def _affine_tensor(img, matrix, mode, expand, fill):
     xs = np.linspace(-ow * 0.5 + 0.5, ow * 0.5 - 0.5, ow, dtype=np.float32)
     ys = np.linspace(-oh * 0.5 + 0.5, oh * 0.5 - 0.5, oh, dtype=np.float32)
     gx, gy = np.meshgrid(xs, ys)
-    base = np.stack([gx, gy, np.ones_like(gx)], -1).reshape(-1, 3)
-    src = base @ (theta.T / np.array([0.5 * w, 0.5 * h], dtype=np.float32))   # normalised, as grid_sample
+    r = theta.T / np.array([0.5 * w, 0.5 * h], dtype=np.float32)   # to grid_sample's normalised coordinates
+    # x * r0 + y * r1 + r2, each product rounded, added left to right: torch's bmm of the base grid with r gives
+    # exactly these float32 values, so nearest sampling breaks ties (shears land on half pixels) as torchvision
+    src = (gx.reshape(-1, 1) * r[0] + gy.reshape(-1, 1) * r[1]) + r[2]
     px = ((src[:, 0] + 1) * w - 1) / 2
     py = ((src[:, 1] + 1) * h - 1) / 2
     squeeze = img.dim() == 3
@@ -727,6 +865,45 @@ def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, ce
     matrix = _inverse_affine_matrix(center_f, -angle, [0.0, 0.0], 1.0, [0.0, 0.0])
     return _affine_tensor(img, matrix, interpolation, expand, fill)
 
+
+
+def affine(img, angle, translate, scale, shear, interpolation=InterpolationMode.NEAREST, fill=None, center=None):
+    """Rotate by ``angle`` degrees (clockwise), shift by ``translate`` (pixels), zoom by ``scale`` and shear by
+    ``shear`` degrees (one value: along x; two: x then y), all about ``center`` (default: the image centre).
+
+    >>> affine(ember.eye(3).view(1, 3, 3), 0.0, [1, 0], 1.0, [0.0, 0.0]).tolist()
+    [[[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]]
+    """
+    interpolation = _interp(interpolation)
+    if not isinstance(angle, (int, float)):
+        raise TypeError("Argument angle should be int or float")
+    if not isinstance(translate, (list, tuple)):
+        raise TypeError("Argument translate should be a sequence")
+    if len(translate) != 2:
+        raise ValueError("Argument translate should be a sequence of length 2")
+    if scale <= 0.0:
+        raise ValueError("Argument scale should be positive")
+    if not isinstance(shear, (numbers.Number, list, tuple)):
+        raise TypeError("Shear should be either a single value or a sequence of two values")
+    shear = [shear, 0.0] if isinstance(shear, numbers.Number) else list(shear)
+    if len(shear) == 1:
+        shear = [shear[0], shear[0]]
+    if len(shear) != 2:
+        raise ValueError(f"Shear should be a sequence containing two values. Got {shear}")
+    if center is not None and not isinstance(center, (list, tuple)):
+        raise TypeError("Argument center should be a sequence")
+    _check(img)
+    _, h, w = get_dimensions(img)
+    if not _is_tensor(img):
+        # Pillow measures from the top-left corner; the centre is (w/2, h/2), as torchvision's
+        center = [w * 0.5, h * 0.5] if center is None else center
+        matrix = _inverse_affine_matrix(center, float(angle), translate, scale, shear)
+        return img.transform(img.size, _pil().AFFINE, matrix, _PIL_CODES[interpolation],
+                             fillcolor=_parse_fill(fill, img))
+    # a tensor's sampling grid is relative to the image centre
+    center_f = [0.0, 0.0] if center is None else [1.0 * (c - s * 0.5) for c, s in zip(center, [w, h])]
+    matrix = _inverse_affine_matrix(center_f, float(angle), [1.0 * t for t in translate], scale, shear)
+    return _affine_tensor(img, matrix, interpolation, False, fill)
 
 def _gaussian_kernel1d(size, sigma, dtype):
     """A normalised Gaussian over ``size`` taps centred on the middle one."""

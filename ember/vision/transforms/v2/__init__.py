@@ -22,6 +22,9 @@ import ember
 from ... import tv_tensors
 from ..._pil import is_pil_image as _is_pil
 from .. import transforms as _v1
+# v1's classes, which take one image (PIL or tensor) and draw v1's choices; torchvision's v2 versions also take
+# whole samples and draw signs with ``torch.rand``, which these do not (yet)
+from ..autoaugment import AugMix, AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide
 from . import functional as F
 from ..functional import _pad_ltrb
 from .functional import InterpolationMode, _interp, is_pure_tensor
@@ -31,7 +34,7 @@ __all__ = ['Transform', 'Compose', 'RandomApply', 'RandomChoice', 'RandomOrder',
            'RandomRotation', 'Normalize', 'ToDtype', 'ConvertImageDtype', 'ToImage', 'ToPureTensor', 'PILToTensor',
            'ToPILImage', 'ToTensor', 'ColorJitter', 'Grayscale', 'RandomGrayscale', 'RGB', 'GaussianBlur',
            'ConvertBoundingBoxFormat', 'ClampBoundingBoxes', 'SanitizeBoundingBoxes', 'InterpolationMode',
-           'functional']
+           'AutoAugmentPolicy', 'AutoAugment', 'RandAugment', 'TrivialAugmentWide', 'AugMix', 'functional']
 
 
 def _flatten(sample):

@@ -22,7 +22,8 @@ __all__ = ['InterpolationMode', 'resize', 'resize_image', 'center_crop', 'center
            'pad', 'pad_image', 'hflip', 'horizontal_flip', 'horizontal_flip_image', 'vflip', 'vertical_flip',
            'vertical_flip_image', 'rotate', 'grayscale_to_rgb', 'grayscale_to_rgb_image', 'rgb_to_grayscale',
            'rgb_to_grayscale_image', 'to_grayscale', 'adjust_brightness', 'adjust_contrast', 'adjust_saturation',
-           'adjust_hue', 'gaussian_blur', 'erase', 'to_image', 'pil_to_tensor', 'to_pil_image', 'to_tensor', 'get_dimensions',
+           'adjust_hue', 'adjust_sharpness', 'posterize', 'solarize', 'autocontrast', 'equalize', 'invert',
+           'gaussian_blur', 'erase', 'to_image', 'pil_to_tensor', 'to_pil_image', 'to_tensor', 'get_dimensions',
            'get_size', 'get_num_channels', 'get_image_size', 'get_image_num_channels', 'is_pure_tensor',
            'convert_bounding_box_format', 'clamp_bounding_boxes', 'sanitize_bounding_boxes']
 
@@ -281,6 +282,31 @@ def gaussian_blur(inpt, kernel_size, sigma=None):
 def adjust_hue(inpt, hue_factor):
     return _v1_op('adjust_hue', inpt, hue_factor)
 
+
+def adjust_sharpness(inpt, sharpness_factor):
+    return _v1_op('adjust_sharpness', inpt, sharpness_factor)
+
+
+def posterize(inpt, bits):
+    """v1's kernel: uint8 tensors only (torchvision's v2 also posterizes float images)."""
+    return _v1_op('posterize', inpt, bits)
+
+
+def solarize(inpt, threshold):
+    return _v1_op('solarize', inpt, threshold)
+
+
+def autocontrast(inpt):
+    return _v1_op('autocontrast', inpt)
+
+
+def equalize(inpt):
+    """v1's kernel: uint8 tensors only (torchvision's v2 also equalizes float images)."""
+    return _v1_op('equalize', inpt)
+
+
+def invert(inpt):
+    return _v1_op('invert', inpt)
 
 def erase(inpt, i, j, h, w, v, inplace=False):
     return _apply('erase', inpt, lambda x: _v1.erase(x, i, j, h, w, v, inplace))
