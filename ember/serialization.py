@@ -488,11 +488,13 @@ def add_safe_globals(safe_globals):
     for obj in safe_globals:
         key, value = _key_of(obj)
         _user_safe[key] = value
+        if key[0] == 'ember' or key[0].startswith('ember.'):     # files name it as torch does (ember's included:
+            _user_safe[(_torch_module(key[0]), key[1])] = value   # NOTE [torch's module paths])
 
 
 def get_safe_globals():
     """The globals added by ``add_safe_globals`` (ember's defaults are not listed, as in torch)."""
-    return list(_user_safe.values())
+    return list({id(v): v for v in _user_safe.values()}.values())
 
 
 def clear_safe_globals():

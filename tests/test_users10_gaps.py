@@ -330,3 +330,14 @@ def test_a_whole_model_saved_by_ember_loads_in_torch_without_ember(tmp_path):
     back = ember.load(str(path) + '.torch', weights_only=False)        # and torch's file of it back in ember
     assert type(back[1]) is nn.BatchNorm2d
     np.testing.assert_allclose(back(ember.ones(1, 1, 5, 5)).tolist(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_safe_globals_allow_ember_classes_under_the_torch_names_files_carry(tmp_path):
+    """word_language_model saves its whole model and loads it with ``safe_globals([torch.nn...Dropout, ...])``."""
+    nn = ember.nn
+    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))
+    ember.save(model, tmp_path / 'm.pt')
+    with pytest.raises(Exception, match='Dropout'):
+        ember.load(tmp_path / 'm.pt')
+    with ember.serialization.safe_globals([nn.Sequential, nn.modules.linear.Linear, nn.modules.dropout.Dropout]):
+        assert type(ember.load(tmp_path / 'm.pt')[1]) is nn.Dropout
