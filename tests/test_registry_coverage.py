@@ -34,7 +34,7 @@ TESTED_THROUGH = {
     '_empty_memory_format': 'empty',
     **{f'{m}_pad{k}d': 'pad' for m in ('reflection', 'replication') for k in (1, 2, 3)},   # pad's reflect, replicate
     # backward primitives, tested through the gradients of their forward ops
-    'gelu_backward': 'nn.functional.gelu', 'silu_backward': 'nn.functional.silu',
+    'gelu_backward': 'nn.functional.gelu', 'silu_backward': 'nn.functional.silu', 'tanh_backward': 'tanh',
     'threshold_backward': 'nn.functional.relu', 'convolution_backward_weight': 'nn.functional.conv2d',
     # random operators: values differ from torch by design, tested for distributions in test_random.py
     '_bernoulli_p': 'bernoulli', '_bernoulli_tensor': 'bernoulli', '_normal_float_float': 'normal',

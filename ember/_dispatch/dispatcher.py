@@ -610,6 +610,11 @@ def _not_implemented(bad):
     return operator_bad
 
 
+# the functions torch's argument parser lets take a Python number where their first Tensor goes
+# (python_arg_parser.cpp's should_allow_numbers_as_tensors)
+_NUMBERS_AS_TENSORS = frozenset({'add', 'sub', 'mul', 'div', 'true_divide', 'floor_divide'})
+
+
 def _bad_arg_factory(op):
     def bad(where, expected, value, values=()):
         """A non-Tensor where a Tensor goes (or a wrong type elsewhere): a Tensor-like argument's
@@ -624,6 +629,13 @@ def _bad_arg_factory(op):
             # for an int (``x.narrow(0, start_tensor, 2)``): its value is the number
             i = next(i for i, v in enumerate(values) if v is value)
             args, kwargs = public_call(op, values[:i] + (value.item(),) + values[i + 1:])
+            return op.call(*args, **kwargs)
+        if (expected == 'Tensor' and values and value is values[0] and isinstance(value, (int, float, complex))
+                and op.schema.name in _NUMBERS_AS_TENSORS):
+            # torch's parser lets these take a number as ``input`` (``torch.div(8, 4, rounding_mode='trunc')``):
+            # a 0-d tensor of it, int64 / the default float dtype
+            from .._creation import tensor
+            args, kwargs = public_call(op, (tensor(value),) + values[1:])
             return op.call(*args, **kwargs)
         if expected.rstrip('?') == 'ScalarType' and value in _PYTHON_TYPES and values:     # dtype=int: int64, ...
             i = next(i for i, v in enumerate(values) if v is value)

@@ -169,8 +169,10 @@ def plan(graph, skip=(), moved=None):
                 slot = s
                 del free[j]
                 break
-        if slot is None and isinstance(_array_fn(target(n)), np.ufunc):
-            # a ufunc may write into an input it reads: take the slot of an input whose last use is here
+        fn = _array_fn(target(n))
+        if slot is None and (isinstance(fn, np.ufunc) or getattr(fn, 'writes_over_input', False)):
+            # a ufunc (or a kernel that computes before it writes) may write into an input it reads: take the
+            # slot of an input whose last use is here
             for entry in reusable_now:
                 if entry[2] == shape and entry[3] == dt and any(entry[1] == p.slots.get(a) for a in n.all_input_nodes):
                     slot = entry[1]

@@ -140,7 +140,13 @@ def _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
             scores = scores.masked_fill(attn_mask.logical_not(), float('-inf'))
         else:
             scores = scores + attn_mask
-    attn = scores.softmax(-1)
+    if is_causal or attn_mask is not None:
+        # torch's _safe_softmax: a row whose scores are all -inf (a query that may attend to nothing, as left
+        # padding makes) gives zeros, not softmax's NaNs, and passes no gradient (nor NaNs) back
+        empty = scores.eq(float('-inf')).all(-1, keepdim=True)
+        attn = scores.masked_fill(empty, 0.0).softmax(-1).masked_fill(empty, 0.0)
+    else:
+        attn = scores.softmax(-1)
     if dropout_p > 0.0:
         attn = aten.dropout.default(attn, dropout_p, True)
     return attn.matmul(value)

@@ -472,7 +472,7 @@ unary('acos', 'float', lambda grad, self: -grad * (1 - self * self).rsqrt())
 unary('atan', 'float', lambda grad, self: grad / (1 + self * self))
 unary('sinh', 'float', lambda grad, self: grad * self.cosh())
 unary('cosh', 'float', lambda grad, self: grad * self.sinh())
-unary('tanh', 'float', lambda grad, result: grad * (1 - result * result))
+unary('tanh', 'float', lambda grad, result: aten.tanh_backward.default(grad, result))
 unary('asinh', 'float', lambda grad, self: grad * (self * self + 1).rsqrt())
 unary('acosh', 'float', lambda grad, self: grad * (self * self - 1).rsqrt())
 unary('atanh', 'float', lambda grad, self: grad / (1 - self * self))
@@ -880,6 +880,10 @@ def _silu_second(grad, grad_output, self):
     return grad * grad_output * s * (1 - s) * (2 + self * (1 - 2 * s))
 
 
+pointwise('tanh_backward(Tensor grad_output, Tensor output) -> Tensor', 'promote',
+          {'grad_output': lambda grad, output: aten.tanh_backward.default(grad, output),
+           'output': lambda grad, grad_output, output: -2 * grad * output * grad_output},
+          inplace=False, out=True, method=False, function=False)
 pointwise('silu_backward(Tensor grad_output, Tensor self) -> Tensor', 'promote',
           {'grad_output': lambda grad, self: aten.silu_backward.default(grad, self), 'self': _silu_second},
           inplace=False, out=False, method=False, function=False,

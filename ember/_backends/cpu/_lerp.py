@@ -1,18 +1,63 @@
-"""torch's lerp formula, shared by the pointwise kernel and the fused optimizer steps (optim.py)."""
+"""torch's lerp, addcmul and addcdiv formulas, shared by the pointwise kernels and the fused optimizer steps
+(optim.py), so that the two give the same bits."""
 import numpy as np
+
+# NOTE [fused multiply-add in float32]: torch's CPU kernels for lerp and addcmul are vectorised with fused
+# multiply-adds (one rounding for ``a + w * d``); NumPy rounds the product and then the sum, which differs from
+# torch in the last bit of about one element in five (Adam's moments drift apart by an ulp a step, and SAC's
+# log-probabilities, near saturation, by much more). For float32 the product of two floats is exact in float64
+# and the sum rounds once there, so computing in float64 and rounding to float32 gives the fused result (a second
+# rounding can differ only when the float64 sum lies exactly halfway between two floats, which it practically
+# never does). Other dtypes keep NumPy's two roundings.
+_F32 = np.dtype(np.float32)
+
+
+def fma32(x, y, z, out=None):
+    """``x * y + z`` rounded once, for float32 operands (scalars are float32 values)."""
+    r = np.add(np.multiply(x, y, dtype=np.float64), z, dtype=np.float64)
+    if out is None:
+        return r.astype(np.float32)
+    np.copyto(out, r, casting='unsafe')
+    return out
 
 
 def lerp(a, end, w, out=None):
     """torch's two-sided lerp, exact at both ends: ``a + w (end - a)`` where |w| < 1/2, else
-    ``end - (1 - w)(end - a)``; the pointwise kernel and the fused optimizer steps' ``lerp_``."""
+    ``end - (1 - w)(end - a)``, each a fused multiply-add for float32 (NOTE [fused multiply-add in float32]);
+    the pointwise kernel and the fused optimizer steps' ``lerp_``."""
     d = np.asarray(end - a)      # an array even for 0-d operands (NumPy gives a scalar there), written in place below
+    fused = d.dtype == _F32
     if np.ndim(w) == 0:      # a scalar weight picks one side for every element
         w = complex(w) if np.iscomplexobj(w) else float(w)
+        if fused:
+            w32 = np.float32(w)
+            if abs(w) < 0.5:
+                return fma32(d, w32, a, out)
+            return fma32(d, -(np.float32(1) - w32), end, out)
         if abs(w) < 0.5:
             return np.add(a, np.multiply(d, w, out=d), out=out)
         return np.subtract(end, np.multiply(d, 1 - w, out=d), out=out)
-    r = np.where(np.abs(w) < 0.5, a + w * d, end - d * (1 - w))
+    if fused:
+        w = np.asarray(w, dtype=_F32)
+        r = np.where(np.abs(w) < 0.5, fma32(d, w, a), fma32(d, -(np.float32(1) - w), end))
+    else:
+        r = np.where(np.abs(w) < 0.5, a + w * d, end - d * (1 - w))
     if out is None:
         return r
     out[...] = r
     return out
+
+
+def addcmul(a, t1, t2, value, out=None):
+    """torch's order: ``(value * t1) * t2 + a``, the last two fused for float32 (NOTE [fused multiply-add in
+    float32]); ``value`` already in the operands' dtype where that is integral."""
+    vt1 = t1 if value == 1 else np.multiply(t1, value)
+    if np.result_type(a, vt1, t2) == _F32:
+        return fma32(vt1, t2, a, out)
+    return np.add(a, np.multiply(vt1, t2), out=out)
+
+
+def addcdiv(a, t1, t2, value, out=None):
+    """torch's order: ``a + (value * t1) / t2``, each step rounded."""
+    vt1 = t1 if value == 1 else np.multiply(t1, value)
+    return np.add(a, np.true_divide(vt1, t2), out=out)

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ._lerp import lerp as _lerp
+from ._lerp import lerp as _lerp, addcmul as _addcmul, addcdiv as _addcdiv
 
 
 def _work(a, half):
@@ -29,9 +29,7 @@ def _adam_one(p, g, m, v, vmax, step, lr, beta1, beta2, weight_decay, eps, amsgr
             g = np.add(g, np.multiply(p, p.dtype.type(weight_decay)))
     _lerp(m, g, 1 - beta1, out=m)
     np.multiply(v, beta2, out=v)                       # mul_(beta2).addcmul_(g, g, value=1 - beta2)
-    t = np.multiply(g, g)
-    np.multiply(t, v.dtype.type(1 - beta2), out=t)
-    np.add(v, t, out=v)
+    _addcmul(v, g, g, v.dtype.type(1 - beta2), out=v)
     if amsgrad:
         np.maximum(vmax, v, out=vmax)
         v = vmax
@@ -39,9 +37,7 @@ def _adam_one(p, g, m, v, vmax, step, lr, beta1, beta2, weight_decay, eps, amsgr
     denom = np.sqrt(v)
     np.true_divide(denom, math.sqrt(bc2), out=denom)
     np.add(denom, eps, out=denom)
-    t = np.true_divide(m, denom)                       # addcdiv_(m, denom, value=-lr / bc1)
-    np.multiply(t, -lr / bc1, out=t)
-    np.add(p, t, out=p)
+    _addcdiv(p, m, denom, -lr / bc1, out=p)          # addcdiv_(m, denom, value=-lr / bc1)
 
 
 def _fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay,
