@@ -2,6 +2,8 @@
 (optim.py), so that the two give the same bits."""
 import numpy as np
 
+from ._parallel import parallel_for
+
 # NOTE [fused multiply-add in float32]: torch's CPU kernels for lerp and addcmul are vectorised with fused
 # multiply-adds (one rounding for ``a + w * d``); NumPy rounds the product and then the sum, which differs from
 # torch in the last bit of about one element in five (Adam's moments drift apart by an ulp a step, and SAC's
@@ -12,13 +14,49 @@ import numpy as np
 _F32 = np.dtype(np.float32)
 
 
+_BLOCK = 1 << 16         # float64 temporaries of 512 KB: in cache while a block's two passes run
+
+
 def fma32(x, y, z, out=None):
-    """``x * y + z`` rounded once, for float32 operands (scalars are float32 values)."""
-    r = np.add(np.multiply(x, y, dtype=np.float64), z, dtype=np.float64)
-    if out is None:
-        return r.astype(np.float32)
-    np.copyto(out, r, casting='unsafe')
-    return out
+    """``x * y + z`` rounded once, for float32 operands (scalars are float32 values). Large operands of one
+    shape run in cache-sized blocks over the intra-op threads, so the float64 temporaries stay in cache."""
+    shape = np.broadcast_shapes(np.shape(x), np.shape(y), np.shape(z))
+    flat = [_flat(v, shape) for v in (x, y, z)]
+    n = int(np.prod(shape))
+    if n < 4 * _BLOCK or any(f is None for f in flat) or (out is not None and not out.flags.c_contiguous):
+        r = np.add(np.multiply(x, y, dtype=np.float64), z, dtype=np.float64)
+        if out is None:
+            return r.astype(np.float32)
+        np.copyto(out, r, casting='unsafe')
+        return out
+    result = np.empty(shape, np.float32) if out is None else out
+    dst = result.reshape(-1)
+    fx, fy, fz = flat
+
+    def run(lo, hi):
+        t = np.empty(_BLOCK, np.float64)
+        for i in range(lo * _BLOCK, min(hi * _BLOCK, n), _BLOCK):
+            j = min(i + _BLOCK, n)
+            part = t[:j - i]
+            np.multiply(_part(fx, i, j), _part(fy, i, j), out=part, dtype=np.float64)
+            np.add(part, _part(fz, i, j), out=part)
+            np.copyto(dst[i:j], part, casting='unsafe')
+    parallel_for(-(-n // _BLOCK), run, 4)
+    return result
+
+
+def _flat(v, shape):
+    """``v`` as a 1-D view over ``shape``'s elements (a 0-d value as itself), or None where it would need
+    broadcasting or is not C-contiguous."""
+    if np.ndim(v) == 0:
+        return v
+    if np.shape(v) != shape or not v.flags.c_contiguous:
+        return None
+    return v.reshape(-1)
+
+
+def _part(v, i, j):
+    return v if np.ndim(v) == 0 else v[i:j]
 
 
 def lerp(a, end, w, out=None):
