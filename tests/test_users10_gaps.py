@@ -432,3 +432,18 @@ def test_associative_scan_as_torchs_eager_scan():
         return [t.numpy() for t in (*linear, total)]
     for e, t in zip(run(ember, ember_scan), run(torch, torch_scan)):
         np.testing.assert_allclose(e, t, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize('a, b', [((2, 1, 4, 4), (1, 64, 64)), ((2, 4, 4), (3, 64, 64)), ((2, 3), (4, 3))])
+def test_broadcast_error_names_the_trailing_mismatch_as_torch(a, b):
+    e, t = _same_error(lambda: ember.zeros(a) + ember.zeros(b), lambda: torch.zeros(a) + torch.zeros(b))
+    assert e == t
+
+
+def test_batch_norm_checks_the_running_statistics_first_as_torch():
+    for stats in ((32, 32), (128, 32)):
+        def call(L):
+            x, s = L.randn(2, 128, 4, 4), L.ones(32)
+            return lambda: L.nn.functional.batch_norm(x, L.ones(stats[0]), L.ones(stats[1]), weight=s, bias=s)
+        e, t = _same_error(call(ember), call(torch))
+        assert e == t

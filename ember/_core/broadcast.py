@@ -3,13 +3,15 @@ both use it)."""
 
 
 def broadcast_shapes(*shapes):
-    """torch.broadcast_shapes; the error names the first mismatching dimension as torch does."""
+    """torch.broadcast_shapes; the error names the last mismatching dimension, as torch's (which compares
+    from the trailing dimension) does."""
     out = list(shapes[0])
     for s in shapes[1:]:
         if len(s) > len(out):
             out = [1] * (len(s) - len(out)) + out
         off = len(out) - len(s)
-        for i, n in enumerate(s):
+        for i in reversed(range(len(s))):
+            n = s[i]
             m = out[off + i]
             if m != n:
                 if m == 1:

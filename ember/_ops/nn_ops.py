@@ -865,7 +865,7 @@ def _bn_meta(input, weight, bias, running_mean, running_var, training, momentum,
     if input.dim() < 2:
         raise RuntimeError(f"batch_norm(): expected input to have at least 2 dimensions, but got {input.dim()}")
     C = sh[1]
-    for name, t in (('weight', weight), ('bias', bias), ('running_mean', running_mean), ('running_var', running_var)):
+    for name, t in (('running_mean', running_mean), ('running_var', running_var), ('weight', weight), ('bias', bias)):
         if t is not None and t.numel() != C:
             raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
     if not training and (running_mean is None or running_var is None):
