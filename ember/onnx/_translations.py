@@ -403,6 +403,14 @@ def mean(b, out, x, dim=None, keepdim=False, dtype=None):
     return _reduce(b, 'ReduceMean', x, _axes(dim, x.rank), keepdim, out.dtype)
 
 
+@translates(aten.all.dims, aten.all.default)
+def all_(b, out, x, dim=None, keepdim=False):
+    # as the minimum of the values read as 0/1 (ONNX has no logical reduction)
+    ints = Value(b.op('Cast', [x.name], name='as_int', to=onnx_dtype(ember.int32)), x.shape, ember.int32)
+    r = Value(_reduce(b, 'ReduceMin', ints, _axes(dim, x.rank), keepdim), out.shape, ember.int32)
+    return b.op('Cast', [r.name], name='all', to=onnx_dtype(ember.bool))
+
+
 @translates(aten.amax.default)
 def amax(b, out, x, dim=(), keepdim=False):
     return _reduce(b, 'ReduceMax', x, _axes(dim, x.rank), keepdim)
