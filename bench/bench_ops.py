@@ -39,6 +39,11 @@ def cases(lib):
         ('x.view(8,512).t().reshape(-1)[...]', lambda: x.view(8, 512).transpose(0, 1).unsqueeze(0), 20000),
         ('x.sum(1) (8,16,32)', lambda: x.sum(1), 20000),
         ('add (1024,1024) f32', lambda: big_a + big_b, 100),
+        # NOTE [fused multiply-add in float32]: one rounding, as torch's, through float64 blocks
+        ('lerp_(b, 0.1) (1024,1024) f32', lambda: big_a.lerp_(big_b, 0.1), 100),
+        ('addcmul_(b, b, value=1e-3) (1024,1024)', lambda: big_a.addcmul_(big_b, big_b, value=1e-3), 100),
+        ('tanh (1024,1024) f32 (rounded once)', lambda: big_a.tanh(), 20),
+        ('tanh (32,32) f32', lambda: a32.tanh(), 20000),
     ]
 
 
