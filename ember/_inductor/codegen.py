@@ -39,7 +39,6 @@ from .._core import device as _devmod
 from .._ops.adapters import accepts_out, _int_scalar
 from .._dispatch.dispatcher import OpOverload
 from .._higher_order_ops.cond import HigherOrderOperator
-from ..nn import Module as _Module
 from .._backends.cpu._fp import quiet as _quiet
 from ..fx.experimental.symbolic_shapes import sym_size
 from . import buffers as _buffers
@@ -186,12 +185,12 @@ class _Emitter:
     def emit(self, node):
         if node.op == 'get_attr':
             t = self.attrs[node.target]
-            if isinstance(t, _Module):          # a subgraph a higher-order operator runs (torch.cond's branches)
-                self.lines.append(f'{node.name} = {self.const(t, "graph")}')
-            elif hasattr(t, 'param') and hasattr(t, 'get'):        # a parameter's .grad, read at each call
+            if hasattr(t, 'param') and hasattr(t, 'get'):        # a parameter's .grad, read at each call
                 self.lines.append(f'{node.name} = {self.const(t.param, "attr")}.grad._a')
-            else:
+            elif isinstance(t, TensorImpl):
                 self.lines.append(f'{node.name} = {self.const(t, "attr")}._a')
+            else:                               # a subgraph a higher-order operator runs (torch.cond's branches)
+                self.lines.append(f'{node.name} = {self.const(t, "graph")}')
         elif node.op == 'call_function':
             if node.target is operator.getitem:
                 self.lines.append(f'{node.name} = {self.expr(node.args[0])}[{node.args[1]!r}]')
