@@ -86,59 +86,39 @@ def _split_kwargs(op, args):
     """Positional schema-order arguments -> (operator, args, kwargs) as torch boxes the call for
     ``__torch_dispatch__`` (NOTE [boxed arguments])."""
     pos, kw = _boxed_call(op, args)
-    for torch_op, applies in _torch_overloads().get(op, ()):
+    for torch_op, applies in _SHOWN.get(op.name, ()):
         if applies(pos):
-            return torch_op, pos, kw
+            return dispatcher.lookup_op(torch_op), pos, kw
     return op, pos, kw
-
-
-def _whole(pos):
-    return len(pos) == 1
 
 
 def _number(v):
     return isinstance(v, (int, float, complex))        # bool included
 
 
-def _number_other(pos):
-    return len(pos) > 1 and _number(pos[1]) and not _number(pos[0])
+# when a call of ember's operator is shown as torch's overload: its boxed positional arguments are ...
+WHOLE = lambda pos: len(pos) == 1                                     # only the input (x.sum())
+NUMBER_OTHER = lambda pos: len(pos) > 1 and _number(pos[1]) and not _number(pos[0])   # x > 0
+NUMBER_SELF = lambda pos: _number(pos[0])                             # 2 ** x
+ALWAYS = lambda pos: True
+
+_SHOWN = {}         # ember's operator's name -> [(torch's overload's name, when a call is shown as it)]
+_EMBER = {}         # torch's overload's name -> ember's operator's name
 
 
-def _number_self(pos):
-    return _number(pos[0])
-
-
-_SHOWN = {}
-_EMBER = {}
-
-
-def _torch_overloads():
-    """ember's operator -> [(torch's overload for the call, when it applies)] (ops/aten_aliases.py declares them)."""
-    if not _SHOWN:
-        from .ops_namespace import aten
-        whole = {'sum': 'dim_IntList', 'mean': 'dim', 'prod': 'dim_int', 'all': 'dims', 'any': 'dims',
-                 'count_nonzero': 'dim_IntList'}
-        for name, ov in whole.items():
-            _SHOWN[getattr(getattr(aten, name), ov)] = [(getattr(aten, name).default, _whole)]
-        for name in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'fmod'):
-            _SHOWN[getattr(aten, name).Tensor] = [(getattr(aten, name).Scalar, _number_other)]
-        for name in ('remainder', 'bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_left_shift',
-                     'bitwise_right_shift'):
-            _SHOWN[getattr(aten, name).Tensor] = [(getattr(aten, name).Scalar, _number_other),
-                                                  (getattr(aten, name).Scalar_Tensor, _number_self)]
-        _SHOWN[aten.pow.Tensor_Tensor] = [(aten.pow.Tensor_Scalar, _number_other), (aten.pow.Scalar, _number_self)]
-        _SHOWN[aten.arange.default] = [(aten.arange.start_step, lambda pos: len(pos) == 3),
-                                       (aten.arange.start, lambda pos: len(pos) == 2)]
-        _SHOWN[aten.empty.default] = [(aten.empty.memory_format, lambda pos: True)]
-        _EMBER.update({shown: op for op, pairs in _SHOWN.items() for shown, _ in pairs})
-    return _SHOWN
+def show_as(ember_op, torch_op, applies):
+    """Show calls of ``ember_op`` (``'aten::sum.dim_IntList'``) for which ``applies(boxed positional args)`` holds
+    as ``torch_op`` (``'aten::sum'``), which takes the same arguments in the same places (declared by
+    ops/aten_aliases.py beside ``torch_op``; names, as the operators are declared in any order)."""
+    _SHOWN.setdefault(ember_op, []).append((torch_op, applies))
+    _EMBER[torch_op] = ember_op
 
 
 def ember_overload(op):
     """``sum.default`` -> ``sum.dim_IntList``, ``gt.Scalar`` -> ``gt.Tensor``: the operator ember computes a
-    call torch names by that overload with (the same arguments in the same places); None for any other."""
-    _torch_overloads()
-    return _EMBER.get(op)
+    call torch names by that overload with; None for any other."""
+    name = _EMBER.get(getattr(op, 'name', None))
+    return None if name is None else dispatcher.lookup_op(name)
 
 
 def _boxed_call(op, args):

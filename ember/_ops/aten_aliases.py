@@ -4,6 +4,7 @@
 from .registry import declare
 from .products import _addmm_meta
 from .._dispatch.ops_namespace import aten
+from .._dispatch.modes import show_as, WHOLE, NUMBER_OTHER, NUMBER_SELF, ALWAYS
 
 
 declare('sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, '
@@ -37,21 +38,28 @@ declare('_sparse_mm_reduce_impl(Tensor self, Tensor other, str reduce) -> (Tenso
         composite=_sparse_mm_reduce_impl, function=False, method=False)
 
 
-# torch's overloads for calls ember makes with one operator that covers them (NOTE [boxed arguments]): a
-# ``__torch_dispatch__`` handler is shown these. The whole-tensor reductions: torch's table has ``sum.default``
-# beside ``sum.dim_IntList``, and ``x.sum()`` calls the first; ember's runs the dim overload with dim=None.
-declare('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', name='_sum_all', function=False, method=False,
-        composite=lambda self, dtype=None: aten.sum.dim_IntList(self, dtype=dtype))
-declare('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', name='_mean_all', function=False, method=False,
-        composite=lambda self, dtype=None: aten.mean.dim(self, dtype=dtype))
-declare('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', name='_prod_all', function=False, method=False,
-        composite=lambda self, dtype=None: aten.prod.dim_int(self, dtype=dtype))
-declare('all(Tensor self) -> Tensor', name='_all_all', function=False, method=False,
-        composite=lambda self: aten.all.dims(self))
-declare('any(Tensor self) -> Tensor', name='_any_all', function=False, method=False,
-        composite=lambda self: aten.any.dims(self))
-declare('count_nonzero(Tensor self, int? dim=None) -> Tensor', name='_count_nonzero_one', function=False,
-        method=False, composite=lambda self, dim=None: aten.count_nonzero.dim_IntList(self, dim))
+# torch's overloads for calls ember makes with one operator that covers them (NOTE [boxed arguments]): each is a
+# composite of ember's operator, and a ``__torch_dispatch__`` handler is shown it for the calls torch's would reach
+# it with (modes.show_as). The whole-tensor reductions: torch's table has ``sum.default`` beside
+# ``sum.dim_IntList``, and ``x.sum()`` calls the first; ember's runs the dim overload with dim=None.
+def _torch_overload(schema, name, ember_op, applies, composite):
+    """Declare torch's overload ``schema`` as ``composite`` (of ember's operator ``ember_op``, a name such as
+    ``'sum.dim_IntList'``), shown to handlers for the calls of ``ember_op`` that ``applies`` to."""
+    declare(schema, name=name, function=False, method=False, composite=composite)
+    show_as(f'aten::{ember_op}', f"aten::{schema.partition('(')[0]}", applies)
+
+
+_torch_overload('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', '_sum_all', 'sum.dim_IntList', WHOLE,
+                lambda self, dtype=None: aten.sum.dim_IntList(self, dtype=dtype))
+_torch_overload('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', '_mean_all', 'mean.dim', WHOLE,
+                lambda self, dtype=None: aten.mean.dim(self, dtype=dtype))
+_torch_overload('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', '_prod_all', 'prod.dim_int', WHOLE,
+                lambda self, dtype=None: aten.prod.dim_int(self, dtype=dtype))
+_torch_overload('all(Tensor self) -> Tensor', '_all_all', 'all.dims', WHOLE, lambda self: aten.all.dims(self))
+_torch_overload('any(Tensor self) -> Tensor', '_any_all', 'any.dims', WHOLE, lambda self: aten.any.dims(self))
+_torch_overload('count_nonzero(Tensor self, int? dim=None) -> Tensor', '_count_nonzero_one',
+                'count_nonzero.dim_IntList', WHOLE,
+                lambda self, dim=None: aten.count_nonzero.dim_IntList(self, dim))
 declare('_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, '
         'bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, '
         'bool cudnn_enabled, bool allow_tf32) -> Tensor', function=False, method=False,
@@ -59,29 +67,32 @@ declare('_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride
         aten.convolution.default(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups))
 
 
-# the number overloads: ``x > 0`` is ``gt.Scalar`` in torch; ember's ``gt.Tensor`` takes the number itself
-def _scalar_overload(name, schema_tail, ember_op):
-    declare(f'{name}({schema_tail}) -> Tensor', name=f"_{name.replace('.', '_').lower()}", function=False,
-            method=False, composite=lambda a, b: ember_op(a, b))
+# the number overloads: ``x > 0`` is ``gt.Scalar`` in torch (``2 ** x`` ``pow.Scalar``); ember's ``gt.Tensor`` takes
+# the number itself
+def _scalar_overload(name, schema_tail, ember_op, applies):
+    packet, overload = ember_op.split('.')
+    _torch_overload(f'{name}({schema_tail}) -> Tensor', f"_{name.replace('.', '_').lower()}", ember_op, applies,
+                    lambda a, b: getattr(getattr(aten, packet), overload)(a, b))
 
 
 for _n in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'fmod', 'remainder', 'bitwise_and', 'bitwise_or', 'bitwise_xor',
            'bitwise_left_shift', 'bitwise_right_shift'):
-    _scalar_overload(f'{_n}.Scalar', 'Tensor self, Scalar other', getattr(aten, _n).Tensor)
+    _scalar_overload(f'{_n}.Scalar', 'Tensor self, Scalar other', f'{_n}.Tensor', NUMBER_OTHER)
     if _n not in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'fmod'):
-        _scalar_overload(f'{_n}.Scalar_Tensor', 'Scalar self, Tensor other', getattr(aten, _n).Tensor)
-_scalar_overload('pow.Tensor_Scalar', 'Tensor self, Scalar exponent', aten.pow.Tensor_Tensor)
-_scalar_overload('pow.Scalar', 'Scalar self, Tensor exponent', aten.pow.Tensor_Tensor)
+        _scalar_overload(f'{_n}.Scalar_Tensor', 'Scalar self, Tensor other', f'{_n}.Tensor', NUMBER_SELF)
+_scalar_overload('pow.Tensor_Scalar', 'Tensor self, Scalar exponent', 'pow.Tensor_Tensor', NUMBER_OTHER)
+_scalar_overload('pow.Scalar', 'Scalar self, Tensor exponent', 'pow.Tensor_Tensor', NUMBER_SELF)
 
 
 # the factories' overloads: ``arange(1, 4)`` is ``arange.start``, ``empty(2)`` is ``empty.memory_format``
-declare('arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor',
-        name='_arange_start', function=False, method=False, composite=lambda start, end, dtype=None, device=None:
-        aten.arange.default(start, end, dtype=dtype, device=device))
-declare('arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Device? device=None) '
-        '-> Tensor', name='_arange_start_step', function=False, method=False,
-        composite=lambda start, end, step=1, dtype=None, device=None:
-        aten.arange.default(start, end, step, dtype=dtype, device=device))
+_torch_overload('arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor',
+                '_arange_start', 'arange', lambda pos: len(pos) == 2,
+                lambda start, end, dtype=None, device=None: aten.arange.default(start, end, dtype=dtype,
+                                                                               device=device))
+_torch_overload('arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, '
+                'Device? device=None) -> Tensor', '_arange_start_step', 'arange',
+                lambda pos: len(pos) == 3, lambda start, end, step=1, dtype=None, device=None:
+                aten.arange.default(start, end, step, dtype=dtype, device=device))
 
 
 def _empty_memory_format(size, dtype=None, device=None, memory_format=None):
@@ -89,6 +100,6 @@ def _empty_memory_format(size, dtype=None, device=None, memory_format=None):
     return out if memory_format is None else out.contiguous(memory_format=memory_format)
 
 
-declare('empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Device? device=None, '
-        'MemoryFormat? memory_format=None) -> Tensor', name='_empty_memory_format', function=False, method=False,
-        composite=_empty_memory_format)
+_torch_overload('empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Device? device=None, '
+                'MemoryFormat? memory_format=None) -> Tensor', '_empty_memory_format', 'empty', ALWAYS,
+                _empty_memory_format)
