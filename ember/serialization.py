@@ -42,11 +42,7 @@ from ._core.device import device as _device_cls
 from ._core.tensor_impl import make_tensor, fields
 from ._core.coo import layout as _layout_cls, strided as _strided, sparse_coo as _sparse_coo, _layout_by_name
 
-_STORAGE_NAMES = {
-    'float32': 'FloatStorage', 'float64': 'DoubleStorage', 'float16': 'HalfStorage', 'bfloat16': 'BFloat16Storage',
-    'int64': 'LongStorage', 'int32': 'IntStorage', 'int16': 'ShortStorage', 'int8': 'CharStorage',
-    'uint8': 'ByteStorage', 'bool': 'BoolStorage', 'complex64': 'ComplexFloatStorage',
-    'complex128': 'ComplexDoubleStorage'}
+from .storage import _LEGACY_NAMES as _STORAGE_NAMES   # dtype name -> torch's legacy storage class name
 _DTYPE_OF_STORAGE = {v: getattr(D, k if k != 'bool' else 'bool_') for k, v in _STORAGE_NAMES.items()}
 _ALIGN = 64
 
