@@ -215,6 +215,8 @@ class Tensor(TensorImpl):
     def is_contiguous(self, memory_format=None):
         a = self._a
         if memory_format in ('channels_last', 'channels_last_3d'):
+            if a.ndim != (4 if memory_format == 'channels_last' else 5):
+                return False        # torch's answer for another rank (only ``.to``/``contiguous`` raise)
             from ._core.storage import format_strides
             want = format_strides(tuple(a.shape), memory_format)
             return all(st == w or n <= 1 for n, st, w in zip(a.shape, self.stride(), want))

@@ -324,6 +324,34 @@ def cat_strides(shape, inputs):
     return format_strides(shape, formats.pop()) if len(formats) == 1 else None
 
 
+# NOTE [channels_last outputs]: torch's CPU convolutions, batch norm, group norm, max pooling, 2-D average and
+# adaptive pooling, upsampling and padding lay their result out in the memory format their input suggests (a
+# convolution: its input's or its weight's; mkldnn's rule), and their backwards the input gradient likewise. A
+# channels_last tensor comes from more than ``.to(memory_format=...)``: ``x.permute(0, 3, 1, 2)`` of NHWC data is
+# one, and so is everything computed from it. So a network fed permuted images (ConvNeXt, SegFormer, most
+# vision transformers' stems) runs channels_last in torch, and a dropout mask drawn over such an activation falls
+# in memory order: the result's layout decides which elements a seeded draw zeroes. ember's metas return these
+# strides (``channels_last_strides``) and the kernels' NCHW arrays are copied into them (adapters.laid_out).
+
+def channels_last_strides(shape, *tensors):
+    """The strides (in elements) of a result of ``shape`` laid out in the channels_last (4-D) or channels_last_3d
+    (5-D) format the first of ``tensors`` that suggests one does (NOTE [channels_last outputs]); None when none
+    does or the result's rank has no such format. ``tensors``: TensorImpls or None."""
+    if len(shape) not in (4, 5):
+        return None
+    for t in tensors:
+        if t is None:
+            continue
+        a = t._a
+        if a.ndim != len(shape) or getattr(getattr(a, 'flags', None), 'c_contiguous', False):
+            continue        # a C-contiguous array never suggests channels_last (storage.suggest_memory_format)
+        isz = a.itemsize
+        fmt = suggest_memory_format(a.shape, tuple(st // isz for st in a.strides))
+        if fmt != 'contiguous_format':
+            return format_strides(shape, fmt)
+    return None
+
+
 def format_strides(shape, memory_format):
     """The strides (in elements) of a ``channels_last`` (N, C, H, W) or ``channels_last_3d`` (N, C, D, H, W)
     tensor: the channels innermost, as torch lays them out; None for the other formats."""

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._core.dtype import scalar_name as _tname, legacy_type_name
 from .._core import dtype as _D
-from .._core.storage import suggest_memory_format
+from .._core.storage import suggest_memory_format, channels_last_strides, contiguous_strides
 from .registry import declare
 from .views import wrap_dim
 from .._dispatch.ops_namespace import aten
@@ -122,7 +122,18 @@ def _convolution_meta(input, weight, bias, stride, padding, dilation, transposed
     if bias is not None and (bias.dim() != 1 or bias.shape[0] != cout):
         raise RuntimeError(f"Given weight of size {_shape_str(wsh)}, expected bias to be 1-dimensional with {cout} "
                            f"elements, but got bias of size {_shape_str(bias.shape)} instead")
-    return (ish[0], cout) + tuple(osz), input._dtype
+    out = (ish[0], cout) + tuple(osz)
+    # mkldnn's layout rule (NOTE [channels_last outputs]): channels_last when the input or the weight is; a 3-D
+    # convolution in float64 runs torch's slow kernel, which gives a contiguous result
+    st = None if nd == 3 and input._dtype is _D.float64 else channels_last_strides(out, input, weight)
+    return (out, input._dtype) if st is None else (out, input._dtype, st)
+
+
+def _with_layout(m, *tensors):
+    """A meta result ``(shape, dtype)`` laid out in the memory format ``tensors`` suggest (NOTE [channels_last
+    outputs])."""
+    st = channels_last_strides(m[0], *tensors)
+    return m if st is None else (m[0], m[1], st)
 
 
 def _conv_weight_grad(x, g, weight_sizes, stride, padding, dilation, groups):
@@ -406,14 +417,14 @@ def _declare_pools(nd, schemas):
         if self._dtype.name == 'bool':
             raise RuntimeError(f"\"{name}\" not implemented for 'Bool'")
         from .._core import dtype as D
-        return [(shape, self._dtype), (shape, D.int64)]
+        return [_with_layout((shape, self._dtype), self), _with_layout((shape, D.int64), self)]
 
     def max_grad_meta(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
         _check_pool_grad(grad_output, _pool_meta(self, kernel_size, stride, padding, dilation, ceil_mode, nd))
         if tuple(indices.shape) != tuple(grad_output.shape):
             raise RuntimeError(f"Expected indices of shape {_shape_str(grad_output.shape)}, but got "
                                f"{_shape_str(indices.shape)}")
-        return tuple(self.shape), self._dtype
+        return _with_layout((tuple(self.shape), self._dtype), self)
 
     def avg_meta(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
@@ -421,12 +432,14 @@ def _declare_pools(nd, schemas):
             raise RuntimeError("divisor must be not zero")
         if self._dtype.name == 'bool':
             raise RuntimeError(f"\"avg_pool{nd}d\" not implemented for 'Bool'")
-        return _pool_meta(self, kernel_size, stride, padding, 1, ceil_mode, nd), self._dtype
+        shape = _pool_meta(self, kernel_size, stride, padding, 1, ceil_mode, nd)
+        # torch's avg_pool3d gives contiguous results (ember's kernel keeps a channels_last_3d input's order)
+        return _with_layout((shape, self._dtype), self) if nd == 2 else (shape, self._dtype, contiguous_strides(shape))
 
     def avg_grad_meta(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                       divisor_override):
         _check_pool_grad(grad_output, _pool_meta(self, kernel_size, stride, padding, 1, ceil_mode, nd))
-        return tuple(self.shape), self._dtype
+        return _with_layout((tuple(self.shape), self._dtype), self) if nd == 2 else (tuple(self.shape), self._dtype)
 
     max_schema, max_backward_schema, avg_schema, avg_backward_schema = schemas
     declare(max_schema, meta=max_meta, method=False, nn=True, forward='transpose',
@@ -483,13 +496,15 @@ def _declare_adaptive_avg(nd):
         if min(o) < 0:
             raise RuntimeError(f"adaptive_avg_pool{nd}d: elements of output_size must be greater than or equal to 0 "
                                f"but received {{{', '.join(map(str, o))}}}")
-        return sh[:-nd] + o, self._dtype
+        m = sh[:-nd] + o, self._dtype
+        return _with_layout(m, self) if nd == 2 else m       # as avg_pool3d, adaptive_avg_pool3d: contiguous
 
     name = f'_adaptive_avg_pool{nd}d'
     declare(f'{name}(Tensor self, SymInt[{nd}] output_size) -> Tensor', meta=meta, method=False, forward='linear',
             derivatives={'self': lambda grad, self: getattr(aten, f'{name}_backward').default(grad, self)})
     declare(f'{name}_backward(Tensor grad_output, Tensor self) -> Tensor', method=False, forward='linear',
-            meta=lambda grad_output, self: (tuple(self.shape), self._dtype),
+            meta=lambda grad_output, self: (_with_layout((tuple(self.shape), self._dtype), self) if nd == 2
+                                            else (tuple(self.shape), self._dtype)),
             derivatives={'grad_output': lambda grad, grad_output_sizes: getattr(aten, name).default(grad, tuple(grad_output_sizes[-nd:])),
                          'self': lambda grad: aten.zeros_like.default(grad)})
 
@@ -534,12 +549,14 @@ def _adaptive_max_meta(self, output_size):
             raise RuntimeError(f"adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
                                f"dimensions, but input has sizes {_shape_str(sh)} with dimension {i} being empty")
     o = _pair(output_size, 'output_size')
+    if not self._dtype.is_floating_point:
+        raise NotImplementedError(f"\"adaptive_max_pool2d\" not implemented for '{_tname(self._dtype)}'")
     from .._core import dtype as D
-    return [(sh[:-2] + o, self._dtype), (sh[:-2] + o, D.int64)]
+    return [_with_layout((sh[:-2] + o, self._dtype), self), _with_layout((sh[:-2] + o, D.int64), self)]
 
 
 def _adaptive_max_grad_meta(grad_output, self, indices):
-    return tuple(self.shape), self._dtype
+    return _with_layout((tuple(self.shape), self._dtype), self)
 
 
 declare('adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)', forward='transpose', meta=_adaptive_max_meta,
@@ -777,7 +794,7 @@ def _gn_meta(input, weight, bias, N, C, HxW, group, eps):
         raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.")
     if input._dtype.category < 2:
         raise NotImplementedError(f"\"GroupNormKernelImpl\" not implemented for '{_tname(input._dtype)}'")
-    return [(sh, input._dtype), ((N, group), input._dtype), ((N, group), input._dtype)]
+    return [_with_layout((sh, input._dtype), input), ((N, group), input._dtype), ((N, group), input._dtype)]
 
 
 def _gn_stats_grad(grads, x, mean, rstd, n):
@@ -836,7 +853,7 @@ def _gn_backward_meta(grad_out, input, mean, rstd, weight, N, C, HxW, group, out
             raise RuntimeError(f"Expected {name} to have {N * group} elements, but got {t.numel()}")
     mask = tuple(bool(m) for m in output_mask)
     pdt = input._dtype if weight is None else weight._dtype
-    return [(tuple(input.shape), input._dtype) if mask[0] else None,
+    return [_with_layout((tuple(input.shape), input._dtype), input) if mask[0] else None,
             ((C,), pdt) if mask[1] else None, ((C,), pdt) if mask[2] else None]
 
 
@@ -873,7 +890,7 @@ def _bn_meta(input, weight, bias, running_mean, running_var, training, momentum,
     if input._dtype.category < 2:
         raise RuntimeError(f"\"batch_norm\" not implemented for '{_tname(input._dtype)}'")
     stat = (C,) if training else (0,)
-    return [(sh, input._dtype), (stat, input._dtype), (stat, input._dtype)]
+    return [_with_layout((sh, input._dtype), input), (stat, input._dtype), (stat, input._dtype)]
 
 
 def _bn_dims(input):
@@ -943,7 +960,7 @@ def _bn_backward_meta(grad_out, input, weight, running_mean, running_var, save_m
                            "evaluation mode")
     mask = tuple(bool(m) for m in output_mask)
     pdt = input._dtype if weight is None else weight._dtype
-    return [(tuple(input.shape), input._dtype) if mask[0] else None,
+    return [_with_layout((tuple(input.shape), input._dtype), input) if mask[0] else None,
             ((C,), pdt) if mask[1] else None, ((C,), pdt) if mask[2] else None]
 
 

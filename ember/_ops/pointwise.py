@@ -301,9 +301,11 @@ def _pow_check(cd, self, exponent):
 
 
 def _pow_self(grad, self, exponent):
+    # torch's pow_backward: grad * (exponent * self ** (exponent - 1)), in this order (the rounding, and the layout
+    # of a gradient that is an expanded number: NOTE [channels_last outputs])
     if _is_num(exponent):
-        return _zeros(grad) if exponent == 0 else grad * exponent * self.pow(exponent - 1)
-    return _where(exponent == 0, 0., grad * exponent * self.pow(exponent - 1))
+        return _zeros(grad) if exponent == 0 else grad * (exponent * self.pow(exponent - 1))
+    return _where(exponent == 0, 0., grad * (exponent * self.pow(exponent - 1)))
 
 
 def _pow_exponent(grad, self, exponent, result):

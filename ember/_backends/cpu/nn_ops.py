@@ -527,6 +527,16 @@ def _plane_strides(isz):
     return st[::-1]
 
 
+def _integral(dt):
+    return dt.kind in 'iub'
+
+
+def _lowest(dt):
+    """Where a max-pooling window's padding starts: -inf for the float dtypes (bfloat16's kind is NumPy's 'V'),
+    the least integer for the integral ones."""
+    return np.iinfo(dt).min if dt.kind in 'iu' else False if dt.kind == 'b' else -np.inf
+
+
 def _first_max_tap(taps, val, valid=None):
     """The number of the first tap holding each maximum: a "not found yet" mask is ANDed tap by tap and summed
     into a small integer (cheap bool ops; np.where on int64 costs ~5x more). A NaN maximum takes the LAST NaN
@@ -543,7 +553,7 @@ def _first_max_tap(taps, val, valid=None):
             hit |= ~ok
         nf &= hit
         tap += nf.view(np.uint8) if tap.dtype == np.uint8 else nf
-    if val.dtype.kind == 'f' and np.isnan(val).any():
+    if not _integral(val.dtype) and np.isnan(val).any():
         for n, t in enumerate(taps):
             np.copyto(tap, n, where=np.isnan(t))
     return tap
@@ -603,7 +613,7 @@ def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, nd):
         tap = _first_max_tap(taps, val)
     else:
         pads = _pool_pads(isz, k, s, p, d, osz)
-        fill = -np.inf if xb.dtype.kind == 'f' else np.iinfo(xb.dtype).min
+        fill = _lowest(xb.dtype)
         padded = any(a or b for a, b in pads)
         xp = np.pad(xb, ((0, 0), (0, 0)) + pads, constant_values=fill) if padded else xb
         taps = [xp[(slice(None), slice(None)) + tuple(slice(t * dd, t * dd + ss * (o - 1) + 1, ss)
@@ -755,7 +765,7 @@ def adaptive_max_pool2d(x, output_size):
     wi, wm = _adaptive_windows(W, ow)
     g = x[..., hi[:, :, None, None], wi[None, None, :, :]]            # ..., OH, kh, OW, kw
     mask = hm[:, :, None, None] & wm[None, None, :, :]
-    low = -np.inf if x.dtype.kind == 'f' else np.iinfo(x.dtype).min
+    low = _lowest(x.dtype)
     g = np.where(mask, g, np.asarray(low, x.dtype))
     g = np.moveaxis(g, -3, -2)                                          # ..., OH, OW, kh, kw
     kh, kw = g.shape[-2:]

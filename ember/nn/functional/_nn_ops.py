@@ -12,6 +12,7 @@ import math
 from ember._warn import warnings
 
 import ember
+from ..._prims_common import suggest_memory_format
 from ...amp.autocast_mode import _autocast_composite
 
 __all__ = ['affine_grid', 'grid_sample', 'embedding_bag', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'unfold', 'fold',
@@ -651,7 +652,8 @@ def _resample_uint8(input, isz, osz, mode, align_corners, scales, antialias):
         w = np.where(v < 0, np.trunc(v - 0.5), np.trunc(v + 0.5)).astype(np.int64)
         x = np.moveaxis(np.moveaxis(x, 2 + d, -1) @ w.T, -1, 2 + d)
         x = np.clip((x + (1 << (bits - 1))) >> bits, 0, 255)
-    return ember.from_numpy(np.ascontiguousarray(x.astype(np.uint8))).to(input.device)
+    out = ember.from_numpy(np.ascontiguousarray(x.astype(np.uint8))).to(input.device)
+    return out.contiguous(memory_format=suggest_memory_format(input))
 
 
 def _aa_matrix(n_in, n_out, mode, scale):
@@ -938,7 +940,8 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
     if blend:
         info = ember.iinfo(input.dtype)
         out = out.round().clamp(info.min, info.max).to(input.dtype)
-    return out.contiguous()
+    # torch's upsampling kernels lay the result out as the input (NOTE [channels_last outputs])
+    return out.contiguous(memory_format=suggest_memory_format(input))
 
 
 def upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None):
