@@ -16,6 +16,34 @@ from urllib.parse import urlparse
 
 from ._absent import absent
 
+try:                        # torch.hub's progress bar, which libraries import from here (torchio)
+    from tqdm import tqdm
+except ImportError:
+    class tqdm:
+        """torch.hub's stand-in when tqdm is absent: counts and prints the percentage done to stderr."""
+
+        def __init__(self, total=None, disable=False, unit=None, *args, **kwargs):
+            self.total, self.disable, self.unit, self.n = total, disable, unit, 0
+
+        def update(self, n):
+            if self.disable:
+                return
+            import sys
+            self.n += n
+            done = f'{100 * self.n / float(self.total):.1f}%' if self.total else f'{self.n} {self.unit or ""}'
+            sys.stderr.write(f'\r{done}')
+
+        def close(self):
+            self.disable = True
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            if not self.disable:
+                import sys
+                sys.stderr.write('\n')
+
 __all__ = ['get_dir', 'set_dir', 'load_state_dict_from_url', 'download_url_to_file', 'load', 'list', 'help']
 
 _hub_dir = None

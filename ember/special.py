@@ -114,12 +114,7 @@ def multigammaln(input, p):
     return total
 
 
-def softmax(input, dim, *, dtype=None):
-    return ember.softmax(input, dim, dtype=dtype)
-
-
-def log_softmax(input, dim, *, dtype=None):
-    return ember.log_softmax(input, dim, dtype=dtype)
+softmax, log_softmax = ember.softmax, ember.log_softmax    # torch's are these functions under a second name
 
 
 def round(input, *, decimals=0):

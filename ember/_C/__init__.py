@@ -5,7 +5,7 @@ libraries use from Python and that mean something here, each answering as torch'
 ``_TensorMeta`` (the metaclass of Tensor), ``_log_api_usage_once`` (torch reports the event to a usage-logging
 hook that open builds leave unset: nothing happens), ``_nn._parse_to`` (``Module.to``'s argument parsing),
 ``Generator``, ``DisableTorchFunction``/``DisableTorchFunctionSubclass``, ``_disabled_torch_function_impl``,
-``_disabled_torch_dispatch_impl``, ``_DisableTorchDispatch`` (NOTE [tensor subclasses]), ``_get_tracing_state``,
+``_disabled_torch_dispatch_impl``, ``_DisableTorchDispatch`` (NOTE [tensor subclasses]), ``_get_tracing_state``, ``_is_tracing``,
 ``_is_torch_function_mode_enabled``, ``_get_accelerator``, ``_get_default_device``,
 ``_are_functorch_transforms_active`` and ``_functorch`` (queries on vmap's BatchedTensor). Any other name raises AttributeError naming it.
 """
@@ -29,6 +29,11 @@ def _log_api_usage_once(event):
 def _get_tracing_state():
     """None: no TorchScript tracer is running (ember has none)."""
     return None
+
+
+def _is_tracing():
+    """False: no TorchScript tracer is running (``torch.jit.is_tracing``'s answer)."""
+    return False
 
 
 def _is_torch_function_mode_enabled():

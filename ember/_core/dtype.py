@@ -319,11 +319,16 @@ def result_type(*operands):
     return result_type_of(dim, zero, wrapped)
 
 
+def _of_python_type(t):
+    """finfo/iinfo of a Python type: its dtype as torch's parser reads it (float is float64, whatever the default)."""
+    return {float: float64, complex: complex128, int: int64, bool: bool_}.get(t, t) if isinstance(t, type) else t
+
+
 class finfo:
     """Machine limits of a floating dtype (torch.finfo)."""
 
     def __init__(self, type=None):
-        type = type or _default[0]
+        type = _of_python_type(type or _default[0])
         if type.category not in (_FLOAT, _COMPLEX):
             raise TypeError(f"finfo expects a floating point dtype, got {type}")
         real = type.to_real()
@@ -346,6 +351,7 @@ class iinfo:
     """Machine limits of an integer dtype (torch.iinfo)."""
 
     def __init__(self, type):
+        type = _of_python_type(type)
         if type.category not in (_INT, _BOOL) or type is bool_:
             raise TypeError(f"iinfo expects an integer dtype, got {type}")
         info = np.iinfo(type.np)

@@ -179,11 +179,39 @@ def _by_keyword(fn, positional):
     return handle
 
 
+# NOTE [numpy keyword aliases] (schema operators: _dispatch/dispatcher.py) for the public functions written in
+# Python: torch's argument parser takes NumPy's names for four parameters, whatever the function
+# (``torch.linalg.norm(a, axis=1, keepdims=True)``, ``torch.quantile(x=t, q=0.5)``)
+_NUMPY_NAMES = {'axis': 'dim', 'keepdims': 'keepdim', 'x': 'input', 'a': 'input', 'x1': 'input', 'x2': 'other'}
+
+
+def numpy_keywords(fn):
+    """``fn`` also taking NumPy's names for its ``dim``/``keepdim``/``input``/``other`` parameters (NOTE [numpy
+    keyword aliases]); ``fn`` itself where it has none of them or names a parameter so itself."""
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    names = {k: v for k, v in _NUMPY_NAMES.items() if v in params and k not in params}
+    if not names:
+        return fn
+
+    @functools.wraps(fn)
+    def numpy_named(*args, **kwargs):
+        if kwargs:
+            for k in names.keys() & kwargs.keys():
+                kwargs[names[k]] = kwargs.pop(k)
+        return fn(*args, **kwargs)
+    return numpy_named
+
+
 def public_function(fn, positional=None):
     """``fn`` as a public function that honours ``__torch_function__`` (NOTE [__torch_function__]).
     ``positional``: hand the first that many parameters over by position and the rest by keyword (see
     ``_by_keyword``); None hands the call over as it was made."""
     T = _tensor_impl._tensor_class        # the exact type the scan skips first
+    fn = numpy_keywords(fn)
     _handle = _by_keyword(fn, positional) if positional is not None else globals()['_handle']
 
     @functools.wraps(fn)

@@ -115,6 +115,13 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     return X if out is None else out.resize_(X.shape).copy_(X)
 
 
+def _factor(L, upper):
+    """Only the factor's triangle, as torch's LAPACK calls read it (the other entries may hold anything); a
+    gradient still reaches every entry, as torch's formula gives it."""
+    T = L.triu() if upper else L.tril()
+    return T if not L.requires_grad else L + (T - L).detach()
+
+
 def cholesky_solve(B, L, upper=False, *, out=None):
     """X with A X = B for A = L L^H (``upper``: A = U^H U) given its Cholesky factor: ``linalg_solve`` on A
     rebuilt from the factor, so the factor's gradient is torch's (-(G X^H + X G^H) L, all of L's entries).
@@ -125,6 +132,7 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     tensor([[1.],
             [2.]])
     """
+    L = _factor(L, upper)
     A = L.mH.matmul(L) if upper else L.matmul(L.mH)
     X = aten.linalg_solve.default(A, B)
     return X if out is None else out.resize_(X.shape).copy_(X)

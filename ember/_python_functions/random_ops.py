@@ -28,6 +28,14 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     ember.Size([2, 3])
     """
     tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if size is not None and (tm or ts):
+        # only the (float, float, size) overload takes a size; torch's parser reads a 0-d tensor as its float
+        if (tm and mean.dim()) or (ts and std.dim()):
+            shown = ', '.join(type(v).__name__ if not isinstance(v, Tensor) else 'Tensor' for v in (mean, std, size))
+            raise TypeError(f"normal() received an invalid combination of arguments - got ({shown}), but expected "
+                            "one of: (Tensor mean, Tensor std), (Tensor mean, float std), (float mean, Tensor std), "
+                            "(float mean, float std, tuple of ints size)")
+        mean, std, tm, ts = float(mean), float(std), False, False
     if tm and ts:
         r = _call(aten.normal, 'Tensor_Tensor', (mean, std), {'generator': generator}, out)
     elif tm:

@@ -22,14 +22,22 @@ the graph wherever the program named ``meta``.
 >>> y.shape, y.device.type
 (ember.Size([1000, 1000]), 'meta')
 """
+import contextlib
 import weakref
 
 import ember
 from ember.utils._python_dispatch import TorchDispatchMode
 
-__all__ = ['FakeTensorMode', 'FakeTensor', 'is_fake']
+__all__ = ['FakeTensorMode', 'FakeTensor', 'is_fake', 'unset_fake_temporarily']
 
 _META = ember.device('meta')
+_MODE_OF = {}       # id(fake twin) -> (weakref to it, the mode that made it): torch's FakeTensor.fake_mode
+
+
+def mode_of(t):
+    """The FakeTensorMode whose ``from_tensor`` made ``t``, or None."""
+    hit = _MODE_OF.get(id(t))
+    return hit[1] if hit is not None and hit[0]() is t else None
 _HAS_DEVICE_ARG = {}      # OpOverload -> (has a `device` argument, has tensor arguments)
 
 
@@ -39,6 +47,22 @@ def is_fake(t):
 
 
 FakeTensor = ember.Tensor      # a fake tensor is an ordinary Tensor on the meta device (see above)
+
+
+@contextlib.contextmanager
+def unset_fake_temporarily():
+    """Leave the innermost FakeTensorMode for the block (real tensors are made and computed on again); yields
+    that mode, or None when none is on."""
+    from ember._guards import detect_fake_mode
+    mode = detect_fake_mode()
+    if mode is None:
+        yield None
+        return
+    mode.__exit__(None, None, None)
+    try:
+        yield mode
+    finally:
+        mode.__enter__()
 
 
 class FakeTensorMode(TorchDispatchMode):
@@ -73,6 +97,7 @@ class FakeTensorMode(TorchDispatchMode):
         elif t.requires_grad:
             fake.requires_grad_(True)
         self._memo[id(t)] = (weakref.ref(t), fake)
+        _MODE_OF[id(fake)] = (weakref.ref(fake, lambda _, k=id(fake): _MODE_OF.pop(k, None)), self)
         return fake
 
     def _fake(self, a):
@@ -138,4 +163,5 @@ class FakeTensorMode(TorchDispatchMode):
         if t.requires_grad:
             fake.requires_grad_(True)
         self._memo[id(t)] = (weakref.ref(t), fake)
+        _MODE_OF[id(fake)] = (weakref.ref(fake, lambda _, k=id(fake): _MODE_OF.pop(k, None)), self)
         return fake

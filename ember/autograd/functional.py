@@ -64,7 +64,7 @@ def _fill_unused(grads, refs, strict, create_graph, what):
     return tuple(out)
 
 
-def _check_requires_grad(outputs, strict, what='outputs'):
+def _check_requires_grad(outputs, input_type, strict):     # torch's signature (libraries call it)
     if not strict:
         return
     for i, o in enumerate(outputs):
@@ -83,6 +83,69 @@ def _autograd(outputs, inputs, grad_outputs, create_graph):
     if not outs:
         return (None,) * len(inputs)
     return _grad(outs, inputs, gos, allow_unused=True, create_graph=create_graph, retain_graph=True)
+
+
+# torch's other private helpers of this module, with torch's signatures: libraries import them
+# (pytorch-minimize: _construct_standard_basis_for, _grad_postprocess, _tuple_postprocess)
+def _tuple_postprocess(res, to_unpack):
+    """Unpack the one-element tuples a function of a single tensor (``to_unpack`` False) gets back; a pair of
+    flags for the nested results of jacobian/hessian."""
+    if isinstance(to_unpack, tuple):
+        if not to_unpack[1]:
+            res = tuple(r[0] for r in res)
+        return res if to_unpack[0] else res[0]
+    return res if to_unpack else res[0]
+
+
+def _grad_preprocess(inputs, create_graph, need_graph):
+    return _prep(inputs, create_graph, need_graph)
+
+
+def _grad_postprocess(inputs, create_graph):
+    if not inputs or isinstance(inputs[0], TensorImpl) or inputs[0] is None:
+        return _post(inputs, create_graph)
+    return tuple(_grad_postprocess(x, create_graph) for x in inputs)
+
+
+def _validate_v(v, other, is_other_tuple):
+    if len(other) != len(v):
+        if is_other_tuple:
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}.")
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for i, (a, b) in enumerate(zip(v, other)):
+        if tuple(a.shape) != tuple(b.shape):
+            prepend = f"Entry {i} in " if is_other_tuple else ""
+            raise RuntimeError(f"{prepend}v has invalid size: should be {b.size()} but got {a.size()}.")
+
+
+def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None, is_grads_batched=False):
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    outs, gos = [], []
+    for o, g in zip(outputs, grad_outputs):
+        if o is not None and o.requires_grad:
+            outs.append(o)
+            gos.append(g)
+    if not outs:
+        return (None,) * len(inputs)
+    return _grad(outs, inputs, gos, allow_unused=True, create_graph=create_graph, retain_graph=retain_graph,
+                 is_grads_batched=is_grads_batched)
+
+
+def _fill_in_zeros(grads, refs, strict, create_graph, stage):
+    return _fill_unused(grads, refs, strict, create_graph, stage)
+
+
+def _construct_standard_basis_for(tensors, tensor_numels):
+    """The N x N identity (N the numels' sum) cut into one (N, numel) block of columns per tensor, each in its
+    tensor's dtype and device: the batched v's of a vectorized jacobian."""
+    total = sum(tensor_numels)
+    chunks = tuple(t.new_zeros(total, n) for t, n in zip(tensors, tensor_numels))
+    start = 0
+    for chunk, n in zip(chunks, tensor_numels):
+        chunk.diagonal(start).fill_(1)
+        start -= n
+    return chunks
 
 
 def _ones_like_check(v, outputs, fn_name):
@@ -107,7 +170,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         is_tuple, inputs = _as_tuple(inputs, 'inputs', 'vjp')
         inputs = _prep(inputs, create_graph, True)
         out_tuple, outputs = _as_tuple(func(*inputs), 'outputs of the user-provided function', 'vjp')
-        _check_requires_grad(outputs, strict)
+        _check_requires_grad(outputs, 'outputs', strict)
         v = _ones_like_check(v, outputs, 'vjp')
         grads = _autograd(outputs, inputs, v, create_graph)
         grads = _fill_unused(grads, inputs, strict, create_graph, 'vjp')
@@ -130,7 +193,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         else:
             v = _ones_like_check(v, inputs, 'jvp')
         out_tuple, outputs = _as_tuple(func(*inputs), 'outputs of the user-provided function', 'jvp')
-        _check_requires_grad(outputs, strict)
+        _check_requires_grad(outputs, 'outputs', strict)
         u = tuple(zeros_like(o).requires_grad_(True) for o in outputs)
         g = _autograd(outputs, inputs, u, True)
         pairs = [(gi, vi) for gi, vi in zip(g, v) if gi is not None and gi.requires_grad]
@@ -182,7 +245,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         is_tuple, inputs = _as_tuple(inputs, 'inputs', 'jacobian')
         inputs = _prep(inputs, create_graph, True)
         out_tuple, outputs = _as_tuple(func(*inputs), 'outputs of the user-provided function', 'jacobian')
-        _check_requires_grad(outputs, strict)
+        _check_requires_grad(outputs, 'outputs', strict)
         result = []
         for i, o in enumerate(outputs):
             rows = [[] for _ in inputs]

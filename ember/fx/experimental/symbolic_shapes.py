@@ -59,7 +59,10 @@ _CMP = {'==': operator.eq, '!=': operator.ne, '<': operator.lt, '<=': operator.l
 class ShapeEnv:
     """The symbols of one trace (which input dimension each stands for) and the guards recorded on them."""
 
-    def __init__(self):
+    def __init__(self, **settings):
+        # torch's settings (assume_static_by_default, specialize_zero_one, duck_shape, ...) are kept, not read:
+        # which dimensions get symbols is decided by the one who asks (FakeTensorMode.from_tensor)
+        self.settings = settings
         self.symbols = []           # SymInts; each one's ``how`` is ('size', fake tensor, dim)
         self.guards = []            # (expr source, result) with the result each must keep
         self._seen = set()

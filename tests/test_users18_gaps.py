@@ -1,0 +1,121 @@
+"""Gaps found running published libraries under `ember run` (2026-11-27 evening: torchio, asteroid-filterbanks,
+torch-audiomentations, POT, torchquad, pytorch-minimize, laplace/asdl, nnsight), each compared with torch."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def test_normal_with_0d_tensor_parameters_and_a_size():
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        a = lib.normal(lib.tensor(0.), lib.tensor(1.), (5,))
+        b = lib.normal(lib.tensor(0.), 2., size=(2, 3))
+        c = lib.normal(1., lib.tensor(1.), (4,))
+        if lib is ember:
+            got = [x.numpy() for x in (a, b, c)]
+        else:
+            want = [x.numpy() for x in (a, b, c)]
+        with pytest.raises(TypeError, match='normal\\(\\) received an invalid combination of arguments'):
+            lib.normal(lib.zeros(2), lib.ones(2), (2,))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_hub_tqdm_and_c_is_tracing():
+    from ember.hub import tqdm
+    with tqdm(total=4, disable=True) as bar:
+        bar.update(2)
+    assert ember._C._is_tracing() is torch._C._is_tracing() is False
+
+
+def test_cholesky_solve_and_inverse_read_only_the_factors_triangle():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 4))
+    a = a @ a.T + 4 * np.eye(4)
+    noise, b = np.triu(rng.standard_normal((4, 4)), 1), rng.standard_normal((4, 2))
+    res = []
+    for lib in (ember, torch):
+        L = lib.linalg.cholesky(lib.from_numpy(a))
+        Ln = L + lib.from_numpy(noise)
+        B = lib.from_numpy(b)
+        Lg = L.clone().requires_grad_()
+        lib.cholesky_solve(B, Lg).sum().backward()
+        res.append([lib.cholesky_solve(B, Ln).numpy(), lib.cholesky_inverse(Ln).numpy(),
+                    lib.cholesky_solve(B, Ln.mT, upper=True).numpy(), lib.cholesky_inverse(Ln.mT, upper=True).numpy(),
+                    Lg.grad.numpy()])
+    for g, w in zip(*res):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+def test_numpy_keyword_names_in_python_functions():
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    for lib in (ember, torch):
+        t = lib.from_numpy(x)
+        out = [lib.linalg.norm(t, axis=1, keepdims=True), lib.linalg.vector_norm(t, axis=0, keepdims=True),
+               lib.quantile(t, 0.5, axis=1, keepdims=True), lib.special.softmax(t, axis=1)]
+        if lib is ember:
+            got = [o.numpy() for o in out]
+        else:
+            want = [o.numpy() for o in out]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_finfo_iinfo_of_python_types():
+    for lib in (ember, torch):
+        assert lib.finfo(float).bits == 64 and lib.finfo(float).eps == np.finfo(np.float64).eps
+        assert lib.iinfo(int).max == 2 ** 63 - 1
+        assert lib.finfo(complex).bits == 64
+        with pytest.raises(TypeError):
+            lib.iinfo(bool)
+
+
+def test_vmap_internals_and_autograd_functional_helpers():
+    from ember._vmap_internals import _vmap
+    from ember.autograd.functional import (_construct_standard_basis_for, _tuple_postprocess, _grad_postprocess,
+                                           _validate_v, _autograd_grad, _grad_preprocess)
+    from torch.autograd import functional as TF
+    out = _vmap(lambda x: (x * 2, None), allow_none_pass_through=True)(ember.ones(3, 2))
+    assert out[1] is None and out[0].shape == (3, 2)
+    got = _construct_standard_basis_for((ember.zeros(2), ember.zeros(3)), (2, 3))
+    want = TF._construct_standard_basis_for((torch.zeros(2), torch.zeros(3)), (2, 3))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+    assert _tuple_postprocess((ember.ones(1),), False).shape == (1,)
+    assert _tuple_postprocess(((1, 2), (3, 4)), (True, False)) == (1, 3)
+    x = ember.ones(2, requires_grad=True)
+    (xi,) = _grad_preprocess((x,), create_graph=False, need_graph=True)
+    (g,) = _autograd_grad(((xi * 3).sum(),), (xi,))
+    assert not _grad_postprocess((g,), False)[0].requires_grad and g.tolist() == [3.0, 3.0]
+    with pytest.raises(RuntimeError, match='v is a tuple of invalid length'):
+        _validate_v((ember.ones(1),), (ember.ones(1), ember.ones(1)), True)
+
+
+def test_cuda_nvtx_imports_and_raises_torchs_error_without_cuda():
+    from ember.cuda import nvtx
+    for mod in (nvtx, torch.cuda.nvtx):
+        with pytest.raises(RuntimeError, match='NVTX functions not installed'):
+            mod.range_push('step')
+
+
+def test_detect_fake_mode_and_unset_fake_temporarily():
+    from ember._guards import detect_fake_mode
+    from ember._subclasses.fake_tensor import FakeTensorMode, unset_fake_temporarily
+    assert detect_fake_mode() is None
+    with FakeTensorMode() as mode:
+        assert detect_fake_mode() is mode
+        assert ember.ones(2).device.type == 'meta'
+        with unset_fake_temporarily() as was:
+            assert was is mode and detect_fake_mode() is None
+            assert ember.ones(2).device.type == 'cpu'
+        assert detect_fake_mode() is mode
+    other = FakeTensorMode()
+    assert detect_fake_mode({'x': [other.from_tensor(ember.ones(3))]}) is other
+
+
+def test_shape_env_takes_torchs_settings():
+    from ember.fx.experimental.symbolic_shapes import ShapeEnv
+    env = ShapeEnv(assume_static_by_default=True, specialize_zero_one=False)
+    assert env.settings['assume_static_by_default'] is True
