@@ -212,6 +212,12 @@ class Tensor(TensorImpl):
     def data_ptr(self):
         return _ptr(self._a) if not isinstance(self._a, MetaArray) else 0
 
+    def is_set_to(self, tensor):
+        """Whether both tensors are the same view of one storage: its offset, sizes and strides."""
+        return (isinstance(tensor, Tensor) and self._storage_or_make() is tensor._storage_or_make()
+                and self.storage_offset() == tensor.storage_offset() and tuple(self._a.shape) == tuple(tensor._a.shape)
+                and self.stride() == tensor.stride())
+
     def is_contiguous(self, memory_format=None):
         a = self._a
         if memory_format in ('channels_last', 'channels_last_3d'):

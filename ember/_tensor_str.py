@@ -170,7 +170,7 @@ def _data_str(a, indent):
 def tensor_repr(t, prefix=None):
     if prefix is None:      # a subclass prints its name, as torch's does (Parameter and Buffer print as tensors)
         name = type(t).__name__
-        plain = name in ('Tensor', 'Parameter', 'Buffer') and type(t).__module__.startswith('ember.')
+        plain = name in ('Tensor', 'Parameter', 'Buffer') and type(t).__module__.split('.')[0] in ('ember', 'torch')
         text = _tensor_repr(t, 'tensor(' if plain else name + '(')
         # a subclass of Parameter is wrapped as torch wraps it: Parameter(MyParam([...], requires_grad=True))
         if not plain and any(c.__name__ == 'Parameter' and c.__module__ == 'ember.nn.parameter'

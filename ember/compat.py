@@ -52,6 +52,10 @@ class _Alias(types.ModuleType):
         setattr(self._target, name, value)
         self.__dict__[name] = value
 
+    def __reduce__(self):
+        # pickled by name, as a module is (dill pickles closures over ``torch`` by reference: datasets' hashing)
+        return importlib.import_module, (self.__name__,)
+
 
 _PREFIXES = {'torch': 'ember', 'torchvision': 'ember.vision',     # torch name → ember package
              'functorch': None}     # the functorch package, built here over ember.func (_functorch_module)
@@ -240,8 +244,24 @@ def install(children=True):
         sys.meta_path.insert(0, _TorchFinder())
     from ._core import naming
     naming.show_as('torch')      # the program imports ember as torch: reprs name torch (NOTE in _core/naming.py)
+    _name_core_classes_as_torch()
     if children:
         _reach_children()
+
+
+# the modules torch's core classes say they live in: libraries pick a backend by ``type(x).__module__`` (autoray,
+# opt_einsum: 'torch'), and ``<class 'torch.Tensor'>`` is what a program prints; the classes are ember's, and pickles
+# naming them resolve through the alias
+_TORCH_HOMES = {'Tensor': 'torch', 'Size': 'torch', 'dtype': 'torch', 'device': 'torch', 'finfo': 'torch',
+                'iinfo': 'torch', 'memory_format': 'torch', 'layout': 'torch', 'Generator': 'torch._C'}
+
+
+def _name_core_classes_as_torch():
+    import ember
+    for name, home in _TORCH_HOMES.items():
+        cls = getattr(ember, name)
+        if cls.__module__.startswith('ember'):
+            cls.__module__ = home
 
 
 def imported_as():

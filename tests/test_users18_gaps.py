@@ -119,3 +119,77 @@ def test_shape_env_takes_torchs_settings():
     from ember.fx.experimental.symbolic_shapes import ShapeEnv
     env = ShapeEnv(assume_static_by_default=True, specialize_zero_one=False)
     assert env.settings['assume_static_by_default'] is True
+
+
+def test_copy_from_a_number():
+    for lib in (ember, torch):
+        t = lib.zeros(3, dtype=lib.int64)
+        t.copy_(5.7)
+        f = lib.zeros(2)
+        f.copy_(True)
+        assert t.tolist() == [5, 5, 5] and f.tolist() == [1.0, 1.0]
+
+
+def test_parameter_metaclass_counts_marked_tensors():
+    from ember.nn.parameter import _ParameterMeta
+    assert type(ember.nn.Parameter) is _ParameterMeta
+    for lib in (ember, torch):
+        t = lib.zeros(2)
+        t._is_param = True
+        assert isinstance(t, lib.nn.Parameter) and not isinstance(lib.zeros(1), lib.nn.Parameter)
+
+
+def test_is_set_to():
+    for lib in (ember, torch):
+        a = lib.zeros(4)
+        assert a.is_set_to(a) and a.is_set_to(a.view(4)) and not a.is_set_to(a.view(2, 2))
+        assert not a.is_set_to(lib.zeros(4)) and not a[1:].is_set_to(a)
+
+
+def test_from_file(tmp_path):
+    res = []
+    for lib in (ember, torch):
+        f = str(tmp_path / f'{lib.__name__}.bin')
+        t = lib.from_file(f, shared=True, size=6, dtype=lib.float32)
+        t[:] = lib.arange(6.)
+        private = lib.from_file(f, shared=False, size=6, dtype=lib.float32)
+        private[0] = 100
+        res.append((lib.from_file(f, shared=True, size=6, dtype=lib.float32).tolist(), private.tolist()))
+        with pytest.raises(RuntimeError):
+            lib.from_file(f, shared=False, size=100, dtype=lib.float32)
+    assert res[0] == res[1]
+
+
+def test_rpc_names_and_tensorboard_writer_module():
+    assert ember.distributed.rpc.is_available() is False
+    assert not isinstance(1, ember._C._distributed_rpc.PyRRef)
+    import importlib.util
+    if importlib.util.find_spec('tensorboardX') is not None:
+        from ember.utils.tensorboard.writer import SummaryWriter
+        assert SummaryWriter is ember.utils.tensorboard.SummaryWriter
+
+
+def test_rnn_cells_have_docstrings():
+    for name in ('RNNCell', 'LSTMCell', 'GRUCell', 'RNNCellBase'):
+        assert getattr(ember.nn, name).__doc__
+
+
+RUN_AS_TORCH = '''
+import pickle, torch
+print(torch.Tensor.__module__, torch.Size.__module__, torch.dtype.__module__, torch.Generator.__module__)
+t = torch.tensor([1., 2.])
+print(t, repr(torch.zeros(1, dtype=torch.float16)))
+print(pickle.loads(pickle.dumps(torch.Tensor)) is torch.Tensor, pickle.loads(pickle.dumps(t)).tolist())
+'''
+
+
+def test_core_classes_name_torchs_modules_under_ember_run(tmp_path):
+    import subprocess
+    import sys
+    script = tmp_path / 'prog.py'
+    script.write_text(RUN_AS_TORCH)
+    out = subprocess.run([sys.executable, '-m', 'ember', 'run', str(script)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    want = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.stdout == want.stdout

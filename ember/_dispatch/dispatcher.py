@@ -630,12 +630,14 @@ def _bad_arg_factory(op):
             i = next(i for i, v in enumerate(values) if v is value)
             args, kwargs = public_call(op, values[:i] + (value.item(),) + values[i + 1:])
             return op.call(*args, **kwargs)
-        if (expected == 'Tensor' and values and value is values[0] and isinstance(value, (int, float, complex))
-                and op.schema.name in _NUMBERS_AS_TENSORS):
-            # torch's parser lets these take a number as ``input`` (``torch.div(8, 4, rounding_mode='trunc')``):
-            # a 0-d tensor of it, int64 / the default float dtype
+        if (expected == 'Tensor' and values and isinstance(value, (int, float, complex))
+                and (value is values[0] and op.schema.name in _NUMBERS_AS_TENSORS
+                     or op.schema.name == 'copy_' and len(values) > 1 and value is values[1])):
+            # torch's parser lets these take a number as ``input`` (``torch.div(8, 4, rounding_mode='trunc')``), and
+            # copy_ as its source (``t.copy_(5)``): a 0-d tensor of it, int64 / the default float dtype
             from .._creation import tensor
-            args, kwargs = public_call(op, (tensor(value),) + values[1:])
+            i = 0 if value is values[0] else 1
+            args, kwargs = public_call(op, values[:i] + (tensor(value),) + values[i + 1:])
             return op.call(*args, **kwargs)
         if expected.rstrip('?') == 'ScalarType' and value in _PYTHON_TYPES and values:     # dtype=int: int64, ...
             i = next(i for i, v in enumerate(values) if v is value)

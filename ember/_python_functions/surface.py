@@ -581,6 +581,29 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     return t.requires_grad_() if requires_grad else t
 
 
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None, pin_memory=False,
+              requires_grad=False):
+    """A 1-D CPU tensor of ``size`` elements over a memory-mapped file (tensordict's MemoryMappedTensor):
+    ``shared=True`` writes go to the file, which is created or grown to ``size`` elements as needed; otherwise
+    the mapping is private (copy on write) and the file must hold them."""
+    import os
+    import numpy as np
+    E = _E()
+    dt = dtype or E.get_default_dtype()
+    nbytes = size * dt.itemsize
+    if shared:
+        with open(filename, 'ab') as f:         # creates it; grows it to the mapping's length
+            if f.tell() < nbytes:
+                f.truncate(nbytes)
+    elif not os.path.exists(filename) or os.path.getsize(filename) < nbytes:
+        have = os.path.getsize(filename) if os.path.exists(filename) else 0
+        raise RuntimeError(f"unexpected EOF, expected {nbytes} bytes but the file {filename} has {have}")
+    a = np.memmap(filename, dtype=dt.np, mode='r+' if shared else 'c', shape=(size,)) if size else np.empty(0, dt.np)
+    t = E.from_numpy(a.view(np.ndarray))
+    t = t if device is None else t.to(device)
+    return t.requires_grad_() if requires_grad else t
+
+
 def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
                        requires_grad=False):
     """An uninitialized tensor with the given sizes and strides, of ``self``'s dtype and device by default."""
@@ -588,5 +611,5 @@ def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=No
     return t.requires_grad_() if requires_grad else t
 
 
-__all__ += ['is_inference', 'get_device', 'zero_', 'detach_', 'frombuffer']
+__all__ += ['is_inference', 'get_device', 'zero_', 'detach_', 'frombuffer', 'from_file']
 Tensor.new_empty_strided = _new_empty_strided

@@ -19,6 +19,7 @@ from .errors import DistError, DistBackendError, DistNetworkError, DistStoreErro
 from ._store import Store, HashStore, FileStore, TCPStore, PrefixStore  # noqa: F401
 from . import algorithms  # noqa: F401,E402  torch.distributed.algorithms (DDP communication hooks)
 from . import constants  # noqa: F401  torch.distributed.constants (default timeouts)
+from . import rpc  # noqa: F401  torch.distributed.rpc (is_available() is False: ember has no RPC)
 from .device_mesh import DeviceMesh, init_device_mesh  # noqa: F401  torch.distributed.DeviceMesh
 
 __all__ = list(_c10d_all) + ['Store', 'HashStore', 'FileStore', 'TCPStore', 'PrefixStore']

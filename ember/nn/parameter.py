@@ -11,7 +11,17 @@ from .._C import _disabled_torch_function_impl
 __all__ = ['Parameter', 'Buffer', 'UninitializedParameter', 'UninitializedBuffer', 'is_lazy']
 
 
-class Parameter(Tensor):
+class _ParameterMeta(type(Tensor)):
+    """torch's metaclass of Parameter: a tensor marked ``_is_param`` (what torch.func and FSDP-style wrappers leave
+    on a plain tensor standing in for a parameter) counts as a Parameter for ``isinstance``."""
+
+    def __instancecheck__(cls, instance):
+        if cls is Parameter and isinstance(instance, Tensor) and getattr(instance, '_is_param', False):
+            return True
+        return super().__instancecheck__(instance)
+
+
+class Parameter(Tensor, metaclass=_ParameterMeta):
     """A Tensor that is a module parameter: assigning it to a Module attribute registers it.
 
     >>> import ember

@@ -385,6 +385,9 @@ class GRU(RNNBase):
 
 
 class RNNCellBase(Module):
+    """What the cells share: ``weight_ih`` (chunks x hidden, input), ``weight_hh`` (chunks x hidden, hidden) and
+    their biases, initialised uniformly in +-1/sqrt(hidden_size) as torch's are."""
+
     def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
         self.input_size = input_size
@@ -444,6 +447,12 @@ class RNNCellBase(Module):
 
 
 class RNNCell(RNNCellBase):
+    """One step of an Elman RNN: h' = tanh(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh) (``nonlinearity='relu'`` for ReLU).
+
+    Inputs: ``input`` (batch, input_size) or (input_size), ``hx`` (batch, hidden_size), zeros when omitted.
+    Output: h' (batch, hidden_size).
+    """
+
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity='tanh', device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
@@ -458,6 +467,13 @@ class RNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
+    """One step of an LSTM with torch's gate order (input, forget, cell, output):
+    c' = f * c + i * g, h' = o * tanh(c').
+
+    Inputs: ``input`` (batch, input_size) or (input_size), ``(h_0, c_0)`` each (batch, hidden_size), zeros when
+    omitted. Output: ``(h_1, c_1)``.
+    """
+
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
@@ -468,6 +484,13 @@ class LSTMCell(RNNCellBase):
 
 
 class GRUCell(RNNCellBase):
+    """One step of a GRU with torch's gate order (reset, update, new): n = tanh(W_in x + b_in + r * (W_hn h + b_hn)),
+    h' = (1 - z) * n + z * h.
+
+    Inputs: ``input`` (batch, input_size) or (input_size), ``hx`` (batch, hidden_size), zeros when omitted.
+    Output: h' (batch, hidden_size).
+    """
+
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
