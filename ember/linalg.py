@@ -189,5 +189,5 @@ def _no_grad():
 from ._python_functions.reductions import vector_norm  # noqa: E402,F401  declared with the reductions (linalg_vector_norm)
 
 # public functions written in Python: they honour __torch_function__ and NumPy's keyword names (axis=, keepdims=)
-from ._dispatch.torch_function import public_function as _public  # noqa: E402
+from .overrides import public_function as _public  # noqa: E402
 norm, vector_norm = _public(norm), _public(vector_norm)

@@ -193,3 +193,22 @@ def test_core_classes_name_torchs_modules_under_ember_run(tmp_path):
     assert out.returncode == 0, out.stderr
     want = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert out.stdout == want.stdout
+
+
+def test_vmap_over_a_registered_container():
+    res = []
+    for lib in (ember, torch):
+        pytree = lib.utils._pytree
+
+        class Box:
+            def __init__(self, a, b):
+                self.a, self.b = a, b
+
+        pytree.register_pytree_node(Box, lambda bx: ([bx.a, bx.b], None), lambda leaves, ctx: Box(*leaves))
+        try:
+            x = Box(lib.arange(6.).reshape(3, 2), lib.ones(3, 4))
+            out = lib.vmap(lambda bx: Box(bx.a * 2 + bx.b.sum(), bx.b), (0,))(x)
+            res.append((out.a.tolist(), out.b.shape))
+        finally:
+            pytree._deregister_pytree_node(Box)
+    assert res[0] == res[1]

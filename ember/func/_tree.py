@@ -1,14 +1,16 @@
-"""A small pytree for ember.func: tuples, lists, dicts and namedtuples of leaves.
+"""A small pytree for ember.func: tuples, lists, dicts, namedtuples and registered containers of leaves.
 
 torch.func flattens its arguments and results with torch.utils._pytree; this is the part of it the transforms need
 (flatten to leaves and a spec, unflatten, map). It lives here, private to ember.func, so that ember.func depends on
 nothing below the public API.
 """
 
+from ..utils._pytree import SUPPORTED_NODES
+
 
 class Spec:
-    """How to rebuild a tree: ``kind`` ('leaf', 'tuple', 'list', 'dict', 'namedtuple'), its type and keys, and the
-    children's specs."""
+    """How to rebuild a tree: ``kind`` ('leaf', 'tuple', 'list', 'dict', 'namedtuple', 'node': a registered
+    container, whose context ``keys`` holds), its type and keys, and the children's specs."""
     __slots__ = ('kind', 'type', 'keys', 'children', 'num_leaves')
 
     def __init__(self, kind, type_=None, keys=None, children=()):
@@ -41,9 +43,22 @@ def tree_flatten(tree):
         if isinstance(x, dict):
             keys = tuple(x)
             return Spec('dict', type(x), keys, [go(x[k]) for k in keys])
+        node = _registered(type(x))
+        if node is not None:        # a container registered with utils._pytree (tensordict's TensorDict)
+            children, context = node.flatten_fn(x)
+            return Spec('node', type(x), context, [go(v) for v in children])
         leaves.append(x)
         return Spec('leaf')
     return leaves, go(tree)
+
+
+def _registered(cls):
+    """The node definition of a class registered with ``register_pytree_node``, as torch.func's pytree (that of
+    torch.utils._pytree) flattens it; None for any other."""
+    return SUPPORTED_NODES.get(cls) if cls not in _BUILTIN else None
+
+
+_BUILTIN = (tuple, list, dict)
 
 
 def tree_unflatten(leaves, spec):
@@ -59,6 +74,8 @@ def tree_unflatten(leaves, spec):
             return vals
         if s.kind == 'namedtuple':
             return s.type(*vals)
+        if s.kind == 'node':
+            return _registered(s.type).unflatten_fn(vals, s.keys)
         return s.type(zip(s.keys, vals))
     return go(spec)
 
