@@ -17,7 +17,6 @@ data is checked before it runs:
 Errors are ``pickle.UnpicklingError`` naming the opcode or global at fault.
 """
 import codecs
-import io
 import pickle
 import struct
 from collections import OrderedDict
@@ -371,7 +370,3 @@ def encode(obj, encoding='latin1'):
     if not isinstance(obj, str) or not isinstance(encoding, str):
         raise _U("_codecs.encode in a checkpoint takes a str and an encoding name")
     return codecs.encode(obj, encoding)
-
-
-def loads(data, allowed, persistent_load, build_types=()):
-    return RestrictedUnpickler(io.BytesIO(data), allowed, persistent_load, build_types).load()

@@ -10,7 +10,8 @@ The format (torch.save since 1.6) is an uncompressed zip archive::
 Tensors pickle as ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride,
 requires_grad, OrderedDict())``, so ``torch.load`` reads ember's files and ember
 reads torch's, with torch absent: ember writes those global names itself and
-maps them back to its own functions when loading.
+maps them back to its own functions when loading. The format before 1.6 (``_use_new_zipfile_serialization=False``)
+is read and written too: NOTE [legacy format].
 
 NOTE [restricted unpickling]: ``weights_only=True`` (the default, as in torch) reads the
 pickle with ember's own opcode interpreter (``_weights_only.py``), not Python's: globals
@@ -77,18 +78,19 @@ DEFAULT_PROTOCOL = 2         # the pickle protocol torch.save writes with
 class _Pickler(pickle._Pickler):
     """The pure-Python pickler, extended to write torch globals (`_TorchGlobal`) and tensors."""
 
-    def __init__(self, f, protocol, storages):
+    def __init__(self, f, protocol, storages, legacy_format=False):
         super().__init__(f, protocol)
         self.storages = storages          # id(storage) -> (key, storage, dtype)
+        self.view_field = (None,) if legacy_format else ()     # a legacy id ends in its (unused) view metadata
 
     def persistent_id(self, obj):
         if isinstance(obj, _StorageRef):
             key = self.storages.setdefault(id(obj.storage), (str(len(self.storages)), obj.storage, obj.dtype))[0]
             legacy = _STORAGE_NAMES.get(obj.dtype.name)
-            if legacy is None:      # the dtypes without a legacy storage class: torch's untyped storage, in bytes
-                return ('storage', _UNTYPED_STORAGE, key, _location(obj.storage.device), obj.storage.nbytes())
-            numel = obj.storage.nbytes() // obj.dtype.itemsize
-            return ('storage', _TorchGlobal('torch', legacy), key, _location(obj.storage.device), numel)
+            location, numel = _location(obj.storage.device), obj.storage.nbytes() // _element_size(obj.dtype)
+            # the dtypes without a legacy storage class: torch's untyped storage, in bytes
+            stype = _UNTYPED_STORAGE if legacy is None else _TorchGlobal('torch', legacy)
+            return ('storage', stype, key, location, numel) + self.view_field
         return None
 
     def save_global(self, obj, name=None):
@@ -138,6 +140,11 @@ class _StorageRef:
 
     def __init__(self, storage, dtype):
         self.storage, self.dtype = storage, dtype
+
+
+def _element_size(dtype):
+    """The size of one element of the storage a tensor of ``dtype`` is written as (1 for an untyped storage)."""
+    return dtype.itemsize if dtype.name in _STORAGE_NAMES else 1
 
 
 def _location(dev):
@@ -229,15 +236,14 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL, _use_new_
     >>> ember.load(buf)['w']
     tensor([1., 1.])
     """
-    if not _use_new_zipfile_serialization:
-        raise NotImplementedError("ember writes only the zip-based format (_use_new_zipfile_serialization=True)")
+    write = _save if _use_new_zipfile_serialization else _legacy_save
     if isinstance(f, (str, os.PathLike)):
         path = os.fspath(f)
         d = os.path.dirname(os.path.abspath(path))
         fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', suffix='.tmp', dir=d)
         try:
             with os.fdopen(fd, 'wb') as fh:
-                _save(obj, fh, _archive_name(path), pickle_protocol)
+                write(obj, fh, _archive_name(path), pickle_protocol)
                 fh.flush()
                 os.fsync(fh.fileno())
             umask = os.umask(0)
@@ -249,7 +255,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL, _use_new_
                 os.unlink(tmp)
             raise
     else:
-        _save(obj, f, 'archive', pickle_protocol)
+        write(obj, f, 'archive', pickle_protocol)
 
 
 def _archive_name(path):
@@ -271,6 +277,42 @@ def _save(obj, fh, prefix, protocol):
     w.write('version', b'3\n')
     w.write('.data/serialization_id', str(int.from_bytes(os.urandom(16), 'little')).encode())
     w.close()
+
+
+# NOTE [legacy format]: torch.save before 1.6 (and since, with _use_new_zipfile_serialization=False) writes one
+# stream of consecutive pickles, then raw data:
+#
+#     _LEGACY_MAGIC, _LEGACY_PROTOCOL, sys_info    three small pickles of plain data
+#     the object                                   storages as persistent ids ('storage', torch.FloatStorage, key,
+#                                                  location, numel, view) where view is None or (key, offset, numel)
+#     [key, ...]                                   the storages' keys, in the order their data follows
+#     per key: numel (int64, little-endian), then the storage's bytes (numel elements of its storage class)
+#
+# The data comes after the object that refers to it, and an element's size is known only from the persistent ids,
+# so loading scans the object's pickle first with ember's own interpreter, every global an inert stand-in
+# (`_StorageScan`: nothing from the file runs), reads the data, then unpickles the object as a zip archive's data.pkl
+# is, storages in hand. The scan reads the opcodes the restricted loader reads (those torch.save writes, protocols 2
+# to 5), with weights_only=False too.
+_LEGACY_MAGIC = 0x1950a86a20f9469cfc6c
+_LEGACY_PROTOCOL = 1001
+
+
+def _legacy_save(obj, fh, prefix, protocol):
+    storages = {}
+    buf = io.BytesIO()                         # the object pickled before anything is written, as _save does
+    _Pickler(buf, protocol, storages, legacy_format=True).dump(obj)
+    sys_info = {'protocol_version': _LEGACY_PROTOCOL, 'little_endian': sys.byteorder == 'little',
+                'type_sizes': {'short': struct.calcsize('=h'), 'int': struct.calcsize('=i'),
+                               'long': struct.calcsize('=l')}}
+    for header in (_LEGACY_MAGIC, _LEGACY_PROTOCOL, sys_info):
+        pickle.dump(header, fh, protocol=protocol)
+    fh.write(buf.getvalue())
+    records = sorted(storages.values(), key=lambda v: int(v[0]))
+    pickle.dump([key for key, _, _ in records], fh, protocol=protocol)
+    for key, storage, dtype in records:
+        data = _storage_bytes(storage)
+        fh.write(struct.pack('<q', data.nbytes // _element_size(dtype)))
+        fh.write(data)
 
 
 # --- loading --------------------------------------------------------------------
@@ -449,8 +491,8 @@ _DEFAULT_SAFE = {
     ('builtins', 'set'): set,
     ('builtins', 'complex'): complex,
 }
-for _name, _dt in _DTYPE_OF_STORAGE.items():
-    _DEFAULT_SAFE[('torch', _name)] = _storage_type(_name, _dt)
+for _name, _dt in _DTYPE_OF_STORAGE.items():      # old files name a CUDA tensor's storage torch.cuda.FloatStorage
+    _DEFAULT_SAFE[('torch', _name)] = _DEFAULT_SAFE[('torch.cuda', _name)] = _storage_type(_name, _dt)
 for _d in D.ALL:
     _DEFAULT_SAFE[('torch', _d.name)] = _d
 for _alias, _d in D.ALIASES.items():
@@ -606,7 +648,8 @@ def _resolve_weights_only(weights_only, pickle_module):
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=False, **pickle_load_args):
-    """Load an object saved by ``ember.save`` or ``torch.save`` (zip format).
+    """Load an object saved by ``ember.save`` or ``torch.save``: the zip format, or the legacy one of torch before 1.6
+    (NOTE [legacy format]).
 
     ``weights_only`` (None means True, as in torch 2.6+; see SECURITY.md for the environment switches) uses
     a restricted unpickler that runs no code from the file (NOTE [restricted unpickling]); only an explicit
@@ -626,6 +669,18 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=Fa
 
 
 def _load(f, fh, opened, map_location, weights_only, mmap, pickle_module):
+    start = fh.tell()
+    head = fh.read(262)
+    fh.seek(start)
+    if head[:4] != b'PK\x03\x04':             # torch's test for a zip archive: a local header first
+        if head[257:262] == b'ustar':
+            raise RuntimeError("this checkpoint is in PyTorch's oldest format, a tar archive, which ember does not "
+                               "read: load it with torch and save it again")
+        if mmap:
+            raise RuntimeError("mmap can only be used with files saved with `torch.save(_use_new_zipfile_"
+                               "serialization=True), please torch.save your checkpoint with this option in order "
+                               "to use mmap.")
+        return _legacy_load(fh, map_location, weights_only, pickle_module)
     try:
         zf = zipfile.ZipFile(fh)
         names = zf.namelist()
@@ -661,32 +716,175 @@ def _load(f, fh, opened, map_location, weights_only, mmap, pickle_module):
         return hit
 
     def persistent_load(pid):
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == 'storage'):
-            raise pickle.UnpicklingError(f"Only persistent_load of storage is allowed, but got {pid!r}")
-        _, stype, key, location, numel = pid
-        if not (isinstance(stype, tuple) and stype[:1] == ('storage-type',)):
-            raise pickle.UnpicklingError(f"unknown storage type {stype!r} in a persistent id")
-        if not (isinstance(key, str) and key.isdigit() and isinstance(location, str)):
-            raise pickle.UnpicklingError(f"malformed storage persistent id {pid!r}")
-        return read_storage(key, stype[1], stype[2], location, numel)
+        return read_storage(*_storage_pid(pid, 5))
 
     try:
         data = zf.read(pkl)
     except (zipfile.BadZipFile, EOFError, OSError) as e:
         raise RuntimeError(f"PytorchStreamReader failed reading file data.pkl: {e}") from None
+    return _unpickle(data, persistent_load, weights_only, pickle_module)
+
+
+def _storage_pid(pid, n):
+    """``(key, storage class name, dtype, location, numel)`` from a storage's persistent id, checked: ``n`` fields, 5
+    in a zip archive, 6 in a legacy file (NOTE [legacy format])."""
+    if not (isinstance(pid, tuple) and len(pid) == n and pid[0] == 'storage'):
+        raise pickle.UnpicklingError(f"Only persistent_load of storage is allowed, but got {pid!r}")
+    stype, key, location, numel = pid[1:5]
+    if not (isinstance(stype, tuple) and stype[:1] == ('storage-type',)):
+        raise pickle.UnpicklingError(f"unknown storage type {stype!r} in a persistent id")
+    if not (isinstance(key, str) and key.isdigit() and isinstance(location, str)):
+        raise pickle.UnpicklingError(f"malformed storage persistent id {pid!r}")
+    return key, stype[1], stype[2], location, numel
+
+
+def _unpickle(data, persistent_load, weights_only, pickle_module):
+    """The object pickled in ``data``, storages given by ``persistent_load``: restricted or not (NOTE [restricted
+    unpickling])."""
     if weights_only:
         allowed = dict(_DEFAULT_SAFE)
         allowed.update(_user_safe)
         build_types = (collections.OrderedDict,) + tuple(v for v in _user_safe.values() if isinstance(v, type))
-        try:
-            return _weights_only.loads(data, allowed, persistent_load, build_types)
-        except (pickle.UnpicklingError, RuntimeError, ImportError):
-            raise
-        except Exception as e:       # a malformed file: a clear error, never a half-built object
-            raise pickle.UnpicklingError(f"Weights only load failed: the pickle data is malformed "
-                                         f"({type(e).__name__}: {e})") from None
+        unpickler = _weights_only.RestrictedUnpickler(io.BytesIO(data), allowed, persistent_load, build_types)
+        return _restricted(unpickler)
     return _Unpickler(io.BytesIO(data), persistent_load).load() if pickle_module is None else \
         _foreign_unpickler(pickle_module, data, persistent_load)
+
+
+def _restricted(unpickler):
+    """``unpickler.load()`` for ember's interpreter: a malformed file's error is a clear one, never a half-built
+    object."""
+    try:
+        return unpickler.load()
+    except (pickle.UnpicklingError, RuntimeError, ImportError):
+        raise
+    except Exception as e:
+        raise pickle.UnpicklingError(f"Weights only load failed: the pickle data is malformed "
+                                     f"({type(e).__name__}: {e})") from None
+
+
+class _Inert:
+    """What every global, call and object of a pickle becomes in `_StorageScan`: it takes any items, does nothing."""
+
+    def __setitem__(self, key, value):
+        pass
+
+    def append(self, item):
+        pass
+
+    extend = update = append
+
+
+class _StorageScan(_weights_only.RestrictedUnpickler):
+    """ember's own pickle interpreter, reading a legacy file's object pickle for its storages' persistent ids only
+    (NOTE [legacy format]): a global is a storage class or dtype, or else `_Inert`; calls, constructions, state and
+    items make or change nothing, so nothing the file names is imported or run, whatever ``weights_only`` says."""
+
+    def __init__(self, fh):
+        self.pids = []
+        super().__init__(fh, {}, lambda pid: self.pids.append(pid) or _Inert())
+
+    def find(self, module, name):
+        hit = _DEFAULT_SAFE.get((module, name))
+        return hit if isinstance(hit, (tuple, D.dtype)) else _Inert
+
+    def call(self, func, args):
+        return _Inert()
+
+    def new(self, cls, args, kwargs=None):
+        return _Inert()
+
+    def build(self, inst, state):
+        pass
+
+    def fill_target(self, kind, types):
+        self.top()
+        return _Inert()
+
+
+def _plain_pickle(fh):
+    """One of a legacy file's pickles of plain data (no globals, no persistent ids)."""
+    def refuse(pid):
+        raise pickle.UnpicklingError(f"unexpected persistent id {pid!r} in a legacy checkpoint's header")
+    return _restricted(_weights_only.RestrictedUnpickler(fh, {}, refuse))
+
+
+def _legacy_load(fh, map_location, weights_only, pickle_module):
+    """A file in torch's format before 1.6 (NOTE [legacy format]): read as torch's _legacy_load does, the object
+    unpickled as a zip archive's is."""
+    data, sizes = _legacy_object(fh)
+    flats = _legacy_storages(fh, sizes)
+    cache = {}
+
+    def persistent_load(pid):
+        if isinstance(pid, tuple) and pid[:1] == ('module',) and len(pid) == 4:
+            return pid[1]                    # a whole module's class, saved with its source (which torch compares)
+        key, _, dtype, location, _ = _storage_pid(pid, 6)
+        if key not in flats or sizes[key][0] is not dtype:
+            raise RuntimeError(f"invalid checkpoint: storage '{key}' has no data or is read as two dtypes")
+        view, flat = pid[5], flats[key]
+        if view is not None:                 # (key, offset, numel) of a part of the storage: written before 1.0
+            vkey, offset, vnumel = view
+            flat = flat[offset * dtype.itemsize:(offset + vnumel) * dtype.itemsize]
+            key = (key, vkey)
+        hit = cache.get(key)
+        if hit is None:
+            hit = cache[key] = _mapped(_Storage(flat, canonical('cpu'), dtype, str(key)), location, map_location)
+        return hit
+
+    return _unpickle(data, persistent_load, weights_only, pickle_module)
+
+
+def _legacy_object(fh):
+    """The header checked, the object's pickle (bytes) and ``{key: (dtype, numel)}`` of the storages it names."""
+    start = fh.tell()
+    if not fh.read(1):
+        raise EOFError("Ran out of input")
+    fh.seek(start)
+    try:
+        magic = _plain_pickle(fh)
+    except pickle.UnpicklingError as e:                    # neither a zip archive nor a legacy file: torch's error
+        raise pickle.UnpicklingError(f"not a checkpoint (neither a zip archive nor torch's legacy format): "
+                                     f"{e}") from None
+    if magic != _LEGACY_MAGIC:
+        raise RuntimeError("Invalid magic number; corrupt file?")
+    version = _plain_pickle(fh)
+    if version != _LEGACY_PROTOCOL:
+        raise RuntimeError(f"Invalid protocol version: {version}")
+    _plain_pickle(fh)                                       # sys_info: the data is little-endian whatever it says
+    begin = fh.tell()
+    scan = _StorageScan(fh)
+    _restricted(scan)
+    end = fh.tell()
+    fh.seek(begin)
+    data = fh.read(end - begin)
+    sizes = {}
+    for pid in scan.pids:
+        if isinstance(pid, tuple) and pid[:1] == ('module',):
+            continue
+        key, _, dtype, _, numel = _storage_pid(pid, 6)
+        if sizes.setdefault(key, (dtype, numel)) != (dtype, numel):
+            raise RuntimeError(f"invalid checkpoint: storage '{key}' is read as two dtypes or sizes")
+    return data, sizes
+
+
+def _legacy_storages(fh, sizes):
+    """``{key: bytes as a uint8 array}``: the list of keys, then each storage's element count and data."""
+    keys, flats = _plain_pickle(fh), {}
+    if not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
+        raise RuntimeError("invalid checkpoint: the list of storage keys is missing")
+    for key in keys:
+        if key not in sizes or key in flats:
+            raise RuntimeError(f"invalid checkpoint: storage key {key!r} not found in the object")
+        dtype, numel = sizes[key]
+        head = fh.read(8)
+        count = struct.unpack('<q', head)[0] if len(head) == 8 else -1
+        if count < 0 or count != numel:
+            raise RuntimeError(f"invalid checkpoint: storage '{key}' holds {count} elements, not {numel!r}")
+        flat = flats[key] = np.frombuffer(bytearray(fh.read(count * dtype.itemsize)), dtype=np.uint8)
+        if flat.size != count * dtype.itemsize:
+            raise RuntimeError(f"invalid checkpoint: the data of storage '{key}' is truncated")
+    return flats
 
 
 def _foreign_unpickler(pickle_module, data, persistent_load):
