@@ -18,6 +18,8 @@ from ._core.device import device, set_default_device, get_default_device
 from ._core.dispatch_key import DispatchKey
 from ._core.storage import Storage as UntypedStorage
 from .storage import TypedStorage  # noqa: E402,F401
+from .storage import (FloatStorage, DoubleStorage, HalfStorage, BFloat16Storage, LongStorage, IntStorage,  # noqa: E402,F401,E501
+                      ShortStorage, CharStorage, ByteStorage, BoolStorage, ComplexFloatStorage, ComplexDoubleStorage)
 from ._tensor import Tensor, Size
 from ._creation import tensor, as_tensor, from_numpy, from_dlpack
 from ._tensor_str import set_printoptions

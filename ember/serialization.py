@@ -20,6 +20,7 @@ and state (BUILD) or items are set only on objects the load itself made. Anythin
 raises ``pickle.UnpicklingError`` naming it. SECURITY.md states the guarantees.
 """
 import collections
+import contextlib
 import io
 import os
 import pickle
@@ -888,9 +889,44 @@ def _legacy_storages(fh, sizes):
 
 
 def _foreign_unpickler(pickle_module, data, persistent_load):
-    u = pickle_module.Unpickler(io.BytesIO(data))
+    class Unpickler(pickle_module.Unpickler):
+        def find_class(self, module, name):
+            # as torch's wrapper around a user's unpickler: the storage classes a persistent id names are torch's
+            # to resolve, before the user's find_class (a restricted one need not allow them)
+            if isinstance(name, str) and 'Storage' in name:
+                hit = _DEFAULT_SAFE.get((module, name))
+                if hit is not None:
+                    return hit
+            return super().find_class(module, name)
+    u = Unpickler(io.BytesIO(data))
     u.persistent_load = persistent_load
     return u.load()
+
+
+def get_unsafe_globals_in_checkpoint(f):
+    """The globals a checkpoint's pickle names (``'module.name'``) that a ``weights_only`` load would refuse: not
+    allowed by default nor by ``add_safe_globals``/``safe_globals``. The pickle is disassembled, not run, as in
+    torch (a global built on the stack while unpickling is not seen)."""
+    import pickletools
+    with (open(f, 'rb') if isinstance(f, (str, os.PathLike)) else contextlib.nullcontext(f)) as fh:
+        try:
+            zf = zipfile.ZipFile(fh)
+        except zipfile.BadZipFile:
+            raise ValueError("Expected input to be a checkpoint returned by torch.save") from None
+        pkl = next((n for n in zf.namelist() if n.endswith('/data.pkl') or n == 'data.pkl'), None)
+        if pkl is None:
+            raise ValueError("Expected input to be a checkpoint returned by torch.save")
+        data = zf.read(pkl)
+    names, strings = set(), []
+    for op, arg, _ in pickletools.genops(data):
+        if op.name == 'GLOBAL':
+            names.add(tuple(arg.split(' ', 1)))
+        elif op.name == 'STACK_GLOBAL' and len(strings) >= 2:
+            names.add((strings[-2], strings[-1]))
+        if isinstance(arg, str) and 'UNICODE' in op.name:
+            strings.append(arg)
+    allowed = set(_DEFAULT_SAFE) | set(_user_safe)
+    return [f'{m}.{n}' for m, n in sorted(names - allowed)]
 
 
 def _data_offset(fh, info):

@@ -177,3 +177,32 @@ class TypedStorage:
 
     def __iter__(self):
         return iter(self.tolist())
+
+
+class _LegacyStorageMeta(type):
+    """torch's legacy storage classes (``torch.FloatStorage``, ...): calling one makes a TypedStorage of its dtype
+    (``FloatStorage(3)``: three elements; ``FloatStorage([1., 2.])``: those values; ``wrap_storage=``: over those
+    bytes), and a TypedStorage of that dtype on the CPU is an instance of it."""
+
+    def __call__(cls, *args, wrap_storage=None, device=None):
+        _warn_typed_storage_removal()
+        if wrap_storage is not None:
+            return TypedStorage(wrap_storage, cls.dtype)
+        from ._creation import tensor
+        from . import _functions as F
+        if not args:
+            t = F.empty(0, dtype=cls.dtype, device=device)
+        elif len(args) == 1 and isinstance(args[0], int):
+            t = F.empty(args[0], dtype=cls.dtype, device=device)
+        else:
+            t = tensor(list(args[0]), dtype=cls.dtype, device=device)
+        return TypedStorage(t.untyped_storage(), cls.dtype)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, TypedStorage) and instance.dtype is cls.dtype and instance.device.type == 'cpu'
+
+
+for _dtype_name, _name in _LEGACY_NAMES.items():
+    globals()[_name] = _LegacyStorageMeta(_name, (), {'dtype': getattr(D, 'bool_' if _dtype_name == 'bool' else
+                                                                       _dtype_name), '__module__': 'ember'})
+__all__ += list(_LEGACY_NAMES.values())

@@ -346,7 +346,7 @@ FUNCTORCH_SCRIPT = '''
 import torch, functorch
 from functorch import (vmap, grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian, make_functional,
                        make_functional_with_buffers, combine_state_for_ensemble)
-print(type(torch.ones(1)).__module__.split('.')[0])
+print(type(torch.ones(1)).__mro__[1].__module__.split('.')[0])
 torch.manual_seed(0)
 m = torch.nn.Linear(3, 2)
 f, params = make_functional(m)

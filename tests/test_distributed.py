@@ -199,7 +199,7 @@ def test_torchrun_under_ember_run_is_the_launcher(tmp_path):
     script = tmp_path / 'prog.py'
     script.write_text('import torch, torch.distributed as dist\ndist.init_process_group("gloo")\n'
                       't = torch.ones(2) * (dist.get_rank() + 1)\ndist.all_reduce(t)\n'
-                      'print(type(t).__module__.split(".")[0], t.tolist())\n')
+                      'print(type(t).__mro__[1].__module__.split(".")[0], t.tolist())\n')
     for launcher in (['torchrun'], ['-m', 'torch.distributed.run']):
         p = subprocess.run([sys.executable, '-m', 'ember', 'run', *launcher, '--standalone', '--nproc_per_node=2',
                             str(script)], env=_env(), capture_output=True, text=True, timeout=TIMEOUT)

@@ -212,3 +212,51 @@ def test_vmap_over_a_registered_container():
         finally:
             pytree._deregister_pytree_node(Box)
     assert res[0] == res[1]
+
+
+class _Point:
+    def __init__(self, x):
+        self.x = x
+
+
+def test_get_unsafe_globals_in_checkpoint(tmp_path):
+    import collections
+    for lib in (ember, torch):
+        p = str(tmp_path / f'{lib.__name__}.pt')
+        lib.save({'sd': collections.OrderedDict(w=lib.ones(2)), 'n': 3}, p)
+        assert lib.serialization.get_unsafe_globals_in_checkpoint(p) == []
+        lib.save({'p': _Point(1), 't': lib.ones(1)}, p)
+        assert lib.serialization.get_unsafe_globals_in_checkpoint(p) == [f'{__name__}._Point']
+        with lib.serialization.safe_globals([_Point]):
+            assert lib.serialization.get_unsafe_globals_in_checkpoint(p) == []
+
+
+def test_a_users_pickle_module_never_sees_storage_classes(tmp_path):
+    import pickle
+    seen = []
+
+    class PM:
+        class Unpickler(pickle.Unpickler):
+            def find_class(self, module, name):
+                seen.append((module, name))
+                if 'Storage' in name:
+                    raise pickle.UnpicklingError(f'refused {module}.{name}')
+                if module.split('.')[0] == 'torch':       # as under `ember run`, where torch is ember
+                    module = 'ember' + module[len('torch'):]
+                return super().find_class(module, name)
+    p = str(tmp_path / 'c.pt')
+    torch.save({'t': torch.tensor([0.5, 1.5]), 'i': torch.arange(3)}, p)
+    out = ember.load(p, weights_only=False, pickle_module=PM)
+    assert out['t'].tolist() == [0.5, 1.5] and out['i'].tolist() == [0, 1, 2]
+    assert not any('Storage' in n for _, n in seen)
+
+
+def test_legacy_storage_classes():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        for lib in (ember, torch):
+            s = lib.FloatStorage(3)
+            assert isinstance(s, lib.TypedStorage) and isinstance(s, lib.FloatStorage)
+            assert not isinstance(s, lib.LongStorage) and s.size() == 3 and s.dtype == lib.float32
+            assert lib.LongStorage([1, 2]).tolist() == [1, 2] and lib.FloatStorage.dtype == lib.float32
