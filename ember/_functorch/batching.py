@@ -464,10 +464,7 @@ def _inplace_pointwise(op, functional_rule):
     def rule(level, args):
         p = unwrap(args[0], level)
         if p is None:
-            raise RuntimeError(f"vmap: {op.schema.name}(self, *extra_args) is not possible because there exists a "
-                               f"Tensor `other` in extra_args that has more elements than `self`. This happened due "
-                               f"to `other` being vmapped over but `self` not being vmapped over in a vmap. Please "
-                               f"try to use out-of-place operators instead of {op.schema.name}.")
+            raise inplace_error(op.schema.name)
         rank = args[0].dim()
         new = list(args)
         new[0] = p
@@ -547,6 +544,37 @@ def _random_rule(op):
     return rule
 
 
+def inplace_error(name):
+    """torch's error for an in-place operator whose unbatched ``self`` would have to hold a batched operand."""
+    return RuntimeError(f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor `other` in "
+                        f"extra_args that has more elements than `self`. This happened due to `other` being vmapped "
+                        f"over but `self` not being vmapped over in a vmap. Please try to use out-of-place operators "
+                        f"instead of {name}. If said operator is being called inside the PyTorch framework, please "
+                        f"file a bug report instead.")
+
+
+def _is_inplace(op):
+    """An operator that writes its first argument, ``self``, and returns it (torch's isInplaceOp): ``add_`` but also
+    ``copy_`` and ``zero_``, which carry no 'inplace' tag (they are not generated from a functional operator)."""
+    a = op.schema.arguments
+    return 'inplace' in op.tags or bool(a) and a[0].is_write and not a[0].kwarg_only and a[0].name == 'self' and \
+        len(op.schema.returns) == 1
+
+
+def zeros_strided(like, size, stride, offset=0):
+    """Zeros of ``size`` laid out with ``stride`` and ``offset`` in their storage, batched at every vmap level that
+    ``like`` is (torch's new_empty_strided batching rule): each sample gets its own storage of that extent, the
+    batch dimension first, so that a per-sample copy into it keeps every sample."""
+    extent = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+    bt = like._bt
+    if bt is None:
+        buf = aten.zeros.default((extent,), dtype=like.dtype, device=like.device)
+        return aten.as_strided.default(buf, tuple(size), tuple(stride), offset)
+    physical, level = bt
+    inner = zeros_strided(physical, (physical.shape[0],) + tuple(size), (extent,) + tuple(stride), offset)
+    return make_batched(inner, level)
+
+
 def _fallback(op, level, args, warn=True):
     """One call per sample, the results stacked: torch's slow vmap fallback, with its warning."""
     if warn:       # Python's warning filters decide how often it shows (by default once per place)
@@ -554,11 +582,9 @@ def _fallback(op, level, args, warn=True):
                       f"{op.name}. Please file us an issue on GitHub so that we can prioritize its implementation.",
                       UserWarning, stacklevel=4)
     B = _batch_size(args, level)
-    if 'inplace' in op.tags and unwrap(args[0], level) is None:
-        raise RuntimeError(f"vmap: {op.schema.name}(self, *extra_args) is not possible because there exists a "
-                           f"Tensor `other` in extra_args that has more elements than `self`. This happened due to "
-                           f"`other` being vmapped over but `self` not being vmapped over in a vmap. Please try to "
-                           f"use out-of-place operators instead of {op.schema.name}.")
+    inplace = _is_inplace(op)
+    if inplace and unwrap(args[0], level) is None:
+        raise inplace_error(op.schema.name)
     per = []
     for i in range(B):
         sl = []
@@ -569,7 +595,7 @@ def _fallback(op, level, args, warn=True):
                 p = unwrap(a, level)
                 sl.append(p[i] if p is not None else a)
         per.append(op.call_in_schema_order(sl))
-    if 'inplace' in op.tags:
+    if inplace:
         return args[0]
     first = per[0]
     if isinstance(first, TensorImpl):

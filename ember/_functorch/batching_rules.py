@@ -9,7 +9,7 @@ import string
 from .._core.tensor_impl import TensorImpl
 from .._dispatch.ops_namespace import aten
 from .batching import (_dims_rule, _fold_rule, _same_shape_rule, _pointwise, _fallback, _batch_size, _wrap_out,
-                       _physical_or_expanded, make_batched, unwrap, _norm)
+                       _physical_or_expanded, make_batched, unwrap, _norm, inplace_error)
 
 # operator: (dimension arguments, extra rank of the result, None means every dimension, arguments the samples share)
 DIMS = {
@@ -229,12 +229,14 @@ def _unfold_backward_rule(op):
 
 
 def _copy_rule(op):
-    """x.copy_(src) into a batched x: the physical copy, src aligned as pointwise operands are."""
+    """x.copy_(src) into a batched x: the physical copy, src aligned as pointwise operands are. An unbatched x cannot
+    hold a batched src: torch's error, naming copy_ as its binary in-place rule does ("inplace arithmetic"), where a
+    loop over the samples would keep only the last one."""
     def rule(level, args):
         self, src, non_blocking = args
         p = unwrap(self, level)
         if p is None:
-            return _fallback(op, level, args)
+            raise inplace_error('inplace arithmetic')
         q = unwrap(src, level)
         if q is not None:
             q = q.reshape((q.shape[0],) + (1,) * (self.dim() - src.dim()) + tuple(q.shape[1:]))

@@ -97,13 +97,26 @@ def _attach_as_given(dual, lvl, tangent):
 def _like_layout(tangent, primal):
     """The tangent laid out as the primal is in its storage (strides and offset), so that ``as_strided`` and other
     views defined on the storage give the same elements of both (torch copies a tangent whose layout differs)."""
+    from .._functorch.batching import zeros_strided
     shape, stride, off = tuple(primal.shape), primal.stride(), primal.storage_offset()
     if tangent.stride() == stride and tangent.storage_offset() == off or primal.numel() == 0:
         return tangent
-    extent = off + sum((n - 1) * s for n, s in zip(shape, stride)) + 1
-    buf = aten.zeros.default((extent,), dtype=tangent.dtype, device=tangent.device)
-    out = aten.as_strided.default(buf, shape, stride, off)
+    # NOTE [batched tangent layout]: under vmap (``vmap(lambda v: jvp(f, (W,), (v,)))``) the tangent is batched
+    # and the primal may not be; the buffer is batched as the tangent is (torch makes it with new_empty_strided,
+    # whose batching rule does the same), since an unbatched one could hold a single sample only
+    out = zeros_strided(tangent, shape, stride, off)
     out.copy_(tangent)
+    return out
+
+
+def _detach_keeping_tangents(t):
+    """``t.detach()`` that keeps ``t``'s tangents at the live dual levels (themselves detached likewise): a result
+    that leaves a transform under no_grad has no history but must still carry the tangents of a jvp around it
+    (``detach`` drops them, as torch's does)."""
+    out = t.detach()
+    for lvl, tan in (t._fw or {}).items():
+        if lvl.alive:
+            _attach_as_given(out, lvl, _detach_keeping_tangents(tan))
     return out
 
 

@@ -72,7 +72,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             aux = ember.func._tree.tree_map(
                 lambda a: fwAD.unpack_dual(a, level=level).primal if isinstance(a, ember.Tensor) else a, aux)
     res = (primal_out, tangent_out, aux) if has_aux else (primal_out, tangent_out)
-    return _undo(res, _nested() or any(x.requires_grad for x in p_leaves + t_leaves))
+    # under no_grad the results hold no graph (NOTE [func under no_grad]); tangents of a jvp around stay
+    return _undo(res, ember.is_grad_enabled() and (_nested() or any(x.requires_grad for x in p_leaves + t_leaves)))
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness='error'):

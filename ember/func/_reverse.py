@@ -8,6 +8,13 @@ thread). Each transform differentiates only with respect to the fresh aliases it
 tensor an outer transform differentiates is a constant to the inner one: ``grad(grad(f))`` and
 ``jacrev(jacrev(f))`` give second derivatives without confusing the levels. Outside every transform the results
 are plain tensors that do not require grad, as torch.func's are.
+
+NOTE [func under no_grad]: a transform computes its gradients whatever the grad mode around it (``grad(f)(x)``
+works inside ``no_grad``), but what it does is recorded at the level around it only when that level's grad mode is
+on, as torch's transform levels keep the grad mode they were entered with. Under no_grad the inputs enter
+detached and the results leave detached (``vjp``'s pullback: the grad mode when it is called, torch's default
+``create_graph``), so that they neither require grad nor hold a graph; tangents of a jvp around are kept
+(``jvp(jacrev(f))``, a Hessian-vector product, records its backward for them).
 """
 import threading
 
@@ -24,18 +31,12 @@ def _depth():
     return getattr(_state, 'depth', 0)
 
 
-def _nested():
-    """Whether a transform runs around this one: another reverse transform, or a dual level (a forward one),
-    whose tangents ``detach`` would drop."""
-    return _depth() > 1 or fwAD._current_level() >= 0
-
-
 class _Level:
     """One running transform (NOTE [func levels])."""
     def __enter__(self):
         _state.depth = _depth() + 1
         TRANSFORMS.stack.append('grad')     # NOTE [functorch transform stack]
-        self._grad = ember.is_grad_enabled()
+        self._grad = ember.is_grad_enabled()     # the grad mode around it (NOTE [func under no_grad])
         ember.set_grad_enabled(True)        # torch.func.grad ignores an outer no_grad (a no_grad inside f holds)
         return self
 
@@ -72,21 +73,26 @@ def _wrap(x, api):
     return x.view_as(x) if x.requires_grad else x.view_as(x).requires_grad_()
 
 
-def _prepare(args, argnums, api):
+def _prepare(args, argnums, api, outer_grad):
     """The arguments with those at ``argnums`` replaced by differentiable aliases; the aliases as a pytree (one per
-    argnum, a tuple when argnums is a tuple) and flat; whether the computation must be recorded."""
+    argnum, a tuple when argnums is a tuple) and flat; whether the level around sees the computation (``graph``:
+    its grad mode is on and it differentiates, NOTE [func under no_grad]); whether the computation must be recorded
+    (``graph``, or tangents of a jvp around must flow through the backward)."""
     nums = argnums if isinstance(argnums, tuple) else (argnums,)
     args = list(args)
-    chosen, flat, record = [], [], _nested()
+    chosen, flat, graph = [], [], outer_grad and _depth() > 1
     for a in nums:
         leaves, spec = tree_flatten(args[a])
-        record = record or any(isinstance(x, ember.Tensor) and x.requires_grad for x in leaves)
+        if outer_grad:
+            graph = graph or any(isinstance(x, ember.Tensor) and x.requires_grad for x in leaves)
+        else:
+            leaves = [fwAD._detach_keeping_tangents(x) if isinstance(x, ember.Tensor) else x for x in leaves]
         w = [_wrap(x, api) for x in leaves]
         flat.extend(w)
         args[a] = tree_unflatten(w, spec)
         chosen.append(args[a])
     diff = tuple(chosen) if isinstance(argnums, tuple) else chosen[0]
-    return args, diff, flat, record
+    return args, diff, flat, graph, graph or fwAD._current_level() >= 0
 
 
 def _split_aux(out, has_aux, api):
@@ -108,12 +114,14 @@ def _grads(outputs, inputs, cotangents, record):
     return [ember.zeros_like(x) if g is None else g for g, x in zip(gs, inputs)]
 
 
-def _undo(tree, record):
-    """Results leaving the outermost transform are plain tensors (NOTE [func levels])."""
-    if record:
+def _undo(tree, graph):
+    """Results the level around does not differentiate are plain tensors (NOTE [func levels], NOTE [func under
+    no_grad]), keeping the tangents of a jvp around."""
+    if graph:
         return tree
     leaves, spec = tree_flatten(tree)
-    return tree_unflatten([x.detach() if isinstance(x, ember.Tensor) else x for x in leaves], spec)
+    return tree_unflatten([fwAD._detach_keeping_tangents(x) if isinstance(x, ember.Tensor) else x for x in leaves],
+                          spec)
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
@@ -127,8 +135,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         api = 'grad_and_value'
         _check_argnums(argnums, len(args), api)
-        with _Level():
-            args, diff, flat, record = _prepare(args, argnums, api)
+        with _Level() as lv:
+            args, diff, flat, graph, record = _prepare(args, argnums, api, lv._grad)
             out, aux = _split_aux(func(*args, **kwargs), has_aux, api)
             if not isinstance(out, ember.Tensor):
                 raise RuntimeError(f"{api}(f)(*args): Expected f(*args) to return a Tensor, got {type(out)}")
@@ -138,7 +146,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             gs = _grads([out], flat, [None], record)
             g = tree_unflatten(gs, tree_flatten(diff)[1])
         res = (g, (out, aux)) if has_aux else (g, out)
-        return _undo(res, record)
+        return _undo(res, graph)
     return wrapper
 
 
@@ -168,8 +176,9 @@ def vjp(func, *primals, has_aux=False):
     (tensor([1.0000, 0.5403]),)
     """
     api = 'vjp'
-    with _Level():
-        args, diff, flat, record = _prepare(primals, tuple(range(len(primals))), api) if primals else ([], (), [], False)
+    with _Level() as lv:
+        args, diff, flat, graph, record = _prepare(primals, tuple(range(len(primals))), api, lv._grad) if primals \
+            else ([], (), [], False, False)
         out, aux = _split_aux(func(*args), has_aux, api)
     out_leaves, out_spec = tree_flatten(out)
     for o in out_leaves:
@@ -187,12 +196,16 @@ def vjp(func, *primals, has_aux=False):
             if tuple(c.shape) != tuple(o.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {c.shape} and output[0] has "
                                    f"a shape of {o.shape}.")
-        rec = record or _depth() > 0 or fwAD._current_level() >= 0 if create_graph is None else create_graph
+        if create_graph is None:     # torch's default: the grad mode now (NOTE [func under no_grad])
+            g = ember.is_grad_enabled() and (graph or _depth() > 0 or any(c.requires_grad for c in ct))
+            rec = g or fwAD._current_level() >= 0
+        else:
+            g = rec = create_graph
         with _Level():
             gs = _grads(out_leaves, flat, ct, rec)
-        return _undo(tree_unflatten(gs, in_spec), rec)
-    res_out = _undo(out, record)
-    return (res_out, vjp_fn, _undo(aux, record)) if has_aux else (res_out, vjp_fn)
+        return _undo(tree_unflatten(gs, in_spec), g)
+    res_out = _undo(out, graph)
+    return (res_out, vjp_fn, _undo(aux, graph)) if has_aux else (res_out, vjp_fn)
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
@@ -212,8 +225,8 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     def wrapper(*args, **kwargs):
         api = 'jacrev'
         _check_argnums(argnums, len(args), api)
-        with _Level():
-            args, diff, flat, record = _prepare(args, argnums, api)
+        with _Level() as lv:
+            args, diff, flat, graph, record = _prepare(args, argnums, api, lv._grad)
             out, aux = _split_aux(func(*args, **kwargs), has_aux, api)
             outs, out_spec = tree_flatten(out)
             for o in outs:
@@ -227,7 +240,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             j = tree_unflatten(rows, in_spec)
             nested.append(j)
         jac = tree_unflatten(nested, out_spec)
-        return _undo((jac, aux) if has_aux else jac, record)
+        return _undo((jac, aux) if has_aux else jac, graph)
     return wrapper
 
 
