@@ -2,14 +2,23 @@
 
 import enum
 
-__all__ = ['Unsupported', 'BackendCompilerFailed', 'RecompileLimitWarning', 'UserError', 'UserErrorType']
+__all__ = ['TorchDynamoException', 'Unsupported', 'BackendCompilerFailed', 'RecompileLimitWarning', 'UserError',
+           'UserErrorType']
 
 
-class Unsupported(RuntimeError):
+class TorchDynamoException(RuntimeError):
+    """The base of capture's errors (torch's name), for ``except`` clauses that catch any of them.
+
+    >>> issubclass(Unsupported, TorchDynamoException)
+    True
+    """
+
+
+class Unsupported(TorchDynamoException):
     """Capture could not continue (a graph break); raised when ``fullgraph=True`` asks for one graph."""
 
 
-class BackendCompilerFailed(RuntimeError):
+class BackendCompilerFailed(TorchDynamoException):
     """The backend raised while compiling a captured graph."""
 
 
@@ -27,7 +36,7 @@ class UserErrorType(enum.Enum):
     INVALID_OUTPUT = 7
 
 
-class UserError(RuntimeError):
+class UserError(TorchDynamoException):
     """Code or arguments that capture cannot accept as given, with what to change (``ember.export``'s
     ``dynamic_shapes`` that the traced code contradicts: ``error_type`` CONSTRAINT_VIOLATION)."""
 

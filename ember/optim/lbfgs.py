@@ -150,9 +150,11 @@ class LBFGS(Optimizer):
                 old_dirs, old_stps, ro = [], [], []
                 H_diag = 1
             else:
+                # ys, ro, H_diag and al stay 0-dim tensors of the parameters' dtype, as torch keeps them: the state
+                # dict then has torch's types, and the arithmetic torch's float32 rounding
                 y = flat_grad.sub(prev_flat_grad)
                 s = d.mul(t)
-                ys = float(y.dot(s))
+                ys = y.dot(s)
                 if ys > 1e-10:
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0)
@@ -161,21 +163,26 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1. / ys)
-                    H_diag = ys / float(y.dot(y))
+                    H_diag = ys / y.dot(y)
                 num_old = len(old_dirs)
-                al = [None] * history_size
+                if 'al' not in state:
+                    state['al'] = [None] * history_size
+                al = state['al']
                 q = flat_grad.neg()
                 for i in range(num_old - 1, -1, -1):
-                    al[i] = float(old_stps[i].dot(q)) * ro[i]
-                    q.add_(old_dirs[i], alpha=-al[i])
-                d = r = q * H_diag
+                    al[i] = old_stps[i].dot(q) * ro[i]
+                    q.add_(old_dirs[i] * -al[i])
+                d = r = ember.mul(q, H_diag)
                 for i in range(num_old):
-                    be_i = float(old_dirs[i].dot(r)) * ro[i]
-                    r.add_(old_stps[i], alpha=al[i] - be_i)
-            prev_flat_grad = flat_grad.clone()
+                    be_i = old_dirs[i].dot(r) * ro[i]
+                    r.add_(old_stps[i] * (al[i] - be_i))
+            if prev_flat_grad is None:
+                prev_flat_grad = flat_grad.clone()
+            else:
+                prev_flat_grad.copy_(flat_grad)
             prev_loss = loss
-            t = min(1., 1. / float(flat_grad.abs().sum())) * lr if state['n_iter'] == 1 else lr
-            gtd = float(flat_grad.dot(d))
+            t = min(1., 1. / flat_grad.abs().sum()) * lr if state['n_iter'] == 1 else lr
+            gtd = flat_grad.dot(d)
             if gtd > -tolerance_change:
                 break
             ls_func_evals = 0
@@ -185,7 +192,7 @@ class LBFGS(Optimizer):
                 x_init = [p.clone() for p in self._params]
                 loss, flat_grad, t, ls_func_evals = _strong_wolfe(
                     lambda x, t_, d_: self._directional_evaluate(closure, x, t_, d_), x_init, t, d, loss, flat_grad,
-                    gtd)
+                    gtd, max_ls=max_eval - current_evals)
                 self._add_grad(t, d)
                 opt_cond = float(flat_grad.abs().max()) <= tolerance_grad
             else:

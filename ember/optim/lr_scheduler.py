@@ -15,7 +15,10 @@ from .optimizer import Optimizer
 
 
 class LRScheduler:
+    # torch's flags, class attributes until the first step sets them on the instance (so they are in its state
+    # dict): _is_initial during the step __init__ takes, _get_lr_called_within_step while step() calls get_lr()
     _get_lr_called_within_step = False
+    _is_initial = False
 
     def __init__(self, optimizer, last_epoch=-1):
         if not isinstance(optimizer, Optimizer):
@@ -36,7 +39,11 @@ class LRScheduler:
 
     def _initial_step(self):
         self._step_count = 0
-        self.step()
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def state_dict(self):
         return {k: v for k, v in self.__dict__.items() if k != 'optimizer'}
@@ -52,14 +59,23 @@ class LRScheduler:
 
     def step(self, epoch=None):
         self._step_count += 1
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
+        if epoch is not None:
             warnings.warn("The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
                           "where possible.", UserWarning, stacklevel=2)
-            self.last_epoch = epoch
-            values = self._get_closed_form_lr() if hasattr(self, '_get_closed_form_lr') else self.get_lr()
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        """step() without counting the step: SequentialLR restarts a scheduler at its milestone this way."""
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                values = self._get_closed_form_lr() if hasattr(self, '_get_closed_form_lr') else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
             group['lr'] = lr
         self._last_lr = [group['lr'] for group in self.optimizer.param_groups]
@@ -243,8 +259,13 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             else:
                 self.T_i, self.T_cur = self.T_0, epoch
         self.last_epoch = math.floor(epoch)
-        self._step_count += 1
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        # torch's override counts no steps: _step_count stays at the 0 _initial_step set
+        self._get_lr_called_within_step = True
+        try:
+            lrs = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, lrs):
             group['lr'] = lr
         self._last_lr = self._lrs()
 
@@ -309,7 +330,7 @@ class OneCycleLR(LRScheduler, _Cycler):
                 group['initial_lr'] = lr / div_factor
                 group['max_lr'] = lr
                 group['min_lr'] = group['initial_lr'] / final_div_factor
-        self.anneal_func = self._annealing_cos if anneal_strategy == 'cos' else self._annealing_linear
+        self._anneal_func_type = anneal_strategy      # a name rather than a function: the state dict pickles
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             self.use_beta1 = self._momentum_keys(optimizer)
@@ -328,17 +349,20 @@ class OneCycleLR(LRScheduler, _Cycler):
     def _annealing_linear(start, end, pct):
         return (end - start) * pct + start
 
-    def state_dict(self):
-        sd = super().state_dict()
-        sd.pop('anneal_func', None)
-        sd['_anneal_strategy'] = 'cos' if self.anneal_func == self._annealing_cos else 'linear'
-        return sd
-
     def load_state_dict(self, state_dict):
         state_dict = dict(state_dict)
-        strat = state_dict.pop('_anneal_strategy', 'cos')
+        if '_anneal_strategy' in state_dict:       # the key ember's state dicts had before torch's
+            state_dict.setdefault('_anneal_func_type', state_dict.pop('_anneal_strategy'))
         super().load_state_dict(state_dict)
-        self.anneal_func = self._annealing_cos if strat == 'cos' else self._annealing_linear
+
+    def _anneal_func(self, *args, **kwargs):
+        if hasattr(self, '_anneal_func_type'):
+            if self._anneal_func_type == 'cos':
+                return self._annealing_cos(*args, **kwargs)
+            if self._anneal_func_type == 'linear':
+                return self._annealing_linear(*args, **kwargs)
+            raise ValueError(f"Unknown _anneal_func_type: {self._anneal_func_type}")
+        return self.anneal_func(*args, **kwargs)      # a state loaded from torch < 2.2 keeps the function
 
     def get_lr(self):
         lrs = []
@@ -352,9 +376,9 @@ class OneCycleLR(LRScheduler, _Cycler):
                 end_step = phase['end_step']
                 if step_num <= end_step or i == len(self._schedule_phases) - 1:
                     pct = (step_num - start_step) / (end_step - start_step)
-                    lr = self.anneal_func(group[phase['start_lr']], group[phase['end_lr']], pct)
+                    lr = self._anneal_func(group[phase['start_lr']], group[phase['end_lr']], pct)
                     if self.cycle_momentum:
-                        m = self.anneal_func(group[phase['start_momentum']], group[phase['end_momentum']], pct)
+                        m = self._anneal_func(group[phase['start_momentum']], group[phase['end_momentum']], pct)
                     break
                 start_step = phase['end_step']
             lrs.append(lr)
@@ -402,9 +426,19 @@ class CyclicLR(LRScheduler, _Cycler):
         return self.gamma ** x
 
     def state_dict(self):
+        # a custom scale_fn is saved as its __dict__ when it is a callable object, as None when a function (torch)
         sd = super().state_dict()
-        sd.pop('_scale_fn_custom', None)
+        fn = sd.pop('_scale_fn_custom')
+        sd['_scale_fn_custom'] = fn.__dict__.copy() if fn is not None and not isinstance(fn, types.FunctionType) \
+            else None
         return sd
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        fn = state_dict.pop('_scale_fn_custom', None)
+        super().load_state_dict(state_dict)
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
 
     def get_lr(self):
         cycle = math.floor(1 + self.last_epoch / self.total_size)
@@ -450,27 +484,30 @@ class SequentialLR(_Composite):
         self.last_epoch = last_epoch + 1
         for group in optimizer.param_groups:
             group['lr'] = group['initial_lr']
-        for s in self._schedulers:      # undo the initial steps the sub-schedulers took
-            s.last_epoch -= 1
-        self._schedulers[0]._initial_step()
-        self._last_lr = schedulers[0].get_last_lr()
+        self._undo_initial_steps(self)
+        idx = bisect_right(self._milestones, 0)
+        self._schedulers[idx]._initial_step()
+        self._last_lr = schedulers[idx].get_last_lr()
+
+    @classmethod
+    def _undo_initial_steps(cls, sched):
+        """Take back the step each scheduler (nested ones included) took when it was made."""
+        if hasattr(sched, '_schedulers'):
+            for s in sched._schedulers:
+                cls._undo_initial_steps(s)
+        elif hasattr(sched, 'last_epoch'):
+            sched.last_epoch -= 1
 
     def step(self):
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
         s = self._schedulers[idx]
         if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
-            _silent_step0(s)
+            s._update_lr(0)         # as torch: restarts the schedule at 0, no step counted, no epoch warning
         else:
             s.step()
         self._last_lr = s.get_last_lr()
 
-
-
-def _silent_step0(s):
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore')
-        s.step(0)
 
 
 class ChainedScheduler(_Composite):
@@ -504,7 +541,8 @@ class ReduceLROnPlateau(LRScheduler):
         self.patience, self.cooldown, self.cooldown_counter = patience, cooldown, 0
         self.mode, self.threshold, self.threshold_mode, self.eps = mode, threshold, threshold_mode, eps
         self.last_epoch = 0
-        self.best = math.inf if mode == 'min' else -math.inf
+        self.mode_worse = math.inf if mode == 'min' else -math.inf      # the worst value for the mode
+        self.best = self.mode_worse
         self.num_bad_epochs = 0
         self._last_lr = [g['lr'] for g in optimizer.param_groups]
 
@@ -532,6 +570,10 @@ class ReduceLROnPlateau(LRScheduler):
             self.cooldown_counter = self.cooldown
             self.num_bad_epochs = 0
         self._last_lr = [g['lr'] for g in self.optimizer.param_groups]
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.update(state_dict)
+        self.mode_worse = math.inf if self.mode == 'min' else -math.inf
 
     @property
     def in_cooldown(self):

@@ -21,7 +21,9 @@ ember/_ops/optim_ops.py; ``foreach=False`` keeps the single-tensor update).
 ``fused=True`` runs it on any device, as torch's.
 """
 import collections
+import copy
 import functools
+import itertools
 
 import ember
 from ..autograd.profiler import record_function
@@ -61,8 +63,9 @@ class Optimizer:
         self.defaults = defaults
         self.state = collections.defaultdict(dict)
         self.param_groups = []
-        self._step_pre_hooks = collections.OrderedDict()
-        self._step_post_hooks = collections.OrderedDict()
+        for name in _HOOK_DICTS:
+            setattr(self, name, collections.OrderedDict())
+        self._patch_step_function()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             "but got " + type(params).__name__)
@@ -78,8 +81,12 @@ class Optimizer:
         return {'defaults': self.defaults, 'state': self.state, 'param_groups': self.param_groups}
 
     def __setstate__(self, state):
+        # load_state_dict goes through here too (as torch's), so hooks already registered are kept; an unpickled
+        # optimizer gets empty ones (__getstate__ leaves them out)
         self.__dict__.update(state)
-        self._step_pre_hooks, self._step_post_hooks = collections.OrderedDict(), collections.OrderedDict()
+        for name in _HOOK_DICTS:
+            if name not in self.__dict__:
+                setattr(self, name, collections.OrderedDict())
 
     def __repr__(self):
         s = self.__class__.__name__ + ' ('
@@ -114,7 +121,9 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none=True):
-        with record_function(f'Optimizer.zero_grad#{type(self).__name__}.zero_grad'):
+        if not hasattr(self, '_zero_grad_profile_name'):
+            self._patch_step_function()
+        with record_function(self._zero_grad_profile_name):
             self._zero_grad(set_to_none)
 
     def _zero_grad(self, set_to_none):
@@ -133,67 +142,200 @@ class Optimizer:
 
     # --- hooks ------------------------------------------------------------------
     def register_step_pre_hook(self, hook):
-        """``hook(optimizer, args, kwargs)`` before each step; may return new (args, kwargs)."""
-        return _register(self._step_pre_hooks, hook)
+        """``hook(optimizer, args, kwargs)`` before each step, ``args`` being step's positional arguments with the
+        optimizer first (torch's); may return new (args, kwargs)."""
+        return _register(self._optimizer_step_pre_hooks, hook)
 
     def register_step_post_hook(self, hook):
         """``hook(optimizer, args, kwargs)`` after each step."""
-        return _register(self._step_post_hooks, hook)
+        return _register(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` before :meth:`state_dict` builds the dict; ``prepend=True`` runs it before the
+        hooks already registered.
+
+        Example::
+
+            >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.ones(2))], lr=0.1)
+            >>> h = opt.register_state_dict_pre_hook(lambda o: print('saving'))
+            >>> _ = opt.state_dict()
+            saving
+            >>> h.remove()
+        """
+        return _register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict) -> state_dict or None`` after :meth:`state_dict` builds the dict: it may
+        change the dict in place or return the one to use instead.
+
+        Example::
+
+            >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.ones(2))], lr=0.1)
+            >>> _ = opt.register_state_dict_post_hook(lambda o, sd: {**sd, 'extra': 1})
+            >>> sorted(opt.state_dict())
+            ['extra', 'param_groups', 'state']
+        """
+        return _register(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict) -> state_dict or None`` before :meth:`load_state_dict` loads: it gets a
+        shallow copy of the dict passed in and may change it or return the one to load instead.
+
+        Example::
+
+            >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.ones(2))], lr=0.1)
+            >>> _ = opt.register_load_state_dict_pre_hook(lambda o, sd: print(sorted(sd)))
+            >>> opt.load_state_dict(opt.state_dict())
+            ['param_groups', 'state']
+        """
+        return _register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` after :meth:`load_state_dict` has loaded the state.
+
+        Example::
+
+            >>> opt = ember.optim.SGD([ember.nn.Parameter(ember.ones(2))], lr=0.1)
+            >>> _ = opt.register_load_state_dict_post_hook(lambda o: print('loaded'))
+            >>> opt.load_state_dict(opt.state_dict())
+            loaded
+        """
+        return _register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    def _optimizer_step_code(self):
+        """Called after every step; torch's profiler hooks this function to look at the parameters. A no-op."""
 
     @staticmethod
-    def _with_hooks(step):
-        @functools.wraps(step)
-        def wrapper(self, *args, **kwargs):
+    def profile_hook_step(func):
+        """Wrap a ``step`` method: a profiler range ``Optimizer.step#<class>.step`` around the global and the
+        optimizer's own step pre hooks, the step, and the post hooks (torch's order)."""
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            self = args[0]
             with record_function(f'Optimizer.step#{type(self).__name__}.step'):    # torch's profiler row
                 # a subclass that never calls Optimizer.__init__ (accelerate's AcceleratedOptimizer wraps another
                 # optimizer) has no hooks of its own, as torch, which installs them in __init__
                 for hook in [*_global_optimizer_pre_hooks.values(),
-                             *getattr(self, '_step_pre_hooks', _NO_HOOKS).values()]:
+                             *getattr(self, '_optimizer_step_pre_hooks', _NO_HOOKS).values()]:
                     r = hook(self, args, kwargs)
                     if r is not None:
                         if not (isinstance(r, tuple) and len(r) == 2):
-                            raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), "
+                            raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), "
                                                f"but got {r}.")
                         args, kwargs = r
-                out = step(self, *args, **kwargs)
-                for hook in [*getattr(self, '_step_post_hooks', _NO_HOOKS).values(),
+                out = func(*args, **kwargs)
+                self._optimizer_step_code()
+                for hook in [*getattr(self, '_optimizer_step_post_hooks', _NO_HOOKS).values(),
                              *_global_optimizer_post_hooks.values()]:
                     hook(self, args, kwargs)
                 return out
         return wrapper
 
+    def _patch_step_function(self):
+        """Name zero_grad's profiler range and make sure the class's ``step`` runs the hooks (torch calls this in
+        ``__init__``; wrappers that skip ``Optimizer.__init__``, as pytorch_optimizer's Lookahead, call it)."""
+        self._zero_grad_profile_name = f'Optimizer.zero_grad#{type(self).__name__}.zero_grad'
+        if not getattr(type(self).step, 'hooked', None):
+            type(self).step = self.profile_hook_step(type(self).step)
+            type(self).step.hooked = True
+
     def __init_subclass__(cls, **kw):
+        # every class that defines step gets the hooks at once (torch patches the class at its first __init__)
         super().__init_subclass__(**kw)
-        if 'step' in cls.__dict__:
-            cls.step = Optimizer._with_hooks(cls.__dict__['step'])
+        step = cls.__dict__.get('step')
+        if step is not None and callable(step) and not getattr(step, 'hooked', None):
+            cls.step = Optimizer.profile_hook_step(step)
+            cls.step.hooked = True
+
+    @staticmethod
+    def _group_tensors_by_device_and_dtype(tensorlistlist, with_indices=False):
+        """``{(device, dtype): (lists, indices)}``: torch.utils._foreach_utils' grouping, for optimizers that call it
+        through the class."""
+        from ..utils._foreach_utils import _group_tensors_by_device_and_dtype
+        return _group_tensors_by_device_and_dtype(tensorlistlist, with_indices)
 
     # --- state dicts -------------------------------------------------------------
     def state_dict(self):
-        """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}`` as torch."""
-        index, groups, start = {}, [], 0
+        """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}`` as torch: parameters are
+        numbered in group order; ``state`` keys that are not parameters (``state['k'] = ...``) stay as they are.
+
+        Example::
+
+            >>> p = ember.nn.Parameter(ember.ones(2))
+            >>> opt = ember.optim.SGD([p], lr=0.1)
+            >>> opt.state['k'] = 3
+            >>> opt.state_dict()['state']
+            {'k': 3}
+        """
+        for hook in getattr(self, '_optimizer_state_dict_pre_hooks', _NO_HOOKS).values():
+            hook(self)
+        index, groups = {}, []
         for g in self.param_groups:
-            ids = list(range(start, start + len(g['params'])))
-            index.update({id(p): i for p, i in zip(g['params'], ids)})
-            groups.append({**{k: v for k, v in g.items() if k != 'params'}, 'params': ids})
-            start += len(ids)
-        state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
-        return {'state': state, 'param_groups': groups}
+            start = len(index)
+            for i, p in enumerate(g['params'], start):
+                index.setdefault(id(p), i)
+            groups.append({**{k: v for k, v in g.items() if k != 'params'},
+                           'params': [index[id(p)] for p in g['params']]})
+        # a tensor key that is no parameter of any group (state left behind by a removed group) is dropped, where
+        # torch raises KeyError
+        state = {(index[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()
+                 if not isinstance(k, Tensor) or id(k) in index}
+        state_dict = {'state': state, 'param_groups': groups}
+        for hook in getattr(self, '_optimizer_state_dict_post_hooks', _NO_HOOKS).values():
+            r = hook(self, state_dict)
+            if r is not None:
+                state_dict = r
+        return state_dict
+
+    @staticmethod
+    def _process_value_according_to_param_policy(param, value, param_id, param_groups, key=None):
+        """A loaded state tensor moved to its parameter: ``step`` keeps its dtype (float32 on the parameter's
+        device under ``fused``/``capturable``), every other tensor takes a floating parameter's dtype."""
+        if param_groups is None:
+            raise AssertionError("Expected param_groups to be set")
+        fused = capturable = False
+        for pg in param_groups:
+            if param_id in pg['params']:
+                fused, capturable = pg.get('fused', False), pg.get('capturable', False)
+                break
+        if key == 'step':
+            if capturable or fused:
+                return value.to(dtype=ember.float32, device=param.device)
+            # torch leaves it where it was; ember moves it to the parameter's device, which its fused CUDA Adam
+            # (the default there) needs
+            return value.to(device=param.device)
+        if param.is_floating_point():
+            return value.to(dtype=param.dtype, device=param.device)
+        return value.to(device=param.device)
 
     def load_state_dict(self, state_dict):
-        groups, saved = self.param_groups, state_dict['param_groups']
+        state_dict = state_dict.copy()
+        for hook in getattr(self, '_optimizer_load_state_dict_pre_hooks', _NO_HOOKS).values():
+            r = hook(self, state_dict)
+            if r is not None:
+                state_dict = r
+        groups, saved = self.param_groups, copy.deepcopy(state_dict['param_groups'])
         if len(groups) != len(saved):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g['params']) != len(s['params']) for g, s in zip(groups, saved)):
             raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
                              "optimizer's group")
-        id_map = {i: p for g, s in zip(groups, saved) for i, p in zip(s['params'], g['params'])}
-        self.state = collections.defaultdict(dict)
+        id_map = dict(zip(itertools.chain.from_iterable(s['params'] for s in saved),
+                          itertools.chain.from_iterable(g['params'] for g in groups)))
+        state = collections.defaultdict(dict)
         for k, v in state_dict['state'].items():
-            k = int(k)
             if k in id_map:
                 p = id_map[k]
-                self.state[p] = {name: _cast_state(p, name, val) for name, val in v.items()}
-        self.param_groups = [{**s, 'params': g['params']} for g, s in zip(groups, saved)]
+                state[p] = _cast(p, v, k, state_dict['param_groups'])
+            else:
+                state[k] = v        # not a parameter's state (state['k'] = ...): kept as it is, as torch
+        for g, s in zip(groups, saved):
+            s['params'] = g['params']
+            if 'param_names' in g and 'param_names' not in s:
+                s['param_names'] = g['param_names']
+        self.__setstate__({'state': state, 'param_groups': saved})
+        for hook in getattr(self, '_optimizer_load_state_dict_post_hooks', _NO_HOOKS).values():
+            hook(self)
 
     def step(self, closure=None):
         raise NotImplementedError
@@ -219,24 +361,34 @@ class Optimizer:
             yield group, params, states
 
 
-def _cast_state(param, name, value):
-    """State tensors follow the parameter's dtype and device, except ``step`` (torch's rule)."""
+def _cast(param, value, param_id=None, param_groups=(), key=None):
+    """A copy of a loaded state value with its tensors moved to the parameter (torch's load_state_dict rule:
+    _process_value_according_to_param_policy); dict entries pass their key down, sequence items none."""
     if isinstance(value, Tensor):
-        if name == 'step':
-            return value.to(device=param.device)
-        if value.is_floating_point():
-            return value.to(dtype=param.dtype, device=param.device)
-        return value.to(device=param.device)
+        return Optimizer._process_value_according_to_param_policy(param, value, param_id, param_groups, key)
     if isinstance(value, dict):
-        return {k: _cast_state(param, k, v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_cast_state(param, name, v) for v in value]
+        return {k: _cast(param, v, param_id, param_groups, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(param, v, param_id, param_groups) for v in value)
     return value
 
 
-def _register(hooks, hook):
+def _cast_state(param, name, value):
+    """One loaded state value moved to ``param`` (no group options: neither fused nor capturable)."""
+    return _cast(param, value, None, (), name)
+
+
+# the hook tables every optimizer has, under torch's attribute names (libraries register into them directly)
+_HOOK_DICTS = ('_optimizer_step_pre_hooks', '_optimizer_step_post_hooks',
+               '_optimizer_state_dict_pre_hooks', '_optimizer_state_dict_post_hooks',
+               '_optimizer_load_state_dict_pre_hooks', '_optimizer_load_state_dict_post_hooks')
+
+
+def _register(hooks, hook, prepend=False):
     h = RemovableHandle(hooks)
     hooks[h.id] = hook
+    if prepend:
+        hooks.move_to_end(h.id, last=False)
     return h
 
 

@@ -87,6 +87,11 @@ def _addbmm(inp, b1, b2, beta, alpha):
     return _scale_add(prod, inp, beta, alpha)
 
 
+# NumPy's contraction-order search, which plays the part of torch's opt_einsum: ember.backends.opt_einsum's
+# ``enabled`` and ``strategy`` write here ('optimal' searches every order, 'auto' and 'greedy' the greedy one)
+EINSUM_PATH = {'enabled': True, 'strategy': 'auto'}
+
+
 def _einsum(eq, ops, path):
     eq = eq.replace(' ', '')
     if '...' in eq and '->' in eq and '...' not in eq.partition('->')[2]:
@@ -95,7 +100,10 @@ def _einsum(eq, ops, path):
     if dt is not None and dt.kind not in 'biufc':      # bfloat16 (ml_dtypes): NumPy's einsum rejects it
         ops = [o.astype(np.float32) for o in ops]
     big = len(ops) > 2 or sum(o.size for o in ops) > 4096
-    r = np.einsum(eq, *ops, optimize='greedy' if big else False)
+    optimize = False
+    if big and EINSUM_PATH['enabled']:
+        optimize = 'optimal' if EINSUM_PATH['strategy'] == 'optimal' else 'greedy'
+    r = np.einsum(eq, *ops, optimize=optimize)
     return r if dt is None or r.dtype == dt else np.asarray(r).astype(dt)
 
 
