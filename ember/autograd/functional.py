@@ -75,14 +75,7 @@ def _check_requires_grad(outputs, input_type, strict):     # torch's signature (
 
 
 def _autograd(outputs, inputs, grad_outputs, create_graph):
-    outs, gos = [], []
-    for o, g in zip(outputs, grad_outputs):
-        if o is not None and o.requires_grad:
-            outs.append(o)
-            gos.append(g)
-    if not outs:
-        return (None,) * len(inputs)
-    return _grad(outs, inputs, gos, allow_unused=True, create_graph=create_graph, retain_graph=True)
+    return _autograd_grad(outputs, inputs, grad_outputs, create_graph=create_graph, retain_graph=True)
 
 
 # torch's other private helpers of this module, with torch's signatures: libraries import them
