@@ -185,25 +185,15 @@ def _by_keyword(fn, positional):
 _NUMPY_NAMES = {'axis': 'dim', 'keepdims': 'keepdim', 'x': 'input', 'a': 'input', 'x1': 'input', 'x2': 'other'}
 
 
-def numpy_keywords(fn):
-    """``fn`` also taking NumPy's names for its ``dim``/``keepdim``/``input``/``other`` parameters (NOTE [numpy
-    keyword aliases]); ``fn`` itself where it has none of them or names a parameter so itself."""
+def _numpy_names(fn):
+    """``{numpy name: parameter}`` for ``fn``'s ``dim``/``keepdim``/``input``/``other`` parameters that NumPy names
+    otherwise (NOTE [numpy keyword aliases]), leaving out a name ``fn`` has a parameter of its own for."""
     import inspect
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
-        return fn
-    names = {k: v for k, v in _NUMPY_NAMES.items() if v in params and k not in params}
-    if not names:
-        return fn
-
-    @functools.wraps(fn)
-    def numpy_named(*args, **kwargs):
-        if kwargs:
-            for k in names.keys() & kwargs.keys():
-                kwargs[names[k]] = kwargs.pop(k)
-        return fn(*args, **kwargs)
-    return numpy_named
+        return {}
+    return {k: v for k, v in _NUMPY_NAMES.items() if v in params and k not in params}
 
 
 def public_function(fn, positional=None):
@@ -211,11 +201,14 @@ def public_function(fn, positional=None):
     ``positional``: hand the first that many parameters over by position and the rest by keyword (see
     ``_by_keyword``); None hands the call over as it was made."""
     T = _tensor_impl._tensor_class        # the exact type the scan skips first
-    fn = numpy_keywords(fn)
     _handle = _by_keyword(fn, positional) if positional is not None else globals()['_handle']
+    numpy_names = _numpy_names(fn)
 
     @functools.wraps(fn)
     def public(*args, **kwargs):
+        if kwargs and numpy_names:
+            for k in numpy_names.keys() & kwargs.keys():
+                kwargs[numpy_names[k]] = kwargs.pop(k)
         if _MODES.stack:
             return _handle(public, args, kwargs)
         for a in args:
