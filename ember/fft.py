@@ -10,6 +10,8 @@ The transforms are operators (ember/_ops/fft.py) with torch's signatures; ``fftf
 tensor([10.+0.j, -2.+2.j, -2.+0.j])
 """
 import ember
+from ember._core.dtype import scalar_name as _scalar_name
+from ember._python_functions._out import write_out as _write_out
 
 __all__ = ['fft', 'ifft', 'rfft', 'irfft', 'hfft', 'ihfft', 'fft2', 'ifft2', 'rfft2', 'irfft2', 'fftn', 'ifftn',
            'rfftn', 'irfftn', 'fftfreq', 'rfftfreq', 'fftshift', 'ifftshift', 'hfft2', 'ihfft2', 'hfftn', 'ihfftn']
@@ -74,7 +76,12 @@ def hfftn(input, s=None, dim=None, norm=None, *, out=None):
 def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The inverse of hfftn for a real input: the conjugate of rfftn with the dual normalisation."""
     r = rfftn(input, s, dim, _DUAL[norm]).conj()
-    return r if out is None else out.copy_(r)
+    if out is None:
+        return r
+    if not out.is_complex():
+        raise RuntimeError(f"ihfftn expects a complex output tensor, but got {_scalar_name(out.dtype)}")
+    # any complex out; torch's out= kernel (_fft_c2c) refuses inputs that require grad
+    return _write_out(out, r, cast=False, refuse_grad='_fft_c2c')
 
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):

@@ -10,6 +10,7 @@ tensor([[0.5000, 0.0000],
         [0.0000, 0.2500]])
 """
 from .ops import aten
+from ._python_functions._out import write_out as _write_out
 from .return_types import _structseq
 from ._backends.cpu.linalg import LinAlgError  # noqa: F401  raised by kernels, so defined where they can reach it
 
@@ -37,15 +38,13 @@ def _plain(op, public, fields=None):
         if out is None:
             return rt(*r) if fields else r
         if isinstance(r, tuple):
-            return rt(*(o.copy_(x) if tuple(o.shape) == tuple(x.shape) else _resized(o, x) for o, x in zip(out, r)))
-        return out.copy_(r) if tuple(out.shape) == tuple(r.shape) else _resized(out, r)
+            return rt(*_write_out(out, r, cast=False))
+        return _write_out(out, r, cast=False)
     fn.__name__ = fn.__qualname__ = public
     fn.__doc__ = f"See torch.linalg.{public}."
     return fn
 
 
-def _resized(o, r):
-    return aten._resize_output_.default(o, r.shape, o.device).copy_(r)
 
 
 from ._python_functions.linalg import solve_triangular  # noqa: E402,F401  a composite of linalg_solve

@@ -16,6 +16,7 @@ tensor([-1., 26.])
 import math
 
 import ember
+from ember._python_functions._out import write_out as _write_out
 
 __all__ = ['digamma', 'entr', 'gammainc', 'gammaincc', 'erf', 'erfc', 'erfcx', 'erfinv', 'exp2', 'expit', 'expm1', 'gammaln', 'i0', 'i0e',
            'i1', 'i1e', 'log1p', 'log_ndtr', 'log_softmax', 'logit', 'logsumexp', 'modified_bessel_i0',
@@ -38,40 +39,40 @@ expit = ember.sigmoid
 logsumexp = ember.logsumexp
 
 
-def erfcx(input):
+def erfcx(input, *, out=None):
     """exp(x**2) * erfc(x), without overflow for large x."""
-    return _aten.special_erfcx.default(input)
+    return _call('erfcx', (input,), out)
 
 
-def i0e(input):
+def i0e(input, *, out=None):
     """exp(-|x|) * I0(x)."""
-    return _aten.special_i0e.default(input)
+    return _call('i0e', (input,), out)
 
 
-def i1(input):
+def i1(input, *, out=None):
     """The modified Bessel function of the first kind of order 1."""
-    return _aten.special_i1.default(input)
+    return _call('i1', (input,), out)
 
 
-def i1e(input):
+def i1e(input, *, out=None):
     """exp(-|x|) * I1(x)."""
-    return _aten.special_i1e.default(input)
+    return _call('i1e', (input,), out)
 
 
 
-def gammainc(input, other):
+def gammainc(input, other, *, out=None):
     """The regularized lower incomplete gamma function P(a, x); differentiable in x only, as in torch."""
-    return _aten.special_gammainc.default(ember.as_tensor(input), ember.as_tensor(other))
+    return _call('gammainc', (ember.as_tensor(input), ember.as_tensor(other)), out)
 
 
-def gammaincc(input, other):
+def gammaincc(input, other, *, out=None):
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
-    return _aten.special_gammaincc.default(ember.as_tensor(input), ember.as_tensor(other))
+    return _call('gammaincc', (ember.as_tensor(input), ember.as_tensor(other)), out)
 
 
-def ndtr(input):
+def ndtr(input, *, out=None):
     """The standard normal CDF, 0.5 * erfc(-x / sqrt(2))."""
-    return 0.5 * ember.erfc(input * -_SQRT1_2)
+    return _written(0.5 * ember.erfc(input * -_SQRT1_2), out)
 
 
 def ndtri(input):
@@ -79,7 +80,7 @@ def ndtri(input):
     return math.sqrt(2.0) * ember.erfinv(2 * input - 1)
 
 
-def log_ndtr(input):
+def log_ndtr(input, *, out=None):
     """log(ndtr(x)), accurate in both tails: log1p(-ndtr(-x)) above -1, and below it the scaled erfc
     (log(erfcx(-x / sqrt 2) / 2) - x**2 / 2), which does not underflow. Each branch sees inputs clamped to its
     own side, so neither gives a nan gradient where it is not used."""
@@ -89,19 +90,19 @@ def log_ndtr(input):
     lo = ember.where(low, x, -1.0)
     upper = ember.log1p(-0.5 * ember.erfc(hi * _SQRT1_2))
     lower = ember.log(erfcx(lo * -_SQRT1_2) * 0.5) - 0.5 * lo * lo
-    return ember.where(low, lower, upper)
+    return _written(ember.where(low, lower, upper), out)
 
 
-def entr(input):
+def entr(input, *, out=None):
     """-x * log(x) for x > 0, 0 at 0, -inf below (an operator: its gradient at 0 is torch's -inf)."""
-    return _aten.special_entr.default(input)
+    return _call('entr', (input,), out)
 
 
-def xlog1py(input, other):
+def xlog1py(input, other, *, out=None):
     """x * log1p(y), and 0 where x is 0 (unless y is nan)."""
     x, y = ember.as_tensor(input), ember.as_tensor(other)
     r = x * ember.log1p(y)
-    return ember.where((x == 0).logical_and(y.isnan().logical_not()), 0.0, r)
+    return _written(ember.where((x == 0).logical_and(y.isnan().logical_not()), 0.0, r), out)
 
 
 def multigammaln(input, p):
@@ -117,8 +118,13 @@ def multigammaln(input, p):
 softmax, log_softmax = ember.softmax, ember.log_softmax    # torch's are these functions under a second name
 
 
-def round(input, *, decimals=0):
-    return ember.round(input, decimals=decimals)
+def round(input, *, decimals=0, out=None):
+    return ember.round(input, decimals=decimals, out=out)
+
+
+def _written(r, out):
+    """``out=`` of the functions composed here (NOTE [out= of Python-written functions])."""
+    return r if out is None else _write_out(out, r)
 
 
 def _call(name, args, out):

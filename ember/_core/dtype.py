@@ -233,6 +233,20 @@ def check_cast(res, out):
                            f"{scalar_name(out)}")
 
 
+# torch's messages for an out= tensor whose dtype must equal the result's (non-TensorIterator kernels: diag, sort,
+# inverse, cross; TensorIterator kernels that check all operands alike: hardshrink, round, conj_physical)
+SAME_DTYPE = "Expected out tensor to have dtype {res_cpp}, but got {out_cpp} instead"
+FOUND_DTYPE = "Found dtype {out} but expected {res}"
+
+
+def check_same_dtype(template, res, out):
+    """Raise ``template`` (placeholders ``res``/``out``: ScalarType names, ``res_cpp``/``out_cpp``: C++ names) when
+    an out= tensor's dtype ``out`` is not the result's ``res``."""
+    if res != out:
+        raise RuntimeError(template.format(res=scalar_name(res), out=scalar_name(out), res_cpp=cpp_name(res),
+                                           out_cpp=cpp_name(out)))
+
+
 def promote_types(a, b):
     """The smallest dtype both ``a`` and ``b`` convert to, as torch.promote_types.
 

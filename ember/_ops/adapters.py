@@ -18,7 +18,7 @@ import numpy as np
 
 from .._dispatch.codegen import compile_function
 from .._core import device as _devmod
-from .._core.dtype import from_numpy_dtype, check_cast
+from .._core.dtype import from_numpy_dtype, check_cast, check_same_dtype
 from .._core.storage import MetaArray, iterator_strides, is_dense
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT, INFERENCE_BIT
 from .._core.tensor_impl import TensorImpl, CreationMeta, make_tensor, adopt, make_view
@@ -502,7 +502,12 @@ def out_kernel(decl, functional):
                 raise TypeError(f"{decl.name}(): argument 'out' must be Tensor, not {type(o).__name__}")
             if o._device != r._device:
                 raise RuntimeError(f"Expected out tensor to have device {r._device}, but got {o._device} instead")
-            check_cast(r._dtype, o._dtype)
+            if decl.out_dtype is None:
+                check_cast(r._dtype, o._dtype)
+            elif callable(decl.out_dtype):      # a rule that depends on the arguments (diag of 1-D or 2-D input)
+                decl.out_dtype(r._dtype, o._dtype, *ins)
+            else:
+                check_same_dtype(decl.out_dtype, r._dtype, o._dtype)
             if o._a.shape != r._a.shape:
                 resize_out(o, r._a.shape, like=r._a if keeps_layout else None)
             check_no_internal_overlap(o)

@@ -5,7 +5,7 @@ Meta functions reproduce torch's checks and wording; derivatives are torch's for
 ember operators (the decompositions' complex derivatives raise: NOTE [complex gradients]).
 """
 from .._core import dtype as D
-from .._core.dtype import scalar_name as _tname
+from .._core.dtype import scalar_name as _tname, SAME_DTYPE
 from .registry import declare
 from .pointwise import broadcast_shapes
 from .products import _outer
@@ -72,7 +72,8 @@ def _slogdet_grad(grads, A, result0):     # torch saves the sign too (its comple
 declare('linalg_inv(Tensor A) -> Tensor', forward='transpose', meta=_inv_meta, method=False, function=False, out=True,
         derivatives={'A': _inv_grad}, grad_name='LinalgInvExBackward0',      # torch's node: linalg_inv_ex's
         primitive_because="torch's composite wraps linalg_inv_ex's info checks; this kernel raises those errors itself")
-declare('inverse(Tensor self) -> Tensor', composite=lambda self: aten.linalg_inv.default(self))
+declare('inverse(Tensor self) -> Tensor', composite=lambda self: aten.linalg_inv.default(self), out=True,
+        out_dtype=SAME_DTYPE)
 declare('linalg_det(Tensor A) -> Tensor', forward='transpose', meta=_det_meta, method=False, function=False, out=True,
         derivatives={'A': _det_grad},
         primitive_because="torch's composite calls _linalg_det (LU); one NumPy kernel with the same derivative")
@@ -523,7 +524,7 @@ def _matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     return (S > tol).sum(-1)
 
 
-declare('addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', composite=_addr)
+declare('addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', composite=_addr, out=True)
 declare('linalg_matrix_rank(Tensor input, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor',
         composite=lambda A, atol=None, rtol=None, hermitian=False: _matrix_rank(A, atol=atol, rtol=rtol),
         method=False, function=False, differentiable=False)

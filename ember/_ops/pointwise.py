@@ -21,7 +21,7 @@ import math
 from numbers import Number
 
 from .._core import dtype as D
-from .._core.dtype import scalar_name as _tname
+from .._core.dtype import scalar_name as _tname, FOUND_DTYPE
 from .._core.tensor_impl import TensorImpl
 from .._core.broadcast import broadcast_shapes  # noqa: F401  (re-exported: the meta functions' shape rule)
 from .registry import declare
@@ -463,7 +463,8 @@ def _round_check(cd, self, decimals=0):
         raise _not_impl('round_cpu', cd)
 
 
-pointwise('round(Tensor self, *, int decimals=0) -> Tensor', 'promote', {'self': _zero_grad}, check=_round_check)
+pointwise('round(Tensor self, *, int decimals=0) -> Tensor', 'promote', {'self': _zero_grad}, check=_round_check,
+          out_dtype=FOUND_DTYPE)
 
 # --- trigonometric and hyperbolic ------------------------------------------------
 unary('sin', 'float', lambda grad, self: grad * self.cos())
@@ -748,7 +749,7 @@ pointwise('angle(Tensor self) -> Tensor', 'real_float', {'self': _angle_backward
           complex_formulas=True,
           forward=lambda self, self_t: (self.conj() * self_t).imag / (self.abs() ** 2) if self.is_complex()
           else self_t * 0)
-unary('conj_physical', 'promote', lambda grad: grad.conj(), complex_formulas=True,
+unary('conj_physical', 'promote', lambda grad: grad.conj(), complex_formulas=True, out_dtype=FOUND_DTYPE,
       primitive_because="ember has no lazy conjugate bit, so there is no _conj_physical to defer to: one kernel")
 
 
@@ -979,7 +980,7 @@ declare('prelu(Tensor self, Tensor weight) -> Tensor', composite=_prelu, functio
 # (and only self): an in-place change of the input after the call must fail backward, as in torch
 pointwise('hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor', 'promote',
           {'self': lambda grad, self, lambd: _where((self > lambd).logical_or(self < -lambd), grad, 0.)}, nargs=1,
-          inplace=False, out=True)
+          inplace=False, out=True, out_dtype=FOUND_DTYPE)
 pointwise('softshrink(Tensor self, Scalar lambd=0.5) -> Tensor', 'promote',
           {'self': lambda grad, self, lambd: _where((self > lambd).logical_or(self < -lambd), grad, 0.)}, nargs=1,
           inplace=False, out=True, function=False, method=False)

@@ -12,7 +12,7 @@ Derivatives are written in ember operators, so they differentiate again; batch b
 undone by the engine (it sums a gradient to its input's shape), so formulas just use matmul.
 """
 from .._core import dtype as D
-from .._core.dtype import scalar_name as _tname, cpp_name
+from .._core.dtype import scalar_name as _tname, cpp_name, SAME_DTYPE
 from .pointwise import broadcast_shapes
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT
 from .._core.storage import contiguous_strides
@@ -639,18 +639,42 @@ def _einsum_meta(equation, tensors, path=None):
         if '...' in s:
             ell = broadcast_shapes(ell, shape[len(pre):len(pre) + n_ell])
     d0 = tensors[0]._dtype
-    for t in tensors[1:]:
-        if t._dtype is not d0:
-            raise RuntimeError(f"expected scalar type {_tname(d0)} but found {_tname(t._dtype)}")
+    if any(t._dtype is not d0 for t in tensors[1:]) or not (d0.is_floating_point or d0.is_complex):
+        d0 = _einsum_dtype(equation, tensors, path)
     pre, _, post = out.partition('...') if '...' in out else (out, '', '')
     return tuple(sizes[c] for c in pre) + (ell if '...' in out else ()) + tuple(sizes[c] for c in post), d0
+
+
+# NOTE [einsum dtypes]: torch's einsum takes operands of different dtypes as far as its pieces do: a pair
+# contracted with nothing summed is a mul (type promotion: "lk,k,l->lk" of float64, float64, float32 is float64),
+# a pair with a summed label is a bmm, which wants one dtype ("lk,l->k" of float64, float32 raises "expected
+# scalar type Double but found Float"), and an integral operand's lone labels are summed first (to int64). The
+# dtype of mixed or integral operands is therefore found by a dry run of the pieces on their dtypes alone
+# (`_Plan`), along the same path; floating operands of one dtype (nearly every call) skip it.
+_EINSUM_DTYPES = {}
+
+
+def _einsum_dtype(equation, tensors, path):
+    key = (equation, None if path is None else tuple(path), tuple((t._a.shape, t._dtype) for t in tensors))
+    d = _EINSUM_DTYPES.get(key)
+    if d is None:
+        saved = set()
+        r = _einsum_pieces(equation, [_Plan(t._a.shape, t.stride(), k, saved, t._dtype)
+                                      for k, t in enumerate(tensors)], path)
+        if len(_EINSUM_DTYPES) > 1024:
+            _EINSUM_DTYPES.clear()
+        d = _EINSUM_DTYPES[key] = r.dtype
+    return d
 
 
 def _einsum_graph(equation, tensors, path=None):
     """torch's einsum graph where it saves other tensors than the fused node; None where the node saves the same:
     a dry run of the pieces on shapes and strides (`_Plan`) finds each operand saved as a view. The answer depends
     on the equation and the operands' shapes and strides only, and is kept for the next call with the same."""
-    if len(tensors) > 1 and all(t.requires_grad for t in tensors):
+    # operands of several dtypes: torch's pieces (NOTE [einsum dtypes]) record the graph, whose muls' gradients
+    # come back in each operand's dtype; the fused node's einsum formulas would contract mixed dtypes
+    mixed = any(t._dtype is not tensors[0]._dtype for t in tensors)
+    if len(tensors) > 1 and not mixed and all(t.requires_grad for t in tensors):
         key = (equation, None if path is None else tuple(path), tuple((t._a.shape, t.stride()) for t in tensors))
         fused = _FUSED.get(key)
         if fused is None:
@@ -756,17 +780,17 @@ class _Plan:
     """A tensor's geometry in a dry run of `_einsum_pieces`: shape, strides, and the operand it is a view of (None
     once copied or computed). A bmm or mul adds the operands its arguments view to ``saved``."""
 
-    def __init__(self, shape, strides, origin, saved):
-        self.shape, self.strides, self.origin, self.saved = shape, strides, origin, saved
+    def __init__(self, shape, strides, origin, saved, dtype=None):
+        self.shape, self.strides, self.origin, self.saved, self.dtype = shape, strides, origin, saved, dtype
 
     def dim(self):
         return len(self.shape)
 
     def _view(self, shape, strides):
-        return _Plan(tuple(shape), tuple(strides), self.origin, self.saved)
+        return _Plan(tuple(shape), tuple(strides), self.origin, self.saved, self.dtype)
 
-    def _fresh(self, shape):
-        return _Plan(tuple(shape), contiguous_strides(tuple(shape)), None, self.saved)
+    def _fresh(self, shape, dtype=None):
+        return _Plan(tuple(shape), contiguous_strides(tuple(shape)), None, self.saved, dtype or self.dtype)
 
     def permute(self, perm):
         return self._view([self.shape[d] for d in perm], [self.strides[d] for d in perm])
@@ -785,9 +809,12 @@ class _Plan:
         perm.insert(dst, len(self.shape) - 1)
         return self.permute(perm)
 
-    def sum(self, dims, keepdim):
+    def sum(self, dims, keepdim=False):
         dims = [dims] if isinstance(dims, int) else dims
-        return self._fresh([1 if d in dims else n for d, n in enumerate(self.shape)])
+        dt = self.dtype
+        if dt is not None and not (dt.is_floating_point or dt.is_complex):     # sum's integral result
+            dt = D.int64
+        return self._fresh([1 if d in dims else n for d, n in enumerate(self.shape)], dt)
 
     def reshape(self, *shape):
         st = view_strides(self.shape, self.strides, shape)
@@ -798,11 +825,17 @@ class _Plan:
 
     def bmm(self, other):
         self.saved.update(x.origin for x in (self, other) if x.origin is not None)
+        if self.dtype is not None:      # NOTE [einsum dtypes]
+            if self.dtype is not other.dtype:
+                raise RuntimeError(f"expected scalar type {_tname(self.dtype)} but found {_tname(other.dtype)}")
+            if self.dtype is D.bool_:
+                raise NotImplementedError('"bmm" not implemented for \'Bool\'')
         return self._fresh((self.shape[0], self.shape[1], other.shape[2]))
 
     def __mul__(self, other):
         self.saved.update(x.origin for x in (self, other) if x.origin is not None)
-        return self._fresh(broadcast_shapes(self.shape, other.shape))
+        d = None if self.dtype is None else D.promote_types(self.dtype, other.dtype)
+        return self._fresh(broadcast_shapes(self.shape, other.shape), d)
 
 
 def _einsum_labels(sub):
@@ -951,6 +984,13 @@ def _outer(self, vec2):
     return self.reshape(-1, 1) * vec2
 
 
+def _ger(self, vec2):
+    from ember._warn import warnings
+    warnings.warn_once("torch.ger is deprecated and will be removed in a future PyTorch release. Use torch.outer "
+                       "instead.", UserWarning)       # torch's TORCH_WARN_ONCE
+    return _outer(self, vec2)
+
+
 def _kron(self, other):
     """torch's kron: the operands seen as (a0, 1, a1, 1, ...) and (1, b0, 1, b1, ...) through _unsafe_view, their
     product seen as (a0 b0, a1 b1, ...). The mul saves the _unsafe_views, whose version counters are their own:
@@ -1021,10 +1061,11 @@ declare('_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand
 
 declare('tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor', name='_tensordot',
         composite=lambda a, b, da, db: _tensordot(a, b, (list(da), list(db))), method=False, function=False)
-declare('inner(Tensor self, Tensor other) -> Tensor', composite=_inner)
-declare('outer(Tensor self, Tensor vec2) -> Tensor', composite=_outer)
-declare('ger(Tensor self, Tensor vec2) -> Tensor', composite=_outer)
-declare('kron(Tensor self, Tensor other) -> Tensor', composite=_kron)
+declare('inner(Tensor self, Tensor other) -> Tensor', composite=_inner, out=True,    # torch's inner.out is tensordot's
+        out_dtype="tensordot: Expected the output tensor to have dtype {res}, but got an output tensor with dtype {out}")
+declare('outer(Tensor self, Tensor vec2) -> Tensor', composite=_outer, out=True)
+declare('ger(Tensor self, Tensor vec2) -> Tensor', composite=_ger, out=True)
+declare('kron(Tensor self, Tensor other) -> Tensor', composite=_kron, out=True)
 declare('bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor', composite=_bilinear,
         nn=True, method=False)
 
@@ -1056,7 +1097,15 @@ def _diag(self, diagonal=0):
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self.dim()}D")
 
 
-declare('diag(Tensor self, int diagonal=0) -> Tensor', composite=_diag)
+def _diag_out_dtype(res, out, self, diagonal=0):
+    """torch's diag.out: out's dtype must be the result's; for a 1-D input a dtype the result cannot be cast to is
+    first refused in diag_embed's words."""
+    if self.dim() == 1 and not D.can_cast(res, out):
+        raise RuntimeError(f"diag: result type {_tname(res)} can't be cast to the desired out= type {_tname(out)}")
+    D.check_same_dtype(SAME_DTYPE, res, out)
+
+
+declare('diag(Tensor self, int diagonal=0) -> Tensor', composite=_diag, out=True, out_dtype=_diag_out_dtype)
 
 
 # --- cross product ---------------------------------------------------------------------------------
@@ -1091,4 +1140,4 @@ def _cross(self, other, dim=None):
     return aten.linalg_cross.default(self, other, dim=dim)
 
 
-declare('cross(Tensor self, Tensor other, int? dim=None) -> Tensor', composite=_cross)
+declare('cross(Tensor self, Tensor other, int? dim=None) -> Tensor', composite=_cross, out=True, out_dtype=SAME_DTYPE)

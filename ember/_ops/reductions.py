@@ -11,7 +11,7 @@ dimensions (`_unreduce`: a reshape to the keepdim shape, then an expand) —
 never a hand-written sum-to-shape, which the engine does.
 """
 from .._core import dtype as D
-from .._core.dtype import scalar_name as _tn
+from .._core.dtype import scalar_name as _tn, SAME_DTYPE
 from .._core.storage import follows
 from .registry import declare
 from .overloads import overloads
@@ -171,7 +171,7 @@ def _nanmean(self, dim=None, keepdim=False, dtype=None):
 
 
 declare('nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
-        composite=_nanmean)
+        composite=_nanmean, out=True)
 
 
 def _prod_meta(self, dim=None, keepdim=False, dtype=None):
@@ -697,8 +697,9 @@ def _diff(self, n=1, dim=-1, prepend=None, append=None):
 
 
 declare('diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor',
-        composite=_diff)
-declare('msort(Tensor self) -> Tensor', composite=lambda self: aten.sort.default(self, 0)[0])
+        composite=_diff, out=True)
+declare('msort(Tensor self) -> Tensor', composite=lambda self: aten.sort.default(self, 0)[0], out=True,
+        out_dtype=SAME_DTYPE)
 declare('argsort(Tensor self, int dim=-1, bool descending=False, *, bool stable=False) -> Tensor',
         composite=lambda self, dim=-1, descending=False, stable=False:
         aten.sort.default(self, dim, descending, stable=stable)[1])

@@ -25,7 +25,7 @@ class OpDecl:
                  out=False, method=True, function=True, nn=False, name=None,
                  grad_name=None, differentiable=True, tags=(), doc=None, explicit=None, output_differentiability=None,
                  first_order=None, complex_formulas=False, autograd_composite=None, ns='aten', primitive_because=None, forward=None,
-                 saved_for=None):
+                 saved_for=None, out_dtype=None):
         self.schema_text = schema
         self.meta = meta
         self.kind = kind
@@ -57,6 +57,11 @@ class OpDecl:
         self.primitive_because = primitive_because
         self.inplace = inplace
         self.out = out
+        # out=: None lets the result be cast to out's dtype where torch's can_cast allows (TensorIterator ops);
+        # a message template (_core.dtype.SAME_DTYPE, FOUND_DTYPE, or the op's own) requires out's dtype to be the
+        # result's, as torch's non-TensorIterator kernels check (sort, inverse, cross); or a function
+        # ``(result dtype, out dtype, *args)`` that raises, where the rule depends on the arguments (diag)
+        self.out_dtype = out_dtype
         self.method = method
         self.function = function
         self.nn = nn

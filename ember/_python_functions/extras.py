@@ -5,6 +5,7 @@ import math
 from ember._warn import warnings
 
 from .._tensor import Tensor
+from .._core.dtype import scalar_name as _scalar_name
 
 __all__ = ['range', 'empty_permuted', 'nonzero_static', 'as_strided_scatter', 'histogramdd', 'set_flush_denormal',
            '_segment_reduce']
@@ -30,6 +31,9 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     if end is None:
         start, end = 0, start
     E = _E()
+    if out is not None and dtype is not None and dtype != out.dtype:
+        raise RuntimeError(f"dtype {_scalar_name(dtype)} does not match dtype of out parameter "
+                           f"({_scalar_name(out.dtype)})")
     n = int(math.floor((end - start) / step)) + 1
     t = (E.arange(n, dtype=E.float64, device=device) * step + start).to(dtype or E.get_default_dtype())
     if requires_grad:

@@ -25,6 +25,8 @@ from .._core import dtype as D
 from .._core.storage import as_size
 from .._tensor import Tensor
 from ..ops import aten
+from .._core.dtype import SAME_DTYPE
+from ._out import write_out
 
 __all__ = ['where', 'nonzero', 'index_put', 'index_put_']
 
@@ -276,7 +278,8 @@ def where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     if out is not None:
-        return out.copy_(aten.where.self(condition, input, other))
+        return write_out(out, aten.where.self(condition, input, other), same_dtype="Expected out type to be {res} but got {out}",
+                         refuse_grad='where')
     return aten.where.self(condition, input, other)
 
 
@@ -359,7 +362,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     shape[dim] = -1
     spread = index.to(D.int64).reshape(shape).expand(source.shape)
     r = aten.scatter_reduce.two(input, dim, spread, source, reduce, include_self=include_self)
-    return r if out is None else out.resize_(r.shape).copy_(r)
+    return r if out is None else write_out(out, r, same_dtype=SAME_DTYPE)
 
 
 def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):

@@ -8,6 +8,7 @@ from .._core.dtype import scalar_name
 from .._tensor import Tensor
 from ..overrides import _is_torch_function_mode_enabled, has_torch_function, handle_torch_function
 from ..ops import aten
+from ._out import write_out
 
 __all__ = ['solve', 'symeig', 'eig', 'einsum', 'tensordot', 'chain_matmul', 'cholesky_solve', 'cholesky_inverse', 'matrix_exp', 'pinverse',
            'matrix_rank']
@@ -80,17 +81,23 @@ def tensordot(a, b, dims=2, out=None):
     else:
         da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
     r = aten.tensordot.default(a, b, da, db)
-    return r if out is None else out.copy_(r)
+    return r if out is None else write_out(out, r, same_dtype="tensordot: Expected the output tensor to have dtype "
+                                           "{res}, but got an output tensor with dtype {out}")
 
 
 def chain_matmul(*matrices, out=None):
     """The product of the matrices, left to right (torch.linalg.multi_dot without the reordering)."""
+    from ember._warn import warnings
+    warnings.warn_once("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                       "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+                       "multiple parameters.", UserWarning)       # torch's TORCH_WARN_ONCE
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = matrices[0]
     r = matrices[0]
     for m in matrices[1:]:
         r = r.mm(m)
-    return r if out is None else out.copy_(r)
+    return r if out is None else write_out(out, r, same_dtype="multi_dot(): expected out tensor to have dtype "
+                                           "{res_cpp} but got {out_cpp}", refuse_grad='mm')
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
@@ -112,7 +119,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
         eye = aten.eye.default(A.shape[-1], dtype=A.dtype)
         T = T * (1 - eye) + eye
     X = aten.linalg_solve.default(T, B) if left else aten.linalg_solve.default(T.mT, B.mT).mT
-    return X if out is None else out.resize_(X.shape).copy_(X)
+    return X if out is None else write_out(out, X, same_dtype="expected scalar type {res} but found {out}")
 
 
 def _factor(L, upper):
@@ -135,14 +142,16 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     L = _factor(L, upper)
     A = L.mH.matmul(L) if upper else L.matmul(L.mH)
     X = aten.linalg_solve.default(A, B)
-    return X if out is None else out.resize_(X.shape).copy_(X)
+    return X if out is None else write_out(out, X, cast="cholesky_solve: Expected result to be safely castable from "
+                                                        "{res} dtype, but got result with dtype {out}")
 
 
 def cholesky_inverse(L, upper=False, *, out=None):
     """The inverse of A = L L^H (``upper``: U^H U) from its Cholesky factor."""
     eye = aten.eye.default(L.shape[-1], dtype=L.dtype)
     X = cholesky_solve(eye.expand(L.shape), L, upper)
-    return X if out is None else out.resize_(X.shape).copy_(X)
+    return X if out is None else write_out(out, X, cast="cholesky_inverse: Expected result to be safely castable "
+                                                        "from {res} dtype, but got result with dtype {out}")
 
 
 Tensor.cholesky_solve = lambda self, input2, upper=False: cholesky_solve(self, input2, upper)

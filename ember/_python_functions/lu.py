@@ -15,6 +15,8 @@ from ember._warn import warnings
 from .._core import dtype as D
 from .._tensor import Tensor
 from ..ops import aten
+from .._core.dtype import SAME_DTYPE
+from ._out import write_out
 from .linalg import solve_triangular
 
 __all__ = ['lu', 'lu_unpack', 'lu_solve']
@@ -243,7 +245,7 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
 
 
 def _written(X, out):
-    return X if out is None else out.resize_(X.shape).copy_(X)
+    return X if out is None else write_out(out, X, same_dtype=SAME_DTYPE)
 
 
 def lu_solve(b, LU_data, LU_pivots, *, out=None):

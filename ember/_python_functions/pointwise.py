@@ -114,7 +114,9 @@ def conj(input):
     return _conj_physical(input)
 
 
-def conj_physical(input):
+def conj_physical(input, *, out=None):
+    if out is not None:
+        return aten.conj_physical.out(input, out=out)
     return _conj_physical(input) if input._dtype.is_complex else input.clone()
 
 
@@ -175,7 +177,9 @@ def prelu(input, weight):
     return _activation.prelu(input, weight)
 
 
-def hardshrink(input, lambd=0.5):
+def hardshrink(input, lambd=0.5, *, out=None):
+    if out is not None:
+        return aten.hardshrink.out(input, lambd, out=out)
     from ..nn.functional import _activation
     return _activation.hardshrink(input, lambd)
 
@@ -255,14 +259,16 @@ def mvlgamma(input, p):
 
 def igamma(input, other, *, out=None):
     """The regularized lower incomplete gamma function P(input, other) (torch.special.gammainc)."""
-    r = aten.special_gammainc.default(input, other)
-    return r if out is None else out.resize_(r.shape).copy_(r)
+    if out is not None:
+        return aten.special_gammainc.out(input, other, out=out)
+    return aten.special_gammainc.default(input, other)
 
 
 def igammac(input, other, *, out=None):
     """The regularized upper incomplete gamma function Q(input, other) (torch.special.gammaincc)."""
-    r = aten.special_gammaincc.default(input, other)
-    return r if out is None else out.resize_(r.shape).copy_(r)
+    if out is not None:
+        return aten.special_gammaincc.out(input, other, out=out)
+    return aten.special_gammaincc.default(input, other)
 
 
 def _inplace(fn):

@@ -6,23 +6,17 @@
 declared with their operators: ember/_ops/overloads.py.)
 """
 from .._tensor import Tensor
-from .._core.dtype import check_cast
 from ..ops import aten
+from ._out import write_out
 
-_resize_output_ = aten._resize_output_.default
 
 __all__ = ['var', 'std', 'var_mean', 'std_mean', 'norm']
 
 
 def _write_out(out, res):
-    """``out=`` for the hand-written functions: resize (as torch does) and copy each result."""
-    outs = out if isinstance(out, (tuple, list)) else (out,)
-    ress = res if isinstance(res, tuple) else (res,)
-    for o, r in zip(outs, ress):
-        check_cast(r.dtype, o.dtype)
-        _resize_output_(o, r.shape, o.device)
-        o.copy_(r)
-    return out if isinstance(res, tuple) else outs[0]
+    """``out=`` for the hand-written functions (NOTE [out= of Python-written functions])."""
+    r = write_out(out, res)
+    return out if isinstance(res, tuple) else r
 
 
 def _finish(res, out, rt=None):
@@ -185,3 +179,26 @@ def _renorm_(self, p, dim, maxnorm):
 __all__ += ['renorm']
 Tensor.renorm = lambda self, p, dim, maxnorm: renorm(self, p, dim, maxnorm)
 Tensor.renorm_ = _renorm_
+
+
+def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
+    """The nuclear norm (sum of singular values) over ``dim`` (the last two by default): torch's deprecated
+    ``torch.nuclear_norm``, ``linalg.matrix_norm(input, 'nuc', dim, keepdim)``; ``nuclear_norm(x, True)`` keeps dims.
+
+    >>> import ember
+    >>> ember.nuclear_norm(ember.eye(3))
+    tensor(3.)
+    """
+    from ember._warn import warnings
+    warnings.warn_once("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be removed "
+                       "in a future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead",
+                       UserWarning)
+    if isinstance(dim, bool):          # nuclear_norm(input, keepdim): the overload without dim
+        dim, keepdim = None, dim
+    dims = [-2, -1] if dim is None else list(dim)
+    r = aten.linalg_matrix_norm.str_ord(input, 'nuc', dims, keepdim)
+    return r if out is None else write_out(out, r, same_dtype="linalg.matrix_norm expected out tensor dtype {res} "
+                                                              "but got: {out}")
+
+
+__all__ += ['nuclear_norm']

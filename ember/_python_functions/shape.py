@@ -3,6 +3,8 @@ varargs forms (``meshgrid(a, b)``,
 ``atleast_2d(a, b)``) and Python-value results (``unique`` returning a tensor or a tuple)."""
 from .._tensor import Tensor
 from ..ops import aten
+from .._core.dtype import SAME_DTYPE
+from ._out import write_out
 
 __all__ = ['split', 'broadcast_shapes', 'cat', 'concat', 'concatenate', 'stack', 'meshgrid', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'unique',
            'unique_consecutive', 'broadcast_tensors', 'cartesian_prod', 'block_diag']
@@ -196,7 +198,12 @@ def narrow_copy(input, dim, start, length, *, out=None):
             [4, 5]])
     """
     r = aten.narrow.default(input, dim, start, length).clone(memory_format=_contiguous())
-    return r if out is None else out.resize_(r.shape).copy_(r)
+    if out is None:
+        return r
+    if out.dtype != r.dtype:        # torch's narrow_copy_dense_cpu_out check, in its words
+        raise RuntimeError("Expected self.dtype() == output.dtype() to be true, but got false.  (Could this error "
+                           "message be improved?  If so, please report an enhancement request to PyTorch.)")
+    return out.resize_(r.shape).copy_(r)        # silently, as torch's (no resize warning)
 
 
 def _contiguous():
@@ -224,7 +231,42 @@ def unsafe_split_with_sizes(input, split_sizes, dim=0):
     return tuple(p.clone() for p in aten.split_with_sizes.default(input, split_sizes, dim))
 
 
-__all__ += ['narrow_copy', 'unsafe_split', 'unsafe_chunk', 'unsafe_split_with_sizes']
+def _copied(view, out):
+    """A view's values in a new contiguous tensor, or written into ``out`` (torch's ``*_copy`` functions: out's
+    dtype must be the input's)."""
+    r = view.clone(memory_format=_contiguous())
+    return r if out is None else write_out(out, r, same_dtype=SAME_DTYPE)
+
+
+def t_copy(input, *, out=None):
+    """``input.t()`` copied (torch.t_copy).
+
+    >>> import ember
+    >>> ember.t_copy(ember.tensor([[1, 2]]))
+    tensor([[1],
+            [2]])
+    """
+    return _copied(aten.t.default(input), out)
+
+
+def squeeze_copy(input, dim=None, *, out=None):
+    """``input.squeeze(dim)`` copied (torch.squeeze_copy): ``dim`` an int, a sequence of them, or None for all."""
+    if dim is None:
+        v = aten.squeeze.default(input)
+    elif isinstance(dim, int):
+        v = aten.squeeze.dim(input, dim)
+    else:
+        v = aten.squeeze.dims(input, list(dim))
+    return _copied(v, out)
+
+
+def diagonal_copy(input, offset=0, dim1=0, dim2=1, *, out=None):
+    """``input.diagonal(offset, dim1, dim2)`` copied (torch.diagonal_copy)."""
+    return _copied(aten.diagonal.default(input, offset, dim1, dim2), out)
+
+
+__all__ += ['narrow_copy', 'unsafe_split', 'unsafe_chunk', 'unsafe_split_with_sizes', 't_copy', 'squeeze_copy',
+            'diagonal_copy']
 Tensor.narrow_copy = lambda self, dim, start, length: narrow_copy(self, dim, start, length)
 Tensor.unsafe_split = lambda self, split_size, dim=0: unsafe_split(self, split_size, dim)
 Tensor.unsafe_chunk = lambda self, chunks, dim=0: unsafe_chunk(self, chunks, dim)

@@ -613,6 +613,10 @@ def register_all():
     lib = Library('aten', 'IMPL')
     lib.fallback(autograd_fallback, 'Autograd', with_keyset=True)
     for decl in set(BY_OP.values()):
+        if decl.composite is not None and decl.out_op is not None:
+            # a composite's out= variant (outer, kron, addr): torch's runs its pieces' out= kernels, whose autograd
+            # kernels refuse an argument that requires grad; the composite's out kernel computes, then writes
+            lib.impl(decl.out_op.name, out_autograd_kernel(decl), 'Autograd', with_keyset=True)
         if not decl.derivatives or decl.composite is not None:
             continue
         lib.impl(decl.op.name, autograd_kernel(decl), 'Autograd', with_keyset=True)

@@ -97,14 +97,38 @@ def _einsum(eq, ops, path):
     if '...' in eq and '->' in eq and '...' not in eq.partition('->')[2]:
         eq = _sum_ellipsis(eq, ops)
     dt = ops[0].dtype if ops else None
-    if dt is not None and dt.kind not in 'biufc':      # bfloat16 (ml_dtypes): NumPy's einsum rejects it
-        ops = [o.astype(np.float32) for o in ops]
+    if any(o.dtype != dt for o in ops):     # mixed dtypes (NOTE [einsum dtypes]): NumPy promotes, the adapter casts
+        dt = None
+    if any(o.dtype.kind not in 'biufc' for o in ops):      # bfloat16 (ml_dtypes): NumPy's einsum rejects it
+        ops = [o.astype(np.float32) if o.dtype.kind not in 'biufc' else o for o in ops]
     big = len(ops) > 2 or sum(o.size for o in ops) > 4096
     optimize = False
-    if big and EINSUM_PATH['enabled']:
-        optimize = 'optimal' if EINSUM_PATH['strategy'] == 'optimal' else 'greedy'
+    if big and EINSUM_PATH['enabled']:          # torch.backends.opt_einsum's switches
+        optimize = _einsum_path(eq, ops, 'optimal' if EINSUM_PATH['strategy'] == 'optimal' else 'greedy')
     r = np.einsum(eq, *ops, optimize=optimize)
     return r if dt is None or r.dtype == dt else np.asarray(r).astype(dt)
+
+
+# NumPy's greedy contraction path depends only on the equation and the operands' shapes, and finding it costs more
+# than a small contraction itself (einsum_path's search: ~40 us of a 3-operand einsum's ~70 us); so it is kept per
+# (equation, shapes), the oldest dropped past _PATHS_MAX entries. A given path still goes through einsum_path's
+# parsing (einsum(..., optimize=path)), which is cheap next to the search.
+_PATHS = {}
+_PATHS_MAX = 256
+
+
+def _einsum_path(eq, ops, strategy='greedy'):
+    key = (eq, strategy, tuple(o.shape for o in ops))
+    path = _PATHS.get(key)
+    if path is None:
+        path = np.einsum_path(eq, *ops, optimize=strategy)[0]
+        while len(_PATHS) >= _PATHS_MAX:
+            try:
+                del _PATHS[next(iter(_PATHS))]      # the oldest (dicts keep insertion order)
+            except (KeyError, StopIteration, RuntimeError):     # another thread evicted it first
+                break
+        _PATHS[key] = path
+    return path
 
 
 def _linalg_pinv(a, rtol, hermitian, atol):
