@@ -260,3 +260,19 @@ def test_legacy_storage_classes():
             assert isinstance(s, lib.TypedStorage) and isinstance(s, lib.FloatStorage)
             assert not isinstance(s, lib.LongStorage) and s.size() == 3 and s.dtype == lib.float32
             assert lib.LongStorage([1, 2]).tolist() == [1, 2] and lib.FloatStorage.dtype == lib.float32
+
+
+def test_setitem_of_a_value_that_does_not_broadcast_gives_torchs_expand_error():
+    msgs = []
+    for lib in (ember, torch):
+        x = lib.zeros(4, 10)
+        row = []
+        for idx, val in ((slice(None), lib.zeros(3, 10)), (slice(1, 3), lib.zeros(3, 10)),
+                         (slice(None), lib.ones(2, 1, 10))):
+            with pytest.raises(RuntimeError) as e:
+                x[idx] = val
+            row.append(str(e.value).replace('ember.', 'torch.'))
+        x[1:2] = lib.ones(1, 1, 10) * 5
+        row.append(x.sum().item())
+        msgs.append(row)
+    assert msgs[0] == msgs[1]
