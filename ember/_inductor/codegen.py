@@ -36,7 +36,7 @@ import numpy as np
 from .._core.dispatch_key import DispatchKey
 from .._core.tensor_impl import TensorImpl, adopt
 from .._core import device as _devmod
-from .._ops.adapters import accepts_out, _int_scalar
+from .._ops.adapters import accepts_out, _int_scalar, _half_scalar, _HALVES, float32_scalar
 from .._dispatch.dispatcher import OpOverload
 from .._higher_order_ops.cond import HigherOrderOperator
 from .._backends.cpu._fp import quiet as _quiet
@@ -146,6 +146,7 @@ _SYM_OPS = {operator.add: '+', operator.sub: '-', operator.mul: '*', operator.fl
 
 class _Emitter:
     def __init__(self, graph, attrs, plan):
+        self.float32_result = False     # set by _unwrap_args: NOTE [half-precision scalars]
         self.graph = graph
         self.attrs = attrs            # get_attr target -> tensor
         self.plan = plan              # node -> buffer slot (NOTE [buffer planning])
@@ -340,6 +341,9 @@ class _Emitter:
                     e = f'{e}.astype({self.const(cd.np, "dt")})'
                 elif not _is_node(v) and v is not None and cd is not None and type(v) is int and cd.category <= 1:
                     e = self.expr(_int_scalar(v, cd))
+                elif not _is_node(v) and v is not None and cd in _HALVES:    # NOTE [half-precision scalars]
+                    e = self.expr(_half_scalar(v, cd, float32_scalar(op, a.name)))
+                    self.float32_result = self.float32_result or float32_scalar(op, a.name)
                 parts.append(e)
             elif bt == 'Generator':
                 parts.append(f'({self.expr(v)} if {self.expr(v)} is not None else _gen())._rng' if v is not None
@@ -353,13 +357,14 @@ class _Emitter:
     def pointwise(self, node, op, decl, fn, bound, inplace=False):
         vals = [_val(v) for v in bound]
         shape, od, cd = decl.meta(*vals)
+        self.float32_result = False     # a float16/bfloat16 kernel given a float32 number returns float32
         args = self._unwrap_args(op, bound, cd)
         kname = self.kernel_name(op, fn)
         slot = None if inplace else self.plan.get(node)
         if slot is not None and od is cd and accepts_out(fn):
             return f'{kname}({", ".join(args)}, out={slot})'
         call = f'{kname}({", ".join(args)})'
-        if tuple(shape) == () or od is not cd:
+        if tuple(shape) == () or od is not cd or self.float32_result:
             return f'_fix({call}, {self.const(od.np, "dt")})'
         return call
 

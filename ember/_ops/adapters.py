@@ -18,7 +18,7 @@ import numpy as np
 
 from .._dispatch.codegen import compile_function
 from .._core import device as _devmod
-from .._core.dtype import from_numpy_dtype, check_cast, check_same_dtype
+from .._core.dtype import from_numpy_dtype, check_cast, check_same_dtype, float16 as _float16, bfloat16 as _bfloat16
 from .._core.storage import MetaArray, iterator_strides, is_dense
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT, INFERENCE_BIT
 from .._core.tensor_impl import TensorImpl, CreationMeta, make_tensor, adopt, make_view
@@ -51,14 +51,63 @@ def _signature(op):
     return [a.name for a in op.schema.arguments]
 
 
-def _unwrap(a, cast):
+# NOTE [half-precision scalars]: a float16/bfloat16 tensor with a number (a Python number, or a 0-d tensor of
+# another dtype: torch's CPU scalar) computes in float32 and rounds once, but what it computes with differs by
+# operator, as torch's CPU kernels do (established bit for bit on 10^5 values, tests/test_half_scalars.py):
+#   * mul, div (all rounding modes), floor_divide with the number second, and lerp's weight: the number in
+#     float32 (TensorIterator's original_scalar_value<opmath_t>): bf16(x * float32(s));
+#   * every other pointwise operator (add, sub, rsub, remainder, fmod, pow, comparisons, clamp, where, and a
+#     number first in mul/div): the number rounded to the tensor's dtype first: bf16(x + bf16(s)).
+# Scalar arguments are the kernels' business: alpha is rounded (add/sub: x + y * bf16(alpha) in float32), value
+# and weight are not (addcmul, addcdiv, lerp). NumPy alone would do otherwise: float16 rounds a Python number
+# (weak scalar), ml_dtypes' bfloat16 promotes it to float32. So the adapter hands a number to the kernel as the
+# dtype's scalar (rounded) or a float32 one (_half_scalar); float32 and float64 computations never get here.
+# Not followed: torch's non-vectorised loop (a tensor shorter than two SIMD vectors, the leftover at the end of
+# each thread's range, non-contiguous inputs) computes add/sub with alpha in the tensor's dtype, rounding alpha * y
+# first; ember gives every element the vectorised loop's value. _foreach_mul_ with numbers: _by_number in foreach.py.
+_HALVES = frozenset((_float16, _bfloat16))
+_FLOAT32_SCALAR = {('mul', 'other'), ('div', 'other'), ('floor_divide', 'other'), ('lerp', 'weight')}
+
+
+def float32_scalar(op, arg):
+    """Whether argument ``arg`` of ``op`` (any variant: ``mul_``, ``mul.out``) is a number kept in float32 for a
+    float16/bfloat16 computation (NOTE [half-precision scalars])."""
+    name = op.schema.name
+    return (name[:-1] if name.endswith('_') and not name.endswith('__') else name, arg) in _FLOAT32_SCALAR
+
+
+def _half_scalar(x, cd, float32):
+    """A number (or 0-d array) operand of a float16/bfloat16 computation: NOTE [half-precision scalars]."""
+    if x.__class__ is np.ndarray:
+        x = x[()]
+    if -65504 <= x <= 65504:
+        return np.float32(x) if float32 else cd.np.type(x)
+    with np.errstate(over='ignore'):        # 1e6 is inf in float16, silently as in torch
+        return np.float32(x) if float32 else cd.np.type(x)
+
+
+def _cast_result(r, od):
+    """A kernel's result in the output dtype; a float32 result of a float16/bfloat16 computation (a number kept
+    in float32) overflows to inf silently, as torch's does (NOTE [silent floating-point errors])."""
+    if od not in _HALVES:
+        return r.astype(od.np)
+    with np.errstate(over='ignore', invalid='ignore'):
+        return r.astype(od.np)
+
+
+def _unwrap(a, cast, float32_scalar=False):
     """Source that turns argument ``a`` into what the array kernel takes: ``(statements, expression)``,
     one statement per argument so that a traceback points at the argument at fault."""
     n, v = a.name, f'_{a.name}'
     if a.base_type == 'Tensor':
         if cast:   # a Python int in an integer computation dtype wraps as in torch (_int_scalar)
+            f32 = 'True' if float32_scalar else 'False'
+            cast_tensor = f'(_half_scalar({n}._a, _cd, {f32}) if _cd in _HALVES and not {n}._a.ndim else ' \
+                          f'{n}._a.astype(_cd.np))'
             return [f'    if isinstance({n}, _T):',
-                    f'        {v} = {n}._a if {n}._dtype is _cd else {n}._a.astype(_cd.np)',
+                    f'        {v} = {n}._a if {n}._dtype is _cd else {cast_tensor}',
+                    f'    elif _cd in _HALVES and {n} is not None:',
+                    f'        {v} = _half_scalar({n}, _cd, {f32})',
                     f'    else:',
                     f'        {v} = {n} if {n}.__class__ is not int or _cd.category > 1 else _int_scalar({n}, _cd)'], v
         return [f'    {v} = {n}._a if isinstance({n}, _T) else {n}'], v
@@ -76,7 +125,7 @@ def _unwrap_all(op, cast, meta, kind):
             # the dtype the meta function resolved (the first output's, when there are several)
             args.append('_m[1].np' if len(op.schema.returns) == 1 else '_m[0][1].np')
             continue
-        lines, expr = _unwrap(a, cast)
+        lines, expr = _unwrap(a, cast, float32_scalar(op, a.name))
         pre += lines
         args.append(expr)
     return pre, ', '.join(args)
@@ -130,7 +179,7 @@ def _default_gen():
 _GLOBALS = lambda: {'_default_gen': _default_gen, '_T': TensorImpl, '_canon': _devmod.canonical, '_default_device': _devmod.get_default_device,
                     '_first_dev': _first_dev, '_iterator_strides': _iterator_strides, '_make': make_tensor,
                     '_wrap_outputs': wrap_outputs,
-                    '_MetaArray': MetaArray, 'np': np, '_int_scalar': _int_scalar, '_SCALARS': _SCALARS, '_to_numpy': from_numpy_dtype}
+                    '_MetaArray': MetaArray, 'np': np, '_int_scalar': _int_scalar, '_half_scalar': _half_scalar, '_HALVES': _HALVES, '_cast_result': _cast_result, '_SCALARS': _SCALARS, '_to_numpy': from_numpy_dtype}
 
 
 def _compile(src, name, g):
@@ -168,7 +217,7 @@ def functional_kernel(op, fn, key):
                             f'        _r = _fn({args})',
                             f'        if _r.__class__ in _SCALARS: _r = np.asarray(_r)',
                             # NumPy's builtin dtypes are singletons: the identity test settles the common case
-                            f'        if _r.dtype is not _od._np and _r.dtype != _od.np: _r = _r.astype(_od.np)',
+                            f'        if _r.dtype is not _od._np and _r.dtype != _od.np: _r = _cast_result(_r, _od)',
                             f'        return _make(_r, _od, {dev})'] + explained
     else:
         if meta is not None:

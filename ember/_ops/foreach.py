@@ -154,9 +154,26 @@ _family('add', {'Scalar': (_SCALAR, lambda n: _op(n, 'Tensor')), 'List': (_LIST 
                            lambda n: lambda s, o, alpha: _op(n, 'Tensor')(s, _scalar_tensor(o).item(), alpha=alpha))})
 _family('sub', {'Scalar': (_SCALAR, lambda n: _op(n, 'Tensor')), 'List': (_LIST + _ALPHA, _with_alpha),
                 'ScalarList': (_SCALARS, lambda n: _op(n, 'Tensor'))})
+
+
+def _by_number(n):
+    """mul and div by a number. NOTE [half-precision scalars] (_ops/adapters.py): ``mul(x, s)`` computes with
+    ``s`` in float32, but torch's in-place ``_foreach_mul_`` with numbers (Scalar and ScalarList, not Tensor)
+    multiplies a float16/bfloat16 tensor by ``s`` rounded to its dtype: ``x * bf16(s)``."""
+    op = _op(n, 'Tensor')
+    if n != 'mul_':
+        return op
+
+    def mul_(t, s):
+        if t.dtype in (D.float16, D.bfloat16) and isinstance(s, (int, float)):
+            s = float(t.dtype.np.type(s))
+        return op(t, s)
+    return mul_
+
+
 for _name in ('mul', 'div'):
-    _family(_name, {'Scalar': (_SCALAR, lambda n: _op(n, 'Tensor')), 'List': (_LIST, lambda n: _op(n, 'Tensor')),
-                    'ScalarList': (_SCALARS, lambda n: _op(n, 'Tensor')),
+    _family(_name, {'Scalar': (_SCALAR, _by_number), 'List': (_LIST, lambda n: _op(n, 'Tensor')),
+                    'ScalarList': (_SCALARS, _by_number),
                     'Tensor': ('Tensor[] self, Tensor other',
                                lambda n: lambda s, o: _op(n, 'Tensor')(s, _scalar_tensor(o)))})
 for _name in ('clamp_min', 'clamp_max'):

@@ -46,13 +46,29 @@ def _check_int_divisor(a, b):
 def _add(a, b, alpha, out=None):
     if alpha == 1:
         return np.add(a, b, out=out)
-    return _scaled_blocks(np.add, a, b, _like(a, alpha), out)
+    return _scaled(np.add, a, b, alpha, out)
 
 
 def _sub(a, b, alpha, out=None):
     if alpha == 1:
         return np.subtract(a, b, out=out)
-    return _scaled_blocks(np.subtract, a, b, _like(a, alpha), out)
+    return _scaled(np.subtract, a, b, alpha, out)
+
+
+def _scaled(ufunc, a, b, alpha, out):
+    """``ufunc(a, alpha * b)`` with alpha as torch casts it: wrapped to an integer dtype; for float16/bfloat16
+    (``a`` is an array or, from the adapter, a scalar of the computation dtype) rounded to the dtype, then the
+    product (exact) and the sum in float32, rounded once (NOTE [half-precision scalars] in _ops/adapters.py)."""
+    dt = a.dtype if a.__class__ is np.ndarray else np.asarray(a).dtype
+    if dt.kind in 'iub':
+        alpha = np.array(alpha).astype(dt)[()]
+    elif dt.itemsize == 2 and dt.kind in 'fV':
+        r = ufunc(np.asarray(a, np.float32), np.asarray(b, np.float32) * np.float32(dt.type(alpha)))
+        if out is None:
+            return r.astype(dt)
+        out[...] = r
+        return out
+    return _scaled_blocks(ufunc, a, b, alpha, out)
 
 
 _SCALED_BLOCK = 1 << 15
@@ -127,6 +143,9 @@ def _fmod(a, b):
 def _pow(a, b):
     if b.__class__ in (int, float) and a.__class__ is np.ndarray and (a.dtype == np.float32 or a.dtype == np.float64):
         return _pow_scalar(a, b)
+    if a.__class__ is np.ndarray and a.dtype.kind == 'V' and b.__class__ is a.dtype.type and (b == 3 or b == -2):
+        sq = np.multiply(a, a)      # torch's bfloat16 x ** 3 and x ** -2 round after each step (x * x) * x, 1 / (x * x)
+        return np.multiply(sq, a) if b == 3 else np.divide(b.__class__(1), sq)
     if not (_is_int(a) and _is_int(b)):
         return np.power(a, b)
     bb = np.asarray(b)
@@ -418,8 +437,8 @@ def _clip(a, lo, hi, out=None):
 
 
 def _plain_bound(v, a):
-    return v is None or v.__class__ in (int, float) or (v.__class__ is np.ndarray and v.ndim == 0 and
-                                                        v.dtype == a.dtype)
+    return v is None or v.__class__ in (int, float) or v.__class__ is a.dtype.type or \
+        (v.__class__ is np.ndarray and v.ndim == 0 and v.dtype == a.dtype)     # a.dtype.type: a float16 number
 
 
 def _vs_scalar(fn, side):
