@@ -1,7 +1,7 @@
 """``torchvision.models`` on ember: the classification models programs build, with torchvision's
 module structure and state_dict names, so torchvision checkpoints load with ``load_state_dict``.
 Every builder registers itself (NOTE [model registry] in ``_api.py``) for ``list_models`` / ``get_model``."""
-from ._api import Weights, get_model, get_model_builder, get_model_weights, get_weight, list_models
+from ._api import Weights, WeightsEnum, get_model, get_model_builder, get_model_weights, get_weight, list_models
 from .resnet import *
 from .vgg import *
 from .alexnet import AlexNet, alexnet, AlexNet_Weights

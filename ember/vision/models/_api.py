@@ -1,6 +1,6 @@
 """``weights=`` for ember.vision models: a local file or torchvision's cache, never a download.
 
-A ``Weights`` member names torchvision's published checkpoint file; ember looks for it where
+A ``WeightsEnum`` member (its value a ``Weights`` record) names torchvision's published checkpoint file; ember looks for it where
 torchvision caches downloads (``$TORCH_HOME/hub/checkpoints``, default ``~/.cache/torch``) and loads
 it with ``ember.load``; a path (str or os.PathLike) is loaded directly. A checkpoint that is absent
 raises a RuntimeError saying where to put it. ``pretrained=True`` means the default weights, as
@@ -9,17 +9,31 @@ torchvision's deprecated argument.
 import enum
 import fnmatch
 import os
+from dataclasses import dataclass
+from typing import Callable
 from ember._warn import warnings
 
 import ember
 
 
-class Weights(enum.Enum):
-    """One published checkpoint: ``url`` (its file name is the cache name) and ``meta``."""
+@dataclass
+class Weights:
+    """One published checkpoint, torchvision's record: ``url`` (its file name is the cache name), the inference
+    ``transforms`` (None in ember's own enums) and ``meta`` (categories, num_params, ...)."""
+    url: str
+    transforms: Callable
+    meta: dict
 
-    def __init__(self, url, meta):
-        self.url = url
-        self.meta = meta
+
+class WeightsEnum(enum.Enum):
+    """Base of every ``*_Weights`` enum, torchvision's ``WeightsEnum``: each member's value is a ``Weights``,
+    whose ``url``, ``transforms`` and ``meta`` the member exposes. Subclass it for checkpoints of one's own.
+
+    >>> class Mine(WeightsEnum):
+    ...     V1 = Weights(url='https://example.com/mine-v1.pth', transforms=None, meta={'acc': 0.9})
+    >>> Mine.verify('Mine.V1') is Mine.V1, Mine.V1.meta['acc'], Mine.V1
+    (True, 0.9, Mine.V1)
+    """
 
     @classmethod
     def verify(cls, obj):
@@ -27,15 +41,31 @@ class Weights(enum.Enum):
             return obj
         if isinstance(obj, str):
             name = obj.replace(cls.__name__ + '.', '')
-            if name == 'DEFAULT':
+            if name == 'DEFAULT' and hasattr(cls, 'DEFAULT'):
                 return cls.DEFAULT
             if name in cls.__members__:
                 return cls.__members__[name]
         raise ValueError(f"Invalid Weights {obj!r} for {cls.__name__}; expected one of "
                          f"{', '.join(cls.__members__)} or a local file path")
 
-    def get_state_dict(self, progress=True, check_hash=False):
+    def get_state_dict(self, *args, **kwargs):
+        """The checkpoint from torchvision's cache (``progress``/``check_hash`` are accepted; nothing downloads)."""
         return ember.load(_cached_file(self.url), map_location='cpu', weights_only=True)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}.{self._name_}"
+
+    @property
+    def url(self):
+        return self.value.url
+
+    @property
+    def transforms(self):
+        return self.value.transforms
+
+    @property
+    def meta(self):
+        return self.value.meta
 
 
 def _hub_dir():
@@ -114,14 +144,14 @@ _BASE = 'https://download.pytorch.org/models/'
 
 
 def _weights(name, members, default=None, meta=None):
-    """A Weights enum class with ImageNet members (name: checkpoint file, or a ``(file, meta)`` pair whose
+    """A WeightsEnum class with ImageNet members (name: checkpoint file, or a ``(file, meta)`` pair whose
     entries are that member's own) and ``DEFAULT`` (torchvision's choice: ``default``, else the last member);
     ``meta`` adds entries (``num_params``, ``min_size``) to every member's meta."""
     def member(value):
         file, own = (value, {}) if isinstance(value, str) else value
-        return _BASE + file, {**_IMAGENET, **(meta or {}), **own}
+        return Weights(url=_BASE + file, transforms=None, meta={**_IMAGENET, **(meta or {}), **own})
     ns = {k: member(v) for k, v in members.items()}
-    cls = Weights(name, ns)
+    cls = WeightsEnum(name, ns)
     cls.DEFAULT = cls[default or list(members)[-1]]
     return cls
 

@@ -18,6 +18,7 @@ import ember
 
 from . import functional as F
 from .functional import InterpolationMode
+from .transforms import _tensor_fill
 
 __all__ = ['AutoAugmentPolicy', 'AutoAugment', 'RandAugment', 'TrivialAugmentWide', 'AugMix']
 
@@ -99,15 +100,6 @@ def _space(num_bins, shear, translate_hw, rotate, enhance, posterize_levels, pos
         'AutoContrast': (ember.tensor(0.0), False),
         'Equalize': (ember.tensor(0.0), False),
     }
-
-
-def _tensor_fill(fill, img, channels):
-    """A tensor's fill as one float per channel (PIL images take ``fill`` as given)."""
-    if not isinstance(img, ember.Tensor) or fill is None:
-        return fill
-    if isinstance(fill, (int, float)):
-        return [float(fill)] * channels
-    return [float(f) for f in fill]
 
 
 class AutoAugmentPolicy(Enum):

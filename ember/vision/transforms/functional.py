@@ -754,16 +754,37 @@ def resized_crop(img, top, left, height, width, size, interpolation=Interpolatio
     return resize(crop(img, top, left, height, width), size, interpolation, antialias=antialias)
 
 
-def five_crop(img, size):
-    """The four corner crops and the central crop."""
+def _crop_size(size):
+    """``(h, w)`` from an int or a sequence of one or two ints, as five_crop/ten_crop take it."""
     if isinstance(size, numbers.Number):
-        size = (int(size), int(size))
+        return int(size), int(size)
+    if isinstance(size, (tuple, list)) and len(size) == 1:
+        return size[0], size[0]
+    if len(size) != 2:
+        raise ValueError("Please provide only two dimensions (h, w) for size.")
+    return tuple(size)
+
+
+def five_crop(img, size):
+    """The four corner crops and the central crop: ``(tl, tr, bl, br, center)``."""
+    size = _crop_size(size)
     _, h, w = get_dimensions(img)
     ch, cw = size
     if cw > w or ch > h:
         raise ValueError(f"Requested crop size {size} is bigger than input size {(h, w)}")
     return (crop(img, 0, 0, ch, cw), crop(img, 0, w - cw, ch, cw), crop(img, h - ch, 0, ch, cw),
             crop(img, h - ch, w - cw, ch, cw), center_crop(img, [ch, cw]))
+
+
+def ten_crop(img, size, vertical_flip=False):
+    """``five_crop`` of the image, then ``five_crop`` of its mirror image (left-right, or top-bottom with
+    ``vertical_flip``): ten images.
+
+    >>> [tuple(c.shape) for c in ten_crop(ember.zeros(1, 4, 4), 2)][::5]
+    [(1, 2, 2), (1, 2, 2)]
+    """
+    size = _crop_size(size)
+    return five_crop(img, size) + five_crop(vflip(img) if vertical_flip else hflip(img), size)
 
 
 def _inverse_affine_matrix(center, angle, translate, scale, shear):
@@ -812,6 +833,19 @@ def _affine_tensor(img, matrix, mode, expand, fill):
     # x * r0 + y * r1 + r2, each product rounded, added left to right: torch's bmm of the base grid with r gives
     # exactly these float32 values, so nearest sampling breaks ties (shears land on half pixels) as torchvision
     src = (gx.reshape(-1, 1) * r[0] + gy.reshape(-1, 1) * r[1]) + r[2]
+    return _sample_grid(img, src, oh, ow, mode, fill, 'rotate/affine')
+
+
+def _sample_grid(img, src, oh, ow, mode, fill, what):
+    """torchvision's ``_apply_grid_transform``: ``grid_sample(align_corners=False, padding_mode='zeros')`` of
+    ``img`` at the normalised points ``src`` (``(oh * ow, 2)``, x then y, in [-1, 1] across the input), the
+    points outside blended with ``fill`` through the sampled coverage of each output pixel (nearest: below 0.5
+    takes ``fill``), integer images computed in float32 and rounded back."""
+    h, w = img.shape[-2], img.shape[-1]
+    channels = img.shape[-3] if img.dim() >= 3 else 1
+    if isinstance(fill, (list, tuple)) and len(fill) > 1 and len(fill) != channels:
+        raise ValueError("The number of elements in 'fill' cannot broadcast to match the number of channels of the "
+                         f"image ({len(fill)} != {channels})")
     px = ((src[:, 0] + 1) * w - 1) / 2
     py = ((src[:, 1] + 1) * h - 1) / 2
     squeeze = img.dim() == 3
@@ -828,8 +862,7 @@ def _affine_tensor(img, matrix, mode, expand, fill):
         taps = [(x0, y0, (1 - fx) * (1 - fy)), (x0 + 1, y0, fx * (1 - fy)), (x0, y0 + 1, (1 - fx) * fy),
                 (x0 + 1, y0 + 1, fx * fy)]
     else:
-        raise ValueError("Input tensor image supports interpolation modes nearest and bilinear only for "
-                         "rotate/affine")
+        raise ValueError(f"Input tensor image supports interpolation modes nearest and bilinear only for {what}")
     # one (out × in) sparse-in-effect matrix, applied with an ember matmul so gradients flow to img
     M = np.zeros((oh * ow, h * w), dtype=np.float32)
     mask = np.zeros(oh * ow, dtype=np.float32)
@@ -904,6 +937,63 @@ def affine(img, angle, translate, scale, shear, interpolation=InterpolationMode.
     center_f = [0.0, 0.0] if center is None else [1.0 * (c - s * 0.5) for c, s in zip(center, [w, h])]
     matrix = _inverse_affine_matrix(center_f, float(angle), [1.0 * t for t in translate], scale, shear)
     return _affine_tensor(img, matrix, interpolation, False, fill)
+
+def _get_perspective_coeffs(startpoints, endpoints):
+    """The eight coefficients ``(a, b, c, d, e, f, g, h)`` of the map from output to input pixel
+    ``(x, y) -> ((a x + b y + c) / (g x + h y + 1), (d x + e y + f) / (g x + h y + 1))`` taking each of
+    ``endpoints`` to the matching one of ``startpoints`` (four corners each): a solve in float64 (torchvision's least squares),
+    rounded to float32 as torchvision's."""
+    if len(startpoints) != 4 or len(endpoints) != 4:
+        raise ValueError(f"Please provide exactly four corners, got {len(startpoints)} startpoints and "
+                         f"{len(endpoints)} endpoints.")
+    a = np.zeros((8, 8), dtype=np.float64)
+    for i, ((ex, ey), (sx, sy)) in enumerate(zip(endpoints, startpoints)):
+        a[2 * i] = [ex, ey, 1, 0, 0, 0, -sx * ex, -sx * ey]
+        a[2 * i + 1] = [0, 0, 0, ex, ey, 1, -sy * ex, -sy * ey]
+    b = np.array(startpoints, dtype=np.float64).reshape(8)
+    try:        # four corners give a square system; solving it exactly keeps an identity map exact
+        coeffs = np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        coeffs = np.linalg.lstsq(a, b, rcond=None)[0]
+    return coeffs.astype(np.float32).tolist()
+
+
+def _perspective_tensor(img, coeffs, mode, fill):
+    """torchvision's perspective grid: each output pixel centre through ``coeffs``, normalised, in float32."""
+    if len(coeffs) != 8:
+        raise ValueError("Argument coeffs should have 8 float values")
+    oh, ow = img.shape[-2], img.shape[-1]
+    c = np.array(coeffs, dtype=np.float32)
+    xs = np.linspace(0.5, ow - 0.5, ow, dtype=np.float32)
+    ys = np.linspace(0.5, oh - 0.5, oh, dtype=np.float32)
+    gx, gy = (g.reshape(-1, 1) for g in np.meshgrid(xs, ys))
+    r = c[:6].reshape(2, 3).T / np.array([0.5 * ow, 0.5 * oh], dtype=np.float32)
+    num = (gx * r[0] + gy * r[1]) + r[2]
+    den = (gx * c[6] + gy * c[7]) + np.float32(1)     # the same for x and y: one column, broadcast
+    src = num / den - np.float32(1)
+    return _sample_grid(img, src, oh, ow, mode, fill, 'perspective')
+
+
+def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR, fill=None):
+    """Warp so the four ``startpoints`` corners ``[top-left, top-right, bottom-right, bottom-left]`` (``[x, y]``
+    pixels) land on ``endpoints``; what comes from outside the image is ``fill`` (default 0).
+
+    >>> corners = [[0, 0], [2, 0], [2, 2], [0, 2]]
+    >>> perspective(ember.arange(9, dtype=ember.uint8).view(1, 3, 3), corners, corners).view(-1).tolist()
+    [0, 1, 2, 3, 4, 5, 6, 7, 8]
+    """
+    return _perspective(img, _get_perspective_coeffs(startpoints, endpoints), interpolation, fill)
+
+
+def _perspective(img, coeffs, interpolation, fill):
+    """``perspective`` by its eight coefficients (Pillow's PERSPECTIVE data; the tensor grid for a tensor)."""
+    interpolation = _interp(interpolation)
+    _check(img)
+    if not _is_tensor(img):
+        return img.transform(img.size, _pil().PERSPECTIVE, coeffs, _PIL_CODES[interpolation],
+                             fillcolor=_parse_fill(fill, img))
+    return _perspective_tensor(img, coeffs, interpolation, fill)
+
 
 def _gaussian_kernel1d(size, sigma, dtype):
     """A normalised Gaussian over ``size`` taps centred on the middle one."""

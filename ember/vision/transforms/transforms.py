@@ -19,7 +19,9 @@ from .functional import InterpolationMode, _interp
 __all__ = ['Compose', 'ToTensor', 'PILToTensor', 'ToPILImage', 'ConvertImageDtype', 'Normalize', 'Resize',
            'CenterCrop', 'RandomCrop', 'RandomResizedCrop', 'RandomHorizontalFlip', 'RandomVerticalFlip',
            'RandomRotation', 'ColorJitter', 'Grayscale', 'RandomGrayscale', 'Pad', 'Lambda', 'RandomApply',
-           'RandomChoice', 'RandomOrder', 'RandomErasing', 'FiveCrop', 'GaussianBlur', 'InterpolationMode']
+           'RandomChoice', 'RandomOrder', 'RandomErasing', 'FiveCrop', 'TenCrop', 'GaussianBlur', 'RandomAffine',
+           'RandomPerspective', 'LinearTransformation', 'RandomInvert', 'RandomPosterize', 'RandomSolarize',
+           'RandomAdjustSharpness', 'RandomAutocontrast', 'RandomEqualize', 'InterpolationMode']
 
 
 def _setup_size(size, error_msg):
@@ -30,6 +32,42 @@ def _setup_size(size, error_msg):
     if len(size) != 2:
         raise ValueError(error_msg)
     return tuple(size)
+
+
+def _check_sequence_input(x, name, req_sizes):
+    msg = req_sizes[0] if len(req_sizes) < 2 else " or ".join(str(s) for s in req_sizes)
+    if not isinstance(x, Sequence):
+        raise TypeError(f"{name} should be a sequence of length {msg}.")
+    if len(x) not in req_sizes:
+        raise ValueError(f"{name} should be a sequence of length {msg}.")
+
+
+def _setup_angle(x, name, req_sizes=(2,)):
+    """A range of angles as floats: one number ``d`` means ``[-d, d]``."""
+    if isinstance(x, numbers.Number):
+        if x < 0:
+            raise ValueError(f"If {name} is a single number, it must be positive.")
+        x = [-x, x]
+    else:
+        _check_sequence_input(x, name, req_sizes)
+    return [float(d) for d in x]
+
+
+def _setup_fill(fill):
+    if fill is None:
+        return 0
+    if not isinstance(fill, (Sequence, numbers.Number)):
+        raise TypeError("Fill should be either a sequence or a number.")
+    return fill
+
+
+def _tensor_fill(fill, img, channels):
+    """A tensor's fill as one float per channel (PIL images take ``fill`` as given)."""
+    if not isinstance(img, ember.Tensor) or fill is None:
+        return fill
+    if isinstance(fill, (int, float)):
+        return [float(fill)] * channels
+    return [float(f) for f in fill]
 
 
 class Compose:
@@ -340,29 +378,19 @@ class RandomRotation(_Transform):
 
     def __init__(self, degrees, interpolation=InterpolationMode.NEAREST, expand=False, center=None, fill=0):
         super().__init__()
-        if isinstance(degrees, numbers.Number):
-            if degrees < 0:
-                raise ValueError("If degrees is a single number, it must be positive.")
-            degrees = [-degrees, degrees]
-        elif not (isinstance(degrees, Sequence) and len(degrees) == 2):
-            raise ValueError("If degrees is a sequence, it must be of len 2.")
-        self.degrees = [float(d) for d in degrees]
+        self.degrees = _setup_angle(degrees, name="degrees", req_sizes=(2,))
         self.interpolation, self.expand, self.center = _interp(interpolation), expand, center
-        if fill is None:
-            fill = 0
-        elif not isinstance(fill, (Sequence, numbers.Number)):
-            raise TypeError("Fill should be either a sequence or a number.")
-        self.fill = fill
+        if center is not None:
+            _check_sequence_input(center, "center", req_sizes=(2,))
+        self.fill = _setup_fill(fill)
 
     @staticmethod
     def get_params(degrees):
         return float(ember.empty(1).uniform_(float(degrees[0]), float(degrees[1])).item())
 
     def forward(self, img):
-        fill = self.fill
         channels, _, _ = F.get_dimensions(img)
-        if isinstance(img, ember.Tensor):
-            fill = [float(fill)] * channels if isinstance(fill, (int, float)) else [float(f) for f in fill]
+        fill = _tensor_fill(self.fill, img, channels)
         angle = self.get_params(self.degrees)
         return F.rotate(img, angle, self.interpolation, self.expand, self.center, fill)
 
@@ -549,3 +577,228 @@ class RandomErasing(_Transform):
             x, y, h, w, v = self.get_params(img, self.scale, self.ratio, value)
             return F.erase(img, x, y, h, w, v, self.inplace)
         return img
+
+
+class TenCrop(_Transform):
+    """The four corner crops and the central crop of the image and of its mirror image (``F.ten_crop``)."""
+
+    def __init__(self, size, vertical_flip=False):
+        super().__init__()
+        self.size = _setup_size(size, "Please provide only two dimensions (h, w) for size.")
+        self.vertical_flip = vertical_flip
+
+    def forward(self, img):
+        return F.ten_crop(img, self.size, self.vertical_flip)
+
+    def __repr__(self):
+        return f'{self.__class__.__name__}(size={self.size}, vertical_flip={self.vertical_flip})'
+
+
+class RandomAffine(_Transform):
+    """Rotate, translate, scale and shear about the centre by amounts drawn each call: an angle from
+    ``degrees``, shifts up to ``translate`` (fractions of width and height, rounded to pixels), a zoom from
+    ``scale`` and an x shear (then a y shear when ``shear`` has four values), in that order.
+
+    >>> RandomAffine(0)(ember.arange(4.).view(1, 2, 2)).view(-1).tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    """
+
+    def __init__(self, degrees, translate=None, scale=None, shear=None, interpolation=InterpolationMode.NEAREST,
+                 fill=0, center=None):
+        super().__init__()
+        self.interpolation = _interp(interpolation)
+        self.degrees = _setup_angle(degrees, name="degrees", req_sizes=(2,))
+        if translate is not None:
+            _check_sequence_input(translate, "translate", req_sizes=(2,))
+            if not all(0.0 <= t <= 1.0 for t in translate):
+                raise ValueError("translation values should be between 0 and 1")
+        if scale is not None:
+            _check_sequence_input(scale, "scale", req_sizes=(2,))
+            if any(s <= 0 for s in scale):
+                raise ValueError("scale values should be positive")
+        self.translate, self.scale = translate, scale
+        self.shear = None if shear is None else _setup_angle(shear, name="shear", req_sizes=(2, 4))
+        self.fill = _setup_fill(fill)
+        if center is not None:
+            _check_sequence_input(center, "center", req_sizes=(2,))
+        self.center = center
+
+    @staticmethod
+    def get_params(degrees, translate, scale_ranges, shears, img_size):
+        """``(angle, (tx, ty), scale, (shear_x, shear_y))`` for ``img_size`` = ``[width, height]``."""
+        draw = lambda lo, hi: float(ember.empty(1).uniform_(lo, hi).item())     # noqa: E731
+        angle = draw(float(degrees[0]), float(degrees[1]))
+        translations = (0, 0)
+        if translate is not None:
+            max_dx, max_dy = float(translate[0] * img_size[0]), float(translate[1] * img_size[1])
+            tx = int(round(draw(-max_dx, max_dx)))
+            translations = (tx, int(round(draw(-max_dy, max_dy))))
+        scale = 1.0 if scale_ranges is None else draw(scale_ranges[0], scale_ranges[1])
+        shear_x = shear_y = 0.0
+        if shears is not None:
+            shear_x = draw(shears[0], shears[1])
+            if len(shears) == 4:
+                shear_y = draw(shears[2], shears[3])
+        return angle, translations, scale, (shear_x, shear_y)
+
+    def forward(self, img):
+        channels, height, width = F.get_dimensions(img)
+        fill = _tensor_fill(self.fill, img, channels)
+        ret = self.get_params(self.degrees, self.translate, self.scale, self.shear, [width, height])
+        return F.affine(img, *ret, interpolation=self.interpolation, fill=fill, center=self.center)
+
+    def __repr__(self):
+        s = f'{self.__class__.__name__}(degrees={self.degrees}'
+        s += f', translate={self.translate}' if self.translate is not None else ''
+        s += f', scale={self.scale}' if self.scale is not None else ''
+        s += f', shear={self.shear}' if self.shear is not None else ''
+        s += f', interpolation={self.interpolation.value}' if self.interpolation != InterpolationMode.NEAREST else ''
+        s += f', fill={self.fill}' if self.fill != 0 else ''
+        s += f', center={self.center}' if self.center is not None else ''
+        return s + ')'
+
+
+class RandomPerspective(_Transform):
+    """With probability ``p``, move each corner inwards by up to ``distortion_scale`` of half the width/height
+    (drawn per call) and warp the image accordingly (``F.perspective``)."""
+
+    def __init__(self, distortion_scale=0.5, p=0.5, interpolation=InterpolationMode.BILINEAR, fill=0):
+        super().__init__()
+        self.p, self.distortion_scale = p, distortion_scale
+        self.interpolation = _interp(interpolation)
+        self.fill = _setup_fill(fill)
+
+    @staticmethod
+    def get_params(width, height, distortion_scale):
+        """``(startpoints, endpoints)``: the image's corners and where they go, top-left first, clockwise."""
+        dx, dy = int(distortion_scale * (width // 2)), int(distortion_scale * (height // 2))
+        near = lambda d: int(ember.randint(0, d + 1, size=(1,)).item())                 # noqa: E731
+        far = lambda d, n: int(ember.randint(n - d - 1, n, size=(1,)).item())           # noqa: E731
+        topleft = [near(dx), near(dy)]
+        topright = [far(dx, width), near(dy)]
+        botright = [far(dx, width), far(dy, height)]
+        botleft = [near(dx), far(dy, height)]
+        startpoints = [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]]
+        return startpoints, [topleft, topright, botright, botleft]
+
+    def forward(self, img):
+        channels, height, width = F.get_dimensions(img)
+        fill = _tensor_fill(self.fill, img, channels)
+        if ember.rand(1) < self.p:
+            startpoints, endpoints = self.get_params(width, height, self.distortion_scale)
+            return F.perspective(img, startpoints, endpoints, self.interpolation, fill)
+        return img
+
+    def __repr__(self):
+        return f'{self.__class__.__name__}(p={self.p})'
+
+
+class LinearTransformation(_Transform):
+    """Flatten each ``C × H × W`` tensor image, subtract ``mean_vector`` and multiply by
+    ``transformation_matrix`` (``D × D``, ``D = C * H * W``; e.g. a ZCA whitening matrix). Tensors only.
+
+    >>> LinearTransformation(2 * ember.eye(2), ember.zeros(2))(ember.ones(1, 1, 2)).tolist()
+    [[[2.0, 2.0]]]
+    """
+
+    def __init__(self, transformation_matrix, mean_vector):
+        super().__init__()
+        if transformation_matrix.size(0) != transformation_matrix.size(1):
+            raise ValueError("transformation_matrix should be square. Got "
+                             f"{tuple(transformation_matrix.size())} rectangular matrix.")
+        if mean_vector.size(0) != transformation_matrix.size(0):
+            raise ValueError(f"mean_vector should have the same length {mean_vector.size(0)} as any one of the "
+                             f"dimensions of the transformation_matrix [{tuple(transformation_matrix.size())}]")
+        if transformation_matrix.device != mean_vector.device:
+            raise ValueError(f"Input tensors should be on the same device. Got {transformation_matrix.device} and "
+                             f"{mean_vector.device}")
+        if transformation_matrix.dtype != mean_vector.dtype:
+            raise ValueError(f"Input tensors should have the same dtype. Got {transformation_matrix.dtype} and "
+                             f"{mean_vector.dtype}")
+        self.transformation_matrix, self.mean_vector = transformation_matrix, mean_vector
+
+    def forward(self, tensor):
+        shape = tensor.shape
+        n = shape[-3] * shape[-2] * shape[-1]
+        if n != self.transformation_matrix.shape[0]:
+            raise ValueError("Input tensor and transformation matrix have incompatible shape."
+                             f"[{shape[-3]} x {shape[-2]} x {shape[-1]}] != {self.transformation_matrix.shape[0]}")
+        if tensor.device.type != self.mean_vector.device.type:
+            raise ValueError("Input tensor should be on the same device as transformation matrix and mean vector. "
+                             f"Got {tensor.device} vs {self.mean_vector.device}")
+        flat = tensor.reshape(-1, n) - self.mean_vector
+        return ember.mm(flat, self.transformation_matrix.to(flat.dtype)).reshape(shape)
+
+    def __repr__(self):
+        return (f'{self.__class__.__name__}(transformation_matrix={self.transformation_matrix.tolist()}, '
+                f'mean_vector={self.mean_vector.tolist()})')
+
+
+class _RandomImageOp(_Transform):
+    """An ``F`` colour op (``_op``, with the arguments named in ``_args``) applied with probability ``p``: one
+    ``ember.rand(1)`` draw per call, as torchvision's Random{Invert, Posterize, ...}."""
+    _op, _args = None, ()
+
+    def __init__(self, *args, p=0.5):
+        super().__init__()
+        if len(args) != len(self._args):
+            raise TypeError(f"{type(self).__name__}() takes {', '.join(self._args + ('p',))}")
+        for name, value in zip(self._args, args):
+            setattr(self, name, value)
+        self.p = p
+
+    def forward(self, img):
+        if ember.rand(1).item() < self.p:
+            return getattr(F, self._op)(img, *(getattr(self, a) for a in self._args))
+        return img
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({''.join(f'{a}={getattr(self, a)},' for a in self._args)}p={self.p})"
+
+
+class RandomInvert(_RandomImageOp):
+    """Invert the colours (``F.invert``) with probability ``p``."""
+    _op = 'invert'
+
+    def __init__(self, p=0.5):
+        super().__init__(p=p)
+
+
+class RandomPosterize(_RandomImageOp):
+    """Keep ``bits`` bits per channel (``F.posterize``) with probability ``p``."""
+    _op, _args = 'posterize', ('bits',)
+
+    def __init__(self, bits, p=0.5):
+        super().__init__(bits, p=p)
+
+
+class RandomSolarize(_RandomImageOp):
+    """Invert the values at or above ``threshold`` (``F.solarize``) with probability ``p``."""
+    _op, _args = 'solarize', ('threshold',)
+
+    def __init__(self, threshold, p=0.5):
+        super().__init__(threshold, p=p)
+
+
+class RandomAdjustSharpness(_RandomImageOp):
+    """Sharpen by ``sharpness_factor`` (``F.adjust_sharpness``) with probability ``p``."""
+    _op, _args = 'adjust_sharpness', ('sharpness_factor',)
+
+    def __init__(self, sharpness_factor, p=0.5):
+        super().__init__(sharpness_factor, p=p)
+
+
+class RandomAutocontrast(_RandomImageOp):
+    """Stretch each channel to the full range (``F.autocontrast``) with probability ``p``."""
+    _op = 'autocontrast'
+
+    def __init__(self, p=0.5):
+        super().__init__(p=p)
+
+
+class RandomEqualize(_RandomImageOp):
+    """Equalise the histogram (``F.equalize``) with probability ``p``."""
+    _op = 'equalize'
+
+    def __init__(self, p=0.5):
+        super().__init__(p=p)

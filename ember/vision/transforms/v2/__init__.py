@@ -33,6 +33,8 @@ __all__ = ['Transform', 'Compose', 'RandomApply', 'RandomChoice', 'RandomOrder',
            'CenterCrop', 'RandomCrop', 'RandomResizedCrop', 'RandomHorizontalFlip', 'RandomVerticalFlip', 'Pad',
            'RandomRotation', 'Normalize', 'ToDtype', 'ConvertImageDtype', 'ToImage', 'ToPureTensor', 'PILToTensor',
            'ToPILImage', 'ToTensor', 'ColorJitter', 'Grayscale', 'RandomGrayscale', 'RGB', 'GaussianBlur',
+           'RandomAffine', 'RandomPerspective', 'TenCrop', 'FiveCrop', 'LinearTransformation', 'RandomInvert',
+           'RandomPosterize', 'RandomSolarize', 'RandomAdjustSharpness', 'RandomAutocontrast', 'RandomEqualize',
            'ConvertBoundingBoxFormat', 'ClampBoundingBoxes', 'SanitizeBoundingBoxes', 'InterpolationMode',
            'AutoAugmentPolicy', 'AutoAugment', 'RandAugment', 'TrivialAugmentWide', 'AugMix', 'functional']
 
@@ -355,6 +357,84 @@ class RandomRotation(_Geometric):
         return F.rotate(inpt, params['angle'], self.interpolation, self.expand, self.center, fill)
 
 
+def _fill_for(fill, inpt):
+    """v2's fill argument for one leaf: a number or sequence for every kind, or a dict by tv_tensor class
+    (``'others'`` for the rest)."""
+    if not isinstance(fill, dict):
+        return fill
+    key = tv_tensors.Image if is_pure_tensor(inpt) and tv_tensors.Image in fill else type(inpt)
+    return fill.get(key, fill.get('others'))
+
+
+class RandomAffine(_Geometric):
+    """Rotate, translate, scale and shear by amounts drawn once per call (v1's draws and checks)."""
+
+    def __init__(self, degrees, translate=None, scale=None, shear=None, interpolation=InterpolationMode.NEAREST,
+                 fill=0, center=None):
+        super().__init__()
+        v1 = _v1.RandomAffine(degrees, translate, scale, shear, interpolation,
+                              0 if isinstance(fill, dict) else fill, center)
+        self.degrees, self.translate, self.scale, self.shear = v1.degrees, v1.translate, v1.scale, v1.shear
+        self.interpolation, self.fill, self.center = v1.interpolation, fill, center
+
+    def make_params(self, flat_inputs):
+        h, w = _query_size(flat_inputs)
+        angle, translate, scale, shear = _v1.RandomAffine.get_params(self.degrees, self.translate, self.scale,
+                                                                     self.shear, [w, h])
+        return dict(angle=angle, translate=translate, scale=scale, shear=shear)
+
+    def transform(self, inpt, params):
+        return F.affine(inpt, **params, interpolation=self.interpolation, fill=_fill_for(self.fill, inpt),
+                        center=self.center)
+
+
+class RandomPerspective(_RandomApply, _Geometric):
+    """With probability ``p``, a perspective warp moving each corner inwards by up to ``distortion_scale``."""
+
+    def __init__(self, distortion_scale=0.5, p=0.5, interpolation=InterpolationMode.BILINEAR, fill=0):
+        super().__init__(p)
+        if not 0 <= distortion_scale <= 1:
+            raise ValueError("Argument distortion_scale value should be between 0 and 1")
+        self.distortion_scale, self.interpolation, self.fill = distortion_scale, _interp(interpolation), fill
+
+    def make_params(self, flat_inputs):
+        h, w = _query_size(flat_inputs)
+        startpoints, endpoints = _v1.RandomPerspective.get_params(w, h, self.distortion_scale)
+        return dict(coefficients=F._v1._get_perspective_coeffs(startpoints, endpoints))
+
+    def transform(self, inpt, params):
+        return F.perspective(inpt, None, None, self.interpolation, _fill_for(self.fill, inpt),
+                             coefficients=params['coefficients'])
+
+
+class FiveCrop(_Geometric):
+    """The four corner crops and the central crop of each image (a tuple in place of each)."""
+    _crop = staticmethod(F.five_crop)
+
+    def __init__(self, size):
+        super().__init__()
+        self.size = _v1._setup_size(size, "Please provide only two dimensions (h, w) for size.")
+
+    def make_params(self, flat_inputs):
+        if any(isinstance(x, (tv_tensors.BoundingBoxes, tv_tensors.Mask)) for x in flat_inputs):
+            raise TypeError(f"BoundingBoxes'es and Mask's are not supported by {type(self).__name__}()")
+        return {}
+
+    def transform(self, inpt, params):
+        return self._crop(inpt, self.size)
+
+
+class TenCrop(FiveCrop):
+    """``FiveCrop`` of each image and of its mirror image (left-right, or top-bottom with ``vertical_flip``)."""
+
+    def __init__(self, size, vertical_flip=False):
+        super().__init__(size)
+        self.vertical_flip = vertical_flip
+
+    def transform(self, inpt, params):
+        return F.ten_crop(inpt, self.size, self.vertical_flip)
+
+
 # --- dtype, conversion and colour -------------------------------------------------------
 
 class Normalize(_Color):
@@ -475,6 +555,75 @@ class GaussianBlur(_Color):
 
     def transform(self, inpt, params):
         return F.gaussian_blur(inpt, self.kernel_size, [params['sigma'], params['sigma']])
+
+
+class LinearTransformation(Transform):
+    """v1's LinearTransformation on images and videos (and the sample's plain tensor); PIL images are refused."""
+    _passthrough = (tv_tensors.Mask, tv_tensors.BoundingBoxes)
+
+    def __init__(self, transformation_matrix, mean_vector):
+        super().__init__()
+        self._v1 = _v1.LinearTransformation(transformation_matrix, mean_vector)
+        self.transformation_matrix, self.mean_vector = transformation_matrix, mean_vector
+
+    def make_params(self, flat_inputs):
+        if any(_is_pil(x) for x in flat_inputs):
+            raise TypeError(f"{type(self).__name__}() does not support PIL images.")
+        return {}
+
+    def transform(self, inpt, params):
+        out = self._v1(tv_tensors._plain(inpt) if isinstance(inpt, tv_tensors.TVTensor) else inpt)
+        return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, tv_tensors.TVTensor) else out
+
+    def extra_repr(self):
+        return ''
+
+
+class _RandomColorOp(_RandomApply):
+    """A colour function of ``F`` (``_op``, with the attributes named in ``_args``) with probability ``p``."""
+    _passthrough = _Color._passthrough
+    _op, _args = None, ()
+
+    def transform(self, inpt, params):
+        return getattr(F, self._op)(inpt, *(getattr(self, a) for a in self._args))
+
+
+class RandomInvert(_RandomColorOp):
+    _op = 'invert'
+
+
+class RandomAutocontrast(_RandomColorOp):
+    _op = 'autocontrast'
+
+
+class RandomEqualize(_RandomColorOp):
+    _op = 'equalize'
+
+
+class RandomPosterize(_RandomColorOp):
+    _op, _args = 'posterize', ('bits',)
+
+    def __init__(self, bits, p=0.5):
+        super().__init__(p)
+        self.bits = bits
+
+
+class RandomSolarize(_RandomColorOp):
+    _op, _args = 'solarize', ('threshold',)
+
+    def __init__(self, threshold, p=0.5):
+        super().__init__(p)
+        self.threshold = threshold
+
+
+class RandomAdjustSharpness(_RandomColorOp):
+    _op, _args = 'adjust_sharpness', ('sharpness_factor',)
+
+    def __init__(self, sharpness_factor, p=0.5):
+        super().__init__(p)
+        if sharpness_factor < 0:
+            raise ValueError("sharpness_factor should be non-negative")
+        self.sharpness_factor = sharpness_factor
 
 
 class Grayscale(_Color):

@@ -20,7 +20,7 @@ from ..functional import InterpolationMode, _interp
 __all__ = ['InterpolationMode', 'resize', 'resize_image', 'center_crop', 'center_crop_image', 'crop', 'crop_image',
            'resized_crop', 'normalize', 'normalize_image', 'to_dtype', 'to_dtype_image', 'convert_image_dtype',
            'pad', 'pad_image', 'hflip', 'horizontal_flip', 'horizontal_flip_image', 'vflip', 'vertical_flip',
-           'vertical_flip_image', 'rotate', 'grayscale_to_rgb', 'grayscale_to_rgb_image', 'rgb_to_grayscale',
+           'vertical_flip_image', 'rotate', 'affine', 'perspective', 'five_crop', 'ten_crop', 'grayscale_to_rgb', 'grayscale_to_rgb_image', 'rgb_to_grayscale',
            'rgb_to_grayscale_image', 'to_grayscale', 'adjust_brightness', 'adjust_contrast', 'adjust_saturation',
            'adjust_hue', 'adjust_sharpness', 'posterize', 'solarize', 'autocontrast', 'equalize', 'invert',
            'gaussian_blur', 'erase', 'to_image', 'pil_to_tensor', 'to_pil_image', 'to_tensor', 'get_dimensions',
@@ -173,14 +173,67 @@ def vertical_flip(inpt):
 hflip, vflip = horizontal_flip, vertical_flip
 
 
+def _fill_per_channel(fill, x):
+    c = x.shape[-3] if x.dim() >= 3 else 1
+    return None if fill is None else ([float(fill)] * c if isinstance(fill, numbers.Number) else fill)
+
+
+def _resample(name, inpt, fn, interpolation, fill):
+    """v1's resampling ``fn(x, interpolation, fill)``: a tensor's fill made one value per channel, masks resampled
+    with nearest neighbours (as torchvision's ``*_mask`` kernels), PIL images with ``fill`` as given."""
+    def on_tensor(x, mode=interpolation):
+        return fn(x, mode, _fill_per_channel(fill, x))
+    return _apply(name, inpt, on_tensor, lambda x: fn(x, interpolation, fill),
+                  _as_mask_image(lambda x: on_tensor(x, InterpolationMode.NEAREST)))
+
+
 def rotate(inpt, angle, interpolation=InterpolationMode.NEAREST, expand=False, center=None, fill=None):
     """Rotate counter-clockwise by ``angle`` degrees (v1's kernel)."""
-    def on_tensor(x):
-        c = x.shape[-3] if x.dim() >= 3 else 1
-        f = None if fill is None else ([float(fill)] * c if isinstance(fill, numbers.Number) else fill)
-        return _v1.rotate(x, angle, interpolation, expand, center, f)
-    return _apply('rotate', inpt, on_tensor, lambda x: _v1.rotate(x, angle, interpolation, expand, center, fill),
-                  _as_mask_image(on_tensor))
+    return _resample('rotate', inpt, lambda x, mode, f: _v1.rotate(x, angle, mode, expand, center, f),
+                     interpolation, fill)
+
+
+def affine(inpt, angle, translate, scale, shear, interpolation=InterpolationMode.NEAREST, fill=None, center=None):
+    """Rotate (clockwise), translate, scale and shear about ``center`` (v1's kernel)."""
+    return _resample('affine', inpt,
+                     lambda x, mode, f: _v1.affine(x, angle, translate, scale, shear, mode, f, center),
+                     interpolation, fill)
+
+
+def perspective(inpt, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR, fill=None,
+                coefficients=None):
+    """Warp ``startpoints`` onto ``endpoints`` (four corners each), or by the eight ``coefficients`` instead."""
+    if coefficients is not None:
+        if startpoints is not None or endpoints is not None:
+            raise ValueError("The startpoints/endpoints and the coefficients shouldn't be defined concurrently.")
+        if len(coefficients) != 8:
+            raise ValueError("Argument coefficients should have 8 float values")
+    elif startpoints is not None and endpoints is not None:
+        coefficients = _v1._get_perspective_coeffs(startpoints, endpoints)
+    else:
+        raise ValueError("Either the startpoints/endpoints or the coefficients must have non `None` values.")
+    return _resample('perspective', inpt, lambda x, mode, f: _v1._perspective(x, coefficients, mode, f),
+                     interpolation, fill)
+
+
+def _crops(name, inpt, fn):
+    """A function returning several images (five_crop, ten_crop): each re-wrapped as ``inpt``'s tv_tensor class;
+    masks and boxes are refused, as torchvision's."""
+    if isinstance(inpt, (tv_tensors.Mask, tv_tensors.BoundingBoxes)):
+        raise TypeError(f"{name}() does not support inputs of type {type(inpt).__name__}")
+    if isinstance(inpt, tv_tensors.TVTensor):
+        return tuple(type(inpt).wrap_like(inpt, c) for c in fn(tv_tensors._plain(inpt)))
+    return _apply(name, inpt, fn, fn)
+
+
+def five_crop(inpt, size):
+    """The four corner crops and the central crop (v1's ``five_crop``)."""
+    return _crops('five_crop', inpt, lambda x: _v1.five_crop(x, size))
+
+
+def ten_crop(inpt, size, vertical_flip=False):
+    """``five_crop`` of the input and of its mirror image (v1's ``ten_crop``)."""
+    return _crops('ten_crop', inpt, lambda x: _v1.ten_crop(x, size, vertical_flip))
 
 
 # --- dtype and colour -------------------------------------------------------------------
