@@ -231,7 +231,7 @@ def setitem(self, idx, value):
     if v is None:
         v = _scalar_tensor(value, self._dtype, self._device)
     elif not adv:
-        vs, rs = v._a.shape, res._a.shape
+        vs, rs = v.shape, res.shape
         if vs != rs and (len(vs) > len(rs) or any(a != 1 and a != b for a, b in zip(vs[::-1], rs))):
             # torch expands the value to the target first, so its error names the target sizes
             _strip_leading_ones(v, res.ndim).expand(res.shape)
