@@ -93,3 +93,24 @@ class tensortype(type):
 
 LEGACY = {name: tensortype(name, (), {'dtype': dt, 'is_cuda': False, 'is_sparse': False, '__module__': 'ember'})
           for name, dt in NAMES}
+
+
+class cudatensortype(tensortype):
+    """``torch.cuda.FloatTensor`` and its kin: a tensor of the dtype on a CUDA device is an instance; calling one
+    makes the tensor on the current CUDA device (torch's error without one)."""
+
+    def __call__(cls, *args, **kwargs):
+        from ._core.device import device as _dev
+        _dev('cuda')._iface.keyset      # raises torch's error where there is no CUDA device
+        return construct(cls.dtype, args, kwargs).to('cuda')
+
+    def __instancecheck__(cls, obj):
+        from ._tensor import Tensor
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == 'cuda'
+
+    def __repr__(cls):
+        return f"<class 'ember.cuda.{cls.__name__}'>"
+
+
+CUDA_LEGACY = {name: cudatensortype(name, (), {'dtype': dt, 'is_cuda': True, 'is_sparse': False,
+                                                '__module__': 'ember.cuda'}) for name, dt in NAMES}

@@ -20,6 +20,7 @@ import codecs
 import pickle
 import struct
 from collections import OrderedDict
+from ._core import naming
 
 _U = pickle.UnpicklingError
 
@@ -98,8 +99,8 @@ class RestrictedUnpickler:
             raise _U(f"Weights only load failed. Unsupported global: GLOBAL {module}.{name} was not an allowed "
                      f"global by default. Loading with weights_only=False would execute code from the file: do it "
                      f"only if you trust its source. To allow this global, use "
-                     f"ember.serialization.add_safe_globals([{name}]) or the "
-                     f"ember.serialization.safe_globals([{name}]) context manager.")
+                     f"{naming.shown}.serialization.add_safe_globals([{name}]) or the "
+                     f"{naming.shown}.serialization.safe_globals([{name}]) context manager.")
         return obj
 
     def call(self, func, args):

@@ -276,3 +276,15 @@ def test_setitem_of_a_value_that_does_not_broadcast_gives_torchs_expand_error():
         row.append(x.sum().item())
         msgs.append(row)
     assert msgs[0] == msgs[1]
+
+
+def test_import_paths_mmengine_and_segment_anything_use():
+    from ember.nn.modules.conv import _ConvTransposeMixin, _ConvTransposeNd
+    from ember.distributed.fsdp.api import ShardingStrategy, StateDictType  # noqa: F401
+    from ember.vision.ops.boxes import batched_nms, box_area  # noqa: F401
+    assert issubclass(_ConvTransposeMixin, _ConvTransposeNd)
+    for name in ('BoolTensor', 'LongTensor', 'FloatTensor', 'HalfTensor'):
+        cls = getattr(ember.cuda, name)
+        assert hasattr(torch.cuda, name) and not isinstance(ember.ones(1, dtype=cls.dtype), cls)
+    with pytest.raises(RuntimeError, match='no TorchScript tracer'):
+        ember.jit._get_trace_graph(lambda x: x, (ember.ones(1),))

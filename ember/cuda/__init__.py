@@ -18,7 +18,10 @@ True
 """
 import collections as _collections
 
+from .._legacy_types import CUDA_LEGACY as _CUDA_LEGACY
+
 _NO_CUDA = "Torch not compiled with CUDA enabled"
+globals().update(_CUDA_LEGACY)        # the legacy typed-tensor classes (torch.cuda.FloatTensor, ...)
 
 
 def _cp():

@@ -163,6 +163,15 @@ class Error(Exception):
 
 
 
+def _get_trace_graph(f, args=(), kwargs=None, strict=True, _force_outplace=False, return_inputs=False,
+                     _return_inputs_states=False):
+    """torch's TorchScript trace of ``f`` as a graph (what mmengine's and fvcore's flop counters walk); ember has no
+    TorchScript tracer: its graphs come from ember.fx and make_fx, and its flop counts from
+    ember.utils.flop_counter.FlopCounterMode."""
+    raise RuntimeError("torch.jit._get_trace_graph: ember has no TorchScript tracer; count flops with "
+                       "torch.utils.flop_counter.FlopCounterMode, or trace with torch.fx / make_fx")
+
+
 def __getattr__(name):
     """Names of torch.jit that ember lacks: AttributeError, so that ``hasattr``/``getattr(jit, name, default)``
     feature tests see them missing (the compiler's entry points above raise with the reason instead)."""

@@ -2,6 +2,8 @@
 modes ('zeros', 'reflect', 'replicate', 'circular'), ``padding='same'|'valid'``, parameters and reprs."""
 import math
 
+from ..._warn import warnings
+
 from ... import _functions as _E
 from .. import functional as F
 from .. import init
@@ -189,6 +191,14 @@ ConvTranspose3d = _conv_transpose_class(3, _triple, 'conv_transpose3d')
 
 
 # --- lazy convolutions (NOTE [lazy parameters]) ----------------------------------------------------------------
+
+
+class _ConvTransposeMixin(_ConvTransposeNd):
+    """torch's deprecated internal base of the transposed convolutions, which old code still imports by name."""
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn("_ConvTransposeMixin is a deprecated internal class. Please consider using public APIs.")
+        super().__init__(*args, **kwargs)
 
 class _LazyConvXdMixin(LazyModuleMixin):
     """in_channels from the first input's channel dimension (dim 1 batched, dim 0 unbatched)."""
