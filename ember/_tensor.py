@@ -319,6 +319,15 @@ class Tensor(TensorImpl):
         a = self.numpy()        # torch's: the checks of numpy() (requires grad, bfloat16, a device's memory)
         return a if dtype is None else a.astype(dtype)
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """What a NumPy ufunc given a Tensor returns (``np.exp(t)``, and ``t + ndarray``, which NumPy computes):
+        a Tensor over the result, as torch's (a bool result as uint8, torch's old workaround it keeps)."""
+        array = np.asarray(array)
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        from ._creation import from_numpy
+        return from_numpy(array)
+
     def _host(self):
         if self._bt is not None:        # NOTE [vmap]: a BatchedTensor has no data of its own
             raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "

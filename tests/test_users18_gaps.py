@@ -288,3 +288,15 @@ def test_import_paths_mmengine_and_segment_anything_use():
         assert hasattr(torch.cuda, name) and not isinstance(ember.ones(1, dtype=cls.dtype), cls)
     with pytest.raises(RuntimeError, match='no TorchScript tracer'):
         ember.jit._get_trace_graph(lambda x: x, (ember.ones(1),))
+
+
+def test_numpy_ufuncs_given_a_tensor_return_a_tensor():
+    import warnings
+    res = []
+    for lib in (ember, torch):
+        t, a = lib.ones(2), np.ones(2)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', DeprecationWarning)      # torch's own __array_wrap__ signature
+            out = [t + a, t * a, np.exp(t), np.add(t, 1), np.greater(t, 0.5), np.exp(lib.tensor(1.))]
+        res.append([(type(r).__name__, str(r.dtype).split('.')[-1], tuple(r.shape), r.tolist()) for r in out])
+    assert res[0] == res[1]
