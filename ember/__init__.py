@@ -70,8 +70,7 @@ globals().update({k: v for k, v in _functions.__dict__.items() if not k.startswi
 
 from . import autograd
 from .serialization import save, load, PyTorchFileReader  # noqa: F401
-from .jit import ScriptModule, ScriptFunction  # noqa: E402,F401
-from . import __config__  # noqa: E402,F401  torch.__config__.show()  torch.ScriptModule: types no eager module is an instance of
+from . import __config__  # noqa: E402,F401  torch.__config__.show()
 from . import serialization
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled
 from ._python_functions import *  # noqa: F401,F403  public functions written in Python, not operators
@@ -79,6 +78,7 @@ from . import linalg  # noqa: E402  the torch.linalg namespace
 from . import special  # noqa: E402  the torch.special namespace
 from . import fft  # noqa: E402  the torch.fft namespace
 from . import nn  # noqa: E402  after every operator exists: nn.functional and the modules use them at import
+from .jit import ScriptModule, ScriptFunction  # noqa: E402,F401  torch.ScriptModule: an nn.Module base (JIT disabled)
 
 # torch also exposes these nn.functional operators at top level (torch.max_pool2d, torch.batch_norm, ...)
 for _n in ('max_pool1d', 'max_pool2d', 'max_pool3d', 'avg_pool1d', 'adaptive_avg_pool1d', 'adaptive_max_pool1d',

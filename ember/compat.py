@@ -262,6 +262,8 @@ def _name_core_classes_as_torch():
         cls = getattr(ember, name)
         if cls.__module__.startswith('ember'):
             cls.__module__ = home
+    # nn.Module too: transformers' Trainer asks a model's classes which framework they belong to (infer_framework)
+    ember.nn.Module.__module__ = 'torch.nn.modules.module'
     err = ember.linalg.LinAlgError          # torch's is torch._C._LinAlgError, shown as torch.linalg.LinAlgError
     err.__module__, err.__name__, err.__qualname__ = 'torch._C', '_LinAlgError', '_LinAlgError'
 

@@ -662,11 +662,27 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=Fa
         raise ValueError("mmap=True requires a file path")
     opened = isinstance(f, (str, os.PathLike))
     fh = open(f, 'rb') if opened else f
+    if not opened and not hasattr(fh, 'seekable'):
+        # torch reads any object with read/seek/tell (flair hands it an mmap.mmap); zipfile also asks seekable()
+        fh = _Seekable(fh)
     try:
         return _load(f, fh, opened, map_location, weights_only, mmap, pickle_module)
     finally:
         if opened:
             fh.close()
+
+
+class _Seekable:
+    """A file-like object with read/seek/tell, as torch.load takes, given the ``seekable()`` zipfile asks for."""
+
+    def __init__(self, raw):
+        self._raw = raw
+
+    def seekable(self):
+        return True
+
+    def __getattr__(self, name):
+        return getattr(self._raw, name)
 
 
 def _load(f, fh, opened, map_location, weights_only, mmap, pickle_module):

@@ -300,3 +300,43 @@ def test_numpy_ufuncs_given_a_tensor_return_a_tensor():
             out = [t + a, t * a, np.exp(t), np.add(t, 1), np.greater(t, 0.5), np.exp(lib.tensor(1.))]
         res.append([(type(r).__name__, str(r.dtype).split('.')[-1], tuple(r.shape), r.tolist()) for r in out])
     assert res[0] == res[1]
+
+
+def test_pad_packed_sequence_batch_first_is_a_transposed_view():
+    res = []
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        seqs = [lib.randn(4, 2), lib.randn(3, 2), lib.randn(1, 2)]
+        packed = lib.nn.utils.rnn.pack_sequence(seqs)
+        out, lengths = lib.nn.utils.rnn.pad_packed_sequence(packed, batch_first=True)
+        lib.manual_seed(1)
+        mask = lib.nn.functional.dropout(out, 0.5).ne(0)
+        res.append((out.stride(), out.is_contiguous(), lengths.tolist(), mask.flatten().tolist()))
+    assert res[0] == res[1]
+
+
+def test_load_from_an_object_without_seekable():
+    import io
+    import mmap
+    buf = io.BytesIO()
+    ember.save({'w': ember.arange(3.)}, buf)
+    raw = buf.getvalue()
+    m = mmap.mmap(-1, len(raw))
+    m.write(raw)
+    m.seek(0)
+    assert ember.load(m)['w'].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_jit_script_module_is_torchs_jit_disabled_base():
+    for lib in (ember, torch):
+        class M(lib.jit.ScriptModule):
+            def __init__(self):
+                super().__init__()
+                self.w = lib.nn.Parameter(lib.ones(2))
+
+            @lib.jit.script_method
+            def forward(self, x):
+                return x * self.w
+        m = M()
+        assert isinstance(m, lib.nn.Module) and m(lib.ones(2)).tolist() == [1.0, 1.0]
+    assert not isinstance(ember.nn.Linear(1, 1), ember.jit.ScriptModule)

@@ -270,8 +270,8 @@ class Tracer(TracerBase):
     # --- modules ------------------------------------------------------------------------------
     def is_leaf_module(self, m, module_qualified_name):
         """ember.nn's own modules (except Sequential) are leaves: called, not traced through."""
-        return ((m.__module__.startswith('ember.nn') or m.__module__.startswith('ember.ao.nn'))
-                and not isinstance(m, ember.nn.Sequential))
+        return (m.__module__.startswith(('ember.nn', 'ember.ao.nn', 'torch.nn', 'torch.ao.nn'))   # torch's names
+                and not isinstance(m, ember.nn.Sequential))                                    # under ember run
 
     def path_of_module(self, mod):
         """The qualified name of ``mod`` inside the root module."""

@@ -3,13 +3,15 @@
 ``script_method`` return what they are given, exactly as torch does when its JIT is disabled: a
 ``@torch.jit.script`` function or module runs its Python code, with the same results. What needs the
 TorchScript format itself (``load``, ``save``, ``freeze``, ``optimize_for_inference``) raises an error saying
-so. ``ScriptModule`` and ``ScriptFunction`` are classes no object of ember's is an instance of, so
-``isinstance(m, torch.jit.ScriptModule)`` is False, as for any eager module in torch. The names that only matter
+so. ``ScriptModule`` is torch's JIT-disabled base class, a plain nn.Module, and ``ScriptFunction`` a class no
+function is an instance of, so ``isinstance(m, torch.jit.ScriptModule)`` is False for any eager module, as in
+torch. The names that only matter
 to the compiler (``ignore``, ``unused``, ``export``, ``interface``, ``annotate``, ``Final``, ``is_scripting``) behave
 as they do in eager torch code."""
 import warnings
 
 from .._absent import absent
+from ..nn.modules.module import Module as _Module
 
 
 def _absent(name):
@@ -59,11 +61,13 @@ def script_method(fn):
     return fn
 
 
-class ScriptModule:
-    """TorchScript's compiled module type. ember compiles none, so no module is an instance of it."""
+class ScriptModule(_Module):
+    """TorchScript's module base class, as torch defines it with its JIT disabled: a plain nn.Module, so that
+    ``class M(torch.jit.ScriptModule)`` with ``@torch.jit.script_method`` methods runs eagerly (rwkv's default
+    path). Modules built otherwise are not instances of it."""
 
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("ember.jit.ScriptModule: ember has no TorchScript compiler; use an nn.Module")
+    def __init__(self, arg=None):
+        super().__init__()
 
 
 class RecursiveScriptModule(ScriptModule):

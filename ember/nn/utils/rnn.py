@@ -144,7 +144,9 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         steps.append(chunk)
     for _ in range(total_length - max_len):
         steps.append(_E.full((B,) + feat, padding_value, dtype=data.dtype, device=data.device))
-    padded = _E.stack(steps, 1 if batch_first else 0)
+    padded = _E.stack(steps, 0)         # time-major, then a transposed view for batch_first, as torch's (its layout
+    if batch_first:                     # decides where a dropout mask drawn over it falls)
+        padded = padded.transpose(0, 1)
     lengths = [sum(1 for b in batch_sizes if b > i) for i in range(B)]
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(0 if batch_first else 1, sequence.unsorted_indices)
