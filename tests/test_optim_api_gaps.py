@@ -346,7 +346,13 @@ def test_scheduler_state_dict_matches_torch(name, adam):
             _same(td, ed)
 
 
-@pytest.mark.parametrize('name', sorted(SCHEDULERS))
+# the schedulers whose state holds functions (LambdaLR's, MultiplicativeLR's lambdas) or other schedulers
+# (SequentialLR, ChainedScheduler) cannot go through torch.save; their keys are compared above
+_PICKLABLE = sorted(n for n in SCHEDULERS if not n.startswith(('LambdaLR', 'MultiplicativeLR', 'SequentialLR',
+                                                                 'ChainedScheduler')))
+
+
+@pytest.mark.parametrize('name', _PICKLABLE)
 def test_torch_scheduler_state_loads_into_ember(name):
     """torch's pickled scheduler state dict loads into ember's scheduler and the schedules go on the same."""
     with warnings.catch_warnings():
@@ -354,8 +360,7 @@ def test_torch_scheduler_state_loads_into_ember(name):
         t, topt = _scheduler(torch, name, steps=3)
         e, eopt = _scheduler(ember, name, steps=1)
         sd = t.state_dict()
-        if 'lr_lambdas' in sd or name.startswith(('SequentialLR', 'ChainedScheduler')):
-            pytest.skip('functions are not pickled; the nested ones are covered by the key test')
+        assert 'lr_lambdas' not in sd
         buf = io.BytesIO()
         torch.save(sd, buf)
         buf.seek(0)
