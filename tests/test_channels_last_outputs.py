@@ -1,6 +1,7 @@
 """NOTE [channels_last outputs]: convolutions, batch/group norm, pooling, upsampling and padding lay their results out
 in the memory format their input (a convolution: or its weight) suggests, as torch's CPU kernels do, so a network
 fed permuted NHWC images runs channels_last, and seeded draws over its activations (dropout) fall as torch's."""
+import numpy as np
 import pytest
 import torch
 
@@ -142,3 +143,28 @@ def test_pow_backward_rounds_as_torch():
         res.append([lib.autograd.grad(t.pow(e), t, lib.from_numpy(g))[0].numpy() for e in (2, 3)])
     for a, b in zip(*res):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize('case', [(2, 4, 7, 6, 5, 3, 1, 1, 1, True, 'float32'), (3, 3, 9, 9, 8, 3, 2, 0, 1, False, 'float32'),
+                                  (1, 6, 5, 5, 4, 1, 1, 0, 1, True, 'float32'), (2, 5, 8, 7, 3, 3, 1, 2, 2, True, 'float64')])
+def test_channels_last_convolution_values_and_gradients(case):
+    """A channels-last input runs ember's channels-last kernel (the result is a view of its GEMM): values, layout
+    and gradients as torch's."""
+    N, C, H, W, O, k, st, pad, dil, bias, dt = case
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((N, H, W, C)).astype(dt)
+    ws = rng.standard_normal((O, C, k, k)).astype(dt)
+    bs = rng.standard_normal(O).astype(dt)
+    res = []
+    for lib in (ember, torch):
+        x = lib.from_numpy(xs).permute(0, 3, 1, 2).requires_grad_()
+        w = lib.from_numpy(ws).requires_grad_()
+        y = lib.nn.functional.conv2d(x, w, lib.from_numpy(bs) if bias else None, stride=st, padding=pad, dilation=dil)
+        y.square().sum().backward()
+        res.append((y.detach().numpy(), y.stride(), x.grad.numpy(), w.grad.numpy()))
+    (ye, se, gxe, gwe), (yt, st_, gxt, gwt) = res
+    assert se == st_
+    tol = 1e-4 if dt == 'float32' else 1e-10
+    np.testing.assert_allclose(ye, yt, rtol=tol, atol=tol)
+    np.testing.assert_allclose(gxe, gxt, rtol=tol, atol=tol)
+    np.testing.assert_allclose(gwe, gwt, rtol=tol, atol=tol)

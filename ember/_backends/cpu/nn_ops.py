@@ -324,7 +324,37 @@ def _col2im(cols, osz, k, s, p, d):
 def convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups):
     if transposed:
         return _conv_transpose(x, w, b, stride, padding, dilation, output_padding, groups)
+    if groups == 1 and _is_channels_last(x):
+        return _conv_forward_last(x, w, b, stride, padding, dilation)
     return _conv_forward(x, w, b, stride, padding, dilation, groups)
+
+
+def _is_channels_last(x):
+    """x's memory is NHWC (NDHWC) seen as NCHW: the layout a convolution's result then takes (NOTE [channels_last
+    outputs] in _core/storage.py)."""
+    return x.ndim in (4, 5) and x.shape[1] > 1 and x.strides[1] == x.itemsize and not x.flags.c_contiguous
+
+
+def _conv_forward_last(x, w, b, stride, padding, dilation):
+    """The convolution of a channels-last x into a channels-last result: the GEMM of the channels-last receptive
+    fields, (n * P, K*C) @ (K*C, O), is already the result's memory (n, *O, O), so the result is a view of it and
+    neither the input nor the output is transposed (the NCHW kernels would transpose both, then the layout the
+    meta asks for would transpose the result back)."""
+    nd = x.ndim - 2
+    N, C = x.shape[:2]
+    O, k = w.shape[0], w.shape[2:]
+    pairs = tuple((pp, pp) for pp in _tup(padding, nd))
+    s, d = _tup(stride, nd), _tup(dilation, nd)
+    osz = _conv_out(x.shape[2:], k, s, d, pairs)
+    P, KC = _prod(osz), _prod(k) * C
+    out = np.empty((N,) + osz + (O,), np.result_type(x, w))
+    rows = out.reshape(N * P, O)
+    wm = w.transpose(tuple(range(2, 2 + nd)) + (1, 0)).reshape(KC, O)
+    for n0, n1, col in _chunks(_fields_last(x, k, s, d, pairs, osz), (P, KC)):
+        rows[n0 * P:n1 * P] = _gemm(col.reshape(-1, KC), wm)
+    if b is not None:
+        out += b
+    return np.moveaxis(out, -1, 1)
 
 
 # --- one-GEMM convolution (NOTE [convolution kernel], the batch folded into the GEMM's rows) ---------------
