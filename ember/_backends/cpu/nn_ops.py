@@ -324,8 +324,8 @@ def _col2im(cols, osz, k, s, p, d):
 def convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups):
     if transposed:
         return _conv_transpose(x, w, b, stride, padding, dilation, output_padding, groups)
-    if groups == 1 and _is_channels_last(x):
-        return _conv_forward_last(x, w, b, stride, padding, dilation)
+    if groups == 1 and _is_channels_last(x) and (x.ndim == 4 or x.dtype != np.float64):    # torch's float64 3-D
+        return _conv_forward_last(x, w, b, stride, padding, dilation)                      # convolution: NCDHW
     return _conv_forward(x, w, b, stride, padding, dilation, groups)
 
 
