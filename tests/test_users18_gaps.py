@@ -340,3 +340,11 @@ def test_jit_script_module_is_torchs_jit_disabled_base():
         m = M()
         assert isinstance(m, lib.nn.Module) and m(lib.ones(2)).tolist() == [1.0, 1.0]
     assert not isinstance(ember.nn.Linear(1, 1), ember.jit.ScriptModule)
+
+
+def test_foreach_with_an_empty_second_list_names_the_scalar_list():
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match='Tensor list must have same number of elements as scalar list'):
+            lib._foreach_mul_([lib.ones(2), lib.ones(2)], [])
+        with pytest.raises(RuntimeError, match='Tensor lists must have the same number of tensors, got 1 and 2'):
+            lib._foreach_add([lib.ones(2)], [lib.ones(2), lib.ones(2)])

@@ -42,6 +42,8 @@ def _check_lists(schema, values):
                     raise RuntimeError("Tensor list must have at least one tensor.")
                 n = len(v)
             elif len(v) != n:
+                if not v:       # torch's parser reads an empty list as the scalar-list overload's, and says so
+                    raise RuntimeError("Tensor list must have same number of elements as scalar list.")
                 raise RuntimeError(f"Tensor lists must have the same number of tensors, got {n} and {len(v)}")
         elif a.base_type == 'Scalar[]' and len(v) != n:
             raise RuntimeError("Tensor list must have same number of elements as scalar list.")
