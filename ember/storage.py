@@ -188,15 +188,9 @@ class _LegacyStorageMeta(type):
         _warn_typed_storage_removal()
         if wrap_storage is not None:
             return TypedStorage(wrap_storage, cls.dtype)
-        from ._creation import tensor
-        from . import _functions as F
-        if not args:
-            t = F.empty(0, dtype=cls.dtype, device=device)
-        elif len(args) == 1 and isinstance(args[0], int):
-            t = F.empty(args[0], dtype=cls.dtype, device=device)
-        else:
-            t = tensor(list(args[0]), dtype=cls.dtype, device=device)
-        return TypedStorage(t.untyped_storage(), cls.dtype)
+        from ._legacy_types import construct       # the legacy tensor types' argument rules: sizes or values
+        t = construct(cls.dtype, args, {})
+        return TypedStorage((t if device is None else t.to(device)).untyped_storage(), cls.dtype)
 
     def __instancecheck__(cls, instance):
         return isinstance(instance, TypedStorage) and instance.dtype is cls.dtype and instance.device.type == 'cpu'

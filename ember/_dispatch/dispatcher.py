@@ -612,7 +612,8 @@ def _not_implemented(bad):
 
 # the functions torch's argument parser lets take a Python number where their first Tensor goes
 # (python_arg_parser.cpp's should_allow_numbers_as_tensors)
-_NUMBERS_AS_TENSORS = frozenset({'add', 'sub', 'mul', 'div', 'true_divide', 'floor_divide'})
+_NUMBERS_AS_TENSORS = frozenset({'add', 'sub', 'mul', 'div', 'true_divide', 'floor_divide',
+                                 'copy_'})     # and Tensor.copy_'s binding, whose source may be a number (t.copy_(5))
 
 
 def _bad_arg_factory(op):
@@ -631,12 +632,11 @@ def _bad_arg_factory(op):
             args, kwargs = public_call(op, values[:i] + (value.item(),) + values[i + 1:])
             return op.call(*args, **kwargs)
         if (expected == 'Tensor' and values and isinstance(value, (int, float, complex))
-                and (value is values[0] and op.schema.name in _NUMBERS_AS_TENSORS
-                     or op.schema.name == 'copy_' and len(values) > 1 and value is values[1])):
-            # torch's parser lets these take a number as ``input`` (``torch.div(8, 4, rounding_mode='trunc')``), and
-            # copy_ as its source (``t.copy_(5)``): a 0-d tensor of it, int64 / the default float dtype
+                and op.schema.name in _NUMBERS_AS_TENSORS):
+            # torch's parser lets these take a number where a Tensor goes (``torch.div(8, 4, rounding_mode='trunc')``,
+            # ``t.copy_(5)``): a 0-d tensor of it, int64 / the default float dtype
             from .._creation import tensor
-            i = 0 if value is values[0] else 1
+            i = next(i for i, v in enumerate(values) if v is value)
             args, kwargs = public_call(op, values[:i] + (tensor(value),) + values[i + 1:])
             return op.call(*args, **kwargs)
         if expected.rstrip('?') == 'ScalarType' and value in _PYTHON_TYPES and values:     # dtype=int: int64, ...
