@@ -352,6 +352,13 @@ def channels_last_strides(shape, *tensors):
     return None
 
 
+def with_layout(m, *tensors):
+    """A meta result ``(shape, dtype)`` with the strides of the channels_last format ``tensors`` suggest, if any
+    (NOTE [channels_last outputs])."""
+    st = channels_last_strides(m[0], *tensors)
+    return m if st is None else (m[0], m[1], st)
+
+
 def format_strides(shape, memory_format):
     """The strides (in elements) of a ``channels_last`` (N, C, H, W) or ``channels_last_3d`` (N, C, D, H, W)
     tensor: the channels innermost, as torch lays them out; None for the other formats."""

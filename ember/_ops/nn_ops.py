@@ -19,6 +19,7 @@ import numpy as np
 from .._core.dtype import scalar_name as _tname, legacy_type_name
 from .._core import dtype as _D
 from .._core.storage import suggest_memory_format, channels_last_strides, contiguous_strides
+from .._core.storage import with_layout as _with_layout
 from .registry import declare
 from .views import wrap_dim
 from .._dispatch.ops_namespace import aten
@@ -127,13 +128,6 @@ def _convolution_meta(input, weight, bias, stride, padding, dilation, transposed
     # convolution in float64 runs torch's slow kernel, which gives a contiguous result
     st = None if nd == 3 and input._dtype is _D.float64 else channels_last_strides(out, input, weight)
     return (out, input._dtype) if st is None else (out, input._dtype, st)
-
-
-def _with_layout(m, *tensors):
-    """A meta result ``(shape, dtype)`` laid out in the memory format ``tensors`` suggest (NOTE [channels_last
-    outputs])."""
-    st = channels_last_strides(m[0], *tensors)
-    return m if st is None else (m[0], m[1], st)
 
 
 def _conv_weight_grad(x, g, weight_sizes, stride, padding, dilation, groups):

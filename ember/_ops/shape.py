@@ -12,7 +12,7 @@ ember operators, so every formula differentiates again.
 from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname
 from .._core.tensor_impl import TensorImpl
-from .._core.storage import as_size, follows, cat_strides, contiguous_strides, channels_last_strides
+from .._core.storage import as_size, follows, cat_strides, contiguous_strides, with_layout
 from .registry import declare
 from .overloads import overloads
 from .views import wrap_dim, view_strides, _select_meta, _slice_meta, _diagonal_meta
@@ -530,9 +530,7 @@ def _constant_pad_meta(self, pad, value=0):
                                f"resulted in a negative output size, which is invalid. Check dimension {d} of your "
                                f"input.")
         out[d] = n
-    out = tuple(out)
-    st = channels_last_strides(out, self)      # NOTE [channels_last outputs]
-    return (out, self._dtype) if st is None else (out, self._dtype, st)
+    return with_layout((tuple(out), self._dtype), self)      # NOTE [channels_last outputs]
 
 
 declare('constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor',
@@ -630,9 +628,7 @@ def _pad_meta(mode):
         out = list(shape)
         for i in range(len(padding) // 2):
             out[-1 - i] += padding[2 * i] + padding[2 * i + 1]
-        out = tuple(out)
-        st = channels_last_strides(out, self)      # NOTE [channels_last outputs]
-        return (out, self._dtype) if st is None else (out, self._dtype, st)
+        return with_layout((tuple(out), self._dtype), self)      # NOTE [channels_last outputs]
     return meta
 
 
