@@ -173,7 +173,7 @@ def tensor_repr(t, prefix=None):
         plain = name in ('Tensor', 'Parameter', 'Buffer') and type(t).__module__.split('.')[0] in ('ember', 'torch')
         text = _tensor_repr(t, 'tensor(' if plain else name + '(')
         # a subclass of Parameter is wrapped as torch wraps it: Parameter(MyParam([...], requires_grad=True))
-        if not plain and any(c.__name__ == 'Parameter' and c.__module__ == 'ember.nn.parameter'
+        if not plain and any(c.__name__ == 'Parameter' and c.__module__ in ('ember.nn.parameter', 'torch.nn.parameter')
                              for c in type(t).__mro__):
             return f'Parameter({text})'
         return text

@@ -20,6 +20,7 @@ import ast
 import importlib
 import os
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import runpy
 import sys
@@ -245,6 +246,7 @@ def install(children=True):
     from ._core import naming
     naming.show_as('torch')      # the program imports ember as torch: reprs name torch (NOTE in _core/naming.py)
     _name_core_classes_as_torch()
+    _name_classes_as_torch()
     if children:
         _reach_children()
 
@@ -266,6 +268,69 @@ def _name_core_classes_as_torch():
     ember.nn.Module.__module__ = 'torch.nn.modules.module'
     err = ember.linalg.LinAlgError          # torch's is torch._C._LinAlgError, shown as torch.linalg.LinAlgError
     err.__module__, err.__name__, err.__qualname__ = 'torch._C', '_LinAlgError', '_LinAlgError'
+
+
+# NOTE [torch's class names under ember run]: a program run with ``ember run`` sees every ember class under torch's
+# module path: ``type(nn.Linear(2, 2))`` is ``<class 'torch.nn.modules.linear.Linear'>``, ``SGD.__module__`` is
+# ``'torch.optim.sgd'``. Programs and libraries read these paths: custom fx tracers treat modules whose
+# ``__module__`` starts with ``torch.nn`` as leaves (timm's feature extraction), layer counters and allow-lists of
+# unpickling collect ``torch.nn.modules`` classes, error messages name the types. The classes stay ember's: pickle,
+# ``inspect`` and ``typing`` find them through the import hook, whose ``torch.x`` alias holds ember.x's names. Every
+# ember module already imported is renamed when the hook is installed, and one imported later (ember imports many
+# lazily: ``ember.optim.sgd`` on first use) right after it runs, by the loader wrapper below. Classes of ember's
+# private layers keep their path (they have no torch namesake), and every class keeps its ember path when ember
+# runs as itself (``import ember``): the renaming happens only under the hook.
+
+def _name_classes_as_torch():
+    for name in [m for m in sys.modules if _is_ember_module(m)]:
+        _name_module_classes(sys.modules[name])
+    if not any(isinstance(f, _RenamingFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _RenamingFinder())
+
+
+def _is_ember_module(name):
+    return (name == 'ember' or name.startswith('ember.')) and not name.startswith(('ember.compat', 'ember._torch_shim'))
+
+
+def _shown_as_torch(home):
+    """Public modules only: ember's private layers (``ember._core``, ``ember._dispatch``, ...) have no torch
+    namesake, and their classes (TensorImpl, the dispatcher's) keep saying they are ember's."""
+    return _is_ember_module(home) and not any(part.startswith('_') for part in home.split('.'))
+
+
+def _name_module_classes(module):
+    from .serialization import _torch_module
+    for value in list(vars(module).values()):
+        home = getattr(value, '__module__', None) if isinstance(value, type) else None
+        if isinstance(home, str) and _shown_as_torch(home):
+            value.__module__ = _torch_module(home)
+
+
+class _RenamingFinder(importlib.abc.MetaPathFinder):
+    """Finds ember's modules as Python does, and names their classes as torch's once they have run."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if not _is_ember_module(fullname):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is not None and spec.loader is not None and not isinstance(spec.loader, _RenamingLoader):
+            spec.loader = _RenamingLoader(spec.loader)
+        return spec
+
+
+class _RenamingLoader(importlib.abc.Loader):
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __getattr__(self, name):            # get_source, get_filename, resource readers: the wrapped loader's
+        return getattr(self._loader, name)
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        _name_module_classes(module)
 
 
 def imported_as():

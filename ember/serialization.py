@@ -165,7 +165,7 @@ def normalize_storage_type(storage_type):
 
 
 def _tensor_reduce_args(t):
-    if type(t) is not Tensor and not type(t).__module__.startswith('ember.') and not getattr(t, '_is_param', False):
+    if type(t) is not Tensor and not _is_ember_class(type(t)) and not getattr(t, '_is_param', False):
         # a user's Tensor subclass: torch's _rebuild_from_type_v2 rebuilds the tensor, makes it an instance of the
         # class (as_subclass) and restores the attributes the user set on it
         plain = t.as_subclass(Tensor) if t._grad_fn is None else t.detach().as_subclass(Tensor)
@@ -579,6 +579,12 @@ class _Unpickler(pickle.Unpickler):
         return self._persistent_load(pid)
 
 
+def _is_ember_class(cls):
+    """ember's own Tensor subclasses (Parameter, Buffer), named as torch's under ``ember run`` (NOTE [torch's class
+    names under ember run] in compat.py), and not a user's subclass."""
+    return cls.__module__.startswith(('ember.', 'torch.'))
+
+
 def _torch_module(module):
     """``ember.nn.modules.linear`` -> ``torch.nn.modules.linear``; ``ember.vision.models`` -> ``torchvision.models``."""
     if module == 'ember.vision' or module.startswith('ember.vision.'):
@@ -957,7 +963,7 @@ def _data_offset(fh, info):
 # --- plain pickling (copy.deepcopy, multiprocessing) -------------------------------------
 
 def _reduce_tensor(t):
-    if type(t) is not Tensor and not type(t).__module__.startswith('ember.'):      # a user's subclass, as above
+    if type(t) is not Tensor and not _is_ember_class(type(t)):      # a user's subclass, as above
         plain = t.as_subclass(Tensor) if t._grad_fn is None else t.detach().as_subclass(Tensor)
         return (_rebuild_from_type_v2, (_from_pickle, type(t), _reduce_tensor(plain)[1], t._user_state()))
     return (_from_pickle, (np.array(t.detach()._host()) if t.device.type != 'meta' else None, t.dtype.name,

@@ -144,3 +144,51 @@ def test_run_help_prints_usage_not_a_traceback(capsys):
     assert capsys.readouterr().out.startswith('usage: ember run')
     assert main(['run']) == 2           # no script: usage on stderr, an error status
     assert 'usage: ember run' in capsys.readouterr().err
+
+
+CLASS_NAMES = textwrap.dedent('''
+    import inspect, io, pickle
+    import torch, torch.nn as nn
+    from torch.utils.data import TensorDataset
+
+
+    class Tracer(torch.fx.Tracer):      # timm's rule for leaves: torch.nn's own modules
+        def is_leaf_module(self, m, name):
+            return m.__module__.startswith('torch.nn') and not isinstance(m, nn.Sequential)
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc, self.act = nn.Linear(2, 2), nn.GELU()
+
+        def forward(self, x):
+            return self.act(self.fc(x))
+
+
+    model = nn.Sequential(Block(), nn.BatchNorm1d(2))
+    print(type(model[0].fc), type(model[1]), nn.Parameter.__module__)
+    opt = torch.optim.AdamW(model.parameters())     # ember imports the optimizers' modules on first use
+    print(type(opt), type(torch.optim.lr_scheduler.StepLR(opt, 2)), type(TensorDataset(torch.zeros(2))))
+    print(type(torch.distributions.Normal(0., 1.)), type(torch.fx.symbolic_trace(nn.Linear(2, 2))).__module__)
+    print([n.op for n in Tracer().trace(model).nodes])
+    again = pickle.loads(pickle.dumps(model))
+    print(type(again[1]), inspect.getsource(type(again[0].fc)).lstrip().startswith('class Linear'))
+    buf = io.BytesIO()
+    torch.save({'p': nn.Parameter(torch.ones(2)), 'model': model}, buf)
+    buf.seek(0)
+    loaded = torch.load(buf, weights_only=False)
+    print(type(loaded['p']), loaded['p'].requires_grad, type(loaded['model'][0].act))
+''')
+
+
+def test_run_names_ember_classes_as_torch(tmp_path):
+    """NOTE [torch's class names under ember run]: classes print, pickle and trace under torch's module paths
+    (a tracer that keeps torch.nn's modules as leaves gives torch's graph), as under torch itself."""
+    (tmp_path / 'prog.py').write_text(CLASS_NAMES)
+    torch_run = subprocess.run([sys.executable, 'prog.py'], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert torch_run.returncode == 0, torch_run.stderr[-3000:]
+    r = _ember(['run', 'prog.py'], tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout == torch_run.stdout
+    assert "call_module" in r.stdout and "<class 'torch.optim.adamw.AdamW'>" in r.stdout

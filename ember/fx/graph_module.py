@@ -148,7 +148,7 @@ class GraphModule(ember.nn.Module):
                 break
 
         class GraphModuleImpl(cls):
-            pass
+            __module__ = GraphModule.__module__     # torch.fx.graph_module under ember run, as torch's
         return super().__new__(GraphModuleImpl)
 
     def __init__(self, root, graph, class_name='GraphModule'):

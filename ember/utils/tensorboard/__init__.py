@@ -98,6 +98,10 @@ class SummaryWriter(_tbx.SummaryWriter):
             os.unlink(path)
 
 
+# torch's module path for it (NOTE [torch's module paths] in nn/modules/normalization.py): writer.py re-exports it
+SummaryWriter.__module__ = 'ember.utils.tensorboard.writer'
+
+
 for _name in dir(_tbx.SummaryWriter):
     if _name.startswith('add_') and _name not in ('add_graph', 'add_onnx_graph', 'add_openvino_graph'):
         setattr(SummaryWriter, _name, _converting(_name))
