@@ -177,6 +177,7 @@ class OutOfMemoryError(RuntimeError):
     device has no memory left; programs catch it to retry with smaller batches."""
 import ember.cpu.amp, ember.cuda.amp  # noqa: E402,F401  torch.cpu.amp / torch.cuda.amp (deprecated aliases)
 from . import distributions  # noqa: E402  (a front end on the public API, as optim)
+from . import signal  # noqa: E402,F401  torch.signal.windows (a front end on the public API)
 from . import profiler, memory  # noqa: E402  torch.profiler; allocator statistics (ember.memory)
 from ._ops.sparse import install_methods as _install_sparse
 _install_sparse(Tensor)

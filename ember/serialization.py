@@ -645,8 +645,10 @@ def _resolve_weights_only(weights_only, pickle_module):
         weights_only = True
     elif force_off and not_set:
         from ember._warn import warnings
-        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the `weights_only` "
-                      "argument was not explicitly passed to `ember.load`, forcing weights_only=False.",
+        from ._core import naming
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the"   # sic: torch's
+                      f"`weights_only` argument was not explicitly passed to `{naming.shown}.load`, forcing "
+                      "weights_only=False.",
                       UserWarning, stacklevel=3)
         weights_only = False
     if weights_only and pickle_module is not None:
