@@ -347,6 +347,8 @@ def _linear_meta(input, weight, bias=None):
     if bias is not None and len(a) == 2 and len(w) == 1:      # torch's addmm fast path
         raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
     wt = w[::-1]
+    if bias is not None and len(w) == 2 and len(a) >= 2:     # torch's addmm path: its checks and words
+        _addmm_dtypes(bias._dtype, input._dtype, weight._dtype)
     shape = matmul_shape(a, wt, input._dtype, weight._dtype)
     if bias is not None:
         b = bias._a.shape
@@ -467,11 +469,16 @@ def _addmm_meta(self, mat1, mat2, beta=1, alpha=1):
     _mm_shapes(a, b)
     shape = (a[0], b[1])
     _expand_check(self._a.shape, shape)
-    if self._dtype is not mat2._dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_tname(self._dtype)} and "
-                           f"{_tname(mat2._dtype)}")
-    _mm_dtypes(mat1._dtype, mat2._dtype)
+    _addmm_dtypes(self._dtype, mat1._dtype, mat2._dtype)
     return shape, self._dtype
+
+
+def _addmm_dtypes(d_self, d1, d2):
+    """addmm's dtype checks in torch's order and words (mm's own say "expected m1 and m2 ...")."""
+    for name, d in (('self', d_self), ('mat1', d1)):
+        if d is not d2:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {_tname(d)} and {_tname(d2)}")
+    _no_bool(d1, 'addmm_impl_cpu_')
 
 
 def _addmv_meta(self, mat, vec, beta=1, alpha=1):

@@ -364,7 +364,9 @@ def _reshape(self, shape):
     shape = infer_size(shape, self.numel())
     if view_strides(tuple(self.shape), self.stride(), shape) is not None:
         return self.view(shape)
-    return self.clone(memory_format='contiguous_format').view(shape)
+    # torch's copy: a fresh contiguous clone seen through _unsafe_view, so the result is no view of anything
+    # (``_base`` None) and its graph is UnsafeViewBackward0 over CloneBackward0
+    return aten._unsafe_view.default(self.clone(memory_format='contiguous_format'), shape)
 
 
 def _flatten(self, start_dim=0, end_dim=-1):
