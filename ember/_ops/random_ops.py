@@ -270,7 +270,8 @@ declare(f'normal.float_float(float mean, float std, SymInt[] size, {_G}, ScalarT
 # --- dropout ----------------------------------------------------------------------------------------
 # native_dropout is one primitive returning (output, mask): one random draw and two passes over the
 # data, against four for torch's CPU composite (bernoulli_ on a buffer, div_, mul); the backward
-# needs only the saved mask: grad * mask / (1 - p).
+# needs only the saved mask (result1, as torch saves): grad * mask / (1 - p), so the output may be changed in
+# place before the backward (speechbrain's Conformer masks it).
 
 def _native_dropout_meta(input, p, train, generator=None):
     shape = tuple(input._a.shape)
@@ -286,7 +287,7 @@ def _dropout_scale(p):
 
 
 declare(f'native_dropout(Tensor input, float p, bool? train, {_G}) -> (Tensor, Tensor)', forward='transpose', meta=_native_dropout_meta,
-        method=False, derivatives={'input': lambda grads, results, p: grads[0] * _dropout_noise(results[1], p, grads[0])})
+        method=False, derivatives={'input': lambda grads, result1, p: grads[0] * _dropout_noise(result1, p, grads[0])})
 
 
 def _dropout_noise(mask, p, grad):

@@ -4,21 +4,24 @@ These kernels used scipy.special, which only the test extra installs, so a plain
 crashed at the first exact GELU. NumPy has none of them, and they are few and classical, so ember
 computes them itself rather than making scipy (a 40 MB dependency) a requirement:
 
-- erf/erfc: for |x| <= 2.5 the everywhere-positive series erf(x) = 2/sqrt(pi) e^{-x^2} sum (2x^2)^n x / (2n+1)!!
-  (no cancellation; 50 terms), erfc = 1 - erf there (erfc >= 4e-4, so no digits are lost); beyond, the
-  continued fraction erfc(x) = e^{-x^2}/sqrt(pi) / (x + (1/2)/(x + (2/2)/(x + (3/2)/(x + ...)))) evaluated
-  bottom-up at a fixed depth.
-- erfinv: Winitzki's closed form as a start (3 significant digits), then two Halley steps on erf(x) = y whose
-  residual uses erfc where |y| > 0.5, so values near +-1 keep their precision.
+- erf/erfc/erfcx: W. J. Cody's rational Chebyshev approximations (1969; netlib SPECFUN's CALERF), three ranges
+  split at 0.46875 and 4, with exp(-x^2) taken in two factors so that x*x loses no digits: within 6 ulps of
+  torch's (the C library's) values everywhere (the 50-term series they replaced was 1139 ulps off erfc near 2
+  and took ~2x longer).
+- erfinv: Wichura's AS 241 (the normal quantile to ~1e-16) at (1 + y)/2, where |y|/2 and (1 - |y|)/2 are exact:
+  within 6 ulps of torch's in float64, no erf evaluation at all. 8x faster than the Halley iteration on erf it
+  replaced (2M values: 0.14 s against 1.2 s; torch 0.016 s): timm's trunc_normal_ (uniform_, then erfinv_)
+  initialises every ViT/MiT layer through it. float32 results equal torch's in 99.7% of elements (torch
+  iterates in float32 and rounds differently in the rest, by one ulp).
 - lgamma: the Lanczos approximation (g = 7, nine coefficients) in log form, with the reflection formula below
   1/2 and sin(pi x) taken on the argument reduced mod 2.
 - digamma and polygamma: the recurrence up to x >= 10 (20 for polygamma), then the asymptotic series with
   Bernoulli numbers; the reflection formula for digamma below 1/2.
 
 Everything is computed in float64 and rounded to the input's dtype. ``python bench/special_accuracy.py``
-measures them against scipy.special and torch in one process (2026-11-24, 2-core VM): max relative error
-over [-30, 30] (erf, erfc to 26), (-1, 1) (erfinv) and (0, 40) (the gamma family) is 1e-15 for erf, 2e-13
-for erfc (near x = 2, where 1 - erf hands over to the continued fraction), 2e-14 for erfinv, 3e-11 for
+measures them against scipy.special and torch in one process (2026-11-24, 2-core VM; erf, erfc and erfinv
+measured again with their new algorithms on 2026-11-27 against torch, above): max relative error over
+(0, 40) (the gamma family) is 3e-11 for
 lgamma (only next to its zeros at 1 and 2; the absolute error is ~1e-16), 3e-12 for digamma and 1e-15 for
 polygamma; torch's own values differ from scipy's by as much in places (polygamma(1): 5e-10). Speed (idle machine):
 2.4-9.5x scipy's time per element for erf, erfc, erfinv and digamma (tens of vector passes against one C
@@ -37,47 +40,77 @@ def _f64(a):
     return np.asarray(a, dtype=np.float64)
 
 
-def _erf_series(x):
-    """erf for |x| <= 2 (x float64)."""
-    x2 = x * x
-    term = x.copy()
-    total = x.copy()
-    for n in range(1, 51):
-        term *= 2.0 * x2 / (2 * n + 1)
-        total += term
-    return _TWO_OVER_SQRT_PI * np.exp(-x2) * total
+# W. J. Cody's rational Chebyshev approximations of erf and erfc (Math. Comp. 1969; netlib SPECFUN CALERF):
+# x R(x^2) for |x| <= 0.46875, exp(-x^2) R(x) up to 4, and exp(-x^2)/x (1/sqrt(pi) - R(1/x^2)/x^2) beyond.
+_ERF_A = (3.1611237438705656, 113.864154151050156, 377.485237685302021, 3209.37758913846947, .185777706184603153)
+_ERF_B = (23.6012909523441209, 244.024637934444173, 1282.61652607737228, 2844.23683343917062)
+_ERF_C = (.564188496988670089, 8.88314979438837594, 66.1191906371416295, 298.635138197400131, 881.95222124176909,
+          1712.04761263407058, 2051.07837782607147, 1230.33935479799725, 2.15311535474403846e-8)
+_ERF_D = (15.7449261107098347, 117.693950891312499, 537.181101862009858, 1621.38957456669019, 3290.79923573345963,
+          4362.61909014324716, 3439.36767414372164, 1230.33935480374942)
+_ERF_P = (.305326634961232344, .360344899949804439, .125781726111229246, .0160837851487422766,
+          6.58749161529837803e-4, .0163153871373020978)
+_ERF_Q = (2.56852019228982242, 1.87295284992346047, .527905102951428412, .0605183413124413191,
+          .00233520497626869185)
 
 
-def _erfcx_cf(x):
-    """exp(x^2) erfc(x) for x >= 2 (x float64): the continued fraction, bottom-up at a fixed depth."""
-    f = x.copy()
-    for k in range(60, 0, -1):
-        f = x + (0.5 * k) / f
-    return 1.0 / (_SQRT_PI * f)
+def _cody_ratio(t, num, den, n):
+    """Cody's nested numerator and denominator: num[n+1] t^(n+1) + ... and t^(n+1) + den[0] t^n + ..., less their
+    constant terms (num[n], den[n]), which each branch adds as its formula says."""
+    xn, xd = num[n + 1] * t, t
+    for i in range(n):
+        xn = (xn + num[i]) * t
+        xd = (xd + den[i]) * t
+    return xn, xd
 
 
-def _erfc_cf(x):
-    """erfc for x >= 2 (x float64)."""
-    return np.exp(-x * x) * _erfcx_cf(x)
+def _exp_minus_square(y):
+    """exp(-y^2) as exp(-ys^2) exp(-(y - ys)(y + ys)), ys = y truncated to sixteenths: no digits lost to y*y."""
+    ys = np.trunc(y * 16.0) / 16.0
+    return np.exp(-ys * ys) * np.exp(-(y - ys) * (y + ys))
+
+
+def _erfcx_abs(y):
+    """exp(y^2) erfc(y) for y > 0.46875 (float64): Cody's rational parts without their exp(-y^2) factor."""
+    out = np.zeros_like(y)
+    mid = y <= 4.0
+    ym = y[mid]
+    xn, xd = _cody_ratio(ym, _ERF_C, _ERF_D, 7)
+    out[mid] = (xn + _ERF_C[7]) / (xd + _ERF_D[7])
+    far = ~mid & (y < np.inf)
+    yf = y[far]
+    with np.errstate(under='ignore', over='ignore'):
+        t = 1.0 / (yf * yf)
+    xn, xd = _cody_ratio(t, _ERF_P, _ERF_Q, 4)
+    out[far] = (1.0 / _SQRT_PI - t * (xn + _ERF_P[4]) / (xd + _ERF_Q[4])) / yf
+    return out
+
+
+def _erfc_abs(y):
+    """erfc(y) for y > 0.46875 (float64); zero from 27.3 on, where it is below the smallest subnormal."""
+    out = np.zeros_like(y)
+    live = y < 27.3
+    yl = y[live]
+    out[live] = _erfcx_abs(yl) * _exp_minus_square(yl)
+    return out
 
 
 def _erf_erfc(a):
-    """(erf(a), erfc(a)) in float64, both accurate to a few ulps."""
+    """(erf(a), erfc(a)) in float64, within 6 ulps of torch's (the C library's) over the whole line."""
     x = _f64(a)
     erf = np.empty_like(x)
     erfc = np.empty_like(x)
-    ax = np.abs(x)
-    small = ax <= 2.0
-    if small.any():
-        e = _erf_series(x[small])
-        erf[small], erfc[small] = e, 1.0 - e
-    big = ~small & ~np.isnan(x)
-    if big.any():
-        xb = x[big]
-        c = _erfc_cf(np.abs(xb))           # erfc(|x|), tiny
-        pos = xb > 0
-        erfc[big] = np.where(pos, c, 2.0 - c)
-        erf[big] = np.where(pos, 1.0 - c, c - 1.0)
+    small = np.abs(x) <= 0.46875
+    xs = x[small]
+    xn, xd = _cody_ratio(xs * xs, _ERF_A, _ERF_B, 3)
+    e = xs * (xn + _ERF_A[3]) / (xd + _ERF_B[3])
+    erf[small], erfc[small] = e, 1.0 - e
+    rest = ~small & ~np.isnan(x)
+    xr = x[rest]
+    c = _erfc_abs(np.abs(xr))
+    pos = xr > 0
+    erfc[rest] = np.where(pos, c, 2.0 - c)
+    erf[rest] = np.where(pos, 1.0 - c, c - 1.0)
     nan = np.isnan(x)
     erf[nan] = erfc[nan] = np.nan
     return erf, erfc
@@ -91,25 +124,47 @@ def erfc(a):
     return _erf_erfc(a)[1].astype(a.dtype, copy=False)
 
 
+# Wichura's algorithm AS 241 (PPND16, Appl. Statist. 1988) for the normal quantile, ~1e-16 relative:
+# erfinv(y) = ndtri((1 + y) / 2) / sqrt(2), with q = |y|/2 exact in the centre and (1 - |y|)/2 exact in the tails.
+_ND_A = (3.3871328727963666080e0, 1.3314166789178437745e+2, 1.9715909503065514427e+3, 1.3731693765509461125e+4,
+         4.5921953931549871457e+4, 6.7265770927008700853e+4, 3.3430575583588128105e+4, 2.5090809287301226727e+3)
+_ND_B = (1.0, 4.2313330701600911252e+1, 6.8718700749205790830e+2, 5.3941960214247511077e+3,
+         2.1213794301586595867e+4, 3.9307895800092710610e+4, 2.8729085735721942674e+4, 5.2264952788528545610e+3)
+_ND_C = (1.42343711074968357734e0, 4.63033784615654529590e0, 5.76949722146069140550e0, 3.64784832476320460504e0,
+         1.27045825245236838258e0, 2.41780725177450611770e-1, 2.27238449892691845833e-2, 7.74545014278341407640e-4)
+_ND_D = (1.0, 2.05319162663775882187e0, 1.67638483018380384940e0, 6.89767334985100004550e-1,
+         1.48103976427480074590e-1, 1.51986665636164571966e-2, 5.47593808499534494600e-4, 1.05075007164441684324e-9)
+_ND_E = (6.65790464350110377720e0, 5.46378491116411436990e0, 1.78482653991729133580e0, 2.96560571828504891230e-1,
+         2.65321895265761230930e-2, 1.24266094738807843860e-3, 2.71155556874348757815e-5, 2.01033439929228813265e-7)
+_ND_F = (1.0, 5.99832206555887937690e-1, 1.36929880922735805310e-1, 1.48753612908506148525e-2,
+         7.86869131145613259100e-4, 1.84631831751005468180e-5, 1.42151175831644588870e-7, 2.04426310338993978564e-15)
+
+
+def _poly(coefficients, r):
+    out = np.full_like(r, coefficients[-1])
+    for c in coefficients[-2::-1]:
+        out = out * r + c
+    return out
+
+
 def erfinv(a):
     y = _f64(a)
+    ay = np.abs(y)
     out = np.full_like(y, np.nan)
-    out[y == 1] = np.inf
-    out[y == -1] = -np.inf
-    m = np.abs(y) < 1
-    yy = np.abs(y[m])                 # erfinv is odd: solve for |y|, then restore the sign
-    if yy.size:
-        w = np.log1p(-yy * yy)
-        c = 2.0 / (math.pi * 0.147) + 0.5 * w
-        x = np.sqrt(np.sqrt(c * c - w / 0.147) - c)
-        for _ in range(2):
-            e, ec = _erf_erfc(x)
-            # erf(x) - y, through erfc above 1/2 so that the difference of numbers near 1 keeps its digits
-            r = np.where(yy > 0.5, (1.0 - yy) - ec, e - yy)
-            d = _TWO_OVER_SQRT_PI * np.exp(-x * x)
-            x = x - r / (d + x * r)             # Halley's step for erf(x) = y (erf'' = -2x erf')
-        out[m] = np.copysign(x, y[m])
-    return out.astype(a.dtype, copy=False)
+    centre = ay <= 0.85
+    q = 0.5 * ay[centre]
+    r = 0.180625 - q * q
+    out[centre] = q * _poly(_ND_A, r) / _poly(_ND_B, r)
+    tail = (ay > 0.85) & (ay < 1)
+    r = np.sqrt(-np.log(0.5 * (1.0 - ay[tail])))
+    near = r <= 5.0
+    x = np.empty_like(r)
+    rn, rf = r[near] - 1.6, r[~near] - 5.0
+    x[near] = _poly(_ND_C, rn) / _poly(_ND_D, rn)
+    x[~near] = _poly(_ND_E, rf) / _poly(_ND_F, rf)
+    out[tail] = x
+    out[ay == 1] = np.inf
+    return np.copysign(out / math.sqrt(2.0), y).astype(a.dtype, copy=False)
 
 
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
@@ -219,16 +274,15 @@ def polygamma(n, a):
 
 
 def erfcx(a):
-    """exp(x^2) erfc(x) without overflow: the continued fraction gives it directly for x >= 2."""
+    """exp(x^2) erfc(x) without overflow: Cody's approximations give it directly above 0.46875."""
     x = _f64(a)
     out = np.empty_like(x)
     with np.errstate(over='ignore', invalid='ignore'):
-        big = x >= 2.0
-        out[big] = _erfcx_cf(x[big])
+        big = x > 0.46875
+        out[big] = _erfcx_abs(x[big])
         rest = ~big
         xr = x[rest]
         out[rest] = np.exp(xr * xr) * _erf_erfc(xr)[1]
-    out[x == np.inf] = 0.0
     return out.astype(a.dtype, copy=False)
 
 
