@@ -1,5 +1,6 @@
 """Gaps found running published libraries under `ember run` (2026-11-27 night: lucidrains' libraries, torchani,
 MACE, schnetpack, ...), each compared with torch."""
+import numpy as np
 import pytest
 import torch
 
@@ -71,3 +72,33 @@ def test_erf_family_and_erfinv_are_within_a_few_ulps_of_torch():
     want = torch.erfinv(torch.tensor(y32)).numpy()
     got = ember.erfinv(ember.tensor(y32)).numpy()
     assert _ulps(got, want) <= 1 and np.mean(got == want) > 0.99
+
+
+def test_asarray_of_a_storage_shares_its_memory_and_storages_build_as_torchs():
+    """safetensors' load_file reads each tensor as asarray(storage[a:b], dtype=uint8): torch's is a zero-copy
+    view (ember's walked the storage byte by byte: 30 s for a resnet18 Unet)."""
+    import numpy as np
+    for lib in (torch, ember):
+        s = lib.UntypedStorage(8)
+        u8 = lib.asarray(s, dtype=lib.uint8)
+        u8[4] = 9
+        assert s[4] == 9 and u8.shape == (8,) and lib.asarray(s).dtype == lib.int64 and lib.asarray(s).shape == (1,)
+        assert lib.asarray(s[0:8], dtype=lib.float16).shape == (4,)
+        assert lib.asarray(lib.ones(3).untyped_storage(), dtype=lib.float32).tolist() == [1.0, 1.0, 1.0]
+        assert lib.UntypedStorage([1, 2, 3]).tolist() == [1, 2, 3] and lib.UntypedStorage().nbytes() == 0
+        for order, want in (('little', [1, 0, 2, 0]), ('big', [0, 1, 0, 2])):
+            got = lib.UntypedStorage.from_buffer(b'\x01\x00\x02\x00', byte_order=order, dtype=lib.int16).tolist()
+            assert got == (want if np.little_endian else want[::-1])
+
+
+def test_dropout_output_may_change_in_place_before_backward():
+    """native_dropout saves only its mask (speechbrain's Conformer masks the dropped output in place)."""
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        x = lib.randn(4, 5, requires_grad=True)
+        y = lib.nn.functional.dropout(x, 0.5, True)
+        y.masked_fill_(lib.arange(5) > 2, 0.0)
+        y.sum().backward()
+        if lib is torch:
+            want = x.grad.numpy()
+    np.testing.assert_array_equal(x.grad.numpy(), want)

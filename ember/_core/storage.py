@@ -60,7 +60,9 @@ class Storage:
     """
     __slots__ = ('data', 'device', 'allocator', '_nbytes', '__weakref__')
 
-    def __init__(self, data, device, allocator=None, nbytes=None):
+    def __init__(self, data=0, device=None, allocator=None, nbytes=None):
+        if device is None or type(device) is str or type(data) in (int, list, tuple):
+            data, device = _public_storage(data, device)       # torch.UntypedStorage(8), (8, device='cpu'), ([1, 2])
         self.data = data            # uint8 array (NumPy/CuPy), or None on meta
         self.device = device
         self.allocator = allocator
@@ -139,8 +141,38 @@ class Storage:
             np.empty(0, np.uint8)
         return cls(data.view(np.ndarray), canonical('cpu'))
 
+    @classmethod
+    def from_buffer(cls, buffer, byte_order='native', count=-1, offset=0, dtype=None):
+        """torch.UntypedStorage.from_buffer: a CPU storage holding a copy of ``buffer``'s bytes, read as ``count``
+        elements of ``dtype`` (uint8 by default) from byte ``offset`` in ``byte_order`` ('native', 'little' or
+        'big') and stored in this machine's order."""
+        np_dtype = np.dtype(np.uint8 if dtype is None else dtype.np)
+        if byte_order not in ('native', 'little', 'big', None):
+            raise ValueError(f"Expected byte_order to be one of 'little', 'big', or 'native', but got '{byte_order}'")
+        order = {'little': '<', 'big': '>'}.get(byte_order, '=')
+        a = np.frombuffer(buffer, dtype=np_dtype.newbyteorder(order), count=count, offset=offset)
+        from .device import canonical
+        return cls(a.astype(np_dtype).view(np.uint8).copy(), canonical('cpu'))
+
     def __repr__(self):
         return f' {self.device.type} untyped storage of {self._nbytes} bytes'
+
+
+def _public_storage(data, device):
+    """The bytes and device of torch's public constructors: ``UntypedStorage(nbytes)`` (uninitialised memory, as
+    torch's: here zeros), ``UntypedStorage([byte, ...])``, ``UntypedStorage()``, each with ``device=``."""
+    from .device import canonical
+    device = canonical('cpu' if device is None else device)
+    if isinstance(data, int):
+        a = np.zeros(data, np.uint8)
+    else:
+        a = np.array(data, dtype=np.int64)
+        if a.ndim != 1 or ((a < 0) | (a > 255)).any():
+            raise TypeError("UntypedStorage(): expected a sequence of integers in [0, 255]")
+        a = a.astype(np.uint8)
+    if device.type != 'cpu':
+        a = device._iface.from_host(a) if hasattr(device._iface, 'from_host') else a
+    return a, device
 
 
 def _ptr(a):

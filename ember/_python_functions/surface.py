@@ -247,7 +247,9 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
         warnings.warn("torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of False. "
                       "Pass requires_grad=False explicitly to get the old behavior and silence this warning.",
                       UserWarning, stacklevel=2)
-    if copy:
+    if isinstance(obj, (E.UntypedStorage, E.TypedStorage)) and not copy:
+        t = _storage_as_tensor(obj, dtype, device)
+    elif copy:
         t = E.tensor(obj, dtype=dtype, device=device)
     else:
         t = E.as_tensor(obj, dtype=dtype, device=device)
@@ -259,6 +261,20 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
 
 
 _asarray_warned = []
+
+
+def _storage_as_tensor(storage, dtype, device):
+    """``asarray(storage)``: the storage's memory read as ``dtype`` without a copy, as torch's (safetensors'
+    ``load_file`` reads every tensor so, from a mapped file); an untyped storage without a dtype is read as int64,
+    as torch reads it."""
+    E = _E()
+    typed = isinstance(storage, E.TypedStorage)
+    untyped = storage.untyped() if typed else storage
+    dtype = (storage.dtype if typed else E.int64) if dtype is None else dtype
+    if untyped.device.type != 'cpu' or not untyped.nbytes():
+        return E.as_tensor(storage.tolist() if typed else list(untyped.data.tolist()), dtype=dtype, device=device)
+    t = E.frombuffer(untyped.data, dtype=dtype)
+    return t if device is None else t.to(device)
 
 
 def typename(obj):
