@@ -102,3 +102,53 @@ def test_dropout_output_may_change_in_place_before_backward():
         if lib is torch:
             want = x.grad.numpy()
     np.testing.assert_array_equal(x.grad.numpy(), want)
+
+
+def test_std_backward_is_zero_where_the_deviation_is_zero():
+    """pykan's fit takes torch.std of all-zero activations: torch's gradient there is 0, not NaN."""
+    for f in (lambda lib, x: lib.std(x, dim=0).sum(), lambda lib, x: x.std(), lambda lib, x: lib.std_mean(x, dim=0)[0].sum(),
+              lambda lib, x: lib.std(x, dim=0, correction=0).sum()):
+        grads = []
+        for lib in (torch, ember):
+            x = lib.zeros(4, 3, requires_grad=True)
+            f(lib, x).backward()
+            grads.append(x.grad.numpy())
+        np.testing.assert_array_equal(grads[1], grads[0])
+        assert not np.isnan(grads[1]).any()
+
+
+def test_implicit_gradient_of_a_complex_loss_raises_as_torchs():
+    """neuralop's LpLoss on complex data: torch refuses backward() of a complex scalar without a gradient."""
+    for lib in (torch, ember):
+        z = (lib.randn(3, dtype=lib.complex64, requires_grad=True) ** 2).sum()
+        with pytest.raises(RuntimeError, match='grad can be implicitly created only for real scalar outputs but got '
+                                               f'{lib.__name__}.complex64'):
+            z.backward()
+        assert lib.ones(2, dtype=lib.complex64).sum().requires_grad is False     # nothing to differentiate: no error
+
+
+@pytest.mark.parametrize('dtype', ['float16', 'bfloat16'])
+def test_half_precision_uniform_draws_torchs_values(dtype):
+    """torch computes x * (to - from) + from in float32 with one rounding and gives `from` where the rounded draw
+    reaches `to`: a bf16 Linear (kaiming_uniform_) starts with torch's weights."""
+    for lo, hi in ((-0.1, 0.1), (0., 1.), (0.25, 0.3), (-1 / 3, 0.7)):
+        torch.manual_seed(0)
+        want = torch.empty(50_000, dtype=getattr(torch, dtype)).uniform_(lo, hi).float().numpy()
+        ember.manual_seed(0)
+        got = ember.empty(50_000, dtype=getattr(ember, dtype)).uniform_(lo, hi).float().numpy()
+        np.testing.assert_array_equal(got, want)
+    torch.manual_seed(0)
+    ember.manual_seed(0)
+    np.testing.assert_array_equal(ember.nn.Linear(64, 64, dtype=ember.bfloat16).weight.detach().float().numpy(),
+                                  torch.nn.Linear(64, 64, dtype=torch.bfloat16).weight.detach().float().numpy())
+
+
+def test_parameter_of_a_tensor_subclass_keeps_the_subclass():
+    """torchao's quantize_ assigns nn.Parameter(quantized_weight): torch keeps the subclass (its detach(), flagged
+    _is_param), so the module's forward still dispatches to it."""
+    for lib in (torch, ember):
+        class Sub(lib.Tensor):
+            pass
+        p = lib.nn.Parameter(lib.ones(2).as_subclass(Sub), requires_grad=False)
+        assert type(p) is Sub and isinstance(p, lib.nn.Parameter) and not p.requires_grad
+        assert type(lib.nn.Parameter(lib.nn.Buffer(lib.ones(2)))) is lib.nn.Parameter

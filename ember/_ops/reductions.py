@@ -344,7 +344,9 @@ def _var_backward(grad, self, dim, correction, keepdim):
 
 def _std_backward(grad, self, result, dim, correction, keepdim):
     sizes = tuple(self.shape)
-    g = _keep(grad, sizes, dim, keepdim) / _keep(result, sizes, dim, keepdim)
+    r = _keep(result, sizes, dim, keepdim)
+    # torch zeroes the gradient where the deviation is 0 (a constant input) instead of dividing by it (NaN)
+    g = (_keep(grad, sizes, dim, keepdim) / r).masked_fill(r == 0, 0)
     dof = _dof(sizes, dim, correction)
     return g * (self - self.mean(dim, keepdim=True)) / (dof if dof else 0.0)
 

@@ -108,7 +108,7 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
         if g is None:
             if out.requires_grad and out._a.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not out.dtype.is_floating_point and not out.dtype.is_complex:
+            if out.requires_grad and not out.dtype.is_floating_point:     # complex too: torch wants a real loss
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
             g = _ones_like(out)
         elif tuple(g.shape) != tuple(out.shape):

@@ -40,6 +40,8 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
             data = _F.empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}")
+        if type(data) not in (Tensor, Parameter, Buffer):        # torch's Buffer is a flagged plain Tensor
+            return _custom_parameter(data, requires_grad)
         p = object.__new__(cls)
         p._alias(data)
         p._is_param = True
@@ -66,6 +68,19 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
 
     def __reduce_ex__(self, proto):
         return (_rebuild_parameter, (self.detach(), self.requires_grad))
+
+
+def _custom_parameter(data, requires_grad):
+    """torch's path for a Tensor subclass (torchao's quantized weights, NF4): the tensor's own ``detach()``,
+    flagged ``_is_param`` (so ``isinstance(t, Parameter)`` holds), keeps its type and so its dispatch."""
+    t = data.detach().requires_grad_(requires_grad)
+    if type(t) is not type(data):
+        raise RuntimeError(f"Creating a Parameter from an instance of type {type(data).__name__} requires that "
+                           f"detach() returns an instance of the same type, but return type {type(t).__name__} was "
+                           "found instead. To use the type as a Parameter, please correct the detach() semantics "
+                           "defined by its __torch_dispatch__() implementation.")
+    t._is_param = True
+    return t
 
 
 def _rebuild_parameter(data, requires_grad):

@@ -83,11 +83,15 @@ def uniform(rng, shape, dt, lo=0.0, hi=1.0):
         return _uniform01_f32(rng, math.prod(shape)).reshape(shape)
     x = uniform01(rng, math.prod(shape), dt)
     if dt == np.float64:
-        r = fma64(x, hi - lo, lo)
-    else:                       # from and to in float32 (the opmath type of float16 and bfloat16), and their difference
-        lo_t, hi_t = _f32(lo), _f32(hi)
-        r = x * float(hi_t - lo_t) + float(lo_t)
-    return r.astype(dt).reshape(shape)
+        return fma64(x, hi - lo, lo).reshape(shape)
+    lo_t, hi_t = _f32(lo), _f32(hi)     # from and to in float32 (the opmath type of float16 and bfloat16)
+    r = _fma(x, hi_t - lo_t, lo_t)      # x * (to - from) + from, contracted to one rounding in float32
+    if dt == np.float32:
+        return r.reshape(shape)
+    # rounded to float16/bfloat16 a draw may reach `to`: torch gives `from` then, so results stay in [from, to)
+    r = r.astype(dt)
+    r[r == dt.type(hi)] = dt.type(lo)
+    return r.reshape(shape)
 
 
 def fma64(a, b, c):
