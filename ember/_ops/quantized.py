@@ -17,11 +17,12 @@ clamp range the gradient passes, outside it is zero (the ``mask`` their cachemas
 import numpy as np
 
 from .._core.quantized import QArray
+from .._core.dtype import bool_, int64
 from .._core.dispatch_key import DispatchKey
 from .._core import device as _devmod
 from .._core.tensor_impl import TensorImpl, make_tensor, adopt
 from .._dispatch import dispatcher
-from .._dispatch.ops_namespace import namespace
+from .._dispatch.ops_namespace import namespace, aten
 from .registry import declare
 from .overloads import overloads
 
@@ -220,3 +221,114 @@ METHODS = {
 def install_methods(T):
     for k, v in METHODS.items():
         setattr(T, k, v)
+
+
+# --- fake quantization: float operators with straight-through gradients (kernels: _backends/cpu/fake_quantize) ---
+
+def _fq_check(quant_min, quant_max, zero_point=None):
+    if quant_min > quant_max:
+        raise RuntimeError("`quant_min` should be less than or equal to `quant_max`.")
+    if zero_point is not None and not quant_min <= zero_point <= quant_max:
+        raise RuntimeError("`zero_point` must be between `quant_min` and `quant_max`.")
+
+
+def _fq_meta(self, scale, zero_point, *rest):
+    quant_min, quant_max = rest[-2:]
+    _fq_check(quant_min, quant_max, zero_point if isinstance(zero_point, int) else None)
+    return [(tuple(self.shape), self.dtype), (tuple(self.shape), bool_)]
+
+
+def _fq_channel_meta(self, scale, zero_point, axis, quant_min, quant_max):
+    _fq_check(quant_min, quant_max)
+    if scale.dim() != 1 or zero_point.dim() != 1 or scale.shape[0] != self.shape[axis]:
+        raise RuntimeError("dimensions of scale and zero-point are not consistent with input tensor")
+    return [(tuple(self.shape), self.dtype), (tuple(self.shape), bool_)]
+
+
+def _masked(grad, result1):
+    return grad * result1
+
+
+_FQ = dict(forward='not_implemented', output_differentiability=[True, False], method=False,
+           derivatives={'self': _masked})
+declare('fake_quantize_per_tensor_affine_cachemask(Tensor self, float scale, int zero_point, int quant_min, '
+        'int quant_max) -> (Tensor output, Tensor mask)', meta=_fq_meta, **_FQ)
+declare('_fake_quantize_per_tensor_affine_cachemask_tensor_qparams(Tensor self, Tensor scale, Tensor zero_point, '
+        'Tensor fake_quant_enabled, int quant_min, int quant_max) -> (Tensor output, Tensor mask)',
+        meta=lambda self, scale, zero_point, enabled, qmin, qmax: _fq_meta(self, scale, None, qmin, qmax), **_FQ)
+declare('fake_quantize_per_channel_affine_cachemask(Tensor self, Tensor scale, Tensor zero_point, int axis, '
+        'int quant_min, int quant_max) -> (Tensor output, Tensor mask)', meta=_fq_channel_meta, **_FQ)
+
+
+def _fake_quantize_per_tensor(self, scale, zero_point, quant_min, quant_max):
+    """Quantize and dequantize in float (QAT): ``(clamp(round(x / scale) + zp) - zp) * scale``.
+
+    >>> import ember
+    >>> ember.fake_quantize_per_tensor_affine(ember.tensor([0.04, 0.26, 9.0]), 0.1, 0, 0, 10)
+    tensor([0.0000, 0.3000, 1.0000])
+    """
+    return aten.fake_quantize_per_tensor_affine_cachemask.default(self, scale, zero_point, quant_min, quant_max)[0]
+
+
+def _fake_quantize_per_tensor_tq(self, scale, zero_point, quant_min, quant_max):
+    on = aten.ones.default([1], dtype=int64)
+    return aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams.default(
+        self, scale, zero_point, on, quant_min, quant_max)[0]
+
+
+def _fake_quantize_per_channel(self, scale, zero_point, axis, quant_min, quant_max):
+    return aten.fake_quantize_per_channel_affine_cachemask.default(self, scale, zero_point, axis, quant_min,
+                                                                   quant_max)[0]
+
+
+declare('fake_quantize_per_tensor_affine(Tensor self, float scale, int zero_point, int quant_min, int quant_max) '
+        '-> Tensor', composite=_fake_quantize_per_tensor, method=False)
+declare('fake_quantize_per_tensor_affine.tensor_qparams(Tensor self, Tensor scale, Tensor zero_point, '
+        'int quant_min, int quant_max) -> Tensor', composite=_fake_quantize_per_tensor_tq, method=False)
+overloads('fake_quantize_per_tensor_affine', 'fake_quantize_per_tensor_affine',
+          'fake_quantize_per_tensor_affine.tensor_qparams', method=False)
+declare('fake_quantize_per_channel_affine(Tensor self, Tensor scale, Tensor zero_point, int axis, int quant_min, '
+        'int quant_max) -> Tensor', composite=_fake_quantize_per_channel, method=False)
+
+
+def _learnable_grads(grad, self, scale, zero_point, quant_min, quant_max, grad_factor):
+    return _learnable(grad, self, scale, zero_point, quant_min, quant_max, grad_factor, None)
+
+
+def _learnable(grad, self, scale, zero_point, quant_min, quant_max, grad_factor, axis):
+    """torch's gradients of the learnable fake quantizers (its _fake_quantize_grad_learnable kernels): the input's
+    passes inside the range; the scale's is ``(x_fq - x) / scale`` inside and ``q_min - zp`` / ``q_max - zp``
+    below / above; the zero point's is ``-scale`` outside. Scale's and zero point's are summed per channel."""
+    shape = [1] * self.dim()
+    if axis is None:
+        s, zp = scale.reshape(()), zero_point.reshape(())
+        zp = (zp.float() + 0.5).clamp(quant_min, quant_max).trunc()
+    else:
+        shape[axis] = -1
+        s = scale.reshape(shape)
+        zp = zero_point.float().round().clamp(quant_min, quant_max).reshape(shape)
+    inv = 1.0 / s.float()
+    # torch's kernel rounds fma(x, 1/scale, zp): one rounding of the exact value (float64 holds it) to float32
+    xq = (self.double() * inv.double() + zp.double()).to(self.dtype).round()
+    inside = (xq >= quant_min) & (xq <= quant_max)
+    xfq = (xq.clamp(quant_min, quant_max) - zp) * s
+    outer = aten.where.self(xq < quant_min, quant_min - zp, quant_max - zp)
+    dscale = aten.where.self(inside, (xfq - self) * inv, outer) * grad * grad_factor
+    dzp = aten.where.self(inside, aten.zeros_like.default(grad), -s * grad * grad_factor)
+    dims = [d for d in range(self.dim()) if d != axis]
+    red = (lambda t: t.sum()) if axis is None else (lambda t: t.sum(dims) if dims else t)
+    return grad * inside, red(dscale).reshape(scale.shape), red(dzp).reshape(zero_point.shape)
+
+
+def _learnable_channel_grads(grad, self, scale, zero_point, axis, quant_min, quant_max, grad_factor):
+    return _learnable(grad, self, scale, zero_point, quant_min, quant_max, grad_factor, axis)
+
+
+declare('_fake_quantize_learnable_per_tensor_affine(Tensor self, Tensor scale, Tensor zero_point, int quant_min, '
+        'int quant_max, float grad_factor=1.) -> Tensor', forward='not_implemented', method=False,
+        meta=lambda self, *a: (_fq_check(a[-3], a[-2]), (tuple(self.shape), self.dtype))[1],
+        derivatives={('self', 'scale', 'zero_point'): _learnable_grads})
+declare('_fake_quantize_learnable_per_channel_affine(Tensor self, Tensor scale, Tensor zero_point, int axis, '
+        'int quant_min, int quant_max, float grad_factor=1.) -> Tensor', forward='not_implemented', method=False,
+        meta=lambda self, *a: (_fq_check(a[-3], a[-2]), (tuple(self.shape), self.dtype))[1],
+        derivatives={('self', 'scale', 'zero_point'): _learnable_channel_grads})
