@@ -157,7 +157,7 @@ def __getattr__(name):
     # ember.fx and ember.export are imported on first use (``import torch; torch.fx.symbolic_trace(m)`` works as
     # in torch)
     import importlib
-    if name in ('fx', 'export', '_C', '_dynamo'):
+    if name in ('fx', 'export', '_C', '_dynamo', 'ao', 'quantization'):
         return importlib.import_module(f'ember.{name}')
     if name in ('SymInt', 'SymFloat', 'SymBool'):      # torch.SymInt: the symbolic sizes of ember.fx
         return getattr(importlib.import_module('ember.fx.experimental.symbolic_shapes'), name)
