@@ -104,19 +104,18 @@ class LSTM(nn.Module):
             s += f', bidirectional={self.bidirectional}'
         return s
 
-    def _cell(self, x, h, c, ih, hh):
-        rr = _reduce_range()
-        gates = qops._linear_dynamic_unpacked(x, *ih._weight_bias(), rr) + \
-            qops._linear_dynamic_unpacked(h, *hh._weight_bias(), rr)
-        i, f, g, o = gates.chunk(4, 1)
-        c = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(g)
-        return ember.sigmoid(o) * ember.tanh(c), c
-
     def _run(self, xs, h, c, ih, hh, reverse):
+        """One layer, one direction. As ATen's CPU LSTM, the input projection of the whole sequence is one call, so
+        the input is quantized with one scale for all time steps; the hidden state's, one per step."""
+        rr = _reduce_range()
+        gates_x = qops._linear_dynamic_unpacked(xs, *ih._weight_bias(), rr)
         steps = range(xs.shape[0] - 1, -1, -1) if reverse else range(xs.shape[0])
         outs = [None] * xs.shape[0]
         for t in steps:
-            h, c = self._cell(xs[t], h, c, ih, hh)
+            gates = gates_x[t] + qops._linear_dynamic_unpacked(h, *hh._weight_bias(), rr)
+            i, f, g, o = gates.chunk(4, 1)
+            c = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(g)
+            h = ember.sigmoid(o) * ember.tanh(c)
             outs[t] = h
         return ember.stack(outs), h, c
 
