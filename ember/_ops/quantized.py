@@ -270,13 +270,23 @@ def _fake_quantize_per_tensor(self, scale, zero_point, quant_min, quant_max):
     return aten.fake_quantize_per_tensor_affine_cachemask.default(self, scale, zero_point, quant_min, quant_max)[0]
 
 
+def _not_differentiable(op, **inputs):
+    for name, t in inputs.items():
+        if t.requires_grad:
+            raise RuntimeError(f"The function '{op}' is not differentiable with respect to argument '{name}'. This "
+                               "input cannot have requires_grad True.")
+
+
 def _fake_quantize_per_tensor_tq(self, scale, zero_point, quant_min, quant_max):
-    on = aten.ones.default([1], dtype=int64)
+    _not_differentiable('_fake_quantize_per_tensor_affine_cachemask_tensor_qparams', scale=scale,
+                        zero_point=zero_point)
+    on = aten.ones.default([1], dtype=int64, device=self.device)
     return aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams.default(
         self, scale, zero_point, on, quant_min, quant_max)[0]
 
 
 def _fake_quantize_per_channel(self, scale, zero_point, axis, quant_min, quant_max):
+    _not_differentiable('fake_quantize_per_channel_affine_cachemask', scale=scale, zero_point=zero_point)
     return aten.fake_quantize_per_channel_affine_cachemask.default(self, scale, zero_point, axis, quant_min,
                                                                    quant_max)[0]
 
