@@ -12,7 +12,7 @@ whose key set holds ``QuantizedCPU`` instead of ``CPU``. A QArray holds
 The real value of entry ``q`` is ``(q - zero_point) * scale``. Quantizing computes torch's rounding bit for
 bit: ``nearbyint(fma(x, 1/scale, zero_point))`` in float32 for per-tensor 8-bit types (fbgemm's AVX2 loop), and
 ``nearbyint(x * (1/scale) + zero_point)`` with two float32 roundings for qint32 and per-channel (the scalar
-loop), then clamped to the type's range (ember/_backends/quantized/kernels.py).
+loop), ``zero_point + nearbyint(x * (1/scale))`` to requantize kernel outputs, then clamped to the type's range (ember/_backends/quantized/kernels.py).
 
 Why arrays inside, as for sparse: backends know arrays only (ARCHITECTURE rule 2), so the QuantizedCPU kernels
 in ``ember/_backends/quantized`` take and return QArrays. ``shape``, ``ndim``, ``size``, ``strides``,

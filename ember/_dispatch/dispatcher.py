@@ -441,7 +441,8 @@ def _generate_caller(op, operator=False):
     # one place this differs from torch: ``ember.ops.aten.add.Tensor`` shares the entry point, so a keyword call
     # through the ops namespace says input= where torch's says self= (positional calls, the usual ones, are alike)
     every = '(' + ''.join(f'{_param(a.name)}, ' for a in s.arguments) + ')'    # for NOTE [__torch_function__]
-    deprecated = s.name.rstrip('_') in DEPRECATED_SCALAR_FIRST and s.overload in ('', 'Tensor')
+    deprecated = op.namespace == 'aten' and s.name.rstrip('_') in DEPRECATED_SCALAR_FIRST and \
+        s.overload in ('', 'Tensor')
     allow_numbers = 'pointwise' in op.tags or 'wraps_numbers' in op.tags
     for i, a in enumerate(s.arguments):
         if a.kwarg_only and not seen_kwonly:

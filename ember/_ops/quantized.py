@@ -90,7 +90,7 @@ def _axis_after(name, q, args):
 def _channel_params(q, name, args):
     if name == 'select' and args[0] % q.ndim == q.axis:
         i = args[1]
-        return dict(scale=float(np.float32(q.scale[i])), zero_point=int(q.zero_point[i]))   # torch keeps a float
+        return dict(scale=float(q.scale[i]), zero_point=int(q.zero_point[i]))
     if name == 'slice' and args[0] % q.ndim == q.axis:
         sl = slice(*(None if v is None or abs(v) >= 2 ** 62 else v for v in (args[1], args[2], args[3])))
         return dict(scale=q.scale[sl].copy(), zero_point=q.zero_point[sl].copy())
@@ -100,9 +100,9 @@ def _channel_params(q, name, args):
 def _on_storage(op):
     name = op.schema.name
 
-    def kernel(ks, self, *args, **kwargs):
+    def kernel(ks, self, *args):
         q = self._a
-        r = op(_storage(self), *args, **kwargs)
+        r = op.call_in_schema_order((_storage(self),) + args)
         if q.axis is None:
             return make_quantized(q.with_storage(r._a), self._device)
         params = _channel_params(q, name, args)
@@ -227,7 +227,8 @@ def install_methods(T):
 
 def _fq_check(quant_min, quant_max, zero_point=None):
     if quant_min > quant_max:
-        raise RuntimeError("`quant_min` should be less than or equal to `quant_max`.")
+        # torch's message, with the spaces its C++ line continuation leaves
+        raise RuntimeError("`quant_min` should be less than or         equal to `quant_max`.")
     if zero_point is not None and not quant_min <= zero_point <= quant_max:
         raise RuntimeError("`zero_point` must be between `quant_min` and `quant_max`.")
 
@@ -238,8 +239,16 @@ def _fq_meta(self, scale, zero_point, *rest):
     return [(tuple(self.shape), self.dtype), (tuple(self.shape), bool_)]
 
 
+_SCALAR_NAMES = {'float32': 'Float', 'float64': 'Double', 'bfloat16': 'BFloat16', 'float16': 'Half', 'int32': 'Int',
+                 'int64': 'Long'}
+
+
 def _fq_channel_meta(self, scale, zero_point, axis, quant_min, quant_max):
     _fq_check(quant_min, quant_max)
+    if scale.dtype.name not in ('float32', 'bfloat16'):
+        raise RuntimeError(f"Scale must be Float or BFloat16, found {_SCALAR_NAMES.get(scale.dtype.name)}")
+    if zero_point.dtype.name not in ('int32', 'float32', 'float16', 'bfloat16'):
+        raise RuntimeError(f"Zero-point must be Int32, Float or Half, found {_SCALAR_NAMES.get(zero_point.dtype.name)}")
     if scale.dim() != 1 or zero_point.dim() != 1 or scale.shape[0] != self.shape[axis]:
         raise RuntimeError("dimensions of scale and zero-point are not consistent with input tensor")
     return [(tuple(self.shape), self.dtype), (tuple(self.shape), bool_)]

@@ -2,7 +2,8 @@
 clamp left alone (their gradient passes straight through; NOTE [quantized tensors]).
 
 torch's CPU rounding: ``q = zero_point + nearbyint(x * (1/scale))`` with ``1/scale`` in float32 and the product in
-the input's type, then ``(clamp(q) - zero_point) * scale`` rounded to float32 (for float64 inputs too).
+the input's type, then ``(clamp(q) - zero_point) * scale``, rounded to float32 per tensor (for float64 inputs
+too) and in the input's type per channel.
 """
 import numpy as np
 
@@ -15,13 +16,14 @@ def _along(v, axis, ndim):
     return np.asarray(v).reshape(shape)
 
 
-def _fake(x, scale, zero_point, quant_min, quant_max):
-    """``scale`` and ``zero_point`` are numbers or arrays broadcasting against ``x``."""
+def _fake(x, scale, zero_point, quant_min, quant_max, float_out=True):
+    """``scale`` and ``zero_point`` are numbers or arrays broadcasting against ``x``. ``float_out``: the per-tensor
+    kernel rounds the result to float32 whatever the input's type; the per-channel one computes in the input's."""
     inv = (_F32(1) / np.asarray(scale, _F32)).astype(x.dtype if x.dtype == np.float64 else _F32)
     q = np.rint(x * inv).astype(np.float64) + zero_point
     mask = (q >= quant_min) & (q <= quant_max)
-    out = ((np.clip(q, quant_min, quant_max) - zero_point) * np.asarray(scale, _F32).astype(np.float64)).astype(_F32)
-    return out.astype(x.dtype), mask
+    out = (np.clip(q, quant_min, quant_max) - zero_point) * np.asarray(scale, _F32).astype(np.float64)
+    return (out.astype(_F32) if float_out else out).astype(x.dtype), mask
 
 
 def fake_quantize_per_tensor_affine_cachemask(x, scale, zero_point, quant_min, quant_max):
@@ -44,7 +46,7 @@ def fake_quantize_per_channel_affine_cachemask(x, scale, zero_point, axis, quant
         out = (np.clip(q, quant_min, quant_max) - zp) * _along(np.asarray(scale, _F32), axis, x.ndim)
         return out.astype(x.dtype), mask
     return _fake(x, _along(scale, axis, x.ndim), _along(np.asarray(zero_point, np.int64), axis, x.ndim),
-                 quant_min, quant_max)
+                 quant_min, quant_max, float_out=False)
 
 
 def _learnable_zero_point(zero_point, quant_min, quant_max):

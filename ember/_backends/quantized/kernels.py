@@ -6,8 +6,10 @@ Rounding is torch's x86/fbgemm rounding, bit for bit where the tests could pin i
 
 * quantize (per tensor, 8-bit): ``nearbyint(fma(x, 1/scale, zero_point))`` in float32 (fbgemm's AVX2 loop);
   ``fma`` is exact in float64 here (a float32 product has 48 significant bits), then rounded once to float32;
-* quantize (per channel, qint32) and requantize (kernel outputs): ``zero_point + nearbyint(x * (1/scale))``
-  with the product rounded to float32 (at::vec's and fbgemm's non-legacy scalar loop);
+* quantize (per channel, qint32): ``nearbyint(x * (1/scale) + zero_point)``, product and sum each rounded to
+  float32 (the scalar loop);
+* requantize (kernel outputs): ``zero_point + nearbyint(x * (1/scale))`` with the product rounded to float32
+  (at::vec's and fbgemm's non-legacy loops);
 * dequantize: ``(q - zero_point) * scale`` in float32.
 """
 import math
@@ -33,8 +35,8 @@ def _inv(scale):
 def quantize_array(x, scale, zero_point, dt):
     """torch's per-tensor quantization of float values ``x`` (NOTE [quantized tensors])."""
     x = np.asarray(x, _F32)
-    if dt is qint32:
-        v = np.rint((x * _inv(scale)).astype(_F64) + zero_point)
+    if dt is qint32:        # the scalar loop: product and sum each rounded to float32
+        v = np.rint((x * _inv(scale) + _F32(zero_point)).astype(_F64))
     else:
         v = np.rint((x.astype(_F64) * _F64(_inv(scale)) + zero_point).astype(_F32))
     return _clamp(v, dt)
@@ -47,18 +49,19 @@ def requantize_array(y, scale, zero_point, dt):
 
 
 def choose_qparams(lo, hi, qmin, qmax, reduce_range=False):
-    """fbgemm's ChooseQuantizationParams: (float32 scale, int zero point) covering [lo, hi] and 0."""
+    """ATen's ChooseQuantizationParams: (scale, int zero point) covering [lo, hi] and 0; the scale stays a double
+    (the tensor keeps it), kernels round it to float32 where they use it."""
     if reduce_range:
         qmin, qmax = qmin // 2, qmax // 2
     lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
-    scale = float(_F32((hi - lo) / (qmax - qmin)))
-    if scale == 0.0 or math.isinf(1.0 / float(_F32(scale))):
+    scale = (hi - lo) / (qmax - qmin)
+    if float(_F32(scale)) == 0.0 or math.isinf(float(_F32(1.0) / _F32(scale))):
         scale = 0.1
     zp_min, zp_max = qmin - lo / scale, qmax - hi / scale
     err_min, err_max = abs(qmin) - abs(lo / scale), abs(qmax) - abs(hi / scale)
     zp = zp_min if err_min < err_max else zp_max
     zp = qmin if zp < qmin else qmax if zp > qmax else int(np.rint(zp))
-    return float(_F32(scale)), int(zp)
+    return scale, int(zp)
 
 
 # --- making and reading quantized arrays ---------------------------------------------------------------
@@ -90,7 +93,7 @@ def quantize_per_channel(x, scales, zero_points, axis, dtype):
     s = np.asarray(scales, _F64)
     zp = np.asarray(zero_points).astype(np.int64)
     inv = (_F32(1) / s.astype(_F32)).reshape(shape)
-    v = np.rint((np.asarray(x, _F32) * inv).astype(_F64) + zp.reshape(shape))
+    v = np.rint((np.asarray(x, _F32) * inv + zp.reshape(shape).astype(_F32)).astype(_F64))
     return QArray(_clamp(v, dtype), dtype, s.copy(), zp.copy(), int(axis))
 
 

@@ -103,7 +103,7 @@ def choose_qparams(lo, hi, qmin, qmax, preserve_sparsity=False):
     f32 = lambda v: ember.tensor(v, dtype=ember.float32).item()     # noqa: E731  (C++ float arithmetic)
     lo, hi = min(f32(lo), 0.0), max(f32(hi), 0.0)
     if preserve_sparsity and lo < 0 < hi:
-        sym_min, sym_max = -((qmax - qmin) / 2 + 1), (qmax - qmin) / 2
+        sym_min, sym_max = -((qmax - qmin) // 2 + 1), (qmax - qmin) // 2      # integer halves, as ATen
         m = max(abs(lo / sym_min), abs(hi / sym_max))
         lo, hi = f32(m * sym_min), f32(m * sym_max)
     scale = (hi - lo) / (qmax - qmin)
