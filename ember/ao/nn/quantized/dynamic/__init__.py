@@ -83,6 +83,8 @@ class LSTM(nn.Module):
         self.dropout, self.bidirectional, self.dtype = float(dropout), bidirectional, dtype
         self.version = 2
         self._all_weight_values = nn.ModuleList()
+        # torch's constructor starts from a float LSTM's initial weights, quantized
+        self._pack(nn.LSTM(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional), None)
 
     def _get_name(self):
         return 'DynamicQuantizedLSTM'
@@ -153,13 +155,18 @@ class LSTM(nn.Module):
             raise AssertionError("nn.quantized.dynamic.LSTM.from_float only works for nn.LSTM")
         q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first, mod.dropout,
                 mod.bidirectional)
-        qconfig = getattr(mod, 'qconfig', None)
+        q._pack(mod, getattr(mod, 'qconfig', None))
+        return q
+
+    def _pack(self, mod, qconfig):
+        """Quantize a float LSTM's weights (per tensor, qint8) into ``_all_weight_values``: w_ih, w_hh per layer
+        and direction, each with its float bias."""
+        self._all_weight_values = nn.ModuleList()
         for layer in range(mod.num_layers):
-            for sfx in ([''] + (['_reverse'] if mod.bidirectional else [])):
+            for sfx in [''] + (['_reverse'] if mod.bidirectional else []):
                 for kind in ('ih', 'hh'):
                     w = getattr(mod, f'weight_{kind}_l{layer}{sfx}')
                     b = getattr(mod, f'bias_{kind}_l{layer}{sfx}') if mod.bias else None
                     p = LinearPackedParams(ember.qint8)
                     p.set_weight_bias(_observed_weight(w, qconfig), None if b is None else b.detach().float())
-                    q._all_weight_values.append(p)
-        return q
+                    self._all_weight_values.append(p)
