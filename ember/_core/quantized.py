@@ -83,6 +83,14 @@ class QArray:
                       self.zero_point if zero_point is None else zero_point,
                       (self.axis if axis is None else axis) if per_channel else None, self.scheme)
 
+    def zero_points(self):
+        """The zero point in the storage's type, broadcasting against it (per channel: along the axis)."""
+        if self.axis is None:
+            return self.int_repr.dtype.type(self.zero_point)
+        shape = [1] * self.int_repr.ndim
+        shape[self.axis] = -1
+        return np.asarray(self.zero_point).astype(self.int_repr.dtype).reshape(shape)
+
     def dequantize(self):
         """float32 values, as torch's dequantize computes them: ``(q - zero_point) * scale`` in float32."""
         q = self.int_repr.astype(np.float32)

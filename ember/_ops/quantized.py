@@ -135,6 +135,15 @@ def register_storage_ops():
         op.register(DispatchKey.QuantizedCPU, _on_storage(op))
     ops['aten::clone'].register(DispatchKey.QuantizedCPU, _clone)
     ops['aten::cat'].register(DispatchKey.QuantizedCPU, _cat)
+    ops['aten::relu_'].register(DispatchKey.QuantizedCPU, _relu_)
+
+
+def _relu_(ks, self):
+    """In-place ReLU of a quantized tensor (nn.ReLU(inplace=True)): integers below the zero point become it."""
+    q = self._a
+    np.maximum(q.int_repr, q.zero_points(), out=q.int_repr)
+    self._vc[0] += 1        # NOTE [version counter]
+    return self
 
 
 # --- declarations: quantized tensors (QuantizedCPU kernels in ember/_backends/quantized) ---------------------

@@ -251,7 +251,7 @@ def relu6(q, inplace=False):
 
 
 def relu(q):
-    return q.with_storage(np.maximum(q.int_repr, q.int_repr.dtype.type(q.zero_point)))
+    return q.with_storage(np.maximum(q.int_repr, q.zero_points()))
 
 
 def equal(a, b):
