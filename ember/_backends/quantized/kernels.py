@@ -275,25 +275,41 @@ def adaptive_avg_pool2d(q, output_size):
     return q.with_storage(_clamp(np.rint(out), q.qdtype))
 
 
+def _pool_out(size, k, s, p, d, ceil_mode):
+    """Output length of a pooling window (torch's rule: with ceil_mode, the last window starts inside the input)."""
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
 def max_pool2d(q, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
-    k = tuple(kernel_size) * (2 // len(kernel_size))
-    s = tuple(stride or k) * (2 // len(stride or k))
-    p = tuple(padding) * (2 // len(padding))
-    d = tuple(dilation) * (2 // len(dilation))
-    lo = RANGE[q.qdtype][0]
+    """The maximum of the integers per window (dequantization is monotone), padding never chosen."""
+    two = lambda v: tuple(v) * (2 // len(v))        # noqa: E731
+    k, p, d = two(kernel_size), two(padding), two(dilation)
+    s = two(stride or k)
     v = q.int_repr
     squeeze = v.ndim == 3
     v = v[None] if squeeze else v
-    cols, oh, ow = _im2col(v.astype(np.int64), k[0], k[1], s, p, d, lo)
-    out = cols.max(axis=(2, 3)).astype(v.dtype)
+    h, w = v.shape[-2:]
+    oh, ow = (_pool_out(n, k[i], s[i], p[i], d[i], ceil_mode) for i, n in enumerate((h, w)))
+    extra = [max(0, (o - 1) * s[i] + d[i] * (k[i] - 1) + 1 - (n + 2 * p[i]))      # ceil_mode's last windows
+             for i, (o, n) in enumerate(((oh, h), (ow, w)))]
+    lo = RANGE[q.qdtype][0]
+    x = np.pad(v.astype(np.int64), ((0, 0), (0, 0), (0, extra[0]), (0, extra[1])), constant_values=lo)
+    cols, _, _ = _im2col(x, k[0], k[1], s, p, d, lo)
+    out = cols.max(axis=(2, 3))[..., :oh, :ow].astype(v.dtype)
     return q.with_storage(out[0] if squeeze else out)
 
 
 KERNELS = {
     'dequantize.self': dequantize, 'dequantize.tensors': dequantize_tensors, 'int_repr': int_repr,
     'q_per_channel_scales': q_per_channel_scales, 'q_per_channel_zero_points': q_per_channel_zero_points,
-    'quantized::add': lambda a, b, s, z: q_add(a, b, s, z), 'quantized::add_relu': lambda a, b, s, z: q_add(a, b, s, z, True),
-    'quantized::mul': lambda a, b, s, z: q_mul(a, b, s, z), 'quantized::mul_relu': lambda a, b, s, z: q_mul(a, b, s, z, True),
+    'quantized::add': lambda a, b, s, z: q_add(a, b, s, z),
+    'quantized::add_relu': lambda a, b, s, z: q_add(a, b, s, z, True),
+    'quantized::mul': lambda a, b, s, z: q_mul(a, b, s, z),
+    'quantized::mul_relu': lambda a, b, s, z: q_mul(a, b, s, z, True),
     'quantized::cat': q_cat, 'quantized::_linear_unpacked': linear, 'quantized::_linear_relu_unpacked': linear_relu,
     'quantized::_conv2d_unpacked': conv2d, 'quantized::_conv2d_relu_unpacked': conv2d_relu,
     'quantized::_linear_dynamic_unpacked': linear_dynamic,     # a float input and a quantized weight
