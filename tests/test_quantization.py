@@ -189,6 +189,7 @@ def test_quantized_elementwise_ops():
     for f in (lambda lib, q: lib.nn.functional.relu(q), lambda lib, q: lib.relu(q),
               lambda lib, q: lib.nn.functional.max_pool2d(q, 2),           # quantized_max_pool2d
               lambda lib, q: lib.nn.functional.max_pool2d(q, 3, 1, 1),
+              lambda lib, q: lib.nn.functional.max_pool2d(q, 3, 2, 1, ceil_mode=True),
               lambda lib, q: lib.nn.functional.adaptive_avg_pool2d(q, (1, 1)),
               lambda lib, q: lib.ops.quantized.relu6(q, False),             # quantized_relu6
               lambda lib, q: lib.ops.quantized.hardswish(q, 0.01, 30)):    # quantized_hardswish
@@ -590,3 +591,10 @@ def test_flow_quantization_aware_training():
     # training in float32 drifts by rounding: the convolution's integers may differ by one quantum
     assert np.abs(_ir(res[0][2][1]) - _ir(res[1][2][1])).max() <= 1
     np.testing.assert_allclose(res[1][3], res[0][3], atol=0.1)
+
+
+def test_saving_quantized_tensors_is_refused_clearly():
+    import io
+    q = ember.quantize_per_tensor(ember.ones(3), 0.1, 0, ember.quint8)
+    with pytest.raises(NotImplementedError, match='int_repr'):
+        ember.save(q, io.BytesIO())
