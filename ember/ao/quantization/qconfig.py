@@ -6,7 +6,7 @@ from ember import nn
 from .observer import (default_observer, default_weight_observer, default_debug_observer,
                        default_per_channel_weight_observer, default_dynamic_quant_observer, PlaceholderObserver,
                        default_placeholder_observer, default_float_qparams_observer, HistogramObserver,
-                       MovingAverageMinMaxObserver, NoopObserver)
+                       MovingAverageMinMaxObserver)
 from .fake_quantize import (FakeQuantize, FusedMovingAvgObsFakeQuantize, default_fake_quant,
                             default_weight_fake_quant, default_dynamic_fake_quant,
                             default_per_channel_weight_fake_quant, default_fused_act_fake_quant,
