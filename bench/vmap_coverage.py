@@ -22,6 +22,8 @@ def fallback_operators():
             continue        # factories: nothing to batch (the random ones have kernels of their own)
         if sparse & d.op.kernels.keys() and not dense & d.op.kernels.keys():
             continue        # runs on sparse tensors only, which vmap does not batch (as torch's)
+        if 'quantized' in d.tags:
+            continue        # makes or takes quantized tensors, which vmap does not batch either (as torch's)
         if rule_for(d)[0] is None:
             out.append(d.op.schema.full_name)
     return sorted(out)

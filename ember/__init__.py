@@ -32,6 +32,8 @@ uint8 = uint8
 from ._core.memory_format import (memory_format, contiguous_format, preserve_format, channels_last,  # noqa: E402
                                   channels_last_3d)
 from ._core.coo import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc
+from ._core.quantized import (qscheme, per_tensor_affine, per_channel_affine, per_tensor_symmetric,  # noqa: E402
+                              per_channel_symmetric, per_channel_affine_float_qparams)
 
 # operator declarations (the table), then the backends' kernels, then autograd's kernels
 from ._ops import load_all as _load_ops
@@ -42,6 +44,10 @@ _reg_cpu()
 _reg_meta()
 from ._backends.sparse import register_all as _reg_sparse
 _reg_sparse()
+from ._backends.quantized import register_all as _reg_quantized     # NOTE [quantized tensors]
+_reg_quantized()
+from ._ops.quantized import register_storage_ops as _reg_quantized_storage
+_reg_quantized_storage()
 from ._core.device import LOADERS as _loaders     # NOTE [backend loaders]: CUDA on CuPy loads on first use
 from ._backends import cuda as _cuda_backend
 _loaders['cuda'] = _cuda_backend.load
@@ -151,7 +157,7 @@ def __getattr__(name):
     # ember.fx and ember.export are imported on first use (``import torch; torch.fx.symbolic_trace(m)`` works as
     # in torch)
     import importlib
-    if name in ('fx', 'export', '_C', '_dynamo'):
+    if name in ('fx', 'export', '_C', '_dynamo', 'ao', 'quantization'):
         return importlib.import_module(f'ember.{name}')
     if name in ('SymInt', 'SymFloat', 'SymBool'):      # torch.SymInt: the symbolic sizes of ember.fx
         return getattr(importlib.import_module('ember.fx.experimental.symbolic_shapes'), name)
@@ -183,6 +189,8 @@ from ._ops.sparse import install_methods as _install_sparse
 _install_sparse(Tensor)
 from ._ops.sparse_compressed import install_methods as _install_compressed
 _install_compressed(Tensor)
+from ._ops.quantized import install_methods as _install_quantized
+_install_quantized(Tensor)
 from . import sparse  # noqa: E402  torch.sparse
 from . import func  # noqa: E402  torch.func: composable transforms (a front end on autograd)
 from .func import vmap  # noqa: E402  torch.vmap

@@ -186,6 +186,8 @@ def _tensor_repr(t, prefix):
         return _sparse_repr(t)
     if t._a.__class__.__name__ == 'CompressedArray':
         return _compressed_repr(t, prefix)
+    if t._a.__class__.__name__ == 'QArray':
+        return _quantized_repr(t, prefix)
     indent = len(prefix)
     suffixes = []
     dt = t._dtype
@@ -230,6 +232,20 @@ def _add_suffixes(text, suffixes, indent, force_newline=False):
             last += len(s) + 2
     parts.append(')')
     return ''.join(parts)
+
+
+def _quantized_repr(t, prefix):
+    """torch's form: the dequantized values, then size, dtype and the quantizer (NOTE [quantized tensors])."""
+    from ._creation import tensor as _t
+    a, indent = t._a, len(prefix)
+    body = '[]' if a.size == 0 else _data_str(a.dequantize(), indent)
+    suffixes = [f'size={tuple(a.shape)}', f'dtype={t._dtype}', f'quantization_scheme={a.scheme}']
+    if a.axis is None:
+        suffixes += [f'scale={a.scale}', f'zero_point={a.zero_point}']
+    else:
+        suffixes += [f'scale={tensor_repr(_t(a.scale))}', f'zero_point={tensor_repr(_t(a.zero_point))}',
+                     f'axis={a.axis}']
+    return _add_suffixes(prefix + body, suffixes, indent)
 
 
 def _sparse_repr(t):

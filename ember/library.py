@@ -89,7 +89,10 @@ class Library:
         key = _key(dispatch_key)
         if fn is not None:
             check_signature(op, fn, key, with_keyset)
-        if key in _SPARSE_KEYS or (key in _BACKENDS and 'sparse' in op.tags):
+        if key is DispatchKey.QuantizedCPU or (key in _BACKENDS and 'quantized' in op.tags):
+            from ._ops.quantized import quantized_kernel    # QArrays in or out (NOTE [quantized tensors])
+            kernel = quantized_kernel(op, fn)
+        elif key in _SPARSE_KEYS or (key in _BACKENDS and 'sparse' in op.tags):
             from ._ops.sparse import sparse_kernel      # COO or compressed arrays in or out (NOTE [sparse COO layout])
             kernel = sparse_kernel(op, fn, key)
         elif key in _BACKENDS:

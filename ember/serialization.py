@@ -175,6 +175,9 @@ def _tensor_reduce_args(t):
         raise RuntimeError("Cannot save a meta tensor: it has no data")
     if t.layout is not _strided:
         return _REBUILD_SPARSE, (t.layout, _sparse_data(t))
+    if t.is_quantized:      # NOTE [quantized tensors]: torch's _rebuild_qtensor is not provided
+        raise NotImplementedError("ember.save of quantized tensors is not supported: save q.int_repr() with "
+                                  "q.q_scale() and q.q_zero_point() (or the per-channel parameters) instead")
     storage = t.untyped_storage()
     args = (_StorageRef(storage, t.dtype), t.storage_offset(), tuple(t.shape), t.stride(),
             bool(t.requires_grad), _ORDERED_DICT())

@@ -39,7 +39,7 @@ def test_kernel_modules_know_arrays_only():
     allowed_roots = {'numpy', 'math', 'functools', 'itertools', 'operator', 'warnings', 'ml_dtypes',
                      'os', 'sys', 'threading', '_thread', 'contextvars', 'ctypes', 'time'}   # stdlib: _parallel, _blas, _process, _split
     checked = 0
-    for sub in ('cpu', 'sparse', 'cuda'):
+    for sub in ('cpu', 'sparse', 'cuda', 'quantized'):
         for path in _py_files(os.path.join(EMBER, '_backends', sub)):
             if os.path.basename(path) == '__init__.py':
                 continue      # the registration glue, which calls ember.library
@@ -50,6 +50,8 @@ def test_kernel_modules_know_arrays_only():
                 # Meta's MetaArray); the compressed kernels reuse the COO ones
                 ok = ok or (sub == 'sparse' and level == 3 and mod in ('_core.coo', '_core.compressed'))
                 ok = ok or (sub == 'sparse' and level == 1 and mod == 'kernels')
+                # the quantized kernels take and return QArrays (NOTE [quantized tensors]) and read the quantized dtypes
+                ok = ok or (sub == 'quantized' and level == 3 and mod in ('_core.quantized', '_core.dtype'))
                 ok = ok or (sub == 'cuda' and level == 0 and mod == 'cupy')      # the CUDA backend's array module
                 assert ok, f'{path} imports {"." * level}{mod}'     # level 1: a helper of this backend
     assert checked > 10
@@ -68,7 +70,7 @@ def test_front_end_uses_public_api_only():
     profiler, the recorder in ember.autograd.profiler, as torch.profiler builds on torch.autograd.profiler)."""
     checked = 0
     for pkg in ('nn', 'optim', 'utils', 'vision', 'distributions', 'distributed', 'fx', 'export', 'onnx', 'profiler',
-                'func'):
+                'func', 'ao', 'quantization'):
         for path in _py_files(os.path.join(EMBER, pkg)):
             rel = os.path.relpath(path, EMBER)
             checked += 1

@@ -32,6 +32,10 @@ TESTED_THROUGH = {
        for t in ('', '_tensor')},
     '_pow_tensor_scalar': 'pow', '_pow_scalar': 'pow', '_arange_start': 'arange', '_arange_start_step': 'arange',
     '_empty_memory_format': 'empty',
+    # fake quantization's primitives (output and mask), tested through the composites torch defines over them
+    'fake_quantize_per_tensor_affine_cachemask': 'fake_quantize_per_tensor_affine',
+    '_fake_quantize_per_tensor_affine_cachemask_tensor_qparams': 'fake_quantize_per_tensor_affine',
+    'fake_quantize_per_channel_affine_cachemask': 'fake_quantize_per_channel_affine',
     **{f'{m}_pad{k}d': 'pad' for m in ('reflection', 'replication') for k in (1, 2, 3)},   # pad's reflect, replicate
     # backward primitives, tested through the gradients of their forward ops
     'gelu_backward': 'nn.functional.gelu', 'silu_backward': 'nn.functional.silu', 'tanh_backward': 'tanh',
@@ -86,6 +90,25 @@ def test_foreach_operators_are_tested_in_test_foreach():
     assert sorted(TESTED_IN_FOREACH) == sorted(n for n in DECLS if n.startswith('_foreach_'))
 
 
+# quantized tensors' operators (NOTE [quantized tensors]): their inputs or results are quantized tensors, which the
+# generic OpInfo tests do not make, so tests/test_quantization.py compares each with torch (each name appears there)
+TESTED_IN_QUANTIZATION = (
+    'quantize_per_tensor', 'quantize_per_tensor_dynamic', 'quantize_per_channel', '_make_per_tensor_quantized_tensor',
+    '_make_per_channel_quantized_tensor', 'dequantize', 'int_repr', 'q_per_channel_scales',
+    'q_per_channel_zero_points', 'quantized_add', 'quantized_add_relu', 'quantized_mul', 'quantized_mul_relu',
+    'quantized_cat', 'quantized_hardswish', 'quantized_relu6', 'quantized_max_pool2d', 'quantized_linear_unpacked',
+    'quantized_linear_relu_unpacked', 'quantized_conv2d_unpacked', 'quantized_conv2d_relu_unpacked',
+    'quantized_linear_dynamic_unpacked')
+
+
+def test_quantized_operators_are_tested_in_test_quantization():
+    import os
+    src = open(os.path.join(os.path.dirname(__file__), 'test_quantization.py')).read()
+    assert [n for n in TESTED_IN_QUANTIZATION if n not in src] == []
+    from ember._ops.registry import DECLS as D
+    assert sorted(n for n, d in D.items() if 'quantized' in d.tags) == sorted(TESTED_IN_QUANTIZATION)
+
+
 # Tensor.item() of a tensor without data (a wrapper subclass): tests/test_tensor_subclasses.py compares with torch
 TESTED_IN_SUBCLASSES = ('_local_scalar_dense',)
 
@@ -134,7 +157,8 @@ def test_every_declared_operator_has_a_record():
                 or _norm(name).replace('fft_', '') in records:
             continue
         if name in TESTED_IN_SPARSE or name in TESTED_IN_SPARSE_CSR or name in TESTED_IN_SUBCLASSES or \
-                name in TESTED_IN_USERS_GAPS or name in TESTED_IN_FOREACH or name in TESTED_IN_FUSED_OPTIM:
+                name in TESTED_IN_USERS_GAPS or name in TESTED_IN_FOREACH or name in TESTED_IN_FUSED_OPTIM or \
+                name in TESTED_IN_QUANTIZATION:
             continue
         target = TESTED_THROUGH.get(name)
         if target is not None and (target in OPS or _norm(target) in records):

@@ -17,8 +17,9 @@ from _harness import materialize, to_lib, call, flat
 
 
 # a floating input that torch declares non-differentiable (total_weight) cannot require grad, and this test
-# makes every floating input require grad; their gradients are tested in test_nn_loss.py
-NOT_ALL_DIFFERENTIABLE = {'nll_loss_backward', 'nll_loss2d_backward'}
+# makes every floating input require grad; their gradients are tested in test_nn_loss.py (fake quantization's
+# scale, in test_quantization.py)
+NOT_ALL_DIFFERENTIABLE = {'nll_loss_backward', 'nll_loss2d_backward', 'fake_quantize_per_channel_affine'}
 
 
 def _cases():

@@ -29,6 +29,9 @@ _SLOW = {
     'conv_transpose3d': {'aten::convolution'},
     'convolution': {'aten::convolution'},
     'embedding_renorm': {'aten::embedding_renorm'},
+    # batched quantization parameters (one scale per sample): per sample; a shared scale has a rule
+    'fake_quantize_per_channel_affine': {'aten::fake_quantize_per_channel_affine_cachemask'},
+    'fake_quantize_per_tensor_affine': {'aten::_fake_quantize_per_tensor_affine_cachemask_tensor_qparams'},
     'histc': {'aten::histc'},
     'index': {'aten::index.Tensor'},
     'index_put': {'aten::index_put'},

@@ -15,32 +15,35 @@ class DispatchKey(enum.IntEnum):
     Meta = 2
     CUDA = 3
     CPU = 4
+    # quantized tensors over a CPU backend (NOTE [quantized tensors] in _core/quantized.py): torch's QuantizedCPU,
+    # above the dense backends and below every transformation, as the sparse layouts
+    QuantizedCPU = 5
     # a sparse layout over a CPU backend: above the dense backends, below every transformation (as in torch)
-    SparseCPU = 5
+    SparseCPU = 6
     # the compressed sparse layouts (CSR, CSC) over a CPU backend: torch's SparseCsrCPU, just above SparseCPU
     # (NOTE [sparse compressed layout] in _core/compressed.py)
-    SparseCsrCPU = 6
+    SparseCsrCPU = 7
     # Tensor subclasses that define __torch_dispatch__ (NOTE [tensor subclasses] in _dispatch/subclasses.py): below
     # Autograd and vmap, above the backends, as torch's Python key: autograd records on the subclass instance and the
     # subclass sees the aten operators, with what they decompose into
-    PythonSubclass = 7
+    PythonSubclass = 8
     # marks outputs as inference tensors (in the thread-local include set while inference_mode is on)
-    InferenceMode = 8
+    InferenceMode = 9
     # vmap: set on BatchedTensors (NOTE [vmap] in _functorch/batching.py); below Autograd, so autograd records the
     # per-sample (logical) computation and its formulas run batched again (vmap(grad(f)))
-    FuncTorchBatched = 9
+    FuncTorchBatched = 10
     # transformations
-    Autograd = 10
-    AutocastCPU = 11
-    AutocastCUDA = 12
+    Autograd = 11
+    AutocastCPU = 12
+    AutocastCUDA = 13
     # forward-mode AD: set on tensors that carry a tangent (NOTE [forward AD] in autograd/forward.py); above Autograd,
     # so the primal result has its history before the tangent formula (which may read it) runs
-    ForwardAD = 13
-    Python = 14           # Python dispatch modes (tracing, profiling, fake tensors)
+    ForwardAD = 14
+    Python = 15           # Python dispatch modes (tracing, profiling, fake tensors)
     # torch function modes (torch.overrides.TorchFunctionMode), and Tensor subclasses that define __torch_function__:
     # above every other key, so a mode or a subclass sees the public call before any transformation runs, as torch's
     # see its Python API (NOTE [torch function modes], NOTE [tensor subclasses])
-    PythonTorchFunction = 15
+    PythonTorchFunction = 16
     # alias keys: never in a key set, only in kernel tables
     CompositeExplicitAutograd = 20   # a kernel that works for every backend, below Autograd
     CompositeImplicitAutograd = 21   # a decomposition into other ops; autograd comes for free

@@ -48,6 +48,7 @@ _CIA = DispatchKey.CompositeImplicitAutograd
 _CEA = DispatchKey.CompositeExplicitAutograd
 _SPARSE = DispatchKey.SparseCPU
 _SPARSE_CSR = DispatchKey.SparseCsrCPU
+_QUANTIZED = DispatchKey.QuantizedCPU
 
 
 class _DispatchState(threading.local):
@@ -195,8 +196,8 @@ class OpOverload:
             k = self.kernels.get(_CIA)
             if k is not None:
                 return k, _CIA
-            if key is _SPARSE or key is _SPARSE_CSR:    # layout keys: CompositeExplicitAutograd kernels assume
-                break                                   # strided arrays
+            if key is _SPARSE or key is _SPARSE_CSR or key is _QUANTIZED:   # CompositeExplicitAutograd kernels
+                break                                   # assume strided arrays of real values
             if key in _BACKEND_SET:
                 k = self.kernels.get(_CEA)
                 if k is not None:
@@ -232,6 +233,8 @@ def _backend_name(ks):
         return 'SparseCsrCPU'
     if ks >> int(_SPARSE) & 1:
         return 'SparseCPU'
+    if ks >> int(_QUANTIZED) & 1:
+        return 'QuantizedCPU'
     for k in BACKEND_KEYS:
         if ks >> int(k) & 1:
             try:
@@ -438,7 +441,8 @@ def _generate_caller(op, operator=False):
     # one place this differs from torch: ``ember.ops.aten.add.Tensor`` shares the entry point, so a keyword call
     # through the ops namespace says input= where torch's says self= (positional calls, the usual ones, are alike)
     every = '(' + ''.join(f'{_param(a.name)}, ' for a in s.arguments) + ')'    # for NOTE [__torch_function__]
-    deprecated = s.name.rstrip('_') in DEPRECATED_SCALAR_FIRST and s.overload in ('', 'Tensor')
+    deprecated = op.namespace == 'aten' and s.name.rstrip('_') in DEPRECATED_SCALAR_FIRST and \
+        s.overload in ('', 'Tensor')
     allow_numbers = 'pointwise' in op.tags or 'wraps_numbers' in op.tags
     for i, a in enumerate(s.arguments):
         if a.kwarg_only and not seen_kwonly:

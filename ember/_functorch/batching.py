@@ -268,6 +268,24 @@ def _same_shape_rule(op):
     return rule
 
 
+def _elementwise_self_rule(op, axis_arg=None):
+    """Elementwise in ``self`` with per-tensor (or per-channel, along ``axis_arg``) parameters that the samples share
+    (fake quantization): the physical tensor, the channel axis moved past the batch; batched parameters run per
+    sample."""
+    names = [a.name for a in op.schema.arguments]
+    ax = names.index(axis_arg) if axis_arg else None
+
+    def rule(level, args):
+        if any(unwrap(a, level) is not None for a in args[1:] if isinstance(a, TensorImpl)):
+            return _fallback(op, level, args)
+        new = list(args)
+        new[0] = unwrap(args[0], level)
+        if ax is not None:
+            new[ax] = args[ax] % max(args[0].dim(), 1) + 1
+        return _wrap_out(op.call_in_schema_order(new), level)
+    return rule
+
+
 def _item_rule(level, args):
     raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling "
                        ".item() on a Tensor, please try to rewrite what you're doing with other operations.")
@@ -657,6 +675,11 @@ def rule_for(decl):
         return _same_shape_rule(op), 'same'
     if name == '_local_scalar_dense':
         return _item_rule, 'error'
+    if name in ('fake_quantize_per_tensor_affine_cachemask', '_fake_quantize_per_tensor_affine_cachemask_tensor_qparams',
+                '_fake_quantize_learnable_per_tensor_affine'):
+        return _elementwise_self_rule(op), 'pointwise'
+    if name in ('fake_quantize_per_channel_affine_cachemask', '_fake_quantize_learnable_per_channel_affine'):
+        return _elementwise_self_rule(op, 'axis'), 'dims'
     if name in _MATMUL:
         return _matmul_rule(op), 'matmul'
     if name == 'linear':

@@ -312,6 +312,8 @@ class SavedVariable:
                 f"gradient, with ember.autograd.set_detect_anomaly(True).")
         if self.is_output:
             out = _strip_grad_fn(t)
+            if not self.requires_grad:      # an output without gradient (a mask, indices): no history to attach
+                return out
             src = self.fw_ref() if self.fw_ref is not None else None
             if src is not None and src._fw is not None:
                 out._fw, out._keys = src._fw, out._keys | (src._keys & FORWARD_AD_BIT)

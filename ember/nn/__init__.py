@@ -15,3 +15,11 @@ from . import init, utils
 from . import modules
 from . import parallel  # noqa: E402  torch.nn.parallel (CPU-only answers)
 from .parallel import DataParallel  # noqa: E402
+
+
+def __getattr__(name):
+    # torch.nn.quantized, torch.nn.intrinsic, torch.nn.qat: ember.ao.nn's packages, imported on first use
+    if name in ('quantized', 'intrinsic', 'qat'):
+        import importlib
+        return importlib.import_module(f'ember.nn.{name}')
+    raise AttributeError(f"module 'ember.nn' has no attribute '{name}'")

@@ -109,8 +109,16 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     tensor([[[[ 5.,  7.],
               [13., 15.]]]])
     """
+    if input.is_quantized and not return_indices:      # torch's quantized max pool: the integers' maximum
+        k = _pair_list(kernel_size)
+        return ember.ops.quantized.max_pool2d(input, k, _pair_list(stride) if stride else k, _pair_list(padding),
+                                              _pair_list(dilation), ceil_mode)
     out, idx = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return (out, idx) if return_indices else out
+
+
+def _pair_list(v):
+    return [int(x) for x in v] if isinstance(v, (tuple, list)) else [int(v), int(v)]
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,

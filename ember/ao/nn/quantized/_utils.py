@@ -1,0 +1,47 @@
+"""Helpers of the quantized modules: weight quantization from an observer, torch's module names."""
+import ember
+
+_PER_TENSOR = (ember.per_tensor_symmetric, ember.per_tensor_affine)
+_PER_CHANNEL = (ember.per_channel_symmetric, ember.per_channel_affine)
+
+
+def _quantize_weight(float_wt, observer):
+    """``float_wt`` quantized with the parameters ``observer`` computed (torch's _quantize_weight)."""
+    scale, zp = observer.calculate_qparams()
+    if observer.qscheme in _PER_TENSOR:
+        return ember.quantize_per_tensor(float_wt, float(scale), int(zp), ember.qint8)
+    if observer.qscheme in _PER_CHANNEL:
+        return ember.quantize_per_channel(float_wt, scale.to(ember.float64), zp.to(ember.int64), observer.ch_axis,
+                                          ember.qint8)
+    if observer.qscheme == ember.per_channel_affine_float_qparams:
+        return ember.quantize_per_channel(float_wt, scale.to(ember.float32), zp.to(ember.float32),
+                                          observer.ch_axis, observer.dtype)
+    raise ValueError(f"Unexpected qscheme {observer.qscheme}")
+
+
+def _activation_qparams(mod):
+    scale, zp = mod.activation_post_process.calculate_qparams()
+    return float(scale), int(zp)
+
+
+def _weight_observer(mod, weight_post_process=None):
+    """The weight's observer, having seen the weight (the qconfig's or, after QAT, the module's fake quantizer)."""
+    obs = weight_post_process if weight_post_process is not None else mod.qconfig.weight()
+    obs(mod.weight)
+    return obs
+
+
+def _hide_children_repr(self, hidden):
+    """torch's repr of a quantized layer: its extra_repr and children, without the packed parameters."""
+    extra = self.extra_repr().split('\n') if self.extra_repr() else []
+    children = []
+    for key, module in self._modules.items():
+        if isinstance(module, hidden):
+            continue
+        text = repr(module).replace('\n', '\n  ')
+        children.append(f'({key}): {text}')
+    lines = extra + children
+    body = ''
+    if lines:
+        body = extra[0] if len(extra) == 1 and not children else '\n  ' + '\n  '.join(lines) + '\n'
+    return f'{self._get_name()}({body})'
