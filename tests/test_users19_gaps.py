@@ -152,3 +152,12 @@ def test_parameter_of_a_tensor_subclass_keeps_the_subclass():
         p = lib.nn.Parameter(lib.ones(2).as_subclass(Sub), requires_grad=False)
         assert type(p) is Sub and isinstance(p, lib.nn.Parameter) and not p.requires_grad
         assert type(lib.nn.Parameter(lib.nn.Buffer(lib.ones(2)))) is lib.nn.Parameter
+
+
+def test_eager_quantization_entry_points_are_deprecated_as_torchs():
+    for lib in (torch, ember):
+        model = lib.nn.Sequential(lib.nn.Linear(4, 2)).eval()
+        with pytest.warns(DeprecationWarning, match='torch.ao.quantization is deprecated') as rec:
+            q = lib.ao.quantization.quantize_dynamic(model, {lib.nn.Linear}, dtype=lib.qint8)
+        assert rec[0].filename == __file__ and 'deprecated' in lib.ao.quantization.quantize_dynamic.__deprecated__
+        assert type(q[0]).__name__ == 'Linear' and q[0].weight().is_quantized

@@ -338,6 +338,7 @@ class RecordingObserver(ObserverBase):
 
 
 from ._histogram import HistogramObserver  # noqa: E402  (its own file: the histogram search is long)
+HistogramObserver.__module__ = __name__     # torch's path for it (pickles and printed qconfigs name it)
 
 
 def get_observer_state_dict(mod):

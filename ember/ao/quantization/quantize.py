@@ -19,6 +19,27 @@ from .fake_quantize import FakeQuantizeBase
 __all__ = ['propagate_qconfig_', 'add_quant_dequant', 'prepare', 'prepare_qat', 'convert', 'quantize',
            'quantize_dynamic', 'quantize_qat', 'swap_module']
 
+# torch 2.13 marks its eager-mode entry points deprecated (PEP 702's @deprecated: the message as __deprecated__, a
+# DeprecationWarning at each call, shown for calls from __main__)
+_DEPRECATED = ("torch.ao.quantization is deprecated and will be removed in 2.10. \nFor migrations of users: \n"
+               "1. Eager mode quantization (torch.ao.quantization.quantize, torch.ao.quantization.quantize_dynamic), "
+               "please migrate to use torchao eager mode quantize_ API instead \n2. FX graph mode quantization "
+               "(torch.ao.quantization.quantize_fx.prepare_fx,torch.ao.quantization.quantize_fx.convert_fx, please "
+               "migrate to use torchao pt2e quantization API instead (prepare_pt2e, convert_pt2e) \n3. pt2e "
+               "quantization has been migrated to torchao (https://github.com/pytorch/ao/tree/main/torchao/"
+               "quantization/pt2e) \nsee https://github.com/pytorch/ao/issues/2259 for more details")
+
+
+def _deprecated(fn):
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        warnings.warn(_DEPRECATED, DeprecationWarning, stacklevel=2)
+        return fn(*args, **kwargs)
+    wrapper.__deprecated__ = _DEPRECATED
+    return wrapper
+
 
 def propagate_qconfig_(module, qconfig_dict=None, prepare_custom_config_dict=None):
     """Give every submodule a ``qconfig``: its own, else one ``qconfig_dict`` names by type or name, else its
@@ -63,6 +84,7 @@ def _add_observer_(module, propagation_list, non_leaf_module_list=None):
         _insert_observer(module)
 
 
+@_deprecated
 def prepare(model, inplace=False, allow_list=None, observer_non_leaf_module_list=None,
             prepare_custom_config_dict=None):
     """Attach observers to a model with qconfigs: each quantizable leaf's output is observed by its qconfig's
@@ -129,6 +151,7 @@ def _convert(module, mapping, use_precomputed_fake_quant=False):
     return module
 
 
+@_deprecated
 def convert(module, mapping=None, inplace=False, remove_qconfig=True, is_reference=False,
             convert_custom_config_dict=None, use_precomputed_fake_quant=False):
     """Swap every observed module with a qconfig for its quantized counterpart (``mapping``: the static one by
@@ -144,6 +167,7 @@ def convert(module, mapping=None, inplace=False, remove_qconfig=True, is_referen
     return module
 
 
+@_deprecated
 def quantize(model, run_fn, run_args, mapping=None, inplace=False):
     """Post-training static quantization: prepare, ``run_fn(model, *run_args)`` to calibrate, convert."""
     if not inplace:
@@ -155,6 +179,7 @@ def quantize(model, run_fn, run_args, mapping=None, inplace=False):
     return model
 
 
+@_deprecated
 def quantize_dynamic(model, qconfig_spec=None, dtype=ember.qint8, mapping=None, inplace=False):
     """Replace Linear and LSTM layers (``qconfig_spec``: a set of types, or a dict of type or name to qconfig) by
     dynamically quantized ones: qint8 weights, activations quantized per call.
@@ -186,6 +211,7 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=ember.qint8, mapping=None, 
     return model
 
 
+@_deprecated
 def prepare_qat(model, mapping=None, inplace=False):
     """Quantization-aware training: swap layers for their QAT versions (weights fake-quantized) and attach the
     fake quantizers of the activations. The model must be in training mode."""
@@ -200,6 +226,7 @@ def prepare_qat(model, mapping=None, inplace=False):
     return model
 
 
+@_deprecated
 def quantize_qat(model, run_fn, run_args, inplace=False):
     """prepare_qat, ``run_fn(model, *run_args)`` to train, convert."""
     if not inplace:
