@@ -53,9 +53,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """
     if isinstance(data, Tensor):
         from ember._warn import warnings
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() "
-                      "or sourceTensor.clone().detach().requires_grad_(True), rather than "
-                      "ember.tensor(sourceTensor).", UserWarning, stacklevel=2)
+        from ._core import naming
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+                      "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+                      f"{naming.shown}.tensor(sourceTensor).", UserWarning, stacklevel=2)
     a, dt = _infer(data)
     dt = D.PYTHON_TYPES.get(dtype, dtype) or dt
     a = np.array(a, dtype=dt.np, copy=True, order='C')

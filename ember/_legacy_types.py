@@ -72,7 +72,7 @@ def construct(dtype, args, kwargs, keep_tensor_dtype=False):
         return _functions.empty(*[int(a) for a in args], dtype=dtype)
     if len(args) == 1 and isinstance(args[0], Size):
         return _functions.empty(tuple(args[0]), dtype=dtype)
-    if len(args) == 1 and (isinstance(args[0], (list, tuple, np.ndarray))):
+    if len(args) == 1 and (isinstance(args[0], (list, tuple, range, np.ndarray))):     # any sequence, as torch's
         return _creation.tensor(args[0], dtype=dtype)
     raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
 

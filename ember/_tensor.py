@@ -688,7 +688,7 @@ def requires_grad_(self, requires_grad=True):
 
 
 def _get_grad(self):
-    if self._grad_fn is not None and not self._retains_grad:
+    if self._grad is None and self._grad_fn is not None and not self._retains_grad:     # torch: only when undefined
         from ember._warn import warnings
         warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
                       "attribute won't be populated during autograd.backward(). If you indeed want the .grad "

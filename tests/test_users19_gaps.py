@@ -161,3 +161,29 @@ def test_eager_quantization_entry_points_are_deprecated_as_torchs():
             q = lib.ao.quantization.quantize_dynamic(model, {lib.nn.Linear}, dtype=lib.qint8)
         assert rec[0].filename == __file__ and 'deprecated' in lib.ao.quantization.quantize_dynamic.__deprecated__
         assert type(q[0]).__name__ == 'Linear' and q[0].weight().is_quantized
+
+
+def test_small_gaps_of_speechbrain_smp_learn2learn():
+    """The names and checks speechbrain, segmentation_models_pytorch and learn2learn met, each as torch's."""
+    import warnings
+    from ember.utils.data._utils.pin_memory import pin_memory
+    assert pin_memory({'n': [1, (2, 3)], 's': 'a'}) == {'n': [1, (2, 3)], 's': 'a'}     # tensors need a GPU
+    assert ember._C._jit_set_profiling_executor(False) is torch._C._jit_set_profiling_executor(False) is True
+    assert ember._C._jit_set_profiling_executor(True) is torch._C._jit_set_profiling_executor(True) is False
+    for lib in (torch, ember):
+        assert lib.IntTensor(range(1, 4)).tolist() == [1, 2, 3] and lib.FloatTensor(range(2)).dtype == lib.float32
+        with pytest.warns(UserWarning, match='it will be required to pass the indexing argument'):
+            lib.meshgrid(lib.ones(2), lib.ones(3))
+        with pytest.warns(UserWarning, match=r'sourceTensor.detach\(\).clone\(\) or'):
+            lib.tensor(lib.ones(2))
+        with pytest.raises(RuntimeError, match=r'expected weight to be at least 1 at dimension 0, but got weight of '
+                                               r'size \[0, 8, 1, 1\] instead'):
+            lib.nn.functional.conv2d(lib.ones(2, 8, 4, 4), lib.ones(0, 8, 1, 1))
+        x = lib.randn(2, 64, 4, 4).to(memory_format=lib.channels_last)       # 2048 elements: ember's middle path
+        assert lib.relu(x).is_contiguous(memory_format=lib.channels_last)
+        w = lib.randn(3, requires_grad=True)
+        p = w * 2
+        p.grad = lib.ones(3)
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')          # a non-leaf's grad that was set: read without a warning
+            assert p.grad.tolist() == [1.0, 1.0, 1.0]

@@ -86,6 +86,21 @@ def _get_accelerator(check=False):
     return accelerator.current_accelerator() or device('cpu')
 
 
+_JIT_FLAGS = {'profiling_executor': True, 'profiling_mode': True}
+
+
+def _jit_set_profiling_executor(flag):
+    """TorchScript's executor switch (speechbrain turns it off at import): the previous setting; ember has no
+    TorchScript executor for it to change."""
+    old, _JIT_FLAGS['profiling_executor'] = _JIT_FLAGS['profiling_executor'], bool(flag)
+    return old
+
+
+def _jit_set_profiling_mode(flag):
+    old, _JIT_FLAGS['profiling_mode'] = _JIT_FLAGS['profiling_mode'], bool(flag)
+    return old
+
+
 def __getattr__(name):
     if name == 'Generator':
         from ..random import Generator

@@ -88,6 +88,9 @@ def _convolution_meta(input, weight, bias, stride, padding, dilation, transposed
     ish, wsh = tuple(input.shape), tuple(weight.shape)
     k = wsh[2:]
     if not transposed:
+        if wsh[0] < groups:
+            raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but "
+                               f"got weight of size {_shape_str(wsh)} instead")
         if wsh[0] % groups:
             raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
                                f"but got weight of size [{_shape_str(wsh)}] instead")

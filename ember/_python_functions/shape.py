@@ -66,6 +66,9 @@ def meshgrid(*tensors, indexing=None):
     """
     ts = _seq(tensors)
     if indexing is None:
+        from ember._warn import warnings
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
         indexing = 'ij'
     if indexing not in ('ij', 'xy'):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')

@@ -468,7 +468,7 @@ def _relu(a, out=None):
     if n >= _CLIP_MIN or a.dtype is _F16:
         t = a.dtype.type
         return np.clip(a, t(0), t(np.inf), out=out)
-    if n < 1024:
+    if n < 1024 or not a.flags.c_contiguous:      # a filled C-order array would lose a channels_last layout
         return np.maximum(0, a, out=out)
     r = _filled(a.shape, a.dtype, 0)
     return np.maximum(r, a, out=r if out is None else out)

@@ -219,18 +219,7 @@ class DataLoader(Generic[T_co]):
 _NO_PIN = "'pin_memory' argument is set as true but no accelerator is found, then device pinned memory won't be used."
 
 
-def _pin(data):
-    """A batch with every CPU tensor in page-locked memory (``pin_memory=True`` with a GPU), as torch's pin thread
-    leaves it: lists, tuples, named tuples and dicts keep their structure."""
-    if isinstance(data, ember.Tensor):
-        return data.pin_memory() if data.device.type == 'cpu' else data
-    if isinstance(data, tuple) and hasattr(data, '_fields'):
-        return type(data)(*(_pin(x) for x in data))
-    if isinstance(data, (list, tuple)):
-        return type(data)(_pin(x) for x in data)
-    if isinstance(data, dict):
-        return {k: _pin(v) for k, v in data.items()}
-    return data
+from ._utils.pin_memory import pin_memory as _pin  # noqa: E402  (torch's module for it)
 
 
 class _BaseDataLoaderIter:
