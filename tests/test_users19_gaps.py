@@ -187,3 +187,21 @@ def test_small_gaps_of_speechbrain_smp_learn2learn():
         with warnings.catch_warnings():
             warnings.simplefilter('error')          # a non-leaf's grad that was set: read without a warning
             assert p.grad.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_swap_tensors_with_a_subclass_hands_calls_to_its_torch_function():
+    """torchtune's FrozenNF4Linear: after swap_tensors(plain, subclass_obj) the plain object is the subclass and its
+    __torch_function__ runs (ember moved the dispatch keys with the contents, so the bit followed the old class)."""
+    got = {}
+    for lib in (torch, ember):
+        class Tagged(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                if func is lib.Tensor.to:
+                    return 'seen'
+                with lib._C.DisableTorchFunctionSubclass():
+                    return func(*args, **(kwargs or {}))
+        a, b = lib.zeros(2), lib.ones(2).as_subclass(Tagged)
+        lib.utils.swap_tensors(a, b)
+        got[lib] = (type(a).__name__, a.to(lib.float32), type(b).__name__, b.to(lib.float64).dtype == lib.float64)
+    assert got[ember] == got[torch] == ('Tagged', 'seen', 'Tensor', True)

@@ -66,3 +66,6 @@ def swap_tensors(t1, t2):
             delattr(t2, slot)
     from .. import _C
     _C._swap_tensor_impl(t1, t2)
+    # the contents moved with their dispatch keys; the key handing calls to __torch_function__ belongs to the class
+    # each object now has (torchtune's FrozenNF4Linear swaps a plain weight for an NF4Tensor)
+    t1.__class__, t2.__class__ = type(t1), type(t2)
