@@ -205,3 +205,29 @@ def test_swap_tensors_with_a_subclass_hands_calls_to_its_torch_function():
         lib.utils.swap_tensors(a, b)
         got[lib] = (type(a).__name__, a.to(lib.float32), type(b).__name__, b.to(lib.float64).dtype == lib.float64)
     assert got[ember] == got[torch] == ('Tagged', 'seen', 'Tensor', True)
+
+
+def test_feature_pyramid_network_as_torchvision_documents_it():
+    """torchgeo's FarSeg imports torchvision.ops.FeaturePyramidNetwork: lateral 1x1 convolutions, a top-down sum
+    of nearest-upsampled coarser levels, 3x3 smoothing; torchvision's module names (its state dicts load)."""
+    from collections import OrderedDict
+    from ember.vision.ops import FeaturePyramidNetwork
+    from ember.vision.ops.feature_pyramid_network import LastLevelMaxPool, LastLevelP6P7
+    F = ember.nn.functional
+    ember.manual_seed(0)
+    fpn = FeaturePyramidNetwork([4, 8], 6, extra_blocks=LastLevelMaxPool())
+    assert sorted(fpn.state_dict()) == ['inner_blocks.0.0.bias', 'inner_blocks.0.0.weight', 'inner_blocks.1.0.bias',
+                                        'inner_blocks.1.0.weight', 'layer_blocks.0.0.bias', 'layer_blocks.0.0.weight',
+                                        'layer_blocks.1.0.bias', 'layer_blocks.1.0.weight']
+    assert float(fpn.inner_blocks[0][0].bias.abs().sum()) == 0.0
+    a, b = ember.rand(1, 4, 8, 8), ember.rand(1, 8, 4, 4)
+    out = fpn(OrderedDict(a=a, b=b))
+    assert list(out) == ['a', 'b', 'pool'] and tuple(out['pool'].shape) == (1, 6, 2, 2)
+    inner_b = fpn.inner_blocks[1](b)
+    want_a = fpn.layer_blocks[0](fpn.inner_blocks[0](a) + F.interpolate(inner_b, size=(8, 8), mode='nearest'))
+    np.testing.assert_allclose(out['a'].detach().numpy(), want_a.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(out['b'].detach().numpy(), fpn.layer_blocks[1](inner_b).detach().numpy(), rtol=1e-6)
+    p67 = FeaturePyramidNetwork([4, 8], 6, extra_blocks=LastLevelP6P7(8, 6))(OrderedDict(a=a, b=b))
+    assert list(p67) == ['a', 'b', 'p6', 'p7'] and tuple(p67['p7'].shape) == (1, 6, 1, 1)
+    with pytest.raises(TypeError, match='extra_blocks should be of type ExtraFPNBlock'):
+        FeaturePyramidNetwork([4], 6, extra_blocks=ember.nn.ReLU())

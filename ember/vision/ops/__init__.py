@@ -21,11 +21,13 @@ from .focal_loss import sigmoid_focal_loss
 from .misc import (FrozenBatchNorm2d, Conv2dNormActivation, Conv3dNormActivation, SqueezeExcitation, MLP, Permute,
                    stochastic_depth, StochasticDepth)
 from .roi_pool import roi_pool, RoIPool
+from .feature_pyramid_network import FeaturePyramidNetwork
+from . import feature_pyramid_network  # noqa: F401  (torchvision.ops.feature_pyramid_network)
 
 __all__ = ['box_convert', 'box_area', 'box_iou', 'nms', 'batched_nms', 'roi_align', 'RoIAlign', 'roi_pool',
            'RoIPool', 'sigmoid_focal_loss', 'deform_conv2d', 'DeformConv2d', 'FrozenBatchNorm2d',
            'Conv2dNormActivation', 'Conv3dNormActivation', 'SqueezeExcitation', 'MLP', 'Permute', 'stochastic_depth',
-           'StochasticDepth']
+           'StochasticDepth', 'FeaturePyramidNetwork']
 
 _BOX_FORMATS = ('xyxy', 'xywh', 'cxcywh')
 
