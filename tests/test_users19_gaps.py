@@ -231,3 +231,22 @@ def test_feature_pyramid_network_as_torchvision_documents_it():
     assert list(p67) == ['a', 'b', 'p6', 'p7'] and tuple(p67['p7'].shape) == (1, 6, 1, 1)
     with pytest.raises(TypeError, match='extra_blocks should be of type ExtraFPNBlock'):
         FeaturePyramidNetwork([4], 6, extra_blocks=ember.nn.ReLU())
+
+
+def test_mse_loss_is_torchs_operator():
+    """print(loss.grad_fn) in the 60-minute blitz says MseLossBackward0, and a create_graph gradient goes through
+    MseLossBackwardBackward0 (torchopt's graphs); values and gradients bit for bit."""
+    xs = np.random.default_rng(0).standard_normal((37, 5)).astype(np.float32)
+    ts = np.random.default_rng(1).standard_normal((37, 5)).astype(np.float32)
+    for red in ('mean', 'sum', 'none'):
+        out = []
+        for lib in (torch, ember):
+            x, t = lib.tensor(xs, requires_grad=True), lib.tensor(ts)
+            loss = lib.nn.functional.mse_loss(x, t, reduction=red)
+            g, = lib.autograd.grad(loss.sum(), x, create_graph=True)
+            out.append((type(loss.grad_fn).__name__, type(g.grad_fn).__name__, loss.detach().numpy(),
+                        g.detach().numpy()))
+        assert out[1][:2] == out[0][:2] == (('MseLossBackward0' if red != 'none' else 'MseLossBackward0'),
+                                            'MseLossBackwardBackward0')
+        np.testing.assert_array_equal(out[1][2], out[0][2])
+        np.testing.assert_array_equal(out[1][3], out[0][3])

@@ -201,6 +201,31 @@ def _bce_rule(op):
     return rule
 
 
+def _mse_rule(op):
+    """mse_loss: unreduced on the physical tensors, then each sample's own mean or sum."""
+    elementwise = _pointwise(op)
+
+    def rule(level, args):
+        self, target, reduction = args
+        out = elementwise(level, (self, target, 0))
+        if reduction == 0:
+            return out
+        return out.mean() if reduction == 1 else out.sum()
+    return rule
+
+
+def _mse_backward_rule(op):
+    """mse_loss_backward: the sum's gradient (norm 2) on the physical tensors, divided by a sample's element count
+    for the mean (the physical call would divide by the whole batch's)."""
+    elementwise = _pointwise(op)
+
+    def rule(level, args):
+        grad, self, target, reduction = args
+        out = elementwise(level, (grad, self, target, 2 if reduction == 1 else reduction))
+        return out / max(self.numel(), 1) if reduction == 1 else out
+    return rule
+
+
 def _embedding_backward_rule(op):
     """embedding's weight gradient per sample: sample b's indices shifted by b * num_weights, one call for the
     batch, the result split back into (B, num_weights, D)."""
@@ -595,7 +620,7 @@ def rule_for(decl):
         return _whole_rule(op, _WHOLE[name]), 'dims'
     table = {'aminmax': _aminmax_rule, 'addmm': _addmm_rule, 'addmv': _addmm_rule, 'baddbmm': _addmm_rule,
              'addbmm': _addmm_rule, 'einsum': _einsum_rule, 'vdot': _vdot_rule, 'fill.Tensor': _fill_tensor_rule,
-             'binary_cross_entropy': _bce_rule, 'embedding_dense_backward': _embedding_backward_rule,
+             'binary_cross_entropy': _bce_rule, 'mse_loss': _mse_rule, 'mse_loss_backward': _mse_backward_rule, 'embedding_dense_backward': _embedding_backward_rule,
              'unfold_backward': _unfold_backward_rule, 'copy_': _copy_rule, 'put': _put_rule, 'take': _take_rule,
              'masked_scatter': _masked_scatter_rule, 'searchsorted.Tensor': _searchsorted_rule,
              'searchsorted.Scalar': _searchsorted_rule, 'bucketize.Tensor': _bucketize_rule,

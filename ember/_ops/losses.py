@@ -228,3 +228,41 @@ def _bce_grad_target(grad, self, target, weight, reduction):
 declare('binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor', forward='transpose',
         meta=_bce_meta, method=False, out=True, grad_name='BinaryCrossEntropyBackward0',
         derivatives={'self': _bce_grad_self, 'target': _bce_grad_target})
+
+
+# --- mean squared error: torch's operator (MseLossBackward0, and MseLossBackwardBackward0 under create_graph) ------
+
+def _mse_meta(self, target, reduction=1):
+    from .pointwise import broadcast_shapes      # torch's operator broadcasts (nn.functional's broadcasts first)
+    shape = broadcast_shapes(tuple(self.shape), tuple(target.shape))
+    return (tuple(shape) if reduction == _NONE else ()), self._dtype
+
+
+def _mse_backward_meta(grad_output, self, target, reduction):
+    from .pointwise import broadcast_shapes
+    return tuple(broadcast_shapes(tuple(self.shape), tuple(target.shape))), self._dtype
+
+
+def _mse_grad(grad, a, b, reduction):
+    """mse_loss's gradient for ``a`` (torch's mse_loss_backward(grad, a, b)), summed to ``a``'s shape if the two
+    broadcast."""
+    g = aten.mse_loss_backward.default(grad, a, b, reduction)
+    return g if tuple(g.shape) == tuple(a.shape) else g.sum_to_size(tuple(a.shape))
+
+
+def _mse_norm(self, reduction):
+    return 2.0 / max(self.numel(), 1) if reduction == 1 else 2.0
+
+
+declare('mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor', forward='transpose', meta=_mse_meta,
+        method=False, out=True, grad_name='MseLossBackward0',
+        derivatives={'self': lambda grad, self, target, reduction: _mse_grad(grad, self, target, reduction),
+                     'target': lambda grad, self, target, reduction: _mse_grad(grad, target, self, reduction)})
+declare('mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor',
+        forward='transpose', meta=_mse_backward_meta, method=False, grad_name='MseLossBackwardBackward0',
+        derivatives={'grad_output': lambda grad, self, target, reduction:
+                     ((self - target) * _mse_norm(self, reduction) * grad).sum() if reduction != _NONE
+                     else (self - target) * _mse_norm(self, reduction) * grad,
+                     'self': lambda grad, grad_output, self, reduction: grad * grad_output * _mse_norm(self, reduction),
+                     'target': lambda grad, grad_output, self, reduction:
+                     -(grad * grad_output * _mse_norm(self, reduction))})

@@ -175,3 +175,23 @@ def _bce_samples(dt):
 
 
 op('binary_cross_entropy', _bce_samples, torch_name='ops.aten.binary_cross_entropy')
+
+
+def _mse_samples(dt):
+    for red in (0, 1, 2):
+        yield S(Arg((3, 4)), Arg((3, 4)), red)
+    yield S(Arg(()), Arg(()), 1)
+    yield S(Arg((0, 3)), Arg((0, 3)), 1)
+    yield S(Arg((4, 3), noncontig=True), Arg((4, 3)), 0)
+    yield S(Arg((3, 4)), Arg((4,)), 0)          # broadcasts, as torch's operator
+
+
+def _mse_backward_samples(dt):
+    for red in (1, 2):
+        yield S(Arg(()), Arg((3, 4)), Arg((3, 4)), red)
+    yield S(Arg((3, 4)), Arg((3, 4)), Arg((3, 4)), 0)
+    yield S(Arg(()), Arg((0, 3)), Arg((0, 3)), 1)
+
+
+op('mse_loss', _mse_samples, torch_name='ops.aten.mse_loss')
+op('mse_loss_backward', _mse_backward_samples, torch_name='ops.aten.mse_loss_backward')

@@ -148,3 +148,27 @@ def binary_cross_entropy(x, t, w, reduction):
 
 
 KERNELS['binary_cross_entropy'] = quiet(binary_cross_entropy)
+
+
+def mse_loss(x, t, reduction):
+    """(x - t)^2, reduced by the reduction kernels every mean and sum uses (the values of ``(x - t).pow(2).mean()``)."""
+    from .reductions import _mean, _sum
+    d = np.asarray(x - t)
+    loss = np.multiply(d, d, out=d)
+    if reduction == _NONE:
+        return loss
+    loss = np.ascontiguousarray(loss)       # summed in C order, as the mean and sum kernels are given it
+    return (_mean if reduction == _MEAN else _sum)(loss, None, False, loss.dtype)
+
+
+def mse_loss_backward(g, x, t, reduction):
+    """torch's: (x - t) * norm * grad, norm = 2/numel for the mean, else 2."""
+    norm = 2.0 / max(x.size, 1) if reduction == _MEAN else 2.0
+    d = np.asarray(np.subtract(x, t))
+    d *= d.dtype.type(norm)
+    d *= g
+    return d
+
+
+KERNELS['mse_loss'] = quiet(mse_loss)
+KERNELS['mse_loss_backward'] = quiet(mse_loss_backward)

@@ -323,11 +323,12 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', we
     """
     _warn_size(input, target)
     reduction = _resolve(size_average, reduce, reduction)
-    d = input - target
-    loss = d * d
     if weight is not None:
-        return _weighted(loss, weight, reduction, input)
-    return _reduce(loss, reduction)
+        d = input - target
+        return _weighted(d * d, weight, reduction, input)
+    if input.shape != target.shape:             # torch broadcasts first, then calls its operator
+        input, target = _E.broadcast_tensors([input, target])
+    return _E.mse_loss(input, target, _REDUCTION_ENUM[reduction])
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):
