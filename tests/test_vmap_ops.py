@@ -86,7 +86,8 @@ def _cases():
 
 def _batch(x, rng):
     if isinstance(x, np.ndarray) and x.dtype.kind == 'f' and x.ndim > 0:
-        return np.stack([x] + [x + rng.uniform(-0.1, 0.1, x.shape) for _ in range(NB - 1)])
+        # each sample keeps the argument's dtype (fake quantization's float32 scales stay float32)
+        return np.stack([x] + [(x + rng.uniform(-0.1, 0.1, x.shape)).astype(x.dtype) for _ in range(NB - 1)])
     return None
 
 
