@@ -250,3 +250,19 @@ def test_mse_loss_is_torchs_operator():
                                             'MseLossBackwardBackward0')
         np.testing.assert_array_equal(out[1][2], out[0][2])
         np.testing.assert_array_equal(out[1][3], out[0][3])
+
+
+def test_every_listed_saved_attribute_is_readable():
+    """torchviz's make_dot(show_attrs=True, show_saved=True) reads every `_saved_*` name dir(grad_fn) lists and
+    hashes the values: what a node lists it saved, and int lists come out as tuples, as torch's."""
+    F = ember.nn.functional
+    x, w = ember.randn(2, 3, 8, 8, requires_grad=True), ember.randn(4, 3, 3, 3, requires_grad=True)
+    a = ember.randn(3, requires_grad=True)
+    for out in (F.conv2d(x.detach(), w, stride=2, padding=1), F.conv2d(x, w), a ** 2, a.mean(),
+                F.adaptive_avg_pool2d(x, 1), ember.cat([a, a]), F.max_pool2d(x, 2)):
+        fn = out.grad_fn
+        for name in (n for n in dir(fn) if n.startswith('_saved_')):
+            v = getattr(fn, name)
+            assert not isinstance(v, list), (type(fn).__name__, name)
+            if not isinstance(v, ember.Tensor) and not (isinstance(v, tuple) and v and isinstance(v[0], ember.Tensor)):
+                hash(v)

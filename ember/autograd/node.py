@@ -113,7 +113,8 @@ class Node:
         # torch's nodes list their saved values (``_saved_dim``, ``_raw_saved_self``) and nothing of ember's
         # bookkeeping: libraries find what a node saved with ``[a for a in dir(node) if a.startswith('_saved')]``
         saved = self.__dict__.get('_saved') or {}
-        names = _attr_table(self, saved)
+        # only what this node saved: a formula may not save an input whose partner needs no gradient
+        names = {a: k for a, k in _attr_table(self, saved).items() if k in saved}
         raw = {'_raw_saved_' + a for a, k in names.items() if _is_saved_tensor(saved.get(k))}
         return sorted((set(super().__dir__()) - _BOOKKEEPING) | {'_saved_' + a for a in names} | raw)
 
@@ -178,7 +179,7 @@ def _saved_attr(node, name):
     key = table.get(attr)
     if key is None and saved and attr in saved and attr not in (type(node)._saved_names or ()):
         key = attr      # a value saved beside the named ones: ``result`` when the formulas name ``results``
-    if key is None:
+    if key is None or (saved is not None and not node._released and key not in saved):
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
     if node._released or saved is None:
         raise RuntimeError(_FREED)
@@ -193,7 +194,12 @@ def _saved_attr(node, name):
         return v.unpack(node, key)
     if isinstance(v, (tuple, list)) and v and isinstance(v[0], SavedVariable):
         return type(v)(x.unpack(node, key) for x in v)
-    return v
+    return _as_tuples(v)
+
+
+def _as_tuples(v):
+    """torch hands out saved int lists (dims, sizes) as tuples, nested ones too (torchviz hashes them)."""
+    return tuple(_as_tuples(x) for x in v) if isinstance(v, list) else v
 
 
 class SavedTensor:
