@@ -266,3 +266,13 @@ def test_every_listed_saved_attribute_is_readable():
             assert not isinstance(v, list), (type(fn).__name__, name)
             if not isinstance(v, ember.Tensor) and not (isinstance(v, tuple) and v and isinstance(v[0], ember.Tensor)):
                 hash(v)
+
+
+def test_torchscript_ir_classes_exist_for_annotations_and_isinstance():
+    """fvcore annotates `-> torch._C.Graph` at import, torchview imports torch._C.ScriptMethod for an isinstance
+    check: the names exist as in torch; ember has no TorchScript, so none is ever instantiated."""
+    for name in ('Graph', 'Node', 'Value', 'Block', 'ScriptMethod', 'ScriptObject'):
+        assert isinstance(getattr(torch._C, name), type) and isinstance(getattr(ember._C, name), type)
+        assert not isinstance(ember.nn.Linear(2, 2), getattr(ember._C, name))
+        with pytest.raises(RuntimeError, match='no TorchScript'):
+            getattr(ember._C, name)()

@@ -86,6 +86,20 @@ def _get_accelerator(check=False):
     return accelerator.current_accelerator() or device('cpu')
 
 
+def _torchscript_class(name):
+    """A TorchScript IR class (``torch._C.Graph``, ``Node``, ...): code names them in annotations and isinstance
+    checks (fvcore's ``-> torch._C.Graph``, torchview's ``isinstance(m, ScriptMethod)``); ember has no TorchScript,
+    so no object is ever one of them, and making one says why."""
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(f"torch._C.{name}: ember has no TorchScript compiler or tracer; graphs come from "
+                           "torch.fx and make_fx")
+    return type(name, (), {'__init__': __init__, '__module__': __name__,
+                           '__doc__': f"TorchScript's {name} (no instance exists in ember)."})
+
+
+Graph, Node, Value, Block, ScriptMethod, ScriptObject = (_torchscript_class(n) for n in (
+    'Graph', 'Node', 'Value', 'Block', 'ScriptMethod', 'ScriptObject'))
+
 _JIT_FLAGS = {'profiling_executor': True, 'profiling_mode': True}
 
 
