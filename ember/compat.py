@@ -118,7 +118,7 @@ def _functorch_module(name):
         if name == 'functorch':
             mod.__path__ = []       # a package: `import functorch.experimental` asks the hook for its submodules
             for n in ('vmap', 'grad', 'grad_and_value', 'vjp', 'jvp', 'jacrev', 'jacfwd', 'hessian', 'linearize'):
-                setattr(mod, n, getattr(func, n))
+                setattr(mod, n, _deprecated_functorch(n, getattr(func, n)))
             mod.FunctionalModule, mod.FunctionalModuleWithBuffers = _functional_module_classes()
             mod.make_functional = make_functional
             mod.make_functional_with_buffers = make_functional_with_buffers
@@ -128,6 +128,23 @@ def _functorch_module(name):
 
 
 _FUNCTORCH = {}
+
+
+def _deprecated_functorch(name, fn):
+    """functorch's transform ``name``, warning as torch's does at each call (a FutureWarning at the caller)."""
+    import functools
+    import warnings
+    new = 'torch.vmap' if name == 'vmap' else f'torch.func.{name}'
+    message = (f"We've integrated functorch into PyTorch. As the final step of the integration, `functorch.{name}` "
+               "is deprecated as of PyTorch 2.0 and will be deleted in a future version of PyTorch >= 2.3. Please use "
+               f"`{new}` instead; see the PyTorch 2.0 release notes and/or the `torch.func` migration guide for more "
+               "details https://pytorch.org/docs/main/func.migrating.html")
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        warnings.warn(message, FutureWarning, stacklevel=2)
+        return fn(*args, **kwargs)
+    return wrapper
 
 
 def _unique_members(named):

@@ -276,3 +276,24 @@ def test_torchscript_ir_classes_exist_for_annotations_and_isinstance():
         assert not isinstance(ember.nn.Linear(2, 2), getattr(ember._C, name))
         with pytest.raises(RuntimeError, match='no TorchScript'):
             getattr(ember._C, name)()
+
+
+def test_deprecation_warnings_and_class_paths_as_torchs(tmp_path):
+    """functorch's transforms warn (FutureWarning at the caller: torchopt's implicit differentiation shows it),
+    torch.jit.script/trace warn DeprecationWarning; MultiheadAttention and DataParallel name torch's modules."""
+    import subprocess
+    import sys
+    prog = tmp_path / 'p.py'
+    prog.write_text("import warnings, torch, functorch\nwarnings.simplefilter('always')\n"
+                    "with warnings.catch_warnings(record=True) as r:\n"
+                    "    functorch.grad(lambda x: x.sum())(torch.ones(2)); functorch.vmap(lambda x: x)(torch.ones(2))\n"
+                    "    torch.jit.script(torch.nn.Linear(2, 2))\n"
+                    "print(sorted({(w.category.__name__, str(w.message)[:70]) for w in r}))\n"
+                    "print(torch.nn.MultiheadAttention.__module__, torch.nn.DataParallel.__module__)\n")
+    want = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, timeout=120)
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    got = subprocess.run([sys.executable, '-m', 'ember', 'run', str(prog)], capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ, PYTHONPATH=root))
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == want.stdout and 'FutureWarning' in got.stdout and 'DeprecationWarning' in got.stdout

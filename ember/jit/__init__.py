@@ -37,6 +37,8 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     >>> f(ember.ones(2))
     tensor([2., 2.])
     """
+    warnings.warn("`torch.jit.script` is deprecated. Please switch to `torch.compile` or `torch.export`.",
+                  DeprecationWarning)       # torch 2.13's, from its own module (hidden by the default filters)
     if optimize is not None:
         warnings.warn("`optimize` is deprecated and has no effect. Use `with torch.jit.optimized_execution()` "
                       "instead", FutureWarning, stacklevel=2)
@@ -49,6 +51,8 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     """``func`` itself, as ``torch.jit.trace`` returns it with ``PYTORCH_JIT=0``; it runs on the example inputs as
     many times as torch's tracer runs it (once to trace; with check_trace, the default, three more times to check
     the trace: counted from the random draws), so its random draws and side effects happen as in torch."""
+    warnings.warn("`torch.jit.trace` is deprecated. Please switch to `torch.compile` or `torch.export`.",
+                  DeprecationWarning)
     for _ in range(4 if check_trace else 1):
         if example_kwarg_inputs is not None:
             func(**example_kwarg_inputs)

@@ -310,3 +310,4 @@ class RReLU(Module):
 # safe-globals list they pass to torch.load), so that path resolves too. Imported last: transformer.py needs
 # linear/dropout/normalization, never this module, so there is no cycle.
 from .transformer import MultiheadAttention  # noqa: E402
+MultiheadAttention.__module__ = __name__      # its torch path (NOTE [torch's module paths] in normalization.py)

@@ -46,3 +46,7 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, mo
         RuntimeError: device type could not be determined
     """
     raise RuntimeError('device type could not be determined')
+
+
+DataParallel.__module__ = 'ember.nn.parallel.data_parallel'   # torch's path for it (NOTE [torch's module paths])
+from . import data_parallel  # noqa: E402,F401
