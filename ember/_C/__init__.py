@@ -16,6 +16,7 @@ from .._dispatch.subclasses import (disabled_torch_function_impl as _disabled_to
                                     disabled_torch_dispatch_impl as _disabled_torch_dispatch_impl,
                                     DisableTorchDispatch as _DisableTorchDispatch)
 from . import _nn, _functorch, _distributed_rpc  # noqa: F401
+from .._dispatch.tags import Tag  # noqa: F401  (torch._C.Tag is torch.Tag)
 from .._functorch import TRANSFORMS as _TRANSFORMS
 
 _TensorMeta = type(_Tensor)

@@ -317,6 +317,28 @@ def _vdot_meta(self, other):
     return (), self._dtype
 
 
+def _int_mm_meta(self, mat2):
+    # torch's int_mm_out_cpu allocates the result from self.size(0) and mat2.size(1) before any check
+    if self._a.ndim < 1 or mat2._a.ndim < 2:
+        t, dim = (self, 0) if self._a.ndim < 1 else (mat2, 1)
+        n = max(t._a.ndim, 1)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    for name, t in (('self', self), ('mat2', mat2)):
+        if t._a.ndim != 2:
+            raise RuntimeError(f"int_mm_out_cpu: Expected {name} to be of dimension 2 but got {t._a.ndim}")
+    (m, k), (k2, n) = self._a.shape, mat2._a.shape
+    if k != k2:
+        raise RuntimeError(f"int_mm_out_cpu: self.size(1) needs to match mat2.size(0) but got {k} and {k2}")
+    if self._dtype not in (D.int8, D.uint8):
+        raise RuntimeError(f"int_mm_out_cpu: Expected self dtype to be int8 or uint8 but got {cpp_name(self._dtype)}")
+    if mat2._dtype is not D.int8:
+        raise RuntimeError(f"int_mm_out_cpu: Expected mat2 dtype to be of type int8 but got {cpp_name(mat2._dtype)}")
+    return (m, n), D.int32
+
+
+# torch._int_mm: the 8-bit integer matrix product with 32-bit results (torchao's int8 dynamic quantization)
+declare('_int_mm(Tensor self, Tensor mat2) -> Tensor', meta=_int_mm_meta, out=True, differentiable=False,
+        method=False)
 declare('mm(Tensor self, Tensor mat2) -> Tensor', forward='multilinear', meta=_mm_meta, out=True,
         derivatives={'self': lambda grad, mat2: grad.mm(mat2.t()), 'mat2': lambda grad, self: self.t().mm(grad)})
 declare('bmm(Tensor self, Tensor mat2) -> Tensor', forward='multilinear', meta=_bmm_meta, out=True,
