@@ -15,6 +15,11 @@ def _same(e, t):
     np.testing.assert_array_equal(e.numpy(), t.numpy())
 
 
+def _close(e, t):          # float results of a BLAS product: the last bit may differ
+    assert e.dtype.name == str(t.dtype).split('.')[-1]
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6, atol=1e-6)
+
+
 def _raises_like(fe, ft):
     with pytest.raises(Exception) as te:
         ft()
@@ -205,3 +210,227 @@ def test_aten_overloads_named_by_libraries():
     ember.ops.aten.lerp.Scalar(ge, ge * 2, 0.5).sum().backward()
     torch.ops.aten.lerp.Scalar(gt, gt * 2, 0.5).sum().backward()
     _same(ge.grad, gt.grad)
+
+
+# --- torch.distributed pieces ------------------------------------------------------------------------------
+
+def _model_pair():
+    rng = np.random.default_rng(1)
+    sd = {'0.weight': rng.standard_normal((3, 2)).astype(np.float32), '0.bias': rng.standard_normal(3).astype(np.float32),
+          '2.weight': rng.standard_normal((1, 3)).astype(np.float32), '2.bias': rng.standard_normal(1).astype(np.float32)}
+    out = []
+    for lib in (ember, torch):
+        m = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.ReLU(), lib.nn.Linear(3, 1))
+        m.load_state_dict({k: lib.tensor(v) for k, v in sd.items()})
+        m[2].bias.requires_grad_(False)
+        out.append(m)
+    return out
+
+
+def _same_tree(e, t):
+    if isinstance(t, torch.Tensor):
+        _same(e, t)
+    elif isinstance(t, dict):
+        assert list(e) == list(t)
+        for k in t:
+            _same_tree(e[k], t[k])
+    elif isinstance(t, (list, tuple)):
+        assert len(e) == len(t)
+        for a, b in zip(e, t):
+            _same_tree(a, b)
+    else:
+        assert e == t
+
+
+def test_checkpoint_state_dict_names():
+    import ember.distributed.checkpoint.state_dict as es
+    import torch.distributed.checkpoint.state_dict as ts
+    me, mt = _model_pair()
+    oe, ot = ember.optim.Adam(me.parameters(), lr=0.1), torch.optim.Adam(mt.parameters(), lr=0.1)
+    _same_tree(es.get_optimizer_state_dict(me, oe), ts.get_optimizer_state_dict(mt, ot))
+    for m, lib in ((me, ember), (mt, torch)):
+        m(lib.ones(4, 2)).sum().backward()
+    oe.step()
+    ot.step()
+    _same_tree(es.get_optimizer_state_dict(me, oe), ts.get_optimizer_state_dict(mt, ot))
+    flat = dict(flatten_optimizer_state_dict=True)
+    assert list(es.get_optimizer_state_dict(me, oe, options=es.StateDictOptions(**flat))) == \
+        list(ts.get_optimizer_state_dict(mt, ot, options=ts.StateDictOptions(**flat)))
+    frozen = dict(ignore_frozen_params=True)
+    assert list(es.get_model_state_dict(me, options=es.StateDictOptions(**frozen))) == \
+        list(ts.get_model_state_dict(mt, options=ts.StateDictOptions(**frozen)))
+    ke = es.set_model_state_dict(me, {'0.weight': ember.zeros(3, 2)}, options=es.StateDictOptions(strict=False))
+    kt = ts.set_model_state_dict(mt, {'0.weight': torch.zeros(3, 2)}, options=ts.StateDictOptions(strict=False))
+    assert (ke.missing_keys, ke.unexpected_keys) == (kt.missing_keys, kt.unexpected_keys)
+    # loading into a fresh optimizer gives the saved state, indexed as the new optimizer's parameters
+    for mod, opt, lib in ((es, oe, ember), (ts, ot, torch)):
+        m = me if lib is ember else mt
+        o2 = lib.optim.Adam(m.parameters(), lr=0.5)
+        mod.set_optimizer_state_dict(m, o2, mod.get_optimizer_state_dict(m, opt))
+        if lib is ember:
+            got = o2.state_dict()
+        else:
+            _same_tree(got, o2.state_dict())
+    o3 = ember.optim.Adam(me.parameters(), lr=0.5)         # the flat layout loads back (ember's own round trip)
+    es.set_optimizer_state_dict(me, o3, es.get_optimizer_state_dict(me, oe, options=es.StateDictOptions(**flat)),
+                                options=es.StateDictOptions(**flat))
+    flat_loaded = o3.state_dict()
+    assert list(flat_loaded['state']) == list(got['state']) and flat_loaded['param_groups'] == got['param_groups']
+    for i, st in got['state'].items():
+        for k, v in st.items():
+            np.testing.assert_array_equal(flat_loaded['state'][i][k].numpy(), v.numpy())
+
+
+def test_checkpoint_wrapper():
+    import ember.distributed.algorithms._checkpoint.checkpoint_wrapper as ec
+    import torch.distributed.algorithms._checkpoint.checkpoint_wrapper as tc
+    me, mt = _model_pair()
+    ec.apply_activation_checkpointing(me, check_fn=lambda m: isinstance(m, ember.nn.Linear))
+    tc.apply_activation_checkpointing(mt, check_fn=lambda m: isinstance(m, torch.nn.Linear))
+    assert [type(m).__name__ for m in me] == [type(m).__name__ for m in mt]
+    assert list(me.state_dict()) == list(mt.state_dict())
+    assert [n for n, _ in me.named_parameters()] == [n for n, _ in mt.named_parameters()]
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(4, 2)
+    ye, yt = me(ember.tensor(x)), mt(torch.tensor(x))
+    _close(ye.detach(), yt.detach())
+    ye.sum().backward()
+    yt.sum().backward()
+    _close(me[0].weight.grad, mt[0].weight.grad)
+    me.load_state_dict(me.state_dict())
+    for impl in ('REENTRANT', 'NO_REENTRANT'):
+        we = ec.checkpoint_wrapper(ember.nn.Linear(2, 2), checkpoint_impl=getattr(ec.CheckpointImpl, impl))
+        assert we.in_features == 2 and we(ember.ones(1, 2)).shape == (1, 2)
+
+
+def test_dtensor_spec_and_parallel_styles():
+    from ember.distributed._tensor.placement_types import DTensorSpec, TensorMeta, Shard, Replicate, Partial
+    from torch.distributed._tensor.placement_types import TensorMeta as TTensorMeta
+    assert TensorMeta._fields == TTensorMeta._fields
+
+    class Mesh:
+        ndim = 2
+
+        def size(self, dim):
+            return (2, 4)[dim]
+
+    spec = DTensorSpec(Mesh(), (Partial(), Shard(0)), TensorMeta((8, 3), (3, 1), ember.float32))
+    assert (spec.dim_map, spec.num_shards, spec.num_shards_map, spec.sums, spec.ndim) == ([1, -1], 4, [4, 1], [0], 2)
+    assert spec.is_sharded() and not spec.is_replicated()
+    again = DTensorSpec.from_dim_map(Mesh(), spec.dim_map, spec.sums, spec.tensor_meta)
+    assert again.placements == spec.placements and again == spec
+    with pytest.raises(ValueError, match='tensor_meta is not set'):
+        DTensorSpec(Mesh(), (Replicate(),)).shape
+    import ember.distributed.tensor.parallel as ep
+    import torch.distributed.tensor.parallel as tp
+    assert ep.__all__ == tp.__all__
+    for name, kw in (('ColwiseParallel', {}), ('RowwiseParallel', {}), ('SequenceParallel', {'sequence_dim': 0}),
+                     ('ColwiseParallel', {'output_layouts': 'Shard1', 'use_local_output': False})):
+        kw_e = {k: (ember.distributed.tensor.Shard(1) if v == 'Shard1' else v) for k, v in kw.items()}
+        kw_t = {k: (torch.distributed.tensor.Shard(1) if v == 'Shard1' else v) for k, v in kw.items()}
+        e, t = getattr(ep, name)(**kw_e), getattr(tp, name)(**kw_t)
+        assert {k: repr(v) for k, v in vars(e).items()} == {k: repr(v) for k, v in vars(t).items()
+                                                             if k in vars(e)}
+    m = ember.nn.Sequential(ember.nn.Linear(2, 2))
+    with pytest.raises(NotImplementedError, match='DTensor'):
+        ep.parallelize_module(m, None, {'0': ep.ColwiseParallel()})
+    with pytest.warns(UserWarning, match='could not be resolved'):
+        assert ep.parallelize_module(m, None, {'nothing*': ep.RowwiseParallel()}) is m
+
+
+def test_c10d_functional_ops_single_rank():
+    import ember.distributed as edist
+    import torch.distributed as tdist
+    import torch.distributed._functional_collectives  # noqa: F401  (registers torch's c10d_functional)
+    outs = []
+    for lib, dist in ((ember, edist), (torch, tdist)):
+        dist.init_process_group('gloo', store=dist.HashStore(), rank=0, world_size=1)
+        try:
+            name, f, l = dist.group.WORLD.group_name, lib.ops._c10d_functional, lib.ops.c10d_functional
+            x = lib.arange(4.).reshape(2, 2)
+            outs.append([f.wait_tensor(f.all_gather_into_tensor(x, 1, name)), f.wait_tensor(f.all_reduce(x, 'sum', name)),
+                         f.wait_tensor(f.reduce_scatter_tensor(x, 'sum', 1, name)), f.wait_tensor(f.broadcast(x, 0, name)),
+                         f.wait_tensor(f.all_to_all_single(x, [2], [2], name)),
+                         l.wait_tensor(l.all_gather_into_tensor(x, '', [0], 1)), l.wait_tensor(l.all_reduce(x, 'sum', '', [0], 1))])
+        finally:
+            dist.destroy_process_group()
+    assert len(outs[0]) == len(outs[1]) == 7
+    for e, t in zip(*outs):
+        _same(e, t)
+
+
+def test_elastic_errors(tmp_path, monkeypatch):
+    import ember.distributed.elastic.multiprocessing.errors as ee
+    import torch.distributed.elastic.multiprocessing.errors as te
+    assert ee.__all__ == te.__all__
+    data = {}
+    for mod in (ee, te):
+        path = tmp_path / f'{mod is ee}.json'
+        monkeypatch.setenv('TORCHELASTIC_ERROR_FILE', str(path))
+
+        @mod.record
+        def main():
+            raise ValueError('imports-gaps failure')
+        with pytest.raises(ValueError):
+            main()
+        import json
+        data[mod] = json.loads(path.read_text())
+        assert mod.record(lambda: 5)() == 5
+    assert data[ee]['message']['message'] == data[te]['message']['message'] == 'ValueError: imports-gaps failure'
+    assert set(data[ee]['message']['extraInfo']) == set(data[te]['message']['extraInfo'])
+    errfile = tmp_path / 'True.json'
+    fe = ee.ChildFailedError('trainer', {1: ee.ProcessFailure(0, 123, 1, str(errfile)),
+                                         0: ee.ProcessFailure(1, 124, -9, 'absent')})
+    ft = te.ChildFailedError('trainer', {1: te.ProcessFailure(0, 123, 1, str(errfile)),
+                                         0: te.ProcessFailure(1, 124, -9, 'absent')})
+    strip = lambda s: '\n'.join(l for l in s.splitlines() if 'time' not in l)  # noqa: E731
+    assert strip(str(fe)) == strip(str(ft))
+    assert fe.get_first_failure()[0] == ft.get_first_failure()[0]
+
+
+def test_distributed_autograd_without_rpc():
+    import ember.distributed.autograd as ea
+    assert ea.is_available() is False and ember.distributed.rpc.is_available() is False
+    with pytest.raises(RuntimeError, match='rpc'):
+        with ea.context():
+            pass
+
+
+# --- torch._C pieces, pytree, misc ------------------------------------------------------------------------------
+
+def test_c_profiler_config_and_cpu_capability():
+    from ember._C._profiler import _ExperimentalConfig
+    c = _ExperimentalConfig(verbose=True, custom_profiler_config='x')
+    t = torch._C._profiler._ExperimentalConfig(verbose=True, custom_profiler_config='x')
+    assert (c.custom_profiler_config, c.trace_only) == (t.custom_profiler_config, t.trace_only) and c.verbose
+    import ember._C._cpu as ecpu
+    e, tc = ecpu._get_cpu_capability(), torch._C._cpu._get_cpu_capability()
+    assert set(e) == set(tc)
+    for k in ('avx', 'avx2', 'avx512_f', 'avx512_vnni', 'fma3', 'amx_tile', 'num_logical_cores', 'architecture'):
+        assert e[k] == tc[k], k
+    assert ecpu._init_amx() == torch._C._cpu._init_amx()
+
+
+def test_pytree_register_constant():
+    import dataclasses
+    import ember.utils._pytree as ep
+    import torch.utils._pytree as tp
+    for mod in (ep, tp):
+        @dataclasses.dataclass(frozen=True)
+        class Config:
+            norm: str
+        mod.register_constant(Config)
+        leaves, spec = mod.tree_flatten({'c': Config('l2'), 'x': [1, 2]})
+        assert leaves == [1, 2] and mod.tree_unflatten(leaves, spec)['c'] == Config('l2')
+
+        class NoEq:
+            pass
+        with pytest.raises(TypeError, match='non-default `__eq__`'):
+            mod.register_constant(NoEq)
+
+
+def test_has_compatible_shallow_copy_type():
+    cases = [lambda l: (l.ones(2), l.zeros(3)), lambda l: (l.ones(2), l.ones(2).to_sparse()),
+             lambda l: (l.ones(2, 2).to_sparse_csr(), l.ones(2, 2).to_sparse_csc()),
+             lambda l: (l.ones(2), l.ones(2, device='meta')), lambda l: (l.ones(2, 2).to_sparse(), l.ones(2, 2).to_sparse())]
+    for case in cases:
+        assert ember._has_compatible_shallow_copy_type(*case(ember)) == torch._has_compatible_shallow_copy_type(*case(torch))
