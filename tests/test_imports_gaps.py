@@ -316,7 +316,7 @@ def test_dtensor_spec_and_parallel_styles():
     spec = DTensorSpec(Mesh(), (Partial(), Shard(0)), TensorMeta((8, 3), (3, 1), ember.float32))
     assert (spec.dim_map, spec.num_shards, spec.num_shards_map, spec.sums, spec.ndim) == ([1, -1], 4, [4, 1], [0], 2)
     assert spec.is_sharded() and not spec.is_replicated()
-    again = DTensorSpec.from_dim_map(Mesh(), spec.dim_map, spec.sums, spec.tensor_meta)
+    again = DTensorSpec.from_dim_map(spec.mesh, spec.dim_map, spec.sums, spec.tensor_meta)
     assert again.placements == spec.placements and again == spec
     with pytest.raises(ValueError, match='tensor_meta is not set'):
         DTensorSpec(Mesh(), (Replicate(),)).shape
