@@ -434,3 +434,92 @@ def test_has_compatible_shallow_copy_type():
              lambda l: (l.ones(2), l.ones(2, device='meta')), lambda l: (l.ones(2, 2).to_sparse(), l.ones(2, 2).to_sparse())]
     for case in cases:
         assert ember._has_compatible_shallow_copy_type(*case(ember)) == torch._has_compatible_shallow_copy_type(*case(torch))
+
+
+# --- torchao 0.18's names ------------------------------------------------------------------------------------
+
+def _grouped_cases(lib):
+    g = np.random.default_rng(3)
+    r = lambda *s: lib.tensor(g.standard_normal(s).astype(np.float32))  # noqa: E731
+    i32 = lambda v: lib.tensor(v, dtype=lib.int32)  # noqa: E731
+    bf = lib.bfloat16
+    return [((r(8, 8), r(3, 8, 8), i32([2, 5, 8])), {}), ((r(3, 4, 8), r(3, 8, 4)), {}),
+            ((r(8, 16), r(16, 8), i32([4, 12, 16])), {}), ((r(3, 4, 8), r(8, 12), i32([4, 8, 12])), {}),
+            ((r(3, 8, 8).to(bf), r(3, 8, 8).to(bf)), {}), ((r(3, 8, 4).transpose(-2, -1), r(3, 8, 4)), {}),
+            ((r(3, 8, 8), r(3, 8, 8).to(bf)), {}), ((r(3, 8, 8), r(3, 8, 8).double()), {}),
+            ((r(3, 4, 8), r(3, 8, 4)), {'out_dtype': bf}), ((r(3, 4, 8), r(3, 8, 4)), {'bias': r(3, 4)}),
+            ((r(8, 8), r(3, 8, 8)), {}), ((r(8, 8), r(3, 8, 8), i32([2, 5, 8]).long()), {}),
+            ((r(3, 4, 8), r(2, 8, 4)), {}), ((r(3, 4, 8), r(3, 4, 4)), {}), ((r(8), r(3, 8, 8)), {}),
+            ((r(3, 4, 6), r(3, 6, 4)), {}), ((r(8, 8), r(3, 8, 8), i32([[2, 5, 8]])), {}),
+            ((r(8, 8), r(3, 8, 8), i32([2, 8])), {}), ((r(3, 4, 8).to(bf), r(3, 8, 4).to(bf)), {}),
+            ((r(3, 4, 8), r(3, 8, 4).expand(3, 8, 4)[:, :, :4]), {})]
+
+
+def test_grouped_mm():
+    for (ae, ke), (at, kt) in zip(_grouped_cases(ember), _grouped_cases(torch), strict=True):
+        try:
+            want = torch._grouped_mm(*at, **kt)
+        except RuntimeError as e:
+            with pytest.raises(RuntimeError) as got:
+                ember._grouped_mm(*ae, **ke)
+            assert str(got.value) == str(e)
+            continue
+        got = ember.ops.aten._grouped_mm.default(*ae, **ke)
+        assert got.dtype.name == str(want.dtype).split('.')[-1] and tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(got.float().numpy(), want.float().numpy(), rtol=2e-2 if got.dtype == ember.bfloat16
+                                   else 1e-5, atol=1e-4)
+    xs = [lib.tensor(np.linspace(-1, 1, 96, dtype=np.float32).reshape(3, 4, 8), requires_grad=True)
+          for lib in (ember, torch)]
+    ws = [lib.tensor(np.linspace(-2, 1, 96, dtype=np.float32).reshape(3, 8, 4), requires_grad=True)
+          for lib in (ember, torch)]
+    for lib, x, w in ((ember, xs[0], ws[0]), (torch, xs[1], ws[1])):
+        (lib._grouped_mm(x, w) * lib.arange(48.).reshape(3, 4, 4)).sum().backward()
+    _close(xs[0].grad, xs[1].grad)
+    _close(ws[0].grad, ws[1].grad)
+
+
+def test_to_overloads():
+    x = np.arange(6.).reshape(2, 3).astype(np.float32)
+    for lib in (ember, torch):
+        t, a = lib.tensor(x), lib.ops.aten
+        got = (a.to.dtype_layout(t, dtype=lib.float64), a.to.device(t, 'cpu', lib.int32), a.to.other(t, lib.ones(1, dtype=lib.int16)))
+        assert a.to.dtype_layout(t, dtype=lib.float32) is t and a.to.dtype_layout(t, dtype=lib.float32, copy=True) is not t
+        if lib is ember:
+            eg = got
+    for e, t in zip(eg, got, strict=True):
+        _same(e, t)
+
+
+def test_scaling_types_and_scaled_grouped_mm():
+    import torch.nn.functional as TF
+    EF = ember.nn.functional
+    for e, t in ((EF.ScalingType, TF.ScalingType), (EF.SwizzleType, TF.SwizzleType)):
+        assert [(m.name, m.value) for m in e] == [(k, v.value) for k, v in t.__members__.items()]
+    with pytest.raises(NotImplementedError, match="Could not run 'aten::_scaled_grouped_mm_v2' with arguments from the 'CPU' backend"):
+        EF.scaled_grouped_mm(ember.ones(3, 16, 16), ember.ones(3, 16, 16), ember.ones(3, 16), EF.ScalingType.RowWise,
+                             ember.ones(3, 16), EF.ScalingType.RowWise)
+
+
+def test_semi_structured_sparse_cpu_error():
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match=r'Error original_tensor.device= cpu is not supported! Only CUDA tensors'):
+            lib.sparse.to_sparse_semi_structured(lib.ones(64, 64).half())
+        assert issubclass(lib.sparse.SparseSemiStructuredTensorCUSPARSELT, lib.sparse.SparseSemiStructuredTensor)
+        assert not isinstance(lib.ones(2), lib.sparse.SparseSemiStructuredTensor)
+
+
+def test_wrap_tensor_autograd_and_load_library(tmp_path):
+    import torch.distributed._functional_collectives  # noqa: F401
+    grads = []
+    for lib in (ember, torch):
+        x = lib.ones(3, requires_grad=True)
+        y = lib.ops._c10d_functional._wrap_tensor_autograd.default(x * 2)
+        assert type(y).__name__ == 'AsyncCollectiveTensor' and y.requires_grad
+        (y * 3).sum().backward()
+        grads.append(x.grad)
+    _same(*grads)
+    bogus = tmp_path / 'not_a_library.so'
+    bogus.write_bytes(b'no')
+    for lib in (ember, torch):
+        with pytest.raises(OSError, match='Could not load this library'):
+            lib.ops.load_library(str(bogus))

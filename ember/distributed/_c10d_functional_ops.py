@@ -103,3 +103,25 @@ _LEGACY_IMPLS = {
 for _name, (_schema, _fn) in _LEGACY_IMPLS.items():
     _LEGACY.define(_schema)
     _LEGACY.impl(_name, _fn, 'CompositeExplicitAutograd')
+
+
+# torch's Python-defined custom operator beside them: a tensor entering a functional collective's graph as an
+# AsyncCollectiveTensor, with an identity gradient
+from ..library import custom_op as _custom_op  # noqa: E402
+
+
+@_custom_op('_c10d_functional::_wrap_tensor_autograd', mutates_args=(), schema='(Tensor input) -> Tensor')
+def _wrap_tensor_autograd(input):
+    """``input`` as an AsyncCollectiveTensor. torch's wrapper subclass holds the input itself; ember's
+    AsyncCollectiveTensor shares its tensor's memory, and a custom operator may not return an alias of an input,
+    so it wraps a copy."""
+    return funcol.AsyncCollectiveTensor(input.clone())
+
+
+@_wrap_tensor_autograd.register_fake
+def _(input):
+    import ember
+    return ember.empty_like(input)
+
+
+_wrap_tensor_autograd.register_autograd(lambda ctx, grad_output: grad_output, setup_context=lambda ctx, inputs, output: None)
