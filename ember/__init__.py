@@ -13,9 +13,11 @@ from ._core.dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64
                           float64, complex64, complex128, promote_types, can_cast, result_type as _result_type,
                           get_default_dtype, set_default_dtype, finfo, iinfo, uint16, uint32, uint64,
                           float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, complex32,
-                          qint8, quint8, qint32, quint4x2, quint2x4)
+                          qint8, quint8, qint32, quint4x2, quint2x4, uint1, uint2, uint3, uint4, uint5, uint6,
+                          uint7, int1, int2, int3, int4, int5, int6, int7)
 from ._core.device import device, set_default_device, get_default_device
 from ._core.dispatch_key import DispatchKey
+from ._dispatch.tags import Tag  # noqa: E402,F401  torch.Tag
 from ._core.storage import Storage as UntypedStorage
 from .storage import TypedStorage  # noqa: E402,F401
 from .storage import (FloatStorage, DoubleStorage, HalfStorage, BFloat16Storage, LongStorage, IntStorage,  # noqa: E402,F401,E501

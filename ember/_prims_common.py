@@ -18,4 +18,23 @@ def suggest_memory_format(x):
     return _FORMATS[_storage.suggest_memory_format(tuple(x.shape), x.stride())]
 
 
-__all__ = ['suggest_memory_format']
+def make_contiguous_strides_for(shape, row_major=True):
+    """The strides of a contiguous tensor of ``shape`` (a size-0 dimension counts as 1); with ``row_major=False``
+    those of a batch of column-major (Fortran) matrices, as BLAS and LAPACK want them.
+
+    >>> make_contiguous_strides_for((2, 3, 4)), make_contiguous_strides_for((2, 3, 4), row_major=False)
+    ((12, 4, 1), (12, 1, 3))
+    """
+    if any(not isinstance(s, int) and not hasattr(s, '__index__') for s in shape) or any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension or non-integer size: {list(shape)}")
+    strides, multiplier = [], 1
+    for size in reversed(shape):
+        strides.append(multiplier)
+        multiplier *= max(size, 1)
+    result = tuple(reversed(strides))
+    if row_major or len(shape) < 2:
+        return result
+    return result[:-2] + (1, max(shape[-2], 1))
+
+
+__all__ = ['suggest_memory_format', 'make_contiguous_strides_for']

@@ -70,6 +70,9 @@ TESTED_IN_SPARSE_CSR = ('sparse_compressed_tensor', '_convert_indices_from_csr_t
 
 # the Sobol engine's operators (torch.quasirandom): tests/test_users_gaps.py compares their points and states with torch
 TESTED_IN_USERS_GAPS = ('_sobol_engine_draw', '_sobol_engine_ff', '_sobol_engine_scramble', '_sobol_engine_initialize_state')
+# tests/test_imports_gaps.py compares these with torch (values, dtypes, errors)
+TESTED_IN_IMPORTS_GAPS = ('_int_mm', 'new_zeros', '_to_dtype', 'is_pinned', '_lerp_scalar', '_grouped_mm', '_to_dtype_layout',
+                          '_to_device', '_to_other')
 
 
 # torch's multi-tensor operators (NOTE [foreach operators]): tests/test_foreach.py compares each with torch, by its
@@ -157,8 +160,8 @@ def test_every_declared_operator_has_a_record():
                 or _norm(name).replace('fft_', '') in records:
             continue
         if name in TESTED_IN_SPARSE or name in TESTED_IN_SPARSE_CSR or name in TESTED_IN_SUBCLASSES or \
-                name in TESTED_IN_USERS_GAPS or name in TESTED_IN_FOREACH or name in TESTED_IN_FUSED_OPTIM or \
-                name in TESTED_IN_QUANTIZATION:
+                name in TESTED_IN_USERS_GAPS or name in TESTED_IN_IMPORTS_GAPS or name in TESTED_IN_FOREACH or \
+                name in TESTED_IN_FUSED_OPTIM or name in TESTED_IN_QUANTIZATION:
             continue
         target = TESTED_THROUGH.get(name)
         if target is not None and (target in OPS or _norm(target) in records):

@@ -15,7 +15,8 @@ from .._dispatch.torch_function import (DisableTorchFunction, DisableTorchFuncti
 from .._dispatch.subclasses import (disabled_torch_function_impl as _disabled_torch_function_impl,  # noqa: F401
                                     disabled_torch_dispatch_impl as _disabled_torch_dispatch_impl,
                                     DisableTorchDispatch as _DisableTorchDispatch)
-from . import _nn, _functorch, _distributed_rpc  # noqa: F401
+from . import _nn, _functorch, _distributed_rpc, _cpu, _profiler  # noqa: F401
+from .._dispatch.tags import Tag  # noqa: F401  (torch._C.Tag is torch.Tag)
 from .._functorch import TRANSFORMS as _TRANSFORMS
 
 _TensorMeta = type(_Tensor)

@@ -23,6 +23,7 @@ _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
 _QUANTIZED_SIZES = {'qint8': 1, 'quint8': 1, 'qint32': 4, 'quint4x2': 1, 'quint2x4': 1}
+_SUB_BYTE_NAMES = frozenset(f'{u}int{b}' for u in ('u', '') for b in range(1, 8))
 
 
 class dtype:
@@ -40,7 +41,7 @@ class dtype:
         init(self, 'name', name)
         init(self, '_np', np.dtype(np_dtype) if np_dtype is not None else None)
         init(self, 'itemsize', self._np.itemsize if self._np is not None else 1 if 'float8' in name else
-             _QUANTIZED_SIZES.get(name, 4 if name == 'complex32' else 2))
+             _QUANTIZED_SIZES.get(name, 4 if name == 'complex32' else 1 if name in _SUB_BYTE_NAMES else 2))
         init(self, 'category', category)
         init(self, 'is_signed', not name.startswith('uint') and name not in ('bool', 'float8_e8m0fnu'))
         init(self, '_rank', rank)
@@ -61,6 +62,9 @@ class dtype:
         if d is None and self.name in _QUANTIZED_SIZES:
             raise RuntimeError(f"ember.{self.name} is a quantized dtype: ember has the dtype object (libraries "
                                f"list it in their tables) but no quantized tensors")
+        if d is None and self.name in _SUB_BYTE_NAMES:
+            raise RuntimeError(f"ember.{self.name} is a sub-byte shell dtype: ember has the dtype object (torchao "
+                               f"names it) but no {self.name} tensors; pack the values into ember.uint8")
         if d is None:
             raise ImportError(f"ember.{self.name} needs the optional 'ml_dtypes' package: "
                               f"pip install 'ember[bfloat16]'")
@@ -114,12 +118,16 @@ qint32 = dtype('qint32', None, _INT, 0)
 quint4x2 = dtype('quint4x2', None, _INT, 0)
 quint2x4 = dtype('quint2x4', None, _INT, 0)
 QUANTIZED = (qint8, quint8, qint32, quint4x2, quint2x4)
+# torch's sub-byte "shell" dtypes (torch.uint1..uint7, torch.int1..int7): the objects only, as torch gives them
+# almost no kernels (torchao builds its packed tensor subclasses over uint8 and names these in its tables)
+SUB_BYTE = tuple(dtype(f'{u}int{b}', None, _INT, 0) for u in ('u', '') for b in range(1, 8))
+uint1, uint2, uint3, uint4, uint5, uint6, uint7, int1, int2, int3, int4, int5, int6, int7 = SUB_BYTE
 _UNSIGNED_WIDE = (uint16, uint32, uint64)
 _FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128) + \
     _UNSIGNED_WIDE + _FLOAT8
-_BY_NAME = {d.name: d for d in ALL + (complex32,) + QUANTIZED}
+_BY_NAME = {d.name: d for d in ALL + (complex32,) + QUANTIZED + SUB_BYTE}
 # torch's aliases: torch.float, torch.long, torch.half, ...
 ALIASES = {'float': float32, 'double': float64, 'half': float16, 'long': int64, 'int': int32,
            'short': int16, 'cfloat': complex64, 'cdouble': complex128, 'bool': bool_, 'chalf': complex32}
@@ -134,7 +142,8 @@ _SCALAR_NAMES = {'float32': 'Float', 'float64': 'Double', 'float16': 'Half', 'bf
                  'uint64': 'UInt64', 'float8_e4m3fn': 'Float8_e4m3fn', 'float8_e5m2': 'Float8_e5m2',
                  'float8_e4m3fnuz': 'Float8_e4m3fnuz', 'float8_e5m2fnuz': 'Float8_e5m2fnuz',
                  'float8_e8m0fnu': 'Float8_e8m0fnu', 'qint8': 'QInt8', 'quint8': 'QUInt8', 'qint32': 'QInt32',
-                 'quint4x2': 'QUInt4x2', 'quint2x4': 'QUInt2x4'}
+                 'quint4x2': 'QUInt4x2', 'quint2x4': 'QUInt2x4',
+                 **{n: n[0].upper() + n[1:].replace('int', 'Int') for n in _SUB_BYTE_NAMES}}
 _CPP_NAMES = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16',
               'int64': 'long int', 'int32': 'int', 'int16': 'short int', 'int8': 'signed char',
               'uint8': 'unsigned char', 'bool': 'bool', 'complex32': 'c10::complex<c10::Half>',
@@ -368,6 +377,8 @@ class iinfo:
         type = _of_python_type(type)
         if type.category not in (_INT, _BOOL) or type is bool_:
             raise TypeError(f"iinfo expects an integer dtype, got {type}")
+        if type.name in _SUB_BYTE_NAMES:        # torch's words for its shell dtypes
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
         info = np.iinfo(type.np)
         self.dtype, self.bits, self.min, self.max = type.name, info.bits, int(info.min), int(info.max)
 

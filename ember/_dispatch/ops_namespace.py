@@ -68,6 +68,51 @@ class _Namespace(types.ModuleType):
         return packet
 
 
+class HigherOrderOperator:
+    """An operator that takes functions as arguments (torch._ops.HigherOrderOperator): ``ember.ops.higher_order.
+    <name>``, what a traced graph's node calls (``cond``, ``out_dtype``). Called, it runs its eager meaning:
+    ``fn``, or the kernel a subclass registers with ``py_impl`` (torch's way: ``@op.py_impl(DispatchKey.
+    CompositeExplicitAutograd)``). Creating one makes it ``ember.ops.higher_order.<name>``, as torch does."""
+    namespace = 'higher_order'
+
+    def __init__(self, name, fn=None, *, cacheable=False):
+        self.__name__ = self._name = name
+        self._fn = fn
+        self._cacheable = cacheable
+        self.py_kernels = {}
+        setattr(namespace(self.namespace), name, self)
+
+    def name(self):
+        return self._name
+
+    def cacheable(self):
+        return self._cacheable
+
+    def py_impl(self, key):
+        """Register the decorated function as this operator's kernel for ``key``; the CompositeExplicitAutograd
+        (or CPU) one is its eager meaning."""
+        def register(fn):
+            self.py_kernels[key] = fn
+            if self._fn is None or str(key).rsplit('.', 1)[-1] in ('CompositeExplicitAutograd', 'CPU'):
+                self._fn = fn
+            return fn
+        return register
+
+    def __call__(self, *args, **kwargs):
+        if self._fn is None:
+            raise NotImplementedError(f"higher order operator {self._name} has no eager kernel (py_impl one)")
+        return self._fn(*args, **kwargs)
+
+    def __str__(self):
+        return self._name
+
+    def __repr__(self):
+        return f'<HigherOrderOperator {self.namespace}.{self._name}>'
+
+    def __reduce__(self):           # a pickled graph names the operator, which is one object per process
+        return (getattr, (namespace(self.namespace), self._name))
+
+
 _namespaces = {}
 
 

@@ -8,10 +8,13 @@ True
 """
 import contextlib
 import sys
+import warnings
 
 from . import config
 
-__all__ = ['disable_cache_limit']
+__all__ = ['disable_cache_limit', 'warn_once']
+
+warn_once_cache = set()
 
 
 @contextlib.contextmanager
@@ -27,3 +30,15 @@ def disable_cache_limit():
     finally:
         for name, value in saved.items():
             setattr(config, name, value)
+
+
+def warn_once(msg, stacklevel=1):
+    """Warn with ``msg`` the first time only: torch's workaround for compiled code re-raising every warning each
+    call. The cache is of the messages, as ``warnings`` keeps.
+
+    >>> warn_once('slow path taken')     # doctest: +SKIP
+    """
+    if msg in warn_once_cache:
+        return
+    warn_once_cache.add(msg)
+    warnings.warn(msg, stacklevel=stacklevel + 1)

@@ -1,34 +1,5 @@
 """torch._higher_order_ops.cond (NOTE [control-flow operators] in __init__.py)."""
-
-
-class HigherOrderOperator:
-    """An operator that takes functions as arguments (torch._ops.HigherOrderOperator): ``ember.ops.higher_order.
-    <name>``, what a traced graph's node calls. Called, it runs its eager meaning."""
-    namespace = 'higher_order'
-
-    def __init__(self, name, fn):
-        self.__name__ = self._name = name
-        self._fn = fn
-
-    def name(self):
-        return self._name
-
-    def __call__(self, *args, **kwargs):
-        return self._fn(*args, **kwargs)
-
-    def __str__(self):
-        return self._name
-
-    def __repr__(self):
-        return f'<HigherOrderOperator {self.namespace}.{self._name}>'
-
-    def __reduce__(self):           # a pickled graph names the operator, which is one object per process
-        return (getattr, (_higher_order_namespace(), self._name))
-
-
-def _higher_order_namespace():
-    from .._dispatch.ops_namespace import namespace
-    return namespace('higher_order')
+from .._dispatch.ops_namespace import HigherOrderOperator  # torch._ops.HigherOrderOperator
 
 
 def _cond_node(pred, true_graph, false_graph, operands):
@@ -37,8 +8,7 @@ def _cond_node(pred, true_graph, false_graph, operands):
     return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
 
-cond_op = HigherOrderOperator('cond', _cond_node)
-_higher_order_namespace().cond = cond_op
+cond_op = HigherOrderOperator('cond', _cond_node)       # ember.ops.higher_order.cond
 
 
 def cond(pred, true_fn, false_fn, operands=()):

@@ -103,3 +103,36 @@ def _empty_memory_format(size, dtype=None, device=None, memory_format=None):
 _torch_overload('empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Device? device=None, '
                 'MemoryFormat? memory_format=None) -> Tensor', '_empty_memory_format', 'empty', ALWAYS,
                 _empty_memory_format)
+
+
+# torch's aten operators that ember's Tensor methods cover in Python (``Tensor.new_zeros``, ``Tensor.to``), named
+# by libraries that call them through torch.ops (torchao's tensor subclasses); each is that method
+declare('new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, '
+        'bool? pin_memory=None) -> Tensor', function=False, method=False,
+        composite=lambda self, size, dtype=None, layout=None, device=None, pin_memory=None:
+        self.new_zeros(size, dtype=dtype, device=device))
+declare('to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, '
+        'MemoryFormat? memory_format=None) -> Tensor(a)', name='_to_dtype', function=False, method=False,
+        composite=lambda self, dtype, non_blocking=False, copy=False, memory_format=None:
+        self.to(dtype, non_blocking=non_blocking, copy=copy,
+                **({} if memory_format is None else {'memory_format': memory_format})))
+declare('is_pinned(Tensor self, Device? device=None) -> bool', function=False, method=False,
+        composite=lambda self, device=None: self.is_pinned())
+declare('lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor', name='_lerp_scalar', function=False,
+        method=False, composite=lambda self, end, weight: aten.lerp.Tensor(self, end, weight))
+declare('to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, '
+        'bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) '
+        '-> Tensor(a)', name='_to_dtype_layout', function=False, method=False,
+        composite=lambda self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False,
+        memory_format=None: self.to(device=device, dtype=dtype, non_blocking=non_blocking, copy=copy,
+                                    **({} if memory_format is None else {'memory_format': memory_format})))
+declare('to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, '
+        'MemoryFormat? memory_format=None) -> Tensor(a)', name='_to_device', function=False, method=False,
+        composite=lambda self, device, dtype, non_blocking=False, copy=False, memory_format=None:
+        self.to(device, dtype, non_blocking=non_blocking, copy=copy,
+                **({} if memory_format is None else {'memory_format': memory_format})))
+declare('to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, '
+        'MemoryFormat? memory_format=None) -> Tensor(a)', name='_to_other', function=False, method=False,
+        composite=lambda self, other, non_blocking=False, copy=False, memory_format=None:
+        self.to(other, non_blocking=non_blocking, copy=copy,
+                **({} if memory_format is None else {'memory_format': memory_format})))

@@ -317,6 +317,101 @@ def _vdot_meta(self, other):
     return (), self._dtype
 
 
+def _int_mm_meta(self, mat2):
+    # torch's int_mm_out_cpu allocates the result from self.size(0) and mat2.size(1) before any check
+    if self._a.ndim < 1 or mat2._a.ndim < 2:
+        t, dim = (self, 0) if self._a.ndim < 1 else (mat2, 1)
+        n = max(t._a.ndim, 1)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    for name, t in (('self', self), ('mat2', mat2)):
+        if t._a.ndim != 2:
+            raise RuntimeError(f"int_mm_out_cpu: Expected {name} to be of dimension 2 but got {t._a.ndim}")
+    (m, k), (k2, n) = self._a.shape, mat2._a.shape
+    if k != k2:
+        raise RuntimeError(f"int_mm_out_cpu: self.size(1) needs to match mat2.size(0) but got {k} and {k2}")
+    if self._dtype not in (D.int8, D.uint8):
+        raise RuntimeError(f"int_mm_out_cpu: Expected self dtype to be int8 or uint8 but got {cpp_name(self._dtype)}")
+    if mat2._dtype is not D.int8:
+        raise RuntimeError(f"int_mm_out_cpu: Expected mat2 dtype to be of type int8 but got {cpp_name(mat2._dtype)}")
+    return (m, n), D.int32
+
+
+# torch._int_mm: the 8-bit integer matrix product with 32-bit results (torchao's int8 dynamic quantization)
+declare('_int_mm(Tensor self, Tensor mat2) -> Tensor', meta=_int_mm_meta, out=True, differentiable=False,
+        method=False)
+_GROUPED_DTYPES = {'float32': 'Float32', 'bfloat16': 'BFloat16', 'float16': 'Float16'}
+
+
+def _grouped_strides_check(mat):
+    # torch's check_valid_strides_and_return_transposed: one of the two last dimensions is contiguous and the
+    # other's stride is a multiple of 16 bytes
+    st, sz, align = mat.stride(), tuple(mat.shape), 16 // mat.dtype.itemsize
+    if st[-2] == 1 and st[-1] >= max(1, sz[-2]):
+        lead = st[-1]
+    elif st[-1] == 1 and st[-2] >= max(1, sz[-1]):
+        lead = st[-2]
+    else:
+        raise RuntimeError(f"Invalid strides/sizes, got {list(st)} for strides and {list(sz)} for sizes")
+    if lead % align:
+        raise RuntimeError("strides should be multiple of 16 bytes")
+
+
+def _grouped_mm_checks(a, b, offs, bias, out_dtype):
+    for name, m in (('mat_a', a), ('mat_b', b)):
+        if m.dim() not in (2, 3):
+            raise RuntimeError(f"{name} has to be 2 or 3d")
+    for name, m in (('mat_a', a), ('mat_b', b)):
+        if m.dtype.name not in _GROUPED_DTYPES:
+            raise RuntimeError(f"Expected {name} to be Float32, BFloat16 or Float16 matrix, got {_tname(m.dtype)}")
+    if out_dtype is not None and out_dtype != a.dtype:
+        raise RuntimeError("Grouped gemm output dtype must match `mat_a` dtype")
+    if b.dtype != a.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {cpp_name(b.dtype)}, but got {cpp_name(a.dtype)} "
+                           f"instead")
+    if bias is not None:
+        raise RuntimeError("Bias not supported yet")
+    if (offs is not None) != (a.dim() == 2 or b.dim() == 2):
+        raise RuntimeError("Have to provide offsets if there is a 2d matrix, or no offset if both matrices are 3d")
+    if offs is not None:
+        if offs.dtype != D.int32:
+            raise RuntimeError("Offsets have to be int32")
+        if offs.dim() != 1:
+            raise RuntimeError("offs has to be 1D")
+    _grouped_strides_check(a)
+    _grouped_strides_check(b)
+    if a.shape[-1] != b.shape[-2]:
+        raise RuntimeError("contraction dimension of mat_a and mat_b must match")
+    if a.dim() == 3 and b.dim() == 3 and a.shape[0] != b.shape[0]:
+        raise RuntimeError("batched dimension has to match")
+    groups = a.shape[0] if a.dim() == 3 else b.shape[0] if b.dim() == 3 else None
+    if offs is not None and groups is not None and offs.shape[0] != groups:
+        raise RuntimeError("matrix batch sizes have to match")
+
+
+def _grouped_mm(self, mat2, offs=None, bias=None, out_dtype=None):
+    """torch._grouped_mm: one matrix product per group. 3d x 3d: a batched product; 2d x 3d: rows of ``self``
+    between consecutive ``offs`` times that group's matrix; 3d x 2d: that group's matrix times the columns of
+    ``mat2`` between consecutive ``offs``; 2d x 2d: the product of each slice of the shared dimension (one
+    (M, N) result per group). Rows or columns past the last offset are zero."""
+    _grouped_mm_checks(self, mat2, offs, bias, out_dtype)
+    if offs is None:
+        return aten.bmm.default(self, mat2)
+    ends = [int(e) for e in offs.tolist()]
+    bounds = list(zip([0] + ends[:-1], ends))
+    if self.dim() == 2 and mat2.dim() == 3:
+        parts = [aten.mm.default(self[s:e], mat2[g]) for g, (s, e) in enumerate(bounds)]
+        rest = self.shape[0] - ends[-1] if ends else self.shape[0]
+        return aten.cat.default(parts + [self.new_zeros((rest, mat2.shape[-1]))], 0)
+    if self.dim() == 3:
+        parts = [aten.mm.default(self[g], mat2[:, s:e]) for g, (s, e) in enumerate(bounds)]
+        rest = mat2.shape[1] - ends[-1] if ends else mat2.shape[1]
+        return aten.cat.default(parts + [self.new_zeros((self.shape[1], rest))], 1)
+    return aten.stack.default([aten.mm.default(self[:, s:e], mat2[s:e]) for s, e in bounds], 0)
+
+
+# torch._grouped_mm (mixture-of-experts layers: torchao, torchtitan): composite of mm per group
+declare('_grouped_mm(Tensor self, Tensor mat2, Tensor? offs=None, Tensor? bias=None, ScalarType? out_dtype=None) '
+        '-> Tensor', composite=_grouped_mm, method=False)
 declare('mm(Tensor self, Tensor mat2) -> Tensor', forward='multilinear', meta=_mm_meta, out=True,
         derivatives={'self': lambda grad, mat2: grad.mm(mat2.t()), 'mat2': lambda grad, self: self.t().mm(grad)})
 declare('bmm(Tensor self, Tensor mat2) -> Tensor', forward='multilinear', meta=_bmm_meta, out=True,

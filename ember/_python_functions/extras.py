@@ -8,7 +8,7 @@ from .._tensor import Tensor
 from .._core.dtype import scalar_name as _scalar_name
 
 __all__ = ['range', 'empty_permuted', 'nonzero_static', 'as_strided_scatter', 'histogramdd', 'set_flush_denormal',
-           '_segment_reduce']
+           '_segment_reduce', '_has_compatible_shallow_copy_type']
 
 _builtin_range = range
 
@@ -187,3 +187,24 @@ def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, a
         return out
     empty = (lengths == 0).reshape(view)        # scatter_reduce leaves an untouched identity there, torch's fill
     return E.where(empty, E.full_like(out, identity), out)
+
+
+_COMPRESSED = ('sparse_csr', 'sparse_csc', 'sparse_bsr', 'sparse_bsc')
+
+
+def _layout_family(t):
+    name = str(t.layout).rsplit('.', 1)[-1]
+    # torch compares dispatch keys: the dense backends are one family, Meta is apart
+    return ('sparse_compressed' if name in _COMPRESSED else name), t.device.type == 'meta'
+
+
+def _has_compatible_shallow_copy_type(input, from_):
+    """Whether ``from_``'s data could be swapped into ``input`` in place (``param.data = t``): both dense (on
+    real devices, or both meta), both sparse COO, or both sparse compressed.
+
+    >>> import ember
+    >>> a = ember.ones(2)
+    >>> _has_compatible_shallow_copy_type(a, ember.zeros(3)), _has_compatible_shallow_copy_type(a, a.to_sparse())
+    (True, False)
+    """
+    return _layout_family(input) == _layout_family(from_)

@@ -28,7 +28,7 @@ import weakref
 import ember
 from ember.utils._python_dispatch import TorchDispatchMode
 
-__all__ = ['FakeTensorMode', 'FakeTensor', 'is_fake', 'unset_fake_temporarily']
+__all__ = ['FakeTensorMode', 'FakeTensor', 'FakeTensorConverter', 'is_fake', 'unset_fake_temporarily']
 
 _META = ember.device('meta')
 _MODE_OF = {}       # id(fake twin) -> (weakref to it, the mode that made it): torch's FakeTensor.fake_mode
@@ -165,3 +165,43 @@ class FakeTensorMode(TorchDispatchMode):
         self._memo[id(t)] = (weakref.ref(t), fake)
         _MODE_OF[id(fake)] = (weakref.ref(fake, lambda _, k=id(fake): _MODE_OF.pop(k, None)), self)
         return fake
+
+
+class FakeTensorConverter:
+    """Turns real tensors into a mode's fake ones and remembers the pairs (torch's converter, which a
+    FakeTensorMode owns): ``from_real_tensor(mode, t)`` gives the same fake tensor for the same live ``t``.
+
+    >>> mode = FakeTensorMode()
+    >>> conv, t = FakeTensorConverter(), ember.ones(2, 3)
+    >>> f = conv.from_real_tensor(mode, t)
+    >>> f.shape, f.device.type, conv.from_real_tensor(mode, t) is f
+    (ember.Size([2, 3]), 'meta', True)
+    """
+
+    def __init__(self, *, copy_data=False, export=False):
+        self.copy_data, self.export = copy_data, export
+        self.tensor_memo = {}       # id(real tensor) -> (weakref to it, its fake twin)
+
+    def _get_memo(self, t):
+        hit = self.tensor_memo.get(id(t))
+        return hit[1] if hit is not None and hit[0]() is t else None
+
+    def set_tensor_memo(self, t, v):
+        self.tensor_memo[id(t)] = (weakref.ref(t, lambda _, k=id(t): self.tensor_memo.pop(k, None)), v)
+
+    def from_real_tensor(self, fake_mode, t, make_constant=False, shape_env=None, *, source=None,
+                         symbolic_context=None, trace=True):
+        """The fake twin of ``t`` in ``fake_mode``."""
+        fake = self._get_memo(t)
+        if fake is None:
+            fake = fake_mode.from_tensor(t)
+            self.set_tensor_memo(t, fake)
+        return fake
+
+    def from_meta_and_device(self, fake_mode, t, device):
+        """A fake tensor for the meta tensor ``t``, standing for ``device``."""
+        if t.device.type != 'meta':
+            raise AssertionError(f"tensor's device must be `meta`, got {t.device.type} instead")
+        if fake_mode.fake_device is None:
+            fake_mode.fake_device = ember.device(device)
+        return t

@@ -20,6 +20,7 @@ from ._store import Store, HashStore, FileStore, TCPStore, PrefixStore  # noqa: 
 from . import algorithms  # noqa: F401,E402  torch.distributed.algorithms (DDP communication hooks)
 from . import constants  # noqa: F401  torch.distributed.constants (default timeouts)
 from . import rpc  # noqa: F401  torch.distributed.rpc (is_available() is False: ember has no RPC)
+from . import _c10d_functional_ops  # noqa: F401,E402  ops._c10d_functional / c10d_functional (functional collectives)
 from .device_mesh import DeviceMesh, init_device_mesh  # noqa: F401  torch.distributed.DeviceMesh
 
 __all__ = list(_c10d_all) + ['Store', 'HashStore', 'FileStore', 'TCPStore', 'PrefixStore']

@@ -24,6 +24,7 @@ import collections
 import copy
 import functools
 import itertools
+from typing import Any, Iterable, Union
 
 import ember
 from ..autograd.profiler import record_function
@@ -32,6 +33,9 @@ from ember import Tensor, no_grad
 
 _required = object()
 required = _required
+
+# what an optimizer's ``params`` may be: tensors, parameter-group dicts, or (name, tensor) pairs (torch's alias)
+ParamsT = Union[Iterable[Tensor], Iterable[dict[str, Any]], Iterable[tuple[str, Tensor]]]
 
 
 class _RequiredParameter:

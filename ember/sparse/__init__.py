@@ -15,10 +15,13 @@ tensor([[2.],
 """
 import ember
 from ember import ops as _ops
+from .semi_structured import (SparseSemiStructuredTensor, SparseSemiStructuredTensorCUTLASS,  # noqa: F401,E402
+                              SparseSemiStructuredTensorCUSPARSELT, to_sparse_semi_structured)
 
 __all__ = ['mm', 'sum', 'addmm', 'sparse_coo_tensor', 'sparse_csr_tensor', 'sparse_csc_tensor',
            'sparse_compressed_tensor', 'spmm', 'FloatTensor', 'DoubleTensor', 'LongTensor',
-           'check_sparse_tensor_invariants']
+           'check_sparse_tensor_invariants', 'SparseSemiStructuredTensor', 'SparseSemiStructuredTensorCUTLASS',
+           'SparseSemiStructuredTensorCUSPARSELT', 'to_sparse_semi_structured']
 
 
 def _as_tensor(x, dtype=None):

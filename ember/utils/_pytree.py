@@ -172,6 +172,37 @@ def _deregister_pytree_node(cls):
     SERIALIZED_TYPE_TO_PYTHON_TYPE.pop(node_def.serialized_type_name, None)
 
 
+@dataclasses.dataclass(frozen=True)
+class ConstantNode:
+    """The context of a constant's (``register_constant``) node: the value itself."""
+    value: Any
+
+
+CONSTANT_NODES = set()
+
+
+def register_constant(cls):
+    """Register ``cls`` as a node with no leaves: an instance flattens to ``[]`` and unflattens to itself, so it
+    travels inside a tree's structure (and is compared by its ``__eq__``, which must be its own, as its hash).
+
+    >>> import dataclasses
+    >>> @dataclasses.dataclass(frozen=True)
+    ... class Config:
+    ...     norm: str
+    >>> register_constant(Config)
+    >>> leaves, spec = tree_flatten({'c': Config('l2'), 'x': 1})
+    >>> leaves, tree_unflatten(leaves, spec)['c']
+    ([1], Config(norm='l2'))
+    """
+    if cls.__eq__ is object.__eq__:
+        raise TypeError("register_constant(cls) expects `cls` to have a non-default `__eq__` implementation.")
+    if cls.__hash__ is None:
+        raise TypeError("register_constant(cls) expects `cls` to have a non-default `__hash__` implementation.")
+    _private_register_pytree_node(cls, lambda x: ([], ConstantNode(x)), lambda _, context: context.value,
+                                  flatten_with_keys_fn=lambda x: ([], ConstantNode(x)))
+    CONSTANT_NODES.add(cls)
+
+
 def register_dataclass(cls, *, field_names=None, drop_field_names=None, serialized_type_name=None):
     """Register a class built from keyword fields (a dataclass, or any class given ``field_names``): its
     children are the fields that are not None; the names of those and of the None ones are the context."""

@@ -509,7 +509,13 @@ def _ldl_solve(LD, piv, B, hermitian):
     return X
 
 
+def _int_mm(a, b):
+    """int8 (or uint8) times int8 in int32: exact while a row's sum fits, as torch's (it wraps, as int32 does)."""
+    return np.matmul(a.astype(np.int32), b.astype(np.int32))
+
+
 KERNELS = {
+    '_int_mm': _int_mm,
     'matmul': _matmul,
     'mm': _matmul,
     'bmm': np.matmul,

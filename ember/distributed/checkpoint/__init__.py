@@ -2,7 +2,8 @@
 
 ember has no DCP: its state dicts are whole on every rank (DistributedDataParallel), and ``ember.save``/``load``
 write torch's single-file format. The storage reader and writer types exist so that libraries importing them
-(transformers' checkpoint utilities) load; making one raises an error saying so.
+(transformers' checkpoint utilities) load; making one raises an error saying so. ``state_dict`` (names for the
+model's and optimizer's state, ``get_optimizer_state_dict``) works: it needs no sharded storage.
 """
 
 _WHY = ("ember has no torch.distributed.checkpoint: its state dicts are whole on every rank; save them with "
@@ -36,3 +37,8 @@ def save(state_dict, *args, **kwargs):
 
 def load(state_dict, *args, **kwargs):
     raise NotImplementedError(f"load: {_WHY}")
+
+
+def async_save(state_dict, *args, **kwargs):
+    """``save`` in the background (torch returns a Future); ember has no DCP ``save`` to run."""
+    raise NotImplementedError(f"async_save: {_WHY}")

@@ -93,12 +93,8 @@ class MNIST(VisionDataset):
     def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
         super().__init__(root, transform=transform, target_transform=target_transform)
         self.train = train
-        if download:
-            self.download()
-        if not self._check_exists():
-            raise missing_files_error(self.__class__.__name__, self.raw_folder, self._raw_names(),
-                                      [m + f for m in self.mirrors[:1] for f, _ in self.resources],
-                                  note=' (each may also be gzip-compressed, named with .gz appended)')
+        if download or not self._check_exists():
+            self.download()             # raises, saying where to put the files, when they are absent
         self.data, self.targets = self._load_data()
 
     def _raw_names(self):
@@ -243,3 +239,82 @@ class EMNIST(MNIST):
             return
         raise missing_files_error('EMNIST', self.raw_folder, self._raw_names(), [self.url],
                                   note=' (each may also be gzip-compressed, named with .gz appended)')
+
+
+class QMNIST(MNIST):
+    """QMNIST (Yadav and Bottou): MNIST's test set reconstructed from NIST, 60k more test digits, and extended
+    labels; from ``root/QMNIST/raw``.
+
+    ``what`` picks the subset: 'train', 'test' (60k), 'test10k' (its first 10k, MNIST's test set), 'test50k' (the
+    rest) or 'nist' (all 402953). Labels are int32 rows of 8 (class, NIST writer and series, ...); with ``compat``
+    (the default) the target is the class as an int, as MNIST's.
+    """
+    subsets = {'train': 'train', 'test': 'test', 'test10k': 'test', 'test50k': 'test', 'nist': 'nist'}
+    resources = {'train': [('https://raw.githubusercontent.com/facebookresearch/qmnist/master/'
+                            'qmnist-train-images-idx3-ubyte.gz', 'ed72d4157d28c017586c42bc6afe6370'),
+                           ('https://raw.githubusercontent.com/facebookresearch/qmnist/master/'
+                            'qmnist-train-labels-idx2-int.gz', '0058f8dd561b90ffdd0f734c6a30e5e4')],
+                 'test': [('https://raw.githubusercontent.com/facebookresearch/qmnist/master/'
+                           'qmnist-test-images-idx3-ubyte.gz', '1394631089c404de565df7b7aeaf9412'),
+                          ('https://raw.githubusercontent.com/facebookresearch/qmnist/master/'
+                           'qmnist-test-labels-idx2-int.gz', '5b5b05890a5e13444e108efe57b788aa')],
+                 'nist': [('https://raw.githubusercontent.com/facebookresearch/qmnist/master/'
+                           'xnist-images-idx3-ubyte.xz', '7f124b3b8ab81486c9d8c2749c17f834'),
+                          ('https://raw.githubusercontent.com/facebookresearch/qmnist/master/'
+                           'xnist-labels-idx2-int.xz', '5ed0e788978e45d4a8bd4b7caec3d79d')]}
+    classes = MNIST.classes
+
+    def __init__(self, root, what=None, compat=True, train=True, **kwargs):
+        from .utils import verify_str_arg
+        if what is None:
+            what = 'train' if train else 'test'
+        self.what = verify_str_arg(what, 'what', tuple(self.subsets.keys()))
+        self.compat = compat
+        self.data_file = what + '.pt'
+        self.training_file = self.test_file = self.data_file
+        super().__init__(root, train, **kwargs)
+
+    @property
+    def images_file(self):
+        return os.path.join(self.raw_folder, self._raw_names()[0])
+
+    @property
+    def labels_file(self):
+        return os.path.join(self.raw_folder, self._raw_names()[1])
+
+    def _raw_names(self):
+        return [os.path.basename(url).rsplit('.', 1)[0] for url, _ in self.resources[self.subsets[self.what]]]
+
+    def _load_data(self):
+        data = read_sn3_pascalvincent_tensor(self.images_file)
+        if data.dtype != ember.uint8 or data.ndim != 3:
+            raise RuntimeError(f"{self.images_file}: expected uint8 images of 3 dimensions")
+        targets = read_sn3_pascalvincent_tensor(self.labels_file).long()
+        if targets.ndim != 2:
+            raise RuntimeError(f"{self.labels_file}: expected labels of 2 dimensions")
+        if self.what == 'test10k':
+            data, targets = data[0:10000].clone(), targets[0:10000].clone()
+        elif self.what == 'test50k':
+            data, targets = data[10000:].clone(), targets[10000:].clone()
+        return data, targets
+
+    def download(self):
+        if self._check_exists():
+            return
+        raise missing_files_error('QMNIST', self.raw_folder, self._raw_names(),
+                                  [url for url, _ in self.resources[self.subsets[self.what]]],
+                                  note=' (each may also be gzip-compressed, named with .gz appended)')
+
+    def __getitem__(self, index):
+        from .._pil import pil_image
+        img, target = self.data[index], self.targets[index]
+        img = pil_image().fromarray(img.numpy(), mode='L')
+        if self.transform is not None:
+            img = self.transform(img)
+        target = int(target[0]) if self.compat else target
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+    def extra_repr(self):
+        return f"Split: {self.what}"

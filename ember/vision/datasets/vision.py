@@ -4,10 +4,10 @@ Datasets never download (ember runs offline); a dataset whose files are missing 
 RuntimeError naming the folder and the files to put there, whatever ``download`` says, and
 ``download=True`` with the files present does nothing, as torchvision.
 """
-import hashlib
 import os
 
 from ember.utils.data import Dataset
+from .utils import calculate_md5, check_integrity  # noqa: F401  (their home was here)
 
 
 class VisionDataset(Dataset):
@@ -24,7 +24,7 @@ class VisionDataset(Dataset):
             raise ValueError("Only transforms or transform/target_transform can be passed as argument")
         self.transform, self.target_transform = transform, target_transform
         if has_separate:
-            transforms = _Pair(transform, target_transform)
+            transforms = StandardTransform(transform, target_transform)
         self.transforms = transforms
 
     def __getitem__(self, index):
@@ -47,8 +47,11 @@ class VisionDataset(Dataset):
         return f'Dataset {self.__class__.__name__}\n{body}'
 
 
-class _Pair:
-    def __init__(self, transform, target_transform):
+class StandardTransform:
+    """``transform`` applied to the input and ``target_transform`` to the target (either may be None): what a
+    dataset given the two separately keeps as its ``transforms``."""
+
+    def __init__(self, transform=None, target_transform=None):
         self.transform, self.target_transform = transform, target_transform
 
     def __call__(self, input, target):
@@ -58,28 +61,18 @@ class _Pair:
             target = self.target_transform(target)
         return input, target
 
+    @staticmethod
+    def _format_transform_repr(transform, head):
+        lines = repr(transform).splitlines()
+        return [f'{head}{lines[0]}'] + [' ' * len(head) + line for line in lines[1:]]
+
     def __repr__(self):
-        parts = []
+        body = [self.__class__.__name__]
         if self.transform is not None:
-            parts.append(f'Transform: {self.transform!r}')
+            body += self._format_transform_repr(self.transform, 'Transform: ')
         if self.target_transform is not None:
-            parts.append(f'Target transform: {self.target_transform!r}')
-        return '\n'.join(parts)
-
-
-def calculate_md5(fpath, chunk_size=1024 * 1024):
-    md5 = hashlib.md5(usedforsecurity=False)
-    with open(fpath, 'rb') as f:
-        for chunk in iter(lambda: f.read(chunk_size), b''):
-            md5.update(chunk)
-    return md5.hexdigest()
-
-
-def check_integrity(fpath, md5=None):
-    """True when ``fpath`` exists and (if ``md5`` is given) has that MD5, as torchvision's check."""
-    if not os.path.isfile(fpath):
-        return False
-    return md5 is None or calculate_md5(fpath) == md5
+            body += self._format_transform_repr(self.target_transform, 'Target transform: ')
+        return '\n'.join(body)
 
 
 def missing_files_error(name, folder, files, urls=(), note=''):

@@ -1,0 +1,1 @@
+"""torch.distributed.algorithms._checkpoint: activation checkpointing applied as module wrappers."""

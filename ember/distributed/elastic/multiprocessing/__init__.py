@@ -1,0 +1,1 @@
+"""torch.distributed.elastic.multiprocessing: the worker processes' error reporting (``errors``)."""
