@@ -297,3 +297,27 @@ def test_deprecation_warnings_and_class_paths_as_torchs(tmp_path):
                          timeout=120, env=dict(os.environ, PYTHONPATH=root))
     assert got.returncode == 0, got.stderr
     assert got.stdout == want.stdout and 'FutureWarning' in got.stdout and 'DeprecationWarning' in got.stdout
+
+
+def test_adaptive_log_softmax_with_loss_as_torchs():
+    """nn.AdaptiveLogSoftmaxWithLoss (torch.nn.modules.adaptive): seeded init, outputs, loss, gradients, log_prob,
+    predict and errors as torch's; a tail cluster narrower than 1 (in_features // div_value**k == 0) is a Linear
+    of no features, which ember's linear kernel refused."""
+    got = {}
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        m = lib.nn.AdaptiveLogSoftmaxWithLoss(16, 20, cutoffs=[5, 12, 18], div_value=4.0)
+        x = lib.randn(7, 16, requires_grad=True)
+        out = m(x, lib.tensor([0, 4, 5, 11, 12, 19, 18]))
+        out.loss.backward()
+        single = m(x[0].detach(), lib.tensor(13))
+        got[lib] = [out.output.detach().numpy(), out.loss.detach().numpy(), x.grad.numpy(),
+                    m.log_prob(x).detach().numpy(), np.array(m.predict(x).tolist()), single.output.detach().numpy(),
+                    np.array(type(out).__name__ == '_ASMoutput')]
+        for bad in ((x, lib.tensor([0, 25, 1, 2, 3, 4, 5])), (x, lib.zeros(7, 2, dtype=lib.long))):
+            with pytest.raises(RuntimeError):
+                m(*bad)
+        with pytest.raises(ValueError, match='cutoffs should be a sequence of unique'):
+            lib.nn.AdaptiveLogSoftmaxWithLoss(16, 20, cutoffs=[12, 5])
+    for g, w in zip(got[ember], got[torch]):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)

@@ -3,6 +3,8 @@
 Kernels take arrays in any layout (BLAS takes transposed operands as they are, so no
 ``ascontiguousarray``) and return new arrays.
 """
+import math
+
 import numpy as np
 
 from ._fp import quiet
@@ -15,16 +17,22 @@ def _matmul(a, b):
     """np.matmul, with a batched left operand times a matrix done as one matrix product: NumPy loops
     over the batch in small GEMMs otherwise (16x64x128 @ 128x384: 0.77 ms, folded 0.52 ms)."""
     if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
-        return _gemm(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[-1],))
+        return _gemm(_rows(a), b).reshape(a.shape[:-1] + (b.shape[-1],))
     if a.ndim == 2 and b.ndim == 2:
         return _gemm(a, b)
     return np.matmul(a, b)
 
 
+def _rows(a):
+    """``a`` as a matrix of its last dimension's rows (``reshape(-1, C)``, which NumPy refuses for C = 0: a
+    Linear of no input features, as AdaptiveLogSoftmaxWithLoss's narrow tail projections can be)."""
+    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
+
+
 def _linear(x, w, b):
     if w.ndim == 2 and x.ndim >= 2 and (b is None or b.ndim == 1 and b.shape[0] == w.shape[0]) \
             and (x.ndim == 2 or x.flags.c_contiguous):
-        x2 = x.reshape(-1, x.shape[-1])     # (B, T, C) inputs fold into one matrix product
+        x2 = _rows(x)                       # (B, T, C) inputs fold into one matrix product
         return _gemm(x2, w.T, b).reshape(x.shape[:-1] + (w.shape[0],))
     out = _matmul(x, w.T)
     if b is not None:
@@ -37,7 +45,7 @@ def _linear(x, w, b):
 def _linear_backward(x, g, w, output_mask):
     """(g @ w, g2.T @ x2, sum of g2's rows) with g2, x2 the 2-D views: the two GEMMs run side by side on
     two intra-op threads (each single-threaded BLAS) when both are wanted; the bias sum is a GEMV."""
-    g2 = g.reshape(-1, g.shape[-1])
+    g2 = _rows(g)
     res = [None, None, None]
 
     def grad_input():       # _gemm splits its rows when it runs alone (inside parallel_for it runs whole)
@@ -45,7 +53,7 @@ def _linear_backward(x, g, w, output_mask):
 
     def grad_weight():      # x is read only here and w only above: the autograd formula may pass a stand-in for
         if output_mask[1]:  # the one whose gradient partner is not wanted (it saved only what torch's addmm saves)
-            res[1] = _gemm(g2.T, x.reshape(-1, x.shape[-1]))
+            res[1] = _gemm(g2.T, _rows(x))
         if output_mask[2]:
             res[2] = colsum(g2)
     tasks = ([grad_weight] if output_mask[1] or output_mask[2] else []) + ([grad_input] if output_mask[0] else [])

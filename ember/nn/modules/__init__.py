@@ -32,7 +32,8 @@ from .padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d, Ze
 from .misc import (CosineSimilarity, PairwiseDistance, PixelShuffle, PixelUnshuffle, ChannelShuffle, Upsample,
                    UpsamplingNearest2d, UpsamplingBilinear2d, Fold, Unfold)
 from .lazy import LazyModuleMixin
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from . import (lazy, batchnorm, instancenorm, distance, pixelshuffle, upsampling, fold, channelshuffle,  # noqa: F401
-               flatten, utils, normalization)  # torch's module paths: torch.nn.modules.pixelshuffle.PixelShuffle
+               flatten, utils, normalization, adaptive)  # torch's module paths: torch.nn.modules.pixelshuffle.PixelShuffle
 
 __all__ = [n for n in dir() if n[:1].isupper()]
