@@ -104,10 +104,7 @@ class CIFAR10(VisionDataset):
         from .._pil import pil_image
         img, target = self.data[index], self.targets[index]
         img = pil_image().fromarray(img)
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
+        img, target = self._apply_transforms(img, target)
         return img, target
 
     def __len__(self):

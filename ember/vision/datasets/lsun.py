@@ -41,10 +41,7 @@ class LSUNClass(VisionDataset):
             imgbuf = txn.get(self.keys[index])
         img = pil_image().open(io.BytesIO(imgbuf)).convert('RGB')
         target = None
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
+        img, target = self._apply_transforms(img, target)
         return img, target
 
     def __len__(self):

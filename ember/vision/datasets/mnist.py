@@ -164,10 +164,7 @@ class MNIST(VisionDataset):
         data, targets = self._arrays()
         img, target = data[index], int(targets[index])
         img = pil_image().fromarray(img, mode='L')
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
+        img, target = self._apply_transforms(img, target)
         return img, target
 
     def __len__(self):

@@ -67,10 +67,7 @@ class STL10(VisionDataset):
         from .._pil import pil_image
         target = int(self.labels[index]) if self.labels is not None else None
         img = pil_image().fromarray(np.transpose(self.data[index], (1, 2, 0)))
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
+        img, target = self._apply_transforms(img, target)
         return img, target
 
     def __len__(self):

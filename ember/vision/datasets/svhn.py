@@ -39,10 +39,7 @@ class SVHN(VisionDataset):
         from .._pil import pil_image
         img, target = self.data[index], int(self.labels[index])
         img = pil_image().fromarray(np.transpose(img, (1, 2, 0)))
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
+        img, target = self._apply_transforms(img, target)
         return img, target
 
     def __len__(self):

@@ -38,10 +38,7 @@ class USPS(VisionDataset):
         from .._pil import pil_image
         img, target = self.data[index], int(self.targets[index])
         img = pil_image().fromarray(img, mode='L')
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
+        img, target = self._apply_transforms(img, target)
         return img, target
 
     def __len__(self):

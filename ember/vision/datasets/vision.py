@@ -30,6 +30,14 @@ class VisionDataset(Dataset):
     def __getitem__(self, index):
         raise NotImplementedError
 
+    def _apply_transforms(self, input, target):
+        """``(transform(input), target_transform(target))``, each where given: every dataset's last step."""
+        if self.transform is not None:
+            input = self.transform(input)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return input, target
+
     def __len__(self):
         raise NotImplementedError
 
