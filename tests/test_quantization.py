@@ -732,3 +732,23 @@ def test_per_channel_affine_float_qparams():
         _same_loaded(qs[0], qs[1])
         assert str(qs[1].q_per_channel_scales().dtype) == 'ember.float32'
         np.testing.assert_array_equal(_np(qs[1].dequantize()), _np(qs[0].dequantize()))
+
+
+def test_fake_quantize_loads_per_channel_state_dict():
+    """Resuming QAT: a prepared model's per-channel weight_fake_quant (scale of length C) loads into a fresh one."""
+    shapes = []
+    for lib in LIBS:
+        q = lib.ao.quantization
+
+        def make():
+            m = lib.nn.Sequential(q.QuantStub(), lib.nn.Conv2d(3, 4, 3), q.DeQuantStub()).train()
+            m.qconfig = q.get_default_qat_qconfig('x86')
+            return q.prepare_qat(m)
+        a = make()
+        a(lib.ones(2, 3, 6, 6))
+        b = make()
+        b.load_state_dict(a.state_dict())
+        assert lib.equal(b[1].weight_fake_quant.scale, a[1].weight_fake_quant.scale)
+        assert lib.equal(b[1].weight_fake_quant.zero_point, a[1].weight_fake_quant.zero_point)
+        shapes.append(tuple(b[1].weight_fake_quant.scale.shape))
+    assert shapes[1] == shapes[0] == (4,)
