@@ -15,10 +15,13 @@ from ._core.device import device as _device, canonical
 from ._core.tensor_impl import TensorImpl, set_tensor_class, fields as _fields, FIELDS as _FIELDS
 from ._core.storage import MetaArray, _ptr, suggest_memory_format, format_strides, contiguous_strides
 from ._core.dispatch_key import BACKEND_MASK as _BM, AUTOGRAD_BIT as _AUTOGRAD_BIT, PYTHON_SUBCLASS_BIT as _PYTHON_SUBCLASS_BIT, \
-    TORCH_FUNCTION_BIT as _TORCH_FUNCTION_BIT
+    TORCH_FUNCTION_BIT as _TORCH_FUNCTION_BIT, DispatchKey as _DK
 from ._dispatch import torch_function as _tf
 from ._core import naming as _naming
 from ._dispatch.dispatcher import STATE as _dispatch_state
+
+# item() asks _local_scalar_dense for these: a wrapper subclass has no data of its own, a quantized tensor dequantizes
+_ITEM_BY_OPERATOR = _PYTHON_SUBCLASS_BIT | (1 << _DK.QuantizedCPU)
 
 
 class Size(tuple):
@@ -340,7 +343,7 @@ class Tensor(TensorImpl):
     def item(self):
         if self._a.size != 1:
             raise RuntimeError(f"a Tensor with {self._a.size} elements cannot be converted to Scalar")
-        if self._keys & _PYTHON_SUBCLASS_BIT:       # no data of its own: its __torch_dispatch__ answers
+        if self._keys & _ITEM_BY_OPERATOR:
             from ._dispatch.ops_namespace import aten
             return aten._local_scalar_dense.default(self)
         return self._host().reshape(()).item()

@@ -8,7 +8,7 @@ The format (torch.save since 1.6) is an uncompressed zip archive::
     archive/byteorder, version, .format_version, .storage_alignment, .data/serialization_id
 
 Tensors pickle as ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride,
-requires_grad, OrderedDict())``, so ``torch.load`` reads ember's files and ember
+requires_grad, OrderedDict())`` (quantized ones as ``_rebuild_qtensor``, NOTE [quantized tensors]), so ``torch.load`` reads ember's files and ember
 reads torch's, with torch absent: ember writes those global names itself and
 maps them back to its own functions when loading. The format before 1.6 (``_use_new_zipfile_serialization=False``)
 is read and written too: NOTE [legacy format].
@@ -44,7 +44,12 @@ from ._core.device import device as _device_cls
 from ._core.tensor_impl import make_tensor, fields
 from ._core.coo import layout as _layout_cls, strided as _strided, sparse_coo as _sparse_coo, _layout_by_name
 
-from .storage import _LEGACY_NAMES as _STORAGE_NAMES   # dtype name -> torch's legacy storage class name
+from ._core.quantized import QArray, STORAGE as _QSTORAGE, qscheme as _qscheme, _SCHEMES, per_tensor_affine, \
+    per_channel_affine, per_channel_affine_float_qparams
+from .storage import _LEGACY_NAMES   # dtype name -> torch's legacy storage class name
+# quantized tensors' storages are named for their dtype too (torch.QUInt8Storage), read by _rebuild_qtensor
+_STORAGE_NAMES = dict(_LEGACY_NAMES, qint8='QInt8Storage', quint8='QUInt8Storage', qint32='QInt32Storage',
+                      quint4x2='QUInt4x2Storage', quint2x4='QUInt2x4Storage')
 _DTYPE_OF_STORAGE = {v: getattr(D, k if k != 'bool' else 'bool_') for k, v in _STORAGE_NAMES.items()}
 _ALIGN = 64
 
@@ -66,6 +71,9 @@ _REBUILD_TENSOR_V3 = _TorchGlobal('torch._utils', '_rebuild_tensor_v3')
 _UNTYPED_STORAGE = _TorchGlobal('torch.storage', 'UntypedStorage')
 _REBUILD_PARAMETER = _TorchGlobal('torch._utils', '_rebuild_parameter')
 _REBUILD_FROM_TYPE = _TorchGlobal('torch._tensor', '_rebuild_from_type_v2')
+# quantized tensors: _rebuild_qtensor(storage, offset, size, stride, quantizer params, requires_grad, hooks), the
+# params (torch.per_tensor_affine, scale, zero_point) or (torch.per_channel_affine, scales, zero_points, axis)
+_REBUILD_QTENSOR = _TorchGlobal('torch._utils', '_rebuild_qtensor')
 # sparse tensors pickle as their index and value tensors: _rebuild_sparse_tensor(_get_layout('torch.sparse_csr'),
 # (crow_indices, col_indices, values, size)); COO: (indices, values, size, is_coalesced)
 _REBUILD_SPARSE = _TorchGlobal('torch._utils', '_rebuild_sparse_tensor')
@@ -120,7 +128,7 @@ class _Pickler(pickle._Pickler):
                 self.write(self.get(x[0]))
                 return
             return self.save_reduce(obj=obj, *_tensor_reduce_args(obj))
-        if isinstance(obj, D.dtype):
+        if isinstance(obj, (D.dtype, _qscheme)):
             return self.save_global(_TorchGlobal('torch', obj.name))
         if isinstance(obj, Size):            # torch's names, so that torch and ember read each other's files
             return self.save_reduce(_TorchGlobal('torch', 'Size'), (tuple(obj),), obj=obj)
@@ -175,10 +183,10 @@ def _tensor_reduce_args(t):
         raise RuntimeError("Cannot save a meta tensor: it has no data")
     if t.layout is not _strided:
         return _REBUILD_SPARSE, (t.layout, _sparse_data(t))
-    if t.is_quantized:      # NOTE [quantized tensors]: torch's _rebuild_qtensor is not provided
-        raise NotImplementedError("ember.save of quantized tensors is not supported: save q.int_repr() with "
-                                  "q.q_scale() and q.q_zero_point() (or the per-channel parameters) instead")
     storage = t.untyped_storage()
+    if t.is_quantized:      # NOTE [quantized tensors]
+        return _REBUILD_QTENSOR, (_StorageRef(storage, t.dtype), t.storage_offset(), tuple(t.shape), t.stride(),
+                                  _quantizer_params(t), bool(t.requires_grad), _ORDERED_DICT())
     args = (_StorageRef(storage, t.dtype), t.storage_offset(), tuple(t.shape), t.stride(),
             bool(t.requires_grad), _ORDERED_DICT())
     if getattr(t, '_is_param', False) or type(t).__name__ == 'Parameter':
@@ -191,6 +199,14 @@ def _tensor_reduce_args(t):
     if t.dtype.name not in _STORAGE_NAMES:
         return _REBUILD_TENSOR_V3, args + (t.dtype,)
     return _REBUILD_TENSOR, args
+
+
+def _quantizer_params(t):
+    """torch's tuple for a quantized tensor's quantizer; it names float-qparams tensors per_channel_affine too (their
+    float zero points tell them apart when loaded)."""
+    if t.qscheme() is per_tensor_affine:
+        return per_tensor_affine, t.q_scale(), t.q_zero_point()
+    return per_channel_affine, t.q_per_channel_scales(), t.q_per_channel_zero_points(), t.q_per_channel_axis()
 
 
 def _sparse_data(t):
@@ -407,6 +423,57 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
     return _rebuild_tensor_v2(typed, storage_offset, size, stride, requires_grad, backward_hooks, metadata)
 
 
+def _channel_params(values, size, axis, what):
+    """Per-channel scales or zero points of a checkpoint as an array (a tensor, or a list in old files), checked
+    against the size along ``axis`` as torch's _rebuild_qtensor checks them."""
+    a = np.asarray(values.tolist() if isinstance(values, Tensor) else values)
+    if a.ndim != 1 or a.dtype.kind not in 'iuf':
+        raise pickle.UnpicklingError(f"_rebuild_qtensor: per_channel {what} must be a list or 1-d tensor of numbers")
+    if a.size != size[axis]:
+        raise ValueError(f"_rebuild_qtensor: per_channel scales/zero_points length must equal size[axis]="
+                         f"{size[axis]}, got {what}={a.size}")
+    return a
+
+
+def _quantizer(params, size):
+    """A QArray's (scale, zero_point, axis, scheme) from torch's quantizer params, checked."""
+    if not isinstance(params, tuple) or not params or params[0] not in _SCHEMES.values():
+        raise pickle.UnpicklingError(f"_rebuild_qtensor: malformed quantizer params {params!r}")
+    if params[0] is per_tensor_affine and len(params) == 3:
+        scale, zero_point = params[1:]
+        if not isinstance(scale, (float, int)) or not _is_int(zero_point):
+            raise pickle.UnpicklingError("_rebuild_qtensor: a per-tensor scale is a float, its zero point an int")
+        return float(scale), zero_point, None, per_tensor_affine
+    if params[0] in (per_channel_affine, per_channel_affine_float_qparams) and len(params) == 4:
+        axis = params[3]
+        if not _is_int(axis) or not 0 <= axis < len(size):
+            raise ValueError(f"_rebuild_qtensor: per_channel axis {axis} out of range for size {tuple(size)}")
+        scales, zps = (_channel_params(v, size, axis, w) for v, w in ((params[1], 'scales'), (params[2], 'zero_points')))
+        if zps.dtype.kind == 'f' or params[0] is per_channel_affine_float_qparams:
+            return scales.astype(np.float32), zps.astype(np.float32), axis, per_channel_affine_float_qparams
+        return scales.astype(np.float64), zps.astype(np.int64), axis, per_channel_affine
+    raise RuntimeError(f"Can't deserialize quantized tensor with qscheme {params[0]}")
+
+
+def _rebuild_qtensor(storage, storage_offset, size, stride, quantizer_params, requires_grad=False,
+                     backward_hooks=None):
+    """A quantized tensor over a checkpoint's integer storage (NOTE [quantized tensors])."""
+    from ._ops.quantized import make_quantized
+    if not isinstance(storage, _Storage) or storage.dtype.name not in ('qint8', 'quint8', 'qint32'):
+        raise pickle.UnpicklingError("_rebuild_qtensor expects a storage of qint8, quint8 or qint32")
+    size, stride = tuple(size) if isinstance(size, (tuple, list)) else size, \
+        tuple(stride) if isinstance(stride, (tuple, list)) else stride
+    _check_layout(storage, storage_offset, size, stride)
+    scale, zero_point, axis, scheme = _quantizer(quantizer_params, size)
+    np_dtype, isz = _QSTORAGE[storage.dtype], storage.dtype.itemsize
+    ints = np.empty(size, np_dtype) if 0 in size else \
+        np.ndarray(size, np_dtype, storage.flat, storage_offset * isz, tuple(v * isz for v in stride))
+    t = make_quantized(QArray(ints, storage.dtype, scale, zero_point, axis, scheme))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
 def _rebuild_parameter(data, requires_grad, backward_hooks, *extra):
     from .nn.parameter import Parameter
     if not isinstance(data, Tensor):
@@ -485,6 +552,7 @@ _DEFAULT_SAFE = {
     ('torch._utils', '_rebuild_parameter_with_state'): _rebuild_parameter_with_state,
     ('torch._tensor', '_rebuild_from_type_v2'): _rebuild_from_type_v2,
     ('torch._utils', '_rebuild_sparse_tensor'): _rebuild_sparse_tensor,
+    ('torch._utils', '_rebuild_qtensor'): _rebuild_qtensor,
     ('torch.serialization', '_get_layout'): _get_layout,
     ('collections', 'OrderedDict'): collections.OrderedDict,
     ('collections', 'Counter'): collections.Counter,
@@ -497,8 +565,10 @@ _DEFAULT_SAFE = {
 }
 for _name, _dt in _DTYPE_OF_STORAGE.items():      # old files name a CUDA tensor's storage torch.cuda.FloatStorage
     _DEFAULT_SAFE[('torch', _name)] = _DEFAULT_SAFE[('torch.cuda', _name)] = _storage_type(_name, _dt)
-for _d in D.ALL:
+for _d in D.ALL + D.QUANTIZED:
     _DEFAULT_SAFE[('torch', _d.name)] = _d
+for _s in _SCHEMES.values():
+    _DEFAULT_SAFE[('torch', _s.name)] = _s
 for _alias, _d in D.ALIASES.items():
     _DEFAULT_SAFE[('torch', _alias)] = _d
 

@@ -593,8 +593,162 @@ def test_flow_quantization_aware_training():
     np.testing.assert_allclose(res[1][3], res[0][3], atol=0.1)
 
 
-def test_saving_quantized_tensors_is_refused_clearly():
+def _qtensors(lib):
+    """Quantized tensors of every kind torch pickles: per tensor, per channel, float qparams, qint32, views."""
+    rng = np.random.default_rng(21)
+    w = _t(lib, rng.normal(0, 1, (4, 3)).astype(np.float32))
+    s4 = _t(lib, [0.1, 0.2, 0.05, 0.3], lib.float32)
+    pt = lib.quantize_per_tensor(lib.arange(6.) / 7, 0.05, 3, lib.quint8)
+    return {'pt': pt, 'view': pt[2:5],
+            'pc': lib.quantize_per_channel(w, s4, _t(lib, [0, 1, -2, 3]), 0, lib.qint8),
+            'pc1': lib.quantize_per_channel(w, s4[:3], _t(lib, [0, 1, 2]), 1, lib.quint8),
+            'fq': lib.quantize_per_channel(w, s4, _t(lib, [0.5, 1., 2., 3.], lib.float32), 0, lib.quint8),
+            'q32': lib.quantize_per_tensor(w, 0.01, -7, lib.qint32),
+            't': lib.quantize_per_tensor(w, 0.1, 2, lib.qint8).t()}
+
+
+def _same_loaded(tq, eq):
+    _same_q(tq, eq)
+    assert tuple(eq.stride()) == tuple(tq.stride()) and eq.storage_offset() == tq.storage_offset()
+    if tq.qscheme() != torch.per_tensor_affine:
+        for a in ('q_per_channel_scales', 'q_per_channel_zero_points'):
+            assert str(getattr(eq, a)().dtype).split('.')[1] == str(getattr(tq, a)().dtype).split('.')[1]
+
+
+@pytest.mark.parametrize('weights_only', [True, False])
+def test_save_load_quantized_tensors_both_ways(weights_only):
+    """torch's format (_rebuild_qtensor and its quantizer tuple): a file torch writes loads in ember, and the other
+    way round, with the integers, parameters, strides and offsets of each tensor."""
     import io
-    q = ember.quantize_per_tensor(ember.ones(3), 0.1, 0, ember.quint8)
-    with pytest.raises(NotImplementedError, match='int_repr'):
-        ember.save(q, io.BytesIO())
+    res = {}
+    for lib in LIBS:
+        b = io.BytesIO()
+        lib.save(_qtensors(lib), b)
+        res[lib] = b.getvalue()
+    theirs = _qtensors(torch)
+    for writer in LIBS:
+        t_loaded = torch.load(io.BytesIO(res[writer]), weights_only=weights_only)
+        e_loaded = ember.load(io.BytesIO(res[writer]), weights_only=weights_only)
+        assert list(e_loaded) == list(t_loaded) == list(theirs)
+        for k in theirs:
+            _same_loaded(theirs[k], t_loaded[k])
+            _same_loaded(t_loaded[k], e_loaded[k])
+
+
+def test_converted_model_state_dict_round_trips_through_files():
+    import io
+    tm, em = _same_float_model(_cnn)
+    models = {}
+    for lib, m in ((torch, tm), (ember, em)):
+        q = lib.ao.quantization
+        m = q.fuse_modules(m.eval(), [['conv', 'bn', 'relu'], ['fc', 'relu2']])
+        m.qconfig = q.default_qconfig
+        q.prepare(m, inplace=True)
+        m(_t(lib, np.random.default_rng(3).normal(0, 1, (4, 2, 6, 6)).astype(np.float32)))
+        models[lib] = q.convert(m)
+    b = io.BytesIO()
+    torch.save(models[torch].state_dict(), b)
+    em2 = copy.deepcopy(models[ember])
+    em2.load_state_dict(ember.load(io.BytesIO(b.getvalue())))
+    b2 = io.BytesIO()
+    ember.save(em2.state_dict(), b2)
+    tm2 = copy.deepcopy(models[torch])
+    tm2.load_state_dict(torch.load(io.BytesIO(b2.getvalue())))
+    x = np.random.default_rng(4).normal(0, 1, (2, 2, 6, 6)).astype(np.float32)
+    np.testing.assert_array_equal(_np(em2(_t(ember, x))), _np(models[torch](_t(torch, x))))
+    np.testing.assert_array_equal(_np(tm2(_t(torch, x))), _np(models[torch](_t(torch, x))))
+    _same_q(models[torch].conv.weight(), em2.conv.weight())
+
+
+def test_nan_quantizes_to_torchs_integers():
+    v = [float('nan'), 1.0, float('inf'), -float('inf')]
+    for name, _, _ in QDTYPES:
+        r = [_ir(lib.quantize_per_tensor(_t(lib, v, lib.float32), 0.1, 5, getattr(lib, name))) for lib in LIBS]
+        np.testing.assert_array_equal(r[1], r[0])
+        r = [_ir(lib.quantize_per_channel(_t(lib, v, lib.float32).reshape(4, 1), lib.full((4,), 0.1),
+                                          lib.full((4,), 5), 0, getattr(lib, name))) for lib in LIBS]
+        np.testing.assert_array_equal(r[1], r[0])
+    for lib in LIBS:
+        with pytest.raises(RuntimeError, match='min should be less than or equal to max'):
+            lib.quantize_per_tensor_dynamic(_t(lib, [float('nan'), 1.0], lib.float32), lib.quint8, False)
+
+
+def _quantize_cases(L):
+    w = L.ones(3, 4)
+    f = lambda *a: L.tensor(list(a))        # noqa: E731
+    return {
+        'zp below': lambda: L.quantize_per_tensor(L.ones(2), 3.0, -3, L.quint8),
+        'zp above': lambda: L.quantize_per_tensor(L.ones(2), 0.1, 300, L.quint8),
+        'qint32 zp above': lambda: L.quantize_per_tensor(L.ones(2), 0.1, 2 ** 31, L.qint32),
+        'tensor qparams zp': lambda: L.quantize_per_tensor(L.ones(2), L.tensor(0.1), L.tensor(-1), L.quint8),
+        'list zp': lambda: L.quantize_per_tensor([L.ones(2)], f(0.1), f(-1), L.quint8),
+        'float64': lambda: L.quantize_per_tensor(L.ones(2, dtype=L.float64), 0.1, 0, L.quint8),
+        'float16': lambda: L.quantize_per_tensor(L.ones(2).half(), 0.1, 0, L.quint8),
+        'int64 and bad zp': lambda: L.quantize_per_tensor(f(1, 2), 0.1, 900, L.quint8),
+        'dtype float32': lambda: L.quantize_per_tensor(L.ones(2), 0.1, 0, L.float32),
+        'dtype int8': lambda: L.quantize_per_tensor(L.ones(2), 0.1, 0, L.int8),
+        'dynamic int64': lambda: L.quantize_per_tensor_dynamic(f(1, 2), L.quint8, False),
+        'dynamic float32': lambda: L.quantize_per_tensor_dynamic(L.ones(2), L.float32, False),
+        'dynamic qint32': lambda: L.quantize_per_tensor_dynamic(L.ones(2), L.qint32, False),
+        'pc zp below': lambda: L.quantize_per_channel(w, f(0.1, 0.2, 0.3), f(0, -1, 2), 0, L.quint8),
+        'pc float64': lambda: L.quantize_per_channel(w.double(), f(0.1, 0.2, 0.3), f(0, 1, 2), 0, L.quint8),
+        'pc axis -1': lambda: L.quantize_per_channel(w, L.full((4,), 0.1), L.zeros(4, dtype=L.long), -1, L.qint8),
+        'pc axis and zp': lambda: L.quantize_per_channel(w, L.full((3,), 0.1), L.full((3,), -5), 5, L.quint8),
+        'pc scales length': lambda: L.quantize_per_channel(w, f(0.1, 0.1), f(0, 0), 0, L.qint8),
+        'pc mismatch': lambda: L.quantize_per_channel(w, L.full((3,), 0.1), L.full((2,), 0), 0, L.quint8),
+        'pc 2-d scales': lambda: L.quantize_per_channel(w, L.full((3, 1), 0.1), L.full((3,), 0), 0, L.qint8),
+        'pc int scales': lambda: L.quantize_per_channel(w, L.full((3,), 1), L.full((3,), 0), 0, L.qint8),
+        'pc dtype float32': lambda: L.quantize_per_channel(w, L.full((3,), 0.1), L.full((3,), 0), 0, L.float32),
+        'fq float64': lambda: L.quantize_per_channel(w.double(), L.full((3,), 0.1), L.full((3,), 3.), 0, L.quint8),
+        'fq axis': lambda: L.quantize_per_channel(w, L.full((3,), 0.1), L.full((3,), 3.), 4, L.quint8),
+    }
+
+
+@pytest.mark.parametrize('case', list(_quantize_cases(torch)))
+def test_quantize_argument_errors_match_torch(case):
+    with pytest.raises(RuntimeError) as t_err:
+        _quantize_cases(torch)[case]()
+    with pytest.raises(RuntimeError) as e_err:
+        _quantize_cases(ember)[case]()
+    assert str(e_err.value) == str(t_err.value)
+
+
+def test_zero_dim_quantized_tensor():
+    qs = [lib.quantize_per_tensor(lib.tensor(1.234), 0.01, 0, lib.qint8) for lib in LIBS]
+    assert tuple(qs[1].int_repr().shape) == tuple(qs[0].int_repr().shape) == ()
+    assert qs[1].item() == qs[0].item() and float(qs[1]) == float(qs[0])
+    one = [lib.quantize_per_tensor(lib.tensor([[2.5]]), 0.1, 3, lib.quint8) for lib in LIBS]
+    assert one[1].item() == one[0].item()
+    assert tuple(ember._make_per_tensor_quantized_tensor(ember.tensor(3, dtype=ember.uint8), 0.1, 0).shape) == ()
+
+
+def test_per_channel_affine_float_qparams():
+    rng = np.random.default_rng(22)
+    w = rng.normal(0, 1, (3, 5)).astype(np.float32)
+    w[1, 2] = np.nan
+    for name in ('quint8', 'qint8'):
+        qs = [lib.quantize_per_channel(_t(lib, w), _t(lib, [0.1, 0.2, 0.], lib.float32),
+                                       _t(lib, [0.5, 1.25, 3.], lib.float64), 0, getattr(lib, name)) for lib in LIBS]
+        _same_loaded(qs[0], qs[1])
+        assert str(qs[1].q_per_channel_scales().dtype) == 'ember.float32'
+        np.testing.assert_array_equal(_np(qs[1].dequantize()), _np(qs[0].dequantize()))
+
+
+def test_fake_quantize_loads_per_channel_state_dict():
+    """Resuming QAT: a prepared model's per-channel weight_fake_quant (scale of length C) loads into a fresh one."""
+    shapes = []
+    for lib in LIBS:
+        q = lib.ao.quantization
+
+        def make():
+            m = lib.nn.Sequential(q.QuantStub(), lib.nn.Conv2d(3, 4, 3), q.DeQuantStub()).train()
+            m.qconfig = q.get_default_qat_qconfig('x86')
+            return q.prepare_qat(m)
+        a = make()
+        a(lib.ones(2, 3, 6, 6))
+        b = make()
+        b.load_state_dict(a.state_dict())
+        assert lib.equal(b[1].weight_fake_quant.scale, a[1].weight_fake_quant.scale)
+        assert lib.equal(b[1].weight_fake_quant.zero_point, a[1].weight_fake_quant.zero_point)
+        shapes.append(tuple(b[1].weight_fake_quant.scale.shape))
+    assert shapes[1] == shapes[0] == (4,)

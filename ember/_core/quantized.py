@@ -6,7 +6,8 @@ whose key set holds ``QuantizedCPU`` instead of ``CPU``. A QArray holds
 
 ``int_repr``  the integer storage: int8 (qint8), uint8 (quint8) or int32 (qint32), any strides, and
 ``scheme``    its quantizer: per-tensor affine (``scale``: float, ``zero_point``: int) or per-channel affine
-              (``scale``: float64 array, ``zero_point``: int64 array, one per index of dimension ``axis``);
+              (``scale``: float64 array, ``zero_point``: int64 array, one per index of dimension ``axis``), or
+              per-channel with float zero points (per_channel_affine_float_qparams: both float32 arrays);
 ``qdtype``    the tensor's ember dtype (qint8, quint8, qint32), which its storage dtype alone cannot tell.
 
 The real value of entry ``q`` is ``(q - zero_point) * scale``. Quantizing computes torch's rounding bit for
@@ -19,6 +20,8 @@ in ``ember/_backends/quantized`` take and return QArrays. ``shape``, ``ndim``, `
 ``itemsize`` and ``dtype`` (the storage's) answer like an ndarray's, so shape-reading layers work unchanged.
 Views of a quantized tensor are QArrays over a NumPy view of the same integer storage (ember/_ops/quantized.py
 runs the dense view operator on the storage and keeps the quantizer), so they share memory as torch's do.
+A quantized tensor's storage is its integers' (``untyped_storage()``, ``stride()``), so ember.save writes it as torch
+does: ``torch._utils._rebuild_qtensor`` over a ``torch.QUInt8Storage`` with the quantizer as a tuple (serialization.py).
 Quantized tensors have no autograd (torch's neither); the float fake-quantize operators are the differentiable
 side of quantization (ember/_ops/quantized.py).
 """

@@ -31,6 +31,7 @@ import numpy as np
 from .storage import Storage, MetaArray
 from .dispatch_key import AUTOGRAD_BIT
 from .dtype import from_numpy_dtype
+from .quantized import QArray
 
 
 class CreationMeta(enum.IntEnum):
@@ -75,6 +76,8 @@ class TensorImpl:
             a = self._a
             if isinstance(a, MetaArray):
                 s = Storage(None, self._device, None, nbytes=_meta_nbytes(a))
+            elif a.__class__ is QArray:      # NOTE [quantized tensors]: the storage is the integers'
+                s, self._offset = Storage.of_array(a.int_repr, self._device)
             else:
                 try:
                     s, self._offset = Storage.of_array(a, self._device)

@@ -16,8 +16,8 @@ clamp range the gradient passes, outside it is zero (the ``mask`` their cachemas
 """
 import numpy as np
 
-from .._core.quantized import QArray
-from .._core.dtype import bool_, int64
+from .._core.quantized import QArray, RANGE
+from .._core.dtype import bool_, int64, float32, qint8, quint8, scalar_name
 from .._core.dispatch_key import DispatchKey
 from .._core import device as _devmod
 from .._core.tensor_impl import TensorImpl, make_tensor, adopt
@@ -61,7 +61,11 @@ def quantized_kernel(op, fn):
     """The dispatcher kernel for array kernel ``fn`` on QuantizedCPU (or a dense-to-quantized kernel on CPU)."""
     cpu = _devmod.canonical('cpu')
 
+    check = getattr(op.decl, 'meta', None)
+
     def kernel(ks, *args, **kwargs):
+        if check is not None:           # torch's argument checks, before any data is read
+            check(*args, **kwargs)
         return _wrap(fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()}), cpu)
     kernel.__qualname__ = f'quantizedcpu::{op.schema.full_name}'
     return kernel
@@ -119,7 +123,7 @@ STORAGE_OPS = ('view', 'permute', 'transpose.int', 'select.int', 'slice.Tensor',
 
 
 def _clone(ks, self, memory_format=None):
-    return make_quantized(self._a.with_storage(np.ascontiguousarray(self._a.int_repr).copy()), self._device)
+    return make_quantized(self._a.with_storage(np.array(self._a.int_repr, order='C')), self._device)
 
 
 def _cat(ks, tensors, dim=0):
@@ -148,17 +152,87 @@ def _relu_(ks, self):
 
 # --- declarations: quantized tensors (QuantizedCPU kernels in ember/_backends/quantized) ---------------------
 
+def _check_qdtype(dtype):
+    if dtype not in RANGE:
+        raise RuntimeError(f"ScalarType {scalar_name(dtype)} is not supported in new_qtensor.")
+
+
+def _check_float(self, what="Quantize only works on Float Tensor, got"):
+    if self.dtype is not float32:
+        raise RuntimeError(f"{what} {scalar_name(self.dtype)}")
+
+
+def _check_zero_point(zero_point, dtype, fn):
+    lo, hi = RANGE[dtype]
+    if zero_point > hi:
+        raise RuntimeError(f"{fn} zero_point {zero_point} is above upper bound.")
+    if zero_point < lo:
+        raise RuntimeError(f"{fn} zero_point {zero_point} is below lower bound.")
+
+
+def _quantize_meta(self, scale, zero_point, dtype):
+    """torch's checks of quantize_per_tensor, in its order: the input's dtype, the quantized dtype, the zero point."""
+    _check_float(self)
+    _check_qdtype(dtype)
+    zp = zero_point if isinstance(zero_point, int) else int(zero_point.reshape(-1)[0].item())
+    _check_zero_point(zp, dtype, 'quantize_tensor_per_tensor_affine')
+    return tuple(self.shape), dtype
+
+
+def _quantize_tensors_meta(tensors, scales, zero_points, dtype):
+    return [_quantize_meta(t, s, z, dtype) for t, s, z in zip(tensors, scales, zero_points)]
+
+
+def _quantize_dynamic_meta(self, dtype, reduce_range):
+    _check_float(self)
+    if dtype not in (qint8, quint8):
+        raise RuntimeError(f"dtype {scalar_name(dtype)}not supported")
+    return tuple(self.shape), dtype
+
+
+def _quantize_channel_meta(self, scales, zero_points, axis, dtype):
+    """torch's checks of quantize_per_channel: the parameters' shapes and types (make_per_channel_affine_quantizer),
+    the quantized dtype, the input, the zero points' range, the axis, the lengths."""
+    if scales.dim() != 1:
+        raise RuntimeError("scale tensor must have dimension 1")
+    if zero_points.dim() != 1:
+        raise RuntimeError("zero_points tensor must have dimension 1")
+    if scales.numel() != zero_points.numel():
+        raise RuntimeError("number of elements in scales and zero_points must match")
+    if not scales.dtype.is_floating_point:
+        raise RuntimeError("scale tensor must be floating point")
+    _check_qdtype(dtype)
+    floats = zero_points.dtype.is_floating_point
+    _check_float(self, "Quantize only works on Float Tensor, got" if floats else
+                 "quantize_tensor_per_channel_affine expects a Float Tensor, got")
+    if not floats:
+        for z in zero_points.tolist():
+            _check_zero_point(z, dtype, 'quantize_tensor_per_channel_affine')
+    if not 0 <= axis < self.dim():
+        raise RuntimeError(f"Channel axis out of range in per channel {'float qparams' if floats else 'affine'} "
+                           f"quantization. Got: {axis}Expected: [0, {self.dim()})")
+    channels = self.shape[axis]
+    if scales.numel() != channels:
+        raise RuntimeError(f"length of scales must equal to channel, expected {channels} got, {scales.numel()}")
+    if zero_points.numel() != channels:
+        raise RuntimeError(f"length of zero_points must equal to channel expected {channels} got, "
+                           f"{zero_points.numel()}")
+    return tuple(self.shape), dtype
+
+
 _Q = dict(differentiable=False, tags=('quantized',))
-declare('quantize_per_tensor(Tensor self, float scale, int zero_point, ScalarType dtype) -> Tensor', method=False, **_Q)
+declare('quantize_per_tensor(Tensor self, float scale, int zero_point, ScalarType dtype) -> Tensor', method=False,
+        meta=_quantize_meta, **_Q)
 declare('quantize_per_tensor.tensor_qparams(Tensor self, Tensor scale, Tensor zero_point, ScalarType dtype) -> Tensor',
-        method=False, **_Q)
+        method=False, meta=_quantize_meta, **_Q)
 declare('quantize_per_tensor.tensors(Tensor[] tensors, Tensor scales, Tensor zero_points, ScalarType dtype) -> Tensor[]',
-        method=False, **_Q)
+        method=False, meta=_quantize_tensors_meta, **_Q)
 overloads('quantize_per_tensor', 'quantize_per_tensor', 'quantize_per_tensor.tensor_qparams',
           'quantize_per_tensor.tensors', method=False)
-declare('quantize_per_tensor_dynamic(Tensor self, ScalarType dtype, bool reduce_range) -> Tensor', method=False, **_Q)
+declare('quantize_per_tensor_dynamic(Tensor self, ScalarType dtype, bool reduce_range) -> Tensor', method=False,
+        meta=_quantize_dynamic_meta, **_Q)
 declare('quantize_per_channel(Tensor self, Tensor scales, Tensor zero_points, int axis, ScalarType dtype) -> Tensor',
-        method=False, **_Q)
+        method=False, meta=_quantize_channel_meta, **_Q)
 declare('_make_per_tensor_quantized_tensor(Tensor self, float scale, int zero_point) -> Tensor', method=False, **_Q)
 declare('_make_per_channel_quantized_tensor(Tensor self, Tensor scale, Tensor zero_point, int axis) -> Tensor',
         method=False, **_Q)

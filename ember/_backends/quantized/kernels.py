@@ -16,16 +16,26 @@ import math
 
 import numpy as np
 
-from ..._core.quantized import QArray, STORAGE, RANGE
+from ..._core.quantized import QArray, STORAGE, RANGE, per_channel_affine, per_channel_affine_float_qparams
 from ..._core.dtype import qint8, quint8, qint32
 
 _F32, _F64 = np.float32, np.float64
 _BY_STORAGE = {np.dtype(np.int8): qint8, np.dtype(np.uint8): quint8, np.dtype(np.int32): qint32}
 
 
-def _clamp(v, dt):
+def _clamp(v, dt, nan=None):
+    """``v`` clamped to ``dt``'s range in its storage type; NaN becomes ``nan`` (each of torch's loops sends it to a
+    fixed integer: fbgemm's 8-bit loop to the type's maximum, the scalar loops' float-to-int conversion to 0 for
+    8-bit types and to the minimum for qint32)."""
     lo, hi = RANGE[dt]
-    return np.clip(v, lo, hi).astype(STORAGE[dt])
+    r = np.asarray(np.clip(v, lo, hi))
+    if nan is not None:
+        r = np.nan_to_num(r, copy=False, nan=nan)
+    return r.astype(STORAGE[dt])
+
+
+def _scalar_loop_nan(dt):
+    return RANGE[dt][0] if dt is qint32 else 0
 
 
 def _inv(scale):
@@ -37,9 +47,9 @@ def quantize_array(x, scale, zero_point, dt):
     x = np.asarray(x, _F32)
     if dt is qint32:        # the scalar loop: product and sum each rounded to float32
         v = np.rint((x * _inv(scale) + _F32(zero_point)).astype(_F64))
-    else:
-        v = np.rint((x.astype(_F64) * _F64(_inv(scale)) + zero_point).astype(_F32))
-    return _clamp(v, dt)
+        return _clamp(v, dt, RANGE[dt][0])
+    v = np.rint((x.astype(_F64) * _F64(_inv(scale)) + zero_point).astype(_F32))
+    return _clamp(v, dt, RANGE[dt][1])
 
 
 def requantize_array(y, scale, zero_point, dt):
@@ -83,26 +93,35 @@ def quantize_per_tensor_dynamic(x, dtype, reduce_range):
     lo, hi = RANGE[dtype]
     x = np.asarray(x, _F32)
     mn, mx = (float(x.min()), float(x.max())) if x.size else (0.0, 0.0)
+    if mn != mn:
+        raise RuntimeError("In ChooseQuantizationParams, min should be less than or equal to max")
     scale, zp = choose_qparams(mn, mx, lo, hi, reduce_range)
     return quantize_per_tensor(x, scale, zp, dtype)
 
 
 def quantize_per_channel(x, scales, zero_points, axis, dtype):
+    """Per-channel quantization; floating zero points make torch's per_channel_affine_float_qparams (scales and zero
+    points kept as float32, a zero scale dividing by 1), integer ones per_channel_affine (float64 and int64)."""
     shape = [1] * x.ndim
     shape[axis] = -1
-    s = np.asarray(scales, _F64)
-    zp = np.asarray(zero_points).astype(np.int64)
-    inv = (_F32(1) / s.astype(_F32)).reshape(shape)
+    if np.asarray(zero_points).dtype.kind == 'f':
+        s, zp = np.asarray(scales, _F32).copy(), np.asarray(zero_points, _F32).copy()
+        inv = (_F32(1) / np.where(s == 0, _F32(1), s)).reshape(shape)
+        scheme = per_channel_affine_float_qparams
+    else:
+        s, zp = np.asarray(scales, _F64).copy(), np.asarray(zero_points).astype(np.int64)
+        inv = (_F32(1) / s.astype(_F32)).reshape(shape)
+        scheme = per_channel_affine
     v = np.rint((np.asarray(x, _F32) * inv + zp.reshape(shape).astype(_F32)).astype(_F64))
-    return QArray(_clamp(v, dtype), dtype, s.copy(), zp.copy(), int(axis))
+    return QArray(_clamp(v, dtype, _scalar_loop_nan(dtype)), dtype, s, zp, int(axis), scheme)
 
 
 def make_per_tensor_quantized_tensor(ints, scale, zero_point):
-    return QArray(np.ascontiguousarray(ints).copy(), _BY_STORAGE[ints.dtype], float(scale), int(zero_point))
+    return QArray(np.array(ints, order='C'), _BY_STORAGE[ints.dtype], float(scale), int(zero_point))
 
 
 def make_per_channel_quantized_tensor(ints, scale, zero_point, axis):
-    return QArray(np.ascontiguousarray(ints).copy(), _BY_STORAGE[ints.dtype], np.asarray(scale, _F64).copy(),
+    return QArray(np.array(ints, order='C'), _BY_STORAGE[ints.dtype], np.asarray(scale, _F64).copy(),
                   np.asarray(zero_point).astype(np.int64), int(axis))
 
 
@@ -115,15 +134,20 @@ def dequantize_tensors(qs):
 
 
 def int_repr(q):
-    return np.ascontiguousarray(q.int_repr).copy()
+    return np.array(q.int_repr, order='C')      # a copy that keeps 0-d shapes (ascontiguousarray makes them 1-d)
 
 
 def q_per_channel_scales(q):
-    return np.asarray(q.scale, _F64).copy()
+    return np.array(q.scale)        # float64; float32 for per_channel_affine_float_qparams
 
 
 def q_per_channel_zero_points(q):
-    return np.asarray(q.zero_point, np.int64).copy()
+    return np.array(q.zero_point)   # int64; float32 for per_channel_affine_float_qparams
+
+
+def local_scalar_dense(q):
+    """Tensor.item() of a one-element quantized tensor: its dequantized value."""
+    return float(q.dequantize().reshape(-1)[0])
 
 
 # --- arithmetic: dequantize, compute in float32 (int32 for GEMMs), requantize --------------------------------
@@ -314,7 +338,7 @@ KERNELS = {
     'quantized::_conv2d_unpacked': conv2d, 'quantized::_conv2d_relu_unpacked': conv2d_relu,
     'quantized::_linear_dynamic_unpacked': linear_dynamic,     # a float input and a quantized weight
     'quantized::hardswish': hardswish, 'quantized::relu6': relu6,
-    'relu': relu, 'equal': equal, 'adaptive_avg_pool2d': adaptive_avg_pool2d, 'quantized::max_pool2d': max_pool2d,
+    'relu': relu, 'equal': equal, '_local_scalar_dense': local_scalar_dense, 'adaptive_avg_pool2d': adaptive_avg_pool2d, 'quantized::max_pool2d': max_pool2d,
 }
 
 CPU_KERNELS = {

@@ -69,6 +69,16 @@ class FakeQuantize(FakeQuantizeBase):
     def calculate_qparams(self):
         return self.activation_post_process.calculate_qparams()
 
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        """A checkpoint's scale and zero point load whatever their length (a per-channel model's, one per channel,
+        into a fresh FakeQuantize's one-element buffers), as torch resizes them."""
+        for name in ('scale', 'zero_point'):
+            if prefix + name in state_dict:
+                getattr(self, name).resize_(state_dict[prefix + name].shape)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
     def _store_qparams(self, scale, zero_point):
         if self.scale.shape != scale.shape:
             self.scale.resize_(scale.shape)
