@@ -7,6 +7,7 @@ logical operators that are batched in turn; a case a rule does not cover goes to
 import string
 
 from .._core.tensor_impl import TensorImpl
+from .._core.dtype import int32 as _INT32
 from .._dispatch.ops_namespace import aten
 from .batching import (_dims_rule, _fold_rule, _same_shape_rule, _pointwise, _fallback, _batch_size, _wrap_out,
                        _physical_or_expanded, make_batched, unwrap, _norm, inplace_error)
@@ -223,6 +224,17 @@ def _mse_backward_rule(op):
         grad, self, target, reduction = args
         out = elementwise(level, (grad, self, target, 2 if reduction == 1 else reduction))
         return out / max(self.numel(), 1) if reduction == 1 else out
+    return rule
+
+
+def _int_mm_rule(op):
+    """_int_mm (int8 x int8 -> int32): one batched product of the operands widened to int32, what the per-sample
+    loop computes."""
+    def rule(level, args):
+        a, b = args
+        B = _batch_size(args, level)
+        pa, pb = (_physical_or_expanded(t, level, B).to(dtype=_INT32) for t in (a, b))
+        return make_batched(aten.bmm.default(pa, pb), level)
     return rule
 
 
@@ -620,7 +632,7 @@ def rule_for(decl):
         return _whole_rule(op, _WHOLE[name]), 'dims'
     table = {'aminmax': _aminmax_rule, 'addmm': _addmm_rule, 'addmv': _addmm_rule, 'baddbmm': _addmm_rule,
              'addbmm': _addmm_rule, 'einsum': _einsum_rule, 'vdot': _vdot_rule, 'fill.Tensor': _fill_tensor_rule,
-             'binary_cross_entropy': _bce_rule, 'mse_loss': _mse_rule, 'mse_loss_backward': _mse_backward_rule, 'embedding_dense_backward': _embedding_backward_rule,
+             'binary_cross_entropy': _bce_rule, '_int_mm': _int_mm_rule, 'mse_loss': _mse_rule, 'mse_loss_backward': _mse_backward_rule, 'embedding_dense_backward': _embedding_backward_rule,
              'unfold_backward': _unfold_backward_rule, 'copy_': _copy_rule, 'put': _put_rule, 'take': _take_rule,
              'masked_scatter': _masked_scatter_rule, 'searchsorted.Tensor': _searchsorted_rule,
              'searchsorted.Scalar': _searchsorted_rule, 'bucketize.Tensor': _bucketize_rule,
