@@ -752,3 +752,93 @@ def test_fake_quantize_loads_per_channel_state_dict():
         assert lib.equal(b[1].weight_fake_quant.zero_point, a[1].weight_fake_quant.zero_point)
         shapes.append(tuple(b[1].weight_fake_quant.scale.shape))
     assert shapes[1] == shapes[0] == (4,)
+
+
+# --- names libraries reach for: fixed-qparams fake quantization, QConfigMapping, fusion, mha switch -----------
+
+def test_fixed_qparams_fake_quantize_matches_torch():
+    x = np.linspace(-0.5, 1.5, 23, dtype=np.float32)
+    outs = []
+    for lib in LIBS:
+        tq = lib.ao.quantization
+        fq = tq.default_fixed_qparams_range_0to1_fake_quant()
+        assert type(fq).__name__ == 'FixedQParamsFakeQuantize'
+        fq2 = tq.FixedQParamsFakeQuantize(tq.default_fixed_qparams_range_neg1to1_observer)
+        s, z = fq2.calculate_qparams()
+        outs.append((fq(_t(lib, x)).numpy(), fq2(_t(lib, x)).numpy(), s.tolist(), z.tolist(), str(z.dtype)[-5:],
+                     sorted(fq.state_dict())))
+        with pytest.raises(AssertionError, match="observer must be a FixedQParamsObserver"):
+            tq.FixedQParamsFakeQuantize(tq.MinMaxObserver)
+        with pytest.raises(NotImplementedError, match="doesn't support dynamic"):
+            tq.FixedQParamsObserver(0.1, 0, is_dynamic=True)
+    (a1, a2, s, z, d, k), (b1, b2, s2, z2, d2, k2) = outs
+    np.testing.assert_array_equal(a1, b1)
+    np.testing.assert_array_equal(a2, b2)
+    assert (s, z, d, k) == (s2, z2, d2, k2)
+
+
+def test_qconfig_mapping_matches_torch():
+    got = []
+    for lib in LIBS:
+        tq = lib.ao.quantization
+        m = (tq.QConfigMapping().set_global(tq.default_qconfig).set_object_type(lib.nn.Linear, None)
+             .set_object_type('reshape', tq.default_qconfig).set_module_name_regex('foo.*', None)
+             .set_module_name('a.b', tq.default_qconfig)
+             .set_module_name_object_type_order('x', lib.nn.functional.linear, 0, None))
+        d = m.to_dict()
+        back = tq.QConfigMapping.from_dict(d)
+        dm = tq.get_default_qconfig_mapping()
+        qat = tq.get_default_qat_qconfig_mapping('qnnpack')
+        names = lambda mp: [k if isinstance(k, str) else k.__name__ for k in mp.object_type_qconfigs]  # noqa: E731
+        sig = dm.object_type_qconfigs['sigmoid'].activation()
+        tanh = qat.object_type_qconfigs['tanh'].activation()
+        got.append((sorted(d), len(d['module_name_object_type_order'][0]), names(back), names(dm), names(qat),
+                    repr(m).count('\n'), sig.scale.item(), sig.zero_point.item(), type(tanh).__name__,
+                    tanh.scale.item(), type(dm.global_qconfig.activation()).__name__,
+                    type(dm.object_type_qconfigs['reshape'].activation()).__name__))
+    assert got[0] == got[1]
+
+
+def test_fuse_conv_bn_bn_stats_and_mha_switch_match_torch():
+    got = []
+    for lib in LIBS:
+        lib.manual_seed(0)
+        conv, bn = lib.nn.Conv2d(2, 3, 1), lib.nn.BatchNorm2d(3)
+        bn.running_mean.fill_(0.5)
+        conv.eval(), bn.eval()
+        x = lib.ones(1, 2, 2, 2)
+        fused = lib.ao.quantization.fuse_conv_bn(False, conv, bn)
+        with pytest.raises(AssertionError, match="same mode"):
+            lib.ao.quantization.fuse_conv_bn(False, conv, bn.train())
+        qat = lib.ao.nn.intrinsic.qat
+        m = qat.ConvBn2d(2, 2, 1, qconfig=lib.ao.quantization.default_qat_qconfig)
+        qat.freeze_bn_stats(m)
+        frozen = (m.freeze_bn, m.bn.training)
+        qat.update_bn_stats(m)
+        qat.freeze_bn_stats(lib.nn.Linear(1, 1))        # other modules are left alone
+        mha = lib.backends.mha
+        before = mha.get_fastpath_enabled()
+        mha.set_fastpath_enabled(False)
+        after = mha.get_fastpath_enabled()
+        mha.set_fastpath_enabled(True)
+        calls = []
+        lib.ao.quantization.default_eval_fn(calls.append, [(1, 'a'), (2, 'b')])
+        got.append((type(fused).__name__, np.round(fused(x).detach().numpy(), 5).tolist(), frozen,
+                    (m.freeze_bn, m.bn.training), before, after, calls))
+    assert got[0][0] == 'Conv2d'
+    assert got[0] == got[1]
+
+
+def test_load_observer_state_dict_matches_torch():
+    got = []
+    for lib in LIBS:
+        tq = lib.ao.quantization
+        src = lib.nn.Sequential(tq.MinMaxObserver(), lib.nn.Linear(2, 2))
+        src[0](lib.tensor([-1.0, 3.0]))
+        dst = lib.nn.Sequential(tq.MinMaxObserver(), lib.nn.Linear(2, 2))
+        tq.load_observer_state_dict(dst, tq.get_observer_state_dict(src) or src.state_dict())
+        bad = lib.nn.Sequential(lib.nn.Linear(1, 1))
+        bad.activation_post_process = tq.MinMaxObserver()
+        tq.load_observer_state_dict(bad, {})        # not strict: torch records no missing key, nor raises
+        got.append((dst[0].min_val.item(), dst[0].max_val.item(), bad.activation_post_process.min_val.item()))
+    assert got[0] == got[1] == (-1.0, 3.0, float('inf'))
