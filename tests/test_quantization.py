@@ -842,3 +842,61 @@ def test_load_observer_state_dict_matches_torch():
         tq.load_observer_state_dict(bad, {})        # not strict: torch records no missing key, nor raises
         got.append((dst[0].min_val.item(), dst[0].max_val.item(), bad.activation_post_process.min_val.item()))
     assert got[0] == got[1] == (-1.0, 3.0, float('inf'))
+
+
+# --- quantized kernels of dense operators: activations, clamp, pooling, mean, nearest upsampling ---------------
+
+_QOPS = {
+    'leaky_relu': lambda lib, q: lib.nn.functional.leaky_relu(q, 0.1),
+    'sigmoid': lambda lib, q: lib.sigmoid(q),
+    'tanh': lambda lib, q: lib.tanh(q),
+    'hardtanh': lambda lib, q: lib.nn.functional.hardtanh(q, -0.7, 0.4),
+    'clamp': lambda lib, q: lib.clamp(q, -0.5, 0.5),
+    'clamp_min': lambda lib, q: q.clamp(min=-0.33),
+    'avg_pool2d': lambda lib, q: lib.nn.functional.avg_pool2d(q, 2),
+    'avg_pool2d_pad': lambda lib, q: lib.nn.functional.avg_pool2d(q, 3, 2, 1),
+    'avg_pool2d_ceil': lambda lib, q: lib.nn.functional.avg_pool2d(q, 3, 2, 1, ceil_mode=True,
+                                                                    count_include_pad=False),
+    'avg_pool2d_divisor': lambda lib, q: lib.nn.functional.avg_pool2d(q, 3, 1, 1, divisor_override=5),
+    'mean': lambda lib, q: q.mean([2, 3]),
+    'mean_keepdim': lambda lib, q: q.mean(1, keepdim=True),
+    'nearest': lambda lib, q: lib.nn.functional.interpolate(q, scale_factor=2),
+    'nearest_size': lambda lib, q: lib.nn.functional.interpolate(q, size=(5, 11)),
+    'upsample': lambda lib, q: lib.nn.Upsample(scale_factor=1.7)(q),
+}
+
+
+def _qop(lib, fn, dtype, zp, seed):
+    x = np.random.RandomState(seed).randn(2, 3, 7, 7).astype(np.float32) * 2
+    r = fn(lib, lib.quantize_per_tensor(_t(lib, x), 0.05, zp, getattr(lib, dtype)))
+    assert r.is_quantized
+    return r.int_repr().numpy(), r.q_scale(), r.q_zero_point(), tuple(r.shape), str(r.dtype).split('.')[-1]
+
+
+@pytest.mark.parametrize('name', sorted(_QOPS))
+@pytest.mark.parametrize('dtype,zp', [('quint8', 128), ('qint8', 3), ('qint32', 5)])
+def test_quantized_kernels_match_torch_bit_for_bit(name, dtype, zp):
+    for seed in range(2):
+        ours, theirs = (_qop(lib, _QOPS[name], dtype, zp, seed) for lib in (ember, torch))
+        assert ours[1:] == theirs[1:]
+        close = (name == 'leaky_relu' and dtype == 'qint8') or (name in ('sigmoid', 'tanh') and dtype == 'qint32')
+        if close:
+            # qint8 leaky_relu: an integer off by one on a few exact ties; qint32 sigmoid/tanh: their scale is
+            # 2^-32 or 2^-31, so the last bit of SLEEF's float32 exp/tanh (NumPy's here) shows in the integers
+            diff = np.abs(ours[0].astype(np.int64) - theirs[0].astype(np.int64))
+            assert diff.max() <= (1 if dtype == 'qint8' else 512) and (diff == 0).mean() > 0.75
+        else:
+            np.testing.assert_array_equal(ours[0], theirs[0])
+
+
+def test_quantized_sigmoid_tanh_fixed_output_qparams():
+    got = []
+    for lib in LIBS:
+        row = []
+        for dt in ('quint8', 'qint8', 'qint32'):
+            q = lib.quantize_per_tensor(lib.zeros(3), 0.1, 0, getattr(lib, dt))
+            row += [(lib.sigmoid(q).q_scale(), lib.sigmoid(q).q_zero_point()),
+                    (lib.tanh(q).q_scale(), lib.tanh(q).q_zero_point())]
+        got.append(row)
+    assert got[0] == got[1]
+    assert got[0][:2] == [(1 / 256, 0), (2 / 256, 128)]
