@@ -900,3 +900,70 @@ def test_quantized_sigmoid_tanh_fixed_output_qparams():
         got.append(row)
     assert got[0] == got[1]
     assert got[0][:2] == [(1 / 256, 0), (2 / 256, 128)]
+
+
+# --- dynamic GRU and RNN cells; weight-only quantized embeddings ------------------------------------------------
+
+@pytest.mark.parametrize('name,shape', [('GRU', (3, 2, 4)), ('LSTMCell', (2, 4)), ('GRUCell', (2, 4)),
+                                        ('RNNCell', (2, 4))])
+def test_quantize_dynamic_gru_and_cells_match_torch(name, shape):
+    x = np.random.RandomState(1).randn(*shape).astype(np.float32)
+    got = []
+    for lib in (torch, ember):
+        torch.manual_seed(0)
+        ref = getattr(torch.nn, name)(4, 5)
+        m = lib.nn.Sequential(getattr(lib.nn, name)(4, 5)).eval()
+        m[0].load_state_dict({k: lib.tensor(v.detach().numpy()) for k, v in ref.state_dict().items()})
+        q = lib.ao.quantization.quantize_dynamic(m, {getattr(lib.nn, name)}, dtype=lib.qint8)
+        out = q(_t(lib, x))
+        flat = out[0] if isinstance(out, tuple) else out
+        fl = m(_t(lib, x))
+        fl = fl[0] if isinstance(fl, tuple) else fl
+        got.append((flat.detach().numpy(), repr(q), (flat - fl).abs().max().item()))
+    (a, ra, da), (b, rb, db) = got
+    assert ra == rb.replace('ember.', 'torch.')
+    assert da > 1e-4 and db > 1e-4          # quantized, not the float module kept
+    np.testing.assert_allclose(b, a, rtol=0, atol=1e-6)
+
+
+def test_quantize_dynamic_default_spec_covers_rnns_and_embeddings():
+    for lib in LIBS:
+        m = lib.nn.Sequential(lib.nn.GRUCell(2, 3), lib.nn.Embedding(4, 2))
+        names = [type(c).__name__ for c in lib.ao.quantization.quantize_dynamic(m).children()]
+        names8 = [type(c).__name__ for c in lib.ao.quantization.quantize_dynamic(m, dtype=lib.quint8).children()]
+        assert (names, names8) == (['GRUCell', 'Embedding'], ['GRUCell', 'Embedding'])
+
+
+@pytest.mark.parametrize('kind', ['Embedding', 'EmbeddingBag'])
+def test_weight_only_quantized_embedding_matches_torch(kind):
+    rs = np.random.RandomState(0)
+    w = rs.randn(20, 8).astype(np.float32)
+    idx = rs.randint(0, 20, 9)
+    got = []
+    for lib in LIBS:
+        kw = {'mode': 'mean'} if kind == 'EmbeddingBag' else {}
+        m = lib.nn.Sequential(getattr(lib.nn, kind)(20, 8, **kw)).eval()
+        m[0].weight.data.copy_(_t(lib, w))
+        m[0].qconfig = lib.ao.quantization.float_qparams_weight_only_qconfig
+        lib.ao.quantization.prepare(m, inplace=True)
+        lib.ao.quantization.convert(m, inplace=True)
+        i = _t(lib, idx)
+        if kind == 'Embedding':
+            out = m(i)
+        else:       # torch's quantized bag sums whatever its mode
+            out = m[0](i, _t(lib, [0, 3, 4]), per_sample_weights=_t(lib, np.linspace(0.1, 1, 9, dtype=np.float32)))
+        qw = m[0].weight()
+        sd = m.state_dict()
+        # (torch's unpacked weight's q_per_channel_scales() reads freed memory when called on a temporary: the
+        # dequantized weight carries the parameters)
+        got.append((out.numpy(), repr(m[0]), qw.int_repr().numpy(), qw.dequantize().numpy(),
+                    qw.int_repr().numpy(), sorted(sd), str(sd['0._packed_params.dtype'])))
+    (a, *ra), (b, *rb) = got
+    assert ra[0] == rb[0].replace('ember.', 'torch.')
+    for x, y in zip(ra[1:4], rb[1:4]):
+        np.testing.assert_array_equal(x, y)
+    assert ra[4] == rb[4] and ra[5] == rb[5].replace('ember.', 'torch.')
+    if kind == 'Embedding':
+        np.testing.assert_array_equal(a, b)
+    else:
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-6)
