@@ -7,7 +7,8 @@ quantize_per_tensor, quantize_per_tensor_dynamic, quantize_per_channel, _make_pe
 _make_per_channel_quantized_tensor, dequantize, int_repr, q_per_channel_scales, q_per_channel_zero_points,
 quantized_add, quantized_add_relu, quantized_mul, quantized_mul_relu, quantized_cat, quantized_hardswish,
 quantized_relu6, quantized_max_pool2d, quantized_linear_unpacked, quantized_linear_relu_unpacked,
-quantized_conv2d_unpacked, quantized_conv2d_relu_unpacked, quantized_linear_dynamic_unpacked.
+quantized_conv2d_unpacked, quantized_conv2d_relu_unpacked, quantized_linear_dynamic_unpacked, quantized_add_scalar,
+quantized_mul_scalar, quantized_matmul.
 """
 import copy
 import re
@@ -967,3 +968,36 @@ def test_weight_only_quantized_embedding_matches_torch(kind):
         np.testing.assert_array_equal(a, b)
     else:
         np.testing.assert_allclose(b, a, rtol=0, atol=1e-6)
+
+
+# --- quantized::add_scalar / mul_scalar / matmul and QFunctional's methods over them ------------------------------
+
+@pytest.mark.parametrize('dtype,zp', [('quint8', 30), ('qint8', -20), ('qint32', 7)])
+def test_quantized_scalar_ops_and_matmul_match_torch(dtype, zp):
+    x = np.linspace(-0.4, 1.0, 8, dtype=np.float32)
+    rs = np.random.RandomState(0)
+    a, b = rs.randn(3, 5).astype(np.float32), rs.randn(5, 4).astype(np.float32)
+    got = []
+    for lib in LIBS:
+        q = lib.quantize_per_tensor(_t(lib, x), 0.02, zp, getattr(lib, dtype))
+        rows = []
+        for c in (0.5, -0.5, 0.0, 2.0, -2.0, 3.7, -1e4, 1e4):
+            for op in (lib.ops.quantized.add_scalar, lib.ops.quantized.mul_scalar):
+                r = op(q, c)
+                rows.append((r.q_scale(), r.q_zero_point(), r.int_repr().tolist()))
+        qf = lib.ao.nn.quantized.QFunctional()
+        qf.scale, qf.zero_point = 0.05, 10
+        qa = lib.quantize_per_tensor(_t(lib, a), 0.03, zp, getattr(lib, dtype))
+        qb = lib.quantize_per_tensor(_t(lib, b), 0.02, zp, getattr(lib, dtype))
+        if dtype == 'qint32':
+            with pytest.raises(RuntimeError, match="MatMul operands should use QInt8 or QUInt8 data types."):
+                qf.matmul(qa, qb)
+        else:
+            m = qf.matmul(qa, qb)
+            rows.append((m.q_scale(), m.q_zero_point(), m.int_repr().tolist()))
+            other = lib.quantize_per_tensor(_t(lib, b), 0.02, 0, lib.qint8 if dtype == 'quint8' else lib.quint8)
+            with pytest.raises(RuntimeError, match="MatMul operands should have same data type."):
+                qf.matmul(qa, other)
+        rows += [qf.add_scalar(q, 0.3).int_repr().tolist(), qf.mul_scalar(q, -1.5).q_zero_point()]
+        got.append(rows)
+    assert got[0] == got[1]

@@ -253,6 +253,23 @@ _QNS = dict(ns='quantized', method=False, function=False, **_Q)
 for _n in ('add', 'add_relu', 'mul', 'mul_relu'):
     declare(f'{_n}(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc', name=f'quantized_{_n}', **_QNS)
 declare('cat(Tensor[] qx, int dim, float? scale, int? zero_point) -> Tensor', name='quantized_cat', **_QNS)
+declare('add_scalar(Tensor qa, Scalar b) -> Tensor qc', name='quantized_add_scalar', **_QNS)
+declare('mul_scalar(Tensor qa, Scalar b) -> Tensor qc', name='quantized_mul_scalar', **_QNS)
+
+
+def _qmatmul_meta(qa, qb, scale, zero_point):
+    """torch's checks of quantized::matmul, in its order."""
+    if qa.dtype not in (qint8, quint8):
+        raise RuntimeError("MatMul operands should use QInt8 or QUInt8 data types.")
+    if qa.dtype is not qb.dtype:
+        raise RuntimeError("MatMul operands should have same data type.")
+    if qa._a.axis is not None or qb._a.axis is not None:
+        raise RuntimeError("Only per-tensor quantization is supported in Matmul.")
+    return tuple(qa.shape[:-1]) + tuple(qb.shape[-1:]), qa.dtype
+
+
+declare('matmul(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc', name='quantized_matmul',
+        meta=_qmatmul_meta, **_QNS)
 declare('hardswish(Tensor input, float output_scale, int output_zero_point) -> Tensor', name='quantized_hardswish',
         **_QNS)
 declare('relu6(Tensor qx, bool inplace=False) -> Tensor', name='quantized_relu6', **_QNS)

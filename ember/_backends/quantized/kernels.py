@@ -172,6 +172,40 @@ def q_mul(a, b, scale, zero_point, relu=False):
     return QArray(requantize_array(c, scale, zero_point, a.qdtype), a.qdtype, float(scale), int(zero_point))
 
 
+def q_add_scalar(q, c):
+    """torch's quantized add_scalar: the scalar rounded to the input's steps ``c_q``; the zero point moves by it
+    (the integers copied) unless it leaves the range, where the scale widens to hold every shifted value and the
+    integers are requantized from ``q - zero_point + c_q``."""
+    lo, hi = RANGE[q.qdtype]
+    s, z = float(q.scale), int(q.zero_point)
+    c_q = int(np.rint(float(c) / s))
+    shifted = z - c_q
+    if lo <= shifted <= hi:
+        return QArray(np.array(q.int_repr, order='C'), q.qdtype, s, shifted)
+    s2, z2 = ((hi - shifted) / (hi - lo) * s, lo) if shifted < lo else ((shifted - lo) / (hi - lo) * s, hi)
+    mult = _F32(_F32(s) * (_F32(1) / _F32(s2)))
+    acc = q.int_repr.astype(np.int64) - z + c_q
+    return QArray(_clamp(np.rint(acc.astype(_F32) * mult).astype(_F64) + z2, q.qdtype), q.qdtype, s2, z2)
+
+
+def q_mul_scalar(q, c):
+    """torch's quantized mul_scalar: a positive scalar scales the scale (integers copied); a negative one also
+    mirrors the integers in the range (``q_max + q_min - q``) and the zero point; zero gives zeros, scale 1."""
+    lo, hi = RANGE[q.qdtype]
+    c, s, z = float(c), float(q.scale), int(q.zero_point)
+    if c > 0:
+        return QArray(np.array(q.int_repr, order='C'), q.qdtype, c * s, z)
+    if c == 0:
+        return QArray(np.zeros(q.shape, q.int_repr.dtype), q.qdtype, 1.0, 0)
+    mirrored = (hi + lo - q.int_repr.astype(np.int64)).astype(q.int_repr.dtype)
+    return QArray(mirrored, q.qdtype, abs(c) * s, hi - (z - lo))
+
+
+def q_matmul(a, b, scale, zero_point):
+    """torch's quantized matmul off mobile (no ruy): dequantize, float32 matmul, quantize per tensor."""
+    return quantize_per_tensor(np.matmul(a.dequantize(), b.dequantize()), scale, zero_point, a.qdtype)
+
+
 def q_cat(qs, dim, scale=None, zero_point=None):
     first = qs[0]
     scale = first.scale if scale is None else scale
@@ -421,7 +455,8 @@ KERNELS = {
     'quantized::add_relu': lambda a, b, s, z: q_add(a, b, s, z, True),
     'quantized::mul': lambda a, b, s, z: q_mul(a, b, s, z),
     'quantized::mul_relu': lambda a, b, s, z: q_mul(a, b, s, z, True),
-    'quantized::cat': q_cat, 'quantized::_linear_unpacked': linear, 'quantized::_linear_relu_unpacked': linear_relu,
+    'quantized::cat': q_cat, 'quantized::add_scalar': q_add_scalar, 'quantized::mul_scalar': q_mul_scalar,
+    'quantized::matmul': q_matmul, 'quantized::_linear_unpacked': linear, 'quantized::_linear_relu_unpacked': linear_relu,
     'quantized::_conv2d_unpacked': conv2d, 'quantized::_conv2d_relu_unpacked': conv2d_relu,
     'quantized::_linear_dynamic_unpacked': linear_dynamic,     # a float input and a quantized weight
     'quantized::hardswish': hardswish, 'quantized::relu6': relu6,
