@@ -58,7 +58,8 @@ def _wrap(r, dev):
 
 
 # dense operators whose meta function's dtype rule refuses quantized inputs (clamp promotes its bounds with the
-# input, mean asks for a floating input, leaky_relu a float one); torch's quantized kernels take them, so their checks are the kernel's
+# input, mean and leaky_relu ask for a floating input); torch's quantized kernels take them, so their checks are
+# the kernel's
 _NO_DENSE_META = frozenset({'clamp', 'mean.dim', 'leaky_relu'})
 
 

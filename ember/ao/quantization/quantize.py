@@ -181,8 +181,9 @@ def quantize(model, run_fn, run_args, mapping=None, inplace=False):
 
 @_deprecated
 def quantize_dynamic(model, qconfig_spec=None, dtype=ember.qint8, mapping=None, inplace=False):
-    """Replace Linear, LSTM, GRU and RNN cell layers (``qconfig_spec``: a set of types, or a dict of type or name to qconfig) by
-    dynamically quantized ones: qint8 weights, activations quantized per call.
+    """Replace Linear, LSTM, GRU and RNN cell layers (``qconfig_spec``: a set of types, or a dict of type or name
+    to qconfig) by dynamically quantized ones: qint8 weights, activations quantized per call; with
+    ``dtype=quint8``, embeddings by weight-only quantized ones.
 
     >>> q = quantize_dynamic(nn.Sequential(nn.Linear(4, 2)), {nn.Linear}, dtype=ember.qint8)
     >>> q

@@ -11,7 +11,8 @@ from .embedding import Embedding, EmbeddingBag
 from .activation import ReLU6, Hardswish
 from .functional_modules import FloatFunctional, FXFloatFunctional, QFunctional
 
-__all__ = ['Linear', 'Conv2d', 'Embedding', 'EmbeddingBag', 'ReLU6', 'Hardswish', 'FloatFunctional', 'FXFloatFunctional', 'QFunctional',
+__all__ = ['Linear', 'Conv2d', 'Embedding', 'EmbeddingBag',
+           'ReLU6', 'Hardswish', 'FloatFunctional', 'FXFloatFunctional', 'QFunctional',
            'Quantize', 'DeQuantize', 'dynamic']
 
 
