@@ -101,7 +101,7 @@ TESTED_IN_QUANTIZATION = (
     'q_per_channel_zero_points', 'quantized_add', 'quantized_add_relu', 'quantized_mul', 'quantized_mul_relu',
     'quantized_cat', 'quantized_hardswish', 'quantized_relu6', 'quantized_max_pool2d', 'quantized_linear_unpacked',
     'quantized_linear_relu_unpacked', 'quantized_conv2d_unpacked', 'quantized_conv2d_relu_unpacked',
-    'quantized_linear_dynamic_unpacked')
+    'quantized_linear_dynamic_unpacked', 'quantized_add_scalar', 'quantized_mul_scalar', 'quantized_matmul')
 
 
 def test_quantized_operators_are_tested_in_test_quantization():

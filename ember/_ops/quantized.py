@@ -57,11 +57,17 @@ def _wrap(r, dev):
     return adopt(r, dev)
 
 
+# dense operators whose meta function's dtype rule refuses quantized inputs (clamp promotes its bounds with the
+# input, mean and leaky_relu ask for a floating input); torch's quantized kernels take them, so their checks are
+# the kernel's
+_NO_DENSE_META = frozenset({'clamp', 'mean.dim', 'leaky_relu'})
+
+
 def quantized_kernel(op, fn):
     """The dispatcher kernel for array kernel ``fn`` on QuantizedCPU (or a dense-to-quantized kernel on CPU)."""
     cpu = _devmod.canonical('cpu')
 
-    check = getattr(op.decl, 'meta', None)
+    check = None if op.schema.full_name in _NO_DENSE_META else getattr(op.decl, 'meta', None)
 
     def kernel(ks, *args, **kwargs):
         if check is not None:           # torch's argument checks, before any data is read
@@ -248,6 +254,23 @@ _QNS = dict(ns='quantized', method=False, function=False, **_Q)
 for _n in ('add', 'add_relu', 'mul', 'mul_relu'):
     declare(f'{_n}(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc', name=f'quantized_{_n}', **_QNS)
 declare('cat(Tensor[] qx, int dim, float? scale, int? zero_point) -> Tensor', name='quantized_cat', **_QNS)
+declare('add_scalar(Tensor qa, Scalar b) -> Tensor qc', name='quantized_add_scalar', **_QNS)
+declare('mul_scalar(Tensor qa, Scalar b) -> Tensor qc', name='quantized_mul_scalar', **_QNS)
+
+
+def _qmatmul_meta(qa, qb, scale, zero_point):
+    """torch's checks of quantized::matmul, in its order."""
+    if qa.dtype not in (qint8, quint8):
+        raise RuntimeError("MatMul operands should use QInt8 or QUInt8 data types.")
+    if qa.dtype is not qb.dtype:
+        raise RuntimeError("MatMul operands should have same data type.")
+    if qa._a.axis is not None or qb._a.axis is not None:
+        raise RuntimeError("Only per-tensor quantization is supported in Matmul.")
+    return tuple(qa.shape[:-1]) + tuple(qb.shape[-1:]), qa.dtype
+
+
+declare('matmul(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc', name='quantized_matmul',
+        meta=_qmatmul_meta, **_QNS)
 declare('hardswish(Tensor input, float output_scale, int output_zero_point) -> Tensor', name='quantized_hardswish',
         **_QNS)
 declare('relu6(Tensor qx, bool inplace=False) -> Tensor', name='quantized_relu6', **_QNS)

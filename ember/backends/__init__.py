@@ -104,6 +104,6 @@ def _guard(module, flags):
     module.__class__ = _GuardedFlags
 
 
-from . import cudnn, cuda, mps, mkldnn, mkl, openmp, cpu, opt_einsum, quantized  # noqa: E402,F401
+from . import cudnn, cuda, mps, mkldnn, mkl, openmp, cpu, opt_einsum, quantized, mha  # noqa: E402,F401
 _guard(cudnn, ('enabled', 'benchmark', 'benchmark_limit', 'deterministic', 'allow_tf32'))
 _guard(mkldnn, ('enabled',))

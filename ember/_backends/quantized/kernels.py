@@ -172,6 +172,40 @@ def q_mul(a, b, scale, zero_point, relu=False):
     return QArray(requantize_array(c, scale, zero_point, a.qdtype), a.qdtype, float(scale), int(zero_point))
 
 
+def q_add_scalar(q, c):
+    """torch's quantized add_scalar: the scalar rounded to the input's steps ``c_q``; the zero point moves by it
+    (the integers copied) unless it leaves the range, where the scale widens to hold every shifted value and the
+    integers are requantized from ``q - zero_point + c_q``."""
+    lo, hi = RANGE[q.qdtype]
+    s, z = float(q.scale), int(q.zero_point)
+    c_q = int(np.rint(float(c) / s))
+    shifted = z - c_q
+    if lo <= shifted <= hi:
+        return QArray(np.array(q.int_repr, order='C'), q.qdtype, s, shifted)
+    s2, z2 = ((hi - shifted) / (hi - lo) * s, lo) if shifted < lo else ((shifted - lo) / (hi - lo) * s, hi)
+    mult = _F32(_F32(s) * (_F32(1) / _F32(s2)))
+    acc = q.int_repr.astype(np.int64) - z + c_q
+    return QArray(_clamp(np.rint(acc.astype(_F32) * mult).astype(_F64) + z2, q.qdtype), q.qdtype, s2, z2)
+
+
+def q_mul_scalar(q, c):
+    """torch's quantized mul_scalar: a positive scalar scales the scale (integers copied); a negative one also
+    mirrors the integers in the range (``q_max + q_min - q``) and the zero point; zero gives zeros, scale 1."""
+    lo, hi = RANGE[q.qdtype]
+    c, s, z = float(c), float(q.scale), int(q.zero_point)
+    if c > 0:
+        return QArray(np.array(q.int_repr, order='C'), q.qdtype, c * s, z)
+    if c == 0:
+        return QArray(np.zeros(q.shape, q.int_repr.dtype), q.qdtype, 1.0, 0)
+    mirrored = (hi + lo - q.int_repr.astype(np.int64)).astype(q.int_repr.dtype)
+    return QArray(mirrored, q.qdtype, abs(c) * s, hi - (z - lo))
+
+
+def q_matmul(a, b, scale, zero_point):
+    """torch's quantized matmul off mobile (no ruy): dequantize, float32 matmul, quantize per tensor."""
+    return quantize_per_tensor(np.matmul(a.dequantize(), b.dequantize()), scale, zero_point, a.qdtype)
+
+
 def q_cat(qs, dim, scale=None, zero_point=None):
     first = qs[0]
     scale = first.scale if scale is None else scale
@@ -327,6 +361,93 @@ def max_pool2d(q, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode
     return q.with_storage(out[0] if squeeze else out)
 
 
+# --- elementwise activations: torch's "dequantize, compute in float32, quantize" loops -------------------------
+
+def _requant(y, q, scale, zero_point):
+    """at::vec's quantize: 8-bit types round ``y / scale`` then add the zero point; qint32's loop is the scalar
+    one (`quantize_array`: the zero point added before rounding)."""
+    ints = quantize_array(y, scale, zero_point, q.qdtype) if q.qdtype is qint32 else \
+        requantize_array(y, scale, zero_point, q.qdtype)
+    return QArray(ints, q.qdtype, float(scale), int(zero_point))
+
+
+def leaky_relu(q, negative_slope=0.01):
+    """Output parameters are the input's; negative values times the slope, in float32."""
+    x = _dq_fma(q)
+    return _requant(np.where(x > 0, x, x * _F32(negative_slope)), q, q.scale, q.zero_point)
+
+
+# the fixed output parameters of sigmoid (range [0, 1]) and tanh ([-1, 1]) per dtype: 2^-8 (2^-32 for qint32)
+_SIGMOID_QPARAMS = {quint8: (1.0 / 256, 0), qint8: (1.0 / 256, -128), qint32: (2.0 ** -32, 0)}
+_TANH_QPARAMS = {quint8: (2.0 / 256, 128), qint8: (2.0 / 256, 0), qint32: (2.0 ** -31, 0)}
+
+
+def sigmoid(q):
+    x = _dq_fma(q)
+    with np.errstate(over='ignore'):
+        y = (_F32(1) / (_F32(1) + np.exp(-x))).astype(_F32)
+    return _requant(y, q, *_SIGMOID_QPARAMS[q.qdtype])
+
+
+def tanh(q):
+    return _requant(np.tanh(_dq_fma(q)), q, *_TANH_QPARAMS[q.qdtype])
+
+
+def clamp(q, min=None, max=None):
+    """Clamp in the integers: the bounds quantized with the input's parameters (torch's quantize_val)."""
+    v = q.int_repr
+    bound = lambda b: requantize_array(np.float32(float(np.asarray(b))), q.scale, q.zero_point, q.qdtype)  # noqa
+    if min is not None:
+        v = np.maximum(v, bound(min))
+    if max is not None:
+        v = np.minimum(v, bound(max))
+    return q.with_storage(np.array(v, dtype=q.int_repr.dtype, order='C'))
+
+
+def hardtanh(q, min_val=-1.0, max_val=1.0):
+    return clamp(q, min_val, max_val)
+
+
+# --- pooling and reductions -----------------------------------------------------------------------------------
+
+def avg_pool2d(q, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """torch's quantized average pool: per window the sum of ``q - zero_point`` over the input's entries, times
+    ``1 / divisor``, plus the zero point, rounded, in float32 (output parameters: the input's)."""
+    two = lambda v: (v, v) if isinstance(v, int) else tuple(v) * (2 // len(v))        # noqa: E731
+    k, p = two(kernel_size), two(padding)
+    s = two(stride or k)
+    v = q.int_repr
+    squeeze = v.ndim == 3
+    v = (v[None] if squeeze else v).astype(np.int64) - int(q.zero_point)
+    h, w = v.shape[-2:]
+    oh, ow = (_pool_out(n, k[i], s[i], p[i], 1, ceil_mode) for i, n in enumerate((h, w)))
+    out = np.empty(v.shape[:-2] + (oh, ow), np.int64)
+    div = np.empty((oh, ow), _F32)
+    for i in range(oh):
+        h0 = i * s[0] - p[0]
+        h1 = min(h0 + k[0], h + p[0])
+        for j in range(ow):
+            w0 = j * s[1] - p[1]
+            w1 = min(w0 + k[1], w + p[1])
+            size = (h1 - h0) * (w1 - w0)
+            a0, a1, b0, b1 = max(h0, 0), min(h1, h), max(w0, 0), min(w1, w)
+            out[..., i, j] = v[..., a0:a1, b0:b1].sum(axis=(-2, -1))
+            n = divisor_override or (size if count_include_pad else (a1 - a0) * (b1 - b0))
+            div[i, j] = _F32(1) / _F32(n)
+    y = np.rint(out.astype(_F32) * div + _F32(q.zero_point))     # the zero point added before rounding
+    r = _clamp(y, q.qdtype)
+    return q.with_storage(r[0] if squeeze else r)
+
+
+def mean_dim(q, dim=None, keepdim=False, dtype=None):
+    """torch's quantized mean: the dequantized mean, quantized with the input's parameters."""
+    dim = [dim] if isinstance(dim, int) else dim
+    axes = None if not dim else tuple(d % q.ndim for d in dim)
+    y = np.mean(q.dequantize(), axis=axes, keepdims=keepdim, dtype=_F32)
+    return QArray(quantize_array(y, q.scale, q.zero_point, q.qdtype), q.qdtype, q.scale, q.zero_point)
+
+
 KERNELS = {
     'dequantize.self': dequantize, 'dequantize.tensors': dequantize_tensors, 'int_repr': int_repr,
     'q_per_channel_scales': q_per_channel_scales, 'q_per_channel_zero_points': q_per_channel_zero_points,
@@ -334,10 +455,13 @@ KERNELS = {
     'quantized::add_relu': lambda a, b, s, z: q_add(a, b, s, z, True),
     'quantized::mul': lambda a, b, s, z: q_mul(a, b, s, z),
     'quantized::mul_relu': lambda a, b, s, z: q_mul(a, b, s, z, True),
-    'quantized::cat': q_cat, 'quantized::_linear_unpacked': linear, 'quantized::_linear_relu_unpacked': linear_relu,
+    'quantized::cat': q_cat, 'quantized::add_scalar': q_add_scalar, 'quantized::mul_scalar': q_mul_scalar,
+    'quantized::matmul': q_matmul, 'quantized::_linear_unpacked': linear, 'quantized::_linear_relu_unpacked': linear_relu,
     'quantized::_conv2d_unpacked': conv2d, 'quantized::_conv2d_relu_unpacked': conv2d_relu,
     'quantized::_linear_dynamic_unpacked': linear_dynamic,     # a float input and a quantized weight
     'quantized::hardswish': hardswish, 'quantized::relu6': relu6,
+    'leaky_relu': leaky_relu, 'sigmoid': sigmoid, 'tanh': tanh, 'clamp': clamp, 'hardtanh': hardtanh,
+    'avg_pool2d': avg_pool2d, 'mean.dim': mean_dim,
     'relu': relu, 'equal': equal, '_local_scalar_dense': local_scalar_dense, 'adaptive_avg_pool2d': adaptive_avg_pool2d, 'quantized::max_pool2d': max_pool2d,
 }
 

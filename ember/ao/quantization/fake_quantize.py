@@ -5,7 +5,8 @@ import math
 import ember
 from ember import nn
 from .observer import (MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver, HistogramObserver,
-                       _with_args)
+                       FixedQParamsObserver, default_fixed_qparams_range_0to1_observer,
+                       default_fixed_qparams_range_neg1to1_observer, _with_args)
 
 _PER_CHANNEL = (ember.per_channel_affine, ember.per_channel_symmetric, ember.per_channel_affine_float_qparams)
 _RANGES = {ember.qint8: (-128, 127), ember.quint8: (0, 255), ember.qint32: (-2 ** 31, 2 ** 31 - 1)}
@@ -107,6 +108,35 @@ class FakeQuantize(FakeQuantizeBase):
                 f'qscheme={self.qscheme}, ch_axis={self.ch_axis}, scale={self.scale}, zero_point={self.zero_point}')
 
 
+class FixedQParamsFakeQuantize(FakeQuantize):
+    """Fake-quantizes with the fixed parameters of a `FixedQParamsObserver` (sigmoid's, tanh's output range).
+
+    >>> fq = FixedQParamsFakeQuantize(default_fixed_qparams_range_0to1_observer)
+    >>> fq(ember.tensor([0.3, 2.0]))
+    tensor([0.3008, 0.9961])
+    """
+
+    def __init__(self, observer):
+        super().__init__(observer=observer)
+        if type(self.activation_post_process) is not FixedQParamsObserver:
+            raise AssertionError(f"{self.__class__.__name__}'s observer must be a {FixedQParamsObserver.__name__}")
+        self._observer_ctr = observer
+        self.scale = self.activation_post_process.scale
+        self.zero_point = self.activation_post_process.zero_point
+        if self.qscheme not in (ember.per_tensor_affine, ember.per_tensor_symmetric):
+            raise AssertionError("Only per tensor quantization is supported FixedQParamsFakeQuantize module, got "
+                                 f"qscheme:{self.qscheme}")
+
+    def calculate_qparams(self):
+        return self.scale, self.zero_point
+
+    def extra_repr(self):
+        app = self.activation_post_process
+        return (f'fake_quant_enabled={self.fake_quant_enabled}, observer_enabled={self.observer_enabled}, '
+                f'scale={self.scale}, zero_point={self.zero_point}, dtype={self.dtype}, '
+                f'quant_min={app.quant_min}, quant_max={app.quant_max}, qscheme={self.qscheme}')
+
+
 def choose_qparams(lo, hi, qmin, qmax, preserve_sparsity=False):
     """fbgemm's ChooseQuantizationParams (torch's fused observer and dynamic quantization): a float32 scale and
     an int zero point covering [lo, hi] and 0; ``preserve_sparsity`` makes the range symmetric."""
@@ -197,6 +227,14 @@ default_fused_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
 default_fused_per_channel_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
     observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127, dtype=ember.qint8,
     qscheme=ember.per_channel_symmetric)
+
+
+default_fixed_qparams_range_0to1_fake_quant = FixedQParamsFakeQuantize.with_args(
+    observer=default_fixed_qparams_range_0to1_observer)
+default_fixed_qparams_range_neg1to1_fake_quant = FixedQParamsFakeQuantize.with_args(
+    observer=default_fixed_qparams_range_neg1to1_observer)
+default_affine_fixed_qparams_fake_quant = default_fixed_qparams_range_0to1_fake_quant
+default_symmetric_fixed_qparams_fake_quant = default_fixed_qparams_range_neg1to1_fake_quant
 
 
 def disable_fake_quant(mod):

@@ -7,10 +7,18 @@ from ember import nn
 from ember.nn.utils import fusion
 from ember.ao.nn import intrinsic as nni
 
-__all__ = ['fuse_modules', 'fuse_modules_qat', 'fuse_known_modules', 'get_fuser_method']
+__all__ = ['fuse_modules', 'fuse_modules_qat', 'fuse_known_modules', 'get_fuser_method', 'fuse_conv_bn',
+           'fuse_conv_bn_relu', 'fuse_linear_bn']
 
 
-def _conv_bn(is_qat, conv, bn):
+def fuse_conv_bn(is_qat, conv, bn):
+    """Conv2d and BatchNorm2d as one module: the fused training module (``is_qat``) or, in eval mode, a Conv2d
+    with the batch norm folded into its weight and bias.
+
+    >>> conv, bn = nn.Conv2d(2, 3, 1).eval(), nn.BatchNorm2d(3).eval()
+    >>> type(fuse_conv_bn(False, conv, bn)).__name__
+    'Conv2d'
+    """
     if conv.training != bn.training:
         raise AssertionError("Conv and BN both must be in the same mode (train or eval).")
     if is_qat:
@@ -20,15 +28,17 @@ def _conv_bn(is_qat, conv, bn):
     return fusion.fuse_conv_bn_eval(conv, bn)
 
 
-def _conv_bn_relu(is_qat, conv, bn, relu):
+def fuse_conv_bn_relu(is_qat, conv, bn, relu):
+    """Conv2d, BatchNorm2d and ReLU as one module (ConvBnReLU2d for QAT, else ConvReLU2d over the folded conv)."""
     if conv.training != bn.training or bn.training != relu.training:
         raise AssertionError("Conv and BN both must be in the same mode (train or eval).")
     if is_qat:
         return nni.ConvBnReLU2d(conv, bn, relu)
-    return nni.ConvReLU2d(_conv_bn(False, conv, bn), relu)
+    return nni.ConvReLU2d(fuse_conv_bn(False, conv, bn), relu)
 
 
-def _linear_bn(is_qat, linear, bn):
+def fuse_linear_bn(is_qat, linear, bn):
+    """Linear and BatchNorm1d as one module (LinearBn1d for QAT, else the folded Linear)."""
     if linear.training != bn.training:
         raise AssertionError("Linear and BN both must be in the same mode (train or eval).")
     if is_qat:
@@ -37,11 +47,11 @@ def _linear_bn(is_qat, linear, bn):
 
 
 _FUSERS = {
-    (nn.Conv2d, nn.BatchNorm2d): _conv_bn,
-    (nn.Conv2d, nn.BatchNorm2d, nn.ReLU): _conv_bn_relu,
+    (nn.Conv2d, nn.BatchNorm2d): fuse_conv_bn,
+    (nn.Conv2d, nn.BatchNorm2d, nn.ReLU): fuse_conv_bn_relu,
     (nn.Conv2d, nn.ReLU): lambda is_qat, conv, relu: nni.ConvReLU2d(conv, relu),
     (nn.Linear, nn.ReLU): lambda is_qat, linear, relu: nni.LinearReLU(linear, relu),
-    (nn.Linear, nn.BatchNorm1d): _linear_bn,
+    (nn.Linear, nn.BatchNorm1d): fuse_linear_bn,
     (nn.BatchNorm2d, nn.ReLU): lambda is_qat, bn, relu: nni.BNReLU2d(bn, relu),
 }
 

@@ -337,6 +337,60 @@ class RecordingObserver(ObserverBase):
         return self.tensor_val
 
 
+class FixedQParamsObserver(ObserverBase):
+    """Observes nothing; answers fixed parameters (``scale``, ``zero_point`` buffers), for operators whose output
+    range is known (sigmoid: [0, 1], tanh: [-1, 1]). Per tensor only.
+
+    >>> FixedQParamsObserver(1.0 / 256, 0).calculate_qparams()
+    (tensor([0.0039]), tensor([0], dtype=ember.int32))
+    """
+
+    def __init__(self, scale, zero_point, dtype=ember.quint8, qscheme=ember.per_tensor_affine, quant_min=0,
+                 quant_max=255, is_dynamic=False, **kwargs):
+        if is_dynamic:
+            raise NotImplementedError("FixedQParamsObserver doesn't support dynamic quantization")
+        super().__init__(dtype=dtype, is_dynamic=is_dynamic, **kwargs)
+        self.quant_min, self.quant_max = quant_min, quant_max
+        self.register_buffer('scale', ember.tensor([scale], dtype=ember.float))
+        self.register_buffer('zero_point', ember.tensor([zero_point], dtype=ember.int))
+        self.dtype, self.qscheme = dtype, qscheme
+
+    def forward(self, X):
+        return X
+
+    def calculate_qparams(self):
+        return self.scale, self.zero_point
+
+
+class ReuseInputObserver(ObserverBase):
+    """Observes nothing: the operator (reshape) reuses its input's observer (FX graph mode quantization)."""
+
+    def __init__(self):
+        super().__init__(ember.quint8, is_dynamic=False)
+
+    def forward(self, x):
+        return x
+
+    def calculate_qparams(self):
+        raise Exception("calculate_qparams should not be called for ReuseInputObserver")  # noqa: TRY002
+
+
+def load_observer_state_dict(mod, obs_dict):
+    """Load observers' buffers saved by `get_observer_state_dict` back into ``mod``'s observers (per-channel ones
+    resized to the saved length); a missing or unexpected observer key raises."""
+    from .fake_quantize import FakeQuantizeBase     # it imports this module
+    missing_keys, unexpected_keys = [], []
+    for name, module in mod.named_modules():
+        if isinstance(module, (ObserverBase, FakeQuantizeBase)):
+            module._load_from_state_dict(obs_dict, name + '.', {}, False, missing_keys, unexpected_keys, [])
+    for k in missing_keys:
+        if 'observer' in k or 'activation_post_process' in k:
+            raise Exception(f"Missing keys for observer {k} in state_dict")  # noqa: TRY002
+    for k in unexpected_keys:
+        if 'observer' in k or 'activation_post_process' in k:
+            raise Exception(f"Unexpected keys for observer {k} in state_dict")  # noqa: TRY002
+
+
 from ._histogram import HistogramObserver  # noqa: E402  (its own file: the histogram search is long)
 HistogramObserver.__module__ = __name__     # torch's path for it (pickles and printed qconfigs name it)
 
@@ -364,5 +418,10 @@ default_float_qparams_observer = PerChannelMinMaxObserver.with_args(
     dtype=ember.quint8, qscheme=ember.per_channel_affine_float_qparams, ch_axis=0)
 default_float_qparams_observer_4bit = PerChannelMinMaxObserver.with_args(
     dtype=ember.quint4x2, qscheme=ember.per_channel_affine_float_qparams, ch_axis=0)
-default_fixed_qparams_range_neg1to1_observer = None     # FixedQParamsObserver: not provided
-default_reuse_input_observer = None
+default_fixed_qparams_range_neg1to1_observer = FixedQParamsObserver.with_args(
+    scale=2.0 / 256.0, zero_point=128, dtype=ember.quint8, quant_min=0, quant_max=255)
+default_fixed_qparams_range_0to1_observer = FixedQParamsObserver.with_args(
+    scale=1.0 / 256.0, zero_point=0, dtype=ember.quint8, quant_min=0, quant_max=255)
+default_symmetric_fixed_qparams_observer = default_fixed_qparams_range_neg1to1_observer
+default_affine_fixed_qparams_observer = default_fixed_qparams_range_0to1_observer
+default_reuse_input_observer = ReuseInputObserver

@@ -6,7 +6,7 @@ from ember import nn
 from .observer import (default_observer, default_weight_observer, default_debug_observer,
                        default_per_channel_weight_observer, default_dynamic_quant_observer, PlaceholderObserver,
                        default_placeholder_observer, default_float_qparams_observer, HistogramObserver,
-                       MovingAverageMinMaxObserver)
+                       MovingAverageMinMaxObserver, MinMaxObserver, NoopObserver, ReuseInputObserver)
 from .fake_quantize import (FakeQuantize, FusedMovingAvgObsFakeQuantize, default_fake_quant,
                             default_weight_fake_quant, default_dynamic_fake_quant,
                             default_per_channel_weight_fake_quant, default_fused_act_fake_quant,
@@ -55,6 +55,8 @@ default_qat_qconfig = QConfig(activation=default_fake_quant, weight=default_weig
 default_dynamic_qat_qconfig = QConfig(activation=default_dynamic_fake_quant, weight=default_weight_fake_quant)
 default_weight_only_qconfig = QConfig(activation=nn.Identity, weight=default_weight_fake_quant)
 default_activation_only_qconfig = QConfig(activation=default_fake_quant, weight=nn.Identity)
+default_reuse_input_qconfig = QConfig(activation=ReuseInputObserver, weight=NoopObserver)
+default_quint8_weight_qconfig = QConfig(activation=HistogramObserver, weight=MinMaxObserver)
 default_qat_qconfig_v2 = QConfig(activation=default_fused_act_fake_quant, weight=default_fused_wt_fake_quant)
 
 _BACKENDS = ['fbgemm', 'x86', 'qnnpack', 'onednn']

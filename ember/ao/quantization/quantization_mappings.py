@@ -12,14 +12,17 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS = {
     nnqat.Linear: nnq.Linear, nnqat.Conv2d: nnq.Conv2d,
     nniqat.ConvBn2d: nnq.Conv2d, nniqat.ConvBnReLU2d: nniq.ConvReLU2d, nniqat.ConvReLU2d: nniq.ConvReLU2d,
     nniqat.LinearReLU: nniq.LinearReLU,
-    nnq.FloatFunctional: nnq.QFunctional,
+    nnq.FloatFunctional: nnq.QFunctional, nn.Embedding: nnq.Embedding, nn.EmbeddingBag: nnq.EmbeddingBag,
 }
 DEFAULT_QAT_MODULE_MAPPINGS = {
     nn.Conv2d: nnqat.Conv2d, nn.Linear: nnqat.Linear,
     nni.ConvBn2d: nniqat.ConvBn2d, nni.ConvBnReLU2d: nniqat.ConvBnReLU2d, nni.ConvReLU2d: nniqat.ConvReLU2d,
     nni.LinearReLU: nniqat.LinearReLU,
 }
-DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS = {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM}
+DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS = {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU,
+                                         nn.LSTMCell: nnqd.LSTMCell, nn.GRUCell: nnqd.GRUCell,
+                                         nn.RNNCell: nnqd.RNNCell, nn.Embedding: nnq.Embedding,
+                                         nn.EmbeddingBag: nnq.EmbeddingBag}
 
 
 def get_default_static_quant_module_mappings():

@@ -181,8 +181,9 @@ def quantize(model, run_fn, run_args, mapping=None, inplace=False):
 
 @_deprecated
 def quantize_dynamic(model, qconfig_spec=None, dtype=ember.qint8, mapping=None, inplace=False):
-    """Replace Linear and LSTM layers (``qconfig_spec``: a set of types, or a dict of type or name to qconfig) by
-    dynamically quantized ones: qint8 weights, activations quantized per call.
+    """Replace Linear, LSTM, GRU and RNN cell layers (``qconfig_spec``: a set of types, or a dict of type or name
+    to qconfig) by dynamically quantized ones: qint8 weights, activations quantized per call; with
+    ``dtype=quint8``, embeddings by weight-only quantized ones.
 
     >>> q = quantize_dynamic(nn.Sequential(nn.Linear(4, 2)), {nn.Linear}, dtype=ember.qint8)
     >>> q
@@ -191,10 +192,14 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=ember.qint8, mapping=None, 
     )
     """
     if qconfig_spec is None:
-        if dtype != ember.qint8:
+        if dtype == ember.qint8:
+            qconfig_spec = dict.fromkeys((nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.RNNCell, nn.GRUCell),
+                                         default_dynamic_qconfig)
+        elif dtype == ember.quint8:
+            qconfig_spec = dict.fromkeys((nn.EmbeddingBag, nn.Embedding), float_qparams_weight_only_qconfig)
+        else:
             raise ValueError(f"Don't know how to quantize with default settings for {dtype}. Provide full "
                              "qconfig please")
-        qconfig_spec = {nn.Linear: default_dynamic_qconfig, nn.LSTM: default_dynamic_qconfig}
     elif isinstance(qconfig_spec, set):
         if dtype == ember.qint8:
             qc = default_dynamic_qconfig

@@ -931,6 +931,8 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
         if nsp == 1:
             return adaptive_avg_pool1d(input, osz[0])
         raise NotImplementedError("area interpolation of 5-D input is not supported")
+    if input.is_quantized and mode in ('nearest', 'nearest-exact'):
+        return _interpolate_quantized(input, osz, mode, scales)
     if antialias and (mode not in ('bilinear', 'bicubic') or nsp != 2):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
                          "4-D tensor as input")
@@ -950,6 +952,14 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
         out = out.round().clamp(info.min, info.max).to(input.dtype)
     # torch's upsampling kernels lay the result out as the input (NOTE [channels_last outputs])
     return out.contiguous(memory_format=suggest_memory_format(input))
+
+
+def _interpolate_quantized(input, size, mode, scales):
+    """Nearest modes pick entries, so a quantized tensor's integers are resampled and keep its parameters
+    (torch's quantized upsample_nearest kernels)."""
+    ints = interpolate(input.int_repr(), size, mode=mode) if scales[0] is None else \
+        interpolate(input.int_repr(), scale_factor=scales, mode=mode)
+    return ember._make_per_tensor_quantized_tensor(ints, input.q_scale(), input.q_zero_point())
 
 
 def upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None):

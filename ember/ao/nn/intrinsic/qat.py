@@ -6,7 +6,7 @@ from ember import nn
 from ember.nn import functional as F
 from .. import qat as nnqat
 
-__all__ = ['ConvReLU2d', 'ConvBn2d', 'ConvBnReLU2d', 'LinearReLU']
+__all__ = ['ConvReLU2d', 'ConvBn2d', 'ConvBnReLU2d', 'LinearReLU', 'freeze_bn_stats', 'update_bn_stats']
 
 
 class LinearReLU(nnqat.Linear):
@@ -89,3 +89,21 @@ class ConvBn2d(nnqat.Conv2d):
 class ConvBnReLU2d(ConvBn2d):
     """ConvBn2d followed by ReLU."""
     _RELU = True
+
+
+def freeze_bn_stats(mod):
+    """Stop updating the batch norm statistics of a fused conv-bn QAT module (``model.apply(freeze_bn_stats)``
+    late in training); other modules are left alone.
+
+    >>> from ember.ao.quantization import default_qat_qconfig
+    >>> m = ConvBn2d(2, 2, 1, qconfig=default_qat_qconfig); freeze_bn_stats(m); m.bn.training
+    False
+    """
+    if type(mod) in (ConvBn2d, ConvBnReLU2d):
+        mod.freeze_bn_stats()
+
+
+def update_bn_stats(mod):
+    """Resume updating the batch norm statistics of a fused conv-bn QAT module (see `freeze_bn_stats`)."""
+    if type(mod) in (ConvBn2d, ConvBnReLU2d):
+        mod.update_bn_stats()

@@ -7,10 +7,12 @@ import ember
 from ember import nn
 from .linear import Linear, LinearPackedParams
 from .conv import Conv2d
+from .embedding import Embedding, EmbeddingBag
 from .activation import ReLU6, Hardswish
 from .functional_modules import FloatFunctional, FXFloatFunctional, QFunctional
 
-__all__ = ['Linear', 'Conv2d', 'ReLU6', 'Hardswish', 'FloatFunctional', 'FXFloatFunctional', 'QFunctional',
+__all__ = ['Linear', 'Conv2d', 'Embedding', 'EmbeddingBag',
+           'ReLU6', 'Hardswish', 'FloatFunctional', 'FXFloatFunctional', 'QFunctional',
            'Quantize', 'DeQuantize', 'dynamic']
 
 

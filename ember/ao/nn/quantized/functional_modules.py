@@ -96,6 +96,15 @@ class QFunctional(nn.Module):
     def add_relu(self, x, y):
         return self.activation_post_process(qops.add_relu(x, y, float(self.scale), int(self.zero_point)))
 
+    def add_scalar(self, x, y):
+        return qops.add_scalar(x, y)        # not observed, as torch's: the output parameters follow from the input
+
+    def mul_scalar(self, x, y):
+        return qops.mul_scalar(x, y)
+
+    def matmul(self, x, y):
+        return qops.matmul(x, y, float(self.scale), int(self.zero_point))
+
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         super()._save_to_state_dict(destination, prefix, keep_vars)
         destination[prefix + 'scale'] = ember.tensor(self.scale)

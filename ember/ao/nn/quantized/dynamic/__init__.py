@@ -6,7 +6,7 @@ from ember import nn
 from ..linear import Linear as _QLinear, LinearPackedParams
 from .._utils import _quantize_weight, _hide_children_repr
 
-__all__ = ['Linear', 'LSTM']
+__all__ = ['Linear', 'LSTM', 'GRU', 'LSTMCell', 'GRUCell', 'RNNCell']
 
 qops = ember.ops.quantized
 
@@ -64,6 +64,26 @@ class Linear(_QLinear):
         return q
 
 
+def _dyn_linear(packed, x):
+    """A dynamic quantized linear map by the weight and bias of LinearPackedParams ``packed``."""
+    return qops._linear_dynamic_unpacked(x, *packed._weight_bias(), _reduce_range())
+
+
+# ATen's cells (RNN.cpp), given the input's and the hidden state's linear maps: the gate arithmetic in float32
+def _lstm_step(gates_x, gates_h, c):
+    i, f, g, o = (gates_h + gates_x).chunk(4, 1)
+    c = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(g)
+    return ember.sigmoid(o) * ember.tanh(c), c
+
+
+def _gru_step(gates_x, gates_h, h):
+    ir, iz, inn = gates_x.chunk(3, 1)
+    hr, hz, hn = gates_h.chunk(3, 1)
+    r, z = ember.sigmoid(hr + ir), ember.sigmoid(hz + iz)
+    n = ember.tanh(inn + hn * r)
+    return (h - n) * z + n
+
+
 class LSTM(nn.Module):
     """A dynamically quantized LSTM: each gate's two linear maps are dynamic quantized linears (weights qint8 per
     tensor, biases float), the gate nonlinearities run in float32 (torch's ``quantized_lstm``).
@@ -109,17 +129,17 @@ class LSTM(nn.Module):
     def _run(self, xs, h, c, ih, hh, reverse):
         """One layer, one direction. As ATen's CPU LSTM, the input projection of the whole sequence is one call, so
         the input is quantized with one scale for all time steps; the hidden state's, one per step."""
-        rr = _reduce_range()
-        gates_x = qops._linear_dynamic_unpacked(xs, *ih._weight_bias(), rr)
+        gates_x = _dyn_linear(ih, xs)
         steps = range(xs.shape[0] - 1, -1, -1) if reverse else range(xs.shape[0])
         outs = [None] * xs.shape[0]
         for t in steps:
-            gates = gates_x[t] + qops._linear_dynamic_unpacked(h, *hh._weight_bias(), rr)
-            i, f, g, o = gates.chunk(4, 1)
-            c = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(g)
-            h = ember.sigmoid(o) * ember.tanh(c)
+            h, c = self._step(gates_x[t], h, c, hh)
             outs[t] = h
         return ember.stack(outs), h, c
+
+    @staticmethod
+    def _step(gates_x, h, c, hh):
+        return _lstm_step(gates_x, _dyn_linear(hh, h), c)
 
     def forward(self, input, hx=None):
         batched = input.dim() == 3
@@ -170,3 +190,178 @@ class LSTM(nn.Module):
                     p = LinearPackedParams(ember.qint8)
                     p.set_weight_bias(_observed_weight(w, qconfig), None if b is None else b.detach().float())
                     self._all_weight_values.append(p)
+
+
+class GRU(LSTM):
+    """A dynamically quantized GRU: the input's and the hidden state's maps are dynamic quantized linears (weights
+    qint8 per tensor, biases float), the gates run in float32 (torch's ``quantized_gru``).
+
+    >>> out, h = GRU(3, 4)(ember.randn(5, 2, 3))
+    >>> out.shape, h.shape
+    (ember.Size([5, 2, 4]), ember.Size([1, 2, 4]))
+    """
+    _FLOAT_MODULE = nn.GRU
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, dtype=ember.qint8):
+        nn.Module.__init__(self)
+        self.mode, self.input_size, self.hidden_size = 'GRU', input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        self.dropout, self.bidirectional, self.dtype = float(dropout), bidirectional, dtype
+        self.version = 2
+        self._all_weight_values = nn.ModuleList()
+        self._pack(nn.GRU(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional), None)
+
+    def _get_name(self):
+        return 'DynamicQuantizedGRU'
+
+    @staticmethod
+    def _step(gates_x, h, c, hh):
+        h = _gru_step(gates_x, _dyn_linear(hh, h), h)
+        return h, c
+
+    def forward(self, input, hx=None):
+        cell = None if hx is None else (hx, hx)
+        out, (h, _) = super().forward(input, cell)
+        return out, h
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        if type(mod).__name__ != 'GRU':
+            raise AssertionError("nn.quantized.dynamic.GRU.from_float only works for nn.GRU")
+        q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first, mod.dropout,
+                mod.bidirectional)
+        q._pack(mod, getattr(mod, 'qconfig', None))
+        return q
+
+
+class RNNCellBase(nn.Module):
+    """The dynamically quantized cells: ``_packed_weight_ih`` and ``_packed_weight_hh`` hold the qint8 weights
+    (per tensor) with their float biases; a call quantizes the input and the hidden state each from its range."""
+    _FLOAT_NAME = None
+    _CHUNKS = 1
+
+    def __init__(self, input_size, hidden_size, bias=True, num_chunks=None, dtype=ember.qint8):
+        super().__init__()
+        if dtype != ember.qint8:
+            raise AssertionError("ember's dynamic quantization supports qint8 weights (float16 is not provided)")
+        self.input_size, self.hidden_size, self.bias, self.weight_dtype = input_size, hidden_size, bias, dtype
+        n = (num_chunks or self._CHUNKS) * hidden_size
+        # torch's constructor: random weights quantized with scale 1, random biases
+        self.bias_ih = ember.randn(n) if bias else None
+        self.bias_hh = ember.randn(n) if bias else None
+        w_ih = ember.quantize_per_tensor(ember.randn(n, input_size), 1.0, 0, ember.qint8)
+        w_hh = ember.quantize_per_tensor(ember.randn(n, hidden_size), 1.0, 0, ember.qint8)
+        self._set_packed(w_ih, self.bias_ih, w_hh, self.bias_hh)
+
+    def _set_packed(self, w_ih, b_ih, w_hh, b_hh):
+        self._packed_weight_ih = LinearPackedParams(ember.qint8)
+        self._packed_weight_ih.set_weight_bias(w_ih, b_ih)
+        self._packed_weight_hh = LinearPackedParams(ember.qint8)
+        self._packed_weight_hh.set_weight_bias(w_hh, b_hh)
+
+    def _get_name(self):
+        return 'DynamicQuantized' + type(self).__name__
+
+    def __repr__(self):
+        return _hide_children_repr(self, LinearPackedParams)
+
+    def extra_repr(self):
+        s = f'{self.input_size}, {self.hidden_size}'
+        if self.bias is not True:
+            s += f', bias={self.bias}'
+        if getattr(self, 'nonlinearity', 'tanh') != 'tanh':
+            s += f', nonlinearity={self.nonlinearity}'
+        return s
+
+    def check_forward_input(self, input):
+        if input.size(1) != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)}, expected "
+                               f"{self.input_size}")
+
+    def check_forward_hidden(self, input, hx, hidden_label=''):
+        if input.size(0) != hx.size(0):
+            raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{hidden_label} batch size "
+                               f"{hx.size(0)}")
+        if hx.size(1) != self.hidden_size:
+            raise RuntimeError(f"hidden{hidden_label} has inconsistent hidden_size: got {hx.size(1)}, expected "
+                               f"{self.hidden_size}")
+
+    def _zeros(self, input):
+        return ember.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+
+    def _gates(self, input, hx):
+        return _dyn_linear(self._packed_weight_ih, input), _dyn_linear(self._packed_weight_hh, hx)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        if type(mod).__name__ != cls._FLOAT_NAME:
+            raise AssertionError(f"nn.quantized.dynamic.{cls.__name__}.from_float only works for "
+                                 f"nn.{cls._FLOAT_NAME}")
+        kw = {'nonlinearity': mod.nonlinearity} if cls is RNNCell else {}
+        q = cls(mod.input_size, mod.hidden_size, bias=mod.bias, **kw)
+        qconfig = getattr(mod, 'qconfig', None)
+        b_ih = None if mod.bias_ih is None else mod.bias_ih.detach().float()
+        b_hh = None if mod.bias_hh is None else mod.bias_hh.detach().float()
+        q.bias_ih, q.bias_hh = b_ih, b_hh
+        q._set_packed(_observed_weight(mod.weight_ih, qconfig), b_ih, _observed_weight(mod.weight_hh, qconfig), b_hh)
+        return q
+
+
+class LSTMCell(RNNCellBase):
+    """A dynamically quantized LSTMCell (torch's ``quantized_lstm_cell_dynamic``).
+
+    >>> h, c = LSTMCell(3, 4)(ember.randn(2, 3))
+    >>> h.shape
+    ember.Size([2, 4])
+    """
+    _FLOAT_NAME, _CHUNKS = 'LSTMCell', 4
+
+    def forward(self, input, hx=None):
+        self.check_forward_input(input)
+        if hx is None:
+            hx = (self._zeros(input), self._zeros(input))
+        self.check_forward_hidden(input, hx[0], '[0]')
+        self.check_forward_hidden(input, hx[1], '[1]')
+        return _lstm_step(*self._gates(input, hx[0]), hx[1])
+
+
+class GRUCell(RNNCellBase):
+    """A dynamically quantized GRUCell (torch's ``quantized_gru_cell_dynamic``).
+
+    >>> GRUCell(3, 4)(ember.randn(2, 3)).shape
+    ember.Size([2, 4])
+    """
+    _FLOAT_NAME, _CHUNKS = 'GRUCell', 3
+
+    def forward(self, input, hx=None):
+        self.check_forward_input(input)
+        if hx is None:
+            hx = self._zeros(input)
+        self.check_forward_hidden(input, hx, '')
+        return _gru_step(*self._gates(input, hx), hx)
+
+
+class RNNCell(RNNCellBase):
+    """A dynamically quantized RNNCell, tanh or relu (torch's ``quantized_rnn_tanh_cell_dynamic``).
+
+    >>> RNNCell(3, 4, nonlinearity='relu')(ember.randn(2, 3)).min() >= 0
+    tensor(True)
+    """
+    _FLOAT_NAME = 'RNNCell'
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity='tanh', dtype=ember.qint8):
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        self.check_forward_input(input)
+        if hx is None:
+            hx = self._zeros(input)
+        self.check_forward_hidden(input, hx, '')
+        gx, gh = self._gates(input, hx)
+        if self.nonlinearity == 'tanh':
+            return ember.tanh(gh + gx)
+        if self.nonlinearity == 'relu':
+            return ember.relu(gh + gx)
+        raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
