@@ -45,3 +45,20 @@ def _hide_children_repr(self, hidden):
     if lines:
         body = extra[0] if len(extra) == 1 and not children else '\n  ' + '\n  '.join(lines) + '\n'
     return f'{self._get_name()}({body})'
+
+
+class _OutputQParams:
+    """A quantized module's output ``scale`` and ``zero_point`` in its state dict, as torch keeps them (0-d
+    tensors after the module's own entries), and read back from it. Mixed in before ``nn.Module``."""
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + 'scale'] = ember.tensor(self.scale)
+        destination[prefix + 'zero_point'] = ember.tensor(self.zero_point)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        self.scale = float(state_dict.pop(prefix + 'scale'))
+        self.zero_point = int(state_dict.pop(prefix + 'zero_point'))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys,
+                                      error_msgs)

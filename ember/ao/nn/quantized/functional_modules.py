@@ -1,6 +1,7 @@
 """FloatFunctional (observed float arithmetic in a float model) and QFunctional (its quantized replacement)."""
 import ember
 from ember import nn
+from ._utils import _OutputQParams
 
 qops = ember.ops.quantized
 
@@ -66,7 +67,7 @@ class FXFloatFunctional(FloatFunctional):
         return ember.matmul(x, y)
 
 
-class QFunctional(nn.Module):
+class QFunctional(_OutputQParams, nn.Module):
     """Quantized ``add``/``mul``/``cat``/``add_relu`` with the output ``scale`` and ``zero_point`` observed by the
     FloatFunctional it replaces."""
 
@@ -105,17 +106,6 @@ class QFunctional(nn.Module):
     def matmul(self, x, y):
         return qops.matmul(x, y, float(self.scale), int(self.zero_point))
 
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        super()._save_to_state_dict(destination, prefix, keep_vars)
-        destination[prefix + 'scale'] = ember.tensor(self.scale)
-        destination[prefix + 'zero_point'] = ember.tensor(self.zero_point)
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                              error_msgs):
-        self.scale = float(state_dict.pop(prefix + 'scale'))
-        self.zero_point = int(state_dict.pop(prefix + 'zero_point'))
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys,
-                                      error_msgs)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):

@@ -3,7 +3,8 @@ state dict has torch's keys (``_packed_params._packed_params``: a (weight, bias)
 ``scale``, ``zero_point``)."""
 import ember
 from ember import nn
-from ._utils import _quantize_weight, _weight_observer, _activation_qparams, _hide_children_repr
+from ._utils import (_quantize_weight, _weight_observer, _activation_qparams, _hide_children_repr,
+                     _OutputQParams)
 
 qops = ember.ops.quantized
 
@@ -49,7 +50,7 @@ class LinearPackedParams(nn.Module):
         return self._weight_bias().__repr__()
 
 
-class Linear(nn.Module):
+class Linear(_OutputQParams, nn.Module):
     """A linear layer over quint8 activations and a qint8 weight: int32 accumulation, requantized to ``scale`` and
     ``zero_point``.
 
@@ -97,17 +98,6 @@ class Linear(nn.Module):
     def set_weight_bias(self, w, b):
         self._packed_params.set_weight_bias(w, b)
 
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        super()._save_to_state_dict(destination, prefix, keep_vars)
-        destination[prefix + 'scale'] = ember.tensor(self.scale)
-        destination[prefix + 'zero_point'] = ember.tensor(self.zero_point)
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                              error_msgs):
-        self.scale = float(state_dict.pop(prefix + 'scale'))
-        self.zero_point = int(state_dict.pop(prefix + 'zero_point'))
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys,
-                                      error_msgs)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
