@@ -321,3 +321,22 @@ def test_adaptive_log_softmax_with_loss_as_torchs():
             lib.nn.AdaptiveLogSoftmaxWithLoss(16, 20, cutoffs=[12, 5])
     for g, w in zip(got[ember], got[torch]):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def test_overload_packets_have_torchs_names():
+    """Dispatch modes key their tables by ``func.overloadpacket.__name__`` (flop counters, torchtnt-style
+    trackers): the packet's name and qualified name are torch's."""
+    from ember.utils._python_dispatch import TorchDispatchMode
+    for lib in (torch, ember):
+        p = lib.ops.aten.mm
+        assert (p.__name__, p._qualified_op_name) == ('mm', 'aten::mm')
+    seen = []
+
+    class Names(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+    a = ember.ones(2, 2)
+    with Names():
+        ember.mm(a, a)
+    assert seen == ['mm']

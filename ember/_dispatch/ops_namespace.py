@@ -19,6 +19,9 @@ class OpOverloadPacket:
 
     def __init__(self, ns, name):
         self._ns, self._name = ns, name
+        # torch's names for it: dispatch modes key their tables by ``func.overloadpacket.__name__``
+        self.__name__ = self.__qualname__ = name
+        self._qualified_op_name = f'{ns}::{name}'
 
     def _overloads(self):
         return dispatcher.overloads_of(f'{self._ns}::{self._name}')
