@@ -314,8 +314,8 @@ class Tensor(TensorImpl):
                             "to copy the tensor to host memory first.")
         if self.requires_grad and not force and _dispatch_state.keep & _AUTOGRAD_BIT:    # grad mode on, as torch
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        if self._dtype is D.bfloat16 and not force:
-            raise TypeError("Got unsupported ScalarType BFloat16")
+        if (self._dtype is D.bfloat16 or self._dtype in D.QUANTIZED) and not force:
+            raise TypeError(f"Got unsupported ScalarType {D.scalar_name(self._dtype)}")
         return self._a
 
     def __array__(self, dtype=None, copy=None):

@@ -340,3 +340,10 @@ def test_overload_packets_have_torchs_names():
     with Names():
         ember.mm(a, a)
     assert seen == ['mm']
+
+
+def test_numpy_of_a_quantized_tensor_raises_as_torchs():
+    for lib in (torch, ember):
+        q = lib.quantize_per_tensor(lib.ones(2), 0.1, 0, lib.quint8)
+        with pytest.raises(TypeError, match='Got unsupported ScalarType QUInt8'):
+            q.numpy()
