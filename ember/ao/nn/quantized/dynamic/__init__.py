@@ -97,14 +97,15 @@ class LSTM(nn.Module):
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, dtype=ember.qint8):
-        super().__init__()
-        self.mode, self.input_size, self.hidden_size = 'LSTM', input_size, hidden_size
+        nn.Module.__init__(self)
+        float_cls = self._FLOAT_MODULE          # nn.LSTM, or nn.GRU for the GRU below
+        self.mode, self.input_size, self.hidden_size = float_cls.__name__, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
         self.dropout, self.bidirectional, self.dtype = float(dropout), bidirectional, dtype
         self.version = 2
         self._all_weight_values = nn.ModuleList()
-        # torch's constructor starts from a float LSTM's initial weights, quantized
-        self._pack(nn.LSTM(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional), None)
+        # torch's constructor starts from a float module's initial weights, quantized
+        self._pack(float_cls(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional), None)
 
     def _get_name(self):
         return 'DynamicQuantizedLSTM'
@@ -201,16 +202,6 @@ class GRU(LSTM):
     (ember.Size([5, 2, 4]), ember.Size([1, 2, 4]))
     """
     _FLOAT_MODULE = nn.GRU
-
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-                 bidirectional=False, dtype=ember.qint8):
-        nn.Module.__init__(self)
-        self.mode, self.input_size, self.hidden_size = 'GRU', input_size, hidden_size
-        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
-        self.dropout, self.bidirectional, self.dtype = float(dropout), bidirectional, dtype
-        self.version = 2
-        self._all_weight_values = nn.ModuleList()
-        self._pack(nn.GRU(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional), None)
 
     def _get_name(self):
         return 'DynamicQuantizedGRU'
