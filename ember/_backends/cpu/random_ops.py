@@ -8,7 +8,7 @@ import numpy as np
 
 from ._torch_samplers import poisson as _ts_poisson, standard_gamma as _ts_standard_gamma, dirichlet as _ts_dirichlet, \
     binomial as _ts_binomial
-from ._torch_random import cauchy as _t_cauchy, exponential as _t_exponential, geometric as _t_geometric, log_normal as _t_log_normal, in_memory_order as _t_in_memory_order, uniform01 as _t_uniform01, integers as _t_integers, normal as _t_normal, uniform as _t_uniform
+from ._torch_random import cauchy as _t_cauchy, exponential as _t_exponential, geometric as _t_geometric, log_normal as _t_log_normal, in_memory_order as _t_in_memory_order, uniform01 as _t_uniform01, uniform01_below as _t_uniform01_below, integers as _t_integers, normal as _t_normal, uniform as _t_uniform
 
 
 def _fdt(a):
@@ -115,7 +115,7 @@ def _native_dropout(x, p, train, rng):
         return x.copy(), np.ones(x.shape, np.bool_)
     # torch's CPU dropout: a bernoulli_(1 - p) noise tensor (double uniforms), divided by 1 - p in the input's
     # dtype, times the input
-    mask = _t_in_memory_order(_t_uniform01(rng, x.size, np.dtype(np.float64)), x) < 1.0 - p
+    mask = _t_in_memory_order(_t_uniform01_below(rng, x.size, 1.0 - p), x)
     one = x.dtype.type(1)
     scale = x.dtype.type(0) if p >= 1 else one / x.dtype.type(1.0 - p)
     out = np.multiply(x, scale)
