@@ -358,3 +358,27 @@ def test_dropout_masks_from_integer_draws_equal_torchs(p):
         want = torch.nn.functional.dropout(make(torch), p).numpy()
         ember.manual_seed(0)
         np.testing.assert_array_equal(ember.nn.functional.dropout(make(ember), p).numpy(), want)
+
+
+def test_quantized_engines_as_torchs():
+    assert ember.backends.quantized.supported_engines == torch.backends.quantized.supported_engines
+    for name in ('none', 'foo'):
+        with pytest.raises(RuntimeError) as want:
+            torch.backends.quantized.engine = name
+        with pytest.raises(RuntimeError) as got:
+            ember.backends.quantized.engine = name
+        assert str(got.value) == str(want.value)
+    assert ember.backends.quantized.engine == torch.backends.quantized.engine == 'x86'
+
+
+def test_quantized_conv_bias_is_a_parameter_as_torchs():
+    types = []
+    for lib in (torch, ember):
+        tq = lib.ao.quantization
+        m = lib.nn.Sequential(tq.QuantStub(), lib.nn.Conv2d(3, 4, 3), tq.DeQuantStub()).eval()
+        m.qconfig = tq.default_qconfig
+        tq.prepare(m, inplace=True)
+        m(lib.randn(1, 3, 5, 5))
+        tq.convert(m, inplace=True)
+        types.append((type(m.state_dict()['1.bias']).__name__, type(m[1].bias()).__name__))
+    assert types[1] == types[0] == ('Parameter', 'Parameter')

@@ -11,7 +11,8 @@ what torch's choice decides in the modules: whether a dynamic layer's input quan
 import sys
 import types
 
-supported_engines = ['qnnpack', 'onednn', 'x86', 'fbgemm', 'none']
+supported_engines = ['qnnpack', 'onednn', 'x86', 'fbgemm']
+_ENGINE_NAMES = {'none': 'NoQEngine', 'qnnpack': 'QNNPACK', 'onednn': 'ONEDNN', 'x86': 'X86', 'fbgemm': 'FBGEMM'}
 
 
 class _QuantizedModule(types.ModuleType):
@@ -23,8 +24,10 @@ class _QuantizedModule(types.ModuleType):
 
     @engine.setter
     def engine(self, name):
-        if name not in supported_engines:
-            raise RuntimeError(f"quantized engine {name} is not supported")
+        if name not in _ENGINE_NAMES:
+            raise RuntimeError(f"{name} is not a valid value for quantized engine")
+        if name not in supported_engines:       # 'none' names an engine; no build supports it
+            raise RuntimeError(f"quantized engine {_ENGINE_NAMES[name]} is not supported")
         type(self)._engine = name
 
     supported_engines = supported_engines

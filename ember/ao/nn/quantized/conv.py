@@ -50,7 +50,8 @@ class Conv2d(nn.Module):
         return self._weight
 
     def bias(self):
-        return self._bias
+        """The float bias as torch's packed convolution hands it out: a Parameter (None without one)."""
+        return None if self._bias is None else nn.Parameter(self._bias)
 
     def extra_repr(self):
         s = (f'{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, '
@@ -73,7 +74,7 @@ class Conv2d(nn.Module):
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         super()._save_to_state_dict(destination, prefix, keep_vars)
-        destination[prefix + 'weight'], destination[prefix + 'bias'] = self._weight, self._bias
+        destination[prefix + 'weight'], destination[prefix + 'bias'] = self._weight, self.bias()
         destination[prefix + 'scale'] = ember.tensor(self.scale)
         destination[prefix + 'zero_point'] = ember.tensor(self.zero_point)
 
