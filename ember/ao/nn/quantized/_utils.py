@@ -1,5 +1,6 @@
 """Helpers of the quantized modules: weight quantization from an observer, torch's module names."""
 import ember
+from ember import nn
 
 _PER_TENSOR = (ember.per_tensor_symmetric, ember.per_tensor_affine)
 _PER_CHANNEL = (ember.per_channel_symmetric, ember.per_channel_affine)
@@ -62,3 +63,20 @@ class _OutputQParams:
         self.zero_point = int(state_dict.pop(prefix + 'zero_point'))
         super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys,
                                       error_msgs)
+
+
+def _observed_float_module(cls, mod, fold_bn):
+    """``(float module, weight post-process)`` for ``cls.from_float(mod)``: after QAT the module itself with its
+    fake quantizer (a batch norm it carries folded in by ``fold_bn``, as torch's convert does); otherwise the
+    float layer of a plain or fused (``LinearReLU``, ``ConvReLU2d``) module, whose qconfig gives the observer."""
+    if hasattr(mod, 'weight_fake_quant'):
+        if hasattr(mod, 'bn'):
+            mod.weight, mod.bias = fold_bn(mod.weight, mod.bias, mod.bn.running_mean, mod.bn.running_var, mod.bn.eps,
+                                           mod.bn.weight, mod.bn.bias)
+        return mod, mod.weight_fake_quant
+    names = [c.__name__ for c in cls._FLOAT_MODULE]
+    if type(mod).__name__ not in names:
+        raise AssertionError(f"nnq.{cls.__name__}.from_float only works for {names}, but got: {type(mod)}")
+    if not hasattr(mod, 'qconfig'):
+        raise AssertionError("Input float module must have qconfig defined")
+    return (mod[0] if isinstance(mod, nn.Sequential) else mod), None

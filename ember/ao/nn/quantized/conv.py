@@ -2,7 +2,7 @@
 (x - x_zp)(w - w_zp) per output channel, requantized to the layer's ``scale`` and ``zero_point``."""
 import ember
 from ember import nn
-from ._utils import _quantize_weight, _weight_observer, _activation_qparams
+from ._utils import _quantize_weight, _weight_observer, _activation_qparams, _observed_float_module
 
 qops = ember.ops.quantized
 
@@ -90,21 +90,7 @@ class Conv2d(nn.Module):
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         """The quantized convolution of an observed float, fused or QAT convolution (batch norm folded in)."""
         act = _activation_qparams(mod)
-        if hasattr(mod, 'weight_fake_quant'):
-            if hasattr(mod, 'bn'):            # ConvBn2d / ConvBnReLU2d after QAT: fold the batch norm
-                mod.weight, mod.bias = nn.utils.fusion.fuse_conv_bn_weights(
-                    mod.weight, mod.bias, mod.bn.running_mean, mod.bn.running_var, mod.bn.eps, mod.bn.weight,
-                    mod.bn.bias)
-            wpp = mod.weight_fake_quant
-        else:
-            names = [c.__name__ for c in cls._FLOAT_MODULE]
-            if type(mod).__name__ not in names:
-                raise AssertionError(f"nnq.{cls.__name__}.from_float only works for {names} but got: {type(mod)}")
-            if not hasattr(mod, 'qconfig'):
-                raise AssertionError("Input float module must have qconfig defined.")
-            if isinstance(mod, nn.Sequential):        # a fused ConvReLU2d: its convolution
-                mod = mod[0]
-            wpp = None
+        mod, wpp = _observed_float_module(cls, mod, nn.utils.fusion.fuse_conv_bn_weights)
         obs = _weight_observer(mod, wpp)
         q = cls(mod.in_channels, mod.out_channels, mod.kernel_size, mod.stride, mod.padding, mod.dilation,
                 mod.groups, mod.bias is not None, mod.padding_mode)

@@ -4,7 +4,7 @@ state dict has torch's keys (``_packed_params._packed_params``: a (weight, bias)
 import ember
 from ember import nn
 from ._utils import (_quantize_weight, _weight_observer, _activation_qparams, _hide_children_repr,
-                     _OutputQParams)
+                     _OutputQParams, _observed_float_module)
 
 qops = ember.ops.quantized
 
@@ -104,21 +104,7 @@ class Linear(_OutputQParams, nn.Module):
         """The quantized layer of an observed float (or QAT) layer: the weight quantized with the weight
         observer's parameters, the output with the activation observer's."""
         act_scale, act_zp = _activation_qparams(mod)
-        if hasattr(mod, 'weight_fake_quant'):          # after QAT: the fake quantizer has the weight's parameters
-            if type(mod).__name__ == 'LinearBn1d':
-                mod.weight, mod.bias = nn.utils.fusion.fuse_linear_bn_weights(
-                    mod.weight, mod.bias, mod.bn.running_mean, mod.bn.running_var, mod.bn.eps, mod.bn.weight,
-                    mod.bn.bias)
-            wpp = mod.weight_fake_quant
-        else:
-            names = [c.__name__ for c in cls._FLOAT_MODULE]
-            if type(mod).__name__ not in names:
-                raise AssertionError(f"nnq.{cls.__name__}.from_float only works for {names}, but got: {type(mod)}")
-            if not hasattr(mod, 'qconfig'):
-                raise AssertionError("Input float module must have qconfig defined")
-            if type(mod).__name__ == 'LinearReLU':
-                mod = mod[0]
-            wpp = None
+        mod, wpp = _observed_float_module(cls, mod, nn.utils.fusion.fuse_linear_bn_weights)
         obs = _weight_observer(mod, wpp)
         if obs.dtype != ember.qint8:
             raise AssertionError("Weight observer must have dtype torch.qint8")
