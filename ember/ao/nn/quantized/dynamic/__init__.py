@@ -172,8 +172,9 @@ class LSTM(nn.Module):
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
-        if type(mod).__name__ != 'LSTM':
-            raise AssertionError("nn.quantized.dynamic.LSTM.from_float only works for nn.LSTM")
+        name = cls._FLOAT_MODULE.__name__           # LSTM, or GRU for the subclass
+        if type(mod).__name__ != name:
+            raise AssertionError(f"nn.quantized.dynamic.{name}.from_float only works for nn.{name}")
         q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first, mod.dropout,
                 mod.bidirectional)
         q._pack(mod, getattr(mod, 'qconfig', None))
@@ -215,15 +216,6 @@ class GRU(LSTM):
         cell = None if hx is None else (hx, hx)
         out, (h, _) = super().forward(input, cell)
         return out, h
-
-    @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
-        if type(mod).__name__ != 'GRU':
-            raise AssertionError("nn.quantized.dynamic.GRU.from_float only works for nn.GRU")
-        q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first, mod.dropout,
-                mod.bidirectional)
-        q._pack(mod, getattr(mod, 'qconfig', None))
-        return q
 
 
 class RNNCellBase(nn.Module):
