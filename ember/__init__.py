@@ -18,7 +18,7 @@ from ._core.dtype import (dtype, bool_ as bool, uint8, int8, int16, int32, int64
 from ._core.device import device, set_default_device, get_default_device
 from ._core.dispatch_key import DispatchKey
 from ._dispatch.tags import Tag  # noqa: E402,F401  torch.Tag
-from ._core.storage import Storage as UntypedStorage
+from ._core.storage import UntypedStorage
 from .storage import TypedStorage  # noqa: E402,F401
 from .storage import (FloatStorage, DoubleStorage, HalfStorage, BFloat16Storage, LongStorage, IntStorage,  # noqa: E402,F401,E501
                       ShortStorage, CharStorage, ByteStorage, BoolStorage, ComplexFloatStorage, ComplexDoubleStorage)

@@ -511,6 +511,71 @@ class Tensor(TensorImpl):
     def resize_as_(self, other, memory_format=None):
         return self.resize_(tuple(other.shape))
 
+    def set_(self, source=None, storage_offset=None, size=None, stride=None):
+        """Make this tensor a view of other memory in place: ``set_(t)`` takes ``t``'s storage and geometry,
+        ``set_(storage, offset, size, stride)`` a storage's elements (all of them, contiguous, without offset and
+        size), ``set_()`` an empty storage. Views of the old memory keep it.
+
+        >>> a = ember.arange(6.)
+        >>> ember.zeros(1).set_(a.untyped_storage(), 1, (2, 2), (2, 1)).tolist()
+        [[1.0, 2.0], [3.0, 4.0]]
+        """
+        from .storage import TypedStorage, UntypedStorage
+        if self._grad_fn is None and self._requires_grad and _grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if source is None:
+            self._set_array(self._a[:0].reshape(0).copy() if not isinstance(self._a, MetaArray)
+                            else MetaArray((0,), self._a.dtype))
+            return self
+        if isinstance(source, Tensor):
+            if source._dtype is not self._dtype:
+                raise RuntimeError(f"Could not set tensor of type {D.cpp_name(source._dtype)} to a tensor of type "
+                                   f"{D.cpp_name(self._dtype)}")
+            if storage_offset is None:
+                self._a, self._storage, self._offset, self._strides = (source._a, source._storage_or_make(),
+                                                                        source.storage_offset(), None)
+                return self
+            storage = source._storage_or_make()
+        elif isinstance(source, (TypedStorage, UntypedStorage)):
+            if isinstance(source, TypedStorage):
+                if source.dtype is not self._dtype:
+                    raise RuntimeError(f"Expected a Storage of type {D.cpp_name(self._dtype)} or an UntypedStorage, "
+                                       f"but got type {D.scalar_name(source.dtype)} for argument 1 'storage'")
+                source = source.untyped()
+            storage = source
+        else:
+            raise TypeError(f"set_(): argument 'source' must be Tensor or Storage, not {type(source).__name__}")
+        if storage.device != self._device:
+            raise RuntimeError(f"Attempted to set the storage of a tensor on device \"{self._device}\" to a storage on "
+                               f"different device \"{storage.device}\".  This is no longer allowed; the devices must "
+                               "match.")
+        if (storage_offset is None) != (size is None):
+            raise TypeError("set_() takes a storage_offset and a size together (and optionally a stride)")
+        itemsize = self._a.dtype.itemsize
+        if size is None:
+            storage_offset, size = 0, (storage.nbytes() // itemsize,)
+        size = tuple(int(s) for s in size)
+        stride = tuple(int(s) for s in (stride if stride is not None else contiguous_strides(size)))
+        if storage_offset < 0:
+            raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+        if any(s < 0 for s in stride):
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides="
+                               f"{list(stride)}")
+        need = 0 if 0 in size else (storage_offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))) * itemsize
+        if need > storage.nbytes():
+            raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                               f"{storage_offset}, and itemsize {itemsize} requiring a storage size of {need} are out "
+                               f"of bounds for storage of size {storage.nbytes()}")
+        if storage.data is None:
+            a = MetaArray(size, self._a.dtype, tuple(s * itemsize for s in stride), storage_offset)
+        else:
+            flat = storage.data[:storage.nbytes() // itemsize * itemsize].view(self._a.dtype)
+            xp = self._device._iface.xp
+            a = xp.lib.stride_tricks.as_strided(flat[storage_offset:], size, [s * itemsize for s in stride])
+        self._set_array(a)
+        self._storage, self._offset = storage, storage_offset
+        return self
+
     def type_as(self, other):
         return self.to(other.dtype)
 

@@ -6,7 +6,7 @@ A TypedStorage holds no memory of its own: reads and writes go to the untyped st
 refuses slices there: "slices are only supported in UntypedStorage.__getitem__"). The first ``Tensor.storage()``
 call in a process warns that TypedStorage is deprecated, as torch's does.
 """
-from ._core.storage import Storage as UntypedStorage
+from ._core.storage import UntypedStorage, _converter
 from ._core import dtype as D
 from ._core import naming
 from ._warn import warnings
@@ -136,35 +136,25 @@ class TypedStorage:
         values = tensor(self.tolist(), dtype=self.dtype).to(dtype)
         return TypedStorage(values.untyped_storage(), dtype)
 
-    def float(self):
-        return self._to(D.float32)
+    float, double, half, bfloat16 = map(_converter, ('float32', 'float64', 'float16', 'bfloat16'))
+    long, int, short, char, byte, bool = map(_converter, ('int64', 'int32', 'int16', 'int8', 'uint8', 'bool_'))
+    complex_float, complex_double = map(_converter, ('complex64', 'complex128'))
 
-    def double(self):
-        return self._to(D.float64)
+    def clone(self):
+        return TypedStorage(self._untyped_storage.clone(), self.dtype)
 
-    def half(self):
-        return self._to(D.float16)
+    def to(self, *, device=None, non_blocking=False):
+        moved = self._untyped_storage.to(device=device)
+        return self if moved is self._untyped_storage else TypedStorage(moved, self.dtype)
 
-    def bfloat16(self):
-        return self._to(D.bfloat16)
+    def is_pinned(self, device='cuda'):
+        return False
 
-    def long(self):
-        return self._to(D.int64)
+    def pin_memory(self, device='cuda'):
+        return self._untyped_storage.pin_memory(device)
 
-    def int(self):
-        return self._to(D.int32)
-
-    def short(self):
-        return self._to(D.int16)
-
-    def char(self):
-        return self._to(D.int8)
-
-    def byte(self):
-        return self._to(D.uint8)
-
-    def bool(self):
-        return self._to(D.bool_)
+    def get_device(self):
+        return self.device.index
 
     def cpu(self):
         return self

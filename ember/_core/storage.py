@@ -8,6 +8,8 @@ Storage objects that nobody asks for.
 """
 import numpy as np
 
+from . import naming
+
 
 class MetaArray:
     """What a meta tensor has instead of data: shape, byte strides, dtype, offset.
@@ -50,15 +52,28 @@ def contiguous_strides(shape, itemsize=1):
     return tuple(reversed(strides))
 
 
-class Storage:
-    """An untyped buffer: ``nbytes()``, ``data_ptr()``, ``device``, and the allocator that made it.
+def _converter(dtype_name):
+    """A storage's ``float()``, ``long()``, ...: its bytes converted to that dtype, as a new TypedStorage."""
+    def convert(self):
+        from . import dtype as D
+        return self._to(getattr(D, dtype_name))
+    return convert
+
+
+class UntypedStorage:
+    """An untyped buffer (torch.UntypedStorage): ``nbytes()``, ``data_ptr()``, ``device``, and the allocator that
+    made it. Tensors are views of it; indexing it reads and writes bytes.
 
     >>> import ember
     >>> t = ember.zeros(4)
     >>> s = t.untyped_storage(); s.nbytes(), s.device.type
     (16, 'cpu')
+    >>> s[0] = 1; s.tolist()[:4]
+    [1, 0, 0, 0]
     """
     __slots__ = ('data', 'device', 'allocator', '_nbytes', '__weakref__')
+    __module__ = 'ember.storage'        # its public home (torch.storage.UntypedStorage under ember run)
+    is_sparse = is_sparse_csr = False
 
     def __init__(self, data=0, device=None, allocator=None, nbytes=None):
         if device is None or type(device) is str or type(data) in (int, list, tuple):
@@ -117,14 +132,123 @@ class Storage:
     def tolist(self):
         return self.data.tolist()
 
+    def _byte_index(self, i):
+        if isinstance(i, bool) or not isinstance(i, (int, slice, np.integer)):
+            raise TypeError(f"can't index a {naming.shown}.UntypedStorage with {type(i).__name__}")
+        if isinstance(i, slice):
+            return i
+        if not -self._nbytes <= i < self._nbytes:
+            raise IndexError(f"index {i} out of range for storage of size {self._nbytes}")
+        return int(i) % self._nbytes
+
     def __getitem__(self, i):
         """A byte's value, or for a slice a storage over those bytes (the same memory), as torch's."""
+        i = self._byte_index(i)
         if isinstance(i, slice):
-            return Storage(self.data[i], self.device)
+            return UntypedStorage(self.data[i], self.device)
         return int(self.data[i])
+
+    def __setitem__(self, i, value):
+        """Set a byte, or every byte of a slice, to an integer (kept modulo 256, as torch's uint8 cast)."""
+        i = self._byte_index(i)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise RuntimeError(f"can only set storage content with a int types, but got {type(value).__name__} "
+                               "instead")
+        self.data[i] = int(value) & 0xff
+
+    def __iter__(self):
+        return iter(self.tolist())
 
     def untyped(self):
         return self
+
+    # --- torch's storage methods: copies, conversions, and what the storage is ---
+    def fill_(self, value):
+        self.data[...] = int(value) & 0xff
+        return self
+
+    def copy_(self, src, non_blocking=None):
+        """Copy ``src``'s bytes (a storage of the same size) into this one."""
+        if not isinstance(src, UntypedStorage) and not hasattr(src, 'untyped'):
+            raise TypeError(f"copy_(): argument 'src' (position 1) must be {naming.shown}.Storage, not "
+                            f"{type(src).__name__}")
+        src = src.untyped()
+        if src.nbytes() != self._nbytes:
+            raise RuntimeError(f"size does not match, self was {self._nbytes} bytes but src was {src.nbytes()} "
+                               "bytes")
+        if self.device.type != 'meta':
+            data = src.data
+            if src.device != self.device:
+                data = src.to(device=self.device).data
+            self.data[...] = data
+        return self
+
+    def clone(self):
+        return UntypedStorage(None if self.data is None else self.data.copy(), self.device, None, self._nbytes)
+
+    def new(self):
+        """An empty storage on the same device."""
+        return UntypedStorage(self.data[:0].copy() if self.data is not None else None, self.device, None, 0)
+
+    def to(self, *, device=None, non_blocking=False):
+        """This storage, or a copy of its bytes on ``device``."""
+        from .device import canonical
+        device = canonical('cpu' if device is None else device)
+        if device == self.device:
+            return self
+        if self.data is None or device.type == 'meta':
+            return UntypedStorage(None, device, None, self._nbytes)
+        host = self.device._iface.to_host(self.data)
+        data = host.copy() if device.type == 'cpu' else device._iface.from_host(host, device.index)
+        return UntypedStorage(data, device, None, self._nbytes)
+
+    def cpu(self):
+        return self.to(device='cpu')
+
+    def type(self, dtype=None, non_blocking=False):
+        """The class's name; converting an untyped storage goes through ``float()``, ``long()``, ..."""
+        if dtype is not None:
+            raise TypeError("UntypedStorage.type(dtype): convert with float(), double(), long(), ... instead")
+        return f'{naming.shown}.storage.UntypedStorage'
+
+    def _to(self, dtype):
+        """The bytes as uint8 elements converted to ``dtype`` (torch's ``UntypedStorage.float()`` and the like)."""
+        from ..storage import TypedStorage
+        from . import dtype as D
+        return TypedStorage(self, D.uint8)._to(dtype)
+
+    float, double, half, bfloat16 = map(_converter, ('float32', 'float64', 'float16', 'bfloat16'))
+    long, int, short, char, byte, bool = map(_converter, ('int64', 'int32', 'int16', 'int8', 'uint8', 'bool_'))
+    complex_float, complex_double = map(_converter, ('complex64', 'complex128'))
+
+    def byteswap(self, dtype):
+        """Reverse the byte order of each element of ``dtype`` in place."""
+        size = dtype.itemsize
+        if size > 1:
+            self.data.reshape(-1, size)[...] = self.data.reshape(-1, size)[:, ::-1].copy()
+
+    def is_pinned(self, device='cuda'):
+        return False
+
+    def pin_memory(self, device='cuda'):
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+
+    def is_shared(self):
+        if self.device.type != 'cpu' or self.data is None:
+            return False
+        from .._shared import segment_of
+        return segment_of(self.data) is not None
+
+    def get_device(self):
+        return self.device.index
+
+    @property
+    def is_cuda(self):
+        return self.device.type == 'cuda'
+
+    @property
+    def filename(self):
+        return None
 
     @classmethod
     def from_file(cls, filename, shared=False, nbytes=0):
@@ -155,7 +279,11 @@ class Storage:
         return cls(a.astype(np_dtype).view(np.uint8).copy(), canonical('cpu'))
 
     def __repr__(self):
-        return f' {self.device.type} untyped storage of {self._nbytes} bytes'
+        body = '\n'.join(f' {v}' for v in self.tolist()) if self.data is not None else '...'
+        return f'{body or " "}\n[{naming.shown}.storage.UntypedStorage(device={self.device}) of size {self._nbytes}]'
+
+
+Storage = UntypedStorage        # ember's own name for it
 
 
 def _public_storage(data, device):

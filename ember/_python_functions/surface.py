@@ -288,7 +288,8 @@ def typename(obj):
 
 
 def is_storage(obj):
-    return isinstance(obj, _E().UntypedStorage)
+    """True for an UntypedStorage or a TypedStorage (``Tensor.storage()``), as torch's."""
+    return isinstance(obj, (_E().UntypedStorage, _E().TypedStorage))
 
 
 def set_default_tensor_type(t):

@@ -1,0 +1,99 @@
+"""Gaps found running published programs under `ember run` (2026-11-27 evening: d2l, labml, the books' chapters,
+PennyLane, PyPose, ...) and in the storage API, each compared with torch."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _both(fn):
+    """``fn(lib)`` under torch and ember: (result, None) or (None, (exception class, message))."""
+    out = []
+    for lib in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            try:
+                r = fn(lib)
+                out.append((r.replace('torch.', '').replace('ember.', '') if isinstance(r, str) else r, None))
+            except Exception as e:          # noqa: BLE001 - the class and message are compared
+                out.append((None, (type(e).__name__, str(e).replace('torch.', '').replace('ember.', ''))))
+    return out
+
+
+def _bytes(lib):
+    return lib.tensor([1, 2, 300], dtype=lib.int16).untyped_storage()
+
+
+@pytest.mark.parametrize('fn', [
+    lambda lib: _bytes(lib).tolist(), lambda lib: list(_bytes(lib)), lambda lib: _bytes(lib)[-1],
+    lambda lib: _bytes(lib)[1:4].tolist(), lambda lib: _bytes(lib)[9], lambda lib: _bytes(lib)['a'],
+    lambda lib: _bytes(lib).fill_(300).tolist(), lambda lib: _bytes(lib).float().tolist(),
+    lambda lib: (_bytes(lib).long().dtype is lib.int64, _bytes(lib).bool().tolist()),
+    lambda lib: _bytes(lib).copy_(lib.UntypedStorage([5] * 6)).tolist(), lambda lib: _bytes(lib).copy_(lib.UntypedStorage(3)),
+    lambda lib: _bytes(lib).copy_(lib.zeros(6, dtype=lib.uint8)),
+    lambda lib: _bytes(lib).type(), lambda lib: repr(_bytes(lib)), lambda lib: repr(lib.UntypedStorage(0)),
+    lambda lib: (_bytes(lib).is_pinned(), _bytes(lib).is_shared(), _bytes(lib).get_device(), _bytes(lib).is_cuda,
+                 _bytes(lib).is_sparse, _bytes(lib).filename, _bytes(lib).new().nbytes()),
+    lambda lib: lib.is_storage(lib.arange(2.).storage()), lambda lib: lib.is_storage(lib.arange(2.)),
+    lambda lib: (type(_bytes(lib)).__name__, type(_bytes(lib)).__module__.replace('torch', 'ember')),
+    lambda lib: [lib.arange(3.).storage().complex_float().tolist(), lib.arange(3.).storage().clone().tolist()],
+])
+def test_untyped_storage_methods_as_torchs(fn):
+    """UntypedStorage is a public class named as torch's, with its byte indexing, conversions, copies and answers."""
+    (want, want_err), (got, got_err) = _both(fn)
+    assert got_err == want_err
+    assert got == want
+
+
+def test_storage_setitem_clone_byteswap_write_bytes():
+    for lib in (torch, ember):
+        s = _bytes(lib)
+        c = s.clone()
+        c[0] = 7
+        c[1:3] = 9
+        assert (s[0], c.tolist()) == (1, [7, 9, 9, 0, 44, 1])
+        s.byteswap(lib.int16)
+        assert s.tolist() == [0, 1, 0, 2, 1, 44]
+        with pytest.raises(RuntimeError, match='int types'):
+            s[0] = lib.UntypedStorage(1)
+
+
+@pytest.mark.parametrize('fn', [
+    lambda lib: lib.zeros(2).set_(lib.arange(6.)).tolist(),
+    lambda lib: lib.zeros(2).set_(lib.arange(6.).untyped_storage(), 1, (2, 2), (2, 1)).tolist(),
+    lambda lib: lib.zeros(2).set_(lib.arange(6.).storage(), 1, (2, 2)).tolist(),
+    lambda lib: lib.zeros(2).set_(lib.arange(6.).view(2, 3).t()).stride(),
+    lambda lib: lib.zeros(2).set_(lib.arange(6.), 1, (2,), (2,)).tolist(),
+    lambda lib: lib.zeros(2).set_(source=lib.arange(6.).untyped_storage(), storage_offset=1, size=(2,),
+                                  stride=(2,)).tolist(),
+    lambda lib: lib.zeros(2).set_().shape,
+    lambda lib: lib.zeros(2).set_(lib.arange(6.).untyped_storage()).tolist(),
+    lambda lib: lib.zeros(2).set_(lib.zeros(2, dtype=lib.float64)),
+    lambda lib: lib.zeros(2).set_(lib.zeros(2, dtype=lib.float64).storage()),
+    lambda lib: lib.zeros(2, requires_grad=True).set_(lib.arange(6.)),
+    lambda lib: lib.zeros(2).set_(lib.arange(6.).untyped_storage(), -1, (2,)),
+    lambda lib: lib.zeros(2).set_(lib.arange(6.).untyped_storage(), 0, (2,), (-1,)),
+])
+def test_set_as_torchs(fn):
+    (want, want_err), (got, got_err) = _both(fn)
+    assert got_err == want_err
+    assert got == want
+
+
+def test_set_shares_memory_and_keeps_old_views():
+    for lib in (torch, ember):
+        a, x = lib.arange(6.), lib.zeros(2)
+        old = x.view(2)
+        x.set_(a)
+        a[0] = 9
+        assert x.data_ptr() == a.data_ptr() and x.tolist()[0] == 9 and old.tolist() == [0, 0]
+        assert x.untyped_storage().data_ptr() == a.untyped_storage().data_ptr() and x.is_set_to(a)
+
+
+def test_set_out_of_bounds_raises_instead_of_reading_past_the_storage():
+    """torch grows the storage (or reads past it); ember refuses with the sizes at fault."""
+    with pytest.raises(RuntimeError, match=r'sizes \[7\].*out of bounds for storage of size 24'):
+        ember.zeros(2).set_(ember.arange(6.).untyped_storage(), 0, (7,))
