@@ -646,10 +646,17 @@ for _name in ('t', 'transpose', 'swapdims', 'swapaxes', 'unsqueeze', 'squeeze'):
     setattr(Tensor, _name + '_', _inplace_view(_name))
 
 
+def _cast_method(name, dt):
+    def cast(self, memory_format=None):
+        return self.to(dt) if memory_format is None else self.to(dt, memory_format=memory_format)
+    cast.__name__, cast.__qualname__ = name, f"Tensor.{name}"
+    return cast
+
+
 for _name, _dt in (('float', D.float32), ('double', D.float64), ('half', D.float16), ('bfloat16', D.bfloat16),
                    ('long', D.int64), ('int', D.int32), ('short', D.int16), ('char', D.int8), ('byte', D.uint8),
                    ('bool', D.bool_), ('cfloat', D.complex64), ('cdouble', D.complex128)):
-    setattr(Tensor, _name, (lambda dt: lambda self, memory_format=None: self.to(dt))(_dt))
+    setattr(Tensor, _name, _cast_method(_name, _dt))
 
 
 _scalar_warned = []

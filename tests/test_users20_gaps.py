@@ -97,3 +97,47 @@ def test_set_out_of_bounds_raises_instead_of_reading_past_the_storage():
     """torch grows the storage (or reads past it); ember refuses with the sizes at fault."""
     with pytest.raises(RuntimeError, match=r'sizes \[7\].*out of bounds for storage of size 24'):
         ember.zeros(2).set_(ember.arange(6.).untyped_storage(), 0, (7,))
+
+
+def _seen_by_torch_function(lib, call):
+    seen = []
+
+    class Logged(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    x = lib.randn(2, 3, 4).as_subclass(Logged)
+    out = call(lib, x)
+    return seen, [type(o).__name__ for o in (out if isinstance(out, (tuple, list)) else (out,))]
+
+
+@pytest.mark.parametrize('call', [
+    lambda lib, x: x.flatten(), lambda lib, x: lib.flatten(x, 1), lambda lib, x: x.reshape(6, 4),
+    lambda lib, x: x.split(1), lambda lib, x: x.chunk(2, -1), lambda lib, x: lib.nn.functional.dropout(x, 0.5),
+    lambda lib, x: lib.nn.functional.pad(x, (1, 1)), lambda lib, x: lib.cdist(x, x),
+    lambda lib, x: lib.nn.functional.scaled_dot_product_attention(x, x, x), lambda lib, x: x.norm(),
+    lambda lib, x: x.float(), lambda lib, x: x.long(), lambda lib, x: x.type_as(x), lambda lib, x: x.dim(),
+    lambda lib, x: x.size(), lambda lib, x: x.numel(), lambda lib, x: x.stride(), lambda lib, x: x.is_contiguous(),
+    lambda lib, x: x.requires_grad_(), lambda lib, x: x.unflatten(1, (3, 1)), lambda lib, x: x.narrow(1, 0, 2),
+    lambda lib, x: x.movedim(0, 1), lambda lib, x: x.std(), lambda lib, x: x.var(1),
+])
+def test_torch_function_sees_the_call_as_made(call):
+    """A composite (flatten, reshape, split, sdpa) or a hand-written method (float, dim, norm) reaches
+    ``__torch_function__`` once, under its own name, and its pieces run with the handler off, as in torch."""
+    assert _seen_by_torch_function(ember, call) == _seen_by_torch_function(torch, call)
+
+
+def test_torch_function_mode_sees_composites_whole():
+    for lib in (torch, ember):
+        seen = []
+
+        class Log(lib.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                seen.append(func.__name__)
+                return func(*args, **(kwargs or {}))
+
+        with Log():
+            lib.ones(2, 3).flatten()
+        assert seen == ['ones', 'flatten'], lib.__name__

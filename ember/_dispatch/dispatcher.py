@@ -45,6 +45,7 @@ from .torch_function import dispatch_from_entry_point, NOT_HANDLED, public_call
 
 _BACKEND_SET = frozenset(BACKEND_KEYS)
 _CIA = DispatchKey.CompositeImplicitAutograd
+_TORCH_FUNCTION = DispatchKey.PythonTorchFunction
 _CEA = DispatchKey.CompositeExplicitAutograd
 _SPARSE = DispatchKey.SparseCPU
 _SPARSE_CSR = DispatchKey.SparseCsrCPU
@@ -193,6 +194,10 @@ class OpOverload:
             k = self.kernels.get(key)
             if k is not None:
                 return k, key
+            if key is _TORCH_FUNCTION:      # torch checks __torch_function__ before any operator runs, so a
+                fb = _FALLBACKS.get(key)    # composite's handler sees the composite (flatten), not its pieces
+                if fb is not None:
+                    return (lambda ks_, *args, _fb=fb: _fb(self, ks_, *args)), key
             k = self.kernels.get(_CIA)
             if k is not None:
                 return k, _CIA

@@ -28,8 +28,14 @@ A subclass that defines ``__torch_dispatch__`` and not ``__torch_function__`` ge
 tensor made already (``Tensor.__class__``'s setter) gives it Sub's PythonTorchFunction key, as torch looks the handler
 up on the type at each call; not PythonSubclass, which torch sets only when a tensor is made.
 
-Not like torch: property reads (``t.shape``, ``t.grad``) and ``dim()``/``size()`` are not handed to ``__torch_function__``; and where one
-ember operator stands for two aten overloads a handler sees ember's (``x.sum()`` is ``aten.sum.dim_IntList``, torch's
+A composite operator (``flatten``, ``reshape``, ``split``, ``scaled_dot_product_attention``) reaches the
+PythonTorchFunction fallback before its decomposition runs (``_lookup`` in dispatcher.py), so ``__torch_function__`` sees
+the call as made and its pieces run with subclasses' handlers off, as torch checks before entering the dispatcher.
+
+Not like torch: property reads (``t.shape``, ``t.grad``, ``t.mT``) are not handed to ``__torch_function__`` (a
+property made of an operator, ``t.mT``, shows that operator); a Tensor method that is a declared operator hands over
+the public function (``x.softmax(1)`` shows ``torch.softmax``, not ``Tensor.softmax``); and where one ember operator
+stands for two aten overloads a handler sees ember's (``x.sum()`` is ``aten.sum.dim_IntList``, torch's
 ``aten.sum.default``).
 """
 import functools
@@ -192,7 +198,10 @@ def _convert(ret, cls):
 
 # the hand-written methods a subclass's __torch_function__ sees by name (the rest reach it through their operators)
 _METHODS = ('__getitem__', '__setitem__', '__repr__', '__format__', '__len__', '__iter__', 'item', 'tolist', 'numpy',
-            'to', 'cpu', 'cuda', 'type', 'new_empty', 'new_zeros', 'new_ones', 'new_full', 'new_tensor')
+            'to', 'cpu', 'cuda', 'type', 'type_as', 'new_empty', 'new_zeros', 'new_ones', 'new_full', 'new_tensor',
+            'float', 'double', 'half', 'bfloat16', 'long', 'int', 'short', 'bool', 'byte', 'char', 'norm', 'var', 'std',
+            'dim', 'ndimension', 'size', 'numel', 'nelement', 'element_size', 'stride', 'storage_offset', 'data_ptr',
+            'is_contiguous', 'is_floating_point', 'requires_grad_', 'untyped_storage')
 
 
 def _hand_over_methods(cls, base):
