@@ -86,6 +86,7 @@ from . import linalg  # noqa: E402  the torch.linalg namespace
 from . import special  # noqa: E402  the torch.special namespace
 from . import fft  # noqa: E402  the torch.fft namespace
 from . import nn  # noqa: E402  after every operator exists: nn.functional and the modules use them at import
+from . import _VF  # noqa: E402,F401  torch._VF: the functions under the names torch's modules call
 from .jit import ScriptModule, ScriptFunction  # noqa: E402,F401  torch.ScriptModule: an nn.Module base (JIT disabled)
 
 # torch also exposes these nn.functional operators at top level (torch.max_pool2d, torch.batch_norm, ...)

@@ -141,3 +141,56 @@ def test_torch_function_mode_sees_composites_whole():
         with Log():
             lib.ones(2, 3).flatten()
         assert seen == ['ones', 'flatten'], lib.__name__
+
+
+def _rnn_args(lib, mode, proj=0, bias=True, packed=False, batch_first=False):
+    lib.manual_seed(0)
+    cls = {'lstm': lib.nn.LSTM, 'gru': lib.nn.GRU, 'rnn_tanh': lib.nn.RNN, 'rnn_relu': lib.nn.RNN}[mode]
+    kw = dict(proj_size=proj) if proj else {}
+    if mode == 'rnn_relu':
+        kw['nonlinearity'] = 'relu'
+    m = cls(3, 5, 2, bias=bias, bidirectional=True, batch_first=batch_first, **kw)
+    x = lib.randn(2, 4, 3) if batch_first else lib.randn(4, 2, 3)
+    h = lib.randn(4, 2, proj or 5)
+    hx = [h, lib.randn(4, 2, 5)] if mode == 'lstm' else h
+    if packed:
+        p = lib.nn.utils.rnn.pack_padded_sequence(x, [4, 3], enforce_sorted=True)
+        return (p.data, p.batch_sizes, hx, m._flat_weights, bias, 2, 0.0, False, True)
+    return (x, hx, m._flat_weights, bias, 2, 0.0, False, True, batch_first)
+
+
+@pytest.mark.parametrize('mode,proj,bias,packed,batch_first', [
+    ('lstm', 0, True, False, False), ('lstm', 2, True, False, True), ('lstm', 2, False, True, False),
+    ('gru', 0, True, False, False), ('gru', 0, False, True, False), ('rnn_tanh', 0, True, False, True),
+    ('rnn_relu', 0, True, True, False)])
+def test_rnn_functions_as_torchs(mode, proj, bias, packed, batch_first):
+    """torch.lstm/gru/rnn_tanh/rnn_relu (and torch._VF's), both overloads, the values torch gives."""
+    want = getattr(torch, mode)(*_rnn_args(torch, mode, proj, bias, packed, batch_first))
+    got = getattr(ember._VF, mode)(*_rnn_args(ember, mode, proj, bias, packed, batch_first))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize('name', ['lstm_cell', 'gru_cell', 'rnn_tanh_cell', 'rnn_relu_cell'])
+def test_rnn_cell_functions_as_torchs(name):
+    def run(lib):
+        lib.manual_seed(1)
+        g = {'lstm_cell': 4, 'gru_cell': 3}.get(name, 1)
+        x, h = lib.randn(2, 3), lib.randn(2, 5)
+        ws = (lib.randn(g * 5, 3), lib.randn(g * 5, 5), lib.randn(g * 5), lib.randn(g * 5))
+        out = getattr(lib, name)(x, (h, lib.randn(2, 5)) if name == 'lstm_cell' else h, *ws)
+        return [o.numpy() for o in (out if isinstance(out, tuple) else (out,))]
+    for g, w in zip(run(ember), run(torch), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize('make', [lambda lib: lib.nn.LSTM(4, 5), lambda lib: lib.nn.GRU(4, 5, batch_first=True),
+                                  lambda lib: lib.nn.RNN(4, 5), lambda lib: lib.nn.LSTMCell(4, 5)])
+def test_torch_function_sees_the_rnn_function(make):
+    """nn.LSTM/GRU/RNN call torch's lstm/gru/rnn_tanh function, one call a handler sees (not the cell's ops)."""
+    def seen(lib):
+        names, _ = _seen_by_torch_function(lib, lambda lib, x: make(lib)(x[0] if isinstance(make(lib), lib.nn.LSTMCell)
+                                                                        else x))
+        return [n for n in names if n not in ('dim', 'size', '__get__')]
+    assert seen(ember) == seen(torch)

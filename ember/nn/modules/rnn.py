@@ -14,6 +14,7 @@ from ember._warn import warnings
 
 from ..._tensor import Tensor
 from ... import _functions as _E
+from ... import _python_functions as _PF
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -99,6 +100,51 @@ def _run_direction(step, xw, batch_sizes, state0, weights, reverse):
             outs[t] = _out(state)
         final = state
     return _E.cat(outs, 0), final
+
+
+_STEPS = {'LSTM': _lstm_step, 'GRU': _gru_step, 'RNN_TANH': _rnn_step(lambda x: x.tanh()), 'RNN_RELU': _rnn_step(F.relu)}
+
+
+def run_layers(mode, data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional):
+    """All layers and directions of a ``mode`` RNN over packed ``data`` (rows of all steps; ``batch_sizes`` a list of
+    ints), as torch's ``_VF.lstm``/``gru``/``rnn_tanh``/``rnn_relu`` run them: ``params`` the flat weights (per layer
+    and direction w_ih, w_hh, then b_ih, b_hh with biases, then w_hr for an LSTM with projections), ``hx`` a
+    (layers*dirs, B, H) tensor or an LSTM's (h, c). Returns (output data, final state(s) stacked like hx)."""
+    step = _STEPS[mode]
+    nd = 2 if bidirectional else 1
+    lstm = mode == 'LSTM'
+    per = len(params) // (num_layers * nd)
+    if per * num_layers * nd != len(params) or per not in ((2, 4) if not lstm else (2, 3, 4, 5)):
+        raise RuntimeError(f"{mode.lower()}: expected {num_layers * nd} groups of weights, got {len(params)} "
+                           "parameters")
+    proj = lstm and per == (5 if has_biases else 3)
+    finals = []
+    layer_in = data
+    for layer in range(num_layers):
+        outs = []
+        for d in range(nd):
+            idx = layer * nd + d
+            p = params[idx * per:(idx + 1) * per]
+            w_ih, w_hh = p[0], p[1]
+            b_ih, b_hh = (p[2], p[3]) if has_biases else (None, None)
+            w_hr = p[-1] if proj else None
+            state0 = (hx[0].select(0, idx), hx[1].select(0, idx)) if lstm else hx.select(0, idx)
+            xw = F.linear(layer_in, w_ih, b_ih)
+            out, final = _run_direction(step, xw, batch_sizes, state0, (w_hh, b_hh, w_hr), d == 1)
+            outs.append(out)
+            finals.append(final)
+        layer_in = outs[0] if nd == 1 else _E.cat(outs, -1)
+        if dropout and train and layer < num_layers - 1:
+            layer_in = F.dropout(layer_in, dropout, True)
+    if lstm:
+        return layer_in, (_E.stack([f[0] for f in finals]), _E.stack([f[1] for f in finals]))
+    return layer_in, _E.stack(finals)
+
+
+def cell(mode, input, hx, w_ih, w_hh, b_ih, b_hh):
+    """One step of a ``mode`` cell on a (batch, input_size) input: torch's ``lstm_cell``, ``gru_cell``, ...
+    (``hx`` an LSTM's (h, c), else h)."""
+    return _STEPS[mode](F.linear(input, w_ih, b_ih), tuple(hx) if mode == 'LSTM' else hx, w_hh, b_hh, None)
 
 
 class RNNBase(Module):
@@ -221,38 +267,9 @@ class RNNBase(Module):
             raise RuntimeError(msg.format(expected, list(hx.size())))
 
     # --- the computation ------------------------------------------------------------------
-    def _step(self):
-        return {'LSTM': _lstm_step, 'GRU': _gru_step, 'RNN_TANH': _rnn_step(lambda x: x.tanh()),
-                'RNN_RELU': _rnn_step(F.relu)}[self.mode]
-
-    def _run(self, data, batch_sizes, hx):
-        """All layers and directions over packed ``data``; ``hx``: a (layers*dirs, B, H) tensor or a tuple of them.
-        Returns (output data, final hidden state(s) stacked like hx)."""
-        step = self._step()
-        nd = 2 if self.bidirectional else 1
-        lstm = isinstance(hx, tuple)
-        finals = []
-        layer_in = data
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(nd):
-                names = self._all_weights[layer * nd + d]
-                p = [getattr(self, n) for n in names]
-                w_ih, w_hh = p[0], p[1]
-                b_ih, b_hh = (p[2], p[3]) if self.bias else (None, None)
-                w_hr = p[-1] if self.proj_size > 0 else None
-                idx = layer * nd + d
-                state0 = (hx[0].select(0, idx), hx[1].select(0, idx)) if lstm else hx.select(0, idx)
-                xw = F.linear(layer_in, w_ih, b_ih)
-                out, final = _run_direction(step, xw, batch_sizes, state0, (w_hh, b_hh, w_hr), d == 1)
-                outs.append(out)
-                finals.append(final)
-            layer_in = outs[0] if nd == 1 else _E.cat(outs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_in = F.dropout(layer_in, self.dropout, True)
-        if lstm:
-            return layer_in, (_E.stack([f[0] for f in finals]), _E.stack([f[1] for f in finals]))
-        return layer_in, _E.stack(finals)
+    def _function(self):
+        """torch's function for this kind of RNN (``_VF.lstm``, ...), which ``__torch_function__`` sees."""
+        return getattr(_PF, {'LSTM': 'lstm', 'GRU': 'gru', 'RNN_TANH': 'rnn_tanh', 'RNN_RELU': 'rnn_relu'}[self.mode])
 
     def _zeros_state(self, input, batch):
         nd = 2 if self.bidirectional else 1
@@ -276,7 +293,9 @@ class RNNBase(Module):
                 hx = tuple(h.index_select(1, sorted_indices) for h in hx) if lstm else \
                     hx.index_select(1, sorted_indices)
             self._check_hx(hx, batch)
-            out, h = self._run(data, batch_sizes, hx)
+            out, *h = self._function()(data, batch_sizes_t, hx, self._flat_weights, self.bias, self.num_layers,
+                                       self.dropout, self.training, self.bidirectional)
+            h = tuple(h) if lstm else h[0]
             if unsorted_indices is not None:
                 h = tuple(x.index_select(1, unsorted_indices) for x in h) if lstm else \
                     h.index_select(1, unsorted_indices)
@@ -284,8 +303,9 @@ class RNNBase(Module):
         if input.dim() not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D instead")
         batched = input.dim() == 3
+        batch_dim = 0 if self.batch_first else 1
         if not batched:
-            input = input.unsqueeze(1)
+            input = input.unsqueeze(batch_dim)
             if hx is not None:
                 if lstm:
                     if hx[0].dim() != 2 or hx[1].dim() != 2:
@@ -298,8 +318,6 @@ class RNNBase(Module):
                                            "tensor")
                     hx = hx.unsqueeze(1)
         else:
-            if self.batch_first:
-                input = input.transpose(0, 1)
             if hx is not None:
                 if lstm:
                     if hx[0].dim() != 3 or hx[1].dim() != 3:
@@ -310,18 +328,17 @@ class RNNBase(Module):
         if input.size(-1) != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
                                f"{input.size(-1)}")
-        L, N = input.size(0), input.size(1)
+        N = input.size(batch_dim)
         if hx is None:
             hx = self._zeros_state(input, N)
             if lstm:
                 hx = (hx, _E.zeros((hx.size(0), N, self.hidden_size), dtype=input.dtype, device=input.device))
         self._check_hx(hx, N)
-        out, h = self._run(input.reshape(L * N, input.size(-1)), [N] * L, hx)
-        out = out.view(L, N, out.size(-1))
-        if batched and self.batch_first:
-            out = out.transpose(0, 1)
+        out, *h = self._function()(input, hx, self._flat_weights, self.bias, self.num_layers, self.dropout,
+                                   self.training, self.bidirectional, self.batch_first)
+        h = tuple(h) if lstm else h[0]
         if not batched:
-            out = out.squeeze(1)
+            out = out.squeeze(batch_dim)
             h = tuple(x.squeeze(1) for x in h) if lstm else h.squeeze(1)
         return out, h
 
@@ -461,8 +478,8 @@ class RNNCell(RNNCellBase):
         if self.nonlinearity not in ('tanh', 'relu'):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         input, hx, batched = self._prepare(input, hx, 1)
-        act = (lambda x: x.tanh()) if self.nonlinearity == 'tanh' else F.relu
-        h = _rnn_step(act)(F.linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh, None)
+        fn = _PF.rnn_tanh_cell if self.nonlinearity == 'tanh' else _PF.rnn_relu_cell
+        h = fn(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return h if batched else h.squeeze(0)
 
 
@@ -479,7 +496,7 @@ class LSTMCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, hx, batched = self._prepare(input, hx, 2)
-        h, c = _lstm_step(F.linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh, None)
+        h, c = _PF.lstm_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -496,5 +513,5 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, hx, batched = self._prepare(input, hx, 1)
-        h = _gru_step(F.linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh, None)
+        h = _PF.gru_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return h if batched else h.squeeze(0)
