@@ -197,6 +197,7 @@ _install_quantized(Tensor)
 from . import sparse  # noqa: E402  torch.sparse
 from . import func  # noqa: E402  torch.func: composable transforms (a front end on autograd)
 from .func import vmap  # noqa: E402  torch.vmap
+from ._functorch import vmap as _functorch_vmap, apis as _functorch_apis  # noqa: E402,F401  (torch imports them)
 from .sparse import (sparse_coo_tensor, sparse_csr_tensor, sparse_csc_tensor, sparse_compressed_tensor,  # noqa: E402
                      spmm)
 from . import _higher_order_ops  # noqa: E402,F401  torch.cond, torch.while_loop (NOTE [control-flow operators])

@@ -624,15 +624,21 @@ class Tensor(TensorImpl):
 
 def _inplace_view(name):
     """``x.unsqueeze_(0)`` & co.: x takes the geometry of ``x.<name>(...)`` in place and its version counter
-    moves, as in torch. On a tensor that requires grad (with grad mode on) torch rewrites the graph in
-    place; ember refuses instead of recording a wrong graph (a leaf gets torch's own error)."""
+    moves, as in torch. On a tensor with history (grad mode on) x also takes that view's place in the graph, as
+    torch's in-place view operators do: its grad_fn becomes the view's node (SqueezeBackward1, ...), and a view
+    stays a view of its base, now through the new geometry. A leaf that requires grad gets torch's error."""
     def method(self, *args, **kwargs):
         from .autograd.grad_mode import is_grad_enabled
         if self.requires_grad and is_grad_enabled():
             if self._grad_fn is None:
                 raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-            raise NotImplementedError(f"ember does not support {name}_() on a tensor that requires grad; "
-                                      f"write x = x.{name}(...) instead")
+            v = getattr(self, name)(*args, **kwargs)
+            self._set_array(v._a)
+            self._grad_fn, self._output_nr = v._grad_fn, v._output_nr
+            if self._base is not None:      # v is a view of the same base: its way there replaces ours
+                self._view_fn, self._hist, self._dtype_view = v._view_fn, v._hist, v._dtype_view
+            self._vc[0] += 1
+            return self
         with _no_grad():
             v = getattr(self, name)(*args, **kwargs)
         self._set_array(v._a)

@@ -194,3 +194,86 @@ def test_torch_function_sees_the_rnn_function(make):
                                                                         else x))
         return [n for n in names if n not in ('dim', 'size', '__get__')]
     assert seen(ember) == seen(torch)
+
+
+@pytest.mark.parametrize('call', [lambda x: x[0].permute(np.int64(0)), lambda x: x.permute(np.int64(1), np.int64(0)),
+                                  lambda x: x.view(np.int64(-1)), lambda x: x.reshape(np.int64(6)),
+                                  lambda x: x.repeat(np.int64(2), 1), lambda x: x[0].expand(np.int64(3)),
+                                  lambda x: x.view(x.new_tensor(6, dtype=int) if False else 6)])
+def test_a_single_numpy_int_is_a_size(call):
+    """PennyLane (autoray) calls ``x.permute(*np_axes)``: a NumPy integer is one dimension, not a list."""
+    assert tuple(call(ember.zeros(2, 3)).shape) == tuple(call(torch.zeros(2, 3)).shape)
+
+
+def test_custom_function_gradient_takes_the_inputs_dtype():
+    """A backward returning float64 for a float32 input: torch's engine casts it (PennyLane's parameter shift)."""
+    def run(lib):
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.double() * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        x = lib.tensor([0.3, 0.5], requires_grad=True)
+        F.apply(x * 3).sum().backward()
+        y = lib.tensor([0.3, 0.5], requires_grad=True) * 1.0
+        g, = lib.autograd.grad(F.apply(y).sum(), y)
+        return x.grad.dtype, g.dtype, x.grad.tolist()
+    got, want = run(ember), run(torch)
+    assert (str(got[0]), str(got[1]), got[2]) == (str(want[0]).replace('torch', 'ember'),
+                                                  str(want[1]).replace('torch', 'ember'), want[2])
+
+
+def test_a_library_can_replace_wrap_tensor_for_grad():
+    """PyPose swaps torch._functorch.eager_transforms._wrap_tensor_for_grad (found by its __module__) to keep its
+    LieTensor type inside torch.func.grad; ember.func.grad looks it up at each call, so the swap takes effect."""
+    import importlib
+    for lib in (torch, ember):
+        assert hasattr(lib._functorch, 'vmap') and hasattr(lib._functorch, 'apis')
+        original = lib._functorch.eager_transforms._wrap_tensor_for_grad
+        module = importlib.import_module(original.__module__)
+
+        class Marked(lib.Tensor):
+            pass
+
+        seen = []
+        setattr(module, original.__name__, lambda t, level: lib.Tensor.as_subclass(original(t, level), Marked))
+        try:
+            g = lib.func.grad(lambda x: (seen.append(type(x).__name__), (x * x).sum())[1])(lib.ones(2))
+        finally:
+            setattr(module, original.__name__, original)
+        assert seen == ['Marked'] and g.tolist() == [2.0, 2.0]
+
+
+def _inplace_views(lib):
+    lib.manual_seed(0)
+    out = []
+    for case in range(4):
+        m = lib.randn(2, 3, 3, requires_grad=True)
+        b = m * 1
+        x = b[0]
+        x.t_()
+        if case == 1:
+            b.mul_(2)
+        if case == 2:
+            x.mul_(lib.arange(3.))
+        if case == 3:
+            x.unsqueeze_(0)
+            x.mul_(lib.arange(3.))
+        y = (x * lib.arange(9.).reshape(x.shape)).sum() + (b * lib.arange(18.).reshape(2, 3, 3)).sum()
+        y.backward()
+        out.append((tuple(x.shape), x.stride(), m.grad.flatten().tolist(), x._version, x._base is b))
+    v = lib.randn(2, 3, 1, requires_grad=True) * 2
+    v.squeeze_(-1)
+    v.sum().backward()
+    out.append(tuple(v.shape))
+    return out
+
+
+def test_inplace_view_methods_on_tensors_with_history():
+    """squeeze_/unsqueeze_/t_/transpose_ on a tensor with history (PyPose's bmv): it takes the view's place in the
+    graph, and a view of a base stays one (in-place writes through it or its base give torch's gradients)."""
+    assert _inplace_views(ember) == _inplace_views(torch)

@@ -34,7 +34,7 @@ def _vararg_position(op):
 def _with_varargs(fn, pos):
     def wrapper(*args, **kwargs):
         if len(args) > pos + 1 or (len(args) == pos + 1 and not isinstance(args[pos], (tuple, list))
-                                   and not hasattr(args[pos], 'shape')):
+                                   and getattr(args[pos], 'ndim', 0) == 0):    # one int (a NumPy or 0-d one too)
             args = args[:pos] + (tuple(args[pos:]),)
         return fn(*args, **kwargs)
     return wrapper

@@ -133,6 +133,8 @@ class BackwardCFunction(FunctionCtx, Node):
                     raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index {i} - got "
                                        f"{list(g.shape)} but expected shape compatible with {list(shape)}")
                 g = sum_to(g, shape)
+            if g._dtype is not meta[1]:     # torch's engine gives each input a gradient of its own dtype
+                g = g.to(meta[1])
             out.append(g)
         return tuple(out)
 

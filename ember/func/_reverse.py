@@ -23,6 +23,7 @@ from ..autograd import grad as _autograd_grad
 from ..autograd import forward_ad as fwAD
 from ._tree import tree_flatten, tree_unflatten
 from .._functorch import TRANSFORMS
+from .._functorch import eager_transforms as _eager_transforms
 
 _state = threading.local()
 
@@ -69,8 +70,7 @@ def _wrap(x, api):
                            f"{type(x).__name__}")
     if not (x.is_floating_point() or x.is_complex()):
         raise RuntimeError(f"{api}: only Tensors of floating point dtype can require gradients, got {x.dtype}")
-    # an alias, not a detached copy: a dual tensor keeps its tangents (jacfwd(jacrev(f)), NOTE [forward AD])
-    return x.view_as(x) if x.requires_grad else x.view_as(x).requires_grad_()
+    return _eager_transforms._wrap_tensor_for_grad(x, _depth())        # looked up here: a library may replace it
 
 
 def _prepare(args, argnums, api, outer_grad):
