@@ -12,7 +12,8 @@ compare generated token ids with hard-coded ones). ember draws the same bits the
   scaled by 2^-digits in double, then ``x * (to - from) + from`` with ``to - from`` in float32 (float64).
 - **Normal** (``randn``, ``normal_``): a contiguous float32 tensor of at least 16 elements is filled with
   uniforms first, then every block of 16 becomes 16 normals by Box-Muller (radius from the first 8, angle
-  from the last 8), with a tail shorter than 16 recomputed from 16 fresh uniforms over the last 16 places.
+  from the last 8), with a tail shorter than 16 recomputed from 16 fresh uniforms over the last 16 places
+  (float16 and bfloat16: computed in float32, with uniforms drawn for the whole blocks only before the tail's).
   torch computes these with the float32 ``log256_ps``/``sincos256_ps`` of avx_mathfun.h (Cephes
   polynomials) in AVX2 code that the compiler contracts to fused multiply-adds; ``_log_ps``/``_sincos_ps``
   below are those polynomials in NumPy float32 steps, each fused multiply-add computed in float64 and rounded
@@ -189,9 +190,12 @@ def _box_muller_16_f64(u, mean, std):
 def _fill(rng, n, dt, mean, std):
     """torch's normal_fill: n >= 16 uniforms, Box-Muller by blocks of 16, the tail redone from 16 fresh ones."""
     f32 = dt != np.float64
-    u = _uniform01_f32(rng, n) if f32 else uniform01(rng, n, dt)
-    bm = _box_muller_16_f32 if f32 else _box_muller_16_f64
     k = n // 16
+    # float16 and bfloat16 draw only the whole blocks' uniforms before the tail's 16 fresh ones (measured: their
+    # values are float32's, block for block, with 16 * (n // 16 + 1) draws in all)
+    drawn = 16 * k if dt.itemsize == 2 else n
+    u = _uniform01_f32(rng, drawn) if f32 else uniform01(rng, n, dt)
+    bm = _box_muller_16_f32 if f32 else _box_muller_16_f64
     out = np.empty(n, _f32 if f32 else _f64)
     blocks, rows = u[:16 * k].reshape(k, 16), out[:16 * k].reshape(k, 16)
 

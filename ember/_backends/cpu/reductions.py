@@ -211,13 +211,13 @@ def _sum_keep(a, dim):
     return np.add.reduce(a, axis=dim, keepdims=True)
 
 
-def _shifted(a, dim, dtype):
-    """``a - max(a, dim)`` as a new array in the result dtype (softmax's numerically safe start; the
+def _shifted(a, dim, dtype, may_skip=True):
+    """``a - max(a, dim)`` as a new array in the result dtype (softmax's numerically safe start; for softmax the
     maximum may be skipped, NOTE [softmax over short rows]); half precision computes in float32."""
     dtype = np.float32 if _half(dtype) else dtype
     if a.dtype != dtype:
         a = a.astype(dtype)
-    if _exp_safe(a):
+    if may_skip and _exp_safe(a):
         return a.copy()
     m = np.maximum.reduce(a, axis=dim, keepdims=True)
     return np.subtract(a, m)
@@ -254,7 +254,7 @@ def _log_softmax(a, dim, dtype):
         return np.empty(a.shape, dtype)
     if a.shape[dim] == 1:
         return _single(a, dtype, 0)
-    e = _shifted(a, dim, dtype)
+    e = _shifted(a, dim, dtype, may_skip=False)     # x - log(sum(exp x)) of a confident row loses its digits
     s = _sum_keep(np.exp(e), dim)
     np.log(s, out=s)
     e -= s
