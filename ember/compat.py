@@ -33,14 +33,21 @@ class _Alias(types.ModuleType):
     def __init__(self, torch_name, target):
         super().__init__(torch_name)
         object.__setattr__(self, '_target', target)
+        # not the module's own __getattr__ (PEP 562, found in the instance dict before the class's): the class's
+        # reaches it through the target and hands out submodules as their aliases
         self.__dict__.update({k: v for k, v in target.__dict__.items() if k not in ('__name__', '__spec__',
-                                                                                     '__loader__')})
+                                                                                     '__loader__', '__getattr__')
+                              and not _is_ember_submodule(v)})
 
     def __getattr__(self, name):
         if name.startswith('__'):
             raise AttributeError(name)
         try:
-            return getattr(self._target, name)
+            value = getattr(self._target, name)
+            if _is_ember_submodule(value):      # torch.optim.lr_scheduler is named so (d2l compares the names)
+                from .serialization import _torch_module
+                value = self.__dict__[name] = importlib.import_module(_torch_module(value.__name__))
+            return value
         except AttributeError:
             sub = f'{self.__name__}.{name}'
             try:
@@ -56,6 +63,12 @@ class _Alias(types.ModuleType):
     def __reduce__(self):
         # pickled by name, as a module is (dill pickles closures over ``torch`` by reference: datasets' hashing)
         return importlib.import_module, (self.__name__,)
+
+
+def _is_ember_submodule(value):
+    """An ember module held as an attribute: reached through an alias, it is handed out as its torch alias."""
+    return isinstance(value, types.ModuleType) and not isinstance(value, _Alias) and \
+        (value.__name__ == 'ember' or value.__name__.startswith('ember.'))
 
 
 _PREFIXES = {'torch': 'ember', 'torchvision': 'ember.vision',     # torch name → ember package

@@ -298,3 +298,30 @@ def test_half_precision_randn_tail_as_torchs(dtype, n):
         y = lib.empty(n, dtype=getattr(lib, dtype)).normal_(2.0, 0.5)
         return x.float().tolist(), y.float().tolist(), lib.rand(2).tolist()
     assert run(ember) == run(torch)
+
+
+SUBMODULE_NAMES = '''
+import torch
+from torch.optim import lr_scheduler
+from torch import nn
+s = lr_scheduler.StepLR(torch.optim.SGD(nn.Linear(2, 1).parameters(), lr=0.1), 1)
+print(lr_scheduler.__name__, s.__module__ == lr_scheduler.__name__)
+print(torch.nn.functional.__name__, torch.nn.functional is __import__('sys').modules['torch.nn.functional'])
+print(torch.optim.lr_scheduler is lr_scheduler, torch.utils.data.__name__)
+'''
+
+
+def test_submodules_reached_as_attributes_carry_torchs_names(tmp_path):
+    """d2l's train() compares ``scheduler.__module__`` with ``lr_scheduler.__name__``: a submodule reached as an
+    attribute of torch's namespace is torch's alias, named as in torch."""
+    import subprocess
+    import sys
+    script = tmp_path / 's.py'
+    script.write_text(SUBMODULE_NAMES)
+    want = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    got = subprocess.run([sys.executable, '-m', 'ember', 'run', str(script)], capture_output=True, text=True,
+                         timeout=300, env=dict(__import__('os').environ, PYTHONPATH=str(__import__('pathlib')
+                                                                                          .Path(ember.__file__)
+                                                                                          .parent.parent)))
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == want.stdout

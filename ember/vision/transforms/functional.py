@@ -226,6 +226,7 @@ def _max_value(dtype):
 
 
 def _blend(img1, img2, ratio):
+    ratio = float(ratio)        # an int factor on a uint8 image would wrap instead of saturating
     bound = _max_value(img1.dtype)
     return (ratio * img1 + (1.0 - ratio) * img2).clamp(0, bound).to(img1.dtype)
 
