@@ -452,6 +452,10 @@ class Tensor(TensorImpl):
         return self.to('cpu')
 
     def cuda(self, device=None, non_blocking=False):
+        from . import cuda as _cuda
+        if isinstance(device, int) and not _cuda.is_available():
+            # an explicit index asks the accelerator layer first, and a CPU-only torch says so in these words
+            raise RuntimeError("Cannot access accelerator device when none is available.")
         return self.to('cuda' if device is None else _device('cuda', device) if isinstance(device, int) else device)
 
     def type(self, dtype=None, non_blocking=False, **kwargs):

@@ -11,6 +11,7 @@ as they do in eager torch code."""
 import warnings
 
 from .._absent import absent
+from ..futures import Future  # noqa: F401  torch.jit.Future is torch.futures.Future
 from ..nn.modules.module import Module as _Module
 
 
@@ -63,6 +64,20 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
 
 def script_method(fn):
     return fn
+
+
+def fork(func, *args, **kwargs):
+    """``torch.jit.fork`` in eager code: ``func(*args, **kwargs)`` runs now and its result comes back as a completed
+    Future, which ``wait`` unwraps (torchkbnufft interpolates its tables through fork/wait)."""
+    from ..futures import Future
+    fut = Future()
+    fut.set_result(func(*args, **kwargs))
+    return fut
+
+
+def wait(future):
+    """The value of a Future from ``fork``."""
+    return future.wait()
 
 
 class ScriptModule(_Module):

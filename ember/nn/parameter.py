@@ -197,9 +197,13 @@ class UninitializedBuffer(UninitializedTensorMixin, Buffer):
         pass
 
     def __deepcopy__(self, memo):
-        if id(self) not in memo:
-            memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype, self.persistent)
-        return memo[id(self)]
+        """torch copies an uninitialized buffer through Tensor.__deepcopy__, which its placeholder refuses (only
+        UninitializedParameter has a copy of its own): a LazyBatchNorm's copy is an error until ``forward`` ran."""
+        from ..compat import imported_as
+        raise ValueError(f"Attempted to use an uninitialized parameter in {Tensor.__deepcopy__}. This error happens "
+                         f"when you are using a `LazyModule` or explicitly manipulating `{imported_as()}.nn.parameter."
+                         f"{type(self).__name__}` objects. When using LazyModules Call `forward` with a dummy batch to "
+                         f"initialize the parameters before calling torch functions")
 
 
 def is_lazy(param):

@@ -3,6 +3,7 @@ with torch's masking rules (boolean masks mean "not allowed", float masks are ad
 import math
 
 import ember
+from ember._warn import warnings
 from ... import _functions as _E
 from ... import bool as _bool
 
@@ -47,6 +48,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
     if key.shape[:2] != value.shape[:2]:
         raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    if key_padding_mask is not None and attn_mask is not None and key_padding_mask.dtype is not attn_mask.dtype:
+        warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. Use same type for both "
+                      "instead.", stacklevel=2)
     key_padding_mask = _canonical_mask(key_padding_mask, 'key_padding_mask', query.dtype)
     if is_causal and attn_mask is None:
         attn_mask = _causal_mask(tgt_len, query.dtype, query.device)

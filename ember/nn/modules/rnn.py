@@ -219,9 +219,28 @@ class RNNBase(Module):
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
 
+    # NOTE [flat weights]: torch keeps ``_flat_weights``, the list its forward hands to ``_VF.lstm``, as a plain
+    # attribute that libraries replace (higher's monkeypatched modules assign their own tensors). Here it is read
+    # fresh from the parameters unless someone assigned a list; an assigned list follows ``self.weight_* = ...`` as
+    # torch's does, and ``_apply`` (``.to``, ``.double()``) drops it, as torch re-reads the parameters there.
     @property
     def _flat_weights(self):
-        return [getattr(self, n) for n in self._flat_weights_names]
+        assigned = self.__dict__.get('_flat_weights')
+        return assigned if assigned is not None else [getattr(self, n) for n in self._flat_weights_names]
+
+    @_flat_weights.setter
+    def _flat_weights(self, value):
+        self.__dict__['_flat_weights'] = list(value)
+
+    def __setattr__(self, name, value):
+        assigned = self.__dict__.get('_flat_weights')
+        if assigned is not None and name in self.__dict__.get('_flat_weights_names', ()):
+            assigned[self._flat_weights_names.index(name)] = value
+        super().__setattr__(name, value)
+
+    def _apply(self, fn, recurse=True):
+        self.__dict__.pop('_flat_weights', None)
+        return super()._apply(fn, recurse)
 
     @property
     def all_weights(self):
