@@ -71,9 +71,7 @@ class _Formatter:
             return
         vals = values.ravel().astype(np.float64)
         finite = vals[np.isfinite(vals) & (vals != 0)]
-        if finite.size == 0:
-            for v in vals.tolist():     # only nan/inf/0: widths of their own strings
-                self.max_width = max(self.max_width, len(_fmt_special(v)) if not np.isfinite(v) else 2)
+        if finite.size == 0:        # only nan/inf/0: torch keeps width 1 (no padding; its lines hold more items)
             return
         mags = np.abs(finite)
         lo, hi = float(mags.min()), float(mags.max())

@@ -325,3 +325,50 @@ def test_submodules_reached_as_attributes_carry_torchs_names(tmp_path):
                                                                                           .parent.parent)))
     assert got.returncode == 0, got.stderr
     assert got.stdout == want.stdout
+
+
+@pytest.mark.parametrize('make', [lambda lib: lib.nn.Transformer.generate_square_subsequent_mask(3),
+                                  lambda lib: lib.tensor([0.0, float('-inf')]), lambda lib: lib.zeros(20),
+                                  lambda lib: lib.zeros(19, requires_grad=True), lambda lib: lib.full((2, 30), float('nan')),
+                                  lambda lib: lib.tensor([0.0, float('-inf'), 1.5])])
+def test_print_of_tensors_without_nonzero_finite_values(make):
+    """Only zeros, infinities and nans: torch keeps the element width at 1 (no padding, 24 zeros a line)."""
+    assert repr(make(ember)).replace('ember', 'torch') == repr(make(torch))
+
+
+def test_rnn_flat_weights_can_be_assigned():
+    """higher's monkeypatched modules assign ``rnn._flat_weights``; forward uses the list, as torch's does."""
+    def run(lib):
+        lib.manual_seed(0)
+        rnn = lib.nn.GRU(5, 8, batch_first=True)
+        x = lib.randn(2, 3, 5)
+        rnn._flat_weights = [p * 2 for p in rnn._flat_weights]
+        a = rnn(x)[0].sum().item()
+        rnn.weight_ih_l0 = lib.nn.Parameter(rnn.weight_ih_l0 * 0)       # the assigned list follows
+        b = rnn(x)[0].sum().item()
+        rnn.double()                                                     # _apply re-reads the parameters
+        return a, b, rnn(x.double())[0].sum().item()
+    np.testing.assert_allclose(run(ember), run(torch), rtol=1e-5)
+
+
+def test_jit_fork_and_wait_run_eagerly():
+    for lib in (torch, ember):
+        fut = lib.jit.fork(lambda x, k=1: x * k, lib.ones(2), k=3)
+        assert fut.done() and fut.wait().tolist() == lib.jit.wait(fut).tolist() == [3.0, 3.0]
+        assert lib.jit.Future is lib.futures.Future
+
+
+def test_lazy_buffers_and_cuda_indices_raise_as_torch():
+    import copy
+    (_, want), (_, got) = _both(lambda lib: copy.deepcopy(lib.nn.LazyBatchNorm2d()))
+    assert got[0] == want[0] == 'ValueError' and got[1].split(' at 0x')[0] == want[1].split(' at 0x')[0]
+    (_, want), (_, got) = _both(lambda lib: lib.ones(2).cuda(1))
+    assert got == want == ('RuntimeError', 'Cannot access accelerator device when none is available.')
+
+
+def test_mha_warns_on_mismatched_mask_types():
+    for lib in (torch, ember):
+        m = lib.nn.MultiheadAttention(4, 2)
+        x = lib.randn(3, 2, 4)
+        with pytest.warns(UserWarning, match='mismatched key_padding_mask and attn_mask'):
+            m(x, x, x, key_padding_mask=lib.zeros(2, 3, dtype=lib.bool), attn_mask=lib.zeros(3, 3))

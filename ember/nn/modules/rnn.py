@@ -10,6 +10,7 @@ with their initial state).
 """
 import math
 import numbers
+import weakref
 from ember._warn import warnings
 
 from ..._tensor import Tensor
@@ -213,6 +214,7 @@ class RNNBase(Module):
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
         self.reset_parameters()
+        self._remember_weights()
 
     def reset_parameters(self):
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
@@ -222,7 +224,8 @@ class RNNBase(Module):
     # NOTE [flat weights]: torch keeps ``_flat_weights``, the list its forward hands to ``_VF.lstm``, as a plain
     # attribute that libraries replace (higher's monkeypatched modules assign their own tensors). Here it is read
     # fresh from the parameters unless someone assigned a list; an assigned list follows ``self.weight_* = ...`` as
-    # torch's does, and ``_apply`` (``.to``, ``.double()``) drops it, as torch re-reads the parameters there.
+    # torch's does, and ``_apply`` (``.to``, ``.double()``) drops it, as torch re-reads the parameters there; so
+    # does a forward after a parameter object was replaced (torch's ``_weights_have_changed``).
     @property
     def _flat_weights(self):
         assigned = self.__dict__.get('_flat_weights')
@@ -240,7 +243,23 @@ class RNNBase(Module):
 
     def _apply(self, fn, recurse=True):
         self.__dict__.pop('_flat_weights', None)
-        return super()._apply(fn, recurse)
+        ret = super()._apply(fn, recurse)
+        self._remember_weights()
+        return ret
+
+    def _remember_weights(self):
+        """Which parameter objects the flat weights came from (torch's ``_flat_weight_refs``)."""
+        self.__dict__['_flat_weight_refs'] = [weakref.ref(w) if w is not None else None
+                                              for w in (getattr(self, n, None) for n in self._flat_weights_names)]
+
+    def _drop_stale_flat_weights(self):
+        """torch's forward re-reads the parameters when one was replaced since they were last read (its
+        ``_weights_have_changed``): an assigned list is then dropped."""
+        refs = self.__dict__.get('_flat_weight_refs', ())
+        if '_flat_weights' in self.__dict__ and any(
+                r is not None and r() is not getattr(self, n, None) for r, n in zip(refs, self._flat_weights_names)):
+            del self.__dict__['_flat_weights']
+            self._remember_weights()
 
     @property
     def all_weights(self):
@@ -296,6 +315,7 @@ class RNNBase(Module):
         return _E.zeros((self.num_layers * nd, batch, h), dtype=input.dtype, device=input.device)
 
     def forward(self, input, hx=None):
+        self._drop_stale_flat_weights()
         lstm = self.mode == 'LSTM'
         if isinstance(hx, list):        # torch takes (h, c) as a list too
             hx = tuple(hx)
