@@ -372,3 +372,14 @@ def test_mha_warns_on_mismatched_mask_types():
         x = lib.randn(3, 2, 4)
         with pytest.warns(UserWarning, match='mismatched key_padding_mask and attn_mask'):
             m(x, x, x, key_padding_mask=lib.zeros(2, 3, dtype=lib.bool), attn_mask=lib.zeros(3, 3))
+
+
+def test_vmap_indexes_with_batched_zero_d_tensors():
+    """transformers' masking_utils vmaps ``padding_mask[batch_idx, kv_idx]`` over 0-d index tensors (every GPT-2 or
+    BERT forward with an attention_mask): they index as tensors, with no .item()."""
+    def run(lib):
+        mask = lib.tensor([[True, True, False], [True, False, False]])
+        f = lib.vmap(lib.vmap(lambda b, k: mask[b, k], in_dims=(None, 0)), in_dims=(0, None))
+        g = lib.vmap(lambda i: lib.arange(12.).reshape(3, 4)[i, 1:])
+        return f(lib.arange(2), lib.arange(3)).tolist(), g(lib.tensor([2, 0])).tolist()
+    assert run(ember) == run(torch)

@@ -25,6 +25,7 @@ from .._core import dtype as D
 from .._core.storage import as_size
 from .._tensor import Tensor
 from ..ops import aten
+from .._C._functorch import is_batchedtensor
 from .._core.dtype import SAME_DTYPE
 from ._out import write_out
 
@@ -79,9 +80,9 @@ def _int_index(v):
     """An index that selects (a Python/NumPy int or a 0-d integer tensor), as an int; else None."""
     if isinstance(v, _INTS) and not isinstance(v, (bool, np.bool_)):
         return int(v)
-    if isinstance(v, Tensor) and v.ndim == 0 and v.dtype.category == 1:
+    if isinstance(v, Tensor) and v.ndim == 0 and v.dtype.category == 1 and not is_batchedtensor(v):
         return int(v.item())
-    return None
+    return None     # a 0-d index batched under vmap has no one value: it indexes as a tensor (transformers' masks)
 
 
 def _apply(self, idx):
