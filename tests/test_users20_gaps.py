@@ -383,3 +383,34 @@ def test_vmap_indexes_with_batched_zero_d_tensors():
         g = lib.vmap(lambda i: lib.arange(12.).reshape(3, 4)[i, 1:])
         return f(lib.arange(2), lib.arange(3)).tolist(), g(lib.tensor([2, 0])).tolist()
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize('call', [
+    lambda lib, x: lib.fft.fft(x, dim=0), lambda lib, x: lib.fft.fft(x, dim=1), lambda lib, x: lib.fft.rfft(x, dim=0),
+    lambda lib, x: lib.fft.irfft(x, dim=0), lambda lib, x: lib.fft.fft2(x, dim=(0, 1)),
+    lambda lib, x: lib.fft.fft2(x, dim=(1, 0)), lambda lib, x: lib.fft.rfftn(x, dim=(0, 2)),
+    lambda lib, x: lib.fft.ifft(x.transpose(0, 2), dim=1), lambda lib, x: lib.fft.fft(x.permute(1, 2, 0), dim=-1),
+    lambda lib, x: lib.fft.hfft(x, dim=1), lambda lib, x: lib.fft.ihfft(x, dim=0), lambda lib, x: lib.fft.fftn(x),
+    lambda lib, x: lib.fft.fft(lib.fft.fft(x, dim=2), dim=0), lambda lib, x: lib.real(lib.fft.fft(x, dim=0)),
+])
+def test_fft_results_laid_out_as_torchs(call):
+    """torch's transforms put the batch dims outermost (in input stride order) and the transformed ones innermost:
+    labml's FNet drops out ``real(fft(x, dim=0))``, whose mask follows memory order."""
+    def run(lib):
+        lib.manual_seed(0)
+        r = call(lib, lib.randn(4, 6, 8))
+        return r.shape, r.stride(), lib.nn.functional.dropout(r.real if r.is_complex() else r, 0.5).ne(0).sum().item()
+    assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize('call', [
+    lambda lib, x: lib.fft.fftn(x, dim=(2, 0)), lambda lib, x: lib.fft.rfftn(x, dim=(2, 0)),
+    lambda lib, x: lib.fft.irfftn(x, dim=(2, 0)), lambda lib, x: lib.fft.fft(x.permute(1, 2, 0), dim=0),
+    lambda lib, x: lib.fft.fft(x.permute(1, 2, 0), dim=1), lambda lib, x: lib.fft.fftn(x, dim=(0, 2, 1)),
+    lambda lib, x: lib.fft.rfft2(x.transpose(0, 1))])
+def test_more_fft_layouts(call):
+    def run(lib):
+        lib.manual_seed(0)
+        r = call(lib, lib.randn(4, 6, 8))
+        return r.shape, r.stride()
+    assert run(ember) == run(torch)

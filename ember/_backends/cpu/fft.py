@@ -16,18 +16,36 @@ def _axes(a, s, dim, default, c2r):
     return s, axes
 
 
+def _torch_layout(r, a, axes, halved):
+    """``r`` laid out as torch's transforms lay out their results: dense with the batch (untransformed) dimensions
+    outermost, then the transformed ones, each group in the input's stride order (largest first), except that a
+    real<->complex transform's halved dimension (the last one given) goes innermost (``fft(x, dim=0)`` of a
+    (4, 6, 8) tensor has strides (1, 32, 4)). Code that walks memory order (dropout's mask, ``view``) then sees
+    what it sees in torch."""
+    nd = r.ndim
+    by_stride = lambda ds: sorted(ds, key=lambda d: -a.strides[d])        # noqa: E731 (stable: ties keep order)
+    last = [axes[-1]] if halved else []
+    perm = by_stride([d for d in range(nd) if d not in axes]) + by_stride([d for d in axes if d not in last]) + last
+    if r.transpose(perm).flags.c_contiguous:
+        return r
+    out = np.empty([r.shape[p] for p in perm], r.dtype).transpose(np.argsort(perm))
+    out[...] = r
+    return out
+
+
 def _one(fn):
     def kernel(a, n, dim, norm):
-        return fn(a, n=n, axis=dim, norm=norm or 'backward')
+        return _torch_layout(fn(a, n=n, axis=dim, norm=norm or 'backward'), a, [dim % a.ndim], False)
     return kernel
 
 
 def _many(fn, default):
     c2r = fn is np.fft.irfftn
+    halved = c2r or fn is np.fft.rfftn
 
     def kernel(a, s, dim, norm):
         s, axes = _axes(a, None if s is None else list(s), dim, default, c2r)
-        return fn(a, s=s, axes=axes, norm=norm or 'backward')
+        return _torch_layout(fn(a, s=s, axes=axes, norm=norm or 'backward'), a, axes, halved)
     return kernel
 
 
