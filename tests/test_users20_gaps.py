@@ -414,3 +414,14 @@ def test_more_fft_layouts(call):
         r = call(lib, lib.randn(4, 6, 8))
         return r.shape, r.stride()
     assert run(ember) == run(torch)
+
+
+def test_cuda_amp_is_a_package_as_torchs():
+    """labml's adam_fp16 does ``from torch.cuda.amp import grad_scaler``."""
+    import importlib
+    for lib in ('torch', 'ember'):
+        gs = importlib.import_module(f'{lib}.cuda.amp.grad_scaler')
+        am = importlib.import_module(f'{lib}.cuda.amp.autocast_mode')
+        common = importlib.import_module(f'{lib}.cuda.amp.common')
+        assert gs.OptState.READY.value == 0 and issubclass(gs.GradScaler, importlib.import_module(f'{lib}.amp').GradScaler)
+        assert callable(am.custom_fwd) and common.amp_definitely_not_available() is True

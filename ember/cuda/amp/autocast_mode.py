@@ -1,15 +1,11 @@
-"""``ember.cuda.amp`` (torch.cuda.amp): deprecated spellings of ``ember.amp.autocast('cuda', ...)``,
-``ember.amp.GradScaler('cuda', ...)``, ``custom_fwd`` and ``custom_bwd``.
-
-Each warns as torch does (FutureWarning). Without a CUDA device, autocast and the scaler then warn
-again and disable themselves, as torch's do: they never pretend a GPU exists.
-"""
+"""torch.cuda.amp.autocast_mode: the deprecated ``autocast``, ``custom_fwd`` and ``custom_bwd`` (ember.cuda.amp)."""
 import functools
 from ember._warn import warnings
 
-from .. import amp as _amp
+from ... import amp as _amp
+from ...amp.autocast_mode import _cast  # noqa: F401  (torch's module holds it too)
 
-__all__ = ['autocast', 'GradScaler', 'custom_fwd', 'custom_bwd']
+__all__ = ['autocast', 'custom_fwd', 'custom_bwd']
 
 
 class autocast(_amp.autocast):
@@ -21,24 +17,6 @@ class autocast(_amp.autocast):
         import ember
         super().__init__('cuda', enabled=enabled, dtype=ember.float16 if dtype is None else dtype,
                          cache_enabled=cache_enabled)
-
-
-class GradScaler(_amp.GradScaler):
-    """``ember.cuda.amp.GradScaler(...)`` is ``ember.amp.GradScaler('cuda', ...)``, deprecated.
-
-    >>> import ember, warnings
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter('ignore')
-    ...     ember.cuda.amp.GradScaler().is_enabled()     # no CUDA here: disabled, as torch
-    False
-    """
-
-    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
-                 enabled=True):
-        warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
-                      "`torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning, stacklevel=2)
-        super().__init__('cuda', init_scale=init_scale, growth_factor=growth_factor,
-                         backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
 
 
 def custom_fwd(fwd=None, *, cast_inputs=None):
