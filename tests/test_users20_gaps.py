@@ -425,3 +425,18 @@ def test_cuda_amp_is_a_package_as_torchs():
         common = importlib.import_module(f'{lib}.cuda.amp.common')
         assert gs.OptState.READY.value == 0 and issubclass(gs.GradScaler, importlib.import_module(f'{lib}.amp').GradScaler)
         assert callable(am.custom_fwd) and common.amp_definitely_not_available() is True
+
+
+@pytest.mark.parametrize('call', [
+    lambda lib, x, w, b: lib.nn.functional.linear(x, w, b), lambda lib, x, w, b: lib.addmm(b, x, w.T),
+    lambda lib, x, w, b: lib.addmm(b, x, w.T, beta=0.5, alpha=2.0), lambda lib, x, w, b: lib.addmv(b, w, x[0]),
+    lambda lib, x, w, b: lib.baddbmm(b.expand(1, 10, 16), x[None], w.T[None]),
+    lambda lib, x, w, b: lib.nn.functional.linear(x[None].expand(3, 10, 6), w, b)])
+@pytest.mark.parametrize('dtype', ['float16', 'bfloat16'])
+def test_half_products_with_bias_round_once(call, dtype):
+    def run(lib):
+        lib.manual_seed(0)
+        dt = getattr(lib, dtype)
+        x, w, b = lib.randn(10, 6).to(dt), lib.randn(16, 6).to(dt), lib.randn(16).to(dt)
+        return call(lib, x, w, b).float().numpy()
+    np.testing.assert_array_equal(run(ember), run(torch))

@@ -29,17 +29,42 @@ def _rows(a):
     return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
 
 
+def _is_half(a):
+    dt = getattr(a, 'dtype', None)
+    return dt is not None and dt.itemsize == 2 and dt.name in ('float16', 'bfloat16')
+
+
+def _half_in_float32(fn):
+    """``fn`` with float16/bfloat16 arrays computed in float32 and the result rounded once, as torch's half GEMMs
+    add the bias (``beta * inp``) in their float32 accumulator: rounding the product first, then the sum, differs
+    by an ulp in about a third of the elements (labml's fp16 Adam)."""
+    def kernel(*args):
+        half = next((a.dtype for a in args if _is_half(a)), None)
+        if half is None:
+            return fn(*args)
+        return fn(*[a.astype(np.float32) if _is_half(a) else a for a in args]).astype(half)
+    return kernel
+
+
 def _linear(x, w, b):
     if w.ndim == 2 and x.ndim >= 2 and (b is None or b.ndim == 1 and b.shape[0] == w.shape[0]) \
             and (x.ndim == 2 or x.flags.c_contiguous):
-        x2 = _rows(x)                       # (B, T, C) inputs fold into one matrix product
-        return _gemm(x2, w.T, b).reshape(x.shape[:-1] + (w.shape[0],))
+        # torch's addmm: (B, T, C) inputs fold into one matrix product, a half one rounded once with its bias;
+        # other inputs below are torch's matmul and add, rounded twice
+        return _fused_linear(x, w, b)
     out = _matmul(x, w.T)
+    if out.dtype != x.dtype and _is_half(x):        # ml_dtypes' bfloat16 product is float32: torch's is rounded
+        out = out.astype(x.dtype)
     if b is not None:
         if out.ndim == 0:
             return out + b
         out += b            # in place on the fresh product: no second output array
     return out
+
+
+@_half_in_float32
+def _fused_linear(x, w, b):
+    return _gemm(_rows(x), w.T, b).reshape(x.shape[:-1] + (w.shape[0],))
 
 
 def _linear_backward(x, g, w, output_mask):
@@ -532,9 +557,9 @@ KERNELS = {
     'vdot': np.vdot,
     'linear': _linear,
     'linear_backward': _linear_backward,
-    'addmm': lambda inp, m1, m2, beta, alpha: _scale_add(np.matmul(m1, m2), inp, beta, alpha),
-    'addmv': lambda inp, m, v, beta, alpha: _scale_add(np.matmul(m, v), inp, beta, alpha),
-    'baddbmm': lambda inp, b1, b2, beta, alpha: _scale_add(np.matmul(b1, b2), inp, beta, alpha),
+    'addmm': _half_in_float32(lambda inp, m1, m2, beta, alpha: _scale_add(np.matmul(m1, m2), inp, beta, alpha)),
+    'addmv': _half_in_float32(lambda inp, m, v, beta, alpha: _scale_add(np.matmul(m, v), inp, beta, alpha)),
+    'baddbmm': _half_in_float32(lambda inp, b1, b2, beta, alpha: _scale_add(np.matmul(b1, b2), inp, beta, alpha)),
     'addbmm': _addbmm,
     'einsum': _einsum,
     '_trilinear': _trilinear,
