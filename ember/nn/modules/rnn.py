@@ -72,9 +72,9 @@ def _run_direction(step, xw, batch_sizes, state0, weights, reverse):
     """Run one direction of one layer over packed data ``xw`` (rows of all steps, input projection done).
     Returns (outputs in packed order, final state of every sequence in batch order)."""
     w_hh, b_hh, w_hr = weights
-    offsets = [0]
-    for bs in batch_sizes:
-        offsets.append(offsets[-1] + bs)
+    # the steps' input rows as one split (its backward joins the pieces' gradients once; a narrow per step
+    # would make each step's gradient a zero-filled (T*B, gates) tensor, summed T times)
+    steps = xw.split(list(batch_sizes), 0)
     T = len(batch_sizes)
     outs = [None] * T
     if not reverse:
@@ -86,7 +86,7 @@ def _run_direction(step, xw, batch_sizes, state0, weights, reverse):
             if bs < cur:        # sequences bs..cur-1 ended at t-1: their states are final
                 finished.append(_rows(state, bs, cur))
                 state = _rows(state, 0, bs)
-            state = step(xw.narrow(0, offsets[t], batch_sizes[t]), state, w_hh, b_hh, w_hr)
+            state = step(steps[t], state, w_hh, b_hh, w_hr)
             outs[t] = _out(state)
         final = _join([state] + finished[::-1]) if finished else state
     else:
@@ -97,7 +97,7 @@ def _run_direction(step, xw, batch_sizes, state0, weights, reverse):
             if bs > cur:        # sequences cur..bs-1 start here (their last step), from their initial state
                 new = _rows(state0, cur, bs)
                 state = new if state is None else _join([state, new])
-            state = step(xw.narrow(0, offsets[t], batch_sizes[t]), state, w_hh, b_hh, w_hr)
+            state = step(steps[t], state, w_hh, b_hh, w_hr)
             outs[t] = _out(state)
         final = state
     return _E.cat(outs, 0), final
