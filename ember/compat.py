@@ -399,7 +399,11 @@ def _run_file_as_main(path):
     (runpy.run_path sets both to the path it is given)."""
     import builtins
     with open(path, 'rb') as f:
-        code = compile(f.read(), path, 'exec')
+        source = f.read()
+    try:
+        code = compile(source, path, 'exec')
+    except SyntaxError as e:
+        _exit_as_python(e, None)
     main = types.ModuleType('__main__')
     main.__dict__.update(__file__=path, __cached__=None, __loader__=None, __package__=None, __spec__=None,
                          __builtins__=builtins)
@@ -407,9 +411,21 @@ def _run_file_as_main(path):
     sys.modules['__main__'] = main
     try:
         exec(code, main.__dict__)
+    except Exception as e:          # noqa: BLE001 - reported as Python reports an uncaught exception
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code is not code:
+            tb = tb.tb_next
+        _exit_as_python(e, tb)
     finally:
         if old is not None:
             sys.modules['__main__'] = old
+
+
+def _exit_as_python(e, tb):
+    """An uncaught exception of the script, as ``python script.py`` shows it: the traceback from the script's
+    own frame (not runpy's and ember's runner frames above it), through ``sys.excepthook``, then exit status 1."""
+    sys.excepthook(type(e), e.with_traceback(tb), tb)
+    raise SystemExit(1)
 
 
 # --- compat report -------------------------------------------------------------------

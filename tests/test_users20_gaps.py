@@ -440,3 +440,20 @@ def test_half_products_with_bias_round_once(call, dtype):
         x, w, b = lib.randn(10, 6).to(dt), lib.randn(16, 6).to(dt), lib.randn(16).to(dt)
         return call(lib, x, w, b).float().numpy()
     np.testing.assert_array_equal(run(ember), run(torch))
+
+
+def test_ember_run_reports_an_uncaught_exception_as_python(tmp_path):
+    """The traceback starts at the script's own frame (no runpy or runner frames), exit status 1; a syntax error
+    shows no frames at all."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(ember.__file__)))
+    (tmp_path / 'e.py').write_text('import torch\n\ndef f():\n    raise ValueError("boom")\n\nf()\n')
+    (tmp_path / 's.py').write_text('x = (\n')
+    for name in ('e.py', 's.py'):
+        want = subprocess.run([sys.executable, name], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        got = subprocess.run([sys.executable, '-m', 'ember', 'run', name], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=300, env=env)
+        assert got.returncode == want.returncode == 1
+        assert got.stderr.replace(str(tmp_path) + '/', '') == want.stderr.replace(str(tmp_path) + '/', '')
