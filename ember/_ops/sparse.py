@@ -24,6 +24,8 @@ from .._core import device as _devmod
 from .._core.tensor_impl import TensorImpl, make_tensor, adopt
 from .._dispatch.ops_namespace import aten
 from .registry import declare
+from .views import wrap_dim
+from .._core.dtype import _PROMOTE
 
 SPARSE_BIT = 1 << DispatchKey.SparseCPU
 SPARSE_CSR_BIT = 1 << DispatchKey.SparseCsrCPU
@@ -56,20 +58,97 @@ def _wrap(r, dev):
     return adopt(r, dev)
 
 
+# --- sparse cat and stack: torch's cat_sparse_impl checks its inputs by rules of its own ------------------
+
+def _piece(t):
+    """What cat_sparse_impl reads of an input: (is COO, sizes, sparse_dim, dense_dim, values' rank)."""
+    a = t._a
+    if a.__class__ is COOArray:
+        return True, tuple(a.shape), a.sparse_dim, a.dense_dim, a.values.ndim
+    return False, tuple(a.shape), 0, a.ndim, None
+
+
+def _unsqueezed(p, d):
+    coo, shape, sd, dd, vn = p
+    shape = shape[:d] + (1,) + shape[d:]
+    if coo and d <= sd:
+        return coo, shape, sd + 1, dd, vn
+    return coo, shape, sd, dd + 1, (vn + 1 if coo else None)
+
+
+def _check_sparse_cat(pieces, d):
+    """torch's checks, in its order: along a dense dimension every input's values are read first (a dense input
+    has none: NotImplementedError); then each input must be sparse, of the first's shape except at ``d``, and of
+    its sparse_dim and dense_dim."""
+    _, sizes, sd, dd, _ = pieces[0]
+    if d >= sd:
+        for coo, _, _, _, vn in pieces:
+            if not coo:
+                raise NotImplementedError("Could not run 'aten::_values' with arguments from the 'CPU' backend. "
+                                          "cat of sparse tensors takes sparse COO tensors only: convert the dense "
+                                          "ones with .to_sparse()")
+            wrap_dim(d - sd + 1, vn)
+    for i, (coo, shape, psd, pdd, _) in enumerate(pieces):
+        if not coo:
+            raise RuntimeError(f"Concatenating sparse tensors, but a dense tensor was found at position {i}.")
+        if len(shape) != len(sizes) or any(k != d and shape[k] != sizes[k] for k in range(len(sizes))):
+            raise RuntimeError(f"All tensors must have the same shape: {list(sizes)} (except in the concatenating "
+                               f"dimension), but found shape: {list(shape)} at position {i}.")
+        if (psd, pdd) != (sd, dd):
+            raise RuntimeError(f"All tensors must have the same sparse_dim and dense_dim: {sd}, {dd}, but tensor at "
+                               f"position {i} has {psd}, {pdd}.")
+
+
+def _promoted(tensors):
+    dt = tensors[0]._dtype
+    for t in tensors[1:]:
+        dt = _PROMOTE[dt, t._dtype]
+    return dt
+
+
+def _sparse_cat_meta(tensors, dim=0):
+    """cat with a sparse input: torch's legacy dim wrap (1-D empty inputs do not count), then its sparse checks."""
+    ref = next((t for t in tensors if not (t._a.ndim == 1 and t._a.shape[0] == 0)), None)
+    d = wrap_dim(dim, ref._a.ndim if ref is not None else 1)
+    pieces = [_piece(t) for t in tensors]
+    _check_sparse_cat(pieces, d)
+    sizes = pieces[0][1]
+    return sizes[:d] + (sum(p[1][d] for p in pieces),) + sizes[d + 1:], _promoted(tensors)
+
+
+def _sparse_stack_meta(tensors, dim=0):
+    """stack with a sparse input: equal sizes (stack's own message), then cat's checks on the unsqueezed inputs."""
+    s0 = tuple(tensors[0]._a.shape)
+    for i, t in enumerate(tensors[1:], 1):
+        if tuple(t._a.shape) != s0:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(s0)} at entry 0 and "
+                               f"{list(t._a.shape)} at entry {i}")
+    d = wrap_dim(dim, len(s0) + 1)
+    _check_sparse_cat([_unsqueezed(_piece(t), d) for t in tensors], d)
+    return s0[:d] + (len(tensors),) + s0[d:], _promoted(tensors)
+
+
+# operators whose SparseCPU kernel checks other things than the dense meta function does (torch's sparse kernel
+# has rules and messages of its own): `sparse_kernel` runs these instead of the declaration's meta
+SPARSE_META = {'cat': _sparse_cat_meta, 'stack': _sparse_stack_meta}
+
+
 def sparse_kernel(op, fn, key=DispatchKey.SparseCPU):
     """The dispatcher kernel for array kernel ``fn`` on SparseCPU or SparseCsrCPU (or a dense-to-sparse kernel on
     CPU)."""
     decl = op.decl
     # a view's meta function gives strides, which a COO tensor has not (sparse views are new tensors)
     meta = decl.meta if decl is not None and decl.kind in ('generic', 'pointwise') and decl.explicit is None else None
-    pointwise = decl is not None and decl.kind == 'pointwise'
+    own = SPARSE_META.get(op.schema.full_name) if key == DispatchKey.SparseCPU else None
+    meta = own or meta
+    cast = own is not None or (decl is not None and decl.kind == 'pointwise')      # to the meta's promoted dtype
     cpu = _devmod.canonical('cpu')
 
     def kernel(ks, *args):
         od = None
         if meta is not None:
             m = meta(*args)         # shape and dtype checks, with torch's messages
-            od = m[1] if pointwise else None
+            od = m[1] if cast else None
         r = fn(*[_unwrap(a) for a in args])
         if od is not None and r.dtype != od.np:    # pointwise: the promoted result dtype
             r = r.astype(od.np)

@@ -15,7 +15,9 @@ def _dense(a):
     if not isinstance(a, COOArray):
         return np.asarray(a)
     out = np.zeros(a.shape, a.values.dtype)
-    if a.nnz:
+    if a.sparse_dim == 0:                               # no coordinates: every entry is the whole (dense) tensor
+        out[...] = a.values.sum(0)
+    elif a.nnz:
         np.add.at(out, tuple(a.indices), a.values)     # duplicates add up, as torch's to_dense does
     return out
 
@@ -41,6 +43,9 @@ def to_sparse(a, sparse_dim=None):
     if isinstance(a, COOArray):
         return a.copy()
     sd = a.ndim if sparse_dim is None else sparse_dim
+    if a.ndim == 0:                                    # a 0-d tensor: one entry with no coordinates, if nonzero
+        keep = int(a != 0)
+        return COOArray(np.zeros((0, keep), np.int64), a.reshape(1)[:keep].copy(), (), True)
     lead = a.reshape(a.shape[:sd] + (-1,)) if sd < a.ndim else a[..., None]
     nz = np.nonzero(np.any(lead != 0, axis=-1))        # a block is kept when any of its entries is nonzero
     idx = np.array(nz, np.int64).reshape(sd, -1)
@@ -233,12 +238,83 @@ def detach(a):
     return COOArray(a.indices, a.values, a.shape, a.coalesced)      # shares the arrays, as a detached view does
 
 
+def cat(tensors, dim=0):
+    """torch's cat_sparse_impl (the meta function has checked the inputs): along a sparse dimension the index
+    columns are joined, each piece's coordinate there shifted by the sizes before it; along a dense dimension the
+    index columns are joined and each piece's values are padded with zeros to the joined extent. Entries are not
+    merged, so the result is coalesced only when it has fewer than two (torch's rule for a new COO tensor)."""
+    ref = next((a for a in tensors if not (a.ndim == 1 and a.shape[0] == 0)), tensors[0])
+    d = dim % max(ref.ndim, 1)
+    sd, sizes = tensors[0].sparse_dim, [a.shape[d] for a in tensors]
+    shape = tensors[0].shape[:d] + (sum(sizes),) + tensors[0].shape[d + 1:]
+    idx = np.concatenate([a.indices for a in tensors], 1)
+    if d < sd:
+        idx[d] += np.repeat(np.cumsum([0] + sizes[:-1]), [a.nnz for a in tensors])
+        vals = np.concatenate([a.values for a in tensors])
+    else:
+        vals = np.concatenate(_padded_values(tensors, d - sd + 1, sizes))
+    return COOArray(idx, vals, shape, idx.shape[1] < 2)
+
+
+def _padded_values(tensors, axis, sizes):
+    """Each piece's values placed at its offset along ``axis`` of zeros as long as the joined extent."""
+    dt = np.result_type(*[a.values.dtype for a in tensors])
+    out, start = [], 0
+    for a, n in zip(tensors, sizes):
+        v = np.zeros(a.values.shape[:axis] + (sum(sizes),) + a.values.shape[axis + 1:], dt)
+        v[(slice(None),) * axis + (slice(start, start + n),)] = a.values
+        out.append(v)
+        start += n
+    return out
+
+
+def _unsqueeze(a, d):
+    """A new dimension of size 1 at ``d``: sparse (an index row of zeros) when d <= sparse_dim, as torch's, else a
+    values axis. The arrays are shared with ``a``."""
+    shape = a.shape[:d] + (1,) + a.shape[d:]
+    if d <= a.sparse_dim:
+        return COOArray(np.insert(a.indices, d, 0, axis=0), a.values, shape, a.coalesced)
+    return COOArray(a.indices, np.expand_dims(a.values, d - a.sparse_dim + 1), shape, a.coalesced)
+
+
+def stack(tensors, dim=0):
+    """torch's stack: cat of the inputs unsqueezed at ``dim``."""
+    d = dim % (tensors[0].ndim + 1)
+    return cat([_unsqueeze(a, d) for a in tensors], d)
+
+
+def select(a, dim, index):
+    """torch's select_sparse: at a sparse dimension, the entries with that coordinate, the dimension removed (a dense
+    result, their values summed, when no sparse dimension is left); at a dense dimension, the values indexed."""
+    d = dim % a.ndim if -a.ndim <= dim < a.ndim else dim
+    if not 0 <= d < a.ndim or not -a.shape[d] <= index < a.shape[d]:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(a.shape)} at dimension {dim}")
+    index %= a.shape[d]
+    shape, sd = a.shape[:d] + a.shape[d + 1:], a.sparse_dim
+    if d >= sd:
+        return COOArray(a.indices.copy(), np.take(a.values, index, axis=d - sd + 1), shape, a.nnz < 2)
+    keep = a.indices[d] == index
+    if sd == 1:
+        return a.values[keep].sum(0)
+    idx = np.delete(a.indices[:, keep], d, axis=0)
+    return COOArray(idx, a.values[keep].copy(), shape, idx.shape[1] < 2)
+
+
+def unsqueeze(a, dim):
+    n = a.ndim + 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    r = _unsqueeze(a, dim % n)
+    return COOArray(r.indices.copy(), r.values.copy(), r.shape, r.nnz < 2)
+
+
 KERNELS = {
     'mm': mm, 'matmul': mm, 'to_dense': to_dense, 'coalesce': coalesce, 'sparse_mask': sparse_mask,
     '_sparse_values_at': _sparse_values_at, '_values': values, '_indices': indices, 'transpose.int': transpose,
     't': t, 'mul.Tensor': mul, 'div.Tensor': div, 'add.Tensor': add, 'neg': neg,
     'sum.dim_IntList': sum_dim, '_to_copy': _to_copy, 'clone': clone, 'detach': detach, 'to_sparse': to_sparse,
-    '_sparse_addmm': _sparse_addmm, 'index_select': index_select,
+    '_sparse_addmm': _sparse_addmm, 'index_select': index_select, 'cat': cat, 'stack': stack,
+    'unsqueeze': unsqueeze, 'select.int': select,
 }
 CPU_KERNELS = {'_sparse_coo_tensor_with_dims_and_tensors': _sparse_coo_tensor, 'to_sparse': to_sparse,
                '_sparse_values_at': _sparse_values_at}
