@@ -55,8 +55,6 @@ def test_grid_sample_warnings_and_errors():
             F.grid_sample(ember.zeros(1, 1, 2, 2), ember.zeros(1, 1, 1, 2), padding_mode='wrap')
         with pytest.raises(ValueError, match='Expected a batch of 2D affine matrices of shape Nx2x3'):
             F.affine_grid(ember.zeros(1, 3, 3), (1, 1, 2, 2))
-        # not built: bicubic and volumetric sampling say so
+        # not built: 2-D bicubic sampling says so (volumetric sampling: tests/test_grid_sample_3d.py)
         with pytest.raises(NotImplementedError, match='bicubic'):
             F.grid_sample(ember.zeros(1, 1, 2, 2), ember.zeros(1, 1, 1, 2), mode='bicubic')
-        with pytest.raises(NotImplementedError, match='4-D inputs'):
-            F.grid_sample(ember.zeros(1, 1, 2, 2, 2), ember.zeros(1, 1, 1, 1, 3))

@@ -8,6 +8,7 @@ and of the other families, through the public API only.
 >>> F.conv2d(ember.ones(1, 1, 3, 3), ember.ones(1, 1, 2, 2)).shape
 ember.Size([1, 1, 2, 2])
 """
+import itertools
 import math
 from ember._warn import warnings
 
@@ -804,13 +805,20 @@ def _reflect(x, lo, hi):
     return ember.where(flips.remainder(2) == 0, extra + lo, span - extra + lo)
 
 
+def _clip(x, n):
+    """x clamped into [0, n - 1] with torch's clip_coordinates_set_grad: the borders count as outside, so the
+    gradient to x is zero at and beyond them (a plain clamp would pass it at the border itself)."""
+    inside = (x > 0) & (x < n - 1)
+    return ember.where(inside, x, x.detach().clamp(0, n - 1))
+
+
 def _source(coord, n, padding_mode, align_corners):
     x = _unnormalise(coord, n, align_corners)
     if padding_mode == 'border':
-        x = x.clamp(0, n - 1)
+        x = _clip(x, n)
     elif padding_mode == 'reflection':
         x = _reflect(x, 0, n - 1) if align_corners else _reflect(x, -0.5, n - 0.5)
-        x = x.clamp(0, n - 1)
+        x = _clip(x, n)
     return x
 
 
@@ -827,15 +835,59 @@ class _ZeroGradToGrid(ember.autograd.Function):
         return grad, ember.zeros(ctx.grid_shape, dtype=ctx.grid_dtype)
 
 
+def _check_grid_sampler(input, grid, mode):
+    """torch's check_grid_sampler_common, then its 2-D / 3-D checks, in torch's order and words."""
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got "
+                           f"grid with sizes {list(grid.shape)}")
+    for d in range(2, input.dim()):
+        if input.shape[d] <= 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                               f"sizes {list(input.shape)} with dimension {d} being empty")
+    rank = 4 if input.dim() == 4 else 5
+    if input.dim() != rank or grid.dim() != rank:
+        raise RuntimeError(f"grid_sampler(): expected {rank}D input and grid with same number of dimensions, but got "
+                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if mode == 'bicubic' and rank == 5:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if mode == 'bicubic':
+        raise NotImplementedError("grid_sample: mode='bicubic' is not implemented in ember; use 'bilinear'")
+
+
+def _gather_taps(input, out_sizes):
+    """``tap(idx)``: input at the integer index ``idx`` (one tensor per spatial dim, outermost first, each
+    (N, *out_sizes)) per output point, zero outside the input: (N, C, *out_sizes)."""
+    n, c, sizes = input.shape[0], input.shape[1], list(input.shape[2:])
+    flat = input.reshape(n, c, math.prod(sizes))
+    strides = [math.prod(sizes[d + 1:]) for d in range(len(sizes))]
+    npts = math.prod(out_sizes)
+
+    def tap(idx):
+        inside, lin = None, 0
+        for i, size, stride in zip(idx, sizes, strides):
+            ok = (i >= 0) & (i <= size - 1)
+            inside = ok if inside is None else inside & ok
+            lin = lin + i.clamp(0, size - 1) * stride
+        lin = lin.long().reshape(n, 1, npts).expand(n, c, npts)
+        return flat.gather(2, lin).reshape(n, c, *out_sizes) * inside.unsqueeze(1).to(input.dtype)
+    return tap
+
+
 def grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corners=None):
     """Output (N, C, Ho, Wo): ``input`` (N, C, H, W) sampled at the normalised (x, y) of ``grid`` (N, Ho, Wo, 2),
-    -1 being the left/top edge (the first pixel's centre with ``align_corners``); ``mode`` 'bilinear' or
-    'nearest', ``padding_mode`` 'zeros', 'border' or 'reflection'. Written in operators (gathers of the corner
-    pixels and their weights), so gradients reach both the input and the grid.
+    -1 being the left/top edge (the first pixel's centre with ``align_corners``); or, volumetric, (N, C, Do, Ho, Wo)
+    of ``input`` (N, C, D, H, W) at the (x, y, z) of ``grid`` (N, Do, Ho, Wo, 3). ``mode`` 'bilinear' (trilinear
+    in 3-D) or 'nearest', ``padding_mode`` 'zeros', 'border' or 'reflection'. Written in operators (gathers of the
+    corner pixels and their weights), so gradients reach both the input and the grid.
 
     >>> img = ember.arange(4.).reshape(1, 1, 2, 2)
     >>> F.grid_sample(img, ember.zeros(1, 1, 1, 2), align_corners=False).item()
     1.5
+    >>> F.grid_sample(ember.arange(8.).reshape(1, 1, 2, 2, 2), ember.zeros(1, 1, 1, 1, 3), align_corners=True).item()
+    3.5
     """
     if mode not in ('bilinear', 'nearest', 'bicubic'):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
@@ -848,35 +900,24 @@ def grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corner
                       "Please specify align_corners=True if the old behavior is desired. See the documentation of "
                       "grid_sample for details.")
         align_corners = False
-    if input.dim() != 4 or grid.dim() != 4:
-        raise NotImplementedError("grid_sample: ember samples 4-D inputs (N, C, H, W) with 4-D grids (N, H, W, 2); "
-                                  f"got input of {input.dim()} and grid of {grid.dim()} dimensions")
-    if mode == 'bicubic':
-        raise NotImplementedError("grid_sample: mode='bicubic' is not implemented in ember; use 'bilinear'")
-    n, c, h, w = input.shape
-    if grid.shape[0] != n or grid.shape[-1] != 2:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension and the same batch size "
-                           f"as input, but got grid with sizes {list(grid.shape)} and input with sizes {list(input.shape)}")
-    ho, wo = grid.shape[1], grid.shape[2]
-    x = _source(grid[..., 0], w, padding_mode, align_corners)
-    y = _source(grid[..., 1], h, padding_mode, align_corners)
-    flat = input.reshape(n, c, h * w)
-
-    def tap(ix, iy):
-        """input at integer (ix, iy) per output pixel, zero outside the image: (N, C, Ho, Wo)."""
-        inside = (ix >= 0) & (ix <= w - 1) & (iy >= 0) & (iy <= h - 1)
-        idx = (iy.clamp(0, h - 1) * w + ix.clamp(0, w - 1)).long().reshape(n, 1, ho * wo).expand(n, c, ho * wo)
-        vals = flat.gather(2, idx).reshape(n, c, ho, wo)
-        return vals * inside.unsqueeze(1).to(input.dtype)
-
+    _check_grid_sampler(input, grid, mode)
+    sizes = list(input.shape[2:])                      # (D,) H, W: outermost first; the grid lists x (W) first
+    k = len(sizes)
+    src = [_source(grid[..., k - 1 - d], sizes[d], padding_mode, align_corners) for d in range(k)]
+    tap = _gather_taps(input, list(grid.shape[1:-1]))
     if mode == 'nearest':       # round half to even, as torch's nearbyint; the grid's gradient is zeros, as torch's
-        out = tap(ember.round(x), ember.round(y))
+        out = tap([ember.round(s) for s in src])
         return _ZeroGradToGrid.apply(out, grid) if grid.requires_grad and ember.is_grad_enabled() else out
-    x0, y0 = ember.floor(x), ember.floor(y)
-    wx1, wy1 = (x - x0).unsqueeze(1), (y - y0).unsqueeze(1)
-    wx0, wy0 = 1 - wx1, 1 - wy1
-    return (tap(x0, y0) * wx0 * wy0 + tap(x0 + 1, y0) * wx1 * wy0 +
-            tap(x0, y0 + 1) * wx0 * wy1 + tap(x0 + 1, y0 + 1) * wx1 * wy1)
+    lo = [ember.floor(s) for s in src]
+    w1 = [(s - f).unsqueeze(1) for s, f in zip(src, lo)]
+    w = [(1 - a, a) for a in w1]
+    out = None
+    for corner in itertools.product((0, 1), repeat=k):  # x fastest, as torch's nw, ne, sw, se (tnw ... bse in 3-D)
+        term = tap([f + b for f, b in zip(lo, corner)])
+        for d in reversed(range(k)):                    # weights multiplied x first, as before
+            term = term * w[d][corner[d]]
+        out = term if out is None else out + term
+    return out
 
 
 @_autocast_composite('interpolate')    # matmuls inside, but torch's upsample kernels are not autocast
