@@ -40,8 +40,8 @@ class _Alias(types.ModuleType):
                               and not _is_ember_submodule(v)})
 
     def __getattr__(self, name):
-        if name.startswith('__'):
-            raise AttributeError(name)
+        if name.startswith('__') and not _is_ember_submodule(getattr(self._target, name, None)):
+            raise AttributeError(name)      # (torch.__config__ is a submodule)
         try:
             value = getattr(self._target, name)
             if _is_ember_submodule(value):      # torch.optim.lr_scheduler is named so (d2l compares the names)

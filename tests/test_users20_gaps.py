@@ -308,6 +308,7 @@ s = lr_scheduler.StepLR(torch.optim.SGD(nn.Linear(2, 1).parameters(), lr=0.1), 1
 print(lr_scheduler.__name__, s.__module__ == lr_scheduler.__name__)
 print(torch.nn.functional.__name__, torch.nn.functional is __import__('sys').modules['torch.nn.functional'])
 print(torch.optim.lr_scheduler is lr_scheduler, torch.utils.data.__name__)
+print(callable(torch.__config__.show), torch.__config__.__name__, torch.__future__.__name__)   # torchkbnufft
 '''
 
 
