@@ -6,6 +6,8 @@ op has an out variant, ``*size`` varargs for shape arguments and
 method ``Tensor.<name>_`` and, where declared, ``ember.nn.functional.<name>``.
 Nothing here is written per operator.
 """
+from numpy import generic as _np_generic
+
 from .registry import DECLS
 from .._core import determinism as _determinism
 from .._core.dtype import iinfo as _iinfo
@@ -34,7 +36,8 @@ def _vararg_position(op):
 def _with_varargs(fn, pos):
     def wrapper(*args, **kwargs):
         if len(args) > pos + 1 or (len(args) == pos + 1 and not isinstance(args[pos], (tuple, list))
-                                   and getattr(args[pos], 'ndim', 0) == 0):    # one int (a NumPy or 0-d one too)
+                                   and (isinstance(args[pos], _np_generic) or not hasattr(args[pos], 'shape'))):
+            # one int (a NumPy integer too, whose .shape is ()): the sizes are the varargs
             args = args[:pos] + (tuple(args[pos:]),)
         return fn(*args, **kwargs)
     return wrapper
