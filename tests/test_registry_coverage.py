@@ -74,6 +74,10 @@ TESTED_IN_USERS_GAPS = ('_sobol_engine_draw', '_sobol_engine_ff', '_sobol_engine
 TESTED_IN_IMPORTS_GAPS = ('_int_mm', 'new_zeros', '_to_dtype', 'is_pinned', '_lerp_scalar', '_grouped_mm', '_to_dtype_layout',
                           '_to_device', '_to_other')
 
+# the fused recurrent cells (torch runs them on CUDA only, so OpInfo's torch side has no CPU kernel to call):
+# tests/test_rnn_fused_cells.py compares them with torch's composite cells (values, gradients, second order, errors)
+TESTED_IN_RNN_CELLS = ('_thnn_fused_lstm_cell', '_thnn_fused_lstm_cell_backward_impl', '_thnn_fused_gru_cell',
+                       '_thnn_fused_gru_cell_backward')
 
 # torch's multi-tensor operators (NOTE [foreach operators]): tests/test_foreach.py compares each with torch, by its
 # name or, for the families it loops over, by the single-tensor operator's name in quotes ('add' for _foreach_add_)
@@ -137,6 +141,12 @@ def test_fused_optimizer_operators_are_tested_in_test_fused_optim():
     assert [n for n in TESTED_IN_FUSED_OPTIM if n not in src] == []
 
 
+def test_fused_rnn_cells_are_tested_in_test_rnn_fused_cells():
+    import os
+    src = open(os.path.join(os.path.dirname(__file__), 'test_rnn_fused_cells.py')).read()
+    assert [n for n in TESTED_IN_RNN_CELLS if n not in src] == []
+
+
 def test_sparse_operators_are_tested_in_test_sparse():
     import os
     src = open(os.path.join(os.path.dirname(__file__), 'test_sparse.py')).read()
@@ -161,7 +171,7 @@ def test_every_declared_operator_has_a_record():
             continue
         if name in TESTED_IN_SPARSE or name in TESTED_IN_SPARSE_CSR or name in TESTED_IN_SUBCLASSES or \
                 name in TESTED_IN_USERS_GAPS or name in TESTED_IN_IMPORTS_GAPS or name in TESTED_IN_FOREACH or \
-                name in TESTED_IN_FUSED_OPTIM or name in TESTED_IN_QUANTIZATION:
+                name in TESTED_IN_FUSED_OPTIM or name in TESTED_IN_QUANTIZATION or name in TESTED_IN_RNN_CELLS:
             continue
         target = TESTED_THROUGH.get(name)
         if target is not None and (target in OPS or _norm(target) in records):
