@@ -16,6 +16,8 @@ from ember._warn import warnings
 from ..._tensor import Tensor
 from ... import _functions as _E
 from ... import _python_functions as _PF
+from ... import float32 as _float32, float64 as _float64
+from ...ops import aten
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -52,6 +54,30 @@ def _gru_step(gi, h, w_hh, b_hh, w_hr):
     z = (iz + hz).sigmoid()
     n = (in_ + r * hn).tanh()
     return n + z * (h - n)
+
+
+# The layers' steps: one fused cell operator (torch's _thnn_fused_*_cell, which torch runs on CUDA) and one autograd
+# node per step instead of ~10 (bench/bench_rnn.py). Half precision keeps the operator-by-operator steps above, whose
+# roundings are torch's CPU ones. The cells (LSTMCell, ...) keep them too: torch's CPU lstm_cell is that composite,
+# and its graph (grad_fn names) is what users see. The hidden bias goes into the hidden projection (torch's fused
+# cells take both biases or neither).
+_FUSED_DTYPES = (_float32, _float64)
+
+
+def _lstm_step_fused(gi, state, w_hh, b_hh, w_hr):
+    h, c = state
+    if gi.dtype not in _FUSED_DTYPES:
+        return _lstm_step(gi, state, w_hh, b_hh, w_hr)
+    h, c, _ = aten._thnn_fused_lstm_cell.default(gi, F.linear(h, w_hh, b_hh), c)
+    if w_hr is not None:
+        h = F.linear(h, w_hr)
+    return h, c
+
+
+def _gru_step_fused(gi, h, w_hh, b_hh, w_hr):
+    if gi.dtype not in _FUSED_DTYPES:
+        return _gru_step(gi, h, w_hh, b_hh, w_hr)
+    return aten._thnn_fused_gru_cell.default(gi, F.linear(h, w_hh, b_hh), h)[0]
 
 
 def _rows(state, a, b):
@@ -103,7 +129,8 @@ def _run_direction(step, xw, batch_sizes, state0, weights, reverse):
     return _E.cat(outs, 0), final
 
 
-_STEPS = {'LSTM': _lstm_step, 'GRU': _gru_step, 'RNN_TANH': _rnn_step(lambda x: x.tanh()), 'RNN_RELU': _rnn_step(F.relu)}
+_CELL_STEPS = {'LSTM': _lstm_step, 'GRU': _gru_step}
+_STEPS = {'LSTM': _lstm_step_fused, 'GRU': _gru_step_fused, 'RNN_TANH': _rnn_step(lambda x: x.tanh()), 'RNN_RELU': _rnn_step(F.relu)}
 
 
 def run_layers(mode, data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional):
@@ -145,7 +172,8 @@ def run_layers(mode, data, batch_sizes, hx, params, has_biases, num_layers, drop
 def cell(mode, input, hx, w_ih, w_hh, b_ih, b_hh):
     """One step of a ``mode`` cell on a (batch, input_size) input: torch's ``lstm_cell``, ``gru_cell``, ...
     (``hx`` an LSTM's (h, c), else h)."""
-    return _STEPS[mode](F.linear(input, w_ih, b_ih), tuple(hx) if mode == 'LSTM' else hx, w_hh, b_hh, None)
+    return _CELL_STEPS.get(mode, _STEPS[mode])(F.linear(input, w_ih, b_ih), tuple(hx) if mode == 'LSTM' else hx, w_hh,
+                                               b_hh, None)
 
 
 class RNNBase(Module):
