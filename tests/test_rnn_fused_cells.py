@@ -260,3 +260,52 @@ def test_float32_layers_match_torch(name):
     pe = dict(em.named_parameters())
     for k, p in tm.named_parameters():
         _close(pe[k].grad, p.grad, 5e-5)
+
+
+@pytest.mark.parametrize('threads', [1, 2])
+def test_large_batches_split_over_threads_give_the_same_values(threads, monkeypatch):
+    """A step over 4096 x 8 features is cut into row blocks for ember's intra-op threads: values and gradients
+    are torch's whatever the thread count (and bit for bit the one-thread ones)."""
+    from ember._backends.cpu import _split, rnn_cells
+    monkeypatch.setattr(_split, 'ADAPTIVE', False)      # always split above the threshold
+    splits = []
+    monkeypatch.setattr(rnn_cells, 'parallel_for', lambda n, fn, g: (splits.append(n), fn(0, n // 2), fn(n // 2, n)))
+    rng = np.random.default_rng(9)
+    n, h, old = 4096, 8, ember.get_num_threads()
+    results = []
+    try:
+        for nt in (1, threads):
+            ember.set_num_threads(nt)
+            got = []
+            for k, op, ref in ((4, '_thnn_fused_lstm_cell', _lstm_ref), (3, '_thnn_fused_gru_cell', _gru_ref)):
+                arrays = [rng.standard_normal(s).astype(np.float32) for s in ((n, k * h), (n, k * h), (n, h))]
+                rng = np.random.default_rng(9)
+                e, t = _both(arrays)
+                eo, to = getattr(EA, op).default(*e), ref(*t)
+                w = [np.linspace(-1, 1, n * h, dtype=np.float32).reshape(n, h)] * 2
+                ge = ember.autograd.grad(_loss(ember, eo[:k - 2], range(k - 2), w), e)
+                gt = torch.autograd.grad(_loss(torch, to[:k - 2], range(k - 2), w), t)
+                for x, y in zip(list(eo) + list(ge), list(to) + list(gt)):
+                    _close(x, y, 2e-6)
+                got += [_np(x) for x in list(eo) + list(ge)]
+            results.append(got)
+    finally:
+        ember.set_num_threads(old)
+    assert len(results[0]) == len(results[1]) == 11
+    assert len(splits) == (4 if threads == 2 else 0)       # two forward and two backward kernels split
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_overflowing_gates_give_the_limits_without_warnings():
+    """exp(-x) overflows to inf for very negative gates: sigmoid 0, as torch gives, and no RuntimeWarning."""
+    import warnings
+    vals = np.array([[-1000., 1000., -1000., 1000., 0.5, -0.5, 1000., -1000.]])
+    for k, op, ref in ((4, '_thnn_fused_lstm_cell', _lstm_ref), (3, '_thnn_fused_gru_cell', _gru_ref)):
+        arrays = [vals[:, :2 * k], -vals[:, :2 * k], np.ones((1, 2))]
+        e, t = _both(arrays, grad=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            got = getattr(EA, op).default(*e)
+        for x, y in zip(got, ref(*t)):
+            _close(x, y, 1e-15)

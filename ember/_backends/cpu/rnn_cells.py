@@ -10,7 +10,13 @@ Workspaces, as torch's CUDA kernels lay them out:
   GRU  (B, 5H): r, z, n, hx and the hidden projection's n part (with its bias), hn.
 Half-precision inputs are computed in float32; the adapter rounds results to the meta dtypes.
 """
+from time import perf_counter as _perf_counter
+
 import numpy as np
+
+from ._fp import quiet as _quiet
+from ._parallel import get_num_threads, parallel_for
+from ._split import SPLIT_WORK as _SPLIT_WORK, _Choice
 
 
 def _f32(a):
@@ -26,99 +32,149 @@ def _sigmoid_(a):
     return a
 
 
-def _gates(ig, hg, ib, hb):
-    g = np.add(_f32(ig), _f32(hg))
-    if ib is not None:
-        g += _f32(ib)
-    if hb is not None:
-        g += _f32(hb)
-    return g
+_CHOICES = {}     # kernel name -> _Choice: whole or split calls, whichever measured faster (NOTE [split pointwise])
+
+
+def _rows(name, n, width, fn):
+    """``fn(lo, hi)`` over all rows, with NumPy's floating-point warnings off (NOTE [silent floating-point errors]:
+    exp overflows to the right limit), in row blocks over ember's intra-op threads when the step is large enough
+    to pay for the hand-off (a transcendental pass over at least SPLIT_WORK // 8 elements, as NOTE [split
+    pointwise] splits the ufuncs this kernel replaces) and splitting has measured faster on this machine; NumPy
+    releases the GIL inside each pass. Either way the values are the same bits."""
+    fn = _quiet(fn)
+    grain = max(1, -(-_SPLIT_WORK // 8 // max(width, 1)))
+    if n < 2 * grain or get_num_threads() < 2:
+        return fn(0, n)
+    choice = _CHOICES.get(name) or _CHOICES.setdefault(name, _Choice())
+    split = choice.split_now()
+    t = _perf_counter()
+    if split:
+        parallel_for(n, fn, grain)
+    else:
+        fn(0, n)
+    choice.record(split, _perf_counter() - t, n)
 
 
 def _bias_grad(gg):
-    return gg.sum(0) if gg.ndim == 2 else gg.copy()
+    return gg.sum(0)
 
 
 def fused_lstm_cell(ig, hg, cx, ib=None, hb=None):
     """(hy, cy, workspace) of one LSTM step: gates = ig + hg (+ biases), chunks i, f, g, o."""
-    w = _gates(ig, hg, ib, hb)
-    H = w.shape[-1] // 4
-    _sigmoid_(w[..., :2 * H])
-    np.tanh(w[..., 2 * H:3 * H], out=w[..., 2 * H:3 * H])
-    _sigmoid_(w[..., 3 * H:])
-    i, f, g, o = w[..., :H], w[..., H:2 * H], w[..., 2 * H:3 * H], w[..., 3 * H:]
-    cy = f * _f32(cx)
-    cy += i * g
-    hy = np.tanh(cy)
-    hy *= o
+    ig, hg, cx, ib, hb = _f32(ig), _f32(hg), _f32(cx), _f32(ib), _f32(hb)
+    B, H = cx.shape
+    dt = np.result_type(ig, hg, cx)
+    w, cy, hy = np.empty((B, 4 * H), dt), np.empty((B, H), dt), np.empty((B, H), dt)
+
+    def block(lo, hi):
+        a = w[lo:hi]
+        np.add(ig[lo:hi], hg[lo:hi], out=a)
+        if ib is not None:
+            a += ib
+            a += hb
+        _sigmoid_(a[:, :2 * H])
+        np.tanh(a[:, 2 * H:3 * H], out=a[:, 2 * H:3 * H])
+        _sigmoid_(a[:, 3 * H:])
+        c, h = cy[lo:hi], hy[lo:hi]
+        np.multiply(a[:, H:2 * H], cx[lo:hi], out=c)
+        np.multiply(a[:, :H], a[:, 2 * H:3 * H], out=h)
+        c += h
+        np.tanh(c, out=h)
+        h *= a[:, 3 * H:]
+    _rows('lstm', B, 4 * H, block)
     return hy, cy, w
 
 
 def fused_lstm_cell_backward_impl(ghy, gcy, cx, cy, w, has_bias):
     """(grad of the gates, grad_cx, grad of the bias): the gates' gradient serves both input and hidden gates."""
-    cx, cy, w = _f32(cx), _f32(cy), _f32(w)
-    H = w.shape[-1] // 4
-    i, f, g, o = w[..., :H], w[..., H:2 * H], w[..., 2 * H:3 * H], w[..., 3 * H:]
-    tc = np.tanh(cy)
-    gg = np.empty_like(w)
-    gc = np.zeros_like(cy) if gcy is None else _f32(gcy).astype(cy.dtype, copy=True)
-    if ghy is not None:
-        ghy = _f32(ghy)
-        go = gg[..., 3 * H:]
-        np.multiply(ghy, tc, out=go)                 # d o = ghy * tanh(cy) * o (1 - o)
-        go *= o * (1 - o)
-        gc += ghy * o * (1 - tc * tc)
-    else:
-        gg[..., 3 * H:] = 0
-    np.multiply(gc, g * i * (1 - i), out=gg[..., :H])
-    np.multiply(gc, cx * f * (1 - f), out=gg[..., H:2 * H])
-    np.multiply(gc, i * (1 - g * g), out=gg[..., 2 * H:3 * H])
-    gcx = gc * f
+    ghy, gcy, cx, cy, w = _f32(ghy), _f32(gcy), _f32(cx), _f32(cy), _f32(w)
+    B, H = cx.shape
+    gg, gcx = np.empty_like(w), np.empty_like(cy)
+
+    def block(lo, hi):
+        a, out = w[lo:hi], gg[lo:hi]
+        i, f, g, o = a[:, :H], a[:, H:2 * H], a[:, 2 * H:3 * H], a[:, 3 * H:]
+        gc = np.zeros_like(cy[lo:hi]) if gcy is None else gcy[lo:hi].copy()
+        if ghy is not None:
+            tc = np.tanh(cy[lo:hi])
+            go = out[:, 3 * H:]
+            np.multiply(ghy[lo:hi], tc, out=go)        # d o: ghy tanh(cy) o (1 - o)
+            go *= o - o * o
+            tc *= tc
+            np.subtract(1, tc, out=tc)
+            tc *= o
+            tc *= ghy[lo:hi]
+            gc += tc                                    # d cy: gcy + ghy o (1 - tanh(cy)^2)
+        else:
+            out[:, 3 * H:] = 0
+        np.multiply(gc, g, out=out[:, :H])
+        out[:, :H] *= i - i * i
+        np.multiply(gc, cx[lo:hi], out=out[:, H:2 * H])
+        out[:, H:2 * H] *= f - f * f
+        np.multiply(g, g, out=out[:, 2 * H:3 * H])
+        np.subtract(1, out[:, 2 * H:3 * H], out=out[:, 2 * H:3 * H])
+        out[:, 2 * H:3 * H] *= i
+        out[:, 2 * H:3 * H] *= gc
+        np.multiply(gc, f, out=gcx[lo:hi])
+    _rows('lstm_backward', B, 4 * H, block)
     return gg, gcx, (_bias_grad(gg) if has_bias else None)
 
 
 def fused_gru_cell(ig, hg, hx, ib=None, hb=None):
     """(hy, workspace) of one GRU step: r = σ(ir + hr), z = σ(iz + hz), n = tanh(in + r * hn), hy = n + z (hx - n)."""
-    ig, hg, hx = _f32(ig), _f32(hg), _f32(hx)
-    H = hx.shape[-1]
-    ws = np.empty(hx.shape[:-1] + (5 * H,), np.result_type(ig, hg, hx))
-    rz = ws[..., :2 * H]
-    np.add(ig[..., :2 * H], hg[..., :2 * H], out=rz)
-    hn = ws[..., 4 * H:]
-    hn[...] = hg[..., 2 * H:]
-    n = ws[..., 2 * H:3 * H]
-    n[...] = ig[..., 2 * H:]
-    if ib is not None:
-        ib = _f32(ib)
-        rz += ib[..., :2 * H]
-        n += ib[..., 2 * H:]
-    if hb is not None:
-        hb = _f32(hb)
-        rz += hb[..., :2 * H]
-        hn += hb[..., 2 * H:]
-    _sigmoid_(rz)
-    n += ws[..., :H] * hn
-    np.tanh(n, out=n)
-    ws[..., 3 * H:4 * H] = hx
-    hy = hx - n
-    hy *= ws[..., H:2 * H]
-    hy += n
+    ig, hg, hx, ib, hb = _f32(ig), _f32(hg), _f32(hx), _f32(ib), _f32(hb)
+    B, H = hx.shape
+    dt = np.result_type(ig, hg, hx)
+    ws, hy = np.empty((B, 5 * H), dt), np.empty((B, H), dt)
+
+    def block(lo, hi):
+        a = ws[lo:hi]
+        rz, n, hn = a[:, :2 * H], a[:, 2 * H:3 * H], a[:, 4 * H:]
+        np.add(ig[lo:hi, :2 * H], hg[lo:hi, :2 * H], out=rz)
+        hn[...] = hg[lo:hi, 2 * H:]
+        n[...] = ig[lo:hi, 2 * H:]
+        if ib is not None:
+            rz += ib[:2 * H]
+            rz += hb[:2 * H]
+            n += ib[2 * H:]
+            hn += hb[2 * H:]
+        _sigmoid_(rz)
+        h = hy[lo:hi]
+        np.multiply(a[:, :H], hn, out=h)
+        n += h
+        np.tanh(n, out=n)
+        a[:, 3 * H:4 * H] = hx[lo:hi]
+        np.subtract(hx[lo:hi], n, out=h)
+        h *= a[:, H:2 * H]
+        h += n
+    _rows('gru', B, 5 * H, block)
     return hy, ws
 
 
 def fused_gru_cell_backward(ghy, ws, has_bias):
     """(grad_input_gates, grad_hidden_gates, grad_hx, grad_input_bias, grad_hidden_bias) from the workspace."""
     ghy, ws = _f32(ghy), _f32(ws)
-    H = ws.shape[-1] // 5
-    r, z, n, hx, hn = (ws[..., k * H:(k + 1) * H] for k in range(5))
-    gi = np.empty(ws.shape[:-1] + (3 * H,), ws.dtype)
-    gn = gi[..., 2 * H:]
-    np.multiply(ghy, (1 - z) * (1 - n * n), out=gn)             # d (in + r hn)
-    np.multiply(ghy, (hx - n) * z * (1 - z), out=gi[..., H:2 * H])
-    np.multiply(gn, hn * r * (1 - r), out=gi[..., :H])
-    gh = gi.copy()
-    gh[..., 2 * H:] *= r
-    ghx = ghy * z
+    B, H = ghy.shape
+    gi, gh, ghx = np.empty((B, 3 * H), ws.dtype), np.empty((B, 3 * H), ws.dtype), np.empty((B, H), ws.dtype)
+
+    def block(lo, hi):
+        a, g, out = ws[lo:hi], ghy[lo:hi], gi[lo:hi]
+        r, z, n, hx, hn = (a[:, k * H:(k + 1) * H] for k in range(5))
+        gn, gz, gr = out[:, 2 * H:], out[:, H:2 * H], out[:, :H]
+        np.multiply(n, n, out=gn)
+        np.subtract(1, gn, out=gn)
+        gn *= 1 - z
+        gn *= g                                             # d (in + r hn): ghy (1 - z) (1 - n^2)
+        np.subtract(hx, n, out=gz)
+        gz *= z - z * z
+        gz *= g
+        np.multiply(gn, hn, out=gr)
+        gr *= r - r * r
+        h = gh[lo:hi]
+        h[:, :2 * H] = out[:, :2 * H]
+        np.multiply(gn, r, out=h[:, 2 * H:])
+        np.multiply(g, z, out=ghx[lo:hi])
+    _rows('gru_backward', B, 5 * H, block)
     if not has_bias:
         return gi, gh, ghx, None, None
     return gi, gh, ghx, _bias_grad(gi), _bias_grad(gh)
