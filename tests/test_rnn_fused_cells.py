@@ -309,3 +309,15 @@ def test_overflowing_gates_give_the_limits_without_warnings():
             got = getattr(EA, op).default(*e)
         for x, y in zip(got, ref(*t)):
             _close(x, y, 1e-15)
+
+
+@pytest.mark.parametrize('k,op', [(4, '_thnn_fused_lstm_cell'), (3, '_thnn_fused_gru_cell')])
+@pytest.mark.parametrize('bias', [False, True])
+def test_decompositions_give_the_kernels_values(k, op, bias):
+    """The decompositions exporters use (ONNX has no fused cell) give every output of the kernels, workspace too."""
+    from ember._decomp import decomposition_table
+    e, _ = _both(_arrays(k, bias), grad=False)
+    got, want = decomposition_table[getattr(EA, op).default](*e), getattr(EA, op).default(*e)
+    assert len(got) == len(want) == k - 1
+    for x, y in zip(got, want):
+        np.testing.assert_allclose(_np(x), _np(y), rtol=1e-14, atol=1e-14)

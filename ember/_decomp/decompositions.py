@@ -292,6 +292,36 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     return out, empty, aten.clone.default(empty)
 
 
+
+# the fused recurrent cells (ember/_ops/rnn_cells.py) as the composite steps torch's CPU LSTM and GRU run, for
+# exporters with no translation of them (ONNX); the workspaces are laid out as the kernels' are
+
+def _cell_gates(input_gates, hidden_gates, input_bias, hidden_bias):
+    if input_bias is not None:
+        input_gates = input_gates + input_bias
+    if hidden_bias is not None:
+        hidden_gates = hidden_gates + hidden_bias
+    return input_gates, hidden_gates
+
+
+@register_decomposition(aten._thnn_fused_lstm_cell.default)
+def _thnn_fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):
+    ig, hg = _cell_gates(input_gates, hidden_gates, input_bias, hidden_bias)
+    i, f, g, o = (ig + hg).chunk(4, 1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    cy = f * cx + i * g
+    return o * cy.tanh(), cy, aten.cat.default([i, f, g, o], 1)
+
+
+@register_decomposition(aten._thnn_fused_gru_cell.default)
+def _thnn_fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):
+    ig, hg = _cell_gates(input_gates, hidden_gates, input_bias, hidden_bias)
+    ir, iz, in_ = ig.chunk(3, 1)
+    hr, hz, hn = hg.chunk(3, 1)
+    r, z = (ir + hr).sigmoid(), (iz + hz).sigmoid()
+    n = (in_ + r * hn).tanh()
+    return n + z * (hx - n), aten.cat.default([r, z, n, hx, hn], 1)
+
 # --- products -------------------------------------------------------------------------------------------
 
 @register_decomposition(aten.addmm.default)
