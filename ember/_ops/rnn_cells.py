@@ -3,8 +3,8 @@
 torch declares ``_thnn_fused_lstm_cell`` / ``_thnn_fused_gru_cell`` and runs them on CUDA only (its CPU dispatch
 raises NotImplementedError); ember gives them CPU kernels (_backends/cpu/rnn_cells.py) because nn.LSTM / nn.GRU
 loop over time in Python, and one operator and one autograd node per step replace ~10 of each
-(``bench/bench_rnn.py``: fwd+bwd 13-24% faster on its four cases). They are internal: ``aten._thnn_fused_lstm_cell.default`` only,
-as in torch, where no ``torch.*`` function names them.
+(``bench/bench_rnn.py``: fwd+bwd 13-24% faster on its four cases). They are internal,
+``aten._thnn_fused_lstm_cell.default`` only, as in torch, where no ``torch.*`` function names them.
 
 Derivatives follow torch's derivatives.yaml: a first-order backward runs the fused backward kernels on the saved
 workspace (``_thnn_fused_lstm_cell_backward_impl``, ``_thnn_fused_gru_cell_backward``); a recorded one
