@@ -130,7 +130,8 @@ def _run_direction(step, xw, batch_sizes, state0, weights, reverse):
 
 
 _CELL_STEPS = {'LSTM': _lstm_step, 'GRU': _gru_step}
-_STEPS = {'LSTM': _lstm_step_fused, 'GRU': _gru_step_fused, 'RNN_TANH': _rnn_step(lambda x: x.tanh()), 'RNN_RELU': _rnn_step(F.relu)}
+_STEPS = {'LSTM': _lstm_step_fused, 'GRU': _gru_step_fused, 'RNN_TANH': _rnn_step(lambda x: x.tanh()),
+          'RNN_RELU': _rnn_step(F.relu)}
 
 
 def run_layers(mode, data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional):
