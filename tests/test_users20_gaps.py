@@ -458,3 +458,22 @@ def test_ember_run_reports_an_uncaught_exception_as_python(tmp_path):
                              text=True, timeout=300, env=env)
         assert got.returncode == want.returncode == 1
         assert got.stderr.replace(str(tmp_path) + '/', '') == want.stderr.replace(str(tmp_path) + '/', '')
+
+
+def test_rnn_modules_pickle_and_load_whole(tmp_path):
+    """word_language_model saves the whole model: the weight references behind _flat_weights are not pickled
+    (torch drops them too), and a torch-saved LSTM loads and runs in ember."""
+    import copy
+    import pickle
+    torch.manual_seed(0)
+    tm = torch.nn.LSTM(3, 4, 2)
+    torch.save(tm, tmp_path / 'lstm.pt')
+    em = ember.load(tmp_path / 'lstm.pt', weights_only=False)
+    x = np.random.default_rng(0).standard_normal((5, 2, 3)).astype(np.float32)
+    np.testing.assert_allclose(em(ember.from_numpy(x))[0].detach().numpy(),
+                               tm(torch.from_numpy(x))[0].detach().numpy(), rtol=1e-5, atol=1e-6)
+    for m in (pickle.loads(pickle.dumps(em)), copy.deepcopy(em)):
+        np.testing.assert_array_equal(m(ember.from_numpy(x))[0].detach().numpy(),
+                                      em(ember.from_numpy(x))[0].detach().numpy())
+    ember.save(em, tmp_path / 'e.pt')
+    assert isinstance(ember.load(tmp_path / 'e.pt', weights_only=False), ember.nn.LSTM)

@@ -276,6 +276,16 @@ class RNNBase(Module):
         self._remember_weights()
         return ret
 
+    def __getstate__(self):
+        state = super().__getstate__() if hasattr(super(), '__getstate__') else self.__dict__
+        state = dict(state)
+        state.pop('_flat_weight_refs', None)        # weak references do not pickle (torch drops them too)
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self._remember_weights()
+
     def _remember_weights(self):
         """Which parameter objects the flat weights came from (torch's ``_flat_weight_refs``)."""
         self.__dict__['_flat_weight_refs'] = [weakref.ref(w) if w is not None else None
