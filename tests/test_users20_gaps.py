@@ -477,3 +477,26 @@ def test_rnn_modules_pickle_and_load_whole(tmp_path):
                                       em(ember.from_numpy(x))[0].detach().numpy())
     ember.save(em, tmp_path / 'e.pt')
     assert isinstance(ember.load(tmp_path / 'e.pt', weights_only=False), ember.nn.LSTM)
+
+
+@pytest.mark.parametrize('kind', ['LSTM', 'GRU'])
+def test_per_sample_gradients_of_recurrent_layers(kind):
+    """vmap(grad) over nn.LSTM/GRU (their fused cells have batching rules): each sample's gradients equal torch's
+    per-sample ones (torch's own vmap of nn.GRU fails on its in-place hidden-state update)."""
+    def run(lib, batched):
+        lib.manual_seed(0)
+        m = getattr(lib.nn, kind)(3, 4)
+        params = {k: v.detach() for k, v in m.named_parameters()}
+        xs = lib.randn(3, 5, 2, 3)
+
+        def loss(p, x):
+            return lib.func.functional_call(m, p, (x,))[0].pow(2).sum()
+        if batched:
+            g = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0))(params, xs)
+        else:
+            each = [lib.func.grad(loss)(params, xs[i]) for i in range(3)]
+            g = {k: lib.stack([e[k] for e in each]) for k in each[0]}
+        return {k: v.numpy() for k, v in g.items()}
+    got, want = run(ember, True), run(torch, False)
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-4, atol=1e-6)

@@ -611,6 +611,54 @@ def _sdpa_rule(op):
     return rule
 
 
+def _fold_rows(ts, level, N):
+    """Row tensors (B, X) of every sample as one (N * B, X) tensor (None stays None)."""
+    out = []
+    for t in ts:
+        if t is None:
+            out.append(None)
+            continue
+        p = _physical_or_expanded(t, level, N)
+        out.append(p.reshape((p.shape[0] * p.shape[1],) + tuple(p.shape[2:])))
+    return out
+
+
+def _unfold_rows(t, level, N):
+    return None if t is None else make_batched(t.reshape((N, t.shape[0] // N) + tuple(t.shape[1:])), level)
+
+
+def _fused_cell_rule(op):
+    """_thnn_fused_lstm_cell / _thnn_fused_gru_cell: rows are independent, so the samples' rows are one call; biases
+    batched per sample are added into their gates first (the operator takes one bias for all rows)."""
+    def rule(level, args):
+        ig, hg, state, ib, hb = args
+        N = _batch_size(args, level)
+        if (ib is not None and unwrap(ib, level) is not None) or (hb is not None and unwrap(hb, level) is not None):
+            ig, hg, ib, hb = ig + ib, hg + hb, None, None
+        ig, hg, state = _fold_rows((ig, hg, state), level, N)
+        return tuple(_unfold_rows(o, level, N) for o in op(ig, hg, state, ib, hb))
+    return rule
+
+
+def _fused_cell_backward_rule(op, rows_out, has_bias_pos):
+    """The fused cells' backward kernels: the samples' rows in one call, each bias gradient summed per sample (the
+    folded call's would sum over every sample's rows)."""
+    def rule(level, args):
+        N = _batch_size(args, level)
+        args = list(args)
+        has_bias = args[has_bias_pos]
+        args[has_bias_pos] = False
+        tensors = [i for i, a in enumerate(args) if isinstance(a, TensorImpl)]
+        for i, f in zip(tensors, _fold_rows([args[i] for i in tensors], level, N)):
+            args[i] = f
+        outs = [_unfold_rows(o, level, N) for o in op(*args)[:rows_out]]
+        if not has_bias:
+            return tuple(outs) + (None,) * (len(op.schema.returns) - rows_out)
+        gate_grads = outs[:1] if rows_out == 2 else outs[:2]        # LSTM: one gates grad; GRU: input and hidden
+        return tuple(outs) + tuple(g.sum(0) for g in gate_grads)
+    return rule
+
+
 def rule_for(decl):
     name = decl.op.schema.full_name
     op = decl.op
@@ -640,7 +688,10 @@ def rule_for(decl):
              'native_layer_norm_backward': _layer_norm_backward_rule, 'repeat': _repeat_rule,
              'index_put': _index_put_rule, 'embedding': _embedding_rule, 'native_batch_norm': _batch_norm_rule,
              'native_batch_norm_backward': _batch_norm_backward_rule, 'native_group_norm': _group_norm_rule,
-             'native_group_norm_backward': _group_norm_backward_rule}
+             'native_group_norm_backward': _group_norm_backward_rule,
+             '_thnn_fused_lstm_cell': _fused_cell_rule, '_thnn_fused_gru_cell': _fused_cell_rule,
+             '_thnn_fused_lstm_cell_backward_impl': lambda op: _fused_cell_backward_rule(op, 2, 5),
+             '_thnn_fused_gru_cell_backward': lambda op: _fused_cell_backward_rule(op, 3, 2)}
     if name in table:
         return table[name](op), 'other'
     return None, None
