@@ -14,6 +14,11 @@ except ImportError:      # pragma: no cover - other NumPy versions
     _EXT = _IGNORE = None
 
 
+def is_half(dt):
+    """float16 or bfloat16 (ml_dtypes' bfloat16 has kind 'V'): the dtypes torch computes in float32 and rounds once."""
+    return dt.itemsize == 2 and dt.kind in 'fV'
+
+
 def quiet(fn):
     """``fn`` with NumPy floating-point warnings off for the call (NOTE [silent floating-point errors])."""
     if _EXT is None:

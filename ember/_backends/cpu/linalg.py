@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ._fp import quiet
+from ._fp import quiet, is_half as _is_half_dtype
 from ._gemm import GEMM_GRAIN as _GEMM_GRAIN, gemm as _gemm
 from ._parallel import get_num_threads, parallel_for
 from ._sums import colsum
@@ -31,7 +31,7 @@ def _rows(a):
 
 def _is_half(a):
     dt = getattr(a, 'dtype', None)
-    return dt is not None and dt.itemsize == 2 and dt.name in ('float16', 'bfloat16')
+    return dt is not None and _is_half_dtype(dt)
 
 
 def _half_in_float32(fn):

@@ -22,7 +22,7 @@ import numpy as np
 from ._complex import logaddexp_complex
 
 from ._lerp import lerp as _lerp, addcmul as _addcmul_formula, addcdiv as _addcdiv_formula, fma32 as _fma32
-from ._fp import quiet as _quiet
+from ._fp import quiet as _quiet, is_half as _is_half
 from ._special import erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma, \
     polygamma as _polygamma_k, erfcx as _erfcx, i0 as _i0, i0e as _i0e, i1 as _i1, i1e as _i1e, \
     gammainc as _gammainc, gammaincc as _gammaincc    # NOTE [special
@@ -865,8 +865,8 @@ _OPMATH = {'sigmoid', 'silu', 'silu_backward', 'gelu', 'gelu_backward', 'elu', '
 
 
 def _half(a):
-    """float16 or bfloat16 (ml_dtypes': kind 'V')."""
-    return a.__class__ is np.ndarray and a.dtype.itemsize == 2 and a.dtype.kind in 'fV'
+    """A float16 or bfloat16 array."""
+    return a.__class__ is np.ndarray and _is_half(a.dtype)
 
 
 def _opmath(fn):

@@ -10,7 +10,7 @@ from ._layout import c_order, like as _like_layout
 
 from ._complex import logaddexp_complex
 
-from ._fp import quiet as _quiet
+from ._fp import quiet as _quiet, is_half as _is_half
 from ._sums import rowsum as _rowsum, blas_sum as _blas_sum, exp_safe as _exp_safe
 
 
@@ -32,8 +32,7 @@ def _ax1(dim, ndim):
 
 def _half(dt):
     """float16/bfloat16: accumulate in float32 as torch does (the adapter casts the result back)."""
-    dt = np.dtype(dt)
-    return dt.itemsize == 2 and dt.kind not in 'iub'
+    return _is_half(np.dtype(dt))
 
 
 def _copy0(a, dtype=None):

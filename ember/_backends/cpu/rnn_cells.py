@@ -14,13 +14,13 @@ from time import perf_counter as _perf_counter
 
 import numpy as np
 
-from ._fp import quiet as _quiet
+from ._fp import quiet as _quiet, is_half as _is_half
 from ._parallel import get_num_threads, parallel_for
 from ._split import SPLIT_WORK as _SPLIT_WORK, _Choice
 
 
 def _f32(a):
-    return a.astype(np.float32) if a is not None and a.dtype.itemsize == 2 and a.dtype.kind == 'f' else a
+    return a.astype(np.float32) if a is not None and _is_half(a.dtype) else a
 
 
 def _sigmoid_(a):
