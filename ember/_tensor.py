@@ -13,7 +13,8 @@ import numpy as np
 from ._core import dtype as D
 from ._core.device import device as _device, canonical
 from ._core.tensor_impl import TensorImpl, set_tensor_class, fields as _fields, FIELDS as _FIELDS
-from ._core.storage import MetaArray, _ptr, suggest_memory_format, format_strides, contiguous_strides
+from ._core.storage import MetaArray, _ptr, suggest_memory_format, format_strides, contiguous_strides, \
+    check_in_bounds
 from ._core.dispatch_key import BACKEND_MASK as _BM, AUTOGRAD_BIT as _AUTOGRAD_BIT, PYTHON_SUBCLASS_BIT as _PYTHON_SUBCLASS_BIT, \
     TORCH_FUNCTION_BIT as _TORCH_FUNCTION_BIT, DispatchKey as _DK
 from ._dispatch import torch_function as _tf
@@ -565,11 +566,7 @@ class Tensor(TensorImpl):
         if any(s < 0 for s in stride):
             raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides="
                                f"{list(stride)}")
-        need = 0 if 0 in size else (storage_offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))) * itemsize
-        if need > storage.nbytes():
-            raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
-                               f"{storage_offset}, and itemsize {itemsize} requiring a storage size of {need} are out "
-                               f"of bounds for storage of size {storage.nbytes()}")
+        check_in_bounds(size, stride, storage_offset, itemsize, storage.nbytes())
         if storage.data is None:
             a = MetaArray(size, self._a.dtype, tuple(s * itemsize for s in stride), storage_offset)
         else:

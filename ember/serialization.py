@@ -36,6 +36,7 @@ from . import _weights_only
 
 from ._core import dtype as D
 from ._core.device import canonical
+from ._core.storage import check_in_bounds
 from ._tensor import Tensor, Size
 
 # torch.serialization.MAP_LOCATION: what load's map_location may be
@@ -381,15 +382,7 @@ def _check_layout(storage, offset, size, stride):
                            f"{list(stride)} ({where})")
     if offset < 0:
         raise RuntimeError(f"invalid checkpoint: {where} has a negative storage offset {offset}")
-    isz = storage.dtype.itemsize
-    n = storage.flat.size // isz
-    if 0 in size:
-        return
-    need = offset + 1 + sum((a - 1) * b for a, b in zip(size, stride))
-    if need > n:
-        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
-                           f"itemsize {isz} requiring a storage size of {need * isz} are out of bounds for storage "
-                           f"of size {n * isz} ({where})")
+    check_in_bounds(size, stride, offset, storage.dtype.itemsize, storage.flat.size, where)
 
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,

@@ -500,3 +500,14 @@ def test_per_sample_gradients_of_recurrent_layers(kind):
     got, want = run(ember, True), run(torch, False)
     for k in want:
         np.testing.assert_allclose(got[k], want[k], rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize('call', [lambda lib: lib.arange(3.).as_strided((0,), (1,), 10).shape,
+                                  lambda lib: lib.arange(3.).as_strided((2,), (1,), 2),
+                                  lambda lib: lib.zeros(1).set_(lib.arange(3.).untyped_storage(), 9, (0, 2)).shape])
+def test_storage_bounds_as_torchs(call):
+    """One bounds check (torch's checkInBoundsForStorage) for as_strided, set_ and loaded checkpoints: a geometry
+    with no elements needs no bytes, whatever its offset."""
+    (want, want_err), (got, got_err) = _both(call)
+    assert got_err == want_err and (got is None) == (want is None)
+    assert got is None or tuple(got) == tuple(want)

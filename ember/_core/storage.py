@@ -39,6 +39,18 @@ def as_size(s):
     return s if s.__class__ is int or hasattr(s, 'expr') else int(s)
 
 
+def check_in_bounds(size, stride, offset, itemsize, nbytes, where=''):
+    """torch's checkInBoundsForStorage: the elements a geometry reaches (in element strides, from element
+    ``offset``) must lie within ``nbytes``; a geometry with no elements needs none. ``where`` names the place."""
+    if 0 in size:
+        return
+    need = (offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))) * itemsize
+    if need > nbytes:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {itemsize} requiring a storage size of {need} are out of bounds for storage of "
+                           f"size {nbytes}" + (f" ({where})" if where else ''))
+
+
 def contiguous_strides(shape, itemsize=1):
     n = len(shape)
     if n < 3:     # the common cases, without the loop

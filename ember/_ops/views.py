@@ -8,7 +8,7 @@ views (reshape, flatten, split, ...) are written in these primitives.
 from math import prod as _prod
 
 from .registry import declare
-from .._core.storage import contiguous_strides, MetaArray, as_size
+from .._core.storage import contiguous_strides, MetaArray, as_size, check_in_bounds
 from .._core.tensor_impl import make_view
 from .._dispatch.ops_namespace import aten
 
@@ -211,12 +211,7 @@ def _as_strided_meta(self, size, stride, storage_offset=None):
         raise RuntimeError(f"mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
-    need = off + (1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0)
-    have = self.untyped_storage().nbytes() // self._dtype.itemsize
-    if need > have:
-        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off}, and "
-                           f"itemsize {self._dtype.itemsize} requiring a storage size of {need * self._dtype.itemsize} "
-                           f"are out of bounds for storage of size {have * self._dtype.itemsize}")
+    check_in_bounds(size, stride, off, self._dtype.itemsize, self.untyped_storage().nbytes())
     return size, stride, off
 
 
