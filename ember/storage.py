@@ -78,11 +78,7 @@ class TypedStorage:
         return object.__sizeof__(self) + self.nbytes()
 
     def is_shared(self):
-        data = self._untyped_storage.data
-        if self.device.type != 'cpu' or data is None:
-            return False
-        from ._shared import segment_of
-        return segment_of(data) is not None
+        return self._untyped_storage.is_shared()
 
     def type(self, dtype=None, non_blocking=False):
         if dtype is not None:
@@ -147,14 +143,15 @@ class TypedStorage:
         moved = self._untyped_storage.to(device=device)
         return self if moved is self._untyped_storage else TypedStorage(moved, self.dtype)
 
+    # what the bytes are: the untyped storage's answers
     def is_pinned(self, device='cuda'):
-        return False
+        return self._untyped_storage.is_pinned(device)
 
     def pin_memory(self, device='cuda'):
         return self._untyped_storage.pin_memory(device)
 
     def get_device(self):
-        return self.device.index
+        return self._untyped_storage.get_device()
 
     def cpu(self):
         return self
