@@ -514,8 +514,9 @@ def vgg16_checkpoint(d):
     subprocess.run([sys.executable, '-c', code], check=True, cwd=ROOT, timeout=600)
 
 
-def run_program(corpus, name, spec, timeout, keep, verbose, ember_root=ROOT):
-    """One program under one or both runtimes; returns (ok, message, {runtime: output})."""
+def run_program(corpus, name, spec, timeout, keep, verbose, ember_root=ROOT, accel=False):
+    """One program under one or both runtimes; returns (ok, message, {runtime: output}). With ``accel``, a
+    script that has an ``--accel`` switch gets it (scripts with ``--no-accel`` use an accelerator by themselves)."""
     runtimes = ['ember'] if spec.get('vision') or spec.get('ember_only') else ['torch', 'ember']
     outputs, results = {}, {}
     tmp = tempfile.mkdtemp(prefix=f'corpus_{re.sub(r"[^A-Za-z0-9_]", "_", name)}_')
@@ -528,6 +529,8 @@ def run_program(corpus, name, spec, timeout, keep, verbose, ember_root=ROOT):
                 env['PYTHONPATH'] = ember_root + os.pathsep + env.get('PYTHONPATH', '')
             text = ''
             for script, args in spec['steps']:
+                if accel and "'--accel'" in open(os.path.join(d, script)).read():
+                    args = [*args, '--accel']
                 cmd = _command(spec, rt, script, args)
                 rc, out = run_one(cmd, d, env, timeout, spec.get('stop_after'))
                 text += out
@@ -669,6 +672,8 @@ def main(argv=None):
     ap.add_argument('--timeout', type=float, default=300, help='seconds per program run (default 300)')
     ap.add_argument('--ember-root', default=ROOT, help='checkout whose ember runs (default: this project)')
     ap.add_argument('-v', '--verbose', action='store_true', help='print each run\'s output')
+    ap.add_argument('--accel', action='store_true', help='pass --accel to the scripts that take it (on a GPU '
+                                                         'machine: torch and ember both train on the GPU)')
     ap.add_argument('--repo', action='append', default=[], metavar='OWNER/NAME=PATH',
                     help='a checkout of another repository whose programs to run too (karpathy/nanoGPT, '
                          'karpathy/minGPT, karpathy/makemore, rasbt/LLMs-from-scratch)')
@@ -689,7 +694,7 @@ def main(argv=None):
         try:
             spec = PROGRAMS[name]
             ok, msg, res = run_program(repos.get(spec.get('repo'), a.corpus), name, spec, a.timeout, a.keep,
-                                       a.verbose, os.path.abspath(a.ember_root))
+                                       a.verbose, os.path.abspath(a.ember_root), a.accel)
             close = agreement(spec, res) if ok else None
         except Exception as ex:        # a runner-side problem (corpus missing a file): report, go on
             ok, msg = False, f'{type(ex).__name__}: {ex}'
