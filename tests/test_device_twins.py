@@ -177,3 +177,25 @@ def test_a_fused_adam_step_runs_as_one_twin_with_the_steps_on_the_host(twin_devi
         assert t.device.type == 'twin'
         np.testing.assert_array_equal(t.cpu().numpy(), c.numpy())
     assert backend.FALLBACKS == before
+
+
+def test_copy_between_devices_and_fill_with_a_host_value_as_in_torch(twin_device):
+    """torch's ``copy_`` takes its source from any device (pytorch/examples' dcgan saves a grid of GPU images
+    into a host tensor), and ``fill_`` takes a 0-d host tensor on a device tensor (word_language_model's
+    generate.py fills a GPU input with a word sampled on the host)."""
+    d = ember.zeros(2, 3).to('twin')
+    d.copy_(ember.arange(6.).reshape(2, 3))
+    assert d.device.type == 'twin' and d.cpu().tolist() == [[0., 1., 2.], [3., 4., 5.]]
+    h = ember.zeros(2, 3, dtype=ember.float64)
+    assert h.copy_(d * 2).dtype is ember.float64 and h.tolist() == [[0., 2., 4.], [6., 8., 10.]]
+    src = ember.ones(3, requires_grad=True)
+    out = ember.zeros(2, 3).to('twin').copy_(src)
+    out.sum().backward()
+    assert out.device.type == 'twin' and src.grad.device.type == 'cpu' and src.grad.tolist() == [2., 2., 2.]
+    d.fill_(ember.tensor(7))
+    assert d.device.type == 'twin' and d.cpu().tolist() == [[7.] * 3] * 2
+    with pytest.raises(RuntimeError, match='Expected all tensors to be on the same device'):
+        d.add_(ember.ones(2, 3))        # other operators keep torch's rule
+    from ember.vision.utils import make_grid
+    g = make_grid(ember.rand(3, 3, 4, 4).to('twin'), nrow=2, padding=1)
+    assert g.device.type == 'twin' and tuple(g.shape) == (3, 11, 11)

@@ -108,4 +108,7 @@ def test_grads_match_cpu(info, dtype):
                 assert g is None or np.allclose(_host(g), 0), f'{info.name}({s}) grad {k}'
                 continue
             assert g.device.type == 'cuda', f'{info.name}({s}) grad {k} on {g.device}'
-            np.testing.assert_allclose(_host(g), _host(c), rtol=1e-8, atol=1e-10, err_msg=f'{info.name}({s}) grad {k}')
+            # float64 to a few ulps; float32 (the operators with no float64 kernel, fake quantization) to the
+            # rounding of a sum taken in another order (the gradient's reduction over the batch)
+            tol = 1e-8 if c.dtype == ember.float64 else 1e-5
+            np.testing.assert_allclose(_host(g), _host(c), rtol=tol, atol=tol * 1e-2, err_msg=f'{info.name}({s}) grad {k}')

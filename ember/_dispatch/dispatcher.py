@@ -504,7 +504,9 @@ def _generate_caller(op, operator=False):
         body.append(f'    if ks == 0: return _bad({f"argument {_param(first.name)!r} (position 1)"!r}, "Tensor", '
                     f'{_param(first.name)}, {every})')
     # a foreach operator (NOTE [foreach operators]) takes lists that may span devices: each per-tensor call checks
-    if (len(s.tensor_args) > 1 or any(a.base_type == 'Tensor[]' for a in s.arguments)) and 'foreach' not in op.tags:
+    if 'cross_device' in op.tags:       # the kernel moves the other tensors: the first one's device decides
+        body.append(f'    _b = ks & _BM\n    if _b & (_b - 1): ks = _mixed(ks, {_param(s.tensor_args[0].name)})')
+    elif (len(s.tensor_args) > 1 or any(a.base_type == 'Tensor[]' for a in s.arguments)) and 'foreach' not in op.tags:
         body.append(f'    _b = ks & _BM\n    if _b & (_b - 1): ks = _mixed(ks, '
                     f'{", ".join(_param(a.name) for a in s.arguments if a.base_type in ("Tensor", "Tensor[]"))})')
     body += ['    ks = (ks | _S.include) & _S.keep',

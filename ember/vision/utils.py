@@ -48,8 +48,7 @@ def make_grid(tensor, nrow=8, padding=2, normalize=False, value_range=None, scal
     xmaps = min(nrow, nmaps)
     ymaps = int(math.ceil(float(nmaps) / xmaps))
     height, width = int(tensor.size(2) + padding), int(tensor.size(3) + padding)
-    grid = ember.full((tensor.size(1), height * ymaps + padding, width * xmaps + padding), pad_value,
-                      dtype=tensor.dtype)
+    grid = tensor.new_full((tensor.size(1), height * ymaps + padding, width * xmaps + padding), pad_value)
     k = 0
     for y in range(ymaps):
         for x in range(xmaps):
@@ -69,5 +68,5 @@ def save_image(tensor, fp, format=None, **kwargs):
     from ._pil import pil_image
     Image = pil_image()
     grid = make_grid(tensor, **kwargs)
-    ndarr = grid.detach().mul(255).add_(0.5).clamp_(0, 255).permute(1, 2, 0).to(ember.uint8).numpy()
+    ndarr = grid.detach().mul(255).add_(0.5).clamp_(0, 255).permute(1, 2, 0).to('cpu', ember.uint8).numpy()
     Image.fromarray(ndarr).save(fp, format=format)

@@ -58,7 +58,8 @@ def _reduce(loss, ws, keep, reduction, dtype):
     if ws is not None:
         total = np.add.reduce(ws, axis=None, dtype=acc)
     else:
-        total = (acc or dtype.type)(loss.size if keep is None else np.count_nonzero(keep))
+        # np.asarray, not dtype.type(...): on a device, count_nonzero answers with a device array
+        total = np.asarray(loss.size if keep is None else np.count_nonzero(keep), acc or dtype)
     out = -np.add.reduce(loss, axis=None, dtype=acc)
     out = out / total if reduction == _MEAN else out
     if acc is None:

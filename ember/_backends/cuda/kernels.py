@@ -206,7 +206,7 @@ KERNELS = {
     'sinc': _sinc,
     'empty_strided': _empty_strided,
     'fill.Tensor': lambda a, value: cp.full(a.shape, value, a.dtype) if isinstance(value, (int, float, bool, complex))
-    else cp.broadcast_to(value.astype(a.dtype), a.shape).copy(),
+    else cp.broadcast_to(cp.asarray(value, a.dtype), a.shape).copy(),     # value: a 0-d array, on the host or not
     'clone': _clone,
     'linear_backward': _linear_backward,
     '_fused_adam_': _fused_adam,
