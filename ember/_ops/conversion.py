@@ -57,15 +57,15 @@ def _cast(a, dt, copy=True):
 
 
 def _copy_(self, src, non_blocking=False):
-    broadcast_shapes(self._a.shape, src._a.shape)
-    if broadcast_shapes(self._a.shape, src._a.shape) != tuple(self._a.shape):
-        raise RuntimeError(f"output with shape {list(self._a.shape)} doesn't match the broadcast shape "
-                           f"{list(broadcast_shapes(self._a.shape, src._a.shape))}")
+    shape = self._a.shape
+    if src._a.shape != shape:
+        b = broadcast_shapes(shape, src._a.shape)
+        if b != tuple(shape):
+            raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {list(b)}")
     adapters.check_no_internal_overlap(self)
     a = _move(src._a, src._device, self._device)
     if not isinstance(self._a, MetaArray):
-        xp = self._device._iface.xp
-        self._a[...] = xp.broadcast_to(_cast(a, self._a.dtype, copy=False), self._a.shape)
+        self._a[...] = _cast(a, self._a.dtype, copy=False)     # the array's assignment broadcasts (checked above)
     self._vc[0] += 1
     return self
 

@@ -225,7 +225,12 @@ def setitem(self, idx, value):
     else:
         from .._creation import tensor
         v = tensor(value, dtype=self.dtype, device=self.device)
-    if type(idx) is Tensor and idx.ndim and idx._dtype.category <= 1:
+    if type(idx) is int and self.ndim:      # fast path: x[i] = v
+        n = self.shape[0]
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} is out of bounds for dimension 0 with size {n}")
+        res, adv = _select(self, 0, idx), None
+    elif type(idx) is Tensor and idx.ndim and idx._dtype.category <= 1:
         res, adv = self, [(0, idx)]
     else:
         res, adv = _apply(self, idx)
