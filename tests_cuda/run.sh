@@ -1,9 +1,10 @@
 #!/bin/bash
 # The GPU checks in one go (on a machine with CuPy, torch with CUDA, pytest-xdist and pytest-timeout):
-#   bash tests_cuda/run.sh OUTDIR [SECONDS_FOR_THE_OPERATOR_SWEEP] [PROFILED_FUNCTIONS]
+#   bash tests_cuda/run.sh OUTDIR [SECONDS_FOR_THE_OPERATOR_SWEEP] [PROFILED_FUNCTIONS] [EXAMPLES_CHECKOUT]
 # writes OUTDIR/bench.log, api.log, ops.log, failures.txt and fallbacks.jsonl; with PROFILED_FUNCTIONS (N), the
-# benchmark also prints the N functions where ember's training steps spend their host time (bench_cuda --profile).
-OUT=${1:-/tmp/ember_cuda}; SWEEP=${2:-300}; PROFILE=${3:-0}
+# benchmark also prints the N functions where ember's training steps spend their host time (bench_cuda --profile);
+# with a pytorch/examples checkout, its GPU programs run under torch and ember on the GPU (corpus.py --accel).
+OUT=${1:-/tmp/ember_cuda}; SWEEP=${2:-300}; PROFILE=${3:-0}; EXAMPLES=${4:-}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$(cd "$(dirname "$0")/.." && pwd)
 nvidia-smi -L
@@ -18,4 +19,9 @@ if [ -f "$OUT/failures.txt" ]; then
     cut -c1-160 "$OUT/failures.txt" | head -40
 else
     echo "failures: 0"
+fi
+if [ -n "$EXAMPLES" ]; then
+    timeout 150 python bench/corpus.py "$EXAMPLES" --accel --timeout 50 -v --only mnist vae mnist_rnn dcgan \
+        'word_language_model[LSTM]' 'word_language_model[Transformer]' > "$OUT/corpus.log" 2>&1
+    grep -E "^(PASS|FAIL)|passed" "$OUT/corpus.log"
 fi
