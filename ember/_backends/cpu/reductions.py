@@ -13,7 +13,7 @@ from ._complex import logaddexp_complex
 from ._fp import quiet as _quiet, is_half as _is_half
 from ._torch_sort import (floating as _floating, tied_rows as _tied_rows, ranks_of as _ranks_of,
                           radix_sorted as _radix_sorted, sort_order as _sort_order, topk_order as _topk_order,
-                          kth_order as _kth_order)
+                          kth_order as _kth_order, BUDGET as _TIE_BUDGET)
 from ._sums import rowsum as _rowsum, blas_sum as _blas_sum, exp_safe as _exp_safe
 
 
@@ -367,7 +367,7 @@ def _unstable_sort(a, idx, vals, dim, descending):
         return idx, vals    # a stride-0 row torch leaves unsorted (all equal): its indices are 0..n-1
     sv, _ = _rows(vals, dim)
     tied = _tied_rows(sv)
-    if not tied.any():
+    if not tied.any() or np.count_nonzero(tied) * sv.shape[1] > _TIE_BUDGET:
         return idx, vals
     v, shape = _rows(a, dim)
     i, _ = _rows(idx, dim)
@@ -403,6 +403,8 @@ def _topk_ties(a, idx, k, dim, largest, is_sorted):
             return idx
     else:
         need = np.ones(len(v), bool)     # nth_element's order, ties or not
+    if np.count_nonzero(need) * n > _TIE_BUDGET:
+        return idx
     w = v[need]
     i = i.copy()
     i[need] = _topk_order(_ranks_of(w, _argsort(w, 1, largest)), k, is_sorted)
@@ -446,7 +448,7 @@ def _kth_ties(a, idx, k, dim):
     v, _ = _rows(a, dim)
     i = idx.reshape(-1)
     need = _eq_count(v, v[np.arange(len(v)), i][:, None]) > 1
-    if not need.any():
+    if not need.any() or np.count_nonzero(need) * v.shape[1] > _TIE_BUDGET:
         return idx
     w = v[need]
     i = i.copy()
