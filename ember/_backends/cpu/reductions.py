@@ -11,6 +11,9 @@ from ._layout import c_order, like as _like_layout
 from ._complex import logaddexp_complex
 
 from ._fp import quiet as _quiet, is_half as _is_half
+from ._torch_sort import (floating as _floating, tied_rows as _tied_rows, ranks_of as _ranks_of,
+                          radix_sorted as _radix_sorted, sort_order as _sort_order, topk_order as _topk_order,
+                          kth_order as _kth_order, BUDGET as _TIE_BUDGET)
 from ._sums import rowsum as _rowsum, blas_sum as _blas_sum, exp_safe as _exp_safe
 
 
@@ -339,12 +342,73 @@ def _argsort(a, dim, descending, stable=True):
     return (n - 1) - idx
 
 
+def _rows(a, dim):
+    """``a`` as rows (m, n) along ``dim``, and the shape to give back with ``_unrows``."""
+    x = np.moveaxis(a, dim, -1)
+    return x.reshape(-1, x.shape[-1]), x.shape
+
+
+def _unrows(r, shape, dim):
+    return np.moveaxis(r.reshape(shape), -1, dim)
+
+
+def _eq_count(v, b):
+    """How many elements of each row of ``v`` equal ``b`` (m, 1), NaN equal to NaN."""
+    eq = v == b
+    if _floating(v.dtype):
+        eq |= np.isnan(v) & np.isnan(b)
+    return np.add.reduce(eq, axis=1)
+
+
+def _unstable_sort(a, idx, vals, dim, descending):
+    """torch's order of equal elements for ``sort(stable=False)``, recomputed for the rows that have any
+    (NOTE [tie order of torch's sort]); ``idx`` is the stable order, ``vals`` the sorted values. Returns both."""
+    if a.shape[dim] < 2 or a.strides[dim] == 0 or _radix_sorted(a, descending):
+        return idx, vals    # a stride-0 row torch leaves unsorted (all equal): its indices are 0..n-1
+    sv, _ = _rows(vals, dim)
+    tied = _tied_rows(sv)
+    if not tied.any() or np.count_nonzero(tied) * sv.shape[1] > _TIE_BUDGET:
+        return idx, vals
+    v, shape = _rows(a, dim)
+    i, _ = _rows(idx, dim)
+    i = i.copy()
+    i[tied] = _sort_order(_ranks_of(v[tied], i[tied]))
+    idx = _unrows(i, shape, dim)
+    return idx, np.take_along_axis(a, idx, dim)
+
+
 def _sort(a, dim, descending, stable):
     if a.ndim == 0:
         return _copy0(a), np.zeros((), np.int64)
     idx = _argsort(a, dim, descending)
-    return (_like_layout(a, np.take_along_axis(a, idx, dim)),      # torch's sort keeps a dense input's strides
-            _like_layout(a, idx.astype(np.int64, copy=False)))
+    vals = np.take_along_axis(a, idx, dim)
+    if not stable:
+        idx, vals = _unstable_sort(a, idx, vals, dim, descending)
+    return _like_layout(a, vals), _like_layout(a, idx.astype(np.int64, copy=False))  # a dense input's strides
+
+
+def _topk_ties(a, idx, k, dim, largest, is_sorted):
+    """torch's topk indices where equal elements make them ambiguous, and its order when not ``sorted``
+    (NOTE [tie order of torch's sort]); ``idx`` is the stable, sorted choice."""
+    n = a.shape[dim]
+    if k == 0 or n < 2:
+        return idx
+    v, shape = _rows(a, dim)
+    i, ishape = _rows(idx, dim)
+    if is_sorted or k * 64 <= n:
+        tv = np.take_along_axis(v, i, 1)
+        b = tv[:, -1:]
+        need = _tied_rows(tv) | (_eq_count(v, b) > _eq_count(tv, b))
+        if not need.any():
+            return idx
+    else:
+        need = np.ones(len(v), bool)     # nth_element's order, ties or not
+    if np.count_nonzero(need) * n > _TIE_BUDGET:
+        return idx
+    w = v[need]
+    i = i.copy()
+    i[need] = _topk_order(_ranks_of(w, _argsort(w, 1, largest)), k, is_sorted)
+    return _unrows(i, ishape, dim)
 
 
 def _topk(a, k, dim, largest, sorted):
@@ -359,6 +423,7 @@ def _topk(a, k, dim, largest, sorted):
         idx = np.take_along_axis(cand, order, dim)
     else:
         idx = np.take(_argsort(a, dim, largest), np.arange(k), axis=dim)
+    idx = _topk_ties(a, idx, k, dim, largest, sorted)
     return np.take_along_axis(a, idx, dim), idx.astype(np.int64, copy=False)
 
 
@@ -374,7 +439,21 @@ def _kthvalue(a, k, dim, keepdim):
     if a.ndim == 0:
         return _copy0(a), np.zeros((), np.int64)
     idx = np.take(_argsort(a, dim, False), k - 1, axis=dim)
-    return _pick(a, idx, dim, keepdim)
+    return _pick(a, _kth_ties(a, idx, k, dim), dim, keepdim)
+
+
+def _kth_ties(a, idx, k, dim):
+    """The index torch's quickselect picks among elements equal to the k-th smallest (NOTE [tie order of
+    torch's sort]); ``idx`` is the stable choice."""
+    v, _ = _rows(a, dim)
+    i = idx.reshape(-1)
+    need = _eq_count(v, v[np.arange(len(v)), i][:, None]) > 1
+    if not need.any() or np.count_nonzero(need) * v.shape[1] > _TIE_BUDGET:
+        return idx
+    w = v[need]
+    i = i.copy()
+    i[need] = _kth_order(_ranks_of(w, _argsort(w, 1, False)), k)
+    return i.reshape(idx.shape)
 
 
 def _median_idx(a, dim):
