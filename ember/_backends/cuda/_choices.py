@@ -60,7 +60,8 @@ CONSTANTS = {
     ('nn_ops', '_BN_BLOCK'): _WHOLE,
     ('pointwise', '_BLOCK'): _WHOLE,
     ('pointwise', '_SCALED_BLOCK'): _WHOLE,
-    # NOTE [tie order of torch's sort] emulates libstdc++'s std::sort, which the CPU runs; torch's CUDA sort is
-    # cub's radix sort, stable: the twins keep NumPy's stable order (the emulation would also be ~25 launches)
+    # NOTE [tie order of torch's sort] emulates libstdc++'s std::sort, which torch's CPU runs; its CUDA sort has
+    # orders of its own (in-register sorts for short rows, cub's stable radix sort for long ones), not emulated:
+    # the twins keep NumPy's stable order (the emulation would also cost ~25 launches per call)
     ('reductions', '_TIE_BUDGET'): 0,
 }
