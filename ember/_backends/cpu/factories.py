@@ -6,6 +6,11 @@ import numpy as np
 from ._torch_random import integers as _t_integers, normal as _t_normal, permutation as _t_permutation, uniform as _t_uniform
 
 
+
+# float64 linspace takes its steps in extended precision, as torch's fused multiply-add rounds once; the device
+# twins, whose CuPy has no long double, take them in float64 (NOTE [device choices])
+_WIDE64 = np.longdouble
+
 def _arange(start, end, step, dtype, device):
     if end is None:
         start, end = 0, start
@@ -37,7 +42,7 @@ def _linspace(start, end, steps, dtype, device):
     step = dtype.type((hi - lo) / dtype.type(steps - 1))
     if dtype.itemsize < 4:      # half types: each operation rounds to the dtype (no fused multiply-add)
         return np.where(i < steps // 2, lo + step * i.astype(dtype), hi - step * down.astype(dtype)).astype(dtype)
-    wide = np.float64 if dtype.itemsize < 8 else np.longdouble
+    wide = np.float64 if dtype.itemsize < 8 else _WIDE64
     return np.where(i < steps // 2, wide(step) * i + wide(lo), -wide(step) * down + wide(hi)).astype(dtype)
 
 

@@ -154,13 +154,14 @@ def _unique_consecutive(a, return_inverse, return_counts, dim):
         rows = moved.reshape(moved.shape[0], -1)
         change = (rows[1:] != rows[:-1]).any(axis=1) if rows.shape[1] else np.zeros(max(rows.shape[0] - 1, 0), bool)
     n = moved.shape[0]
-    starts = np.concatenate([[0], np.nonzero(change)[0] + 1]).astype(np.int64) if n else np.zeros(0, np.int64)
+    zero = np.zeros(1, np.int64)      # arrays, not lists, in concatenate: the device twin's CuPy takes no lists
+    starts = np.concatenate((zero, np.nonzero(change)[0] + 1)).astype(np.int64) if n else np.zeros(0, np.int64)
     out = moved[starts]
     if dim is not None:
         out = np.moveaxis(out, 0, _wrap(dim, a.ndim))
-    inv = np.cumsum(np.concatenate([[0], change.astype(np.int64)])) if n else np.zeros(0, np.int64)
+    inv = np.cumsum(np.concatenate((zero, change.astype(np.int64)))) if n else np.zeros(0, np.int64)
     inv = inv.reshape(a.shape) if dim is None else inv
-    cnt = np.diff(np.append(starts, n))
+    cnt = np.diff(np.concatenate((starts, np.full(1, n, np.int64))))
     full = dim is not None        # torch fills inverse and counts whenever dim is given
     return (np.ascontiguousarray(out), inv.astype(np.int64) if return_inverse or full else np.empty(0, np.int64),
             cnt.astype(np.int64) if return_counts or full else np.empty(0, np.int64))

@@ -16,6 +16,7 @@ these choices.
 
 This module imports no CuPy: the tests' NumPy stand-in uses the same tables.
 """
+import numpy as np
 
 
 def parallel_for(n, fn, grain):
@@ -64,4 +65,5 @@ CONSTANTS = {
     # orders of its own (in-register sorts for short rows, cub's stable radix sort for long ones), not emulated:
     # the twins keep NumPy's stable order (the emulation would also cost ~25 launches per call)
     ('reductions', '_TIE_BUDGET'): 0,
+    ('factories', '_WIDE64'): np.float64,     # no long double on the device (CuPy): linspace's steps in float64
 }
