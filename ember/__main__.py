@@ -31,6 +31,7 @@ def main(argv=None):
         if rest[0] == 'torchrun' or rest[:2] in (['-m', 'torch.distributed.run'], ['-m', 'ember.distributed.run']):
             return _torchrun(rest[1:] if rest[0] == 'torchrun' else rest[2:])
         from .compat import run
+        _drop_launcher_path()
         run(rest[0], rest[1:])
         return 0
     if cmd == 'compat-report':
@@ -41,6 +42,22 @@ def main(argv=None):
         return report_main(a.path)
     print(f"ember: unknown command '{cmd}' (try 'ember --help')", file=sys.stderr)
     return 2
+
+
+def _drop_launcher_path():
+    """``python script.py`` puts only the script's folder on sys.path (``run`` adds it); the entry the launcher
+    added, the current directory for ``python -m ember`` or the console script's folder for ``ember``, goes."""
+    main = sys.modules.get('__main__')
+    spec = getattr(main, '__spec__', None)
+    if spec is not None and spec.name == 'ember.__main__':
+        entries = ('', os.getcwd())
+    elif getattr(main, '__file__', None):
+        entries = (os.path.dirname(os.path.abspath(main.__file__)),)
+    else:
+        return
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # the folder ember is imported from
+    if sys.path and sys.path[0] in entries and os.path.abspath(sys.path[0] or '.') != here:
+        del sys.path[0]     # (kept where it is what makes ember importable: a checkout run without installing)
 
 
 def _cuda_as_cpu(rest, explicit):

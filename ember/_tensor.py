@@ -18,6 +18,7 @@ from ._core.storage import MetaArray, _ptr, suggest_memory_format, format_stride
 from ._core.dispatch_key import BACKEND_MASK as _BM, AUTOGRAD_BIT as _AUTOGRAD_BIT, PYTHON_SUBCLASS_BIT as _PYTHON_SUBCLASS_BIT, \
     TORCH_FUNCTION_BIT as _TORCH_FUNCTION_BIT, DispatchKey as _DK
 from ._dispatch import torch_function as _tf
+from ._warn import warn_once as _warn_once
 from ._core import naming as _naming
 from ._dispatch.dispatcher import STATE as _dispatch_state
 
@@ -901,7 +902,50 @@ Tensor.retain_grad = retain_grad
 Tensor.detach_ = detach_
 Tensor._base_ = property(lambda self: self._base)
 Tensor._is_view = lambda self: self._base is not None
-Tensor.T = property(lambda self: self if self.ndim < 2 else self.permute(tuple(range(self.ndim - 1, -1, -1))))
-Tensor.mT = property(lambda self: self.transpose(-2, -1))
-Tensor.H = property(lambda self: self.T.conj() if self.is_complex() else self.T)
-Tensor.mH = property(lambda self: self.mT.conj() if self.is_complex() else self.mT)
+
+
+def _T(self):
+    """``x.T``: the dimensions reversed (a permute view, also of a 0-d or 1-d tensor); other than on matrices
+    deprecated, with torch's warnings, once per process."""
+    n = self.ndim
+    if n == 0:
+        _warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+                   UserWarning)
+    elif n != 2:
+        _warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
+                   "will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
+                   "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                   UserWarning)
+    return self.permute(tuple(range(n - 1, -1, -1)))
+
+
+Tensor.T = property(_T)
+
+
+def _mT(self, name='mT'):
+    """``x.mT``: the last two dimensions swapped (a 0-d tensor is itself); a 1-d tensor is refused, as in torch."""
+    n = self.ndim
+    if n == 1:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got 1-D tensor.")
+    if n == 0:
+        _warn_once(f"Tensor.{name} is deprecated on 0-D tensors. " + ("This function is the identity in these cases."
+                   if name == 'mT' else "Consider using x.conj()."), UserWarning)
+        return self
+    return self.transpose(-2, -1)
+
+
+def _H(self):
+    """``x.H``: the conjugate transpose of a matrix (a 0-d tensor is itself, conjugated)."""
+    n = self.ndim
+    if n not in (0, 2):
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor."
+                           + (" For batches of matrices, consider using tensor.mH" if n > 2 else ""))
+    if n == 0:
+        _warn_once("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning)
+    t = self if n == 0 else self.transpose(0, 1)
+    return t.conj() if self.is_complex() else t
+
+
+Tensor.mT = property(_mT)
+Tensor.H = property(_H)
+Tensor.mH = property(lambda self: (lambda t: t.conj() if self.is_complex() else t)(_mT(self, 'mH')))

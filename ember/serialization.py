@@ -679,17 +679,35 @@ def _mapped(storage, location, map_location):
     """The storage on the device ``map_location`` gives it (torch's rules: None keeps the saved location; a dict
     renames locations; a callable gets the CPU storage and the saved location, and returns a storage or None)."""
     if map_location is None:
-        return storage.to(location)
+        return _restored(storage, location)
     if callable(map_location) and not isinstance(map_location, (str, _device_cls)):
         moved = map_location(storage, location)
         if moved is None:
-            return storage.to(location)
+            return _restored(storage, location)
         if not isinstance(moved, _Storage):
             raise RuntimeError(f"map_location should return a storage or None, got {type(moved).__name__}")
         return moved
     if isinstance(map_location, dict):
-        return storage.to(map_location.get(location, location))
-    return storage.to(map_location)
+        return _restored(storage, map_location.get(location, location))
+    return _restored(storage, map_location)
+
+
+def _restored(storage, location):
+    """``storage`` moved to ``location``, refused as torch's default_restore_location refuses a CUDA location this
+    process cannot use (a checkpoint saved on a GPU, loaded without map_location on a CPU-only machine)."""
+    dev = _device_cls(location) if isinstance(location, str) else location
+    if isinstance(dev, _device_cls) and dev.type == 'cuda':
+        from . import cuda
+        if not cuda.is_available():
+            raise RuntimeError("Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
+                               "False. If you are running on a CPU-only machine, please use torch.load with "
+                               "map_location=torch.device('cpu') to map your storages to the CPU.")
+        n = cuda.device_count()
+        if (dev.index or 0) >= n:
+            raise RuntimeError(f"Attempting to deserialize object on CUDA device {dev.index or 0} but "
+                               f"torch.cuda.device_count() is {n}. Please use torch.load with map_location to map "
+                               f"your storages to an existing device.")
+    return storage.to(location)
 
 
 _TRUE = ('1', 'y', 'yes', 'true')

@@ -16,7 +16,7 @@ families' ops. The functional API with torch.nn.functional's signatures is ember
 """
 import numpy as np
 
-from .._core.dtype import scalar_name as _tname, legacy_type_name
+from .._core.dtype import scalar_name as _tname, legacy_type_name, cpp_name
 from .._core import dtype as _D
 from .._core.storage import suggest_memory_format, channels_last_strides, contiguous_strides
 from .._core.storage import with_layout as _with_layout
@@ -62,6 +62,22 @@ def _conv_params(input, weight, stride, padding, dilation, transposed, output_pa
     return nd, s, p, d, op
 
 
+def _conv_dtypes(input, weight, bias, transposed, nd):
+    """torch's checks and messages: a transposed convolution takes floating, complex and int64 types, a convolution
+    any type but bool; a convolution names a bias of another type than the input first, then the weight's (a
+    transposed one adds a bias of another type to its result, in the input's type)."""
+    dt = input._dtype
+    if transposed and not (dt.is_floating_point or dt.is_complex or dt.name == 'int64'):
+        raise NotImplementedError(f'"slow_conv_transpose{3 if nd == 3 else 2}d_out_cpu" not implemented for '
+                                  f"'{_tname(dt)}'")
+    if bias is not None and bias._dtype is not dt and not transposed:
+        raise RuntimeError(f"Input type ({cpp_name(dt)}) and bias type ({cpp_name(bias._dtype)}) should be the same")
+    if dt is not weight._dtype:
+        raise RuntimeError(f"expected scalar type {_tname(dt)} but found {_tname(weight._dtype)}")
+    if dt.name == 'bool':
+        raise NotImplementedError(f'"slow_conv2d_cpu" not implemented for \'Bool\'')
+
+
 def _convolution_meta(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     if weight.dim() < 3:
         raise RuntimeError(f"weight should have at least three dimensions, but got weight of size "
@@ -81,10 +97,7 @@ def _convolution_meta(input, weight, bias, stride, padding, dilation, transposed
         raise RuntimeError("negative output_padding is not supported")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
-    if input._dtype is not weight._dtype:
-        raise RuntimeError(f"expected scalar type {_tname(input._dtype)} but found {_tname(weight._dtype)}")
-    if bias is not None and bias._dtype is not input._dtype:
-        raise RuntimeError(f"expected scalar type {_tname(input._dtype)} but found {_tname(bias._dtype)}")
+    _conv_dtypes(input, weight, bias, transposed, nd)
     ish, wsh = tuple(input.shape), tuple(weight.shape)
     k = wsh[2:]
     if not transposed:

@@ -22,6 +22,11 @@ def _index_tensor(values, device=None):
     return tensor(list(values), dtype=int64, device=device)
 
 
+def _sort_descending(lens):
+    import ember
+    return ember.sort(_index_tensor(lens), descending=True).indices.tolist()
+
+
 def invert_permutation(permutation):
     if permutation is None:
         return None
@@ -103,7 +108,9 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
                                "sidestep this requirement if you do not need ONNX exportability.")
         sorted_indices = None
     else:
-        order = sorted(range(len(lens)), key=lambda i: -lens[i])
+        # torch's sort(descending=True), whose order of equal lengths is not the stable one (NOTE [tie order of
+        # torch's sort]): it decides which sequences a train-mode LSTM's dropout masks fall on
+        order = _sort_descending(lens)
         lens = [lens[i] for i in order]
         sorted_indices = _index_tensor(order, input.device)
         input = input.index_select(batch_dim, sorted_indices)
