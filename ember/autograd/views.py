@@ -136,23 +136,39 @@ def _zero_region(g, idx):
 
 
 class CopySlices(Node):
-    """The history of a base after an in-place write into one of its views (see the module docstring)."""
-    _fresh_outputs = True     # NOTE [gradient ownership]
+    """The history of a base after an in-place write into one of its views (see the module docstring). As
+    torch's, it holds the in-place operator's node ``fn`` and takes ``fn``'s edges as its own, except the first
+    (the view's old value), which is the base's: its gradient is the incoming one with the view's region replaced
+    by what ``fn`` gives the view's old value (zeros for ``copy_``)."""
 
     def name(self):
         return 'torch::autograd::CopySlices'
 
-    def __init__(self, idx, view_shape):
+    def __init__(self, idx, view_shape, fn):
         super().__init__()
-        self._idx, self._view_shape = idx, view_shape
+        self._idx, self._view_shape, self._fn = idx, view_shape, fn
+        self._fresh_outputs = fn._fresh_outputs     # NOTE [gradient ownership]: fn's outputs are handed on
+
+    # fn's saved tensors are this node's: the engine releases them after it ran, and refuses a second run
+    _saved = property(lambda self: self._fn._saved)
+    _released = property(lambda self: self._fn._released)
+
+    def _release(self):
+        self._fn._release()
 
     def apply(self, grads):
         g = grads[0]
         if g is None:
-            return (None, None)
-        (b, _), (t, _) = self.next_functions
-        return (_zero_region(g, self._idx) if b is not None else None,
-                _extract(g, self._idx, self._view_shape) if t is not None else None)
+            return (None,) * len(self.next_functions)
+        fn = self._fn
+        r = fn.apply((_extract(g, self._idx, self._view_shape),))
+        if self.next_functions[0][0] is None:
+            base = None
+        elif r[0] is None:
+            base = _zero_region(g, self._idx)
+        else:
+            base = g.reshape(-1).index_copy(0, self._idx, r[0].reshape(-1)).reshape(g.shape)
+        return (base,) + tuple(r[1:])
 
 
 class AsStridedBackward0(Node):
@@ -179,9 +195,13 @@ def copy_slices(view, tmp):
     """Rebase ``view._base`` after ``view`` was overwritten with ``tmp`` (which has a grad_fn)."""
     base = view._base
     idx = _region(base, view)
-    node = CopySlices(idx, tuple(view.shape))
+    fn = tmp._grad_fn
+    if tmp._output_nr:          # (an in-place operator's node has one output)
+        raise RuntimeError(f"ember: an in-place write through a view recorded output {tmp._output_nr} of "
+                           f"{fn.name()}; expected its only output")
+    node = CopySlices(idx, tuple(view.shape), fn)
     base_edge = gradient_edge(base) if base._keys & AUTOGRAD_BIT else (None, 0)
-    node.next_functions = (base_edge, (tmp._grad_fn, tmp._output_nr))
+    node.next_functions = (base_edge,) + tuple(fn.next_functions[1:])
     base._grad_fn, base._output_nr = node, 0
     base._keys |= AUTOGRAD_BIT
     base._hist = base._hist + 1
