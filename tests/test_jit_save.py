@@ -266,3 +266,58 @@ def test_trace_of_what_it_cannot_record_still_runs():
     assert traced(ember.ones(2), 2).tolist() == [2.0, 2.0]
     with pytest.raises(NotImplementedError, match='inputs are tensors'):
         traced.code
+
+
+def _more_models(L):
+    nn = L.nn
+
+    class TupleOut(nn.Module):          # a tuple output and an in-place ReLU
+        def __init__(self):
+            super().__init__()
+            self.lin, self.act = nn.Linear(3, 3), nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            y = self.act(self.lin(x))
+            return y, y.sum(-1)
+
+    class Tokens(nn.Module):            # integer indices, Embedding, GELU, a Linear without bias, mean over a dim
+        def __init__(self):
+            super().__init__()
+            self.emb, self.act, self.lin = nn.Embedding(10, 4), nn.GELU(), nn.Linear(4, 2, bias=False)
+
+        def forward(self, x):
+            return self.lin(self.act(self.emb((x.abs() * 3).long()))).mean(1)
+
+    class Heads(nn.Module):             # sizes read from the input (torch: torch.size / NumToTensor / int), SDPA,
+        def __init__(self):             # a contiguous copy (memory_format) and a cast (dtype as its number)
+            super().__init__()
+            self.lin, self.norm = nn.Linear(8, 8), nn.GroupNorm(1, 5)
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q = self.lin(self.norm(x)).view(B, T, 2, C // 2).transpose(1, 2)
+            out = L.nn.functional.scaled_dot_product_attention(q, q, q).transpose(1, 2).reshape(B, T, C)
+            return L.cat([out, out.permute(0, 2, 1).reshape(B, T, C)], 1).to(L.float64).clamp(min=0)
+    return {'tuple': (TupleOut, (2, 3)), 'tokens': (Tokens, (2, 3)), 'heads': (Heads, (2, 5, 8))}
+
+
+@pytest.mark.parametrize('name', ['tuple', 'tokens', 'heads'])
+def test_more_layers_both_ways(name, tmp_path):
+    (tcls, shape), (ecls, _) = _more_models(torch)[name], _more_models(ember)[name]
+    torch.manual_seed(0)
+    tm, em = tcls().eval(), ecls().eval()
+    em.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    want = tm(torch.tensor(x))
+    ours, theirs = str(tmp_path / 'ours.pt'), str(tmp_path / 'theirs.pt')
+    _trace(ember, em, [x]).save(ours)
+    _trace(torch, tm, [x]).save(theirs)
+    got = [torch.jit.load(ours)(torch.tensor(x)), ember.jit.load(ours)(ember.tensor(x)),
+           ember.jit.load(theirs)(ember.tensor(x))]
+    for g in got:
+        if name == 'tuple':
+            assert isinstance(g, tuple) and len(g) == 2
+            _close(g[0], want[0])
+            _close(g[1], want[1])
+        else:
+            _close(g, want)

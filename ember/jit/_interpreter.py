@@ -51,30 +51,71 @@ def _unsupported(what, where, node):
                         f"interpreter])")
 
 
-def _enum_positions(packet):
-    """``({position: enum kind}, {name: enum kind})`` where every overload of ``packet`` takes an enum there."""
-    by_pos, by_name, clash = {}, {}, set()
-    for name in packet.overloads():
-        for i, a in enumerate(getattr(packet, name).schema.arguments):
-            kind = a.base_type if a.base_type in _ENUMS else None
-            if by_pos.setdefault(i, kind) != kind:
-                clash.add(i)
-            by_name[a.name] = kind
-    return ({i: k for i, k in by_pos.items() if k and i not in clash}, {n: k for n, k in by_name.items() if k})
+def _fits(a, v, numbers_as_tensors):
+    """Whether the value ``v`` may bind to the schema argument ``a`` (TorchScript's overload choice, by kind);
+    ``numbers_as_tensors``: a Python number binds to a Tensor too (ember declares ``add.Tensor``, torch also
+    ``add.Scalar``, and its operators take wrapped numbers)."""
+    if v is None:
+        return a.optional or a.type.startswith('Tensor?')
+    t = a.type.rstrip('?')
+    if t.endswith(']'):
+        return isinstance(v, (list, tuple)) or (type(v) is int and t[-2].isdigit())      # int[2] takes an int
+    kind = a.base_type
+    if kind == 'Tensor':
+        return isinstance(v, ember.Tensor) or numbers_as_tensors and type(v) in (bool, int, float, complex)
+    if kind in ('int', 'SymInt'):
+        return type(v) is int
+    if kind in ('float', 'SymFloat'):
+        return type(v) in (int, float)
+    if kind == 'bool':
+        return type(v) is bool
+    if kind == 'Scalar':
+        return type(v) in (bool, int, float, complex) or isinstance(v, ember.Tensor) and v.dim() == 0
+    if kind in _ENUMS:
+        return type(v) is int
+    if kind == 'str':
+        return isinstance(v, str)
+    return True
+
+
+def _bind(schema, args, kwargs, numbers_as_tensors):
+    """Whether ``args``/``kwargs`` fit ``schema``: counts, names, defaults and kinds."""
+    params = schema.arguments
+    positional = [a for a in params if not a.kwarg_only]
+    if len(args) > len(positional) or any(k not in {a.name for a in params} for k in kwargs):
+        return False
+    for i, a in enumerate(params):
+        if i < len(args) and not a.kwarg_only:
+            if a.name in kwargs or not _fits(a, args[i], numbers_as_tensors):
+                return False
+        elif a.name in kwargs:
+            if not _fits(a, kwargs[a.name], numbers_as_tensors):
+                return False
+        elif not a.has_default:
+            return False
+    return True
 
 
 class _Operator:
-    """``torch.<name>`` / ``ops.aten.<name>``: ember's operator, its integer enum arguments made enums."""
+    """``torch.<name>`` / ``ops.aten.<name>``: the first of ember's overloads the arguments fit, as TorchScript
+    chooses among its schemas, with integer dtype/layout/memory-format arguments made ember's enums."""
 
     def __init__(self, packet):
-        self.packet = packet
-        self.by_pos, self.by_name = _enum_positions(packet)
+        self.overloads = [getattr(packet, name) for name in packet.overloads()]
+        self.name = packet.__name__ if hasattr(packet, '__name__') else str(packet)
 
     def __call__(self, *args, **kwargs):
-        args = [_ENUMS[self.by_pos[i]](a) if i in self.by_pos and type(a) is int else a for i, a in enumerate(args)]
-        kwargs = {k: _ENUMS[self.by_name[k]](v) if k in self.by_name and type(v) is int else v
-                  for k, v in kwargs.items()}
-        return self.packet(*args, **kwargs)
+        op = next((op for lenient in (False, True) for op in self.overloads
+                   if _bind(op.schema, args, kwargs, lenient)), None)
+        if op is None:
+            shown = ', '.join([type(a).__name__ for a in args] + [f'{k}={type(v).__name__}' for k, v in kwargs.items()])
+            raise RuntimeError(f"Arguments for call are not valid: no schema of {self.name} takes ({shown}); it has "
+                               + '; '.join(str(o.schema) for o in self.overloads))
+        kinds = {a.name: a.base_type for a in op.schema.arguments if a.base_type in _ENUMS}
+        names = [a.name for a in op.schema.arguments]
+        args = [_ENUMS[kinds[n]](v) if n in kinds and type(v) is int else v for n, v in zip(names, args)]
+        kwargs = {n: _ENUMS[kinds[n]](v) if n in kinds and type(v) is int else v for n, v in kwargs.items()}
+        return op(*args, **kwargs)
 
 
 def _operator(path, where, node):

@@ -25,6 +25,7 @@ SCALAR_TYPES = ['uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32'
                 'complex64', 'complex128', 'bool', 'qint8', 'quint8', 'qint32', 'bfloat16']
 MEMORY_FORMATS = ['contiguous_format', 'preserve_format', 'channels_last', 'channels_last_3d']
 LAYOUTS = ['strided', 'sparse_coo', 'sparse_csr', 'sparse_csc', 'sparse_bsr', 'sparse_bsc', '_mkldnn']
+_ENUM_NAMES = {'ScalarType': SCALAR_TYPES, 'MemoryFormat': MEMORY_FORMATS, 'Layout': LAYOUTS}
 # names the generated code uses itself, never given to a value
 _RESERVED = {'self', 'torch', 'ops', 'CONSTANTS', 'annotate', 'getattr', 'List', 'Tuple', 'Optional', 'Tensor',
              'int', 'float', 'bool', 'str', 'NoneType', 'Module', 'Device', 'math', 'inf', 'nan'}
@@ -89,6 +90,9 @@ class _Emitter:
         """TorchScript source for an argument value; ``arg`` is the schema argument it binds to, if known."""
         if isinstance(v, ember.fx.Node):
             return self.names[v]
+        enum = _ENUM_NAMES.get(getattr(arg, 'base_type', None))
+        if isinstance(v, str) and enum is not None and v in enum:       # memory_format='contiguous_format'
+            return str(enum.index(v))
         if v is None or isinstance(v, (bool, int, str)):
             return json.dumps(v) if isinstance(v, str) else repr(v)
         if isinstance(v, float):
