@@ -71,7 +71,8 @@ def _state_paths(root):
     if root is None:
         return {}
     paths = {}
-    for fqn, t in list(root.named_parameters(remove_duplicate=False)) + list(root.named_buffers(remove_duplicate=False)):
+    state = list(root.named_parameters(remove_duplicate=False)) + list(root.named_buffers(remove_duplicate=False))
+    for fqn, t in state:
         paths.setdefault(id(t), _attr_path('self', fqn))
     return paths
 
