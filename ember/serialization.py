@@ -801,12 +801,24 @@ def _load(f, fh, opened, map_location, weights_only, mmap, pickle_module):
         raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
     prefix = pkl[:-len('data.pkl')]
     mm = np.memmap(f, dtype=np.uint8, mode='c') if (mmap and opened) else None
+    persistent_load = _storage_loader(zf, fh, prefix + 'data/', map_location, mm)
+    try:
+        data = zf.read(pkl)
+    except (zipfile.BadZipFile, EOFError, OSError) as e:
+        raise RuntimeError(f"PytorchStreamReader failed reading file data.pkl: {e}") from None
+    return _unpickle(data, persistent_load, weights_only, pickle_module)
+
+
+def _storage_loader(zf, fh, folder, map_location, mm=None):
+    """The ``persistent_load`` of a zip archive's pickle: each storage read (once) from ``<folder><key>`` and checked
+    against the size its persistent id declares (``folder`` is ``<archive>/data/``; TorchScript archives also keep
+    their constants' storages in ``<archive>/constants/``)."""
     cache = {}
 
     def read_storage(key, name, dtype, location, numel):
         hit = cache.get(key)
         if hit is None:
-            entry = f'{prefix}data/{key}'
+            entry = f'{folder}{key}'
             try:
                 info = zf.getinfo(entry)
                 if mm is not None and info.compress_type == zipfile.ZIP_STORED:
@@ -821,17 +833,12 @@ def _load(f, fh, opened, map_location, weights_only, mmap, pickle_module):
                                    f"elements of {name}) for storage '{entry}'")
             hit = cache[key] = _mapped(_Storage(flat, canonical('cpu'), dtype, entry), location, map_location)
         elif hit.dtype is not dtype:
-            raise RuntimeError(f"invalid checkpoint: storage '{prefix}data/{key}' is read as two dtypes")
+            raise RuntimeError(f"invalid checkpoint: storage '{folder}{key}' is read as two dtypes")
         return hit
 
     def persistent_load(pid):
         return read_storage(*_storage_pid(pid, 5))
-
-    try:
-        data = zf.read(pkl)
-    except (zipfile.BadZipFile, EOFError, OSError) as e:
-        raise RuntimeError(f"PytorchStreamReader failed reading file data.pkl: {e}") from None
-    return _unpickle(data, persistent_load, weights_only, pickle_module)
+    return persistent_load
 
 
 def _storage_pid(pid, n):

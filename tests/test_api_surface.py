@@ -303,7 +303,10 @@ def test_deliberately_absent_names_say_why():
     m = ember.nn.Linear(2, 2)
     assert ember.compile(m, disable=True) is m
     with pytest.raises(NotImplementedError, match='TorchScript'):
-        ember.jit.save(m, 'never-written.pt')
+        ember.jit.freeze(m)
+    for L in (torch, ember):         # only traced modules are saved (tests/test_jit_save.py)
+        with pytest.raises(AttributeError, match="'Linear' object has no attribute 'save'"):
+            L.jit.save(L.nn.Linear(2, 2), 'never-written.pt')
     with pytest.raises(AttributeError, match='TorchScript'):     # feature tests (hasattr) see it missing
         ember.jit.some_other_name()
     assert not hasattr(ember.jit, 'some_other_name') and hasattr(ember.jit, 'script_if_tracing')

@@ -1,13 +1,45 @@
-"""ember.jit: TorchScript as eager torch runs it with ``PYTORCH_JIT=0``. ember has no TorchScript compiler
-(graph capture is ember.fx and ember.export, compilation ember.compile), so ``script``, ``trace`` and
-``script_method`` return what they are given, exactly as torch does when its JIT is disabled: a
-``@torch.jit.script`` function or module runs its Python code, with the same results. What needs the
-TorchScript format itself (``load``, ``save``, ``freeze``, ``optimize_for_inference``) raises an error saying
-so. ``ScriptModule`` is torch's JIT-disabled base class, a plain nn.Module, and ``ScriptFunction`` a class no
-function is an instance of, so ``isinstance(m, torch.jit.ScriptModule)`` is False for any eager module, as in
-torch. The names that only matter
-to the compiler (``ignore``, ``unused``, ``export``, ``interface``, ``annotate``, ``Final``, ``is_scripting``) behave
-as they do in eager torch code."""
+"""ember.jit: torch.jit's tracing and TorchScript files; everything else as eager torch runs it with
+``PYTORCH_JIT=0``.
+
+``trace(module_or_fn, example_inputs)`` records one run as a graph of aten operators (ember's make_fx tracer, NOTE
+[TorchScript from a trace] in ``_trace.py``) and returns a ``TracedModule`` (an nn.Module sharing the module's
+parameters, buffers and submodules) or, for a function, a ``ScriptFunction``. Calling either runs the original
+module or function eagerly (hooks and all), so results are the eager ones; the recorded graph is what ``.graph``
+shows, ``.code`` prints as TorchScript and ``.save(f)`` / ``save(m, f)`` write as a TorchScript archive that
+``torch.jit.load`` reads (NOTE [TorchScript archive] in ``_archive.py``); the file's code is flat (one forward on
+the top class, in ``ops.aten`` calls) where torch's keeps a forward per submodule. A function whose trace
+cannot be recorded (non-tensor inputs or outputs, an operation the tracer refuses) still runs; its ``.code`` and
+``.save`` raise with the reason.
+
+``load(f)`` reads a TorchScript archive written by ember or torch without running code from the file: data.pkl
+and constants.pkl go through ember's restricted unpickler (``__torch__.*`` classes as attribute holders), and the
+TorchScript source is parsed with ``ast`` and interpreted over ember's operators, a subset only (NOTE [TorchScript
+interpreter] in ``_interpreter.py``): what traced modules of layers, convolutions, normalisations and
+attention written with matmul use. Anything else raises NotImplementedError naming the construct and line.
+
+``script`` returns what it is given, exactly as torch does when its JIT is disabled: a ``@torch.jit.script``
+function or module runs its Python code, with the same results. ``freeze``, ``optimize_for_inference`` and
+``trace_module`` need TorchScript's compiler and raise. ``ScriptModule`` is torch's JIT-disabled base class, a
+plain nn.Module, so ``isinstance(m, torch.jit.ScriptModule)`` is False for any eager module, as in torch. The
+names that only matter to the compiler (``ignore``, ``unused``, ``export``, ``interface``, ``annotate``,
+``Final``, ``is_scripting``) behave as they do in eager torch code.
+
+>>> import ember, io
+>>> m = ember.nn.Sequential(ember.nn.Linear(3, 2), ember.nn.ReLU()).eval()
+>>> traced = trace(m, ember.randn(4, 3))
+>>> print(traced.code)
+def forward(self,
+    input: Tensor) -> Tensor:
+  linear = ops.aten.linear(input, getattr(self, "0").weight, getattr(self, "0").bias)
+  relu = ops.aten.relu(linear)
+  return relu
+<BLANKLINE>
+>>> buf = io.BytesIO(); traced.save(buf); _ = buf.seek(0)
+>>> loaded = load(buf)
+>>> x = ember.randn(4, 3)
+>>> bool((loaded(x) == m(x)).all())
+True
+"""
 import warnings
 
 from .._absent import absent
@@ -20,8 +52,6 @@ def _absent(name):
                   "Run the function or module eagerly; ember.export and ember.compile capture graphs.")
 
 
-load = _absent('load')
-save = _absent('save')
 freeze = _absent('freeze')
 optimize_for_inference = _absent('optimize_for_inference')
 trace_module = _absent('trace_module')
@@ -49,17 +79,82 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,
           strict=True, _force_outplace=False, _module_class=None, _compilation_unit=None,
           example_kwarg_inputs=None, _store_inputs=True):
-    """``func`` itself, as ``torch.jit.trace`` returns it with ``PYTORCH_JIT=0``; it runs on the example inputs as
-    many times as torch's tracer runs it (once to trace; with check_trace, the default, three more times to check
-    the trace: counted from the random draws), so its random draws and side effects happen as in torch."""
+    """A ``TracedModule`` (for a module) or ``ScriptFunction`` (for a function) recording one run of ``func`` on
+    the example inputs (see the module docstring). ``func`` runs as many times as under torch's tracer (once to
+    trace; with check_trace, the default, three more times to check the trace: counted from the random draws),
+    so its random draws and side effects happen as in torch.
+
+    >>> import ember
+    >>> f = trace(lambda a, b: a * b + 1, (ember.ones(2), ember.ones(2)))
+    >>> f(ember.ones(2), ember.full((2,), 2.0))
+    tensor([3., 3.])
+    """
+    from ._trace import capture
     warnings.warn("`torch.jit.trace` is deprecated. Please switch to `torch.compile` or `torch.export`.",
                   DeprecationWarning)
-    for _ in range(4 if check_trace else 1):
-        if example_kwarg_inputs is not None:
-            func(**example_kwarg_inputs)
-        elif example_inputs is not None:
-            func(*(example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)))
-    return func
+    if example_kwarg_inputs is not None:
+        if not isinstance(example_kwarg_inputs, dict):
+            raise RuntimeError("example_kwarg_inputs should be a dict")
+        keys, args = list(example_kwarg_inputs), tuple(example_kwarg_inputs.values())
+        run = (lambda *values: func(**dict(zip(keys, values))))
+    elif example_inputs is not None:
+        args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+        keys, run = None, func
+    else:
+        raise RuntimeError("example_kwarg_inputs should be a dict")
+    root = func if isinstance(func, _Module) else None
+    cap = _record(capture, run, args, keys or _argument_names(func, len(args)), root)
+    for _ in range(3 if check_trace else 0):
+        run(*args)
+    if root is not None:
+        return TracedModule(root, cap)
+    return ScriptFunction._traced(func, cap)
+
+
+def _record(capture, run, args, names, root):
+    """The trace's first run, recorded; where recording fails, an eager run instead (its error is the Capture's)."""
+    from ._trace import Capture
+    import ember
+    if not all(isinstance(a, ember.Tensor) for a in args):
+        run(*args)
+        return Capture(root=root, error="ember records traces whose inputs are tensors (not nested containers)")
+    try:
+        return capture(run, args, names, root)
+    except Exception as e:      # noqa: BLE001 (the eager run below raises the function's own errors)
+        run(*args)
+        return Capture(root=root, error=f'{type(e).__name__}: {e}')
+
+
+def _argument_names(func, n):
+    import inspect
+    target = func.forward if isinstance(func, _Module) else func
+    try:
+        params = [p.name for p in inspect.signature(target).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f'argument_{i + 1}' for i in range(n)]
+
+
+def save(m, f, _extra_files=None):
+    """Write a traced module or function (``trace``'s result) to ``f`` as a TorchScript archive, which
+    ``torch.jit.load`` and ``ember.jit.load`` read; a module that was not traced has no ``save``, as in torch."""
+    if not hasattr(m, 'save'):
+        raise AttributeError(f"'{type(m).__name__}' object has no attribute 'save' (ember saves TorchScript files of "
+                             f"traced modules and functions only: ember.jit.trace(module, example_inputs))")
+    m.save(f, _extra_files=_extra_files)
+
+
+def load(f, map_location=None, _extra_files=None, _restore_shapes=False):
+    """The module of a TorchScript archive (written by ``torch.jit.save`` or ``ember.jit.save``), run by ember's
+    interpreter of its code, which executes nothing from the file (NOTE [TorchScript interpreter])."""
+    from ._archive import Archive
+    from ._interpreter import Interpreter
+    import os
+    if isinstance(f, (str, os.PathLike)) and not os.path.exists(f):
+        raise ValueError(f"The provided filename {f} does not exist")
+    archive = Archive(f, map_location)
+    return RecursiveScriptModule._build(archive.obj, Interpreter(archive))
 
 
 def script_method(fn):
@@ -90,18 +185,137 @@ class ScriptModule(_Module):
 
 
 class RecursiveScriptModule(ScriptModule):
-    pass
+    """A module loaded from a TorchScript archive (``load``): its parameters, buffers and submodules are those of
+    the file's objects, and ``forward`` runs the file's TorchScript code through ember's interpreter (NOTE
+    [TorchScript interpreter]). ``original_name`` is the class's name, ``code`` its forward's source."""
+
+    @classmethod
+    def _build(cls, obj, interpreter):
+        from ._archive import ScriptObject
+        m = cls()
+        m._qualified_name = obj.qualified_name
+        m.original_name = obj.qualified_name.rpartition('.')[2]
+        m._interpreter = interpreter
+        _, decls, _ = interpreter.class_of(obj.qualified_name)
+        params, buffers = decls.get('__parameters__', []), decls.get('__buffers__', [])
+        names = []
+        for name, value in vars(obj).items():
+            if name in params:
+                from ..nn.parameter import Parameter
+                m.register_parameter(name, None if value is None else Parameter(value, value.requires_grad))
+            elif name in buffers:
+                m.register_buffer(name, value)
+            elif isinstance(value, ScriptObject):
+                m.add_module(name, cls._build(value, interpreter))
+            elif name == 'training':
+                m.training = bool(value)
+            elif name.startswith('_') or not name.isidentifier() or hasattr(type(m), name):
+                if value is not None:      # torch writes _is_full_backward_hook = None: nothing else is taken
+                    raise NotImplementedError(f"torch.jit.load: attribute {name!r} of {m.original_name} is not a "
+                                              f"parameter, buffer, submodule or plain value name")
+                continue
+            elif value is None or isinstance(value, (bool, int, float, str)):
+                setattr(m, name, value)
+            else:
+                raise NotImplementedError(f"torch.jit.load: attribute {name} of {m.original_name} is a "
+                                          f"{type(value).__name__}, which ember's loader does not take")
+            names.append(name)
+        m._script_attributes = frozenset(names)
+        return m
+
+    def forward(self, *args, **kwargs):
+        return self._interpreter.call(self, 'forward', args, kwargs)
+
+    @property
+    def code(self):
+        return self._interpreter.class_of(self._qualified_name)[2]['forward'].code
 
 
 class ScriptFunction:
-    """TorchScript's compiled function type; no function of ember's is an instance of it."""
+    """A traced function (``trace(fn, inputs)``): calling it calls ``fn``; ``code``, ``graph`` and ``save`` are
+    those of the recorded run. Only ``trace`` makes one; no plain function is an instance of it."""
 
     def __init__(self, *args, **kwargs):
-        raise RuntimeError("ember.jit.ScriptFunction: ember has no TorchScript compiler")
+        raise RuntimeError("ember.jit.ScriptFunction: made by ember.jit.trace(fn, example_inputs) only")
+
+    @classmethod
+    def _traced(cls, fn, capture):
+        self = object.__new__(cls)
+        self._fn, self._capture = fn, capture
+        self.name = self.__name__ = getattr(fn, '__name__', 'fn')
+        return self
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    @property
+    def graph(self):
+        return _recorded(self._capture).graph
+
+    @property
+    def code(self):
+        return _code(self._capture, f'def {self.name if self.name.isidentifier() else "fn"}(')
+
+    def save(self, f, _extra_files=None):
+        from ._archive import write_archive
+        from ._trace import forward_source
+        write_archive(f, PlaceholderModule(), forward_source(_recorded(self._capture), '__torch__.?'))
+
+
+class PlaceholderModule(_Module):
+    """The module a traced function is saved as (torch's ``__torch__.PlaceholderModule``): no state, its forward
+    the function."""
+    __module__ = '__main__'
+
+
+def _recorded(capture):
+    if capture.error is not None:
+        raise NotImplementedError(f"this trace has no recorded graph (it runs eagerly only): {capture.error}")
+    return capture
+
+
+def _code(capture, head):
+    """``.code`` as torch prints it: the forward's source with ``self`` untyped."""
+    from ._trace import forward_source
+    source, _ = forward_source(_recorded(capture), '__torch__.?')
+    source = source.replace('def forward(self: __torch__.?', 'def forward(self', 1)
+    return source if head == 'def forward(' else source.replace('def forward(self,\n    ', head, 1)
 
 
 class TracedModule(ScriptModule):
-    pass
+    """A traced module (``trace(module, inputs)``): it holds the module's own parameters, buffers and submodules
+    (the same objects) and calling it runs the module eagerly; ``code``, ``graph`` and ``save`` are those of
+    the recorded run."""
+
+    def __init__(self, orig, capture=None):
+        super().__init__()
+        for name, p in orig._parameters.items():
+            self.register_parameter(name, p)
+        for name, b in orig._buffers.items():
+            self.register_buffer(name, b, persistent=name not in orig._non_persistent_buffers_set)
+        for name, sub in orig._modules.items():
+            self.add_module(name, sub)
+        self.training = orig.training
+        self.original_name = type(orig).__name__
+        self._trace = (orig, capture)        # a tuple: the original module is no submodule of this one
+
+    def forward(self, *args, **kwargs):
+        orig = self._trace[0]
+        orig.training = self.training
+        return orig(*args, **kwargs)
+
+    @property
+    def graph(self):
+        return _recorded(self._trace[1]).graph
+
+    @property
+    def code(self):
+        return _code(self._trace[1], 'def forward(')
+
+    def save(self, f, _extra_files=None):
+        from ._archive import write_archive
+        from ._trace import forward_source
+        write_archive(f, self._trace[0], forward_source(_recorded(self._trace[1]), '__torch__.?'))
 
 
 TopLevelTracedModule = TracedModule
