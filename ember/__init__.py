@@ -211,3 +211,4 @@ from . import quasirandom  # noqa: E402,F401  torch.quasirandom.SobolEngine
 from ._jit_types import (Type, DeviceObjType, StreamObjType, TensorType, IntType, FloatType, ComplexType,  # noqa
                          BoolType, StringType, NoneType, NumberType, AnyType, ListType, OptionalType, TupleType,
                          DictType)  # noqa: E402,F401  TorchScript's type classes
+_subclasses.name_methods(Tensor)     # after the last module that adds methods: what __torch_function__ sees as func

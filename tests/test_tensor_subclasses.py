@@ -496,8 +496,8 @@ def test_refusals_read_as_torchs():
                 return NotImplemented
         a = lib.ones(2).as_subclass(A)
         msgs = []
-        # (a method generated from an operator, a.sum(), is named as its function: torch says 'torch.Tensor.sum')
-        for call in (lambda: lib.add(a, 1), lambda: a[0], lambda: F.relu(a)):
+        for call in (lambda: lib.add(a, 1), lambda: a[0], lambda: F.relu(a), lambda: a.sum(), lambda: a.shape,
+                     lambda: a + 1):
             with pytest.raises(TypeError) as err:
                 call()
             msgs.append(str(err.value).replace(lib.__name__ + '.', 'LIB.').replace('test_tensor_subclasses.', ''))

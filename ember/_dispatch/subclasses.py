@@ -19,9 +19,19 @@ when its class defines ``__torch_dispatch__`` (``subclass_keys``). The generated
 other keys; PythonTorchFunction is the highest key, so its fallback (``torch_function_fallback``, shared with torch
 function modes) runs first and rebuilds the call as the public function received it; PythonSubclass sits between
 Autograd and the backends, and its fallback (``python_subclass_fallback``) calls the handler with the operator. A
-hand-written public function (``public_function`` in torch_function.py) finds subclass arguments by the same bit, and
-the hand-written Tensor methods (``__getitem__``, ``__repr__``, ``to``, ``item``, ...) reach a subclass's handler
-through wrappers set on the subclass itself when its keys are first computed (``_hand_over_methods``).
+hand-written public function (``public_function`` in torch_function.py) finds subclass arguments by the same bit.
+
+What the handler receives as ``func`` is torch's: a method call gives the Tensor method (``x.softmax(1)``:
+``Tensor.softmax``, where ember's generated method and ``torch.softmax`` are often one entry point, which would show
+the function), a Python operator the method torch names for it (``x + 1`` and ``1 + x``: ``Tensor.add``, ``x += 1``:
+``Tensor.add_``, ``2 - x``: ``Tensor.__rsub__``), a property read or write the property's bound ``__get__`` or
+``__set__`` (``x.shape``: equal to ``Tensor.shape.__get__``, a new object at each access as in torch), with the
+arguments as the caller gave them. The plain Tensor's attributes cannot tell a subclass from a Tensor without a check
+on every call, so the subclass gets wrappers of its own when its keys are first computed (``_hand_over_methods``):
+one for every public method, Python operator and property it inherits and does not define itself, which hand the call
+over and, inside a handler (subclasses off), run the Tensor attribute as it is; ``super().__torch_function__`` runs
+``func`` whichever it is. A handler that reads ``args[0].shape`` without turning subclasses off therefore calls itself,
+as in torch (``torch._C.DisableTorchFunctionSubclass``).
 
 A subclass that defines ``__torch_dispatch__`` and not ``__torch_function__`` gets the disabled
 ``__torch_function__`` when it is made (``init_subclass``, torch's ``_TensorMeta``). ``t.__class__ = Sub`` on a
@@ -32,13 +42,23 @@ A composite operator (``flatten``, ``reshape``, ``split``, ``scaled_dot_product_
 PythonTorchFunction fallback before its decomposition runs (``_lookup`` in dispatcher.py), so ``__torch_function__`` sees
 the call as made and its pieces run with subclasses' handlers off, as torch checks before entering the dispatcher.
 
-Not like torch: property reads (``t.shape``, ``t.grad``, ``t.mT``) are not handed to ``__torch_function__`` (a
-property made of an operator, ``t.mT``, shows that operator); a Tensor method that is a declared operator hands over
-the public function (``x.softmax(1)`` shows ``torch.softmax``, not ``Tensor.softmax``); and where one ember operator
-stands for two aten overloads a handler sees ember's (``x.sum()`` is ``aten.sum.dim_IntList``, torch's
-``aten.sum.default``).
+Not like torch: a torch function mode sees none of this. Its handler is reached from the entry point's fallback
+(``torch_function_fallback``), which knows the operator and not whether a method or the function was called, so a
+mode sees ``torch.softmax`` for ``x.softmax(1)`` (the same object as ``Tensor.softmax`` where ember has one entry
+point for both: ``x.relu()``, ``x.add_(1)``), the pieces of a hand-written method (``x[0]``: ``Tensor.select``) and no
+property read or hand-written method (``x.shape``, ``len(x)``, ``x.size()``); telling them apart would cost every
+plain Tensor's method a look at the mode stack. ember's private methods and fields (``_base`` is a field here) are
+never handed over (torch hands over ``_base``, ``_grad``, ``_cdata``; ``_version`` is handed over as torch's); a
+subclass's own method that calls ``super().sum()`` reaches the handler through the entry point, so it shows
+``torch.sum`` where torch's shows ``Tensor.sum``; ``list(x)`` shows ``Tensor.unbind`` alone (torch's ``__iter__``
+also calls ``dim`` and ``__len__``); ``del x.grad`` is not handed over (torch hands over ``__delete__``); where
+one ember operator stands for two aten overloads a ``__torch_dispatch__`` handler sees ember's (``x.sum()`` is
+``aten.sum.dim_IntList``, torch's ``aten.sum.default``).
 """
 import functools
+import types
+
+import numpy
 
 from .._core.dispatch_key import DispatchKey, PYTHON_BIT, PYTHON_SUBCLASS_BIT, TORCH_FUNCTION_BIT
 from .._core.tensor_impl import TensorImpl, fields
@@ -196,39 +216,124 @@ def _convert(ret, cls):
     return ret
 
 
-# the hand-written methods a subclass's __torch_function__ sees by name (the rest reach it through their operators)
-_METHODS = ('__getitem__', '__setitem__', '__repr__', '__format__', '__len__', '__iter__', 'item', 'tolist', 'numpy',
-            'to', 'cpu', 'cuda', 'type', 'type_as', 'new_empty', 'new_zeros', 'new_ones', 'new_full', 'new_tensor',
-            'float', 'double', 'half', 'bfloat16', 'long', 'int', 'short', 'bool', 'byte', 'char', 'norm', 'var', 'std',
-            'dim', 'ndimension', 'size', 'numel', 'nelement', 'element_size', 'stride', 'storage_offset', 'data_ptr',
-            'is_contiguous', 'is_floating_point', 'requires_grad_', 'untyped_storage')
+# --- what a subclass's __torch_function__ sees: Tensor's methods and properties by name ---------------------------
+
+# Tensor's attributes that torch never hands to __torch_function__: construction, the class machinery, the protocol
+# itself, and __iter__ (whose pieces, t.unbind(0), are handed over instead)
+_NOT_HANDED = frozenset({'__new__', '__init__', '__init_subclass__', '__class__', '__dict__', '__hash__', '__iter__',
+                         '__torch_function__', '__torch_dispatch__', 'as_subclass'})
+
+# Python operators whose handler sees another Tensor method, as torch 2.13's C++ operators name it (``x + 1`` and
+# ``1 + x`` show Tensor.add, ``-x`` Tensor.neg); every other operator shows itself (``x == y`` Tensor.__eq__,
+# ``2 - x`` Tensor.__rsub__, ``1 / x`` Tensor.__rdiv__)
+_OPERATOR_FUNCS = {'__add__': 'add', '__radd__': 'add', '__iadd__': 'add_', '__sub__': 'sub', '__isub__': 'sub_',
+                   '__mul__': 'mul', '__rmul__': 'mul', '__imul__': 'mul_', '__truediv__': 'div', '__itruediv__': 'div_',
+                   '__ifloordiv__': 'floor_divide_', '__mod__': 'remainder', '__imod__': 'remainder_',
+                   '__matmul__': 'matmul', '__rand__': 'bitwise_and', '__ror__': 'bitwise_or', '__rxor__': 'bitwise_xor',
+                   '__ne__': 'ne', '__lt__': 'lt', '__le__': 'le', '__gt__': 'gt', '__ge__': 'ge',
+                   '__neg__': 'neg', '__pos__': 'positive', '__abs__': 'abs'}
+_BINARY = frozenset(f'__{p}{op}__' for op in ('add', 'sub', 'mul', 'truediv', 'floordiv', 'mod', 'pow', 'matmul', 'and',
+                                              'or', 'xor', 'lshift', 'rshift') for p in ('', 'r', 'i')) | \
+    frozenset(f'__{op}__' for op in ('eq', 'ne', 'lt', 'le', 'gt', 'ge'))
+
+
+def _is_handed(name, attr):
+    """Public names, dunders and ``_version`` (torch's own private names ember keeps elsewhere: ``_base`` is a field
+    here); ember's private methods (``_host``, ``_new``) are its own business, not the user's."""
+    if name in _NOT_HANDED or not isinstance(attr, (types.FunctionType, property)):
+        return False
+    return not name.startswith('_') or (name.startswith('__') and name.endswith('__')) or name == '_version'
 
 
 def _hand_over_methods(cls, base):
-    """Give ``cls`` the methods of ``_METHODS`` it inherits from ``base`` (Tensor) as public functions that hand the
-    call to its ``__torch_function__``: set on the subclass, so an ordinary Tensor's methods stay as they are."""
-    for name in _METHODS:
-        fn = base.__dict__[name]
-        if getattr(cls, name) is fn:
-            setattr(cls, name, _handed_over(fn))
+    """Give ``cls`` the public methods, Python operators and properties it inherits from ``base`` (Tensor) as
+    wrappers that hand the call to its ``__torch_function__`` with torch's ``func``: the method itself
+    (``Tensor.softmax`` for ``x.softmax(1)``, where the entry point it shares with ``torch.softmax`` would show the
+    function), the operator's method (``Tensor.add`` for ``x + 1``) or the property's ``__get__``/``__set__``
+    (``Tensor.shape.__get__``). Set on the subclass, so an ordinary Tensor's attributes stay as they are."""
+    d = base.__dict__
+    for name, attr in list(d.items()):
+        if not _is_handed(name, attr) or getattr(cls, name, None) is not attr:      # (the subclass's own: its own)
+            continue
+        if isinstance(attr, property):
+            wrapper = _handed_over_property(attr, f'{base.__name__}.{name}')
+        else:
+            shown = _OPERATOR_FUNCS.get(name, name)
+            wrapper = _handed_over(attr, d.get(shown, attr), f'{base.__name__}.{shown}', name in _BINARY)
+        setattr(cls, name, wrapper)
+
+
+def name_methods(tensor):
+    """Name the Tensor methods a helper made (``_with_varargs``'s ``wrapper``, a lambda) for the attribute that holds
+    them, as torch's are (``Tensor.reshape.__name__ == 'reshape'``): a ``__torch_function__`` handler reads
+    ``func.__name__``. A function held under two names keeps its own."""
+    held = {}
+    for name, attr in tensor.__dict__.items():
+        if isinstance(attr, types.FunctionType) and attr.__name__ in ('<lambda>', 'wrapper'):
+            held.setdefault(attr, []).append(name)
+    for fn, names in held.items():
+        if len(names) == 1:
+            fn.__name__, fn.__qualname__ = names[0], f'{tensor.__name__}.{names[0]}'
 
 
 _HANDED_OVER = {}
 
 
-def _handed_over(fn):
-    """``fn`` (``Tensor.__getitem__``, ...) that hands its call to the arguments' ``__torch_function__`` with ``func``
-    the Tensor method itself, as torch's does; inside the handler (subclasses off) it runs as it is."""
-    method = _HANDED_OVER.get(fn)
+def _handed_over(fn, func, name, binary=False):
+    """``fn`` (``Tensor.__getitem__``, ``Tensor.softmax``, ``Tensor.__add__``) as a method that hands its call to the
+    arguments' ``__torch_function__`` with ``func`` (``fn`` itself, or the method torch names for an operator); inside
+    the handler (subclasses off) it runs as it is. A binary operator given an operand it refuses (neither a Tensor,
+    a number nor a ``__torch_function__`` type) runs with the handlers off and answers NotImplemented: torch's C++
+    operators check their arguments before they hand a call over; a TypeError of the handlers (all refusing) is
+    NotImplemented too, so Python raises its "unsupported operand type(s)". ``name``: what a refusal calls ``func``
+    (``Tensor.add``)."""
+    method = _HANDED_OVER.get((fn, func))
     if method is None:
-        @functools.wraps(fn)
-        def method(self, *args, **kwargs):
-            if _tf._MODES.subclasses_off or not self._keys & TORCH_FUNCTION_BIT:   # (an instance given the class
-                return fn(self, *args, **kwargs)                                   # by __class__ assignment)
-            return _tf.dispatch_overloaded(fn, (self,) + args + tuple(kwargs.values()), (self,) + args, kwargs,
-                                           operator=True)
-        _HANDED_OVER[fn] = method
+        if binary:
+            @functools.wraps(fn)
+            def method(self, other):
+                if _tf._MODES.subclasses_off or not self._keys & TORCH_FUNCTION_BIT:
+                    return fn(self, other)
+                if not isinstance(other, _OPERANDS) and not _tf._overloaded(other):
+                    with _tf.DisableTorchFunctionSubclass():
+                        return fn(self, other)
+                try:
+                    return _tf.dispatch_overloaded(func, (self, other), (self, other), {}, operator=True, name=name)
+                except TypeError:
+                    return NotImplemented
+        else:
+            @functools.wraps(fn)
+            def method(self, *args, **kwargs):
+                if _tf._MODES.subclasses_off or not self._keys & TORCH_FUNCTION_BIT:   # (an instance given the class
+                    return fn(self, *args, **kwargs)                                   # by __class__ assignment)
+                return _tf.dispatch_overloaded(func, (self,) + args + tuple(kwargs.values()), (self,) + args, kwargs,
+                                               operator=True, name=name)
+        _HANDED_OVER[(fn, func)] = method
     return method
+
+
+_OPERANDS = (TensorImpl, int, float, complex, bool, numpy.number, numpy.bool_)
+
+
+def _handed_over_property(prop, shown):
+    """``prop`` (``Tensor.shape``) as a property whose reads hand ``func=prop.__get__`` to ``__torch_function__``, and
+    writes ``prop.__set__``, as torch's getset descriptors do (a bound ``__get__`` is made anew at each access, in
+    torch as here: it compares equal to ``Tensor.shape.__get__``, it is not the same object)."""
+    wrapper = _HANDED_OVER.get(prop)
+    if wrapper is None:
+        get, put, fget, fset = prop.__get__, prop.__set__, prop.fget, prop.fset
+
+        def read(self):
+            if _tf._MODES.subclasses_off or not self._keys & TORCH_FUNCTION_BIT:
+                return fget(self)
+            return _tf.dispatch_overloaded(get, (self,), (self,), {}, operator=True, name=f'{shown}.__get__')
+
+        def write(self, value):
+            if _tf._MODES.subclasses_off or not self._keys & TORCH_FUNCTION_BIT:
+                return fset(self, value)
+            _tf.dispatch_overloaded(put, (self, value), (self, value), {}, operator=True, name=f'{shown}.__set__')
+        wrapper = _HANDED_OVER[prop] = property(read, write if fset is not None else None, prop.fdel, prop.__doc__)
+    return wrapper
 
 
 class DisableTorchDispatch:

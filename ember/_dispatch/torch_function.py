@@ -78,9 +78,10 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     return dispatch_overloaded(public_api, relevant_args, args, kwargs, operator=False)
 
 
-def dispatch_overloaded(public_api, relevant_args, args, kwargs, operator):
+def dispatch_overloaded(public_api, relevant_args, args, kwargs, operator, name=None):
     """``operator``: the call is an operator's entry point (torch's C++ functions), whose refusal reads
-    "Multiple dispatch failed", where a function written in Python says "no implementation found", as torch's."""
+    "Multiple dispatch failed", where a function written in Python says "no implementation found", as torch's.
+    ``name``: what the refusal calls ``public_api`` (``Tensor.shape.__get__``) where its own name would not do."""
     overloaded = overloaded_args(relevant_args)
     types = tuple(type(a) for a in overloaded)
     if _MODES.stack:
@@ -93,7 +94,9 @@ def dispatch_overloaded(public_api, relevant_args, args, kwargs, operator):
             return result
     if operator:
         subclasses = ''.join(f"  - tensor subclass {type(a)}\n" for a in overloaded)
-        raise TypeError(f"Multiple dispatch failed for '{_public_name(public_api)}'; all __torch_function__ handlers "
+        from .._core import naming
+        shown = _public_name(public_api) if name is None else f'{naming.shown}.{name}'
+        raise TypeError(f"Multiple dispatch failed for '{shown}'; all __torch_function__ handlers "
                         f"returned NotImplemented:\n\n{subclasses}\nFor more information, try re-running with "
                         f"TORCH_LOGS=not_implemented")
     raise TypeError(f"no implementation found for '{_public_name(public_api)}' on types that implement "

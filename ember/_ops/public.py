@@ -306,6 +306,7 @@ def install_operators(Tensor):
             setattr(Tensor, f'__r{dunder}__', fn)
         elif dunder == 'truediv':
             setattr(Tensor, '__rtruediv__', _rtruediv)
+            setattr(Tensor, '__rdiv__', _rtruediv)    # torch's other name for it, which __torch_function__ sees
         else:
             setattr(Tensor, f'__r{dunder}__', (lambda f: lambda self, other: f(other, self))(fn))
         if d.inplace_op is not None:

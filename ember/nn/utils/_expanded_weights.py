@@ -56,6 +56,20 @@ class ExpandedWeight(ember.Tensor):
         _check_input(func, args, kwargs)
         return _PerSampleGrad.apply(func, args[1:], kwargs, args[0], *_expanded(args, kwargs))
 
+    # what the handler refuses (every other function) the weight answers for itself, as torch's ExpandedWeight does:
+    # a property read or one of these methods reaches __torch_function__ (NOTE [tensor subclasses])
+    dtype = property(lambda self: self.orig_weight.dtype)
+    data = property(lambda self: self.orig_weight.data)
+    shape = property(lambda self: self.orig_weight.shape)
+    device = property(lambda self: self.orig_weight.device)
+    is_cuda = property(lambda self: self.orig_weight.is_cuda)
+
+    def data_ptr(self):
+        return self.orig_weight.data_ptr()
+
+    def get_device(self):
+        return self.orig_weight.get_device()
+
 
 def _expanded(args, kwargs):
     return [a for a in list(args) + list(kwargs.values()) if isinstance(a, ExpandedWeight)]
