@@ -41,10 +41,24 @@ class CausalBias:
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
+        if func is ember.nn.functional.scaled_dot_product_attention:
+            return cls._dispatch(*args, **kwargs)
         args = [a._materialize(_device_of(args, kwargs)) if isinstance(a, CausalBias) else a for a in args]
         kwargs = {k: v._materialize(_device_of(args, kwargs)) if isinstance(v, CausalBias) else v
                   for k, v in kwargs.items()}
         return func(*args, **kwargs)
+
+    @staticmethod
+    def _dispatch(query, key, value, attn_mask, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+        """sdpa with this bias as torch runs it: an upper-left (or square) causal bias is ``is_causal=True``
+        (the same kernel path, so the same values to the bit); a lower-right one is its materialised mask."""
+        if is_causal:
+            raise ValueError("CausalBias should not be used with causal=True")
+        square = attn_mask.seq_len_q == attn_mask.seq_len_kv
+        mask, causal = (None, True) if square or attn_mask.variant == CausalVariant.UPPER_LEFT else \
+            (attn_mask._materialize(query.device), False)
+        return ember.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=dropout_p,
+                                                                is_causal=causal, scale=scale, enable_gqa=enable_gqa)
 
     def __repr__(self):
         return repr(self._materialize())

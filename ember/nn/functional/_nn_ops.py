@@ -749,7 +749,7 @@ _MODES = {'nearest': None, 'nearest-exact': None, 'linear': 1, 'bilinear': 2, 'b
 def _base_coords(n, align_corners, dtype):
     """The normalised centres of n pixels in [-1, 1] (the corners' centres at +-1 with align_corners)."""
     c = ember.linspace(-1, 1, n, dtype=dtype)
-    return c if align_corners or n <= 1 else c * ((n - 1) / n)
+    return c if align_corners or n <= 1 else c * (n - 1) / n      # two roundings, as torch's (not one factor)
 
 
 def affine_grid(theta, size, align_corners=None):

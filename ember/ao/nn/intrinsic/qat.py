@@ -1,6 +1,8 @@
 """ember.ao.nn.intrinsic.qat: the fused modules for quantization-aware training. ConvBn2d keeps the batch norm
 and trains it, with the weight fake-quantized after the batch norm's scale is folded in (torch's approximation:
 ``conv(x, fq(w * gamma / std)) / (gamma / std) + b`` then the batch norm)."""
+import math
+
 import ember
 from ember import nn
 from ember.nn import functional as F
@@ -41,6 +43,23 @@ class ConvBn2d(nnqat.Conv2d):
             self.bias = nn.Parameter(ember.empty(out_channels))
         else:
             self.register_parameter('bias', None)
+        self.reset_bn_parameters()
+        if self.training and not freeze_bn:
+            self.update_bn_stats()
+        else:
+            self.freeze_bn_stats()
+
+    def reset_bn_parameters(self):
+        """As torch's: fresh statistics, the batch norm's weight uniform in [0, 1), its bias zero, and the
+        convolution's bias uniform in +-1/sqrt(fan_in) (these draws come after the weight's, from the global
+        generator, so a seeded program draws what it draws under torch)."""
+        self.bn.reset_running_stats()
+        nn.init.uniform_(self.bn.weight)
+        nn.init.zeros_(self.bn.bias)
+        if self.bias is not None:
+            fan_in, _ = nn.init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in)
+            nn.init.uniform_(self.bias, -bound, bound)
 
     def freeze_bn_stats(self):
         self.freeze_bn = True
