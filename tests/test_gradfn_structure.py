@@ -260,3 +260,26 @@ def test_inplace_view_node_keeps_the_view_nodes_saved_values():
         assert (y.grad_fn._saved_dim0, y.grad_fn._saved_dim1) == (0, 1)
         y.unsqueeze_(2)
         assert y.grad_fn.name() == 'UnsqueezeBackward1' and y.grad_fn._saved_dim == 2
+
+
+@pytest.mark.parametrize('call', ['linalg', 'function', 'method'])
+@pytest.mark.parametrize('shape,dtype', [((3, 3), 'float64'), ((2, 4, 4), 'float64'), ((3, 3), 'complex128')])
+def test_matrix_exp_records_torchs_node(call, shape, dtype):
+    """torch.linalg.matrix_exp records one LinalgMatrixExpBackward0 (saving its input), whose gradient is the
+    adjoint differential; first and second derivatives match torch's."""
+    got = []
+    for lib in (torch, ember):
+        a = np.random.default_rng(0).standard_normal(shape) * 1.5
+        A = lib.tensor(a if dtype == 'float64' else a + 0.5j * a[::-1].copy(), requires_grad=True)
+        fn = {'linalg': lib.linalg.matrix_exp, 'function': lib.matrix_exp, 'method': lambda t: t.matrix_exp()}[call]
+        E = fn(A)
+        node = E.grad_fn
+        head = (node.name(), walk(node, [A]), node._saved_self is A)
+        g, = lib.autograd.grad((E * E.conj()).real.sum() if dtype != 'float64' else (E * E).sum(), A,
+                               create_graph=True)
+        gg, = lib.autograd.grad((g.abs() ** 2).sum(), A)
+        got.append(head + (E.detach().numpy(), g.detach().numpy(), gg.numpy()))
+    assert got[1][:3] == got[0][:3] == ('LinalgMatrixExpBackward0', ['LinalgMatrixExpBackward0',
+                                                                      ('AccumulateGrad', [0])], True)
+    for a, b in zip(got[1][3:], got[0][3:]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
