@@ -128,11 +128,12 @@ def _owned_base(g):
 
 # NOTE [a view undone]: a node of torch's graph around linear's product hands its gradient on as a view (the
 # weight's gradient transposed for mat2, the input's gradient as rows); the node after it views it back into
-# the shape of the tensor the fused backward made. That node hands on the tensor itself (``_owned_base``), rather
-# than a second view of it, when the engine alone holds the view (its ``_grad_owner``, NOTE [gradient ownership]: no hook saw
-# it), the tensor was never delivered, nothing records (no create_graph) and the view covers the whole tensor
-# with the layout viewing back would give: the values and layout are the same, and AccumulateGrad may then take
-# the tensor as ``.grad`` without a copy, as before the graph had torch's shape (torch steals its view there).
+# the shape of the tensor the fused backward made. That node hands on the tensor itself (``_owned_base``),
+# rather than a second view of it, when the engine alone holds the view (its ``_grad_owner``, NOTE [gradient
+# ownership]: no hook saw it), the tensor was never delivered, nothing records (no create_graph) and the view
+# covers the whole tensor with the layout viewing back would give: the values and layout are the same, and
+# AccumulateGrad may then take the tensor as ``.grad`` without a copy, as it did before the graph had torch's
+# shape (torch's AccumulateGrad steals its view there). Without it every step would copy each weight's gradient.
 
 
 class _ProductNode(Node):
