@@ -627,16 +627,20 @@ class Tensor(TensorImpl):
 def _inplace_view(name):
     """``x.unsqueeze_(0)`` & co.: x takes the geometry of ``x.<name>(...)`` in place and its version counter
     moves, as in torch. On a tensor with history (grad mode on) x also takes that view's place in the graph, as
-    torch's in-place view operators do: its grad_fn becomes the view's node (SqueezeBackward1, ...), and a view
-    stays a view of its base, now through the new geometry. A leaf that requires grad gets torch's error."""
+    torch's in-place view operators do: its grad_fn becomes the view's node under torch's in-place class name
+    (SqueezeBackward4 for squeeze_(0), NOTE [in-place view nodes] in autograd/views.py), and a view stays a view of
+    its base, now through the new geometry. A leaf that requires grad gets torch's error."""
+    overloads = 3 if name == 'squeeze' else 1       # torch's out-of-place overloads, numbered before the in-place
     def method(self, *args, **kwargs):
         from .autograd.grad_mode import is_grad_enabled
         if self.requires_grad and is_grad_enabled():
             if self._grad_fn is None:
                 raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            from .autograd.views import inplace_view_node
             v = getattr(self, name)(*args, **kwargs)
             self._set_array(v._a)
-            self._grad_fn, self._output_nr = v._grad_fn, v._output_nr
+            self._grad_fn = inplace_view_node(v._grad_fn, overloads) if v._grad_fn is not None else None
+            self._output_nr = v._output_nr
             if self._base is not None:      # v is a view of the same base: its way there replaces ours
                 self._view_fn, self._hist, self._dtype_view = v._view_fn, v._hist, v._dtype_view
             self._vc[0] += 1

@@ -36,7 +36,7 @@ _FFTN = {'fft_fftn', 'fft_ifftn', 'fft_rfftn', 'fft_irfftn'}
 # functions of the last dimensions (or of the whole sample, batch-aware): the same call on the physical tensor
 _LAST_DIMS = {'tril', 'triu', 'linalg_inv', 'linalg_det', 'linalg_slogdet', 'linalg_cholesky', 'linalg_qr',
               'linalg_svd', 'linalg_svdvals', 'linalg_eigh', 'linalg_eigvalsh', 'linalg_pinv', 'constant_pad_nd',
-              'linalg_eig', 'geqrf', 'linalg_ldl_factor_ex'}
+              'linalg_eig', 'geqrf', 'linalg_ldl_factor_ex', 'linalg_matrix_exp'}
 # (C, *spatial) or (N, C, *spatial) per sample: the batch folded into N
 _FOLD = {'reflection_pad1d': 1, 'reflection_pad2d': 2, 'reflection_pad3d': 3, 'replication_pad1d': 1,
          'replication_pad2d': 2, 'replication_pad3d': 3, 'adaptive_max_pool2d': 2, 'adaptive_max_pool2d_backward': 2,

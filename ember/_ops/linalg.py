@@ -4,12 +4,15 @@ matrix and vector norms, and small composites over them. The matrix products the
 Meta functions reproduce torch's checks and wording; derivatives are torch's formulas for real matrices, in
 ember operators (the decompositions' complex derivatives raise: NOTE [complex gradients]).
 """
+import math
+
 from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname, SAME_DTYPE
 from .registry import declare
 from .pointwise import broadcast_shapes
 from .products import _outer
 from .._dispatch.ops_namespace import aten
+from ..autograd import grad_mode as _grad_mode
 
 
 # --- ember.linalg: inverses, determinants, solvers, decompositions ----------------------------------
@@ -78,6 +81,46 @@ declare('linalg_det(Tensor A) -> Tensor', forward='transpose', meta=_det_meta, m
         derivatives={'A': _det_grad},
         primitive_because="torch's composite calls _linalg_det (LU); one NumPy kernel with the same derivative")
 declare('det(Tensor self) -> Tensor', composite=lambda self: aten.linalg_det.default(self))
+
+_EXP_TERMS = 18     # Taylor terms after scaling to norm <= 1: the remainder is below 1/19! ~ 8e-18
+
+
+def _matrix_exp(A):
+    """e^A of each square matrix by scaling and squaring: (T(A / 2^s))^(2^s), T the Taylor polynomial of degree
+    18 and s such that ||A / 2^s||_inf <= 1. A kernel written in operators (CompositeExplicitAutograd): it runs
+    below Autograd, where grad mode is off, so only the operator's own node is recorded."""
+    if A.numel() == 0:
+        return A.clone()
+    prev = _grad_mode.is_grad_enabled()
+    _grad_mode._set_enabled(False)
+    try:
+        n = A.shape[-1]
+        norm = A.abs().sum(-1).amax().item()        # the largest row sum over the whole batch
+        s = max(0, math.ceil(math.log2(norm))) if norm > 0 and math.isfinite(norm) else 0
+        X = A / (2 ** s) if s else A
+        eye = aten.eye.default(n, dtype=A.dtype, device=A.device)
+        P = eye + X / _EXP_TERMS
+        for k in range(_EXP_TERMS - 1, 0, -1):       # Horner: I + X/1 (I + X/2 (I + ... (I + X/18)))
+            P = eye + X.matmul(P) / k
+        for _ in range(s):
+            P = P.matmul(P)
+        return P
+    finally:
+        _grad_mode._set_enabled(prev)
+
+
+def _matrix_exp_backward(grad, self):
+    """torch's adjoint differential of an analytic matrix function: the upper-right block of
+    exp([[A^T, G], [0, A^T]]) (conjugated with A for complex input: NOTE [complex gradients])."""
+    n = self.shape[-1]
+    At = self.mT
+    top = aten.cat.default([At, grad.to(At.dtype)], -1)
+    big = aten.cat.default([top, aten.cat.default([aten.zeros_like.default(At), At], -1)], -2)
+    return aten.linalg_matrix_exp.default(big)[..., :n, n:]
+
+
+declare('linalg_matrix_exp(Tensor self) -> Tensor', explicit=_matrix_exp, meta=lambda self: (tuple(self.shape), self._dtype),
+        method=False, function=False, forward='transpose', derivatives={'self': _matrix_exp_backward})
 declare('linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)', forward='transpose', meta=_slogdet_meta, method=False,
         function=False, derivatives={'A': _slogdet_grad},
         primitive_because="torch's composite calls _linalg_slogdet; one NumPy kernel with the same derivative")

@@ -19,6 +19,7 @@ from .._core.storage import contiguous_strides
 from .registry import declare
 from .views import view_strides
 from .._dispatch.ops_namespace import aten
+from .linear_graph import linear_node_name, linear_nodes
 
 
 
@@ -259,15 +260,6 @@ def _matmul_node_name(a, b):
     return 'UnsafeViewBackward0'
 
 
-def _linear_node_name(x, w, b):
-    x = x._a.shape
-    if len(x) == 2:
-        return 'MmBackward0' if b is None else 'AddmmBackward0'
-    if len(x) == 1:
-        return 'SqueezeBackward4' if b is None else 'ViewBackward0'
-    return 'UnsafeViewBackward0' if b is None else 'ViewBackward0'
-
-
 
 declare('matmul(Tensor self, Tensor other) -> Tensor', forward='multilinear', meta=_matmul_meta, out=True,
         grad_name=_matmul_node_name,
@@ -483,10 +475,15 @@ def _linear_grads(grad, input, weight, weight_sizes, output_mask):
             grad if output_mask[2] else None]
 
 
-def _linear_grads_fused(grad, input, weight, weight_sizes, output_mask):
+def _linear_grads_fused(grad, input, weight, weight_sizes, bias_ndim, output_mask):
     """A first-order backward of a matrix weight runs the fused ``linear_backward`` kernel (its two GEMMs on
     two intra-op threads, one hand-off instead of a split of each). The operand it was not given (not saved: its
-    gradient partner needs none) is a stand-in of the right shape that the kernel does not read."""
+    gradient partner needs none) is a stand-in of the right shape that the kernel does not read. The kernel sums
+    the bias's gradient over rows; a bias of another rank gets ``grad``, which the engine sums to its shape."""
+    if output_mask[2] and bias_ndim != 1:
+        gi, gw = (_linear_grads_fused(grad, input, weight, weight_sizes, 1, [output_mask[0], output_mask[1], False])[:2]
+                  if output_mask[0] or output_mask[1] else (None, None))
+        return [gi, gw, grad]
     if len(weight_sizes) == 2 and grad.dim() >= 1 and (input is None or input.dim() >= 1):
         if weight is None:
             weight = _stand_in(grad, tuple(weight_sizes))
@@ -518,7 +515,8 @@ def _linear_jvp(input, input_t, weight, weight_t, bias_t):
 
 
 declare('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', meta=_linear_meta, nn=True,
-        function=False, method=False, grad_name=_linear_node_name, derivatives={('input', 'weight', 'bias'): _linear_grads}, forward=_linear_jvp,
+        function=False, method=False, derivatives={('input', 'weight', 'bias'): _linear_grads}, forward=_linear_jvp,
+        grad_name=linear_node_name, torch_graph=linear_nodes,     # NOTE [linear's graph]
         first_order={('input', 'weight', 'bias'): _linear_grads_fused},
         saved_for={'input': ('weight',), 'weight': ('input',)},
         primitive_because="one fused GEMM plus bias with a fused first-order backward, instead of torch's addmm/matmul composite")

@@ -25,7 +25,7 @@ class OpDecl:
                  out=False, method=True, function=True, nn=False, name=None,
                  grad_name=None, differentiable=True, tags=(), doc=None, explicit=None, output_differentiability=None,
                  first_order=None, complex_formulas=False, autograd_composite=None, ns='aten', primitive_because=None, forward=None,
-                 saved_for=None, out_dtype=None):
+                 saved_for=None, out_dtype=None, torch_graph=None):
         self.schema_text = schema
         self.meta = meta
         self.kind = kind
@@ -52,6 +52,10 @@ class OpDecl:
         # what torch's pieces save; with none, the kernel runs. Where it returns None the derivative formulas
         # record one node instead (autograd/kernels.py).
         self.autograd_composite = autograd_composite
+        # ``(node, *args) -> node``: where torch's composite records several nodes around the one product ember's
+        # fused kernel and formulas compute (linear: an AddmmBackward0 whose weight edge passes a TBackward0), this
+        # builds them around the recorded ``node`` and returns the one the output gets (autograd/kernels.py)
+        self.torch_graph = torch_graph
         # one line saying why an operator torch defines as a composite (CompositeImplicitAutograd) has a kernel of
         # its own here; tests/test_registry_coverage.py checks the list against torch's dispatcher
         self.primitive_because = primitive_because

@@ -221,6 +221,8 @@ def _meta_param(p, arg_types):
 
 
 def _meta_value(t, suf):
+    if t is None:       # an absent Tensor? argument has no metadata
+        return None
     if isinstance(t, (list, tuple)):
         return [_meta_value(x, suf) if isinstance(x, TensorImpl) else None for x in t]
     if suf == '_sizes':
@@ -347,6 +349,7 @@ def autograd_kernel(decl):
     conj_formulas = not decl.complex_formulas
     out_diff = getattr(decl, 'output_differentiability', None) or (True,) * cls._n_outputs
     graph = decl.autograd_composite
+    shape_graph = decl.torch_graph
     pick = getattr(cls, '_pick', None)
 
     if graph is None and not multi and not is_view and not any(is_list for _, is_list in diff):
@@ -354,7 +357,7 @@ def autograd_kernel(decl):
         # cost `import ember` 35-50 ms, and most programs call a few dozen operators
         def materialize():
             real = _generated_kernel(op, cls, diff, saved_args, meta_args, result_users if wants_result else 0,
-                                     single_results, out_diff[0], conj_formulas, arg_types)
+                                     single_results, out_diff[0], conj_formulas, arg_types, shape_graph)
             if op.kernels.get(DispatchKey.Autograd) is lazy:
                 op.register(DispatchKey.Autograd, real, allow_override=True)     # clears this op's caches
             return real
@@ -423,6 +426,12 @@ def autograd_kernel(decl):
         for n, i, u in single_results:       # only that output: torch's result1
             if present & u:
                 node._saved[n] = _save(outs[i], True)
+        if shape_graph is not None:     # torch's nodes around this one (OpDecl.torch_graph)
+            top = shape_graph(node, *args)
+            for o in outs:
+                if isinstance(o, TensorImpl) and o._grad_fn is node:
+                    o._grad_fn = top
+            node = top
         if anomaly._enabled:
             anomaly.record(node)
         return out
@@ -434,9 +443,9 @@ def autograd_kernel(decl):
 # NOTE [generated autograd kernels]: the Autograd kernel above is generic: it loops over a table of the
 # differentiable inputs, of what to save and of the outputs, which costs about 3 µs of Python per call on a small
 # add. For the common shape of operator (one output, no Tensor[] input, not a view, no autograd composite: 233
-# of ~275 differentiable operators) the same steps are generated as straight-line code per operator, with the
-# argument positions, bit masks and saved names written in (``ember.debug.source(ember.ops.aten.mul.Tensor)``
-# prints it). Nothing is decided differently: an input is saved only when a formula reading it will run, an
+# of ~275 differentiable operators; a torch_graph is one more call) the same steps are generated as straight-line
+# code per operator, with the argument positions, bit masks and saved names written in
+# (``ember.debug.source(ember.ops.aten.mul.Tensor)`` prints it). Nothing is decided differently: an input is saved only when a formula reading it will run, an
 # output whenever one reads it, metadata (``self_sizes``) in place of the tensor, in the same order as the
 # generic kernel, so the version-counter checks fire in the same places (tests/test_saved_versions.py).
 _NO_EDGE = (None, 0)
@@ -445,7 +454,8 @@ _PLAIN_TYPES = frozenset(('int', 'bool', 'float', 'str', 'SymInt', 'int[]', 'Sym
                           'Device', 'MemoryFormat', 'Generator', 'float[]', 'Layout'))
 
 
-def _generated_kernel(op, cls, diff, saved_args, meta_args, result_users, single_results, out_diff, conj, arg_types):
+def _generated_kernel(op, cls, diff, saved_args, meta_args, result_users, single_results, out_diff, conj, arg_types,
+                      shape_graph=None):
     n_args = len(op.schema.arguments)
     params = ', '.join(f'a{i}' for i in range(n_args))
     pick = getattr(cls, '_pick', None)
@@ -508,13 +518,19 @@ def _generated_kernel(op, cls, diff, saved_args, meta_args, result_users, single
     for n, i, u in single_results:
         L += [f'    if present & {u}:',
               f'        saved[{n!r}] = _save(out, True)']
+    if shape_graph is not None:
+        L += ['    top = _shape_graph(node, %s)     # torch\'s nodes around this one (OpDecl.torch_graph)' % params,
+              '    if isinstance(out, _TI) and out._grad_fn is node:',
+              '        out._grad_fn = top',
+              '    node = top']
     L += ['    if _anomaly._enabled:',
           '        _anomaly.record(node)',
           '    return out']
     g = {'_redispatch': op.redispatch, '_rcache': op.redispatch_cache, '_new': object.__new__,
          '_next_seq': _SEQ.__next__, '_BELOW': _BELOW, '_TI': TensorImpl, '_AG': AUTOGRAD_BIT, '_leaf_edge': leaf_edge,
          '_gradient_edge': gradient_edge,
-         '_NO_EDGE': _NO_EDGE, '_cls': cls, '_pick': pick, '_save': _save, '_meta_value': _meta_value, '_anomaly': anomaly}
+         '_NO_EDGE': _NO_EDGE, '_cls': cls, '_pick': pick, '_save': _save, '_meta_value': _meta_value, '_anomaly': anomaly,
+         '_shape_graph': shape_graph}
     kernel = compile_function('\n'.join(L) + '\n', f'<ember autograd {op.name}>', g, 'kernel')
     kernel.__qualname__ = f'autograd::{op.schema.full_name}'
     kernel.node_class = cls

@@ -386,3 +386,28 @@ def mark_views(outputs, creation_meta):
         if isinstance(o, TensorImpl) and o._base is not None and o._creation_meta is not CreationMeta.INFERENCE_MODE:
             o._creation_meta, o._view_version = creation_meta, o._vc[0]
     return outputs
+
+
+# NOTE [in-place view nodes]: torch's in-place view operators (squeeze_, unsqueeze_, t_, transpose_ and its aliases
+# swapdims_, swapaxes_) have derivatives.yaml entries of their own, numbered after the out-of-place overloads of
+# the same name: squeeze_() / squeeze_(int) / squeeze_(dims) record SqueezeBackward3/4/5 where squeeze records
+# 0/1/2, and unsqueeze_, t_, transpose_ record UnsqueezeBackward1, TBackward1, TransposeBackward1. ember runs the
+# out-of-place view and takes its node; this gives that node torch's in-place class: a subclass of its class
+# under the in-place name (made once), with the same edges and saved values.
+_INPLACE_CLASSES = {}
+
+
+def inplace_view_node(node, overloads):
+    """``node`` (of an out-of-place view) as the node of its in-place operator, whose number is the out-of-place
+    one plus ``overloads`` (how many out-of-place overloads torch numbers first)."""
+    cls = type(node)
+    m = re.fullmatch(r'(.*Backward)(\d+)', cls.__name__)
+    if m is None:
+        return node
+    name = f'{m.group(1)}{int(m.group(2)) + overloads}'
+    sub = _INPLACE_CLASSES.get((cls, name))
+    if sub is None:
+        sub = _INPLACE_CLASSES[(cls, name)] = type(name, (cls,), {'__module__': cls.__module__})
+    new = object.__new__(sub)
+    new.__dict__.update(node.__dict__)
+    return new

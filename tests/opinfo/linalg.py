@@ -135,6 +135,7 @@ def _wellcond(shape, dt, seed=0):
 
 _SQ_ERRORS = [S(Arg((2, 3))), S(Arg((3,))), S(Arg((3, 3), 'int64'))]
 
+op('linalg.matrix_exp', lambda dt: [S(Arg((3, 3), low=-1, high=1)), S(Arg((2, 4, 4), low=-2, high=2)), S(Arg((3, 3), low=-3, high=3, noncontig=True)), S(Arg((0, 0)))], atol=1e-4, rtol=1e-4, meta=False)
 op('linalg.inv', lambda dt: [S(_wellcond((3, 3), dt)), S(_wellcond((2, 4, 4), dt, 1)), S(Arg((0, 0))), *_SQ_ERRORS], atol=1e-4, rtol=1e-4)
 op('inverse', lambda dt: [S(_wellcond((3, 3), dt))], atol=1e-4, rtol=1e-4)
 op('det', lambda dt: [S(_wellcond((3, 3), dt))], atol=1e-4, rtol=1e-4)
