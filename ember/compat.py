@@ -66,9 +66,12 @@ class _Alias(types.ModuleType):
 
 
 def _is_ember_submodule(value):
-    """An ember module held as an attribute: reached through an alias, it is handed out as its torch alias."""
+    """An ember module held as an attribute: reached through an alias, it is handed out as its torch alias.
+    Module objects that are not imported modules (the operator namespaces ``torch.ops.aten``, ``torch.ops.mylib``)
+    are handed out as they are."""
     return isinstance(value, types.ModuleType) and not isinstance(value, _Alias) and \
-        (value.__name__ == 'ember' or value.__name__.startswith('ember.'))
+        (value.__name__ == 'ember' or value.__name__.startswith('ember.')) and \
+        sys.modules.get(value.__name__) is value
 
 
 _PREFIXES = {'torch': 'ember', 'torchvision': 'ember.vision',     # torch name → ember package

@@ -168,3 +168,99 @@ def test_ember_run_leaves_the_current_directory_off_sys_path(tmp_path):
                 [sys.executable, '-m', 'ember', 'run', str(script_dir / 's.py')]):
         r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=120)
         assert r.stdout.strip() == 'True', (cmd, r.stdout, r.stderr)
+
+
+# --- pytorch/tutorials' intermediate and advanced scripts -------------------------------------------------------
+
+def test_affine_grid_base_coordinates_round_as_torch():
+    """spatial_transformer_tutorial: at the identity theta one ulp moves sample points across pixel centres, and
+    grid_sample's gradient with respect to theta changes completely."""
+    for n in (5, 28, 31):
+        theta = [[[1., 0., 0.], [0., 1., 0.]]]
+        t = torch.nn.functional.affine_grid(torch.tensor(theta), (1, 1, n, n), align_corners=False)
+        e = ember.nn.functional.affine_grid(ember.tensor(theta), (1, 1, n, n), align_corners=False)
+        assert np.array_equal(t.numpy(), e.numpy())
+
+
+def test_qat_conv_bn_draws_its_batch_norm_parameters_as_torch():
+    def run(lib):
+        import importlib
+        nniqat = importlib.import_module(lib.__name__ + '.ao.nn.intrinsic.qat')
+        qconfig = lib.ao.quantization.get_default_qat_qconfig('x86')
+        lib.manual_seed(2)
+        c = nniqat.ConvBn2d(3, 4, 3, bias=True, qconfig=qconfig)
+        return c.bn.weight.tolist(), c.bias.tolist(), c.bn.training, lib.rand(1).item()
+    assert run(torch) == run(ember)
+
+
+def test_upper_left_causal_bias_is_sdpa_with_is_causal():
+    from torch.nn.attention import bias as tb
+    from ember.nn.attention import bias as eb
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((2, 3, 6, 8)).astype(np.float32) for _ in range(3))
+    for L, S in ((6, 6), (6, 6)):
+        e = [ember.nn.functional.scaled_dot_product_attention(*map(ember.tensor, (q, k, v)), attn_mask=m)
+             for m in (eb.causal_upper_left(L, S), eb.causal_lower_right(L, S))]
+        causal = ember.nn.functional.scaled_dot_product_attention(*map(ember.tensor, (q, k, v)), is_causal=True)
+        assert all(np.array_equal(x.numpy(), causal.numpy()) for x in e)     # bit for bit, as torch's dispatch
+    with pytest.raises(ValueError, match='should not be used with causal=True'):
+        ember.nn.functional.scaled_dot_product_attention(*map(ember.tensor, (q, k, v)), attn_mask=eb.causal_upper_left(6, 6),
+                                                         is_causal=True)
+    t = torch.nn.functional.scaled_dot_product_attention(*map(torch.tensor, (q, k[:, :, :4], v[:, :, :4])),
+                                                         attn_mask=tb.causal_lower_right(6, 4))
+    e = ember.nn.functional.scaled_dot_product_attention(*map(ember.tensor, (q, k[:, :, :4], v[:, :, :4])),
+                                                         attn_mask=eb.causal_lower_right(6, 4))
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+def test_custom_op_namespace_reached_through_the_torch_alias(tmp_path):
+    import subprocess
+    import sys
+    f = tmp_path / 'p.py'
+    f.write_text("import torch\n"
+                 "@torch.library.custom_op('mylib21::twice', mutates_args=())\n"
+                 "def twice(x: torch.Tensor) -> torch.Tensor:\n"
+                 "    return x * 2\n"
+                 "print(torch.ops.mylib21.twice(torch.ones(2)).tolist())\n")
+    r = subprocess.run([sys.executable, '-m', 'ember', 'run', str(f)], capture_output=True, text=True, timeout=120)
+    assert r.stdout.strip() == "[2.0, 2.0]", r.stderr
+
+
+def test_lbfgs_gathers_gradients_as_torch():
+    """torch views each gradient (a gradient laid out unlike its parameter raises) and takes complex ones as
+    real pairs; ember reshaped them (complex parameters diverged)."""
+    def run(lib, kind):
+        lib.manual_seed(0)
+        if kind == 'complex':
+            p = lib.nn.Parameter(lib.randn(3, dtype=lib.cfloat))
+            target = lib.randn(3, dtype=lib.cfloat)
+            loss = lambda: (p - target).abs().pow(2).sum()      # noqa: E731
+        else:
+            p = lib.nn.Parameter(lib.randn(3, 4).t())
+            loss = lambda: (p.t().contiguous() * lib.arange(12.).reshape(3, 4)).sum()     # noqa: E731
+        opt = lib.optim.LBFGS([p], lr=0.5, max_iter=5)
+
+        def closure():
+            opt.zero_grad()
+            v = loss()
+            v.backward()
+            return v
+        try:
+            return [round(opt.step(closure).item(), 4) for _ in range(3)]
+        except RuntimeError as ex:
+            return type(ex).__name__, str(ex)[:60]
+    for kind in ('complex', 'permuted'):
+        assert run(torch, kind) == run(ember, kind)
+
+
+@pytest.mark.parametrize('shape,dim', [((4_000_000,), None), ((3, 1 << 20), -1), ((1 << 20, 3), 0),
+                                       ((5, 300_001), -1), ((64, 16, 28, 28), (0, 2, 3))])
+def test_large_float32_sums_are_as_accurate_as_torchs(shape, dim):
+    """A BLAS dot product over a 4M-element row lost ~5e-6 relative; rows are cut to 4096 now (~1e-7, as
+    torch's cascade sum)."""
+    x = np.random.default_rng(1).random(shape, dtype=np.float32) * 2
+    ref = x.astype(np.float64).sum(axis=dim)
+    e = (ember.from_numpy(x).sum() if dim is None else ember.from_numpy(x).sum(dim)).numpy()
+    t = (torch.from_numpy(x).sum() if dim is None else torch.from_numpy(x).sum(dim)).numpy()
+    err_e, err_t = np.max(np.abs(e - ref) / ref), np.max(np.abs(t - ref) / ref)
+    assert err_e <= max(4 * err_t, 3e-7), (err_e, err_t)

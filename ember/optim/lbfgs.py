@@ -101,12 +101,22 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]['params']
 
     def _gather_flat_grad(self):
-        return ember.cat([p.grad.reshape(-1) if p.grad is not None else ember.zeros(p.numel(), dtype=p.dtype)
-                          for p in self._params], 0)
+        """The gradients as one flat vector, as torch's: ``view(-1)`` (a gradient laid out unlike its parameter
+        cannot be viewed so, and raises as in torch), sparse ones densified, complex ones as real pairs."""
+        views = []
+        for p in self._params:
+            if p.grad is None:
+                view = ember.zeros(p.numel(), dtype=p.dtype, device=p.device)
+            else:
+                view = (p.grad.to_dense() if p.grad.is_sparse else p.grad).view(-1)
+            views.append(ember.view_as_real(view).view(-1) if view.is_complex() else view)
+        return ember.cat(views, 0)
 
     def _add_grad(self, step_size, update):
         offset = 0
         for p in self._params:
+            if p.is_complex():      # as its gradient: real pairs
+                p = ember.view_as_real(p)
             n = p.numel()
             p.add_(update[offset:offset + n].view_as(p), alpha=step_size)
             offset += n

@@ -49,6 +49,11 @@ def colsum(a, v=None):
 # call costs ~1.5 us), so small reductions keep it. The summation order changes (BLAS's vector lanes instead of
 # NumPy's pairwise blocks), within float rounding of torch's cascade sums either way.
 _BLAS_SUM_MIN = 16384
+# A BLAS dot product accumulates each of its few vector lanes over the whole row: a float32 row of 4M elements
+# lost ~5e-6 relative (torch's cascade sum and NumPy's pairwise sum: ~1e-7). So no row is longer than _BLOCK: a
+# longer one is cut into rows of _BLOCK whose sums NumPy then adds pairwise (4M float32 elements: ~1e-7, as
+# torch's), and a reduction whose rows cannot be cut evenly is left to NumPy.
+_BLOCK = 4096
 
 
 def blas_sum(a, axis, keepdims):
@@ -64,20 +69,37 @@ def blas_sum(a, axis, keepdims):
         for x in ((axis,) if isinstance(axis, int) else axis):
             red[x % nd] = True
     shape = a.shape
-    if red[-1]:                 # trailing reduced axes: rows of the (M, R) matrix
+    if all(red):                # everything: rows of _BLOCK, the ragged tail summed apart
+        flat = a.reshape(-1)
+        m = flat.size // _BLOCK * _BLOCK
+        parts = rowsum(flat[:m].reshape(-1, _BLOCK))
+        r = np.add.reduce(parts) + np.add.reduce(flat[m:]) if m < flat.size else np.add.reduce(parts)
+        r = np.asarray(r, a.dtype)
+        rest = ()
+    elif red[-1]:               # trailing reduced axes: rows of the (M, R) matrix
         k = nd
-        while k > 0 and red[k - 1]:
+        while red[k - 1]:
             k -= 1
-        if k == 0 and nd > 1:   # everything: keep the first axis as rows (a GEMV, not one long dot product)
-            k = 1
-        lead = shape[:k]
-        r = rowsum(a.reshape(-1, _size(shape[k:]))).reshape(lead)
+        lead, n = shape[:k], _size(shape[k:])
+        if n <= _BLOCK:
+            r = rowsum(a.reshape(-1, n)).reshape(lead)
+        elif n % _BLOCK == 0:
+            r = np.add.reduce(rowsum(a.reshape(-1, _BLOCK)).reshape(lead + (n // _BLOCK,)), axis=-1)
+        else:
+            return None
         rest = tuple(i for i in range(k) if red[i])
     elif red[0]:                # leading reduced axes: columns of the (R, M) matrix
         j = 0
         while red[j]:
             j += 1
-        r = colsum(a.reshape(_size(shape[:j]), -1)).reshape(shape[j:])
+        n = _size(shape[:j])
+        if n <= _BLOCK:
+            r = colsum(a.reshape(n, -1)).reshape(shape[j:])
+        elif n % _BLOCK == 0:       # ones times each (_BLOCK, M) slab, then the slabs' sums pairwise
+            slabs = a.reshape(n // _BLOCK, _BLOCK, -1)
+            r = np.add.reduce(np.matmul(np.ones(_BLOCK, a.dtype), slabs), axis=0).reshape(shape[j:])
+        else:
+            return None
         rest = tuple(i - j for i in range(j, nd) if red[i])
     else:
         return None
