@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from . import _box_muller32 as _bm32
+from ._box_muller32 import box_muller_16 as _box_muller_16_f32, scratch as _scratch_f32
 from ._parallel import parallel_for
 
 _f32, _f64 = np.float32, np.float64
@@ -132,13 +132,23 @@ def _fma(a, b, c):
     return np.add(p, c, out=p).astype(_f32)
 
 
-def _box_muller_16_f64(u, mean, std):
-    """Blocks of 16 float64 uniforms -> normals, as torch's scalar normal_fill_16<double>."""
-    u1, u2 = 1.0 - u[:, :8], u[:, 8:]
-    log = np.fromiter(map(math.log, u1.ravel()), _f64, u1.size).reshape(u1.shape)    # glibc's log
-    radius = np.sqrt(-2.0 * log)
-    theta = 2.0 * math.pi * u2
-    return np.concatenate([fma64(radius * np.cos(theta), std, mean), fma64(radius * np.sin(theta), std, mean)], axis=1)
+def _box_muller_16_f64(u, out, mean, std):
+    """Blocks of 16 float64 uniforms -> normals in ``out``, as torch's scalar normal_fill_16<double>."""
+    u1 = 1.0 - u[:, :8]
+    radius = np.fromiter(map(math.log, u1.ravel().tolist()), _f64, u1.size).reshape(u1.shape)     # glibc's log
+    radius *= -2.0
+    np.sqrt(radius, out=radius)
+    theta = 2.0 * math.pi * u[:, 8:]
+    out[:, :8] = _scaled64(radius * np.cos(theta), std, mean)
+    out[:, 8:] = _scaled64(radius * np.sin(theta), std, mean)
+
+
+def _scaled64(x, std, mean):
+    """``fma64(x, std, mean)``; with std 1 the product is exact and the fused multiply-add is one add."""
+    if std == 1:
+        x += mean
+        return x
+    return fma64(x, std, mean)
 
 
 def _fill(rng, n, dt, mean, std):
@@ -153,22 +163,22 @@ def _fill(rng, n, dt, mean, std):
     blocks, rows = u[:16 * k].reshape(k, 16), out[:16 * k].reshape(k, 16)
     if f32:
         def run(lo, hi):    # chunks of a few thousand blocks: the scratch arrays stay in cache, reused
-            s = _bm32.scratch(min(_CHUNK, hi - lo))
+            s = _scratch_f32(min(_CHUNK, hi - lo))
             for i in range(lo, hi, _CHUNK):
                 j = min(i + _CHUNK, hi)
-                _bm32.box_muller_16(blocks[i:j], rows[i:j], mean, std, s)
+                _box_muller_16_f32(blocks[i:j], rows[i:j], mean, std, s)
     else:
         def run(lo, hi):
             for i in range(lo, hi, _CHUNK):
-                rows[i:min(i + _CHUNK, hi)] = _box_muller_16_f64(blocks[i:min(i + _CHUNK, hi)], mean, std)
+                _box_muller_16_f64(blocks[i:min(i + _CHUNK, hi)], rows[i:min(i + _CHUNK, hi)], mean, std)
     parallel_for(k, run, _CHUNK)
     if n % 16:
         tail = (_uniform01_f32(rng, 16) if f32 else uniform01(rng, 16, dt)).reshape(1, 16)
         last = np.empty((1, 16), out.dtype)
         if f32:
-            _bm32.box_muller_16(tail, last, mean, std, _bm32.scratch(1))
+            _box_muller_16_f32(tail, last, mean, std, _scratch_f32(1))
         else:
-            last = _box_muller_16_f64(tail, mean, std)
+            _box_muller_16_f64(tail, last, mean, std)
         out[n - 16:] = last.ravel()
     return out
 
@@ -193,7 +203,7 @@ def _one_by_one(rng, n, mean, std):
     if len(out) > n:                    # an odd count: the last sine waits for the next draw
         rng.next_double_normal = float(out[-1])
         out = out[:n]
-    return fma64(out, std, mean)
+    return _scaled64(out, std, mean)
 
 
 def _glibc(np_fn, math_fn, x, dt):
