@@ -82,11 +82,14 @@ def _round32(t, y):
 
 
 def _horner(t, x64, coeffs, y):
-    """``t = fma(t, x, c)`` for each c, rounded to float32 after each step (t holds a float32 value)."""
-    for c in coeffs:
+    """``t = fma(t, x, c)`` for each c, rounded to float32 after each step; the result in ``y`` (every caller
+    goes on in float32, so the last step skips the copy back into ``t``)."""
+    for i, c in enumerate(coeffs):
         mul(t, x64, t)
         add(t, c, t)
-        _round32(t, y)
+        copy(y, t)      # copyto casts 'same_kind': float64 to float32 rounds to nearest
+        if i < len(coeffs) - 1:
+            copy(t, y)
 
 
 def _radius(u1, s, out):
@@ -124,7 +127,7 @@ def _radius(u1, s, out):
 
 
 def _poly2(z64, coeffs, t, y):
-    """fma(fma(z, c0, c1), z, c2) rounded to float32 into ``y``; ``t`` is left holding it as float64."""
+    """fma(fma(z, c0, c1), z, c2) rounded to float32 into ``y``."""
     mul(z64, coeffs[0], t)
     add(t, coeffs[1], t)
     _round32(t, y)
