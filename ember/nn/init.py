@@ -1,9 +1,9 @@
 """``ember.nn.init``: fill tensors in place with torch's initialisation distributions.
 
 Every function runs under ``no_grad``, writes into ``tensor`` and returns it;
-``generator=`` is honoured where torch takes it. Random values are drawn with
-``ember.rand``/``ember.randn`` (ember's own streams: the distributions are
-torch's, the exact numbers are not).
+``generator=`` is honoured where torch takes it. Random values are drawn as
+torch draws them (NOTE [torch's random streams]): the same numbers under the
+same seed.
 """
 import math
 from ember._warn import warnings
@@ -79,7 +79,15 @@ def _norm_cdf(x):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill with N(mean, std²) truncated to [a, b] (rejection sampling, as torch does)."""
+    """Fill with N(mean, std²) truncated to [a, b], by rejection as torch does: normal proposals
+    (``normal_(mean, std)``, redrawn where outside) when [a, b] holds more than 30% of the mass, else uniform
+    proposals on [a, b] accepted by the density ratio. Same draws as torch under the same seed.
+
+    >>> import ember
+    >>> w = trunc_normal_(ember.empty(64, 64), std=0.02)
+    >>> bool((w.abs() <= 2).all())
+    True
+    """
     if _skip(tensor):
         return tensor
     if mean < a - 2 * std or mean > b + 2 * std:
@@ -87,26 +95,48 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                       "may be incorrect.", stacklevel=2)
     with no_grad():
         p = _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std)
-        if p > 0.3:     # normal proposals: accepted with probability p
-            result = _rand_like(tensor, generator, True) * std + mean
-            while True:
-                mask = (result < a) | (result > b)
-                if not bool(mask.any()):
-                    break
-                result = _F.where(mask, _rand_like(tensor, generator, True) * std + mean, result)
-        else:           # uniform proposals on [a, b], accepted by the density ratio
-            mode = max(a, min(mean, b))
-            log_peak = -0.5 * ((mode - mean) / std) ** 2
+        if p > 0.3:
+            _trunc_by_normals(tensor, mean, std, a, b, generator)
+        else:
+            _trunc_by_uniforms(tensor, mean, std, a, b, generator)
+        return tensor
 
-            def log_ratio(x):
-                return ((x - mean) / std) ** 2 * -0.5 - log_peak
-            result = _rand_like(tensor, generator) * (b - a) + a
-            pending = _rand_like(tensor, generator).log() > log_ratio(result)
-            while bool(pending.any()):
-                cand = _rand_like(tensor, generator) * (b - a) + a
-                result = _F.where(pending, cand, result)
-                pending = pending & (_rand_like(tensor, generator).log() > log_ratio(cand))
-        return tensor.copy_(result)
+
+def _trunc_by_normals(tensor, mean, std, a, b, generator):
+    """normal_ in place, then fresh normals where a value fell outside [a, b] (the bounds in the tensor's
+    dtype, so the test agrees with the values it keeps), until none does."""
+    lo, hi = tensor.new_tensor(a, device='cpu').item(), tensor.new_tensor(b, device='cpu').item()
+    result = tensor.normal_(mean, std, generator=generator)
+    while True:
+        mask = (result < lo) | (result > hi)
+        if not bool(mask.any()):
+            break
+        result = _F.where(mask, _F.empty_like(result).normal_(mean, std, generator=generator), result)
+    if result is not tensor:
+        tensor.copy_(result)
+
+
+def _trunc_by_uniforms(tensor, mean, std, a, b, generator):
+    """uniform_(a, b) proposals, each kept when log(u) <= its log density relative to the peak's, the rejected
+    ones redrawn (with their u) until none is left."""
+    log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+    candidates, accept_buf = _F.empty_like(tensor), _F.empty_like(tensor)
+
+    def log_ratio(c):
+        return c.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+    tensor.uniform_(a, b, generator=generator)
+    pending = accept_buf.uniform_(generator=generator).log_().gt(log_ratio(candidates.copy_(tensor)))
+    if not bool(pending.any()):
+        return
+    result = tensor
+    while True:
+        candidates.uniform_(a, b, generator=generator)
+        result = _F.where(pending, candidates, result)
+        pending = _F.where(pending, accept_buf.uniform_(generator=generator).log_().gt(log_ratio(candidates)),
+                           pending)
+        if not bool(pending.any()):
+            break
+    tensor.copy_(result)
 
 
 def constant_(tensor, val):

@@ -15,9 +15,9 @@ compare generated token ids with hard-coded ones). ember draws the same bits the
   from the last 8), with a tail shorter than 16 recomputed from 16 fresh uniforms over the last 16 places
   (float16 and bfloat16: computed in float32, with uniforms drawn for the whole blocks only before the tail's).
   torch computes these with the float32 ``log256_ps``/``sincos256_ps`` of avx_mathfun.h (Cephes
-  polynomials) in AVX2 code that the compiler contracts to fused multiply-adds; ``_log_ps``/``_sincos_ps``
-  below are those polynomials in NumPy float32 steps, each fused multiply-add computed in float64 and rounded
-  once (exact: a float32 product fits a float64). float64 tensors take the scalar Box-Muller in double
+  polynomials) in AVX2 code that the compiler contracts to fused multiply-adds; _box_muller32.py repeats
+  those polynomials in NumPy float32 passes, each fused multiply-add computed in float64 and rounded once
+  (NOTE [float32 Box-Muller passes]). float64 tensors take the scalar Box-Muller in double
   (glibc's ``log`` through ``math``, as NumPy's differs in the last bit now and then); fewer than 16 elements
   or a non-contiguous tensor: one double Box-Muller pair per two elements, the second kept in the generator
   for the next draw (``next_double_normal``), as torch's ``normal_distribution<double>`` does.
@@ -42,11 +42,12 @@ import math
 
 import numpy as np
 
+from ._box_muller32 import box_muller_16 as _box_muller_16_f32, scratch as _scratch_f32
 from ._parallel import parallel_for
 
 _f32, _f64 = np.float32, np.float64
-_CHUNK = 2048           # blocks of 16 per step of the Box-Muller transform (32K numbers)
-_TWO_PI_F32 = _f32(2.0 * math.pi)
+_CHUNK = 4096           # blocks of 16 per step of the Box-Muller transform (64K numbers; 2048: ~5% slower)
+_GRAIN = 2048           # the fewest blocks worth handing to another thread
 
 
 def raw32(rng, n):
@@ -132,81 +133,54 @@ def _fma(a, b, c):
     return np.add(p, c, out=p).astype(_f32)
 
 
-def _log_ps(x):
-    """avx_mathfun.h's log256_ps (the Cephes logf polynomial) on float32 in (0, 1]."""
-    xi = x.view(np.int32)
-    e = ((xi >> 23) - 0x7f).astype(_f32) + _f32(1)
-    x = ((xi & ~0x7f800000) | 0x3f000000).view(_f32)         # the mantissa, in [0.5, 1)
-    small = x < _f32(0.707106781186547524)
-    x = (x - _f32(1)) + np.where(small, x, _f32(0))
-    e = e - small.astype(_f32)
-    z = x * x
-    y = _fma(x, _f32(7.0376836292e-2), _f32(-1.1514610310e-1))
-    for p in (1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
-              2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1):
-        y = _fma(y, x, _f32(p))
-    y = _fma(y * x, z, e * _f32(-2.12194440e-4))
-    y = _fma(z, _f32(-0.5), y)
-    return _fma(e, _f32(0.693359375), x + y)
+def _box_muller_16_f64(u, out, mean, std, scratch=None):
+    """Blocks of 16 float64 uniforms -> normals in ``out``, as torch's scalar normal_fill_16<double> (``scratch``:
+    the float32 kernel's signature; NumPy's float64 passes allocate their own)."""
+    u1 = 1.0 - u[:, :8]
+    radius = np.fromiter(map(math.log, u1.ravel().tolist()), _f64, u1.size).reshape(u1.shape)     # glibc's log
+    radius *= -2.0
+    np.sqrt(radius, out=radius)
+    theta = 2.0 * math.pi * u[:, 8:]
+    out[:, :8] = _scaled64(radius * np.cos(theta), std, mean)
+    out[:, 8:] = _scaled64(radius * np.sin(theta), std, mean)
 
 
-def _sincos_ps(x):
-    """avx_mathfun.h's sincos256_ps (Cephes sinf/cosf with its octant reduction) on float32 >= 0."""
-    j = ((x * _f32(1.27323954473516)).astype(np.int32) + 1) & ~1
-    y = j.astype(_f32)
-    x = _fma(y, _f32(-0.78515625), x)
-    x = _fma(y, _f32(-2.4187564849853515625e-4), x)
-    x = _fma(y, _f32(-3.77489497744594108e-8), x)
-    z = x * x
-    c = _fma(_fma(z, _f32(2.443315711809948e-5), _f32(-1.388731625493765e-3)), z, _f32(4.166664568298827e-2))
-    c = _fma(c * z, z, -(z * _f32(0.5))) + _f32(1)
-    s = _fma(_fma(z, _f32(-1.9515295891e-4), _f32(8.3321608736e-3)), z, _f32(-1.6666654611e-1))
-    s = _fma(s * z, x, x)
-    first = (j & 2) == 0                # which polynomial is the sine on this octant
-    sin, cos = np.where(first, s, c), np.where(first, c, s)
-    sin = (sin.view(np.int32) ^ ((j & 4) << 29)).view(_f32)             # the octant's signs, on the sign bit
-    cos = (cos.view(np.int32) ^ (((~(j - 2)) & 4) << 29)).view(_f32)
-    return sin, cos
-
-
-def _box_muller_16_f32(u, mean, std):
-    """Blocks of 16 float32 uniforms (k, 16) -> normals, as torch's normal_fill_16_AVX2."""
-    u1, u2 = _f32(1) - u[:, :8], u[:, 8:]
-    radius = np.sqrt(_f32(-2) * _log_ps(u1))
-    sin, cos = _sincos_ps(_TWO_PI_F32 * u2)
-    m, s = _f32(mean), _f32(std)
-    return np.concatenate([_fma(radius * cos, s, m), _fma(radius * sin, s, m)], axis=1)
-
-
-def _box_muller_16_f64(u, mean, std):
-    """Blocks of 16 float64 uniforms -> normals, as torch's scalar normal_fill_16<double>."""
-    u1, u2 = 1.0 - u[:, :8], u[:, 8:]
-    log = np.fromiter(map(math.log, u1.ravel()), _f64, u1.size).reshape(u1.shape)    # glibc's log
-    radius = np.sqrt(-2.0 * log)
-    theta = 2.0 * math.pi * u2
-    return np.concatenate([fma64(radius * np.cos(theta), std, mean), fma64(radius * np.sin(theta), std, mean)], axis=1)
+def _scaled64(x, std, mean):
+    """``fma64(x, std, mean)``; with std 1 the product is exact and the fused multiply-add is one add."""
+    if std == 1:
+        x += mean
+        return x
+    return fma64(x, std, mean)
 
 
 def _fill(rng, n, dt, mean, std):
     """torch's normal_fill: n >= 16 uniforms, Box-Muller by blocks of 16, the tail redone from 16 fresh ones."""
-    f32 = dt != np.float64
+    if dt == np.float64:
+        draw, bm, scratch = (lambda m: uniform01(rng, m, dt)), _box_muller_16_f64, _no_scratch
+    else:
+        draw, bm, scratch = (lambda m: _uniform01_f32(rng, m)), _box_muller_16_f32, _scratch_f32
     k = n // 16
     # float16 and bfloat16 draw only the whole blocks' uniforms before the tail's 16 fresh ones (measured: their
     # values are float32's, block for block, with 16 * (n // 16 + 1) draws in all)
-    drawn = 16 * k if dt.itemsize == 2 else n
-    u = _uniform01_f32(rng, drawn) if f32 else uniform01(rng, n, dt)
-    bm = _box_muller_16_f32 if f32 else _box_muller_16_f64
-    out = np.empty(n, _f32 if f32 else _f64)
+    u = draw(16 * k if dt.itemsize == 2 else n)
+    out = np.empty(n, u.dtype)
     blocks, rows = u[:16 * k].reshape(k, 16), out[:16 * k].reshape(k, 16)
 
-    def run(lo, hi):        # a few thousand blocks at a time: the ~40 float32/float64 temporaries stay in cache
+    def run(lo, hi):        # chunks of a few thousand blocks, each thread reusing its scratch arrays
+        s = scratch(min(_CHUNK, hi - lo))
         for i in range(lo, hi, _CHUNK):
-            rows[i:min(i + _CHUNK, hi)] = bm(blocks[i:min(i + _CHUNK, hi)], mean, std)
-    parallel_for(k, run, _CHUNK)
+            j = min(i + _CHUNK, hi)
+            bm(blocks[i:j], rows[i:j], mean, std, s)
+    parallel_for(k, run, _GRAIN)
     if n % 16:
-        tail = _uniform01_f32(rng, 16) if f32 else uniform01(rng, 16, dt)
-        out[n - 16:] = bm(tail.reshape(1, 16), mean, std).ravel()
+        last = np.empty((1, 16), out.dtype)
+        bm(draw(16).reshape(1, 16), last, mean, std, scratch(1))
+        out[n - 16:] = last.ravel()
     return out
+
+
+def _no_scratch(blocks):
+    return None
 
 
 def _one_by_one(rng, n, mean, std):
@@ -229,7 +203,7 @@ def _one_by_one(rng, n, mean, std):
     if len(out) > n:                    # an odd count: the last sine waits for the next draw
         rng.next_double_normal = float(out[-1])
         out = out[:n]
-    return fma64(out, std, mean)
+    return _scaled64(out, std, mean)
 
 
 def _glibc(np_fn, math_fn, x, dt):
@@ -276,7 +250,7 @@ def normal(rng, shape, dt, mean=0.0, std=1.0, contiguous=True):
         r = _fill(rng, n, dt, mean, std)
     else:
         r = _one_by_one(rng, n, mean, std)
-    return r.astype(dt).reshape(shape)
+    return r.astype(dt, copy=False).reshape(shape)
 
 
 def exponential(rng, n, dt, lambd=1.0):
