@@ -1,5 +1,6 @@
 """F.affine_grid and F.grid_sample against torch: values and the gradients to the input, the grid and theta,
-for every mode ember has, padding mode and align_corners; the warnings and errors torch gives."""
+for every mode (bicubic: tests/test_grid_sample_bicubic.py), padding mode and align_corners; the warnings and
+errors torch gives."""
 import warnings
 
 import numpy as np
@@ -55,6 +56,3 @@ def test_grid_sample_warnings_and_errors():
             F.grid_sample(ember.zeros(1, 1, 2, 2), ember.zeros(1, 1, 1, 2), padding_mode='wrap')
         with pytest.raises(ValueError, match='Expected a batch of 2D affine matrices of shape Nx2x3'):
             F.affine_grid(ember.zeros(1, 3, 3), (1, 1, 2, 2))
-        # not built: 2-D bicubic sampling says so (volumetric sampling: tests/test_grid_sample_3d.py)
-        with pytest.raises(NotImplementedError, match='bicubic'):
-            F.grid_sample(ember.zeros(1, 1, 2, 2), ember.zeros(1, 1, 1, 2), mode='bicubic')

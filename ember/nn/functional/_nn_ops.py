@@ -853,8 +853,6 @@ def _check_grid_sampler(input, grid, mode):
                            f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
     if mode == 'bicubic' and rank == 5:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    if mode == 'bicubic':
-        raise NotImplementedError("grid_sample: mode='bicubic' is not implemented in ember; use 'bilinear'")
 
 
 def _gather_taps(input, out_sizes):
@@ -876,12 +874,59 @@ def _gather_taps(input, out_sizes):
     return tap
 
 
+_CUBIC_A = -0.75    # torch's (and OpenCV's) cubic convolution constant
+
+
+def _cubic_coefficients(t):
+    """The weights of the taps at -1, 0, 1, 2 for the fraction t in [0, 1) (Keys' cubic convolution, A = -0.75,
+    as ATen's get_cubic_upsample_coefficients)."""
+    def far(x):         # 1 <= |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    def near(x):        # |x| < 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+    a = _CUBIC_A
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _bicubic_tap_index(i, n, padding_mode, align_corners):
+    """Where the integer tap i (a float tensor) reads, as ATen's compute_coordinates: the 4 x 4 neighbourhood is
+    clamped or reflected tap by tap (zeros padding reads zero outside, in _gather_taps)."""
+    if padding_mode == 'border':
+        return i.clamp(0, n - 1)
+    if padding_mode == 'reflection':
+        r = _reflect(i, 0, n - 1) if align_corners else _reflect(i, -0.5, n - 0.5)
+        return r.clamp(0, n - 1)
+    return i
+
+
+def _grid_sample_bicubic(input, grid, padding_mode, align_corners):
+    """2-D bicubic grid_sample as torch's CPU kernel: 16 taps around floor(x), floor(y) of the unnormalised
+    (unclipped) coordinates, each placed by the padding mode; the gradient reaches the grid through the fractions
+    only (the taps' positions are integers), as torch's."""
+    h, w = input.shape[2], input.shape[3]
+    x = _unnormalise(grid[..., 0], w, align_corners)
+    y = _unnormalise(grid[..., 1], h, align_corners)
+    ix, iy = ember.floor(x).detach(), ember.floor(y).detach()
+    cx = [c.unsqueeze(1) for c in _cubic_coefficients(x - ix)]
+    cy = [c.unsqueeze(1) for c in _cubic_coefficients(y - iy)]
+    tap = _gather_taps(input, list(grid.shape[1:-1]))
+    cols = [_bicubic_tap_index(ix + d, w, padding_mode, align_corners) for d in (-1, 0, 1, 2)]
+    out = None
+    for i, d in enumerate((-1, 0, 1, 2)):               # rows of the neighbourhood, each interpolated along x
+        row = _bicubic_tap_index(iy + d, h, padding_mode, align_corners)
+        taps = [tap([row, col]) for col in cols]
+        along_x = cx[0] * taps[0] + cx[1] * taps[1] + cx[2] * taps[2] + cx[3] * taps[3]
+        out = cy[i] * along_x if out is None else out + cy[i] * along_x
+    return out
+
+
 def grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corners=None):
     """Output (N, C, Ho, Wo): ``input`` (N, C, H, W) sampled at the normalised (x, y) of ``grid`` (N, Ho, Wo, 2),
     -1 being the left/top edge (the first pixel's centre with ``align_corners``); or, volumetric, (N, C, Do, Ho, Wo)
     of ``input`` (N, C, D, H, W) at the (x, y, z) of ``grid`` (N, Do, Ho, Wo, 3). ``mode`` 'bilinear' (trilinear
-    in 3-D) or 'nearest', ``padding_mode`` 'zeros', 'border' or 'reflection'. Written in operators (gathers of the
-    corner pixels and their weights), so gradients reach both the input and the grid.
+    in 3-D), 'nearest' or 'bicubic' (2-D only), ``padding_mode`` 'zeros', 'border' or 'reflection'. Written in
+    operators (gathers of the corner pixels and their weights), so gradients reach both the input and the grid.
 
     >>> img = ember.arange(4.).reshape(1, 1, 2, 2)
     >>> F.grid_sample(img, ember.zeros(1, 1, 1, 2), align_corners=False).item()
@@ -901,6 +946,8 @@ def grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corner
                       "grid_sample for details.")
         align_corners = False
     _check_grid_sampler(input, grid, mode)
+    if mode == 'bicubic':
+        return _grid_sample_bicubic(input, grid, padding_mode, align_corners)
     sizes = list(input.shape[2:])                      # (D,) H, W: outermost first; the grid lists x (W) first
     k = len(sizes)
     src = [_source(grid[..., k - 1 - d], sizes[d], padding_mode, align_corners) for d in range(k)]
