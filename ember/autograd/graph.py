@@ -235,7 +235,7 @@ class allow_mutation_on_saved_tensors:
     >>> with allow_mutation_on_saved_tensors():
     ...     b = a.clone()
     ...     out = (b ** 2).sum()
-    ...     b.sin_()
+    ...     _ = b.sin_()
     ...     out.backward()
     >>> a.grad
     tensor([2., 2.])
