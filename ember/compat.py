@@ -57,6 +57,10 @@ class _Alias(types.ModuleType):
                                      f"attribute '{name}')") from None
 
     def __setattr__(self, name, value):
+        if isinstance(value, _Alias) and value.__name__ == f'{self.__name__}.{name}' and \
+                not _is_ember_submodule(getattr(self._target, name, value._target)):
+            return      # the import system binding a submodule whose name the package gives to another object
+            # (torch._higher_order_ops.map is the function, as torch's package leaves it)
         setattr(self._target, name, value)
         self.__dict__[name] = value
 
@@ -126,11 +130,21 @@ def _functorch_module(name):
     """The ember module behind ``functorch`` (or ``functorch.experimental``); ModuleNotFoundError for others."""
     mod = _FUNCTORCH.get(name)
     if mod is None:
-        if name not in ('functorch', 'functorch.experimental'):
+        if name not in ('functorch', 'functorch.experimental', 'functorch.experimental.control_flow'):
             raise ModuleNotFoundError(name)
         from . import func
         mod = types.ModuleType(f'ember.compat.{name}')
+        if name == 'functorch.experimental.control_flow':      # torch.cond and torch._higher_order_ops.map
+            from ._higher_order_ops import cond, map as map_
+            from ._higher_order_ops.map import _stack_pytree, _unstack_pytree
+            mod.cond, mod.map, mod._stack_pytree, mod._unstack_pytree = cond, map_, _stack_pytree, _unstack_pytree
+            _FUNCTORCH[name] = mod
+            return mod
         mod.functionalize = func.functionalize
+        if name == 'functorch.experimental':
+            mod.__path__ = []       # a package too: functorch.experimental.control_flow
+            for n in ('jacfwd', 'jvp', 'hessian', 'replace_all_batch_norm_modules_'):
+                setattr(mod, n, getattr(func, n))
         if name == 'functorch':
             mod.__path__ = []       # a package: `import functorch.experimental` asks the hook for its submodules
             for n in ('vmap', 'grad', 'grad_and_value', 'vjp', 'jvp', 'jacrev', 'jacfwd', 'hessian', 'linearize'):

@@ -255,3 +255,9 @@ def register_device(name, allocator=None, to_host=None, from_host=None, xp=None,
 
 from ._custom_ops import (CustomOpDef, OpCheckError, custom_op, define, infer_schema, opcheck,  # noqa: E402
                           register_autograd, register_fake, register_kernel)
+
+
+def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
+    """The name ``register_fake`` had before torch 2.4 (torch keeps it as an alias): register ``func`` as the
+    fake (Meta) kernel of ``qualname``."""
+    return register_fake(qualname, func, lib=lib, _stacklevel=_stacklevel + (func is not None))

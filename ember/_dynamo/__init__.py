@@ -8,8 +8,9 @@ from .eval_frame import compile, reset, OptimizedModule, counters
 from .backends import list_backends, register_backend, lookup_backend
 from .exc import Unsupported
 from .explain import explain, ExplainOutput
+from .stance import set_stance
 
-__all__ = ['compile', 'counters', 'lookup_backend', 'config', 'reset', 'explain', 'ExplainOutput', 'list_backends', 'register_backend', 'Unsupported',
+__all__ = ['compile', 'counters', 'lookup_backend', 'config', 'reset', 'explain', 'ExplainOutput', 'list_backends', 'register_backend', 'Unsupported', 'set_stance',
            'OptimizedModule', 'disable', 'mark_dynamic', 'mark_static', 'is_compiling', 'allow_in_graph',
            'assume_constant_result', 'mark_static_address']
 

@@ -147,16 +147,29 @@ _BACKENDS = {'eager': _EagerBackend(), 'aot_eager': _AotBackend('aot_eager', _fx
              'inductor': _AotBackend('inductor', _inductor_runner)}
 
 
-def register_backend(fn=None, name=None):
+_TAGS = {'eager': ('debug',), 'aot_eager': ('debug',)}      # torch tags its debugging backends so
+
+
+def register_backend(compiler_fn=None, name=None, tags=()):
     """Register a callable backend under a name (torch._dynamo.register_backend); usable as a decorator."""
-    if fn is None:
-        return lambda f: register_backend(f, name)
-    _BACKENDS[name or fn.__name__] = _CallableBackend(fn)
-    return fn
+    if compiler_fn is None:
+        return lambda f: register_backend(f, name, tags)
+    name = name or compiler_fn.__name__
+    _BACKENDS[name] = _CallableBackend(compiler_fn)
+    _TAGS[name] = tuple(tags)
+    return compiler_fn
 
 
-def list_backends(exclude_tags=None):
-    return sorted(_BACKENDS)
+def list_backends(exclude_tags=('debug', 'experimental')):
+    """The backend names ``ember.compile(backend=...)`` accepts, sorted, without those tagged with one of
+    ``exclude_tags`` (torch's default leaves out the debugging backends 'eager' and 'aot_eager').
+
+    >>> import ember
+    >>> ember._dynamo.list_backends(exclude_tags=())
+    ['aot_eager', 'eager', 'inductor']
+    """
+    excluded = set(exclude_tags or ())
+    return sorted(n for n in _BACKENDS if not excluded.intersection(_TAGS.get(n, ())))
 
 
 def lookup_backend(backend):

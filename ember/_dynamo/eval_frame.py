@@ -51,8 +51,9 @@ from ember.utils import _pytree as pytree
 
 from .. import _logging
 from . import config
+from . import stance as _stance
 from .backends import lookup_backend
-from .exc import Unsupported, RecompileLimitWarning, BackendCompilerFailed
+from .exc import Unsupported, RecompileLimitWarning, BackendCompilerFailed, ForbiddenCall
 from .._functorch.aot_autograd import trace, GradOf
 from ember.fx.experimental.symbolic_shapes import graph_signature
 
@@ -72,6 +73,8 @@ def reset():
         c.cache.clear()
         c.entries.clear()
         c.broken = None
+        c.stance_warmed = False
+        c.by_backend.clear()
     for k in counters:
         counters[k] = 0
 
@@ -244,6 +247,9 @@ class CompiledFunction:
         self.calls = 0                 # eager warm-up calls made (config.warmup_calls)
         self.warmed_up = False         # a call ran eagerly because its trace created state
         self.auto_dynamic = {}         # flat argument position -> dims that changed size between calls
+        self.stance_warmed = False     # the 'eager_then_compile' stance's eager first call was made
+        self.by_backend = {}           # id(backend) -> this function compiled with set_stance's force_backend
+        self.forced_backend = None     # the backend forced on this one (NOTE [compiler stance])
         _ALL.append(self)
         functools.update_wrapper(self, fn)
 
@@ -254,6 +260,41 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         if not _enabled[0]:
             return self.fn(*args, **kwargs)
+        if not _stance.plain[0]:
+            return self._call_in_stance(_stance.current(), args, kwargs)
+        return self._call(args, kwargs, None)
+
+    def _call_in_stance(self, stance, args, kwargs):
+        """A call under a stance other than the default one (NOTE [compiler stance])."""
+        s = stance.stance
+        if s == 'force_eager':
+            return self.fn(*args, **kwargs)
+        if s in ('eager_then_compile', 'aot_eager_then_compile') and not self.stance_warmed:
+            self.stance_warmed = True
+            return self.fn(*args, **kwargs)
+        if stance.backend is not None and self.forced_backend is None:
+            other = self.by_backend.get(id(stance.backend))
+            if other is None:
+                other = self.by_backend[id(stance.backend)] = CompiledFunction(
+                    self.fn, stance.backend, self.fullgraph, self.dynamic, self.mode, owner=self.owner)
+                other.forced_backend = stance.backend
+            return other._call(args, kwargs, stance)
+        return self._call(args, kwargs, stance)
+
+    def _refuse_compile(self, stance, failed, key, args, kwargs):
+        """Under 'eager_on_recompile' the call that would compile runs eagerly; under 'fail_on_recompile' it
+        raises, with torch's words and the failed guard."""
+        if stance.stance == 'eager_on_recompile':
+            return self.fn(*args, **kwargs)
+        code = getattr(self.fn, '__code__', None)
+        message = (f"Detected recompile when torch.compile stance is 'fail_on_recompile'. filename: "
+                   f"'{getattr(code, 'co_filename', '?')}', function name: '{getattr(code, 'co_name', self._name())}', "
+                   f"line number: {getattr(code, 'co_firstlineno', '?')}")
+        if self.entries:
+            message += f"\n    triggered by the following guard failure(s):\n    - {failed or self._why(key)}"
+        raise RuntimeError(message)
+
+    def _call(self, args, kwargs, stance):
         if self.calls < config.warmup_calls:
             self.calls += 1
             return self.fn(*args, **kwargs)
@@ -267,7 +308,7 @@ class CompiledFunction:
         failed = None
         if bucket is not None:
             for e in bucket:
-                failed = e.check()
+                failed = None if stance is not None and stance.skip_guard_eval_unsafe else e.check()
                 if failed is None:
                     entry = e
                     break
@@ -283,6 +324,8 @@ class CompiledFunction:
                                   f'({config.cache_size_limit}); running it eagerly from now on. Last reason: '
                                   f'{failed or self._why(key)}', RecompileLimitWarning, stacklevel=2)
                 return self.fn(*args, **kwargs)
+            if stance is not None and stance.stance in ('eager_on_recompile', 'fail_on_recompile'):
+                return self._refuse_compile(stance, failed, key, args, kwargs)
             if spec is None:
                 flat, spec = pytree.tree_flatten((args, kwargs))
             entry = self._compile(flat, spec, key, failed, self._dynamic_dims(flat, key))
@@ -410,6 +453,9 @@ class CompiledFunction:
                     dynamic = None
                     with _Collector() as col, _NoDataReads():
                         traced = trace(self.fn, flat, spec, want_grad)
+        except ForbiddenCall:
+            _tracing.on = False
+            raise
         except Exception as e:
             _tracing.on = False
             reason, frame = _break_reason(e)

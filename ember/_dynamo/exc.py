@@ -43,3 +43,8 @@ class UserError(TorchDynamoException):
     def __init__(self, error_type, msg, case_name=None):
         super().__init__(msg)
         self.error_type, self.msg, self.message = error_type, msg, msg
+
+
+class ForbiddenCall(AssertionError):
+    """A call a compiled function may not make (``set_stance`` while ``ember.compile`` traces): not a graph break,
+    an error for the caller, as torch's "Attempt to trace forbidden callable"."""

@@ -1,4 +1,4 @@
-"""torch._higher_order_ops: ``cond`` and ``while_loop``, control flow that takes functions as arguments.
+"""torch._higher_order_ops: ``cond``, ``while_loop`` and ``map``, control flow that takes functions as arguments.
 
 NOTE [control-flow operators] -- In torch these are higher-order operators: under ``torch.compile`` and
 ``torch.export`` the predicate may be a tensor whose value is unknown while tracing, and the branches (or the
@@ -13,9 +13,10 @@ submodules of the traced module), one node ``ember.ops.higher_order.cond(pred, t
 running the graph runs the branch the predicate picks (PythonKeyTracer.record_cond). ember records no backward
 for that node, so where a gradient would flow through the operands the predicate is read instead, as eagerly
 (a trace on fake tensors then raises the tracer's data-dependent error, and ``ember.compile`` breaks the graph
-there). ``while_loop`` is always read eagerly: a trace sees the iterations run.
+there). ``while_loop`` is always read eagerly: a trace sees the iterations run; so is ``map`` (map.py).
 """
 from .cond import cond
 from .while_loop import while_loop
+from .map import map  # noqa: A004  the function shadows the submodule, as in torch
 
-__all__ = ['cond', 'while_loop']
+__all__ = ['cond', 'while_loop', 'map']

@@ -131,7 +131,8 @@ def _ones_like(out):
 def _tuple(x):
     if x is None:
         return None
-    return (x,) if isinstance(x, _TensorImpl) else tuple(x)     # every Tensor is a TensorImpl
+    from .graph import GradientEdge     # a tuple itself, but one input
+    return (x,) if isinstance(x, (_TensorImpl, GradientEdge)) else tuple(x)     # every Tensor is a TensorImpl
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):

@@ -108,7 +108,7 @@ def in_backward():
 def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None, allow_unused=False,
                  accumulate=True):
     """Execute the graph task. Returns captured grads for ``inputs`` when ``accumulate`` is False."""
-    roots = [gradient_edge(t) for t in tensors]
+    roots = [_edge_of(t) for t in tensors]
     for node, _ in roots:
         if node is None:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
@@ -117,7 +117,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     targets = needed = None
     capture_at = {}      # (node, input_nr) -> indices of the inputs whose gradient flows in there
     if inputs is not None:
-        targets = [gradient_edge(t) if t._grad_fn is not None or t._requires_grad else (None, 0) for t in inputs]
+        targets = [_edge_of(t) if isinstance(t, tuple) or t._grad_fn is not None or t._requires_grad else (None, 0)
+                   for t in inputs]
         needed = _needed(root_nodes, [e for e in targets if e[0] is not None], accumulate)
         for i, (n, nr) in enumerate(targets):
             if n is not None:
@@ -226,6 +227,11 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                                "Set allow_unused=True if this is the desired behavior.")
         result.append(g)
     return result
+
+
+def _edge_of(t):
+    """A tensor's gradient edge, or the (node, output_nr) of a GradientEdge given in its place."""
+    return (t[0], t[1]) if isinstance(t, tuple) else gradient_edge(t)
 
 
 def _capture(capture_at, captured, node, grads):

@@ -11,11 +11,14 @@ after backward); ``to_dot(t)`` writes the graph as Graphviz DOT text and
 >>> saved_tensors_nbytes(y)    # mul saves x (as self and other: one buffer), exp its result
 24
 """
+from typing import Any, NamedTuple
+
 from .node import Node, SavedVariable, AccumulateGrad
 from .saved_hooks import saved_tensors_hooks, save_on_cpu, disable_saved_tensors_hooks
 
 __all__ = ['Node', 'saved_tensors_hooks', 'save_on_cpu', 'disable_saved_tensors_hooks', 'walk',
-           'saved_tensors_nbytes', 'to_dot', 'render', 'increment_version', 'register_multi_grad_hook']
+           'saved_tensors_nbytes', 'to_dot', 'render', 'increment_version', 'register_multi_grad_hook',
+           'GradientEdge', 'get_gradient_edge', 'allow_mutation_on_saved_tensors']
 
 
 def _roots(tensors):
@@ -193,3 +196,60 @@ def register_multi_grad_hook(tensors, fn, *, mode='all'):
             return None
         return hook
     return _MultiHandle([t.register_hook(hook_for(i)) for i, t in enumerate(tensors) if t.requires_grad])
+
+
+class GradientEdge(NamedTuple):
+    """Where a gradient flows into the graph: ``node`` (a tensor's grad_fn, or a leaf's AccumulateGrad) and
+    which of its inputs, ``output_nr`` (torch.autograd.graph.GradientEdge). ``ember.autograd.grad`` (and ``backward``'s
+    ``inputs``) takes one in place of an input tensor."""
+    node: Any
+    output_nr: int
+    ownership_token: Any = None
+
+
+def get_gradient_edge(tensor):
+    """The GradientEdge through which gradient flows into ``tensor``.
+
+    >>> import ember
+    >>> x = ember.ones(2, requires_grad=True)
+    >>> y = x * 2
+    >>> ember.autograd.grad(y.sum(), get_gradient_edge(y))
+    (tensor([1., 1.]),)
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require "
+                           "gradients")
+    from .node import gradient_edge
+    node, nr = gradient_edge(tensor)
+    return GradientEdge(node, nr)
+
+
+class allow_mutation_on_saved_tensors:
+    """Inside this context a tensor saved for backward may be changed in place afterwards: backward uses the
+    value it had when saved (torch.autograd.graph.allow_mutation_on_saved_tensors). torch clones a saved tensor
+    only when it is about to be mutated; ember clones every tensor saved in the context when it is saved
+    (a ``saved_tensors_hooks`` pair), the same values at the cost of the copies' memory.
+
+    >>> import ember
+    >>> a = ember.ones(2, requires_grad=True)
+    >>> with allow_mutation_on_saved_tensors():
+    ...     b = a.clone()
+    ...     out = (b ** 2).sum()
+    ...     _ = b.sin_()
+    ...     out.backward()
+    >>> a.grad
+    tensor([2., 2.])
+    """
+    _active = []
+
+    def __enter__(self):
+        if self._active:
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+        self._active.append(self)
+        self.hooks = saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t)
+        self.hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.hooks.__exit__(*exc)
+        self._active.pop()

@@ -42,7 +42,39 @@ from .graph_signature import (ExportGraphSignature, InputKind, InputSpec, Output
                               TensorArgument, ConstantArgument)  # noqa: F401
 
 __all__ = ['export', 'save', 'load', 'ExportedProgram', 'ExportGraphSignature', 'InputKind', 'InputSpec',
-           'OutputKind', 'OutputSpec', 'Dim', 'ShapesCollection', 'dims']
+           'OutputKind', 'OutputSpec', 'Dim', 'ShapesCollection', 'dims', 'default_decompositions',
+           'register_dataclass']
+
+
+def default_decompositions():
+    """The decomposition table ``ExportedProgram.run_decompositions()`` uses by default (ember's core aten
+    decompositions and torch's definitions of linear and matmul), as a dict to edit and pass back: delete an
+    operator to keep it in the graph. (torch returns a CustomDecompTable, a dict-like class.)
+
+    >>> import ember
+    >>> table = default_decompositions()
+    >>> ember.ops.aten.linear.default in table
+    True
+    """
+    from ember._decomp import core_aten_decompositions, torch_composite_decompositions
+    return {**torch_composite_decompositions(), **core_aten_decompositions()}
+
+
+def register_dataclass(cls, *, serialized_type_name=None):
+    """Make dataclass ``cls`` a valid input and output of ``export`` (a pytree node whose children are its
+    fields that are not None).
+
+    >>> import dataclasses, ember
+    >>> @dataclasses.dataclass
+    ... class Pair:
+    ...     a: ember.Tensor
+    ...     b: ember.Tensor
+    >>> register_dataclass(Pair)
+    >>> len(ember.utils._pytree.tree_leaves(Pair(ember.ones(1), ember.zeros(1))))
+    2
+    """
+    from ember.utils import _pytree
+    _pytree.register_dataclass(cls, serialized_type_name=serialized_type_name)
 
 
 def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserve_module_call_signature=()):

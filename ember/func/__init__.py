@@ -13,8 +13,8 @@ tensor([2., 4.])
 """
 from ._reverse import grad, grad_and_value, vjp, jacrev
 from ._forward import jvp, jacfwd, linearize, hessian
-from ._module import functional_call, stack_module_state
+from ._module import functional_call, stack_module_state, replace_all_batch_norm_modules_
 from ._vmap import vmap
 from ._functionalize import functionalize
 
-__all__ = ['grad', 'grad_and_value', 'vjp', 'jacrev', 'jvp', 'jacfwd', 'linearize', 'hessian', 'functional_call', 'stack_module_state', 'vmap', 'functionalize']
+__all__ = ['grad', 'grad_and_value', 'vjp', 'jacrev', 'jvp', 'jacfwd', 'linearize', 'hessian', 'functional_call', 'stack_module_state', 'replace_all_batch_norm_modules_', 'vmap', 'functionalize']

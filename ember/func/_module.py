@@ -151,3 +151,21 @@ def stack_module_state(models):
             out[k] = s.requires_grad_() if all(t.requires_grad for t in ts) else s
         return out
     return stacked(lambda m: m.named_parameters()), stacked(lambda m: m.named_buffers())
+
+
+def replace_all_batch_norm_modules_(root):
+    """Every batch norm module in ``root`` stops tracking running statistics, in place (torch.func's): its
+    ``running_mean``, ``running_var`` and ``num_batches_tracked`` become None and ``track_running_stats``
+    False, so under ``vmap`` each sample normalizes with its own batch's statistics. Returns ``root``.
+
+    >>> import ember
+    >>> from ember.func import replace_all_batch_norm_modules_
+    >>> replace_all_batch_norm_modules_(ember.nn.BatchNorm1d(3)).running_mean is None
+    True
+    """
+    from ember.nn.modules.batchnorm import _BatchNorm
+    for m in root.modules():
+        if isinstance(m, _BatchNorm) and m.track_running_stats:
+            m.running_mean = m.running_var = m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root

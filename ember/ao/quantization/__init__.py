@@ -9,6 +9,7 @@ module fusion, ``prepare``/``convert``, dynamic quantization and quantization-aw
 ember.Size([1, 2])
 """
 from .observer import *  # noqa: F401,F403
+from .quant_type import QuantType  # noqa: F401
 from .observer import (ObserverBase, UniformQuantizationObserverBase, MinMaxObserver, MovingAverageMinMaxObserver,
                        PerChannelMinMaxObserver, MovingAveragePerChannelMinMaxObserver, HistogramObserver,
                        PlaceholderObserver, NoopObserver, RecordingObserver, default_observer,
