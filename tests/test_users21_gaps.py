@@ -1,5 +1,6 @@
 """Gaps found on 2026-11-27 (night): GPU programs of pytorch/examples (the device side is in test_device_twins.py),
 the transpose properties, and the fast paths of ``x[i] = v`` and ``copy_``; each against torch."""
+import os
 import warnings
 
 import numpy as np
@@ -264,3 +265,21 @@ def test_large_float32_sums_are_as_accurate_as_torchs(shape, dim):
     t = (torch.from_numpy(x).sum() if dim is None else torch.from_numpy(x).sum(dim)).numpy()
     err_e, err_t = np.max(np.abs(e - ref) / ref), np.max(np.abs(t - ref) / ref)
     assert err_e <= max(4 * err_t, 3e-7), (err_e, err_t)
+
+
+def test_summary_writer_keeps_tags_and_names_files_as_torch(tmp_path):
+    """tensorboard_tutorial writes 'training loss' and reads it back by that tag."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    seen = []
+    import importlib
+    for lib in (torch, ember):
+        d = tmp_path / lib.__name__
+        w = importlib.import_module(lib.__name__ + '.utils.tensorboard').SummaryWriter(str(d))
+        w.add_scalar('training loss', 1.5, 0)
+        w.add_histogram('w eights', lib.arange(4.), 0)
+        w.close()
+        ea = EventAccumulator(str(d))
+        ea.Reload()
+        name = os.listdir(d)[0].split('.')
+        seen.append((sorted(ea.Tags()['scalars']), sorted(ea.Tags()['histograms']), len(name), name[-2] == str(os.getpid())))
+    assert seen[0] == seen[1]

@@ -14,6 +14,7 @@ that graph, where torch traces with TorchScript; TensorBoard's Graphs tab then s
 >>> w = SummaryWriter('runs/exp1'); w.add_scalar('loss', loss, step); w.close()   # doctest: +SKIP
 """
 import contextlib
+import itertools
 import functools
 import io
 import os
@@ -48,8 +49,26 @@ def _converting(name):
 
     @functools.wraps(method)
     def add(self, *args, **kwargs):
-        return method(self, *_arrays(args), **_arrays(kwargs))
+        with _tags_as_given():
+            return method(self, *_arrays(args), **_arrays(kwargs))
     return add
+
+
+@contextlib.contextmanager
+def _tags_as_given():
+    """torch's writer stores a tag as given ('training loss'); tensorboardX's scalar, histogram and image summaries
+    replace the characters TensorFlow's node names refuse ('training_loss'), so a reader asking for the tag a torch
+    program wrote finds nothing. Its cleaning is turned off for the writer's own calls."""
+    from tensorboardX import summary
+    clean = summary._clean_tag
+    summary._clean_tag = lambda name: name
+    try:
+        yield
+    finally:
+        summary._clean_tag = clean
+
+
+_FILE_UID = itertools.count()       # tensorboard's _global_uid: one number per event file of the process
 
 
 class SummaryWriter(_tbx.SummaryWriter):
@@ -59,8 +78,10 @@ class SummaryWriter(_tbx.SummaryWriter):
 
     def __init__(self, log_dir=None, comment='', purge_step=None, max_queue=10, flush_secs=120,
                  filename_suffix=''):
-        super().__init__(log_dir, comment=comment, purge_step=purge_step, max_queue=max_queue,
-                         flush_secs=flush_secs, filename_suffix=filename_suffix)
+        # event files named as torch's writer names them: events.out.tfevents.TIME.HOST.PID.UID (tensorboardX's
+        # stop after HOST)
+        super().__init__(log_dir, comment=comment, purge_step=purge_step, max_queue=max_queue, flush_secs=flush_secs,
+                         filename_suffix=f'.{os.getpid()}.{next(_FILE_UID)}{filename_suffix}')
         # torch's writer keeps its arguments as these attributes (tensorboardX keeps the directory as ``logdir``)
         self.purge_step, self.max_queue, self.flush_secs = purge_step, max_queue, flush_secs
         self.filename_suffix = filename_suffix
