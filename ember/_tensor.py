@@ -770,8 +770,17 @@ def _inference_mode_on():
 
 
 def requires_grad_(self, requires_grad=True):
+    if requires_grad.__class__ is not bool:
+        raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                        f"{type(requires_grad).__name__}")
     _set_requires_grad(self, requires_grad)
     return self
+
+
+def _set_requires_grad_attr(self, flag):
+    if flag.__class__ is not bool:         # the attribute takes a bool only, as torch's
+        raise RuntimeError("requires_grad must be a bool")
+    _set_requires_grad(self, flag)
 
 
 def _get_grad(self):
@@ -879,7 +888,7 @@ def detach_(self):
     return self
 
 
-Tensor.requires_grad = property(_requires_grad, _set_requires_grad)
+Tensor.requires_grad = property(_requires_grad, _set_requires_grad_attr)
 Tensor.requires_grad_ = requires_grad_
 Tensor.grad = property(_get_grad, _set_grad)
 Tensor.is_leaf = property(is_leaf)
