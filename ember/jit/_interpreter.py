@@ -21,6 +21,7 @@ import ast
 import textwrap
 
 import ember
+from ..compat import _dotted    # ['a', 'b', 'c'] for the expression a.b.c, else None
 from ._trace import SCALAR_TYPES, MEMORY_FORMATS, LAYOUTS
 
 _ENUMS = {'ScalarType': lambda i: getattr(ember, SCALAR_TYPES[i]),
@@ -136,16 +137,6 @@ def _is_annotation(item):
     """``__annotations__["0"] = T``: an attribute's type declaration, nothing to run."""
     return (isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Subscript)
             and isinstance(item.targets[0].value, ast.Name) and item.targets[0].value.id == '__annotations__')
-
-
-def _dotted(node):
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        return [node.id] + parts[::-1]
-    return None
 
 
 class Method:
