@@ -259,24 +259,30 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL, _use_new_
     """
     write = _save if _use_new_zipfile_serialization else _legacy_save
     if isinstance(f, (str, os.PathLike)):
-        path = os.fspath(f)
-        d = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', suffix='.tmp', dir=d)
-        try:
-            with os.fdopen(fd, 'wb') as fh:
-                write(obj, fh, _archive_name(path), pickle_protocol)
-                fh.flush()
-                os.fsync(fh.fileno())
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)     # mkstemp makes 0600 files; a checkpoint gets the usual mode
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_atomically(f, lambda fh, prefix: write(obj, fh, prefix, pickle_protocol))
     else:
         write(obj, f, 'archive', pickle_protocol)
+
+
+def write_atomically(path, write):
+    """``write(fh, archive_name)`` into a temporary file beside ``path``, renamed to ``path`` once complete: a
+    failed or interrupted write leaves no partial file (checkpoints here, TorchScript archives in ember.jit)."""
+    path = os.fspath(path)
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', suffix='.tmp', dir=d)
+    try:
+        with os.fdopen(fd, 'wb') as fh:
+            write(fh, _archive_name(path))
+            fh.flush()
+            os.fsync(fh.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)     # mkstemp makes 0600 files; a checkpoint gets the usual mode
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def _archive_name(path):

@@ -321,3 +321,77 @@ def test_more_layers_both_ways(name, tmp_path):
             _close(g[1], want[1])
         else:
             _close(g, want)
+
+
+# --- users'-side gaps (2026-11-27 night): torch-written files of common layers, extra files, size checks -------
+
+class _TorchWritten(torch.nn.Module):
+    """Layers whose traced code torch writes as functions ember's interpreter had no name for: lstm/gru, the
+    upsample operators, factories with layout/pin_memory, a -inf constant, a dict output."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm, self.gru = torch.nn.LSTM(4, 3, batch_first=True), torch.nn.GRU(3, 2)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        z, _ = self.gru(y)
+        up = torch.nn.functional.interpolate(x[:, None], scale_factor=2, mode='bilinear', align_corners=False)
+        near = torch.nn.functional.interpolate(x[:, None], size=(6, 8), mode='nearest')
+        n = x.shape[1]
+        mask = torch.zeros(n, n).masked_fill(torch.ones(n, n).triu(1) > 0, float('-inf'))
+        return {'z': z, 'up': up, 'near': near, 'mask': mask}
+
+
+def test_ember_loads_torchs_files_of_rnns_upsampling_factories_and_dicts(tmp_path):
+    torch.manual_seed(0)
+    m = _TorchWritten().eval()
+    x = torch.randn(2, 3, 4)
+    f = tmp_path / 't.pt'
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        torch.jit.trace(m, x, strict=False).save(str(f))
+    want = m(x)
+    got = ember.jit.load(str(f))(ember.tensor(x.numpy()))
+    assert sorted(got) == sorted(want)
+    for k in want:
+        np.testing.assert_allclose(got[k].detach().numpy(), want[k].detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_extra_files_round_trip_both_ways(tmp_path):
+    tm = torch.jit.trace(torch.nn.Linear(2, 2), torch.ones(1, 2))
+    em = ember.jit.trace(ember.nn.Linear(2, 2), ember.ones(1, 2))
+    tm.save(str(tmp_path / 't.pt'), _extra_files={'config.txt': '{"stride": 32}'})
+    em.save(str(tmp_path / 'e.pt'), _extra_files={'config.txt': '{"stride": 32}'})
+    for load, path in ((torch.jit.load, 'e.pt'), (ember.jit.load, 't.pt'), (ember.jit.load, 'e.pt')):
+        extra = {'config.txt': '', 'missing.txt': ''}
+        load(str(tmp_path / path), _extra_files=extra)
+        assert extra == {'config.txt': b'{"stride": 32}', 'missing.txt': b''}
+
+
+def test_saved_file_refuses_other_input_sizes_in_torch_and_ember(tmp_path):
+    """NOTE [TorchScript size guards]: the flatten's view has the example's sizes in the code; another batch size
+    must raise, not compute with the example's numbers."""
+    m = ember.nn.Sequential(ember.nn.Linear(3, 2), ember.nn.Flatten(0))
+    f = str(tmp_path / 'g.pt')
+    ember.jit.trace(m, ember.ones(4, 3)).save(f)
+    t, e = torch.jit.load(f), ember.jit.load(f)
+    assert tuple(t(torch.ones(4, 3)).shape) == tuple(e(ember.ones(4, 3)).shape) == (8,)
+    for shape in ((5, 3), (4, 3, 1), (4,)):
+        with pytest.raises(Exception, match='traced .ember.jit.trace. on inputs of sizes \\[4, 3\\]'):
+            t(torch.ones(*shape))
+        with pytest.raises(RuntimeError, match='traced .ember.jit.trace. on inputs of sizes \\[4, 3\\]'):
+            e(ember.ones(*shape))
+
+
+def test_a_failed_save_leaves_no_file(tmp_path):
+    class Odd(ember.nn.Module):
+        def forward(self, x):
+            return x + 1
+    t = ember.jit.trace(Odd(), ember.ones(2))
+    path, buf = tmp_path / 'x.pt', io.BytesIO()
+    with pytest.raises(TypeError):
+        t.save(str(path), _extra_files={'bad': 3.5})       # not str or bytes: fails while writing
+    with pytest.raises(TypeError):
+        t.save(buf, _extra_files={'bad': 3.5})
+    assert os.listdir(tmp_path) == [] and buf.getvalue() == b''

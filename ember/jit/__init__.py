@@ -154,6 +154,9 @@ def load(f, map_location=None, _extra_files=None, _restore_shapes=False):
     if isinstance(f, (str, os.PathLike)) and not os.path.exists(f):
         raise ValueError(f"The provided filename {f} does not exist")
     archive = Archive(f, map_location)
+    if _extra_files is not None:        # torch fills the dict's values with the files' bytes (b'' if absent)
+        for name in _extra_files:
+            _extra_files[name] = archive.extra.get(name, b'')
     return RecursiveScriptModule._build(archive.obj, Interpreter(archive))
 
 
@@ -259,7 +262,7 @@ class ScriptFunction:
     def save(self, f, _extra_files=None):
         from ._archive import write_archive
         from ._trace import forward_source
-        write_archive(f, PlaceholderModule(), forward_source(_recorded(self._capture), '__torch__.?'))
+        write_archive(f, PlaceholderModule(), forward_source(_recorded(self._capture), '__torch__.?'), _extra_files)
 
 
 class PlaceholderModule(_Module):
@@ -315,7 +318,7 @@ class TracedModule(ScriptModule):
     def save(self, f, _extra_files=None):
         from ._archive import write_archive
         from ._trace import forward_source
-        write_archive(f, self._trace[0], forward_source(_recorded(self._trace[1]), '__torch__.?'))
+        write_archive(f, self._trace[0], forward_source(_recorded(self._trace[1]), '__torch__.?'), _extra_files)
 
 
 TopLevelTracedModule = TracedModule

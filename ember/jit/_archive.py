@@ -134,9 +134,11 @@ def _declaration(name, type_name):
     return f'__annotations__[{json.dumps(name)}] = {type_name}'
 
 
-def write_archive(f, root, forward):
+def write_archive(f, root, forward, extra_files=None):
     """Write the TorchScript archive of ``root`` (an nn.Module) whose top class has the method source ``forward``
-    (typed ``self: __torch__.?``) to ``f``, a path or a writable binary file."""
+    (typed ``self: __torch__.?``) to ``f``, a path or a writable binary file, with ``extra_files`` ({name: str or
+    bytes}) as torch's ``_extra_files`` (``extra/<name>``). Nothing is written to ``f`` unless the whole archive
+    could be made: a path is written through a temporary file, a file object gets the finished bytes."""
     source, constants = forward
     classes = _Classes()
     obj = classes.declare(root, ''.join(f'  {line}\n' for line in source.splitlines()))
@@ -149,6 +151,8 @@ def write_archive(f, root, forward):
         for path, text in sorted(classes.files().items()):
             w.write(path, text.encode())
         w.write('constants.pkl', consts)
+        for name, content in sorted((extra_files or {}).items()):
+            w.write(f'extra/{name}', content.encode() if isinstance(content, str) else bytes(content))
         for folder, table in (('data', storages), ('constants', const_storages)):
             for key, storage, dtype in sorted(table.values(), key=lambda v: int(v[0])):
                 w.write(f'{folder}/{key}', _ser._storage_bytes(storage))
@@ -157,10 +161,11 @@ def write_archive(f, root, forward):
         w.write('.data/serialization_id', str(int.from_bytes(os.urandom(16), 'little')).encode())
         w.close()
     if isinstance(f, (str, os.PathLike)):
-        with open(f, 'wb') as fh:
-            write(fh, _ser._archive_name(os.fspath(f)))
+        _ser.write_atomically(f, write)
     else:
-        write(f, 'archive')
+        buf = io.BytesIO()
+        write(buf, 'archive')
+        f.write(buf.getvalue())
 
 
 def _pickled(obj):
@@ -220,6 +225,7 @@ class Archive:
         self.constants = self._unpickle(zf, prefix + 'constants.pkl', prefix + 'constants/', map_location)
         self.sources = {n[len(prefix):]: zf.read(n).decode('utf-8') for n in names
                         if n.startswith(prefix + 'code/') and n.endswith('.py')}
+        self.extra = {n[len(prefix + 'extra/'):]: zf.read(n) for n in names if n.startswith(prefix + 'extra/')}
 
     @staticmethod
     def _unpickle(zf, name, folder, map_location):

@@ -18,6 +18,8 @@ from this table and the module objects of the archive: nothing from the file rea
 an arbitrary attribute of an ember object.
 """
 import ast
+import math
+import operator
 import textwrap
 
 import ember
@@ -35,10 +37,55 @@ def _size(t, dim=None):
 
 # torch functions TorchScript code names whose ember counterpart is a function rather than a declared operator
 _FUNCTIONS = {name: (lambda name: lambda *a, **k: getattr(ember, name)(*a, **k))(name)
-              for name in ('batch_norm', 'instance_norm', 'max_pool1d', 'max_pool2d', 'max_pool3d')}
+              for name in ('batch_norm', 'instance_norm', 'max_pool1d', 'max_pool2d', 'max_pool3d', 'lstm', 'gru',
+                           'rnn_tanh', 'rnn_relu', 'lstm_cell', 'gru_cell', 'rnn_tanh_cell', 'rnn_relu_cell')}
+
+
+def _upsample(mode, aligned):
+    """torch's ``upsample_<mode>(input, output_size, [align_corners,] scale_factors)`` (the ``.vec`` overloads a
+    trace of ``F.interpolate`` writes) as ``F.interpolate``."""
+    def upsample(input, output_size, *rest):
+        align, scales = (rest[0], rest[1]) if aligned else (None, rest[0])
+        return ember.nn.functional.interpolate(input, size=output_size, scale_factor=scales, mode=mode,
+                                               align_corners=align)
+    return upsample
+
+
+_FUNCTIONS.update({f'upsample_nearest{d}d': _upsample('nearest', False) for d in (1, 2, 3)})
+_FUNCTIONS.update({f'_upsample_nearest_exact{d}d': _upsample('nearest-exact', False) for d in (1, 2, 3)})
+_FUNCTIONS.update({'upsample_linear1d': _upsample('linear', True), 'upsample_bilinear2d': _upsample('bilinear', True),
+                   'upsample_bicubic2d': _upsample('bicubic', True),
+                   'upsample_trilinear3d': _upsample('trilinear', True)})
+# factory arguments torch's schemas have and ember's do not, dropped where they ask for the only thing ember does
+_DEFAULT_ONLY = {'layout': (None, 0), 'pin_memory': (None, False)}
+# names TorchScript source uses for float constants (torch writes float('-inf') as -inf)
+_FLOAT_NAMES = {'inf': math.inf, 'nan': math.nan}
 _FUNCTIONS.update({'device': lambda s: ember.device(s), 'size': _size, 'dim': lambda t: t.dim(),
                    'numel': lambda t: t.numel()})
-_PRIMS = {'NumToTensor': lambda v: ember.tensor(v)}
+# the exception classes ``ops.prim.RaiseException(message, class)`` may name; any other is a RuntimeError
+_EXCEPTIONS = {f'builtins.{e.__name__}': e for e in (RuntimeError, ValueError, TypeError, IndexError, KeyError,
+                                                      AssertionError, NotImplementedError)}
+
+
+def _raise(message, cls=None):
+    raise _EXCEPTIONS.get(cls, RuntimeError)(message)
+
+
+_PRIMS = {'NumToTensor': lambda v: ember.tensor(v), 'RaiseException': _raise}
+# ``torch.eq(int, int)`` and friends: TorchScript's integer overloads, computed on the numbers
+_NUMBER_OPS = {'eq': operator.eq, 'ne': operator.ne, 'lt': operator.lt, 'le': operator.le, 'gt': operator.gt,
+               'ge': operator.ge, 'add': operator.add, 'sub': operator.sub, 'mul': operator.mul,
+               'floordiv': operator.floordiv}
+
+
+def _on_numbers(name, tensor_op):
+    fn = _NUMBER_OPS[name]
+
+    def call(*args, **kwargs):
+        if not kwargs and len(args) == 2 and all(type(a) in (int, float, bool) for a in args):
+            return fn(*args)
+        return tensor_op(*args, **kwargs)
+    return call
 _BUILTINS = {'int': int, 'float': float, 'bool': bool}
 
 
@@ -106,8 +153,11 @@ class _Operator:
         self.name = packet.__name__ if hasattr(packet, '__name__') else str(packet)
 
     def __call__(self, *args, **kwargs):
+        extra = {k for k, v in kwargs.items() if k in _DEFAULT_ONLY and any(v is d for d in _DEFAULT_ONLY[k])}
         op = next((op for lenient in (False, True) for op in self.overloads
-                   if _bind(op.schema, args, kwargs, lenient)), None)
+                   if _bind(op.schema, args, _without(kwargs, extra, op.schema), lenient)), None)
+        if op is not None:
+            kwargs = _without(kwargs, extra, op.schema)
         if op is None:
             shown = ', '.join([type(a).__name__ for a in args] + [f'{k}={type(v).__name__}' for k, v in kwargs.items()])
             raise RuntimeError(f"Arguments for call are not valid: no schema of {self.name} takes ({shown}); it has "
@@ -119,13 +169,21 @@ class _Operator:
         return op(*args, **kwargs)
 
 
+def _without(kwargs, extra, schema):
+    """``kwargs`` less the arguments of ``extra`` that ``schema`` does not take."""
+    if not extra:
+        return kwargs
+    names = {a.name for a in schema.arguments}
+    return {k: v for k, v in kwargs.items() if k not in extra or k in names}
+
+
 def _operator(path, where, node):
     """The callable a dotted name of TorchScript code stands for (``torch.linear``, ``ops.aten.linear``)."""
     head, name = path[:-1], path[-1]
     if head in (['torch'], ['ops', 'aten']):
         packet = getattr(ember.ops.aten, name, None) if not name.startswith('__') else None
         if packet is not None and hasattr(packet, 'overloads'):
-            return _Operator(packet)
+            return _on_numbers(name, _Operator(packet)) if name in _NUMBER_OPS else _Operator(packet)
         if head == ['torch'] and name in _FUNCTIONS:
             return _FUNCTIONS[name]
     if head == ['ops', 'prim'] and name in _PRIMS:
@@ -216,6 +274,14 @@ class Interpreter:
                 raise _unsupported(f"assigning to a {type(target).__name__}", where, stmt)
         elif isinstance(stmt, ast.Expr):
             self.expr(stmt.value, env, where)
+        elif isinstance(stmt, ast.If):          # TorchScript's if (a traced file's size checks raise in one)
+            test = self.expr(stmt.test, env, where)
+            if type(test) is not bool:
+                raise _unsupported(f"an if on a {type(test).__name__}", where, stmt)
+            for inner in (stmt.body if test else stmt.orelse):
+                if isinstance(inner, ast.Return):
+                    raise _unsupported("return inside an if", where, inner)
+                self.statement(inner, env, where)
         elif not isinstance(stmt, ast.Pass):
             raise _unsupported(f"the statement {type(stmt).__name__}", where, stmt)
 
@@ -231,8 +297,15 @@ class Interpreter:
 
     def _Name(self, node, env, where):
         if node.id not in env:
+            if node.id in _FLOAT_NAMES:
+                return _FLOAT_NAMES[node.id]
             raise _unsupported(f"the name {node.id}", where, node)
         return env[node.id]
+
+    def _Dict(self, node, env, where):
+        if any(k is None for k in node.keys):
+            raise _unsupported("** in a dict", where, node)
+        return {self.expr(k, env, where): self.expr(v, env, where) for k, v in zip(node.keys, node.values)}
 
     def _UnaryOp(self, node, env, where):
         value = self.expr(node.operand, env, where)

@@ -181,8 +181,32 @@ def forward_source(cap, self_type, indent='  '):
     em = _Emitter(cap)
     for n in cap.graph.nodes:
         em.node(n)
-    params = [em.names[n] for n in cap.graph.nodes if n.op == Op.PLACEHOLDER]
+    inputs = [n for n in cap.graph.nodes if n.op == Op.PLACEHOLDER]
+    params = [em.names[n] for n in inputs]
     out = next(n for n in cap.graph.nodes if n.op == Op.OUTPUT).args[0]
     head = f'def forward(self: {self_type}' + ''.join(f',\n{indent}{indent}{p}: Tensor' for p in params)
-    body = ''.join(f'{indent}{line}\n' for line in em.lines)
+    body = ''.join(f'{indent}{line}\n' for line in _size_guards(inputs, em) + em.lines)
     return f'{head}) -> {_output_type(out)}:\n{body}', em.constants
+
+
+def _size_guards(inputs, em):
+    """NOTE [TorchScript size guards]: the graph was recorded on real tensors, so every size it computed with (a
+    flatten's view, an arange over the sequence) is a number in the code, where torch's tracer records
+    ``aten::size`` for sizes read from an input. Run on inputs of other sizes, such a file would compute with the
+    trace's numbers: an error at best, other values at worst. So the code first compares each input's sizes with
+    the trace's and raises (``ops.prim.RaiseException``, as torch's scripted code raises; torch.jit.load and
+    ember.jit.load both run it) on any other shape: the file is as general as the example, no more."""
+    lines = []
+    for n in inputs:
+        meta = n.meta.get('tensor_meta')
+        if meta is None:
+            continue
+        name, shape = em.names[n], [int(d) for d in meta.shape]
+        message = (f"{name}: this file was traced (ember.jit.trace) on inputs of sizes {shape} and takes those sizes "
+                   f"only")
+        checks = [f'torch.ne(torch.dim({name}), {len(shape)})'] + \
+            [f'torch.ne(torch.size({name}, {d}), {size})' for d, size in enumerate(shape)]
+        for check in checks:
+            lines += [f'if {check}:', f'  ops.prim.RaiseException("{message}", "builtins.RuntimeError")', 'else:',
+                      '  pass']
+    return lines
