@@ -395,3 +395,37 @@ def test_a_failed_save_leaves_no_file(tmp_path):
     with pytest.raises(TypeError):
         t.save(buf, _extra_files={'bad': 3.5})
     assert os.listdir(tmp_path) == [] and buf.getvalue() == b''
+
+
+def test_recurrent_layers_saved_by_ember_run_in_torch_on_the_cpu(tmp_path):
+    """ember's LSTM/GRU step through _thnn_fused_*_cell, which torch runs on CUDA only: the trace records their
+    pieces, so torch.jit.load runs the file on a CPU."""
+    for make in (lambda L: L.nn.LSTM(4, 3, num_layers=2, batch_first=True), lambda L: L.nn.GRU(4, 3)):
+        ember.manual_seed(0)
+        m = make(ember).eval()
+        x = ember.randn(2, 5, 4)
+        f = str(tmp_path / 'r.pt')
+        ember.jit.trace(m, x).save(f)
+        out = torch.jit.load(f)(torch.tensor(x.numpy()))
+        np.testing.assert_allclose(out[0].detach().numpy(), m(x)[0].detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_dict_outputs_as_torchs_trace():
+    class M(ember.nn.Module):
+        def forward(self, x):
+            return {'a': x * 2, 'b': x.sum(0)}
+    with pytest.raises(RuntimeError, match='Encountering a dict at the output of the tracer'):
+        ember.jit.trace(M(), ember.ones(2, 3))
+    t = ember.jit.trace(M(), ember.ones(2, 3), strict=False)
+    buf = io.BytesIO()
+    t.save(buf)
+    buf.seek(0)
+    out = torch.jit.load(buf)(torch.ones(2, 3))
+    assert sorted(out) == ['a', 'b'] and out['b'].tolist() == [2., 2., 2.]
+
+
+def test_a_scripted_archive_is_refused_with_a_clear_message(tmp_path):
+    f = str(tmp_path / 's.pt')
+    torch.jit.script(torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU())).save(f)
+    with pytest.raises(NotImplementedError, match='torch.jit.script'):
+        ember.jit.load(f)

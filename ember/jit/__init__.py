@@ -104,11 +104,22 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
         raise RuntimeError("example_kwarg_inputs should be a dict")
     root = func if isinstance(func, _Module) else None
     cap = _record(capture, run, args, keys or _argument_names(func, len(args)), root)
+    if strict and cap.graph is not None and _dict_output(cap.graph):
+        raise RuntimeError("Encountering a dict at the output of the tracer might cause the trace to be incorrect, this "
+                           "is only valid if the container structure does not change based on the module's inputs. "
+                           "Consider using a constant container instead (e.g. for `list`, use a `tuple` instead. for "
+                           "`dict`, use a `NamedTuple` instead). If you absolutely need this and know the side "
+                           "effects, pass strict=False to trace() to allow this behavior.")
     for _ in range(3 if check_trace else 0):
         run(*args)
     if root is not None:
         return TracedModule(root, cap)
     return ScriptFunction._traced(func, cap)
+
+
+def _dict_output(graph):
+    out = next(n for n in graph.nodes if n.op == 'output').args[0]
+    return isinstance(out, dict)
 
 
 def _record(capture, run, args, names, root):

@@ -230,7 +230,12 @@ class Archive:
     @staticmethod
     def _unpickle(zf, name, folder, map_location):
         loader = _ser._storage_loader(zf, None, folder, map_location)
-        return _ser._restricted(_ArchiveUnpickler(zf.read(name), loader))
+        data = zf.read(name)
+        if b'torch.jit._pickle' in data:     # build_intlist & co.: what torch.jit.script's archives hold
+            raise NotImplementedError("ember.jit.load reads archives of traced modules (torch.jit.trace); this one "
+                                      "was written by torch.jit.script (its data.pkl uses torch.jit._pickle), whose "
+                                      "code needs TorchScript's compiler")
+        return _ser._restricted(_ArchiveUnpickler(data, loader))
 
     def source_of(self, qualified):
         """``(file name, text)`` of the code file declaring the class ``qualified`` (``__torch__.a.B``)."""

@@ -39,10 +39,18 @@ class Capture:
         self.graph, self.attrs, self.root, self.error = graph, attrs or {}, root, error
 
 
+def _cpu_only_decompositions():
+    """ember's recurrent layers step through torch's fused cell operators (``_thnn_fused_lstm_cell``), which torch
+    runs on CUDA only: a trace records them in their pieces, so torch.jit.load can run the file on a CPU."""
+    from ember._decomp import get_decompositions
+    aten = ember.ops.aten
+    return get_decompositions([aten._thnn_fused_lstm_cell, aten._thnn_fused_gru_cell])
+
+
 def capture(func, args, names, root):
     """Run ``func(*args)`` once under make_fx's tracer (pre-dispatch, real tensors) and keep its graph."""
     try:
-        tracer = dispatch_trace(func, list(args), {}, None, placeholder_names=names)
+        tracer = dispatch_trace(func, list(args), _cpu_only_decompositions(), None, placeholder_names=names)
     except NotImplementedError as e:
         return Capture(root=root, error=str(e))
     return Capture(tracer.graph, tracer.attrs, root)
@@ -153,6 +161,8 @@ class _Emitter:
     def output(self, out):
         if isinstance(out, (tuple, list)):
             return '(' + ''.join(f'{self.output(o)}, ' for o in out) + ')'
+        if isinstance(out, dict) and all(isinstance(k, str) for k in out):     # torch's trace, strict=False
+            return '{' + ', '.join(f'{json.dumps(k)}: {self.output(v)}' for k, v in out.items()) + '}'
         if not isinstance(out, ember.fx.Node):
             raise RuntimeError("Only tensors, lists, tuples of tensors, or dictionary of tensors can be output from "
                                f"traced functions (got {type(out).__name__})")
@@ -171,6 +181,9 @@ def _list_element_type(arg):
 def _output_type(out):
     if isinstance(out, (tuple, list)):
         return 'Tuple[' + ', '.join(_output_type(o) for o in out) + ']'
+    if isinstance(out, dict):
+        types = {_output_type(v) for v in out.values()}
+        return f'Dict[str, {types.pop() if len(types) == 1 else "Any"}]'
     return 'Tensor'
 
 
