@@ -21,16 +21,10 @@ undone]. The gradients are the fused backward's, bit for bit.
 Where torch's composite is not a product of rows (a 1-D weight, a bias of another rank beside a non-matrix input,
 a batched input that must be copied to fold it) the formulas' node stays alone, under the name of torch's top node.
 """
+from math import prod
 from .._dispatch.ops_namespace import aten
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.node import Node, _FREED, _BOOKKEEPING
-
-
-def _prod(xs):
-    n = 1
-    for x in xs:
-        n *= x
-    return n
 
 
 def _rows_view(shape, strides):
@@ -89,7 +83,7 @@ def linear_nodes(node, input, weight, bias=None):
     top_cls, product_cls, input_cls = chain
     x_edge, w_edge, b_edge = node.next_functions
     x_shape, w_shape = tuple(input._a.shape), tuple(weight._a.shape)
-    rows = (_prod(x_shape[:-1]), x_shape[-1])
+    rows = (prod(x_shape[:-1]), x_shape[-1])
     product = product_cls()
     product._f = node
     product._saved = node._saved
