@@ -22,6 +22,7 @@ Where torch's composite is not a product of rows (a 1-D weight, a bias of anothe
 a batched input that must be copied to fold it) the formulas' node stays alone, under the name of torch's top node.
 """
 from math import prod
+
 from .._dispatch.ops_namespace import aten
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.node import Node, _FREED, _BOOKKEEPING
