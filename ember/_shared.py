@@ -143,6 +143,12 @@ def reduce_tensor(t):
                            "does not support crossing process boundaries.  If you just want to transfer the data, "
                            "call detach() on the tensor before serializing (e.g., putting it on the queue).")
     if not t.is_shared():
+        if t._base is not None:
+            # A view of memory that is not shared: torch moves the whole storage to shared memory, base and views
+            # alike; ember's share_memory_ can only give this tensor a copy, whose segment would be unlinked when
+            # this (often temporary) view is collected, before the receiver maps it (a DataLoader batch of index
+            # views: UvA's FewShotBatchSampler). So a view travels by value, as without torch.multiprocessing.
+            return t.__reduce_ex__(2)
         Tensor.share_memory_(t)
     a = t.numpy(force=True)
     name, nbytes, root = segment_of(a)

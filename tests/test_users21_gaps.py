@@ -283,3 +283,72 @@ def test_summary_writer_keeps_tags_and_names_files_as_torch(tmp_path):
         name = os.listdir(d)[0].split('.')
         seen.append((sorted(ea.Tags()['scalars']), sorted(ea.Tags()['histograms']), len(name), name[-2] == str(os.getpid())))
     assert seen[0] == seen[1]
+
+
+# --- the UvA deep-learning course notebooks ---------------------------------------------------------------------
+
+def test_summary_writer_reused_after_close_opens_a_new_file(tmp_path):
+    """Lightning's logger closes the writer after fit and writes again at each trainer.test: torch opens a new event
+    file (a new uid); two files named alike in the same second lost the first one's events."""
+    import glob
+    import importlib
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+    seen = []
+    for lib in (torch, ember):
+        d = tmp_path / lib.__name__
+        w = importlib.import_module(lib.__name__ + '.utils.tensorboard').SummaryWriter(str(d))
+        for i in range(3):
+            w.add_scalar('x', float(i), i)
+            w.close()
+        files = sorted(glob.glob(str(d / 'events*')))
+        steps = sorted(e.step for f in files for e in EventFileLoader(f).Load() if e.HasField('summary'))
+        seen.append((len(files), steps))
+    assert seen[0] == seen[1] == (3, [0, 1, 2])
+
+
+def test_add_graph_of_a_data_dependent_model_warns_instead_of_failing(tmp_path):
+    """UvA tutorial 11 logs the graph of a flow whose distribution validates its argument (a branch on a value):
+    torch's jit.trace draws it; ember's exporter, tracing with fake tensors, cannot, and training must go on."""
+    from ember.utils.tensorboard import SummaryWriter
+
+    class M(ember.nn.Module):
+        def forward(self, x):
+            return x * 2 if x.sum() > 0 else x
+    w = SummaryWriter(str(tmp_path))
+    with pytest.warns(UserWarning, match='add_graph: the graph of M could not be exported'):
+        w.add_graph(M(), ember.ones(3))
+    w.add_scalar('after', 1.0, 0)
+    w.close()
+
+
+_INDEX_VIEWS = '''
+import torch, torch.utils.data as data
+import torch.multiprocessing      # (Lightning imports it: tensors then travel by shared memory)
+class DS(data.Dataset):
+    def __len__(self): return 60
+    def __getitem__(self, i): return torch.tensor(float(i))
+class Sampler:
+    def __init__(self):
+        self.per_class = {c: torch.where(torch.arange(60) % 5 == c)[0] for c in range(5)}
+    def __iter__(self):
+        for it in range(4):
+            batch = []
+            for c in range(5):
+                batch.extend(self.per_class[c][it:it + 3])    # 0-d views of an index tensor
+            yield batch
+    def __len__(self): return 4
+if __name__ == "__main__":
+    print([b.sum().item() for b in data.DataLoader(DS(), batch_sampler=Sampler(), num_workers=2)])
+'''
+
+
+def test_dataloader_workers_take_batches_of_index_views(tmp_path):
+    """UvA tutorial 16's FewShotBatchSampler yields 0-d views; each was copied to its own shared segment, unlinked
+    when the temporary view was collected, before the worker mapped it."""
+    import subprocess
+    import sys
+    f = tmp_path / 'views.py'
+    f.write_text(_INDEX_VIEWS)
+    out = [subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path).stdout.strip()
+           for cmd in ([sys.executable, str(f)], [sys.executable, '-m', 'ember', 'run', str(f)])]
+    assert out[0] == out[1] and out[0].startswith('[')

@@ -19,6 +19,7 @@ import functools
 import io
 import os
 import tempfile
+import warnings
 
 try:
     import tensorboardX as _tbx
@@ -78,13 +79,23 @@ class SummaryWriter(_tbx.SummaryWriter):
 
     def __init__(self, log_dir=None, comment='', purge_step=None, max_queue=10, flush_secs=120,
                  filename_suffix=''):
-        # event files named as torch's writer names them: events.out.tfevents.TIME.HOST.PID.UID (tensorboardX's
-        # stop after HOST)
         super().__init__(log_dir, comment=comment, purge_step=purge_step, max_queue=max_queue, flush_secs=flush_secs,
-                         filename_suffix=f'.{os.getpid()}.{next(_FILE_UID)}{filename_suffix}')
+                         filename_suffix=filename_suffix)
         # torch's writer keeps its arguments as these attributes (tensorboardX keeps the directory as ``logdir``)
         self.purge_step, self.max_queue, self.flush_secs = purge_step, max_queue, flush_secs
         self.filename_suffix = filename_suffix
+
+    # Event files named as torch's writer names them, events.out.tfevents.TIME.HOST.PID.UID (tensorboardX's stop
+    # after HOST), with a new UID for every file: tensorboardX reads this suffix each time it opens one (a writer
+    # reused after close() opens another; without the UID, two opened in the same second were one file, and the
+    # first one's events were lost).
+    @property
+    def _filename_suffix(self):
+        return f'.{os.getpid()}.{next(_FILE_UID)}{self._user_suffix}'
+
+    @_filename_suffix.setter
+    def _filename_suffix(self, value):
+        self._user_suffix = value
 
     @property
     def log_dir(self):
@@ -112,7 +123,15 @@ class SummaryWriter(_tbx.SummaryWriter):
         fd, path = tempfile.mkstemp(suffix='.onnx')
         os.close(fd)
         try:
-            onnx.export(model, args, path)
+            try:
+                onnx.export(model, args, path)
+            except Exception as e:      # noqa: BLE001 - the graph is a picture: training goes on without it
+                # ember's exporter traces with fake tensors, so a branch on a tensor's value (a distribution's
+                # argument validation, ``if x.sum() > 0``) stops it where torch's add_graph (jit.trace on the
+                # real values) goes on; the run must not die for a picture
+                warnings.warn(f"add_graph: the graph of {type(model).__name__} could not be exported ({type(e).__name__}: "
+                              f"{str(e).splitlines()[0][:200]}); no graph is written", UserWarning, stacklevel=2)
+                return
             with contextlib.nullcontext() if verbose else contextlib.redirect_stdout(io.StringIO()):
                 self.add_onnx_graph(path)       # tensorboardX prints each node's name
         finally:
