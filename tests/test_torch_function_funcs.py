@@ -225,3 +225,28 @@ def test_a_handler_can_answer_property_reads():
             inside = tuple(x.shape)
         out.append((x.shape, inside, x.dtype == lib.float32, type(x.T).__name__))
     assert out[0] == out[1] == ((7, 7), (2,), True, 'Shaped')
+
+
+def test_backward_never_reaches_a_subclass_handler():
+    """torch's derivative formulas run below __torch_function__: a handler sees no call during backward and the
+    leaf's gradient is a plain Tensor (PyPose's LieTensor re-wraps the functions it knows by name; inside its
+    custom Function's backward that turned the gradient into a LieTensor)."""
+    seen = []
+    for lib in (torch, ember):
+        calls = []
+
+        class Rec(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                calls.append(getattr(func, '__name__', str(func)))
+                return super().__torch_function__(func, types, args, kwargs or {})
+        x = lib.randn(3, 4, requires_grad=True)
+        for f in (lambda y: y.norm(dim=-1), lambda y: y * y, lambda y: y.unsqueeze(0).softmax(-1), lambda y: y.T):
+            y = (x * 1).as_subclass(Rec)
+            out = f(y).sum()
+            del calls[:]
+            out.backward()
+            seen.append(list(calls))        # torch hands over the call of backward itself, nothing inside it
+            assert type(x.grad) is lib.Tensor, lib.__name__
+            x.grad = None
+    assert seen[:4] == seen[4:] and all(c == ['backward'] for c in seen[:4])

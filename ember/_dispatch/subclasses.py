@@ -279,6 +279,14 @@ def name_methods(tensor):
 _HANDED_OVER = {}
 
 
+def _handlers_off(t):
+    """Whether ``t``'s class's ``__torch_function__`` stays silent for this call: inside a handler (subclasses
+    off), for an instance that was given the class by ``__class__`` assignment (no key), and during backward, where
+    the engine runs below the public API (it drops the key from the dispatcher's state, NOTE [torch function
+    modes]: torch's derivative formulas never reach a handler, and the gradients they make are plain tensors)."""
+    return _tf._MODES.subclasses_off or not t._keys & TORCH_FUNCTION_BIT or not dispatcher.STATE.keep & TORCH_FUNCTION_BIT
+
+
 def _handed_over(fn, func, name, binary=False):
     """``fn`` (``Tensor.__getitem__``, ``Tensor.softmax``, ``Tensor.__add__``) as a method that hands its call to the
     arguments' ``__torch_function__`` with ``func`` (``fn`` itself, or the method torch names for an operator); inside
@@ -292,7 +300,7 @@ def _handed_over(fn, func, name, binary=False):
         if binary:
             @functools.wraps(fn)
             def method(self, other):
-                if _tf._MODES.subclasses_off or not self._keys & TORCH_FUNCTION_BIT:
+                if _handlers_off(self):
                     return fn(self, other)
                 if not isinstance(other, _OPERANDS) and not _tf._overloaded(other):
                     with _tf.DisableTorchFunctionSubclass():
@@ -304,8 +312,8 @@ def _handed_over(fn, func, name, binary=False):
         else:
             @functools.wraps(fn)
             def method(self, *args, **kwargs):
-                if _tf._MODES.subclasses_off or not self._keys & TORCH_FUNCTION_BIT:   # (an instance given the class
-                    return fn(self, *args, **kwargs)                                   # by __class__ assignment)
+                if _handlers_off(self):
+                    return fn(self, *args, **kwargs)
                 return _tf.dispatch_overloaded(func, (self,) + args + tuple(kwargs.values()), (self,) + args, kwargs,
                                                operator=True, name=name)
         _HANDED_OVER[(fn, func)] = method
@@ -324,12 +332,12 @@ def _handed_over_property(prop, shown):
         get, put, fget, fset = prop.__get__, prop.__set__, prop.fget, prop.fset
 
         def read(self):
-            if _tf._MODES.subclasses_off or not self._keys & TORCH_FUNCTION_BIT:
+            if _handlers_off(self):
                 return fget(self)
             return _tf.dispatch_overloaded(get, (self,), (self,), {}, operator=True, name=f'{shown}.__get__')
 
         def write(self, value):
-            if _tf._MODES.subclasses_off or not self._keys & TORCH_FUNCTION_BIT:
+            if _handlers_off(self):
                 return fset(self, value)
             _tf.dispatch_overloaded(put, (self, value), (self, value), {}, operator=True, name=f'{shown}.__set__')
         wrapper = _HANDED_OVER[prop] = property(read, write if fset is not None else None, prop.fdel, prop.__doc__)
