@@ -10,6 +10,7 @@ S)`` aligns the diagonal to the last key: keys j <= i + (S - L), as a decoder wi
 tensor([[ True,  True, False],
         [ True,  True,  True]])
 """
+import warnings
 from enum import IntEnum
 
 import ember
@@ -28,8 +29,11 @@ class CausalBias:
 
     def __init__(self, variant, seq_len_q, seq_len_kv):
         if not isinstance(variant, CausalVariant):
-            raise AssertionError(f"variant must be a CausalVariant, got {variant!r}")
+            raise AssertionError(f"variant must be a CausalVariant, got {type(variant).__name__}")
         self.variant, self.seq_len_q, self.seq_len_kv = variant, seq_len_q, seq_len_kv
+        if seq_len_q > seq_len_kv and variant == CausalVariant.LOWER_RIGHT:     # rows that attend to no key
+            warnings.warn("Lower right causal bias will produce NaNs in the output when seq_len_q > seq_len_kv!",
+                          UserWarning, stacklevel=2)
 
     def _materialize(self, device=None):
         """The boolean mask: True where a query may attend to a key."""
