@@ -67,23 +67,15 @@ def test_torch_runs_them_on_cuda_only():
     assert not hasattr(torch, '_thnn_fused_lstm_cell') and not hasattr(ember, '_thnn_fused_lstm_cell')
 
 
+@pytest.mark.parametrize('k,op,ref,n_out', [(4, '_thnn_fused_lstm_cell', _lstm_ref, 3),
+                                             (3, '_thnn_fused_gru_cell', _gru_ref, 2)], ids=['lstm', 'gru'])
 @pytest.mark.parametrize('bias', [False, True])
 @pytest.mark.parametrize('dtype,tol', [(np.float64, 1e-14), (np.float32, 2e-6)])
-def test_lstm_values_and_workspace(bias, dtype, tol):
-    e, t = _both(_arrays(4, bias, dtype=dtype), grad=False)
-    out = EA._thnn_fused_lstm_cell.default(*e)
-    assert len(out) == 3
-    for x, y in zip(out, _lstm_ref(*t)):
-        _close(x, y, tol)
-
-
-@pytest.mark.parametrize('bias', [False, True])
-@pytest.mark.parametrize('dtype,tol', [(np.float64, 1e-14), (np.float32, 2e-6)])
-def test_gru_values_and_workspace(bias, dtype, tol):
-    e, t = _both(_arrays(3, bias, dtype=dtype), grad=False)
-    out = EA._thnn_fused_gru_cell.default(*e)
-    assert len(out) == 2
-    for x, y in zip(out, _gru_ref(*t)):
+def test_values_and_workspace(k, op, ref, n_out, bias, dtype, tol):
+    e, t = _both(_arrays(k, bias, dtype=dtype), grad=False)
+    out = getattr(EA, op).default(*e)
+    assert len(out) == n_out
+    for x, y in zip(out, ref(*t)):
         _close(x, y, tol)
 
 
