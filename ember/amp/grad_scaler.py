@@ -272,3 +272,15 @@ class GradScaler:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+
+
+def deprecated_scaler(device, module, doc):
+    """The deprecated ``torch.<device>.amp.GradScaler(...)``: ``GradScaler(device, ...)`` after torch's
+    FutureWarning (``ember.cpu.amp`` and ``ember.cuda.amp`` each hold one)."""
+    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
+                 enabled=True):
+        warnings.warn(f"`torch.{device}.amp.GradScaler(args...)` is deprecated. Please use "
+                      f"`torch.amp.GradScaler('{device}', args...)` instead.", FutureWarning, stacklevel=2)
+        GradScaler.__init__(self, device, init_scale=init_scale, growth_factor=growth_factor,
+                            backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
+    return type('GradScaler', (GradScaler,), {'__init__': __init__, '__doc__': doc, '__module__': module})

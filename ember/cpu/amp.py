@@ -6,6 +6,7 @@ Each warns as torch does (FutureWarning) and then behaves as the ``ember.amp`` o
 from ember._warn import warnings
 
 from .. import amp as _amp
+from ..amp.grad_scaler import deprecated_scaler
 
 __all__ = ['autocast', 'GradScaler']
 
@@ -32,12 +33,5 @@ def _dtype(dtype):
     return ember.bfloat16 if dtype is None else dtype
 
 
-class GradScaler(_amp.GradScaler):
-    """``ember.cpu.amp.GradScaler(...)`` is ``ember.amp.GradScaler('cpu', ...)``, deprecated."""
-
-    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
-                 enabled=True):
-        warnings.warn("`torch.cpu.amp.GradScaler(args...)` is deprecated. Please use "
-                      "`torch.amp.GradScaler('cpu', args...)` instead.", FutureWarning, stacklevel=2)
-        super().__init__('cpu', init_scale=init_scale, growth_factor=growth_factor,
-                         backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
+GradScaler = deprecated_scaler(
+    'cpu', __name__, """``ember.cpu.amp.GradScaler(...)`` is ``ember.amp.GradScaler('cpu', ...)``, deprecated.""")
