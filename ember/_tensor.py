@@ -26,6 +26,9 @@ from ._dispatch.dispatcher import STATE as _dispatch_state
 _ITEM_BY_OPERATOR = _PYTHON_SUBCLASS_BIT | (1 << _DK.QuantizedCPU)
 
 
+_tuple_new = tuple.__new__
+
+
 class Size(tuple):
     """torch.Size: a tuple of ints with torch's repr and ``numel()``."""
 
@@ -174,11 +177,12 @@ class Tensor(TensorImpl):
     # --- metadata -------------------------------------------------------------
     @property
     def shape(self):
-        return Size(self._a.shape)
+        # every array class's shape holds ints (or SymInts) already: no per-element check as in Size()
+        return _tuple_new(Size, self._a.shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._a.shape)
+            return _tuple_new(Size, self._a.shape)
         return self._a.shape[_wrap_dim(dim, self._a.ndim)]
 
     def stride(self, dim=None):

@@ -108,6 +108,22 @@ def test_out_of_range_message_names_index_dim_and_size():
         ember.tensor(1.)[0]
 
 
+@pytest.mark.parametrize('shape, idx, value', [((3, 4), 5, 1.0), ((3, 4), -4, None), ((), 0, 2.0), ((3,), 3, None),
+                                               ((3, 4), 2, 1.0), ((3,), -1, None)])
+def test_int_setitem_matches_torch(shape, idx, value):
+    """x[i] = v with an int: torch's IndexError messages, and the value written (a number or a tensor)."""
+    results = []
+    for lib in (ember, torch):
+        x = lib.arange(float(max(1, np.prod(shape, dtype=int)))).reshape(shape)
+        v = value if value is not None else lib.full(x.shape[1:], 7.0)
+        try:
+            x[idx] = v
+            results.append(x.tolist())
+        except IndexError as e:
+            results.append(('IndexError', str(e)))
+    assert results[0] == results[1]
+
+
 def test_zero_dim_tensor_indexing():
     for idx in [Ellipsis, None, (), (None, None), True, (Ellipsis, None)]:
         e, t = ember.tensor(5.), torch.tensor(5.)

@@ -190,18 +190,33 @@ def make_view(self, shape, strides, offset, meta_backend=None):
         isz = a.itemsize
         va = MetaArray(shape, a.dtype, tuple(s * isz for s in strides), offset)
     else:
-        st = self._storage_or_make()
+        st = self._storage
+        if st is None:
+            st = self._storage_or_make()
+        data = st.data
         isz = a.itemsize
-        if offset * isz > st.data.nbytes and 0 in shape:
+        if offset * isz > data.nbytes and 0 in shape:
             offset = 0      # an empty view past the end of its storage (x[:, 5:] of an empty x): NumPy refuses the offset
-        va = _ndarray(shape, a.dtype, st.data, offset * isz, [s * isz for s in strides]) \
-            if st.data.__class__ is _ndarray else _xp_view(st.data, a.dtype, shape, strides, offset)
-    T = _tensor_class
-    t = object.__new__(T)
+        if data.__class__ is _ndarray:
+            # (a list comprehension is a function call in Python 3.11: one- and two-dimensional views skip it)
+            n = len(strides)
+            bst = (strides[0] * isz,) if n == 1 else (strides[0] * isz, strides[1] * isz) if n == 2 else \
+                [s * isz for s in strides]
+            va = _ndarray(shape, a.dtype, data, offset * isz, bst)
+        else:
+            va = _xp_view(data, a.dtype, shape, strides, offset)
+    t = object.__new__(_tensor_class)
+    dev = self._device
+    t._a = va
+    t._dtype = self._dtype
+    t._device = dev
+    t._keys = dev._iface.keyset
+    t._vc = self._vc
+    t._storage = self._storage
+    t._offset = offset
+    t._strides = strides
     base = self._base
-    fields(t).update(_a=va, _dtype=self._dtype, _device=self._device, _keys=self._device._iface.keyset,
-                      _vc=self._vc, _storage=self._storage, _offset=offset, _strides=strides,
-                      _base=self if base is None else base)
+    t._base = self if base is None else base
     return t
 
 

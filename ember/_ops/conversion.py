@@ -16,7 +16,7 @@ from .overloads import overloads
 
 
 def _move(arr, src_dev, dst_dev):
-    if src_dev == dst_dev:
+    if src_dev is dst_dev or src_dev == dst_dev:
         return arr
     if isinstance(arr, MetaArray):
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
@@ -58,7 +58,7 @@ def _cast(a, dt, copy=True):
 
 def _copy_(self, src, non_blocking=False):
     shape = self._a.shape
-    if src._a.shape != shape:
+    if src._a.shape != shape and src._a.ndim:      # (a 0-d source broadcasts to anything)
         b = broadcast_shapes(shape, src._a.shape)
         if b != tuple(shape):
             raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {list(b)}")

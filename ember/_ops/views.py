@@ -179,7 +179,7 @@ def _select_meta(self, dim, index):
     shape, strides, off = _geom(self)
     if not shape:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = wrap_dim(dim, len(shape))
+    d = dim if 0 <= dim < len(shape) else wrap_dim(dim, len(shape))
     n = shape[d]
     if not -n <= index < n:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(shape)} at dimension {d}")

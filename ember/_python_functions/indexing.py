@@ -177,17 +177,25 @@ def _indices_list(adv):
     return out
 
 
+def _check_int_index(self, idx):
+    """torch's errors for ``x[i]`` out of range (select's own message names select)."""
+    if self.ndim == 0:
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                         "in C++ to convert a 0-dim tensor to a number") from None
+    n = self.shape[0]
+    if not -n <= idx < n:
+        raise IndexError(f"index {idx} is out of bounds for dimension 0 with size {n}") from None
+
+
 def getitem(self, idx):
     # fast paths: x[i], x[a:b]
     t = type(idx)
     if t is int:
-        if self.ndim == 0:
-            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
-                             "in C++ to convert a 0-dim tensor to a number")
-        n = self.shape[0]
-        if not -n <= idx < n:
-            raise IndexError(f"index {idx} is out of bounds for dimension 0 with size {n}")
-        return _select(self, 0, idx)
+        try:
+            return _select(self, 0, idx)        # select's meta function checks the bounds
+        except IndexError:
+            _check_int_index(self, idx)         # raises torch's message for x[i]
+            raise
     if t is slice and self.ndim:
         r = _slice_view(self, 0, idx)
         return r if r is not self else _alias(self)
@@ -198,10 +206,10 @@ def getitem(self, idx):
         for it in idx:
             ti = type(it)
             if ti is int:
-                n = res.shape[dim]
-                if not -n <= it < n:
-                    break
-                res = _select(res, dim, it)
+                try:
+                    res = _select(res, dim, it)
+                except IndexError:
+                    break                       # the general path below raises torch's message
             elif ti is slice:
                 res = _slice_view(res, dim, it)
                 dim += 1
@@ -225,17 +233,22 @@ def setitem(self, idx, value):
     else:
         from .._creation import tensor
         v = tensor(value, dtype=self.dtype, device=self.device)
-    if type(idx) is int and self.ndim:      # fast path: x[i] = v
-        n = self.shape[0]
-        if not -n <= idx < n:
-            raise IndexError(f"index {idx} is out of bounds for dimension 0 with size {n}")
-        res, adv = _select(self, 0, idx), None
+    if type(idx) is int:      # fast path: x[i] = v
+        try:
+            res = _select(self, 0, idx)
+        except IndexError:
+            _check_int_index(self, idx)
+            raise
+        adv = None
     elif type(idx) is Tensor and idx.ndim and idx._dtype.category <= 1:
         res, adv = self, [(0, idx)]
     else:
         res, adv = _apply(self, idx)
     if v is None:
         v = _scalar_tensor(value, self._dtype, self._device)
+        if not adv:
+            _copy_(res, v)      # a 0-d value: nothing to strip or check
+            return
     elif not adv:
         vs, rs = v.shape, res.shape
         if vs != rs and (len(vs) > len(rs) or any(a != 1 and a != b for a, b in zip(vs[::-1], rs))):
