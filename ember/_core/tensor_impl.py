@@ -200,8 +200,8 @@ def make_view(self, shape, strides, offset, meta_backend=None):
         if data.__class__ is _ndarray:
             # (a list comprehension is a function call in Python 3.11: one- and two-dimensional views skip it)
             n = len(strides)
-            bst = (strides[0] * isz,) if n == 1 else (strides[0] * isz, strides[1] * isz) if n == 2 else \
-                [s * isz for s in strides]
+            bst = () if n == 0 else (strides[0] * isz,) if n == 1 else \
+                (strides[0] * isz, strides[1] * isz) if n == 2 else [s * isz for s in strides]
             va = _ndarray(shape, a.dtype, data, offset * isz, bst)
         else:
             va = _xp_view(data, a.dtype, shape, strides, offset)

@@ -440,6 +440,21 @@ def view_kernel(op, key):
     return kernel
 
 
+def dispatch_free_views(self):
+    """Whether views of ``self`` may be made by ``make_view`` directly, as the dispatcher would reach
+    ``view_kernel`` alone: a dense CPU tensor of ember's own class under no mode, subclass, vmap level or
+    autocast (its keys, with the state's, are its device's alone). unbind uses it for its many pieces."""
+    return self._a.__class__ is np.ndarray and \
+        (self._keys | _STATE.include) & _STATE.keep == self._device._iface.keyset
+
+
+def finish_view(out, self):
+    """What ``view_kernel`` does after ``make_view``, for views made without the dispatcher."""
+    if self._creation_meta or not _STATE.keep & AUTOGRAD_BIT:
+        _set_creation_meta(out, self)
+    return out
+
+
 def _set_creation_meta(out, self):
     """NOTE [view creation meta] in autograd/views.py: a view made with grad mode off is NO_GRAD_MODE
     (INFERENCE_MODE in inference mode) and requires grad when its base does; a view of a view that is not

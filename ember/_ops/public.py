@@ -35,8 +35,9 @@ def _vararg_position(op):
 
 def _with_varargs(fn, pos):
     def wrapper(*args, **kwargs):
-        if len(args) > pos + 1 or (len(args) == pos + 1 and not isinstance(args[pos], (tuple, list))
-                                   and (isinstance(args[pos], _np_generic) or not hasattr(args[pos], 'shape'))):
+        n = len(args)
+        if n > pos + 1 or (n == pos + 1 and (args[pos].__class__ is int or not isinstance(args[pos], (tuple, list))
+                                             and (isinstance(args[pos], _np_generic) or not hasattr(args[pos], 'shape')))):
             # one int (a NumPy integer too, whose .shape is ()): the sizes are the varargs
             args = args[:pos] + (tuple(args[pos:]),)
         return fn(*args, **kwargs)

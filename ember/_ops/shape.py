@@ -41,6 +41,20 @@ def _skipped(t):
 def _cat_meta(tensors, dim=0):
     if len(tensors) == 0:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    shape = tensors[0]._a.shape
+    nd = len(shape)
+    if nd > 1 or nd == 1 and shape[0]:      # fast path: inputs of one rank, equal outside ``dim``
+        d = dim if 0 <= dim < nd else wrap_dim(dim, nd)
+        rest, dt, total = shape[:d] + shape[d + 1:], tensors[0]._dtype, 0
+        for t in tensors:
+            s = t._a.shape
+            if len(s) != nd or s[:d] + s[d + 1:] != rest:
+                break                       # the checks below say what is wrong (or skip a 1-D empty input)
+            total += s[d]
+            if t._dtype is not dt:
+                dt = D._PROMOTE[dt, t._dtype]
+        else:
+            return _cat_layout(tensors, shape[:d] + (total,) + shape[d + 1:], dt)
     dt = tensors[0]._dtype
     for t in tensors[1:]:
         dt = D._PROMOTE[dt, t._dtype]
@@ -65,7 +79,10 @@ def _cat_meta(tensors, dim=0):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {shape[k]} "
                                    f"but got size {s[k]} for tensor number {i} in the list.")
         total += s[d]
-    out = shape[:d] + (total,) + shape[d + 1:]
+    return _cat_layout(tensors, shape[:d] + (total,) + shape[d + 1:], dt)
+
+
+def _cat_layout(tensors, out, dt):
     # the kernel's NumPy result keeps its inputs' common order, which is torch's only for channels_last inputs
     # (NOTE [output strides]): strides are given unless every input is C-contiguous outside 4-D/5-D, where the
     # result is C-ordered and no memory format can be suggested (the common case, spared the strides' cost)

@@ -5,11 +5,13 @@ elements; `make_view` (_core/tensor_impl.py) makes the result share the input's 
 version counter on every backend, so no backend has view kernels. Composite
 views (reshape, flatten, split, ...) are written in these primitives.
 """
-from math import prod as _prod
+
+import numpy as np
 
 from .registry import declare
 from .._core.storage import contiguous_strides, MetaArray, as_size, check_in_bounds
 from .._core.tensor_impl import make_view
+from .adapters import dispatch_free_views, finish_view
 from .._dispatch.ops_namespace import aten
 
 
@@ -30,9 +32,20 @@ def _geom(t):
 def infer_size(shape, numel):
     # each size compared with 0 on its own, not min(): min compares symbolic sizes with each other, and each of
     # those comparisons would become a guard tying them (NOTE [symbolic sizes])
-    if shape.__class__ is tuple and -1 not in shape and shape and not [s for s in shape if s < 0] \
-            and _prod(shape) == numel:
-        return shape if all(s.__class__ is int for s in shape) else tuple(as_size(s) for s in shape)  # fast path
+    if shape.__class__ is tuple and numel.__class__ is int:       # fast path: plain ints, at most one -1
+        known, neg = 1, -1
+        for i, s in enumerate(shape):
+            if s.__class__ is not int or s < 0 and (s != -1 or neg >= 0):
+                break
+            if s == -1:
+                neg = i
+            else:
+                known *= s
+        else:
+            if neg < 0 and known == numel:
+                return shape
+            if neg >= 0 and known and not numel % known:
+                return shape[:neg] + (numel // known,) + shape[neg + 1:]
     shape = tuple(as_size(s) for s in ((shape,) if isinstance(shape, int) else shape))
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
@@ -355,10 +368,15 @@ def _unfold_backward(grad, sizes, dimension, size, step):
 
 # --- composite views -----------------------------------------------------------
 
+_view = aten.view.default
+_ndarray = np.ndarray
+
+
 def _reshape(self, shape):
+    a = self._a
     shape = infer_size(shape, self.numel())
-    if view_strides(tuple(self.shape), self.stride(), shape) is not None:
-        return self.view(shape)
+    if a.__class__ is _ndarray and a.flags.c_contiguous or view_strides(a.shape, self.stride(), shape) is not None:
+        return _view(self, shape)
     # torch's copy: a fresh contiguous clone seen through _unsafe_view, so the result is no view of anything
     # (``_base`` None) and its graph is UnsafeViewBackward0 over CloneBackward0
     return aten._unsafe_view.default(self.clone(memory_format='contiguous_format'), shape)
@@ -469,7 +487,13 @@ def _one_node(name, fn, join='cat', arg_name=None):
 
 
 def _unbind(self, _, dim=0):
-    return tuple(self.select(dim, i) for i in range(self.shape[wrap_dim(dim, self.dim())]))
+    d = wrap_dim(dim, self.dim())
+    if not dispatch_free_views(self):
+        return tuple(self.select(d, i) for i in range(self.shape[d]))
+    # every piece is select's view; made here without a dispatch per piece (``for row in x`` iterates unbind)
+    shape, strides, off = _geom(self)
+    shape, step, strides = shape[:d] + shape[d + 1:], strides[d], strides[:d] + strides[d + 1:]
+    return tuple(finish_view(make_view(self, shape, strides, off + i * step), self) for i in range(self.shape[d]))
 
 
 _split_one = _one_node('SplitBackward0', _split, arg_name='split_size')
