@@ -3,12 +3,15 @@
 These are not operators (they read Python objects, not tensors), so they live
 beside the Tensor class; everything they return is an ordinary tensor.
 """
+from itertools import chain as _chain
+
 import numpy as np
 
 from ._core import dtype as D
 from ._core.device import canonical, get_default_device, CPU
 from ._core.tensor_impl import make_tensor, adopt
 from ._tensor import Tensor
+from ._warn import warnings
 
 
 def _infer(data):
@@ -16,32 +19,93 @@ def _infer(data):
         return data, D.from_numpy_dtype(data.dtype)
     if isinstance(data, Tensor):
         return np.asarray(data._host()), data._dtype
+    seq = isinstance(data, (list, tuple))
+    if seq and data and isinstance(data[0], np.ndarray):
+        warnings.warn_once("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider "
+                           "converting the list to a single numpy.ndarray with numpy.array() before converting to "
+                           "a tensor.")
     try:
         a = np.array(data)
     except ValueError as e:
+        if seq:
+            _check_rectangular(data)
         raise ValueError(f"expected a rectangular sequence of numbers: {e}") from None
     if a.dtype == object:
         raise TypeError(f"Could not infer dtype of {type(_first(data)).__name__}")
-    if a.dtype.kind == 'f':
-        return a, (D.from_numpy_dtype(a.dtype) if _has_tensor_or_np(data) else D.get_default_dtype())
-    if a.dtype.kind == 'c':
-        return a, (D.from_numpy_dtype(a.dtype) if _has_tensor_or_np(data) else D.default_complex())
-    if a.dtype.kind in 'iu' and not _has_tensor_or_np(data):
-        return a, D.int64
-    if a.dtype.kind == 'U' or a.dtype.kind == 'S':
+    if a.dtype.kind in 'US':
         raise TypeError(f"new(): invalid data type '{a.dtype.kind == 'U' and 'str' or 'bytes'}'")
-    return a, D.from_numpy_dtype(a.dtype)
+    if a.dtype.kind not in 'fcbiu':
+        return a, D.from_numpy_dtype(a.dtype)
+    if a.ndim and hasattr(data, '__iter__'):
+        return a, _sequence_dtype(data) or D.get_default_dtype()
+    return a, _scalar_dtype(data)
+
+
+def _scalar_dtype(x):
+    """torch's type of one element of the data: Python numbers count as the default dtypes, NumPy scalars and
+    arrays and tensors as their own."""
+    c = x.__class__
+    if c is float:
+        return D.get_default_dtype()
+    if c is int:
+        return D.int64
+    if c is bool:
+        return D.bool_
+    if c is complex:
+        return D.default_complex()
+    if isinstance(x, Tensor):
+        return x._dtype
+    return D.from_numpy_dtype(np.asarray(x).dtype)
+
+
+_PYTHON_NUMBERS = {float: D.get_default_dtype, int: lambda: D.int64, bool: lambda: D.bool_,
+                   complex: D.default_complex}
+
+
+def _sequence_dtype(x):
+    """torch's infer_scalar_type of a nested sequence: its elements' types promoted together, Python numbers
+    counting as the default dtypes (None when it holds no element). One pass of ``type`` per depth."""
+    dt, level = None, x
+    while level:
+        deeper = False
+        for c in set(map(type, level)):
+            if c is list or c is tuple:
+                deeper = True
+                continue
+            py = _PYTHON_NUMBERS.get(c)
+            for d in [py()] if py is not None else [_scalar_dtype(e) for e in level if e.__class__ is c]:
+                dt = d if dt is None else D._PROMOTE[dt, d]
+        if not deeper:
+            break
+        level = list(_chain(*[e for e in level if e.__class__ is list or e.__class__ is tuple]))
+    return dt
+
+
+def _check_rectangular(data):
+    """torch's error for a ragged nested list: the first sequence whose length differs from the first
+    sequence's at its depth."""
+    shape, x = [], data
+    while isinstance(x, (list, tuple)):
+        shape.append(len(x))
+        if not x:
+            break
+        x = x[0]
+
+    def walk(x, dim):
+        if dim >= len(shape):
+            return
+        if len(x) != shape[dim]:
+            raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(x)})")
+        for e in x:
+            if isinstance(e, (list, tuple)):
+                walk(e, dim + 1)
+    walk(data, 0)
 
 
 def _first(x):
     while isinstance(x, (list, tuple)) and x:
         x = x[0]
     return x
-
-
-def _has_tensor_or_np(x):
-    f = _first(x)
-    return isinstance(f, (Tensor, np.generic, np.ndarray))
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -52,11 +116,20 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     (ember.int64, ember.float32)
     """
     if isinstance(data, Tensor):
-        from ember._warn import warnings
         from ._core import naming
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
-                      "or sourceTensor.detach().clone().requires_grad_(True), rather than "
-                      f"{naming.shown}.tensor(sourceTensor).", UserWarning, stacklevel=2)
+        warn_copy_construct(f"{naming.shown}.tensor")
+    return tensor_from(data, dtype, device, requires_grad)
+
+
+def warn_copy_construct(rather_than):
+    """torch's warning for ``tensor(t)`` / ``x.new_tensor(t)`` of a tensor ``t`` (at the user's line)."""
+    warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+                  "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+                  f"{rather_than}(sourceTensor).", UserWarning)
+
+
+def tensor_from(data, dtype=None, device=None, requires_grad=False):
+    """``tensor``'s work, without its warning (``new_tensor`` warns in its own words)."""
     a, dt = _infer(data)
     dt = D.PYTHON_TYPES.get(dtype, dtype) or dt
     a = np.array(a, dtype=dt.np, copy=True, order='C')

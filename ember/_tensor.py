@@ -462,6 +462,8 @@ class Tensor(TensorImpl):
         if isinstance(device, int) and not _cuda.is_available():
             # an explicit index asks the accelerator layer first, and a CPU-only torch says so in these words
             raise RuntimeError("Cannot access accelerator device when none is available.")
+        if device is not None and not isinstance(device, int) and _device(device).type != 'cuda':
+            raise RuntimeError("Invalid device, must be cuda device")
         return self.to('cuda' if device is None else _device('cuda', device) if isinstance(device, int) else device)
 
     def type(self, dtype=None, non_blocking=False, **kwargs):
@@ -586,8 +588,10 @@ class Tensor(TensorImpl):
         return self.to(other.dtype)
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-        from ._creation import tensor
-        return tensor(data, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
+        from ._creation import tensor_from, warn_copy_construct
+        if isinstance(data, Tensor):
+            warn_copy_construct('tensor.new_tensor')
+        return tensor_from(data, dtype or self._dtype, device or self._device, requires_grad)
 
     # new_zeros & co.: a plain Tensor with this tensor's dtype and device unless told (never a Parameter). The size
     # is torch's ``int[] size`` argument: varargs ints, one tuple/list/Size, or the ``size=`` keyword.

@@ -209,7 +209,7 @@ def _tensor_repr(t, prefix):
             suffixes.append(f'dtype={dt}')
         body = _data_str(np.asarray(t._host()), indent)
     if t._grad_fn is not None:
-        suffixes.append(f'grad_fn=<{t._grad_fn.name()}>')
+        suffixes.append(f'grad_fn=<{type(t._grad_fn).__name__}>')   # torch's repr: the class's name
     elif t._requires_grad:
         suffixes.append('requires_grad=True')
     return _add_suffixes(prefix + body, suffixes, indent)
@@ -270,7 +270,7 @@ def _sparse_suffixes(t):
         suffixes.append(f'dtype={t._dtype}')
     suffixes.append(f'layout={t.layout}')
     if t._grad_fn is not None:
-        suffixes.append(f'grad_fn=<{t._grad_fn.name()}>')
+        suffixes.append(f'grad_fn=<{type(t._grad_fn).__name__}>')   # torch's repr: the class's name
     elif t._requires_grad:
         suffixes.append('requires_grad=True')
     return suffixes

@@ -61,12 +61,16 @@ class _Alias(types.ModuleType):
                 not _is_ember_submodule(getattr(self._target, name, value._target)):
             return      # the import system binding a submodule whose name the package gives to another object
             # (torch._higher_order_ops.map is the function, as torch's package leaves it)
-        setattr(self._target, name, value)
+        if name not in _MODULE_IDENTITY:    # the import system's own fields name the alias, not the ember module
+            setattr(self._target, name, value)
         self.__dict__[name] = value
 
     def __reduce__(self):
         # pickled by name, as a module is (dill pickles closures over ``torch`` by reference: datasets' hashing)
         return importlib.import_module, (self.__name__,)
+
+
+_MODULE_IDENTITY = frozenset(['__spec__', '__loader__', '__package__', '__path__', '__file__', '__cached__'])
 
 
 def _is_ember_submodule(value):

@@ -56,10 +56,17 @@ _ALIGN = 64
 
 
 class _TorchGlobal:
-    """A name in torch's namespace that ember writes into a pickle without torch being importable."""
+    """A name in torch's namespace that ember writes into a pickle without torch being importable. One object
+    per name, as a class is one object: the pickler's memo then writes a repeated name as a reference, as in
+    torch's files (``torch.FloatStorage`` once per file, not once per tensor)."""
+    _interned = {}
 
-    def __init__(self, module, name):
-        self.module, self.name = module, name
+    def __new__(cls, module, name):
+        g = cls._interned.get((module, name))
+        if g is None:
+            g = cls._interned[module, name] = object.__new__(cls)
+            g.module, g.name = module, name
+        return g
 
     def __call__(self, *args):     # never called: pickle only checks that a reduce function is callable
         raise RuntimeError(f"{self.module}.{self.name} is a name written into checkpoints, not a function")
@@ -134,7 +141,10 @@ class _Pickler(pickle._Pickler):
         if isinstance(obj, Size):            # torch's names, so that torch and ember read each other's files
             return self.save_reduce(_TorchGlobal('torch', 'Size'), (tuple(obj),), obj=obj)
         if isinstance(obj, _device_cls):
-            args = (obj.type,) if obj.index is None else (obj.type, obj.index)
+            # a new string, as torch's C++ __reduce__ makes: pickle's memo would otherwise write a reference to
+            # the storage location's 'cpu', and the file's bytes would differ from torch's
+            kind = ''.join(obj.type)
+            args = (kind,) if obj.index is None else (kind, obj.index)
             return self.save_reduce(_TorchGlobal('torch', 'device'), args, obj=obj)
         if isinstance(obj, _layout_cls):
             return self.save_reduce(_GET_LAYOUT, (f'torch.{obj.name}',), obj=obj)

@@ -189,26 +189,14 @@ def _fill_tensor_rule(op):
     return rule
 
 
-def _bce_rule(op):
-    """binary_cross_entropy: unreduced on the physical tensors, then each sample's own mean or sum."""
+def _loss_rule(op):
+    """A loss whose last argument is its reduction (binary_cross_entropy, binary_cross_entropy_with_logits,
+    mse_loss): unreduced on the physical tensors, then each sample's own mean or sum."""
     elementwise = _pointwise(op)
 
     def rule(level, args):
-        self, target, weight, reduction = args
-        out = elementwise(level, (self, target, weight, 0))
-        if reduction == 0:
-            return out
-        return out.mean() if reduction == 1 else out.sum()
-    return rule
-
-
-def _mse_rule(op):
-    """mse_loss: unreduced on the physical tensors, then each sample's own mean or sum."""
-    elementwise = _pointwise(op)
-
-    def rule(level, args):
-        self, target, reduction = args
-        out = elementwise(level, (self, target, 0))
+        out = elementwise(level, tuple(args[:-1]) + (0,))
+        reduction = args[-1]
         if reduction == 0:
             return out
         return out.mean() if reduction == 1 else out.sum()
@@ -680,7 +668,7 @@ def rule_for(decl):
         return _whole_rule(op, _WHOLE[name]), 'dims'
     table = {'aminmax': _aminmax_rule, 'addmm': _addmm_rule, 'addmv': _addmm_rule, 'baddbmm': _addmm_rule,
              'addbmm': _addmm_rule, 'einsum': _einsum_rule, 'vdot': _vdot_rule, 'fill.Tensor': _fill_tensor_rule,
-             'binary_cross_entropy': _bce_rule, '_int_mm': _int_mm_rule, 'mse_loss': _mse_rule, 'mse_loss_backward': _mse_backward_rule, 'embedding_dense_backward': _embedding_backward_rule,
+             'binary_cross_entropy': _loss_rule, 'binary_cross_entropy_with_logits': _loss_rule, '_int_mm': _int_mm_rule, 'mse_loss': _loss_rule, 'mse_loss_backward': _mse_backward_rule, 'embedding_dense_backward': _embedding_backward_rule,
              'unfold_backward': _unfold_backward_rule, 'copy_': _copy_rule, 'put': _put_rule, 'take': _take_rule,
              'masked_scatter': _masked_scatter_rule, 'searchsorted.Tensor': _searchsorted_rule,
              'searchsorted.Scalar': _searchsorted_rule, 'bucketize.Tensor': _bucketize_rule,

@@ -124,6 +124,10 @@ def _like(factory):
         kw = dict(dtype=dtype or self.dtype, device=device if device is not None else self.device)
         if strides is None:
             return make(shape, *args, **kw)
+        if factory == 'randn':
+            # torch's randn_like is empty_like(...).normal_(): on a non-contiguous result normal_ draws element by
+            # element (not its vectorised 16-at-a-time fill), which ember's normal_ repeats for such a tensor
+            return aten.empty_strided.default(shape, strides, **kw).normal_()
         # the layout torch's *_like gives (NOTE [output strides]): made contiguous in memory order, then viewed
         # with those strides, so a random factory's k-th draw lands in the k-th memory element, as torch's fills it
         perm = sorted(range(len(shape)), key=lambda d: -strides[d])

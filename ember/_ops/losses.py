@@ -205,6 +205,8 @@ _declare_nll('nll_loss2d', _nll2d_forward_meta, _nll2d_backward_meta, 'NllLoss2D
 
 def _bce_meta(self, target, weight=None, reduction=1):
     from .pointwise import broadcast_shapes      # torch's kernel broadcasts (the front end wants equal shapes)
+    if target._dtype is not self._dtype:
+        raise RuntimeError(f"Found dtype {_tname(target._dtype)} but expected {_tname(self._dtype)}")
     shape = broadcast_shapes(tuple(self.shape), tuple(target.shape))
     return (tuple(shape) if reduction == _NONE else ()), self._dtype
 
@@ -228,6 +230,54 @@ def _bce_grad_target(grad, self, target, weight, reduction):
 declare('binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor', forward='transpose',
         meta=_bce_meta, method=False, out=True, grad_name='BinaryCrossEntropyBackward0',
         derivatives={'self': _bce_grad_self, 'target': _bce_grad_target})
+
+
+# --- binary cross-entropy with logits: torch's operator (BinaryCrossEntropyWithLogitsBackward0) --------------
+# The forward is torch's in-place chain, so the loss takes the target's dtype (a float64 input with a float32
+# target gives float32; an integer target is refused by the in-place multiply); the gradients are torch's
+# formulas (FunctionsManual.cpp), sigmoid(x) - t rather than the chain's pieces.
+
+def _bce_logits(self, target, weight=None, pos_weight=None, reduction=1):
+    if target._dtype is D.bool_:      # torch's C++ ``1 - target`` subtracts a bool tensor from a bool tensor
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    log_sigmoid_input = aten.log_sigmoid.default(self)
+    if pos_weight is not None:
+        log_sigmoid_input = log_sigmoid_input.mul_((pos_weight - 1).mul(target).add_(1))
+    loss = (1 - target).mul_(self).sub_(log_sigmoid_input)
+    if weight is not None:
+        loss.mul_(weight)
+    return loss if reduction == _NONE else loss.mean() if reduction == 1 else loss.sum()
+
+
+def _bce_logits_finish(g, grad, weight, reduction, numel):
+    g = g * grad
+    if weight is not None:
+        g = g * weight
+    return g / numel if reduction == 1 else g
+
+
+def _bce_logits_grad_self(grad, self, target, weight, pos_weight, reduction):
+    if pos_weight is not None:
+        t = pos_weight * target
+        g = (t + 1 - target) * self.sigmoid() - t
+    else:
+        g = self.sigmoid() - target
+    return _bce_logits_finish(g, grad, weight, reduction, self.numel())
+
+
+def _bce_logits_grad_target(grad, self, target, weight, pos_weight, reduction):
+    if pos_weight is not None:
+        g = aten.log_sigmoid.default(-self) - aten.log_sigmoid.default(self) * pos_weight
+    else:
+        g = -self
+    return _bce_logits_finish(g, grad, weight, reduction, target.numel())
+
+
+declare('binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, '
+        'int reduction=1) -> Tensor', explicit=_bce_logits, method=False, forward='transpose',
+        grad_name='BinaryCrossEntropyWithLogitsBackward0',
+        derivatives={'self': _bce_logits_grad_self, 'target': _bce_logits_grad_target})
 
 
 # --- mean squared error: torch's operator (MseLossBackward0, and MseLossBackwardBackward0 under create_graph) ------

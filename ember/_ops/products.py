@@ -431,18 +431,28 @@ def _linear_meta(input, weight, bias=None):
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {len(a)}D and {len(w)}D")
     if len(w) > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {len(w)}D")
-    if bias is not None and len(a) == 2 and len(w) == 1:      # torch's addmm fast path
+    # torch's paths with a bias: addmm for a 2-D input, and for a contiguous input with a 1-D bias (flattened to
+    # 2-D); otherwise matmul then ``output.add_(bias)``, which casts the bias and needs it to fit the output
+    addmm = bias is not None and (len(a) == 2 or bias._a.ndim == 1 and input.is_contiguous())
+    if addmm and bias._dtype is not input._dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_tname(bias._dtype)} and "
+                           f"{_tname(input._dtype)}")
+    if addmm and len(w) == 1:
         raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
-    wt = w[::-1]
-    if bias is not None and len(w) == 2 and len(a) >= 2:     # torch's addmm path: its checks and words
+    if addmm and len(w) == 2:
         _addmm_dtypes(bias._dtype, input._dtype, weight._dtype)
-    shape = matmul_shape(a, wt, input._dtype, weight._dtype)
+    shape = matmul_shape(a, w[::-1], input._dtype, weight._dtype)
     if bias is not None:
         b = bias._a.shape
-        if bias._dtype is not input._dtype:
-            raise RuntimeError(f"self and mat2 must have the same dtype, but got {_tname(bias._dtype)} and "
-                               f"{_tname(input._dtype)}")
-        if len(b) > len(shape) or any(x != 1 and x != y for x, y in zip(b[::-1], shape[::-1])):
+        fits = len(b) <= len(shape) and all(x == 1 or x == y for x, y in zip(b[::-1], shape[::-1]))
+        if not addmm:
+            if not D.can_cast(D._PROMOTE[input._dtype, bias._dtype], input._dtype):
+                raise RuntimeError(f"result type {_tname(D._PROMOTE[input._dtype, bias._dtype])} can't be cast to "
+                                   f"the desired output type {_tname(input._dtype)}")
+            if not fits:
+                raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                                   f"{list(broadcast_shapes(shape, b))}")
+        elif not fits:
             raise RuntimeError(f"The expanded size of the tensor ({shape[-1] if shape else 1}) must match the existing "
                                f"size ({b[-1]}) at non-singleton dimension {len(shape) - 1}.  Target sizes: "
                                f"{list(shape)}.  Tensor sizes: {list(b)}")

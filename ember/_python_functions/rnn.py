@@ -4,6 +4,8 @@ over a padded batch or packed data) and the one-step ``lstm_cell``, ``gru_cell``
 as torch's modules call ``_VF``, so a program that calls them itself, and a ``__torch_function__`` handler, sees
 what it sees in torch. The layer-and-direction loop lives with the modules (nn/modules/rnn.py, ``run_layers``).
 """
+from ..amp.autocast_mode import _autocast_composite
+
 __all__ = ['lstm', 'gru', 'rnn_tanh', 'rnn_relu', 'lstm_cell', 'gru_cell', 'rnn_tanh_cell', 'rnn_relu_cell']
 
 
@@ -35,8 +37,8 @@ def _run(mode, args):
         out, h = rnn.run_layers(mode, input.reshape(L * N, input.size(-1)), [N] * L, _state(mode, hx), list(params),
                                 has_biases, num_layers, dropout, train, bidirectional)
         out = out.view(L, N, out.size(-1))
-        if batch_first:
-            out = out.transpose(0, 1)
+        if batch_first:     # torch's RNN/GRU turn theirs in place (TransposeBackward1); its CPU LSTM (mkldnn) does not
+            out = out.transpose(0, 1) if mode == 'LSTM' else out.transpose_(0, 1)
     return (out, *h) if mode == 'LSTM' else (out, h)
 
 
@@ -50,6 +52,16 @@ def _state(mode, hx):
 
 def lstm(*args):
     """``torch.lstm``: a multi-layer LSTM over a padded batch or packed data (see ``_run``): (output, h_n, c_n)."""
+    if len(args) == 9 and not isinstance(args[3], (list, tuple)):
+        return _lstm_padded(*args)
+    return _run('LSTM', args)
+
+
+@_autocast_composite('mkldnn_rnn_layer')
+def _lstm_padded(*args):
+    """torch's CPU LSTM over a padded batch runs oneDNN's layer, which CPU autocast lists as a lower-precision
+    operator: under ``autocast('cpu')`` the input, states and weights are cast and the outputs come back in the
+    autocast dtype (torch's GRU and RNN, and packed input, take other paths that keep float32)."""
     return _run('LSTM', args)
 
 

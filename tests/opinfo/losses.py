@@ -177,6 +177,22 @@ def _bce_samples(dt):
 op('binary_cross_entropy', _bce_samples, torch_name='ops.aten.binary_cross_entropy')
 
 
+def _bce_logits_samples(dt):
+    for red in (0, 1, 2):
+        yield S(Arg((3, 4)), Arg((3, 4), low=0, high=1), None, None, red)
+    yield S(Arg((3, 4)), Arg((3, 4), low=0, high=1), Arg((4,), low=0.5, high=2), Arg((4,), low=0.5, high=3), 1)
+    yield S(Arg((3, 4)), Arg((3, 4), low=0, high=1), None, Arg((3, 1), low=0.5, high=3), 0)
+    yield S(Arg((3, 4)), Arg((3, 4), low=0, high=1), Arg((3, 4), low=0.5, high=2), None, 2)
+    yield S(Arg(()), Arg((), low=0, high=1), None, None, 1)
+    yield S(Arg((0, 3)), Arg((0, 3), low=0, high=1), None, None, 1)
+    yield S(Arg((4, 3), noncontig=True), Arg((4, 3), low=0, high=1), None, None, 0)
+    yield S(Arg((3, 4)), np.zeros((3, 4), np.int64), None, None, 1)     # error: the in-place multiply refuses it
+
+
+op('binary_cross_entropy_with_logits', _bce_logits_samples, torch_name='ops.aten.binary_cross_entropy_with_logits',
+   atol=1e-5, rtol=1e-5)
+
+
 def _mse_samples(dt):
     for red in (0, 1, 2):
         yield S(Arg((3, 4)), Arg((3, 4)), red)

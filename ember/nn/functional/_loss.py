@@ -219,20 +219,13 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction='mean',
                                      pos_weight=None):
     """Sigmoid + binary cross-entropy in one numerically stable expression:
-    (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x)."""
+    (1 - t) x - (1 + (pos_weight - 1) t) logsigmoid(x), torch's operator (BinaryCrossEntropyWithLogitsBackward0)."""
     reduction = _resolve(size_average, reduce, reduction)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     _no_grad_arg('binary_cross_entropy_with_logits', 'weight', weight)
     _no_grad_arg('binary_cross_entropy_with_logits', 'pos_weight', pos_weight)
-    softplus_neg = -_logsigmoid(input)
-    if pos_weight is not None:
-        loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * softplus_neg
-    else:
-        loss = (1 - target) * input + softplus_neg
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return _E.binary_cross_entropy_with_logits(input, target, weight, pos_weight, _REDUCTION_ENUM[reduction])
 
 
 def _logsigmoid(x):

@@ -1050,15 +1050,25 @@ def _interpolate_quantized(input, size, mode, scales):
     return ember._make_per_tensor_quantized_tensor(ints, input.q_scale(), input.q_zero_point())
 
 
+def _deprecated_upsample(name):
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=3)
+
+
 def upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None):
+    """Deprecated (torch warns): ``interpolate`` with the same arguments."""
+    _deprecated_upsample('upsample')
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated (torch warns): ``interpolate(mode='nearest')``."""
+    _deprecated_upsample('upsample_nearest')
     return interpolate(input, size, scale_factor, mode='nearest')
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated (torch warns): ``interpolate(mode='bilinear', align_corners=True)``."""
+    _deprecated_upsample('upsample_bilinear')
     return interpolate(input, size, scale_factor, mode='bilinear', align_corners=True)
 
 

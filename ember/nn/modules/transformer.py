@@ -223,6 +223,24 @@ class TransformerDecoderLayer(Module):
         return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
+def _why_not_fast_path(layer):
+    """Why torch's TransformerEncoder cannot take its nested-tensor fast path with ``layer`` (its words), or ''."""
+    if not isinstance(layer, TransformerEncoderLayer):
+        return "encoder_layer was not TransformerEncoderLayer"
+    attn = layer.self_attn
+    for failed, why in ((layer.norm_first, "norm_first was True"),
+                        (not attn.batch_first, "self_attn.batch_first was not True(use batch_first for better "
+                                               "inference performance)"),
+                        (not attn._qkv_same_embed_dim, "self_attn._qkv_same_embed_dim was not True"),
+                        (attn.in_proj_bias is None, "self_attn was passed bias=False"),
+                        (not layer.activation_relu_or_gelu, "activation_relu_or_gelu was not True"),
+                        (layer.norm1.eps != layer.norm2.eps, "norm1.eps was not equal to encoder_layer.norm2.eps"),
+                        (attn.num_heads % 2 == 1, "self_attn.num_heads is odd")):
+        if failed:
+            return "encoder_layer." + why
+    return ''
+
+
 class TransformerEncoder(Module):
     """``num_layers`` deep copies of ``encoder_layer``, then ``norm`` (if given)."""
 
@@ -234,7 +252,13 @@ class TransformerEncoder(Module):
         # ember has no nested tensors: padded positions are computed like any other (torch's fast path
         # may return zeros there in eval mode)
         self.enable_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
+        why_not = _why_not_fast_path(encoder_layer)
+        if enable_nested_tensor and why_not:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why_not}",
+                          stacklevel=2)
+            self.use_nested_tensor = False
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, 'src_key_padding_mask', src.dtype)

@@ -117,8 +117,10 @@ class SummaryWriter(_tbx.SummaryWriter):
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
         """The model's graph, exported to ONNX by ember.onnx.export and written as TensorBoard's GraphDef."""
         from ... import onnx
-        if input_to_model is None:
-            raise ValueError("add_graph needs input_to_model: ember exports the graph by running the model on it")
+        if input_to_model is None:      # torch's jit.trace gets no inputs: it prints and raises these words
+            print("example_kwarg_inputs should be a dict")
+            print("Error occurs, No graph saved")
+            raise RuntimeError("example_kwarg_inputs should be a dict")
         args = tuple(input_to_model) if isinstance(input_to_model, (list, tuple)) else (input_to_model,)
         fd, path = tempfile.mkstemp(suffix='.onnx')
         os.close(fd)

@@ -1,0 +1,298 @@
+"""Gaps found by running published programs under ``ember run`` (2026-11-27 night): course and book notebooks
+(dvgodoy's PyTorchStepByStep, udacity's deep-learning-v2-pytorch, rasbt's deeplearning-models), generative
+repositories (PyTorch-GAN, improved-diffusion, PyTorch-VAE) and language-model code (llama2.c, llm.c). Each test
+compares with torch in the same process."""
+import io
+import pickletools
+import subprocess
+import sys
+import warnings
+import zipfile
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _both(fn):
+    """fn(lib) under torch and ember: (result, exception type and message)."""
+    out = []
+    for lib in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            try:
+                out.append(('ok', fn(lib)))
+            except Exception as e:      # noqa: BLE001 - the error is what is compared
+                out.append((type(e).__name__, str(e)))
+    return out
+
+
+def _dt(t):
+    return str(t.dtype).split('.')[-1]
+
+
+# --- tensor(): torch's dtype inference over a nested sequence ---------------------------------------------------
+
+@pytest.mark.parametrize('data', [
+    [np.float32(1.5), 2.0], [2.0, np.float32(1.5)], [2.0, np.float64(1.5)], [np.float16(1), 3],
+    [[np.float32(1.0)], [2.0]], [np.complex64(1), 2.0], [np.uint8(1), np.int8(1)], [np.uint8(1), True],
+    [np.int32(1), 2], [True, 2], [1, 2.5], [1 + 2j, 1], [], [[]], 2.0, np.int8(3), (1, 2.0),
+], ids=repr)
+def test_tensor_infers_torch_dtype_from_numpy_scalars_anywhere(data):
+    """SBS chapter 3: ``tensor([np.float32(x), 2.0])`` is float32 in torch (a Python float counts as the default
+    dtype, promoted with each element's own type); ember let NumPy promote the list to float64."""
+    t, e = _both(lambda lib: _dt(lib.tensor(data)))
+    assert t == e
+
+
+@pytest.mark.parametrize('data', [[[1, 2], [3]], [[1, 2], [3, 4, 5]], [[[1], [2]], [[3], [4, 5]]]], ids=repr)
+def test_ragged_list_error_names_the_sequence(data):
+    t, e = _both(lambda lib: lib.tensor(data))
+    assert t == e and t[0] == 'ValueError'
+
+
+def test_list_of_arrays_warns_once_as_torch():
+    msgs = []
+    for lib in (torch, ember):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter('always')
+            lib.tensor([np.zeros(2), np.ones(2)])
+        msgs.append([str(x.message).split(' (Triggered')[0] for x in w])
+    assert msgs[1] and msgs[0][:1] == msgs[1][:1]
+
+
+# --- losses -----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('xd, yd', [('float64', 'float32'), ('float32', 'float64'), ('float16', 'float32'),
+                                    ('float32', 'int64'), ('float32', 'bool')])
+def test_bce_with_logits_result_dtype_and_errors(xd, yd):
+    """rasbt's dcgan-celeba builds int64 labels: torch refuses them (the in-place multiply), ember trained; and a
+    float64 input with float32 target gives a float32 loss (the target's dtype), as torch's in-place chain."""
+    def run(lib):
+        x = lib.tensor([0.5, -1.0, 2.0]).to(getattr(lib, xd))
+        y = lib.tensor([1, 0, 1]).to(getattr(lib, yd))
+        r = lib.nn.functional.binary_cross_entropy_with_logits(x, y)
+        return _dt(r), round(float(r), 3)
+    t, e = _both(run)
+    assert t == e
+
+
+@pytest.mark.parametrize('kw', [{}, {'pos_weight': [2.0, 0.5, 1.0]}, {'weight': [0.3, 2.0, 1.0]},
+                                {'reduction': 'none'}, {'reduction': 'sum'}])
+def test_bce_with_logits_is_one_node_with_torch_gradients(kw):
+    """torch records BinaryCrossEntropyWithLogitsBackward0, whose gradient is sigmoid(x) - t (scaled): the same
+    node name and the same first-order gradients, for the input and the target."""
+    def run(lib):
+        g = lib.Generator().manual_seed(0)
+        x = lib.randn(2, 3, generator=g, dtype=lib.float64).requires_grad_()
+        y = lib.rand(2, 3, generator=g, dtype=lib.float64).requires_grad_()
+        k = {n: (lib.tensor(v, dtype=lib.float64) if isinstance(v, list) else v) for n, v in kw.items()}
+        r = lib.nn.functional.binary_cross_entropy_with_logits(x, y, **k)
+        gx, gy = lib.autograd.grad(r.sum(), (x, y))
+        return type(r.grad_fn).__name__, r.detach().numpy().copy(), gx.numpy(), gy.numpy()
+    t, e = _both(run)
+    assert t[1][0] == e[1][0] == 'BinaryCrossEntropyWithLogitsBackward0'
+    for a, b in zip(t[1][1:], e[1][1:]):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize('td', ['int64', 'float64'])
+def test_bce_refuses_another_target_dtype(td):
+    def run(lib):
+        x = lib.tensor([0.2, 0.7])
+        return float(lib.nn.functional.binary_cross_entropy(x, lib.tensor([1, 0]).to(getattr(lib, td))))
+    t, e = _both(run)
+    assert t == e and t[0] == 'RuntimeError'
+
+
+# --- random draws and devices -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('make', [lambda lib: lib.empty(3, 4, 5).permute(2, 0, 1),
+                                  lambda lib: lib.empty(2, 3, 8, 8).to(memory_format=lib.channels_last),
+                                  lambda lib: lib.empty(4, 5).t(), lambda lib: lib.empty(40)])
+def test_randn_like_of_a_strided_tensor_draws_torchs_values(make):
+    """PyTorch-VAE's MIWAE: ``randn_like`` of a permuted tensor is ``empty_like(x).normal_()``, which torch fills
+    element by element on a non-contiguous tensor; ember had drawn a contiguous block (other values)."""
+    def run(lib):
+        lib.manual_seed(0)
+        y = lib.randn_like(make(lib))
+        return y.stride(), y.contiguous().numpy().copy()
+    t, e = _both(run)
+    assert t[1][0] == e[1][0]
+    np.testing.assert_allclose(e[1][1], t[1][1], rtol=1e-6)
+
+
+@pytest.mark.parametrize('dev', ['cpu', 'meta'])
+def test_cuda_with_another_device_type_is_refused(dev):
+    t, e = _both(lambda lib: lib.ones(2).cuda(dev))
+    assert t == e == ('RuntimeError', 'Invalid device, must be cuda device')
+    t, e = _both(lambda lib: lib.nn.Linear(2, 2).cuda(dev))
+    assert t == e
+
+
+# --- linear, RNN graph, reprs -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('x_dim', [1, 2, 3, 4])
+@pytest.mark.parametrize('w_dim', [1, 2])
+@pytest.mark.parametrize('b_dim', [0, 1])
+@pytest.mark.parametrize('contiguous', [True, False])
+@pytest.mark.parametrize('b_dtype', ['int64', 'float32'])
+def test_linear_bias_paths(x_dim, w_dim, b_dim, contiguous, b_dtype):
+    """SBS chapter 6 adds an integer bias to a 1-D product. torch's linear takes addmm for a 2-D input and for a
+    contiguous input with a 1-D bias (dtypes must match, the weight must be 2-D); otherwise matmul and an in-place
+    add, which casts the bias and needs it to fit the output."""
+    def run(lib):
+        shape = (5, 4, 2, 11)[-x_dim:]
+        if contiguous:
+            x = lib.ones(shape)
+        else:
+            x = lib.ones(22)[::2] if x_dim == 1 else lib.ones(shape[:-2] + (11, shape[-2])).transpose(-1, -2)
+        w = lib.ones(11) if w_dim == 1 else lib.ones(3, 11)
+        b = lib.ones(() if b_dim == 0 else (1 if w_dim == 1 else 3,), dtype=getattr(lib, b_dtype))
+        r = lib.nn.functional.linear(x, w, b)
+        return _dt(r), tuple(r.shape), float(r.sum())
+    t, e = _both(run)
+    assert t == e
+
+
+@pytest.mark.parametrize('cls', ['RNN', 'GRU', 'LSTM'])
+def test_batch_first_recurrent_output_node(cls):
+    """torch's RNN and GRU turn their output in place (TransposeBackward1); its CPU LSTM does not."""
+    def run(lib):
+        o, _ = getattr(lib.nn, cls)(3, 4, batch_first=True, num_layers=2)(lib.randn(2, 5, 3))
+        return type(o.grad_fn).__name__, o.stride()
+    t, e = _both(run)
+    assert t == e
+
+
+def test_repr_names_the_node_class():
+    """torch's repr shows ``grad_fn=<CopySlices>`` (the class), not name()'s ``torch::autograd::CopySlices``."""
+    def run(lib):
+        x = lib.zeros(3, requires_grad=True).clone()
+        x[0] = 1
+        return repr(x).replace('torch', 'T').replace('ember', 'T')
+    t, e = _both(run)
+    assert t == e and 'grad_fn=<CopySlices>' in t[1]
+
+
+# --- warnings ---------------------------------------------------------------------------------------------------
+
+def _warnings_of(fn):
+    out = []
+    for lib in (torch, ember):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter('always')
+            fn(lib)
+        out.append([(x.category.__name__, str(x.message).replace('torch.', 'T.').replace('ember.', 'T.'))
+                    for x in w])
+    return out
+
+
+@pytest.mark.parametrize('name', ['upsample', 'upsample_nearest', 'upsample_bilinear'])
+def test_upsample_functions_warn_deprecated(name):
+    t, e = _warnings_of(lambda lib: getattr(lib.nn.functional, name)(lib.ones(1, 1, 2, 2), scale_factor=2))
+    assert t == e and t
+
+
+@pytest.mark.parametrize('kw', [{}, {'batch_first': True}, {'batch_first': True, 'norm_first': True},
+                                {'batch_first': True, 'nhead': 1}, {'batch_first': True, 'bias': False}])
+def test_transformer_encoder_says_why_no_nested_tensors(kw):
+    def run(lib):
+        k = dict(kw)
+        layer = lib.nn.TransformerEncoderLayer(8, k.pop('nhead', 2), **k)
+        enc = lib.nn.TransformerEncoder(layer, 2)
+        assert enc.use_nested_tensor is not None
+        run.flags.append(enc.use_nested_tensor)
+    run.flags = []
+    t, e = _warnings_of(run)
+    assert t == e
+    assert run.flags[0] == run.flags[1]
+
+
+def test_new_tensor_of_a_tensor_warns_in_its_words():
+    t, e = _warnings_of(lambda lib: (lib.ones(2).new_tensor(lib.ones(2)), lib.tensor(lib.ones(2))))
+    assert t == e and 'tensor.new_tensor(sourceTensor)' in t[0][1]
+
+
+def test_add_graph_without_input_raises_torchs_error(tmp_path, capsys):
+    from ember.utils.tensorboard import SummaryWriter
+    with pytest.raises(RuntimeError, match='example_kwarg_inputs should be a dict'):
+        SummaryWriter(str(tmp_path)).add_graph(ember.nn.Linear(2, 2))
+    assert 'Error occurs, No graph saved' in capsys.readouterr().out
+
+
+# --- files, modules, autocast -----------------------------------------------------------------------------------
+
+def test_saved_pickle_is_torchs_byte_for_byte():
+    """llama2.c's checkpoints: torch writes ``torch FloatStorage`` once per file and then refers to it; ember wrote
+    it for every tensor (and a device's type string as a reference). The pickle now has torch's bytes."""
+    def run(lib):
+        lib.manual_seed(0)
+        m = lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.BatchNorm1d(3), lib.nn.Linear(3, 2))
+        opt = lib.optim.Adam(m.parameters())
+        m(lib.randn(5, 4)).sum().backward()
+        opt.step()
+        b = io.BytesIO()
+        lib.save({'model': m.state_dict(), 'opt': opt.state_dict(), 'd': lib.float16, 'dev': lib.device('cpu'),
+                  's': lib.Size([2, 3])}, b)
+        z = zipfile.ZipFile(b)
+        return z.read([n for n in z.namelist() if n.endswith('data.pkl')][0])
+    t, e = _both(run)
+    if t != e:
+        pickletools.dis(e[1])
+    assert t == e
+
+
+def test_rpc_api_names_exist():
+    """rasbt's helper_train.py tests ``isinstance(logits, torch.distributed.rpc.api.RRef)`` on every batch."""
+    from ember.distributed.rpc import api
+    assert not isinstance(ember.ones(2), api.RRef)
+    assert ember.distributed.rpc.RRef is api.RRef
+    t, e = _both(lambda lib: lib.distributed.rpc.api.RRef(1))
+    assert t == e
+    for fn in ('rpc_sync', 'get_worker_info'):
+        t, e = _both(lambda lib: getattr(lib.distributed.rpc, fn)('w', print) if fn == 'rpc_sync'
+                     else lib.distributed.rpc.get_worker_info())
+        assert t == e and t[0] == 'RuntimeError'
+
+
+@pytest.mark.parametrize('cls', ['LSTM', 'GRU', 'RNN'])
+def test_cpu_autocast_recurrent_output_dtypes(cls):
+    """torch's CPU LSTM runs oneDNN's layer, a lower-precision autocast operator: bfloat16 outputs and states under
+    ``autocast('cpu')``; its GRU keeps float32, its RNN's gemms give bfloat16."""
+    def run(lib):
+        m = getattr(lib.nn, cls)(3, 4, batch_first=True)
+        with lib.autocast('cpu', dtype=lib.bfloat16):
+            o, h = m(lib.randn(2, 5, 3))
+        return _dt(o), [_dt(x) for x in (h if isinstance(h, tuple) else (h,))]
+    t, e = _both(run)
+    assert t == e
+
+
+def test_ember_run_leaves_ember_modules_spec_alone(tmp_path):
+    """The torch alias's module fields (``__spec__``, ``__package__``) were written into the ember module behind
+    it, so a relative import inside ember.cuda warned ``__package__ != __spec__.parent`` (llama2.c's
+    ``torch.cuda.is_available()`` under ``-W error::ImportWarning``)."""
+    f = tmp_path / 'p.py'
+    f.write_text('import sys, warnings, torch\n'
+                 'with warnings.catch_warnings(record=True) as w:\n'
+                 '    warnings.simplefilter("always")\n'
+                 '    torch.cuda.is_available()\n'
+                 'print(sys.modules["ember.cuda"].__spec__.name, [str(x.message) for x in w '
+                 'if x.category is ImportWarning])\n')
+    out = subprocess.run([sys.executable, '-m', 'ember', 'run', str(f)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ['ember.cuda', '[]']
+
+
+def test_importing_the_data_parallel_module_keeps_the_function():
+    """``import torch.nn.parallel.data_parallel`` (a library's import) had rebound the package's ``data_parallel``
+    to the submodule, as the submodule was first loaded then; torch's package loads it at import."""
+    import importlib
+    importlib.import_module('ember.nn.parallel.data_parallel')
+    importlib.import_module('torch.nn.parallel.data_parallel')
+    assert callable(ember.nn.parallel.data_parallel) and callable(torch.nn.parallel.data_parallel)
+    assert ember.nn.parallel.DataParallel.__module__ == torch.nn.parallel.DataParallel.__module__.replace('torch',
+                                                                                                         'ember')
