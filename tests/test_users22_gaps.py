@@ -296,3 +296,13 @@ def test_importing_the_data_parallel_module_keeps_the_function():
     assert callable(ember.nn.parallel.data_parallel) and callable(torch.nn.parallel.data_parallel)
     assert ember.nn.parallel.DataParallel.__module__ == torch.nn.parallel.DataParallel.__module__.replace('torch',
                                                                                                          'ember')
+
+
+@pytest.mark.parametrize('call', ['empty((2.0, 3))', 'empty((2, 3.5))', 'zeros(2, 3.0)', 'ones([2, "a"])',
+                                  'randn((2, 3.0))', 'nn.Conv2d(3, 8.0, 1)', 'ones(2, 3).permute(0, 1.0)'])
+def test_size_argument_errors_name_the_element(call):
+    """A float in a size: torch names the element's position (``at pos 0``), and for a list whose first element is
+    an int, the unpacking that failed (PyTorch-GAN's ``nn.Conv2d(3, 8.0, 1)``-style bugs raise the same text)."""
+    t, e = _both(lambda lib: eval('lib.' + call))
+    assert t[0] == e[0] == 'TypeError'
+    assert t[1].replace('torch', 'T') == e[1].replace('ember', 'T')

@@ -655,9 +655,16 @@ def _bad_arg_factory(op):
             args, kwargs = public_call(op, values[:i] + (_PYTHON_TYPES[value],) + values[i + 1:])
             return op.call(*args, **kwargs)
         if expected in ('int[]', 'SymInt[]') or expected.startswith('int['):
-            bad = next((e for e in value if not isinstance(e, _INT)), value) if isinstance(value, (list, tuple)) else value
+            # torch's parser takes a sequence whose first element is an int as a list of ints and fails later
+            # unpacking it; a first element of another type fails the list at once
+            k, bad = next(((k, e) for k, e in enumerate(value) if not isinstance(e, _INT)), (0, value)) \
+                if isinstance(value, (list, tuple)) else (0, value)
+            if k:
+                name = where.split("'")[1] if "'" in where else where
+                raise TypeError(f"{op.schema.name}(): argument '{name}' failed to unpack the object at pos {k + 1} "
+                                f"with error \"type must be tuple of ints,but got {type(bad).__name__}\"")
             raise TypeError(f"{op.schema.name}(): {where} must be tuple of ints, but found element of type "
-                            f"{type(bad).__name__}")
+                            f"{type(bad).__name__}" + (" at pos 0" if isinstance(value, (list, tuple)) else ""))
         shown = {'Scalar': 'Number', 'ScalarType': 'torch.dtype', 'ScalarType?': 'torch.dtype'}.get(expected, expected)
         raise TypeError(f"{op.schema.name}(): {where} must be {shown}, not {type(value).__name__}")
     return bad
