@@ -36,7 +36,15 @@ def warn_once(message, category=None):
         warn(message, category)
 
 
+def warn_in_library(message, category=None, stacklevel=1):
+    """Python's own ``warnings.warn``: for the warnings torch raises from its Python code at one of its own frames
+    (a constructor's deprecation, weight_norm's FutureWarning), which point at torch's file and so are shown once
+    per process under the default filter, however many user lines reach them."""
+    _warnings.warn(message, category, stacklevel=stacklevel + 1)
+
+
 warnings = types.ModuleType('warnings', _warnings.__doc__)
 warnings.__dict__.update({k: v for k, v in _warnings.__dict__.items() if not k.startswith('__')})
 warnings.warn = warn
 warnings.warn_once = warn_once
+warnings.warn_in_library = warn_in_library

@@ -306,3 +306,20 @@ def test_size_argument_errors_name_the_element(call):
     t, e = _both(lambda lib: eval('lib.' + call))
     assert t[0] == e[0] == 'TypeError'
     assert t[1].replace('torch', 'T') == e[1].replace('ember', 'T')
+
+
+def test_library_side_warnings_show_once_as_torchs():
+    """torch raises these from its Python code at its own frames, so under the default filter each shows once
+    however many user lines reach it (DINO printed weight_norm's once under torch, twice under ember)."""
+    def make(lib):
+        lib.nn.LSTM(3, 4, dropout=0.5)
+        lib.nn.utils.weight_norm(lib.nn.Linear(2, 2))
+        lib.nn.CrossEntropyLoss(reduce=False)
+    counts = []
+    for lib in (torch, ember):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter('default')
+            make(lib)
+            make(lib)
+        counts.append(sorted(x.category.__name__ for x in w))
+    assert counts[0] == counts[1] and len(counts[0]) == 3

@@ -434,13 +434,10 @@ def _linear_meta(input, weight, bias=None):
     # torch's paths with a bias: addmm for a 2-D input, and for a contiguous input with a 1-D bias (flattened to
     # 2-D); otherwise matmul then ``output.add_(bias)``, which casts the bias and needs it to fit the output
     addmm = bias is not None and (len(a) == 2 or bias._a.ndim == 1 and input.is_contiguous())
-    if addmm and bias._dtype is not input._dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_tname(bias._dtype)} and "
-                           f"{_tname(input._dtype)}")
-    if addmm and len(w) == 1:
-        raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
-    if addmm and len(w) == 2:
+    if addmm:       # addmm(bias, input, weight.t()): its dtype checks come before its shape checks
         _addmm_dtypes(bias._dtype, input._dtype, weight._dtype)
+        if len(w) == 1:
+            raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
     shape = matmul_shape(a, w[::-1], input._dtype, weight._dtype)
     if bias is not None:
         b = bias._a.shape

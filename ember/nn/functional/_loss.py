@@ -29,7 +29,7 @@ def _legacy_reduction(size_average, reduce, emit_warning=True):
     reduce = True if reduce is None else reduce
     ret = 'mean' if size_average and reduce else 'sum' if reduce else 'none'
     if emit_warning:
-        warnings.warn(warning.format(ret), stacklevel=3)
+        warnings.warn_in_library(warning.format(ret), stacklevel=2)      # at the caller in the library, as torch's
     return ret
 
 

@@ -197,9 +197,10 @@ class RNNBase(Module):
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
                              "being zeroed")
         if dropout > 0 and num_layers == 1:
-            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
-                          f"expects num_layers greater than 1, but got dropout={dropout} and "
-                          f"num_layers={num_layers}", stacklevel=2)
+            # at torch's frame (the subclass's __init__ calling this one), as torch's
+            warnings.warn_in_library("dropout option adds dropout after all but last recurrent layer, so non-zero "
+                                     f"dropout expects num_layers greater than 1, but got dropout={dropout} and "
+                                     f"num_layers={num_layers}", stacklevel=2)
         if not isinstance(bias, bool):
             raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
         if not isinstance(batch_first, bool):

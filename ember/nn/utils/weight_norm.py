@@ -58,8 +58,8 @@ class WeightNorm:
 def weight_norm(module, name='weight', dim=0):
     """Weight normalisation by a forward pre-hook (deprecated in torch for
     ``torch.nn.utils.parametrizations.weight_norm``); returns the module."""
-    warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
-                  "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
+    warnings.warn_in_library("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                             "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning)     # torch's own line
     WeightNorm.apply(module, name, dim)
     return module
 
