@@ -187,6 +187,42 @@ def _check_int_index(self, idx):
         raise IndexError(f"index {idx} is out of bounds for dimension 0 with size {n}") from None
 
 
+def _basic_views(self, idx):
+    """``self[idx]`` for a tuple of ints, slices, None and at most one Ellipsis, or None for any other index
+    (then the general path raises torch's errors or takes the advanced indices)."""
+    consumed, ellipsis = 0, False
+    for it in idx:
+        ti = type(it)
+        if ti is int or ti is slice:
+            consumed += 1
+        elif it is Ellipsis:
+            if ellipsis:
+                return None
+            ellipsis = True
+        elif it is not None:
+            return None
+    ndim = self.ndim
+    if consumed > ndim:
+        return None
+    res, dim = self, 0
+    for it in idx:
+        ti = type(it)
+        if ti is int:
+            try:
+                res = _select(res, dim, it)
+            except IndexError:
+                return None                     # the general path raises torch's message
+        elif ti is slice:
+            res = _slice_view(res, dim, it)
+            dim += 1
+        elif it is None:
+            res = _unsqueeze(res, dim)
+            dim += 1
+        else:
+            dim += ndim - consumed
+    return res
+
+
 def getitem(self, idx):
     # fast paths: x[i], x[a:b]
     t = type(idx)
@@ -201,21 +237,11 @@ def getitem(self, idx):
         return r if r is not self else _alias(self)
     if idx is Ellipsis or (t is tuple and not idx):
         return _alias(self)
-    if t is tuple and len(idx) <= self.ndim:      # fast path: ints and slices only
-        res, dim = self, 0
-        for it in idx:
-            ti = type(it)
-            if ti is int:
-                try:
-                    res = _select(res, dim, it)
-                except IndexError:
-                    break                       # the general path below raises torch's message
-            elif ti is slice:
-                res = _slice_view(res, dim, it)
-                dim += 1
-            else:
-                break
-        else:
+    if idx is None:
+        return _unsqueeze(self, 0)
+    if t is tuple:      # fast path: ints, slices, None and one Ellipsis (the views _apply would make, in its order)
+        res = _basic_views(self, idx)
+        if res is not None:
             return res if res is not self else _alias(self)
     if t is Tensor and idx.ndim and idx._dtype.category <= 1 and idx._device is self._device:   # x[idx] / x[mask]
         return _index(self, [idx])
