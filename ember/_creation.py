@@ -66,7 +66,7 @@ def _sequence_dtype(x):
     """torch's infer_scalar_type of a nested sequence: its elements' types promoted together, Python numbers
     counting as the default dtypes (None when it holds no element). One pass of ``type`` per depth."""
     dt, level = None, x
-    while level:
+    while True:     # (not ``while level``: the data may be an array or a tensor, whose truth is its value)
         deeper = False
         for c in set(map(type, level)):
             if c is list or c is tuple:

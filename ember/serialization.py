@@ -112,6 +112,10 @@ class _Pickler(pickle._Pickler):
 
     def save_global(self, obj, name=None):
         if isinstance(obj, _TorchGlobal):
+            x = self.memo.get(id(obj))      # one object per name (interned): a repeated name is a reference
+            if x is not None:
+                self.write(self.get(x[0]))
+                return
             self.write(pickle.GLOBAL + obj.module.encode() + b'\n' + obj.name.encode() + b'\n')
             self.memoize(obj)
             return

@@ -323,3 +323,21 @@ def test_library_side_warnings_show_once_as_torchs():
             make(lib)
         counts.append(sorted(x.category.__name__ for x in w))
     assert counts[0] == counts[1] and len(counts[0]) == 3
+
+
+def test_tensor_of_a_foreign_array_whose_truth_is_false():
+    """A torch tensor (or any array-like) holding only zeros is falsy: the dtype walk must not take its truth for
+    emptiness (torchvision's tests index ember bins with ``torch.randint``, which drew 0)."""
+    assert ember.tensor(torch.tensor([0])).dtype == ember.int64
+    assert ember.tensor(torch.tensor([0.0], dtype=torch.float64)).dtype == ember.float64
+    assert ember.linspace(0, 1, 5)[torch.tensor([0])].tolist() == [0.0]
+
+
+def test_rpc_require_initialized_as_pyg_uses_it():
+    """PyG's distributed module wraps its helpers with ``rpc.api._require_initialized`` at import (when
+    ``rpc.api`` exists): the wrapper must exist and raise torch's error when called."""
+    for lib in (torch, ember):
+        f = lib.distributed.rpc.api._require_initialized(lambda: 1)
+        with pytest.raises(RuntimeError, match='RPC has not been initialized'):
+            f()
+    assert ember.distributed.rpc.api._is_current_rpc_agent_set() is False

@@ -28,6 +28,29 @@ def _not_initialized(*args, **kwargs):
     raise RuntimeError(_NOT_INITIALIZED)
 
 
+def _is_current_rpc_agent_set():
+    """Whether an RPC agent runs in this process: never in ember."""
+    return False
+
+
+def _require_initialized(func):
+    """torch's decorator for calls that need an agent (PyG's distributed helpers wrap theirs with it at import):
+    the wrapped call raises torch's error while no agent runs."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        if not _is_current_rpc_agent_set():
+            raise RuntimeError(_NOT_INITIALIZED)
+        return func(*args, **kwargs)
+    return wrapper
+
+
+@_require_initialized
+def _all_gather(obj, worker_names=None, timeout=-1.0):
+    """Gather ``obj`` from every worker: torch's error, since no agent runs."""
+
+
 def rpc_sync(to, func, args=None, kwargs=None, timeout=-1.0):
     """Run ``func`` on worker ``to`` and wait: torch's error, since no agent runs."""
     _not_initialized()
