@@ -24,6 +24,10 @@ def _infer(data):
         warnings.warn_once("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider "
                            "converting the list to a single numpy.ndarray with numpy.array() before converting to "
                            "a tensor.")
+    if seq:
+        seq_dtype, has_tensors = _sequence_dtype(data)
+        if has_tensors:
+            data = _tensors_as_scalars(data)
     try:
         a = np.array(data)
     except ValueError as e:
@@ -36,9 +40,31 @@ def _infer(data):
         raise TypeError(f"new(): invalid data type '{a.dtype.kind == 'U' and 'str' or 'bytes'}'")
     if a.dtype.kind not in 'fcbiu':
         return a, D.from_numpy_dtype(a.dtype)
+    if seq:
+        return a, seq_dtype or D.get_default_dtype()
     if a.ndim and hasattr(data, '__iter__'):
-        return a, _sequence_dtype(data) or D.get_default_dtype()
+        return a, _sequence_dtype(data)[0] or D.get_default_dtype()
     return a, _scalar_dtype(data)
+
+
+def _tensors_as_scalars(x):
+    """Tensors inside a list are numbers to torch (``tensor([t(1.5), 2])``, ``LongTensor([t([3])])`` has shape
+    (1,)): each becomes its one element (torch's error for more), keeping its dtype for the inference; lists
+    without tensors are returned as they are."""
+    types = set(map(type, x))
+    if any(issubclass(c, Tensor) for c in types):
+        return [_one_element(e) if isinstance(e, Tensor) else
+                _tensors_as_scalars(e) if isinstance(e, (list, tuple)) else e for e in x]
+    if list in types or tuple in types:
+        new = [_tensors_as_scalars(e) if e.__class__ is list or e.__class__ is tuple else e for e in x]
+        return x if all(n is o for n, o in zip(new, x)) else new
+    return x
+
+
+def _one_element(t):
+    if t.numel() != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
+    return np.asarray(t.item(), t._dtype.np)      # a 0-d array: its dtype still counts in the inference
 
 
 def _scalar_dtype(x):
@@ -64,8 +90,9 @@ _PYTHON_NUMBERS = {float: D.get_default_dtype, int: lambda: D.int64, bool: lambd
 
 def _sequence_dtype(x):
     """torch's infer_scalar_type of a nested sequence: its elements' types promoted together, Python numbers
-    counting as the default dtypes (None when it holds no element). One pass of ``type`` per depth."""
-    dt, level = None, x
+    counting as the default dtypes (None when it holds no element), and whether any element is a tensor. One
+    pass of ``type`` per depth."""
+    dt, level, tensors = None, x, False
     while True:     # (not ``while level``: the data may be an array or a tensor, whose truth is its value)
         deeper = False
         for c in set(map(type, level)):
@@ -73,12 +100,13 @@ def _sequence_dtype(x):
                 deeper = True
                 continue
             py = _PYTHON_NUMBERS.get(c)
+            tensors = tensors or issubclass(c, Tensor)
             for d in [py()] if py is not None else [_scalar_dtype(e) for e in level if e.__class__ is c]:
                 dt = d if dt is None else D._PROMOTE[dt, d]
         if not deeper:
             break
         level = list(_chain(*[e for e in level if e.__class__ is list or e.__class__ is tuple]))
-    return dt
+    return dt, tensors
 
 
 def _check_rectangular(data):

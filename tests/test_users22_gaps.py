@@ -341,3 +341,24 @@ def test_rpc_require_initialized_as_pyg_uses_it():
         with pytest.raises(RuntimeError, match='RPC has not been initialized'):
             f()
     assert ember.distributed.rpc.api._is_current_rpc_agent_set() is False
+
+
+@pytest.mark.parametrize('make', [
+    lambda lib: [lib.tensor([3])], lambda lib: [lib.tensor(3), lib.tensor(4)], lambda lib: [lib.tensor([1., 2.])],
+    lambda lib: [[lib.tensor(1)], [lib.tensor(2)]], lambda lib: [lib.tensor(1.5), 2],
+    lambda lib: [lib.tensor(1, dtype=lib.int32), lib.tensor(2, dtype=lib.int16)],
+    lambda lib: [lib.tensor(1.5, dtype=lib.float64), 1.0], lambda lib: [lib.tensor(2., requires_grad=True)]])
+def test_tensors_inside_a_list_are_numbers(make):
+    """hunkim's PyTorchZeroToAll: ``LongTensor([t([3])])`` has shape (1,) in torch (a one-element tensor in a list
+    is a number of its dtype); a longer one is torch's ValueError."""
+    def run(lib):
+        r = lib.tensor(make(lib))
+        return tuple(r.shape), _dt(r), r.tolist()
+    t, e = _both(run)
+    assert t == e
+
+@pytest.mark.parametrize('make', [lambda lib: [lib.tensor([3])], lambda lib: [lib.tensor(3), lib.tensor(4)],
+                                  lambda lib: [[lib.tensor(1)], [lib.tensor(2)]]])
+def test_legacy_constructor_takes_integer_tensors_in_a_list_as_numbers(make):
+    t, e = _both(lambda lib: tuple(lib.LongTensor(make(lib)).shape))
+    assert t == e
