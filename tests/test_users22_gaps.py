@@ -362,3 +362,30 @@ def test_tensors_inside_a_list_are_numbers(make):
 def test_legacy_constructor_takes_integer_tensors_in_a_list_as_numbers(make):
     t, e = _both(lambda lib: tuple(lib.LongTensor(make(lib)).shape))
     assert t == e
+
+
+@pytest.mark.parametrize('reduction', ['mean', 'sum'])
+def test_nll_loss_of_zero_log_probabilities_is_positive_zero(reduction):
+    t, e = _both(lambda lib: repr(lib.nn.functional.nll_loss(lib.zeros(2, 3), lib.tensor([0, 1]),
+                                                             reduction=reduction)).split('(')[1])
+    assert t == e == ('ok', '0.)')
+
+
+@pytest.mark.parametrize('order', ['scheduler_first', 'optimizer_first'])
+def test_scheduler_stepped_before_the_optimizer_warns(order):
+    """practical-pytorch's loops: torch wraps ``optimizer.step`` to note that it ran, and a scheduler's first
+    ``step()`` before it warns; ``step(epoch)`` warns with torch's whole deprecation text."""
+    def run(lib):
+        m = lib.nn.Linear(2, 2)
+        opt = lib.optim.SGD(m.parameters(), lr=0.1)
+        s = lib.optim.lr_scheduler.StepLR(opt, 1)
+        if order == 'scheduler_first':
+            s.step()
+            opt.step()
+        else:
+            opt.step()
+            s.step()
+        s.step(3)
+        assert getattr(opt.step, '_wrapped_by_lr_sched', False)
+    t, e = _warnings_of(run)
+    assert t == e and len(t) == (2 if order == 'scheduler_first' else 1)

@@ -4,6 +4,7 @@ Each scheduler's ``get_lr()`` computes the next learning rates from the
 current ones (as torch does, so schedulers compose by stacking); ``step()``
 advances ``last_epoch`` and writes ``group['lr']``.
 """
+import functools
 import math
 import types
 from ember._warn import warnings
@@ -12,6 +13,30 @@ from bisect import bisect_right
 from collections import Counter
 
 from .optimizer import Optimizer
+
+
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. Please "
+    "use `scheduler.step()` to step the scheduler. During the deprecation, if epoch is different from None, the "
+    "closed form is used instead of the new chainable form, where available. Please open an issue if you are "
+    "unable to replicate your use case: https://github.com/pytorch/pytorch/issues/new/choose.")
+
+
+def _track_step_called(opt):
+    """torch's patch_track_step_called: the optimizer's ``step`` is wrapped once to note that it ran
+    (``opt._opt_called``), so a scheduler stepped before it can warn."""
+    if hasattr(opt.step, '_wrapped_by_lr_sched'):
+        return
+    opt_ref = weakref.ref(opt)
+    func = opt.step.__func__
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        o = opt_ref()
+        o._opt_called = True
+        return func.__get__(o, o.__class__)(*args, **kwargs)
+    wrapper._wrapped_by_lr_sched = True
+    opt.step = wrapper
 
 
 class LRScheduler:
@@ -35,6 +60,7 @@ class LRScheduler:
         self.base_lrs = [group['initial_lr'] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._step_count = 0
+        _track_step_called(optimizer)
         self._initial_step()
 
     def _initial_step(self):
@@ -58,10 +84,21 @@ class LRScheduler:
         raise NotImplementedError
 
     def step(self, epoch=None):
+        if self._step_count == 1:       # torch's check of the order of the first two steps
+            if not hasattr(self.optimizer.step, '_wrapped_by_lr_sched'):
+                warnings.warn("Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                              "initialization. Please, make sure to call `optimizer.step()` before "
+                              "`lr_scheduler.step()`. See more details at "
+                              "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning)
+            elif not getattr(self.optimizer, '_opt_called', False):
+                warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 "
+                              "and later, you should call them in the opposite order: `optimizer.step()` before "
+                              "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
+                              "value of the learning rate schedule. See more details at "
+                              "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning)
         self._step_count += 1
         if epoch is not None:
-            warnings.warn("The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
-                          "where possible.", UserWarning, stacklevel=2)
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):

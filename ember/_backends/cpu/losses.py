@@ -60,7 +60,7 @@ def _reduce(loss, ws, keep, reduction, dtype):
     else:
         # np.asarray, not dtype.type(...): on a device, count_nonzero answers with a device array
         total = np.asarray(loss.size if keep is None else np.count_nonzero(keep), acc or dtype)
-    out = -np.add.reduce(loss, axis=None, dtype=acc)
+    out = 0 - np.add.reduce(loss, axis=None, dtype=acc)      # (not -sum: a sum of zeros gives 0., as torch's)
     out = out / total if reduction == _MEAN else out
     if acc is None:
         return out, total
