@@ -389,3 +389,24 @@ def test_scheduler_stepped_before_the_optimizer_warns(order):
         assert getattr(opt.step, '_wrapped_by_lr_sched', False)
     t, e = _warnings_of(run)
     assert t == e and len(t) == (2 if order == 'scheduler_first' else 1)
+
+
+@pytest.mark.parametrize('op', ['gelu', 'clamp_min', 'clamp_max', 'clamp', 'nan_to_num', 'logsigmoid', 'relu'])
+def test_unary_output_layout_of_a_transposed_input(op):
+    """state-spaces/s4's FFTConv runs transpose -> GELU -> Dropout: torch's GELU (and clamp, nan_to_num) keep a
+    transposed input's layout, so the dropout mask falls on other elements when ember's output was C-ordered
+    (S4 losses 2.5071 against 2.5090 from step 0); torch's logsigmoid writes a contiguous buffer."""
+    fns = {'gelu': lambda lib, x: lib.nn.functional.gelu(x), 'clamp_min': lambda lib, x: x.clamp(min=0),
+           'clamp_max': lambda lib, x: x.clamp(max=0), 'clamp': lambda lib, x: x.clamp(-0.5, 0.5),
+           'nan_to_num': lambda lib, x: lib.nan_to_num(x), 'logsigmoid': lambda lib, x: lib.nn.functional.logsigmoid(x),
+           'relu': lambda lib, x: lib.relu(x)}
+
+    def run(lib):
+        g = lib.Generator().manual_seed(0)
+        x = lib.randn(16, 32, 100, generator=g).transpose(-1, -2)
+        y = fns[op](lib, x)
+        lib.manual_seed(0)
+        mask = lib.nn.functional.dropout(y, 0.5, True) == 0
+        return y.stride(), mask.numpy().tobytes()
+    t, e = _both(run)
+    assert t == e

@@ -23,6 +23,7 @@ from ._complex import logaddexp_complex
 
 from ._lerp import lerp as _lerp, addcmul as _addcmul_formula, addcdiv as _addcdiv_formula, fma32 as _fma32
 from ._fp import quiet as _quiet, is_half as _is_half
+from ._layout import like as _input_layout, _c as _c_order_array
 from ._special import erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma, \
     polygamma as _polygamma_k, erfcx as _erfcx, i0 as _i0, i0e as _i0e, i1 as _i1, i1e as _i1e, \
     gammainc as _gammainc, gammaincc as _gammaincc    # NOTE [special
@@ -254,8 +255,8 @@ def _clamp(a, lo, hi):
 
 def _nan_to_num(a, nan, posinf, neginf):
     if a.dtype.kind in 'iub' or np.isfinite(a).all():       # nothing to replace: a copy (3x faster)
-        return a.copy()
-    return np.nan_to_num(a, copy=True, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
+        return a.copy(order='K')        # in the input's layout, as torch's output
+    return _input_layout(a, np.nan_to_num(a, copy=True, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf))
 
 
 def _logit(a, eps):
@@ -449,7 +450,8 @@ def _vs_scalar(fn, side):
             r = _clip(a, v, None) if side == 'lo' else _clip(a, None, v)
             if r is not None:
                 return r
-        if a.dtype.kind != 'f' or a.size < 1024 or (isinstance(v, np.ndarray) and (v.ndim or v.dtype != a.dtype)):
+        if a.dtype.kind != 'f' or a.size < 1024 or (isinstance(v, np.ndarray) and (v.ndim or v.dtype != a.dtype)) \
+                or not a.flags.c_contiguous:      # (the ufunc keeps a strided input's layout, as torch's output does)
             return fn(v, a)         # the bound first: NumPy returns the second operand on a tie, torch keeps x
         f = _filled(a.shape, a.dtype, v)
         return fn(f, a, out=f)
@@ -630,7 +632,7 @@ def _gelu(a, approximate):
     if approximate == 'tanh':
         return 0.5 * a * (1 + np.tanh(_SQRT_2_PI * (a + 0.044715 * a * a * a)))
     if a.dtype == np.float32 and a.size >= 2048:
-        return _blocked(_gelu_f32, a)
+        return _input_layout(a, _blocked(_gelu_f32, a))     # (blocks are written in C order; torch follows the input)
     return a * _exact_cdf(a)
 
 
@@ -671,8 +673,9 @@ def _softplus(a, beta, threshold):
 
 
 def _log_sigmoid(a):
-    # min(x, 0) - log1p(exp(-|x|)): no overflow for either sign
-    return np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
+    # min(x, 0) - log1p(exp(-|x|)): no overflow for either sign; contiguous whatever the input's layout, as torch's
+    # log_sigmoid_forward (which writes a fresh buffer) gives
+    return _c_order_array(np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a))))
 
 
 def _tanh(a, out=None):
