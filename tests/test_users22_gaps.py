@@ -410,3 +410,37 @@ def test_unary_output_layout_of_a_transposed_input(op):
         return y.stride(), mask.numpy().tobytes()
     t, e = _both(run)
     assert t == e
+
+
+@pytest.mark.parametrize('make', [lambda lib: lib.ones(1, 3, 4).expand(2, 3, 4), lambda lib: lib.ones(2, 3, 8)[..., ::2],
+                                  lambda lib: lib.ones(2, 4, 3).transpose(-1, -2), lambda lib: lib.ones(3, 4, 2).permute(2, 0, 1)])
+def test_dropout_mask_order_follows_empty_like(make):
+    """torch's dropout draws its noise into ``empty_like(input)``: the input's layout when it is dense, else a
+    contiguous tensor (an expanded or sliced input)."""
+    def run(lib):
+        lib.manual_seed(0)
+        return (lib.nn.functional.dropout(make(lib), 0.5, True) == 0).numpy().tobytes()
+    t, e = _both(run)
+    assert t == e
+
+
+@pytest.mark.parametrize('fn', ['stack', 'cat'])
+def test_join_float16_with_bfloat16(fn):
+    """torch promotes float16 with bfloat16 to float32; NumPy has no common type for them (ember raised
+    DTypePromotionError)."""
+    def run(lib):
+        r = getattr(lib, fn)([lib.ones(2, dtype=lib.float16), lib.full((2,), 2.5, dtype=lib.bfloat16)])
+        return _dt(r), r.tolist()
+    t, e = _both(run)
+    assert t == e
+
+
+@pytest.mark.parametrize('make', [lambda lib: lib.empty(4, 3).t(), lambda lib: lib.empty(5, 6),
+                                  lambda lib: lib.empty(2, 3, 8, 8).to(memory_format=lib.channels_last)])
+def test_randint_like_is_empty_like_then_random(make):
+    def run(lib):
+        lib.manual_seed(1)
+        r = lib.randint_like(make(lib), 3, 7)
+        return r.stride(), _dt(r), r.flatten().tolist()
+    t, e = _both(run)
+    assert t == e

@@ -408,8 +408,10 @@ for _n, _k in (('dropout1d', 1), ('dropout2d', 2), ('dropout3d', 3)):
 def _randint_like(self, low, high=None, dtype=None, device=None, memory_format=None, generator=None):
     if high is None:
         low, high = 0, low
-    return aten.randint.low(low, high, tuple(self.shape), generator=generator, dtype=dtype or self.dtype,
-                                     device=device if device is not None else self.device)
+    # torch's: empty_like(self) (its layout, for a dense self) filled by random_, in memory order
+    out = aten.empty_like.default(self, dtype=dtype or self.dtype, device=device if device is not None else self.device,
+                                  memory_format=memory_format)
+    return out.random_(low, high, generator=generator)
 
 
 declare('randint_like(Tensor self, SymInt low, SymInt? high=None, *, ScalarType? dtype=None, Device? device=None, '

@@ -231,14 +231,27 @@ def geometric(rng, n, dt, p):
     return np.ceil(np.log(u) / math.log1p(-p)).astype(dt)
 
 
-def in_memory_order(draws, a):
+def in_memory_order(draws, a, like=False):
     """Draws (in the order torch makes them) laid out for writing into ``a``: torch's serial kernels walk a
     non-contiguous tensor in memory order (TensorIterator sorts the dimensions by stride), so the k-th draw
-    goes to the k-th element in memory, not in index order."""
-    if a.flags.c_contiguous or a.ndim < 2:
+    goes to the k-th element in memory, not in index order. ``like``: the draws fill a new tensor made by
+    ``empty_like(a)`` (dropout's noise), which has ``a``'s layout only when ``a`` is non-overlapping and dense
+    (an expanded or sliced ``a`` gives a contiguous one)."""
+    if a.flags.c_contiguous or a.ndim < 2 or like and not _dense(a):
         return draws.reshape(a.shape)
     axes = sorted(range(a.ndim), key=lambda d: (-abs(a.strides[d]), d))
     return draws.reshape([a.shape[d] for d in axes]).transpose(np.argsort(axes))
+
+
+def _dense(a):
+    """Non-overlapping and dense (torch's is_non_overlapping_and_dense): some order of the dimensions makes the
+    strides those of a contiguous array."""
+    expected = a.itemsize
+    for d in sorted((d for d in range(a.ndim) if a.shape[d] != 1), key=lambda d: a.strides[d]):
+        if a.strides[d] != expected:
+            return False
+        expected *= a.shape[d]
+    return True
 
 
 def normal(rng, shape, dt, mean=0.0, std=1.0, contiguous=True):

@@ -115,7 +115,7 @@ def _native_dropout(x, p, train, rng):
         return x.copy(), np.ones(x.shape, np.bool_)
     # torch's CPU dropout: a bernoulli_(1 - p) noise tensor (double uniforms), divided by 1 - p in the input's
     # dtype, times the input
-    mask = _t_in_memory_order(_t_uniform01_below(rng, x.size, 1.0 - p), x)
+    mask = _t_in_memory_order(_t_uniform01_below(rng, x.size, 1.0 - p), x, like=True)
     one = x.dtype.type(1)
     scale = x.dtype.type(0) if p >= 1 else one / x.dtype.type(1.0 - p)
     out = np.multiply(x, scale)

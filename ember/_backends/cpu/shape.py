@@ -10,9 +10,21 @@ def _wrap(dim, ndim):
     return dim + n if dim < 0 else dim
 
 
+def _result_type(arrays):
+    """NumPy's promotion of the arrays' dtypes; float16 with bfloat16 (which NumPy cannot promote) is float32, as
+    torch's promotion gives."""
+    try:
+        return np.result_type(*arrays)
+    except TypeError:
+        return np.dtype(np.float32)
+
+
 def _cat(arrays, dim):
     # NumPy keeps the inputs' common dimension order; the meta function's strides fix the layout where torch's differs
     keep = [a for a in arrays if not (a.ndim == 1 and a.shape[0] == 0)]
+    if len({a.dtype for a in arrays}) > 1:
+        dt = _result_type(arrays)
+        arrays, keep = [a.astype(dt, copy=False) for a in arrays], [a.astype(dt, copy=False) for a in keep]
     if not keep:
         return np.concatenate(arrays)
     return np.concatenate(keep, axis=_wrap(dim, keep[0].ndim))
@@ -24,7 +36,7 @@ def _stack(arrays, dim):
     # one assignment per input into the result (np.stack's expand_dims and concatenate cost 1.5-3x this loop)
     a0 = arrays[0]
     d = _wrap(dim, a0.ndim + 1)
-    out = np.empty(a0.shape[:d] + (len(arrays),) + a0.shape[d:], np.result_type(*arrays))
+    out = np.empty(a0.shape[:d] + (len(arrays),) + a0.shape[d:], _result_type(arrays))
     rows = out if d == 0 else np.moveaxis(out, d, 0)
     for i, a in enumerate(arrays):
         rows[i] = a
