@@ -444,3 +444,20 @@ def test_randint_like_is_empty_like_then_random(make):
         return r.stride(), _dt(r), r.flatten().tolist()
     t, e = _both(run)
     assert t == e
+
+
+@pytest.mark.parametrize('cls', ['GRU', 'LSTM', 'RNN'])
+def test_whole_recurrent_module_saved_by_ember_loads_in_torch(cls):
+    """practical-pytorch saves its whole model: torch's RNNBase.__setstate__ reads ``_flat_weights`` from the
+    state, which ember's left out (AttributeError in torch)."""
+    ember.manual_seed(0)
+    m = getattr(ember.nn, cls)(4, 3, 2)
+    buf = io.BytesIO()
+    ember.save(m, buf)
+    buf.seek(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        t = torch.load(buf, weights_only=False)
+    x = np.ones((2, 1, 4), np.float32)
+    np.testing.assert_allclose(t(torch.tensor(x))[0].detach().numpy(), m(ember.tensor(x))[0].detach().numpy(),
+                               rtol=1e-6)

@@ -281,6 +281,8 @@ class RNNBase(Module):
         state = super().__getstate__() if hasattr(super(), '__getstate__') else self.__dict__
         state = dict(state)
         state.pop('_flat_weight_refs', None)        # weak references do not pickle (torch drops them too)
+        # torch's state holds the list (its __setstate__ and forward read it): a file torch loads needs it
+        state.setdefault('_flat_weights', [getattr(self, n, None) for n in self._flat_weights_names])
         return state
 
     def __setstate__(self, state):
