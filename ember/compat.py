@@ -65,6 +65,11 @@ class _Alias(types.ModuleType):
             setattr(self._target, name, value)
         self.__dict__[name] = value
 
+    def __dir__(self):
+        # the ember module's names, submodules included (held back from __dict__ until first reached, so that they
+        # are handed out as aliases): ``dir(torch.optim)`` lists ``lr_scheduler`` as torch's does
+        return sorted((set(self.__dict__) | set(dir(self._target))) - {'_target'})
+
     def __reduce__(self):
         # pickled by name, as a module is (dill pickles closures over ``torch`` by reference: datasets' hashing)
         return importlib.import_module, (self.__name__,)

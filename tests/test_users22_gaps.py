@@ -461,3 +461,16 @@ def test_whole_recurrent_module_saved_by_ember_loads_in_torch(cls):
     x = np.ones((2, 1, 4), np.float32)
     np.testing.assert_allclose(t(torch.tensor(x))[0].detach().numpy(), m(ember.tensor(x))[0].detach().numpy(),
                                rtol=1e-6)
+
+
+def test_ember_run_alias_lists_submodules(tmp_path):
+    """``dir(torch.optim)`` lists ``lr_scheduler`` (d2l's notebooks print it); the alias held submodules back from
+    its ``__dict__`` until first reached, and ``dir`` missed them."""
+    f = tmp_path / 'd.py'
+    f.write_text('import torch, torch.nn as nn, torch.optim as optim\n'
+                 'print(all(n in dir(optim) for n in ("lr_scheduler", "swa_utils")),\n'
+                 '      all(n in dir(nn) for n in ("functional", "init", "utils", "parallel")),\n'
+                 '      all(n in dir(torch) for n in ("autograd", "linalg", "fft", "distributions")))\n')
+    out = subprocess.run([sys.executable, '-m', 'ember', 'run', str(f)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ['True', 'True', 'True']
