@@ -5,6 +5,7 @@ as torch's modules call ``_VF``, so a program that calls them itself, and a ``__
 what it sees in torch. The layer-and-direction loop lives with the modules (nn/modules/rnn.py, ``run_layers``).
 """
 from ..amp.autocast_mode import _autocast_composite
+from ..ops import aten
 
 __all__ = ['lstm', 'gru', 'rnn_tanh', 'rnn_relu', 'lstm_cell', 'gru_cell', 'rnn_tanh_cell', 'rnn_relu_cell']
 
@@ -36,7 +37,9 @@ def _run(mode, args):
         L, N = input.size(0), input.size(1)
         out, h = rnn.run_layers(mode, input.reshape(L * N, input.size(-1)), [N] * L, _state(mode, hx), list(params),
                                 has_biases, num_layers, dropout, train, bidirectional)
-        out = out.view(L, N, out.size(-1))
+        # a tensor of its own, as torch's output is (not a view of the layers' rows: an in-place op on it records
+        # the op's node, not a view's AsStridedBackward0)
+        out = aten._unsafe_view.default(out, (L, N, out.size(-1)))
         if batch_first:     # torch's RNN/GRU turn theirs in place (TransposeBackward1); its CPU LSTM (mkldnn) does not
             out = out.transpose(0, 1) if mode == 'LSTM' else out.transpose_(0, 1)
     return (out, *h) if mode == 'LSTM' else (out, h)
