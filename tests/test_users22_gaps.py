@@ -485,3 +485,14 @@ def test_recurrent_output_is_no_view(batch_first):
         return out._base is None, type(out.add_(1).grad_fn).__name__
     t, e = _both(run)
     assert t == e
+
+
+def test_parallel_apply_and_replicate_raise_torchs_cpu_errors():
+    """On a machine without accelerators torch's parallel_apply and replicate raise; ember's too (they were
+    missing, an AttributeError)."""
+    def run(fn):
+        return lambda lib: fn(lib, lib.nn.Linear(2, 2))
+    for fn in (lambda lib, m: lib.nn.parallel.parallel_apply([m, m], [lib.ones(1, 2)] * 2),
+               lambda lib, m: lib.nn.parallel.replicate(m, [0, 1]), lambda lib, m: lib.nn.parallel.replicate(m, ['cpu'])):
+        t, e = _both(run(fn))
+        assert t == e and t[0] != 'ok'

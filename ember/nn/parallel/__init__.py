@@ -11,8 +11,11 @@ unconditionally, and run unchanged. ``DistributedDataParallel`` is in
 """
 from .distributed import DistributedDataParallel
 from .scatter_gather import scatter, gather
+from .parallel_apply import parallel_apply
+from .replicate import replicate
 
-__all__ = ['DataParallel', 'data_parallel', 'DistributedDataParallel', 'scatter', 'gather']
+__all__ = ['DataParallel', 'data_parallel', 'DistributedDataParallel', 'scatter', 'gather', 'parallel_apply',
+           'replicate']
 
 
 # the submodule is loaded here and its names bound after it, as torch's package does: a later
