@@ -96,7 +96,7 @@ def _sequence_dtype(x):
     while True:     # (not ``while level``: the data may be an array or a tensor, whose truth is its value)
         deeper = False
         for c in set(map(type, level)):
-            if c is list or c is tuple:
+            if issubclass(c, (list, tuple)):      # (a Size or a namedtuple too)
                 deeper = True
                 continue
             py = _PYTHON_NUMBERS.get(c)
@@ -105,7 +105,7 @@ def _sequence_dtype(x):
                 dt = d if dt is None else D._PROMOTE[dt, d]
         if not deeper:
             break
-        level = list(_chain(*[e for e in level if e.__class__ is list or e.__class__ is tuple]))
+        level = list(_chain(*[e for e in level if isinstance(e, (list, tuple))]))
     return dt, tensors
 
 

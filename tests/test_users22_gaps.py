@@ -39,6 +39,7 @@ def _dt(t):
     [np.float32(1.5), 2.0], [2.0, np.float32(1.5)], [2.0, np.float64(1.5)], [np.float16(1), 3],
     [[np.float32(1.0)], [2.0]], [np.complex64(1), 2.0], [np.uint8(1), np.int8(1)], [np.uint8(1), True],
     [np.int32(1), 2], [True, 2], [1, 2.5], [1 + 2j, 1], [], [[]], 2.0, np.int8(3), (1, 2.0),
+    [__import__('collections').namedtuple('P', 'x y')(1.0, 2.0)],
 ], ids=repr)
 def test_tensor_infers_torch_dtype_from_numpy_scalars_anywhere(data):
     """SBS chapter 3: ``tensor([np.float32(x), 2.0])`` is float32 in torch (a Python float counts as the default
