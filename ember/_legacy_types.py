@@ -101,7 +101,12 @@ class cudatensortype(tensortype):
 
     def __call__(cls, *args, **kwargs):
         from ._core.device import device as _dev
-        _dev('cuda')._iface.keyset      # raises torch's error where there is no CUDA device
+        from ._core import naming
+        try:
+            _dev('cuda')._iface.keyset      # no CUDA device: torch's legacy types raise a TypeError of their own
+        except AssertionError:
+            raise TypeError(f"type {naming.shown}.cuda.{cls.__name__} not available. Torch not compiled with CUDA "
+                            "enabled.") from None
         return construct(cls.dtype, args, kwargs).to('cuda')
 
     def __instancecheck__(cls, obj):

@@ -497,3 +497,12 @@ def test_parallel_apply_and_replicate_raise_torchs_cpu_errors():
                lambda lib, m: lib.nn.parallel.replicate(m, [0, 1]), lambda lib, m: lib.nn.parallel.replicate(m, ['cpu'])):
         t, e = _both(run(fn))
         assert t == e and t[0] != 'ok'
+
+
+@pytest.mark.parametrize('name', ['FloatTensor', 'LongTensor'])
+def test_cuda_legacy_type_without_cuda_is_a_type_error(name):
+    """PyTorchZeroToAll-style ``torch.cuda.FloatTensor(2)`` guarded by ``except TypeError``: torch's legacy CUDA
+    types raise TypeError on a machine without CUDA (ember raised the device layer's AssertionError)."""
+    t, e = _both(lambda lib: getattr(lib.cuda, name)(2))
+    assert t[0] == e[0] == 'TypeError'
+    assert t[1].replace('torch', 'T') == e[1].replace('ember', 'T')
