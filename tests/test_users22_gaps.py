@@ -506,3 +506,8 @@ def test_cuda_legacy_type_without_cuda_is_a_type_error(name):
     t, e = _both(lambda lib: getattr(lib.cuda, name)(2))
     assert t[0] == e[0] == 'TypeError'
     assert t[1].replace('torch', 'T') == e[1].replace('ember', 'T')
+
+
+def test_volatile_reads_warn_as_torch():
+    t, e = _warnings_of(lambda lib: (lib.autograd.Variable(lib.ones(2), volatile=True).volatile, lib.ones(2).volatile))
+    assert t == e and len(t) == 3

@@ -533,7 +533,15 @@ Tensor.sum_to_size = _sum_to_size
 Tensor.fill_diagonal_ = _fill_diagonal_
 Tensor.apply_ = _apply_
 Tensor.new = _new
-Tensor.volatile = property(lambda self: False)
+
+
+def _volatile(self):
+    """Removed in torch 0.4: always False, with torch's warning."""
+    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning)
+    return False
+
+
+Tensor.volatile = property(_volatile)
 
 
 # --- function forms of tensor methods, and frombuffer -----------------------------------------------------
