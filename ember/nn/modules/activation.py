@@ -263,9 +263,10 @@ class _SoftmaxBase(Module):
     def forward(self, input):
         dim = self.dim
         if dim is None:     # torch's implicit dim choice (with its deprecation warning)
+            # at the module call's frame inside the library, as torch's (its module.py), so shown once per process
             from ember._warn import warnings
-            warnings.warn(f"Implicit dimension choice for {self._fn} has been deprecated. Change the call to "
-                          "include dim=X as an argument.", stacklevel=3)
+            warnings.warn_in_library(f"Implicit dimension choice for {self._fn} has been deprecated. Change the "
+                                     "call to include dim=X as an argument.", stacklevel=2)
             dim = 0 if input.dim() in (0, 1, 3) else 1
         return getattr(F, self._fn)(input, dim)
 
