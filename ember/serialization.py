@@ -128,12 +128,7 @@ class _Pickler(pickle._Pickler):
 
     def save(self, obj, save_persistent_id=True):
         if isinstance(obj, _TorchGlobal):
-            x = self.memo.get(id(obj))
-            if x is not None:
-                self.write(self.get(x[0]))
-            else:
-                self.save_global(obj)
-            return
+            return self.save_global(obj)        # (which writes a name already written as a reference)
         if isinstance(obj, Tensor):
             x = self.memo.get(id(obj))
             if x is not None:
