@@ -109,3 +109,18 @@ def assert_same(e, t, info, what=''):
     else:
         if not info.random:
             assert e == t or (isinstance(t, float) and np.isclose(e, t)), f'{what}: {e} vs {t}'
+
+
+def both(fn):
+    """``fn(lib)`` under torch and under ember, warnings silenced: ``[(outcome, value or message)] * 2``, where the
+    outcome is 'ok' or the exception's class name, so a test compares results and errors alike."""
+    import warnings
+    out = []
+    for lib in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            try:
+                out.append(('ok', fn(lib)))
+            except Exception as e:      # noqa: BLE001 - the error is what is compared
+                out.append((type(e).__name__, str(e)))
+    return out

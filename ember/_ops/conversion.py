@@ -10,6 +10,7 @@ from .._core.storage import MetaArray, preserve_strides
 from .._core.device import canonical
 from . import adapters
 from .._core.tensor_impl import make_tensor
+from .._warn import warn_once
 from .pointwise import broadcast_shapes
 from .registry import declare
 from .overloads import overloads
@@ -50,6 +51,9 @@ def _preserved(t):
 
 
 def _cast(a, dt, copy=True):
+    if a.dtype.kind == 'c' and dt.kind not in 'cb':     # torch warns once per process, at the user's line
+        warn_once("Casting complex values to real discards the imaginary part", UserWarning)
+        a = a.real
     if a.dtype.kind in 'fc' and dt.kind in 'iu':
         with np.errstate(invalid='ignore'):     # inf and NaN become integers as C casts them, silently as in torch
             return a.astype(dt, copy=copy)

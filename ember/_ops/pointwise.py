@@ -644,8 +644,8 @@ pointwise('clamp_max(Tensor self, Tensor max) -> Tensor', 'promote',
 def _lerp_check(cd, self, end, weight):
     for name, t in (('end', end), ('weight', weight)):
         if isinstance(t, TensorImpl) and t._dtype is not self._dtype and (name == 'end' or t._a.ndim):
-            raise RuntimeError(f"expected dtype {_tname(self._dtype).lower()} for `{name}` but got dtype "
-                               f"{_tname(t._dtype).lower()}")
+            raise RuntimeError(f"expected dtype {D.cpp_name(self._dtype)} for `{name}` but got dtype "
+                               f"{D.cpp_name(t._dtype)}")
     if cd.category < _FLOAT:
         raise _not_impl('lerp_kernel_scalar' if _is_num(weight) else 'lerp_kernel_tensor', cd)
 

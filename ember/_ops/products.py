@@ -63,16 +63,17 @@ def _mv_dtypes(dm, dv):
     _no_bool(dm, 'addmv_impl_cpu')
 
 
-def _dot_checks(a, b, da, db, name='dot'):
+def _dot_checks(a, b, da, db):
+    # vdot's errors say dot too, as torch's
     if len(a) != 1 or len(b) != 1:
         raise RuntimeError(f"1D tensors expected, but got {len(a)}D and {len(b)}D tensors")
     if da is not db:
-        raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found {_tname(da)} and "
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_tname(da)} and "
                            f"{_tname(db)}")
     if a[0] != b[0]:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{a[0]}] and src [{b[0]}] to have the same "
                            f"number of elements, but got {a[0]} and {b[0]} elements respectively")
-    _no_bool(da, name)
+    _no_bool(da, 'dot')
 
 
 def _bmm_checks(a, b, d1, d2):
@@ -305,7 +306,7 @@ def _dot_meta(self, tensor):
 
 
 def _vdot_meta(self, other):
-    _dot_checks(self._a.shape, other._a.shape, self._dtype, other._dtype, 'vdot')
+    _dot_checks(self._a.shape, other._a.shape, self._dtype, other._dtype)
     return (), self._dtype
 
 

@@ -494,7 +494,11 @@ def _cartesian_prod(tensors):
             raise RuntimeError(f"Expect a 1D vector, but got shape {_lst(t.shape)}")
     if len(tensors) == 1:
         return tensors[0]
-    from .pointwise import broadcast_shapes
+    for t in tensors[1:]:       # torch's goes through meshgrid, which refuses mixed dtypes and devices
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if t.device != tensors[0].device:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
     n = len(tensors)
     shape = tuple(t.shape[0] for t in tensors)
     grids = [t.reshape((1,) * i + (-1,) + (1,) * (n - i - 1)).expand(shape) for i, t in enumerate(tensors)]

@@ -19,6 +19,15 @@ def is_half(dt):
     return dt.itemsize == 2 and dt.kind in 'fV'
 
 
+def result_type(arrays):
+    """NumPy's promotion of the arrays' dtypes; float16 with bfloat16 (which NumPy cannot promote) is float32, as
+    torch's promotion gives."""
+    try:
+        return np.result_type(*arrays)
+    except TypeError:
+        return np.dtype(np.float32)
+
+
 def quiet(fn):
     """``fn`` with NumPy floating-point warnings off for the call (NOTE [silent floating-point errors])."""
     if _EXT is None:

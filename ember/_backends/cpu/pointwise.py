@@ -22,7 +22,7 @@ import numpy as np
 from ._complex import logaddexp_complex
 
 from ._lerp import lerp as _lerp, addcmul as _addcmul_formula, addcdiv as _addcdiv_formula, fma32 as _fma32
-from ._fp import quiet as _quiet, is_half as _is_half
+from ._fp import quiet as _quiet, is_half as _is_half, result_type as _result_type
 from ._layout import like as _input_layout, _c as _c_order_array
 from ._special import erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma, \
     polygamma as _polygamma_k, erfcx as _erfcx, i0 as _i0, i0e as _i0e, i1 as _i1, i1e as _i1e, \
@@ -365,6 +365,9 @@ def _select(c, a, b):
         b = np.asarray(b, a.dtype)
     elif not isinstance(a, np.ndarray):
         a = np.asarray(a, b.dtype)
+    elif a.dtype != b.dtype:       # float16 with bfloat16 among them, which np.where cannot promote
+        dt = _result_type((a, b))
+        a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
     if c.dtype != np.bool_ or a.dtype != b.dtype or a.dtype.itemsize not in _UINT or c.size < 2048:
         return np.where(c, a, b)
     it = _UINT[a.dtype.itemsize]

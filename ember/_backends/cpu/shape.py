@@ -2,21 +2,13 @@
 in ember/_ops/shape.py; kernels return new arrays, never views of their inputs."""
 import numpy as np
 
+from ._fp import result_type as _result_type
 from ._layout import c_order
 
 
 def _wrap(dim, ndim):
     n = max(ndim, 1)
     return dim + n if dim < 0 else dim
-
-
-def _result_type(arrays):
-    """NumPy's promotion of the arrays' dtypes; float16 with bfloat16 (which NumPy cannot promote) is float32, as
-    torch's promotion gives."""
-    try:
-        return np.result_type(*arrays)
-    except TypeError:
-        return np.dtype(np.float32)
 
 
 def _cat(arrays, dim):

@@ -1,0 +1,58 @@
+"""Gaps found by running libraries' own test suites under ``ember run`` (2026-11-28), and the mixed float16 /
+bfloat16 calls found beside them. Each test compares with torch in the same process."""
+import subprocess
+import sys
+import warnings
+
+import pytest
+import torch
+
+import ember
+from _harness import both
+
+
+def _half_pair(lib):
+    return (lib.tensor([1.5, 2., 3.], dtype=lib.float16), lib.tensor([1., -2., 3.5], dtype=lib.bfloat16),
+            lib.tensor([True, False, True]))
+
+
+@pytest.mark.parametrize('case', ['where', 'where_number', 'cat', 'stack', 'add', 'maximum'])
+def test_float16_with_bfloat16_promotes_to_float32(case):
+    def run(lib):
+        a, b, c = _half_pair(lib)
+        r = {'where': lambda: lib.where(c, a, b), 'where_number': lambda: lib.where(c, a, b[0]),
+             'cat': lambda: lib.cat([a, b]), 'stack': lambda: lib.stack([a, b]), 'add': lambda: a + b,
+             'maximum': lambda: lib.maximum(a, b)}[case]()
+        return str(r.dtype).split('.')[-1], r.float().tolist()
+    (ko, t), (eo, e) = both(run)
+    assert (ko, t) == (eo, e)
+
+
+@pytest.mark.parametrize('case', ['lerp_half', 'lerp_double', 'cartesian_dtypes', 'vdot_dtypes', 'vdot_bool'])
+def test_messages_name_what_torch_names(case):
+    def run(lib):
+        a = lib.ones(2)
+        {'lerp_half': lambda: lib.lerp(a, a.half(), 0.5), 'lerp_double': lambda: lib.lerp(a, a.double(), 0.5),
+         'cartesian_dtypes': lambda: lib.cartesian_prod(a, a.double()),
+         'vdot_dtypes': lambda: lib.vdot(a, a.double()), 'vdot_bool': lambda: lib.vdot(a.bool(), a.bool())}[case]()
+    t, e = both(run)
+    assert t[0] in ('RuntimeError', 'NotImplementedError') and e == t
+
+
+def test_complex_to_real_warns_once_as_torch_and_keeps_bool_nonzero():
+    code = ("import warnings, sys\nwarnings.simplefilter('always')\nimport {lib} as t\n"
+            "z = t.tensor([1 + 2j, 1j, 0j])\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    a = z.float(); b = z.to(t.float64); c = z.bool()\n"
+            "print(a.tolist(), b.tolist(), c.tolist())\n"
+            "print([(x.category.__name__, str(x.message), x.filename == '<string>') for x in w])\n")
+    out = [subprocess.run([sys.executable, '-c', code.format(lib=lib)], capture_output=True, text=True)
+           for lib in ('torch', 'ember')]
+    assert out[1].returncode == 0, out[1].stderr
+    t_lines, e_lines = out[0].stdout.splitlines(), out[1].stdout.splitlines()
+    assert t_lines[0] == e_lines[0]
+    # torch: one UserWarning (TORCH_WARN_ONCE) whose message carries its C++ location; at the user's line
+    tw, ew = eval(t_lines[1]), eval(e_lines[1])
+    assert len(tw) == len(ew) == 1 and ew[0][0] == tw[0][0] == 'UserWarning'
+    assert tw[0][1].startswith(ew[0][1]) and ew[0][2] == tw[0][2]
