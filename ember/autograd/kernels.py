@@ -450,7 +450,8 @@ def autograd_kernel(decl):
 # generic kernel, so the version-counter checks fire in the same places (tests/test_saved_versions.py).
 _NO_EDGE = (None, 0)
 # schema types whose values are never tensors: saved as they are, without the isinstance tests of _save
-_PLAIN_TYPES = frozenset(('int', 'bool', 'float', 'str', 'SymInt', 'int[]', 'SymInt[]', 'bool[]', 'ScalarType',
+_PLAIN_TYPES = frozenset(('int', 'bool', 'float', 'str', 'SymInt', 'Scalar',  # (the parser made a 0-d tensor a number)
+                          'int[]', 'SymInt[]', 'bool[]', 'ScalarType',
                           'Device', 'MemoryFormat', 'Generator', 'float[]', 'Layout'))
 
 
