@@ -498,6 +498,7 @@ class Tensor(TensorImpl):
         >>> ember.arange(6.).resize_(2, 2).tolist()
         [[0.0, 1.0], [2.0, 3.0]]
         """
+        _check_sizes('resize_', sizes)
         if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
             sizes = tuple(sizes[0])
         sizes = tuple(int(s) for s in sizes)
@@ -627,9 +628,30 @@ class Tensor(TensorImpl):
             if isinstance(args[0], (tuple, list)) and len(args) > 1:
                 raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
             size = args[0] if isinstance(args[0], (tuple, list)) else args
-        t = getattr(F, factory)(tuple(size), dtype=dtype or self._dtype, device=device or self._device,
-                                layout=layout, pin_memory=pin_memory)
+        _check_sizes(name, args if size is args else (size,))
+        try:
+            t = getattr(F, factory)(tuple(size), dtype=dtype or self._dtype, device=device or self._device,
+                                    layout=layout, pin_memory=pin_memory)
+        except TypeError as e:      # the factory's parser error, under this method's name as torch's
+            if str(e).startswith(factory + '()'):
+                raise TypeError(name + str(e)[len(factory):]) from None
+            raise
         return t.requires_grad_() if requires_grad else t
+
+
+def _check_sizes(name, args):
+    """torch's parser on a method's ``int[] size`` given as ints or as one sequence (``args``): its TypeError for a
+    value that is no int, which names the method and the place (one value, the first element, a later one)."""
+    seq = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+    for k, e in enumerate(seq):
+        if not hasattr(e, '__index__'):
+            if seq is args and len(args) == 1:
+                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not {type(e).__name__}")
+            if k == 0:
+                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, but found element of "
+                                f"type {type(e).__name__} at pos 0")
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {k + 1} with error "
+                            f"\"type must be tuple of ints,but got {type(e).__name__}\"")
 
 
 def _inplace_view(name):

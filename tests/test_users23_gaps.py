@@ -56,3 +56,15 @@ def test_complex_to_real_warns_once_as_torch_and_keeps_bool_nonzero():
     tw, ew = eval(t_lines[1]), eval(e_lines[1])
     assert len(tw) == len(ew) == 1 and ew[0][0] == tw[0][0] == 'UserWarning'
     assert tw[0][1].startswith(ew[0][1]) and ew[0][2] == tw[0][2]
+
+
+@pytest.mark.parametrize('call', [
+    lambda lib, t: lib.zeros(2.5), lambda lib, t: lib.zeros('ab'), lambda lib, t: lib.zeros(('a',)),
+    lambda lib, t: lib.ones(None), lambda lib, t: lib.randn('a'), lambda lib, t: lib.empty([2, 'a']),
+    lambda lib, t: lib.flip(t, 'a'), lambda lib, t: lib.amax(t, 2.0), lambda lib, t: lib.reshape(t, 'a'),
+    lambda lib, t: t.new_ones('a'), lambda lib, t: t.new_full('a', 1), lambda lib, t: t.new_zeros(2, 'a'),
+    lambda lib, t: t.new_zeros(('a',)), lambda lib, t: t.new_zeros(None), lambda lib, t: t.new_empty((2, 'a')),
+    lambda lib, t: t.resize_('a'), lambda lib, t: t.resize_((2, 'a')), lambda lib, t: t.resize_(2.0)])
+def test_size_argument_errors_as_torchs_parser(call):
+    t, e = both(lambda lib: call(lib, lib.ones(2, 3)))
+    assert t[0] == 'TypeError' and e == t

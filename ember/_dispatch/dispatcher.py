@@ -663,8 +663,10 @@ def _bad_arg_factory(op):
                 name = where.split("'")[1] if "'" in where else where
                 raise TypeError(f"{op.schema.name}(): argument '{name}' failed to unpack the object at pos {k + 1} "
                                 f"with error \"type must be tuple of ints,but got {type(bad).__name__}\"")
+            if not isinstance(value, (list, tuple)):       # one value that is no int and no sequence
+                raise TypeError(f"{op.schema.name}(): {where} must be tuple of ints, not {type(value).__name__}")
             raise TypeError(f"{op.schema.name}(): {where} must be tuple of ints, but found element of type "
-                            f"{type(bad).__name__}" + (" at pos 0" if isinstance(value, (list, tuple)) else ""))
+                            f"{type(bad).__name__} at pos 0")
         shown = {'Scalar': 'Number', 'ScalarType': 'torch.dtype', 'ScalarType?': 'torch.dtype'}.get(expected, expected)
         raise TypeError(f"{op.schema.name}(): {where} must be {shown}, not {type(value).__name__}")
     return bad

@@ -33,12 +33,17 @@ def _vararg_position(op):
     return None
 
 
+_NOT_SIZES = (str, float, type(None), complex)
+
+
 def _with_varargs(fn, pos):
     def wrapper(*args, **kwargs):
         n = len(args)
         if n > pos + 1 or (n == pos + 1 and (args[pos].__class__ is int or not isinstance(args[pos], (tuple, list))
-                                             and (isinstance(args[pos], _np_generic) or not hasattr(args[pos], 'shape')))):
-            # one int (a NumPy integer too, whose .shape is ()): the sizes are the varargs
+                                             and (isinstance(args[pos], _np_generic) or not hasattr(args[pos], 'shape'))
+                                             and args[pos].__class__ not in _NOT_SIZES)):
+            # one int (a NumPy integer too, whose .shape is ()): the sizes are the varargs; one str, float or None
+            # is passed on as it is, so that the parser's error names it (``zeros(): ... not float``)
             args = args[:pos] + (tuple(args[pos:]),)
         return fn(*args, **kwargs)
     return wrapper
