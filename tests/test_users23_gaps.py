@@ -68,3 +68,12 @@ def test_complex_to_real_warns_once_as_torch_and_keeps_bool_nonzero():
 def test_size_argument_errors_as_torchs_parser(call):
     t, e = both(lambda lib: call(lib, lib.ones(2, 3)))
     assert t[0] == 'TypeError' and e == t
+
+
+@pytest.mark.parametrize('make', [lambda lib: lib.ones(6), lambda lib: lib.ones(2, 3, dtype=lib.float64),
+                                  lambda lib: lib.nn.Parameter(lib.ones(3)), lambda lib: lib.ones(0),
+                                  lambda lib: lib.ones(4)[1:]])
+def test_getsizeof_of_tensors_and_storages_is_torchs(make):
+    # torchinfo's "Input size" sums sys.getsizeof(t.untyped_storage()) over the inputs
+    t, e = both(lambda lib: (sys.getsizeof(make(lib)), sys.getsizeof(make(lib).untyped_storage())))
+    assert t[0] == 'ok' and e == t

@@ -6,9 +6,30 @@ Tensors made by a kernel adopt the kernel's result array; their Storage is
 built on first request (`Storage.of_array`), which keeps the hot path free of
 Storage objects that nobody asks for.
 """
+import sys
+
 import numpy as np
 
 from . import naming
+
+
+class _Plain:
+    pass
+
+
+class _Slotted:
+    __slots__ = ()
+
+
+# sys.getsizeof adds a header to __sizeof__: the GC's for ember's slotted classes, and a managed __dict__'s too for
+# torch's tensors and storages (Python classes on C bases); this is the difference
+_HEADER_GAP = (sys.getsizeof(_Plain()) - _Plain().__sizeof__()) - (sys.getsizeof(_Slotted()) - _Slotted().__sizeof__())
+
+
+def torch_sizeof(basic_size):
+    """``__sizeof__`` for an object of a slotted ember class that ``sys.getsizeof`` should measure as torch's
+    whose C struct is ``basic_size`` bytes (torch 2.13's storage: 32), as programs that estimate memory read it."""
+    return basic_size + _HEADER_GAP
 
 
 class MetaArray:
@@ -129,8 +150,8 @@ class UntypedStorage:
     def size(self):
         return self._nbytes
 
-    def __sizeof__(self):      # the object and its bytes, as torch's (torchinfo's size estimates read it)
-        return object.__sizeof__(self) + self.nbytes()
+    def __sizeof__(self):      # torch's figure: its C object and the bytes (torchinfo's size estimates read it)
+        return torch_sizeof(32) + self.nbytes()
 
     def __len__(self):
         return self._nbytes
