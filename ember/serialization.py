@@ -129,11 +129,11 @@ class _Pickler(pickle._Pickler):
     def save(self, obj, save_persistent_id=True):
         if isinstance(obj, _TorchGlobal):
             return self.save_global(obj)        # (which writes a name already written as a reference)
+        x = self.memo.get(id(obj))
+        if x is not None:       # written already: a reference, as pickle's own save begins (a layout, a Size,
+            self.write(self.get(x[0]))      # a device or a tensor met twice; torch's weights_only reader knows no POP)
+            return
         if isinstance(obj, Tensor):
-            x = self.memo.get(id(obj))
-            if x is not None:
-                self.write(self.get(x[0]))
-                return
             return self.save_reduce(obj=obj, *_tensor_reduce_args(obj))
         if isinstance(obj, (D.dtype, _qscheme)):
             return self.save_global(_TorchGlobal('torch', obj.name))
@@ -519,7 +519,7 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 def _rebuild_sparse_tensor(layout, data):
     from . import sparse
     if not isinstance(layout, _layout_cls) or not isinstance(data, tuple) or \
-            not all(isinstance(x, Tensor) for x in data[:3 if layout is _sparse_coo else 2]):
+            not all(isinstance(x, Tensor) for x in data[:2 if layout is _sparse_coo else 3]):
         raise pickle.UnpicklingError("_rebuild_sparse_tensor expects a layout and a tuple of tensors and a size")
     if layout is _sparse_coo:
         indices, values, size = data[:3]

@@ -77,3 +77,59 @@ def test_getsizeof_of_tensors_and_storages_is_torchs(make):
     # torchinfo's "Input size" sums sys.getsizeof(t.untyped_storage()) over the inputs
     t, e = both(lambda lib: (sys.getsizeof(make(lib)), sys.getsizeof(make(lib).untyped_storage())))
     assert t[0] == 'ok' and e == t
+
+
+# --- sparse COO (PyG's suite) -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('how', ['coalesce', 'is_coalesced'])
+@pytest.mark.parametrize('dense_dims', [(), (2,)])
+def test_sparse_values_carry_the_gradient_to_the_constructor(how, dense_dims):
+    def run(lib):
+        w = lib.arange(1., 1 + 3 * (dense_dims[0] if dense_dims else 1)).reshape((3,) + dense_dims).requires_grad_()
+        i = lib.tensor([[0, 1, 2], [1, 2, 0]])
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            a = {'coalesce': lambda: lib.sparse_coo_tensor(i, w, (3, 3) + dense_dims).coalesce(),
+                 'is_coalesced': lambda: lib.sparse_coo_tensor(i, w, (3, 3) + dense_dims, is_coalesced=True)}[how]()
+        v = a.values()
+        (v * v).sum().backward()
+        return type(v.grad_fn).__name__, w.grad.tolist()
+    t, e = both(run)
+    assert t[0] == 'ok' and e == t
+
+
+@pytest.mark.parametrize('weights_only', [True, False])
+def test_sparse_tensors_save_and_load_both_ways(tmp_path, weights_only):
+    import io
+    for src, dst in ((torch, ember), (ember, torch), (ember, ember)):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            i = src.tensor([[0, 1, 2], [1, 2, 0]])
+            a = src.sparse_coo_tensor(i, src.arange(3.), (3, 3))
+            obj = {'coo': a, 'coalesced': a.coalesce(), 'csr': a.to_sparse_csr()}
+            buf = io.BytesIO()
+            src.save(obj, buf)
+            buf.seek(0)
+            back = dst.load(buf, weights_only=weights_only)
+        assert back['coo'].layout == dst.sparse_coo and back['csr'].layout == dst.sparse_csr
+        assert back['coalesced'].is_coalesced()
+        for k in obj:
+            assert back[k].to_dense().tolist() == obj[k].to_dense().tolist()
+
+
+def test_sparse_warnings_once_as_torch():
+    code = ("import warnings\nwarnings.simplefilter('always')\nimport {lib} as t\ni = t.tensor([[0, 1], [1, 0]])\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    a = t.sparse_coo_tensor(i, t.ones(2), (2, 2))\n"
+            "    b = t.sparse_coo_tensor(i, t.ones(2), (2, 2), check_invariants=False)\n"
+            "    c = a.to_sparse_csr()\n"
+            "    d = t.ones(2, 2).to_sparse_csc()\n"
+            "print([(str(x.message)[:40], x.lineno) for x in w])\n"
+            "with t.sparse.check_sparse_tensor_invariants(False):\n"
+            "    pass\n")
+    quiet = code.replace("a = t.sparse_coo", "t.sparse.check_sparse_tensor_invariants.disable(); a = t.sparse_coo")
+    for src in (code, quiet):
+        out = [subprocess.run([sys.executable, '-c', src.format(lib=lib)], capture_output=True, text=True)
+               for lib in ('torch', 'ember')]
+        assert out[1].returncode == 0, out[1].stderr
+        assert out[0].stdout == out[1].stdout

@@ -24,6 +24,7 @@ from .._core import device as _devmod
 from .._core.tensor_impl import TensorImpl, make_tensor, adopt
 from .._dispatch.ops_namespace import aten
 from .registry import declare
+from .._warn import warn_once
 from .views import wrap_dim
 from .._core.dtype import _PROMOTE
 
@@ -48,10 +49,16 @@ def _unwrap(x):
     return x
 
 
+_COMPRESSED_BETA = ("Sparse CSR tensor support is in beta state. If you miss a functionality in the sparse tensor "
+                    "support, please submit a feature request to https://github.com/pytorch/pytorch/issues.")
+
+
 def _wrap(r, dev):
     if isinstance(r, tuple):
         return tuple(_wrap(x, dev) for x in r)
     if isinstance(r, (COOArray, CompressedArray)):
+        if r.__class__ is CompressedArray:       # torch's SparseCsrTensorImpl warns at its first construction
+            warn_once(_COMPRESSED_BETA, UserWarning)
         return make_sparse(r, dev)
     if isinstance(r, np.generic):
         r = np.asarray(r)
@@ -205,7 +212,7 @@ def _values_m(self):
         raise RuntimeError(f"values expected sparse tensor layout but got {_layout_name(self)}")
     if not self._a.coalesced:
         raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
-    return self._values()
+    return _op('values')(self)      # differentiable (ValuesBackward0), where _values() is not
 
 
 def _indices_m(self):

@@ -32,6 +32,9 @@ def _values_at(grad, compressed_indices, plain_indices, layout):
 def _values_backward(grad, self):
     """``values()``'s backward: a tensor of ``self``'s layout and pattern holding ``grad``."""
     a = self._a
+    if a.__class__ is not CompressedArray:      # COO: torch's values_backward, coalesced as self is
+        return aten._sparse_coo_tensor_with_dims_and_tensors.default(
+            a.sparse_dim, a.dense_dim, list(a.shape), aten._indices.default(self), grad, is_coalesced=True)
     return aten.sparse_compressed_tensor.comp_plain_value_size(
         _compressed(self), _plain(self), grad, list(a.shape), layout=a.layout)
 

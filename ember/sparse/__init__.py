@@ -77,7 +77,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     values = _as_tensor(values, dtype)
     if device is not None and ember.device(device).type != 'cpu':
         raise NotImplementedError(f"sparse tensors on device '{device}' are not supported by ember (SparseCPU only)")
-    size = _check_and_size(indices, values, size)
+    size = _check_and_size(indices, values, size)      # (checked always: the switch adds no COO check here)
+    _invariants(check_invariants)
     t = _ops.aten._sparse_coo_tensor_with_dims_and_tensors(indices.shape[0], values.ndim - 1, list(size), indices,
                                                            values, is_coalesced=is_coalesced)
     if requires_grad:
@@ -198,7 +199,7 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
         raise NotImplementedError(f"sparse tensors on device '{device}' are not supported by ember (SparseCsrCPU "
                                   f"only)")
     ci, pi, values = _index_tensor(compressed_indices), _index_tensor(plain_indices), _as_tensor(values, dtype)
-    check = _INVARIANTS['enabled'] if check_invariants is None else check_invariants
+    check = _invariants(check_invariants)
     size = _compressed_size(ci, pi, values, size, layout, check)
     t = _ops.aten.sparse_compressed_tensor.comp_plain_value_size(ci, pi, values, list(size), layout=layout)
     if requires_grad:
@@ -269,7 +270,22 @@ DoubleTensor = _legacy(ember.float64, 'DoubleTensor')
 LongTensor = _legacy(ember.int64, 'LongTensor')
 
 
-_INVARIANTS = {'enabled': False}
+_INVARIANTS = {'enabled': False, 'chosen': False}     # chosen: the program switched it on or off itself
+_IMPLICIT = ("Sparse invariant checks are implicitly disabled. Memory errors (e.g. SEGFAULT) will occur when operating "
+             "on a sparse tensor which violates the invariants, but checks incur performance overhead. To silence this "
+             "warning, explicitly opt in or out. See `torch.sparse.check_sparse_tensor_invariants.__doc__` for "
+             "guidance. ")
+
+
+def _invariants(check_invariants):
+    """Whether a constructor checks the invariants; torch warns once when nobody said (its message names
+    SEGFAULTs, which ember's NumPy kernels cannot have: it warns as torch does all the same)."""
+    if check_invariants is not None:
+        return check_invariants
+    if not _INVARIANTS['chosen']:
+        from .._warn import warn_once
+        warn_once(_IMPLICIT, UserWarning)
+    return _INVARIANTS['enabled']
 
 
 class check_sparse_tensor_invariants:
@@ -295,18 +311,18 @@ class check_sparse_tensor_invariants:
 
     @staticmethod
     def enable():
-        _INVARIANTS['enabled'] = True
+        _INVARIANTS['enabled'] = _INVARIANTS['chosen'] = True
 
     @staticmethod
     def disable():
-        _INVARIANTS['enabled'] = False
+        _INVARIANTS['enabled'], _INVARIANTS['chosen'] = False, True
 
     def __enter__(self):
         if self.saved is not None:
             raise RuntimeError("This context manager instance is already activated. Use a different context manager "
                                "instance for context nesting.")
         self.saved = _INVARIANTS['enabled']
-        _INVARIANTS['enabled'] = self.state
+        _INVARIANTS['enabled'], _INVARIANTS['chosen'] = self.state, True
         return self
 
     def __exit__(self, *exc):

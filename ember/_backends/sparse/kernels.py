@@ -310,7 +310,7 @@ def unsqueeze(a, dim):
 
 KERNELS = {
     'mm': mm, 'matmul': mm, 'to_dense': to_dense, 'coalesce': coalesce, 'sparse_mask': sparse_mask,
-    '_sparse_values_at': _sparse_values_at, '_values': values, '_indices': indices, 'transpose.int': transpose,
+    '_sparse_values_at': _sparse_values_at, '_values': values, 'values': values, '_indices': indices, 'transpose.int': transpose,
     't': t, 'mul.Tensor': mul, 'div.Tensor': div, 'add.Tensor': add, 'neg': neg,
     'sum.dim_IntList': sum_dim, '_to_copy': _to_copy, 'clone': clone, 'detach': detach, 'to_sparse': to_sparse,
     '_sparse_addmm': _sparse_addmm, 'index_select': index_select, 'cat': cat, 'stack': stack,
