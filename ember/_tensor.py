@@ -920,7 +920,7 @@ def detach_(self):
 
 Tensor.requires_grad = property(_requires_grad, _set_requires_grad_attr)
 Tensor.requires_grad_ = requires_grad_
-Tensor.grad = property(_get_grad, _set_grad)
+Tensor.grad = property(_get_grad, _set_grad, lambda self: _set_grad(self, None))    # del t.grad: None, as torch's
 Tensor.is_leaf = property(is_leaf)
 def _grad_fn(self):
     fn = self._grad_fn

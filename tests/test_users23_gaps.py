@@ -133,3 +133,118 @@ def test_sparse_warnings_once_as_torch():
                for lib in ('torch', 'ember')]
         assert out[1].returncode == 0, out[1].stderr
         assert out[0].stdout == out[1].stdout
+
+
+# --- optimizer libraries' suites (pytorch_optimizer, torch_optimizer, timm) -----------------------------------
+
+@pytest.mark.parametrize('make', [lambda lib: lib.full((3,), 0.5, dtype=lib.bfloat16)[0] + 1.0,
+                                  lambda lib: lib.tensor(1.0, dtype=lib.bfloat16) * lib.tensor(2.0, dtype=lib.bfloat16),
+                                  lambda lib: lib.tensor(1.0, dtype=lib.bfloat16).exp()])
+def test_in_place_ops_on_0d_bfloat16_results(make):
+    def run(lib):
+        s = make(lib)
+        s.add_(lib.full((3,), 0.5, dtype=lib.bfloat16).sum())
+        return s.item(), str(s.dtype).split('.')[-1]
+    t, e = both(run)
+    assert t[0] == 'ok' and e == t
+
+
+@pytest.mark.parametrize('name', ['NAdam', 'RAdam', 'Adamax', 'Adagrad', 'RMSprop', 'LBFGS', 'Adam'])
+@pytest.mark.parametrize('kw', [dict(lr=-1), dict(eps=-1), dict(weight_decay=-1), dict(betas=(-0.1, 0.9)),
+                                dict(betas=(0.9, 1.0))], ids=str)
+@pytest.mark.parametrize('with_params', [True, False])
+def test_optimizer_hyperparameter_checks_come_first(name, kw, with_params):
+    def run(lib):
+        params = [lib.nn.Parameter(lib.ones(2))] if with_params else None
+        getattr(lib.optim, name)(params, **kw)
+    t, e = both(run)
+    assert e == t
+
+
+@pytest.mark.parametrize('call', [lambda lib, t: lib.randint_like(t, high=2), lambda lib, t: lib.randint_like(t, 5),
+                                  lambda lib, t: lib.randint_like(t, 2, 5),
+                                  lambda lib, t: lib.randint_like(t, low=2, high=5)])
+def test_randint_like_overloads_draw_torchs_values(call):
+    def run(lib):
+        lib.manual_seed(0)
+        return call(lib, lib.zeros(3, 4)).tolist()
+    t, e = both(run)
+    assert t[0] == 'ok' and e == t
+
+
+def test_del_grad_sets_none():
+    def run(lib):
+        p = lib.nn.Parameter(lib.ones(2))
+        p.sum().backward()
+        del p.grad
+        return p.grad
+    assert both(run) == [('ok', None)] * 2
+
+
+@pytest.mark.parametrize('dev', ['cpu:0', 'cpu:1', 'meta:0'])
+def test_indexed_cpu_and_meta_devices_are_stored_without_index(dev):
+    def run(lib):
+        t = lib.empty(2, device=dev)
+        return str(t.device), t.device == lib.device(dev.split(':')[0]), str(lib.ones(1).to(dev).device)
+    t, e = both(run)
+    assert t[0] == 'ok' and e == t
+
+
+@pytest.mark.parametrize('call', [lambda lib, t: lib.allclose(t, t + 1e-4, atol=lib.tensor(1e-3)),
+                                  lambda lib, t: lib.isclose(t, t, rtol=lib.tensor(1e-3)).all().item(),
+                                  lambda lib, t: t.allclose(t, atol=lib.tensor(1)),
+                                  lambda lib, t: lib.nn.functional.dropout(t, p=lib.tensor(0.0)).sum().item()])
+def test_zero_dim_tensor_for_a_float_argument(call):
+    t, e = both(lambda lib: call(lib, lib.zeros(3)))
+    assert t[0] == 'ok' and e == t
+    # a tensor with elements stays refused (torch's message names no position for a keyword argument)
+    with pytest.raises(TypeError, match="argument 'atol'.* must be float, not Tensor"):
+        ember.allclose(ember.zeros(2), ember.zeros(2), atol=ember.tensor([1e-3, 1.0]))
+
+
+# --- zuko, opacus, PyG, pyro ---------------------------------------------------------------------------------
+
+def test_reparametrize_module_swaps_and_restores():
+    def run(lib):
+        lib.manual_seed(0)
+        m = lib.nn.Linear(3, 2)
+        w = lib.zeros(2, 3, requires_grad=True)
+        with lib.nn.utils.stateless._reparametrize_module(m, {'weight': w}):
+            out = m(lib.ones(1, 3))
+            inside = m.weight is w
+        out.sum().backward()
+        return out.tolist(), inside, type(m.weight).__name__, w.grad.tolist()
+    t, e = both(run)
+    assert t[0] == 'ok' and e == t
+
+
+@pytest.mark.parametrize('B', [0, 2])
+def test_vmap_grad_of_linear_over_an_empty_batch(B):
+    def run(lib):
+        lib.manual_seed(0)
+        lin = lib.nn.Linear(5, 3)
+        params = {k: v.detach() for k, v in lin.named_parameters()}
+
+        def loss(p, x, g):
+            return (lib.func.functional_call(lin, p, (x.unsqueeze(0),)) * g.unsqueeze(0)).sum()
+        r = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(params, lib.randn(B, 5), lib.randn(B, 3))
+        return {k: v.tolist() for k, v in r.items()}
+    t, e = both(run)
+    assert t[0] == 'ok' and e == t
+
+
+def test_private_modules_libraries_import():
+    from ember.fx._symbolic_trace import compatibility
+    from ember.fx._compatibility import compatibility as c2, MARKED
+    from ember._jit_internal import _copy_to_script_wrapper, FunctionModifiers, get_torchscript_modifier
+    assert compatibility is c2
+
+    @compatibility(is_backward_compatible=False)
+    class Tracer:
+        """A tracer."""
+    assert MARKED[Tracer] is False and Tracer.__doc__.startswith('A tracer.')
+
+    def f(self):
+        return 1
+    assert get_torchscript_modifier(f) is FunctionModifiers.DEFAULT
+    assert get_torchscript_modifier(_copy_to_script_wrapper(f)) is FunctionModifiers.COPY_TO_SCRIPT_WRAPPER

@@ -194,7 +194,9 @@ def canonical(dev):
     if dev is None:
         return CPU
     d = device(dev)
-    if d.index is None and d.type not in ('cpu', 'meta'):
+    if d.type in ('cpu', 'meta'):       # a tensor on 'cpu:0' is on device('cpu'), as torch's
+        return CPU if d.type == 'cpu' else d if d.index is None else device('meta')
+    if d.index is None:
         return device(d.type, 0)
     return d
 

@@ -634,11 +634,12 @@ def _bad_arg_factory(op):
         result = dispatch_from_entry_point(op, values)
         if result is not NOT_HANDLED:
             return result
-        if ((expected.rstrip('?') == 'Scalar' or (expected.rstrip('?') in ('int', 'SymInt')
-                                                  and not value._dtype.is_floating_point))
+        if ((expected.rstrip('?') in ('Scalar', 'float') or (expected.rstrip('?') in ('int', 'SymInt')
+                                                             and not value._dtype.is_floating_point))
                 if isinstance(value, _tensor_types()) and value._a.ndim == 0 and values else False):
-            # torch's parser takes a 0-d tensor for a Scalar (``torch.full(size, t.max())``), and a 0-d integer one
-            # for an int (``x.narrow(0, start_tensor, 2)``): its value is the number
+            # torch's parser takes a 0-d tensor for a Scalar (``torch.full(size, t.max())``) or a float
+            # (``allclose(a, b, atol=tol_tensor)``), and a 0-d integer one for an int (``x.narrow(0, start_tensor,
+            # 2)``): its value is the number
             i = next(i for i, v in enumerate(values) if v is value)
             args, kwargs = public_call(op, values[:i] + (value.item(),) + values[i + 1:])
             return op.call(*args, **kwargs)

@@ -366,6 +366,14 @@ def _conv_batched_weight(op, level, args):
     return make_batched(out.squeeze(1) if x.dim() != w.dim() else out, level)
 
 
+def _rows(t, B):
+    """``t`` (B, ..., C) as (B, rows, C), with the rows counted (a -1 cannot be resolved for an empty batch)."""
+    rows = 1
+    for n in t.shape[1:-1]:
+        rows *= n
+    return t.reshape(B, rows, t.shape[-1])
+
+
 def _linear_backward_rule(op):
     """linear's fused backward with a batched input or gradient: the weight's and the bias's gradients are per
     sample (one batched matmul), the input's one matmul (a stacked one for per-sample weights)."""
@@ -376,18 +384,18 @@ def _linear_backward_rule(op):
         pw = unwrap(w, level)
         gi = gw = gb = None
         if mask[0] and pw is not None:      # per-sample weights (an ensemble): one stacked matmul
-            gi = aten.matmul.default(pg.reshape(B, -1, pg.shape[-1]), pw).reshape(tuple(px.shape))
+            gi = aten.matmul.default(_rows(pg, B), pw).reshape(tuple(px.shape))
             gi = make_batched(gi, level)
         elif mask[0]:
             gi = make_batched(aten.matmul.default(pg, w), level)
         if mask[1]:
-            g3, x3 = pg.reshape(B, -1, pg.shape[-1]), px.reshape(B, -1, px.shape[-1])
+            g3, x3 = _rows(pg, B), _rows(px, B)
             # one row per sample (an MLP on single examples): an outer product, which a stacked matmul with an
             # inner dimension of 1 computes far more slowly
             gw = g3.transpose(1, 2) * x3 if g3.shape[1] == 1 else aten.matmul.default(g3.transpose(1, 2), x3)
             gw = make_batched(gw, level)
         if mask[2]:
-            gb = make_batched(pg.reshape(B, -1, pg.shape[-1]).sum(1), level)
+            gb = make_batched(_rows(pg, B).sum(1), level)
         return gi, gw, gb
     return rule
 

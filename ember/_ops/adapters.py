@@ -18,15 +18,15 @@ import numpy as np
 
 from .._dispatch.codegen import compile_function
 from .._core import device as _devmod
-from .._core.dtype import from_numpy_dtype, check_cast, check_same_dtype, float16 as _float16, bfloat16 as _bfloat16
+from .._core.dtype import ALL as _ALL_DTYPES, from_numpy_dtype, check_cast, check_same_dtype, float16 as _float16, bfloat16 as _bfloat16
 from .._core.storage import MetaArray, iterator_strides, is_dense
 from .._core.dispatch_key import DispatchKey, AUTOGRAD_BIT, INFERENCE_BIT
 from .._core.tensor_impl import TensorImpl, CreationMeta, make_tensor, adopt, make_view
 from .._dispatch.dispatcher import STATE as _STATE
 
-_SCALARS = frozenset(type(np.zeros((), d)[()]) for d in (np.float16, np.float32, np.float64, np.int8, np.int16,
-                                                        np.int32, np.int64, np.uint8, np.bool_, np.complex64,
-                                                        np.complex128))
+# the NumPy scalar types a kernel may return for a 0-d result (ml_dtypes' bfloat16 and float8 among them), which
+# the adapters make 0-d arrays again
+_SCALARS = frozenset(type(np.zeros((), d.np)[()]) for d in _ALL_DTYPES)
 
 
 def _int_scalar(x, cd):

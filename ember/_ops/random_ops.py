@@ -405,8 +405,8 @@ for _n, _k in (('dropout1d', 1), ('dropout2d', 2), ('dropout3d', 3)):
 
 # --- randint_like -------------------------------------------------------------------------------------
 
-def _randint_like(self, low, high=None, dtype=None, device=None, memory_format=None, generator=None):
-    if high is None:
+def _randint_like(self, low=0, high=None, dtype=None, device=None, memory_format=None, generator=None):
+    if high is None:        # torch's overloads: (self, high) and (self, low, high); high= alone means low 0
         low, high = 0, low
     # torch's: empty_like(self) (its layout, for a dense self) filled by random_, in memory order
     out = aten.empty_like.default(self, dtype=dtype or self.dtype, device=device if device is not None else self.device,
@@ -414,7 +414,7 @@ def _randint_like(self, low, high=None, dtype=None, device=None, memory_format=N
     return out.random_(low, high, generator=generator)
 
 
-declare('randint_like(Tensor self, SymInt low, SymInt? high=None, *, ScalarType? dtype=None, Device? device=None, '
+declare('randint_like(Tensor self, SymInt low=0, SymInt? high=None, *, ScalarType? dtype=None, Device? device=None, '
         'MemoryFormat? memory_format=None, Generator? generator=None) -> Tensor', composite=_randint_like,
         method=False, differentiable=False)
 

@@ -17,6 +17,7 @@ from ember._warn import warnings
 
 import ember
 
+from ._compatibility import compatibility  # noqa: F401  (torch.fx._symbolic_trace.compatibility, used by PyG)
 from .graph import Graph
 from .graph_module import GraphModule
 from .node import Op

@@ -5,7 +5,7 @@ gradient of all parameters, keeps ``history_size`` curvature pairs, and calls
 the closure to re-evaluate the loss.
 """
 import ember
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _check_lr
 
 
 def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
@@ -91,6 +91,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
 class LBFGS(Optimizer):
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
                  history_size=100, line_search_fn=None):
+        _check_lr(lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,

@@ -419,3 +419,19 @@ def _check_lr(lr):
     if lr < 0.0:
         raise ValueError(f"Invalid learning rate: {lr}")
 
+
+def _check_adam_like(lr, eps, betas, weight_decay):
+    """The hyperparameter checks the Adam family's constructors make, in torch's order and words."""
+    _check_lr(lr)
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+    _check_weight_decay(weight_decay)
+
+
+def _check_weight_decay(weight_decay):
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
