@@ -248,3 +248,28 @@ def test_private_modules_libraries_import():
         return 1
     assert get_torchscript_modifier(f) is FunctionModifiers.DEFAULT
     assert get_torchscript_modifier(_copy_to_script_wrapper(f)) is FunctionModifiers.COPY_TO_SCRIPT_WRAPPER
+
+
+# --- kornia's suite -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('case', ['add_into_view_of_view', 'set_into_view', 'nested_twice'])
+def test_a_view_written_through_a_view_of_itself_gets_history(case):
+    def run(lib):
+        q = lib.tensor([0.5, 0.1, 0.2, 0.3], requires_grad=True)
+        if case == 'add_into_view_of_view':     # kornia's quaternion_to_axis_angle
+            a = lib.zeros_like(q)[..., :3]
+            a[..., 0] += q[1] * 2
+            a[..., 1] += q[2] * 3
+        elif case == 'set_into_view':
+            a = lib.zeros(4)[:3]
+            a[0] = q[1] * 2
+        else:
+            b = lib.zeros(2, 4)[:, 1:]
+            a = b[0]
+            a[1:][0] = q[0] * 5
+            a = b
+        r = (a * lib.arange(1., 1 + a.numel()).reshape(a.shape)).sum()
+        r.backward()
+        return a.requires_grad, type(a.grad_fn).__name__, q.grad.tolist()
+    t, e = both(run)
+    assert t[0] == 'ok' and e == t

@@ -47,6 +47,7 @@ class CreationMeta(enum.IntEnum):
 class TensorImpl:
     # defaults live on the class so that creating a tensor sets only what differs
     _base = None
+    _parent = None      # the view a view of a view was made from (NOTE [view history])
     _storage = None
     _requires_grad = False
     _grad_fn = None
@@ -221,7 +222,10 @@ def make_view(self, shape, strides, offset, meta_backend=None):
     t._offset = offset
     t._strides = strides
     base = self._base
-    t._base = self if base is None else base
+    if base is None:
+        t._base = self
+    else:       # a view of a view: its parent too, which a write through it gives history (autograd/views.py)
+        t._base, t._parent = base, self
     return t
 
 

@@ -190,6 +190,9 @@ class AsStridedBackward0(Node):
 # was made before that write, so its grad_fn no longer describes its value: gradient_edge regenerates it
 # from the base's current history before it is used (torch's AsStridedBackward0). A view that is not DEFAULT
 # (NOTE [view creation meta]) is never regenerated: using one once its storage was written raises, as in torch.
+# A view without history written through a view of itself (``a = x[:, :3]; a[:, 0] = q``) gets its grad_fn at the
+# write (copy_slices follows ``_parent``); torch checks every view's version at each use instead, so a view of the
+# base taken earlier and never written through (``v = x[:3]; x[0] = q``) still has no history in ember.
 
 def copy_slices(view, tmp):
     """Rebase ``view._base`` after ``view`` was overwritten with ``tmp`` (which has a grad_fn)."""
@@ -206,6 +209,11 @@ def copy_slices(view, tmp):
     base._keys |= AUTOGRAD_BIT
     base._hist = base._hist + 1
     _set_view_history(view, base, idx)
+    parent = view._parent       # the views it was taken from (``a = x[:, :3]; a[:, 0] += q``) hold the written
+    while parent is not None:   # values too: those without history get it now, as torch's regenerate them
+        if not parent._creation_meta and parent._grad_fn is None:
+            _set_view_history(parent, base, _region(base, parent))
+        parent = parent._parent
 
 
 def _set_view_history(view, base, idx):
