@@ -190,3 +190,15 @@ from ._python_functions.reductions import vector_norm  # noqa: E402,F401  declar
 # public functions written in Python: they honour __torch_function__ and NumPy's keyword names (axis=, keepdims=)
 from .overrides import public_function as _public  # noqa: E402
 norm, vector_norm = _public(norm), _public(vector_norm)
+norm.__name__, vector_norm.__name__ = 'linalg_norm', 'linalg_vector_norm'
+# and every other torch.linalg function: a handler gets ``func is torch.linalg.solve`` (not the operator within)
+# and its result is returned as it is (linear_operator's LinearOperator answers solve/cholesky/eigh/svd)
+for _name in ('solve_triangular', 'matrix_exp', 'lstsq', 'cond', 'solve_ex', 'tensorinv', 'tensorsolve',
+              'householder_product', 'lu', 'lu_factor', 'lu_factor_ex', 'lu_solve', 'matmul', 'cross', 'inv', 'det',
+              'slogdet', 'solve', 'cholesky', 'qr', 'svd', 'svdvals', 'eigh', 'eigvalsh', 'eig', 'eigvals',
+              'ldl_factor_ex', 'ldl_factor', 'ldl_solve', 'matrix_norm', 'matrix_power', 'multi_dot', 'pinv',
+              'vecdot', 'matrix_rank', 'diagonal', 'inv_ex', 'cholesky_ex'):
+    if not getattr(globals()[_name], '__ember_public__', False):
+        globals()[_name] = _public(globals()[_name])
+    globals()[_name].__name__ = 'linalg_' + _name      # torch's builtins' names (pickled by __qualname__)
+del _name

@@ -273,3 +273,43 @@ def test_a_view_written_through_a_view_of_itself_gets_history(case):
         return a.requires_grad, type(a.grad_fn).__name__, q.grad.tolist()
     t, e = both(run)
     assert t[0] == 'ok' and e == t
+
+
+# --- linear_operator / gpytorch: torch.linalg under __torch_function__ ---------------------------------------
+
+_LINALG_CALLS = {
+    'solve': lambda L, A, B: L.solve(A, B), 'cholesky': lambda L, A, B: L.cholesky(A), 'eigh': lambda L, A, B: L.eigh(A),
+    'eigvalsh': lambda L, A, B: L.eigvalsh(A), 'svd': lambda L, A, B: L.svd(A), 'inv': lambda L, A, B: L.inv(A),
+    'solve_triangular': lambda L, A, B: L.solve_triangular(A, B, upper=False), 'qr': lambda L, A, B: L.qr(A),
+    'slogdet': lambda L, A, B: L.slogdet(A), 'cholesky_ex': lambda L, A, B: L.cholesky_ex(A),
+    'inv_ex': lambda L, A, B: L.inv_ex(A), 'lu_factor': lambda L, A, B: L.lu_factor(A), 'det': lambda L, A, B: L.det(A),
+    'matrix_norm': lambda L, A, B: L.matrix_norm(A), 'norm': lambda L, A, B: L.norm(A), 'pinv': lambda L, A, B: L.pinv(A),
+    'lstsq': lambda L, A, B: L.lstsq(A, B), 'multi_dot': lambda L, A, B: L.multi_dot([A, B, B]),
+}
+
+
+@pytest.mark.parametrize('name', sorted(_LINALG_CALLS))
+def test_torch_function_sees_the_linalg_function_and_its_result_is_kept(name):
+    def run(lib):
+        class Op:       # a LinearOperator-like object that answers every torch function itself
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return ('handled', func is getattr(lib.linalg, name), func.__name__)
+        A = Op()
+        return _LINALG_CALLS[name](lib.linalg, A, lib.ones(2, 2))
+    t, e = both(run)
+    assert t[0] == 'ok' and t[1][1] and e == t
+
+
+@pytest.mark.parametrize('name', ['svd', 'svdvals', 'eigh', 'eigvalsh', 'pinv', 'matrix_rank', 'torch.svd'])
+def test_linalg_on_non_finite_input_raises_torchs_linalg_error(name):
+    def run(lib):
+        A = lib.rand(2, 5, 5, dtype=lib.float64)
+        A[1, 0, 0] = float('nan')
+        f = (lambda M: lib.svd(M)) if name == 'torch.svd' else getattr(lib.linalg, name)
+        try:
+            f(A + A.mT if 'eig' in name else A)
+        except lib.linalg.LinAlgError as err:
+            return isinstance(err, RuntimeError), str(err).split(':')[0:2]
+    t, e = both(run)
+    assert t[0] == 'ok' and t[1][0] and e == t

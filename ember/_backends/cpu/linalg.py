@@ -230,6 +230,29 @@ def _first_bad(A, bad):
     return 0, flat[0]
 
 
+_NOT_CONVERGED = {'svd': "The algorithm failed to converge because the input matrix is ill-conditioned or has too "
+                         "many repeated singular values",
+                  'eigh': "The algorithm failed to converge because the input matrix is ill-conditioned or has too "
+                          "many repeated eigenvalues"}
+
+
+def _converged(name):
+    """A kernel whose LAPACK call may not converge: NumPy's LinAlgError (not a RuntimeError) becomes torch's, which
+    names the first matrix of the batch at fault and, for non-finite input, says so."""
+    def wrap(fn):
+        def kernel(A, *args, **kw):
+            try:
+                return fn(A, *args, **kw)
+            except np.linalg.LinAlgError:
+                idx, M = _first_bad(A, lambda M: not np.isfinite(M).all())
+                why = "The algorithm failed to converge because the input matrix contained non-finite values." \
+                    if not np.isfinite(M).all() and name == 'svd' else _NOT_CONVERGED[name] + '.'
+                raise LinAlgError(f"linalg.{name}: {_batch_prefix(A, idx)}{why}") from None
+        kernel.__name__ = fn.__name__
+        return kernel
+    return wrap
+
+
 def _zero_pivot(M):
     """1-based index of the first zero pivot of M's LU factorisation with partial pivoting (LAPACK getrf's info)."""
     U = np.array(M, dtype=np.float64)
@@ -308,6 +331,7 @@ def _slogdet(A):
     return sign, logabs
 
 
+@_converged('svd')
 def _svd(A, full):
     if A.size == 0:
         m, n = A.shape[-2:]
@@ -318,6 +342,7 @@ def _svd(A, full):
     return np.linalg.svd(A, full_matrices=full)
 
 
+@_converged('svd')
 def _svdvals(A):
     if A.size == 0:
         return np.zeros(A.shape[:-2] + (min(A.shape[-2:]),), A.dtype)
@@ -563,7 +588,7 @@ KERNELS = {
     'addbmm': _addbmm,
     'einsum': _einsum,
     '_trilinear': _trilinear,
-    'linalg_pinv': _linalg_pinv,
+    'linalg_pinv': _converged('svd')(_linalg_pinv),
     'diag_embed': _diag_embed,
     'linalg_cross': lambda a, b, dim: np.cross(a, b, axis=dim),
     'linalg_inv': _inv,
@@ -574,8 +599,8 @@ KERNELS = {
     'linalg_qr': _qr,
     'linalg_svd': _svd,
     'linalg_svdvals': _svdvals,
-    'linalg_eigh': lambda A, uplo: np.linalg.eigh(A, UPLO=uplo),
-    'linalg_eigvalsh': lambda A, uplo: np.linalg.eigvalsh(A, UPLO=uplo),
+    'linalg_eigh': _converged('eigh')(lambda A, uplo: np.linalg.eigh(A, UPLO=uplo)),
+    'linalg_eigvalsh': _converged('eigh')(lambda A, uplo: np.linalg.eigvalsh(A, UPLO=uplo)),
     'linalg_eig': _eig,
     'geqrf': _geqrf,
     'linalg_ldl_factor_ex': _ldl_factor,
