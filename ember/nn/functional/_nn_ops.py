@@ -808,8 +808,8 @@ def _reflect(x, lo, hi):
 def _clip(x, n):
     """x clamped into [0, n - 1] with torch's clip_coordinates_set_grad: the borders count as outside, so the
     gradient to x is zero at and beyond them (a plain clamp would pass it at the border itself)."""
-    inside = (x > 0) & (x < n - 1)
-    return ember.where(inside, x, x.detach().clamp(0, n - 1))
+    inside = (x > 0) & (x < n - 1)       # a NaN coordinate is clipped to 0, as torch's vectorised max(x, 0)
+    return ember.where(inside, x, x.detach().nan_to_num(0.0).clamp(0, n - 1))
 
 
 def _source(coord, n, padding_mode, align_corners):
@@ -866,10 +866,12 @@ def _gather_taps(input, out_sizes):
     def tap(idx):
         inside, lin = None, 0
         for i, size, stride in zip(idx, sizes, strides):
-            ok = (i >= 0) & (i <= size - 1)
+            ok = (i >= 0) & (i <= size - 1)         # (False for a NaN coordinate: it reads zero)
             inside = ok if inside is None else inside & ok
-            lin = lin + i.clamp(0, size - 1) * stride
-        lin = lin.long().reshape(n, 1, npts).expand(n, c, npts)
+            # the flat index in int64: a NaN coordinate reads element 0 (masked), and a bfloat16 grid's
+            # index is clamped as an integer (1023 is no bfloat16: a clamp in bfloat16 gives 1024)
+            lin = lin + i.nan_to_num(0.0).clamp(-1, size).long().clamp(0, size - 1) * stride
+        lin = lin.reshape(n, 1, npts).expand(n, c, npts)
         return flat.gather(2, lin).reshape(n, c, *out_sizes) * inside.unsqueeze(1).to(input.dtype)
     return tap
 
