@@ -345,3 +345,57 @@ def test_grid_sample_bfloat16_reads_the_last_pixel():
     assert tk == ek == 'ok'     # (ember raised: the flat index was clamped in bfloat16, 1023 -> 1024)
     # the corner itself is where the two round the coordinate differently (torch's bf16 coordinate is 1024, outside)
     np.testing.assert_allclose(e.numpy().reshape(2, -1)[:, 1:], t.numpy().reshape(2, -1)[:, 1:], rtol=0.02, atol=0.02)
+
+
+def _coo_pairs(lib):
+    i = lib.tensor([[0, 1, 1], [1, 0, 0]])
+    a = lib.sparse_coo_tensor(i, lib.tensor([1., 2, 3]), (2, 2))
+    b = lib.sparse_coo_tensor(lib.tensor([[0], [1]]), lib.tensor([-1.]), (2, 2)).coalesce()
+    c = lib.sparse_coo_tensor(lib.tensor([[1, 0], [1, 0]]), lib.tensor([5., 7.]), (2, 2))
+    return [(a, a), (a.coalesce(), b), (a, b), (b, a), (a.coalesce(), a.coalesce()), (a, c), (c, a)]
+
+
+@pytest.mark.parametrize('k', range(7))
+def test_sparse_add_merges_as_torch(k):
+    def run(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            x, y = _coo_pairs(lib)[k]
+            r = x.add(y, alpha=2)
+        return r.is_coalesced(), r._nnz(), r._values().tolist(), r._indices().tolist()
+    t, e = both(run)
+    assert t[0] == 'ok' and e == t
+
+
+@pytest.mark.parametrize('sparse_dim', [1, 2])
+def test_zeros_like_of_a_sparse_tensor(sparse_dim):
+    def run(lib):
+        s = lib.arange(1., 7.).reshape(2, 3).to_sparse(sparse_dim)
+        z = lib.zeros_like(s, dtype=lib.float64)
+        return (str(z.layout).split('.')[-1], z.is_coalesced(), z._nnz(), tuple(z._indices().shape),
+                tuple(z._values().shape), str(z.dtype).split('.')[-1], z.to_dense().tolist())
+    t, e = both(run)
+    assert t[0] == 'ok' and e == t
+
+
+@pytest.mark.parametrize('bias', [True, False])
+@pytest.mark.parametrize('fn', ['linear', 'addmm'])
+def test_linear_and_addmm_of_a_sparse_input(bias, fn):
+    def run(lib):
+        lib.manual_seed(0)
+        x = lib.randn(4, 6).relu().to_sparse()
+        lin = lib.nn.Linear(6, 3)
+        b = lin.bias if bias else None
+        if fn == 'linear':
+            out = lib.nn.functional.linear(x, lin.weight, b)
+        else:
+            out = lib.addmm(b, x, lin.weight.t()) if bias else lib.mm(x, lin.weight.t())
+        (out * lib.arange(12.).reshape(4, 3)).sum().backward()
+        return (str(out.layout).split('.')[-1], type(out.grad_fn).__name__, out.detach(), lin.weight.grad,
+                None if lin.bias.grad is None else lin.bias.grad)
+    (tk, t), (ek, e) = both(run)
+    assert tk == ek == 'ok' and t[:2] == e[:2]
+    for a, b in zip(t[2:], e[2:]):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6)

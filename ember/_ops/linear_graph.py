@@ -90,7 +90,7 @@ def linear_nodes(node, input, weight, bias=None):
     product._saved = node._saved
     product._seq = node._seq
     if x_edge[0] is not None:
-        x_strides = input.stride() if input_cls is None else (rows[1], 1)
+        x_strides = (() if input.is_sparse else input.stride()) if input_cls is None else (rows[1], 1)
         if input_cls is not None:
             x_edge = (input_cls(x_shape), 0)
             x_edge[0].next_functions = (node.next_functions[0],)

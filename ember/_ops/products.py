@@ -492,7 +492,7 @@ def _linear_grads_fused(grad, input, weight, weight_sizes, bias_ndim, output_mas
         gi, gw = (_linear_grads_fused(grad, input, weight, weight_sizes, 1, [output_mask[0], output_mask[1], False])[:2]
                   if output_mask[0] or output_mask[1] else (None, None))
         return [gi, gw, grad]
-    if len(weight_sizes) == 2 and grad.dim() >= 1 and (input is None or input.dim() >= 1):
+    if len(weight_sizes) == 2 and grad.dim() >= 1 and (input is None or input.dim() >= 1 and not input.is_sparse):
         if weight is None:
             weight = _stand_in(grad, tuple(weight_sizes))
         if input is None:

@@ -94,6 +94,15 @@ def mm(a, b):
     return _spmm(_transpose(b, 0, 1), np.asarray(a).T).T.copy()
 
 
+def linear(a, weight, bias=None):
+    """A 2-D COO input times a dense weight's transpose, plus the bias: dense, as torch's (PyG's sparse node
+    features); the gradients come from linear's formulas, through mm's sparse kernel."""
+    if a.sparse_dim != 2 or a.dense_dim or isinstance(weight, COOArray) or np.ndim(weight) != 2:
+        raise RuntimeError("linear: ember's SparseCPU kernel takes a 2-D sparse input and a dense matrix weight")
+    out = _spmm(a, np.asarray(weight).T)
+    return out if bias is None else (out + np.asarray(bias)).astype(out.dtype, copy=False)
+
+
 def _sparse_addmm(self, mat1, mat2, beta=1, alpha=1):
     """beta * self + alpha * (mat1 @ mat2), ``self`` dense (torch.sparse.mm's operator, with beta=0)."""
     p = mm(mat1, mat2)
@@ -196,11 +205,42 @@ def add(a, b, alpha=1):
                                f"{list(a.shape)} while other has size {list(b.shape)} (FYI: dense-sparse addition "
                                f"does not currently support broadcasting)")
         bv = b.values * alpha if alpha != 1 else b.values
-        return COOArray(np.concatenate([a.indices, b.indices], 1), np.concatenate([a.values, bv]), a.shape, False)
+        if not a.nnz or not b.nnz:
+            return COOArray(np.concatenate([a.indices, b.indices], 1), np.concatenate([a.values, bv]), a.shape,
+                            a.coalesced and b.coalesced)
+        if a.coalesced and b.coalesced:     # the merge of two sorted, distinct lists: a coalesce of both
+            return coalesce(COOArray(np.concatenate([a.indices, b.indices], 1), np.concatenate([a.values, bv]),
+                                     a.shape, False))
+        return _merge(a, b, bv)
     if isinstance(a, COOArray):
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
     bd = _dense(b)
     return np.asarray(a) + (bd * alpha if alpha != 1 else bd)
+
+
+def _merge(a, b, bv):
+    """torch's add of COO tensors that are not both coalesced: one pass with a cursor in each, taking the entry
+    with the smaller index, or both added when they are equal (MADGRAD adds a coalesced tensor to a masked one and
+    reads the result's values against its inputs')."""
+    sizes = a.shape[:a.sparse_dim]
+    ka, kb = linear_index(a.indices, sizes).tolist(), linear_index(b.indices, sizes).tolist()
+    take_a, take_b, ra, rb = [], [], [], []      # the entries taken, and their positions in the result
+    i = j = n = 0
+    while i < len(ka) or j < len(kb):
+        first_a = j == len(kb) or (i < len(ka) and ka[i] <= kb[j])
+        first_b = i == len(ka) or (j < len(kb) and kb[j] <= ka[i])
+        if first_a:
+            take_a.append(i); ra.append(n); i += 1
+        if first_b:
+            take_b.append(j); rb.append(n); j += 1
+        n += 1
+    idx = np.empty((a.indices.shape[0], n), np.int64)
+    idx[:, ra] = a.indices[:, take_a]
+    idx[:, rb] = b.indices[:, take_b]
+    vals = np.zeros((n,) + a.values.shape[1:], np.result_type(a.values, bv))
+    vals[ra] = a.values[take_a]
+    vals[rb] += bv[take_b]
+    return COOArray(idx, vals, a.shape, False)
 
 
 def neg(a):
@@ -308,8 +348,15 @@ def unsqueeze(a, dim):
     return COOArray(r.indices.copy(), r.values.copy(), r.shape, r.nnz < 2)
 
 
+def zeros_like(a, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    """No entries, the same sparse and dense dimensions, coalesced (torch's zeros_like of a COO tensor)."""
+    sd = a.sparse_dim
+    return COOArray(np.zeros((sd, 0), np.int64), np.zeros((0,) + a.shape[sd:], dtype or a.values.dtype), a.shape,
+                    True)
+
+
 KERNELS = {
-    'mm': mm, 'matmul': mm, 'to_dense': to_dense, 'coalesce': coalesce, 'sparse_mask': sparse_mask,
+    'zeros_like': zeros_like, 'linear': linear, 'addmm': _sparse_addmm, 'mm': mm, 'matmul': mm, 'to_dense': to_dense, 'coalesce': coalesce, 'sparse_mask': sparse_mask,
     '_sparse_values_at': _sparse_values_at, '_values': values, 'values': values, '_indices': indices, 'transpose.int': transpose,
     't': t, 'mul.Tensor': mul, 'div.Tensor': div, 'add.Tensor': add, 'neg': neg,
     'sum.dim_IntList': sum_dim, '_to_copy': _to_copy, 'clone': clone, 'detach': detach, 'to_sparse': to_sparse,
