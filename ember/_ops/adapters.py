@@ -26,7 +26,17 @@ from .._dispatch.dispatcher import STATE as _STATE
 
 # the NumPy scalar types a kernel may return for a 0-d result (ml_dtypes' bfloat16 and float8 among them), which
 # the adapters make 0-d arrays again
-_SCALARS = frozenset(type(np.zeros((), d.np)[()]) for d in _ALL_DTYPES)
+def _numpy_scalar_types():
+    out = set()
+    for d in _ALL_DTYPES:
+        try:
+            out.add(type(np.zeros((), d.np)[()]))
+        except ImportError:         # bfloat16 and float8 without the optional ml_dtypes
+            pass
+    return frozenset(out)
+
+
+_SCALARS = _numpy_scalar_types()
 
 
 def _int_scalar(x, cd):
