@@ -50,6 +50,7 @@ def _plain(op, public, fields=None):
 from ._python_functions.linalg import solve_triangular  # noqa: E402,F401  a composite of linalg_solve
 from ._python_functions.linalg import matrix_exp  # noqa: E402,F401  a composite of matmul
 from ._python_functions.linalg import lstsq  # noqa: E402,F401  a composite of pinv
+from ._python_functions.calculus import linalg_vander as vander  # noqa: E402,F401  a composite of cumprod
 from ._python_functions.linalg_more import (cond, solve_ex, tensorinv, tensorsolve,  # noqa: E402,F401
                                             householder_product)
 from ._python_functions.lu import (linalg_lu as lu, linalg_lu_factor as lu_factor,  # noqa: E402,F401
@@ -197,7 +198,7 @@ for _name in ('solve_triangular', 'matrix_exp', 'lstsq', 'cond', 'solve_ex', 'te
               'householder_product', 'lu', 'lu_factor', 'lu_factor_ex', 'lu_solve', 'matmul', 'cross', 'inv', 'det',
               'slogdet', 'solve', 'cholesky', 'qr', 'svd', 'svdvals', 'eigh', 'eigvalsh', 'eig', 'eigvals',
               'ldl_factor_ex', 'ldl_factor', 'ldl_solve', 'matrix_norm', 'matrix_power', 'multi_dot', 'pinv',
-              'vecdot', 'matrix_rank', 'diagonal', 'inv_ex', 'cholesky_ex'):
+              'vecdot', 'matrix_rank', 'diagonal', 'inv_ex', 'cholesky_ex', 'vander'):
     if not getattr(globals()[_name], '__ember_public__', False):
         globals()[_name] = _public(globals()[_name])
     globals()[_name].__name__ = 'linalg_' + _name      # torch's builtins' names (pickled by __qualname__)

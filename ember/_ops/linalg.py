@@ -558,10 +558,12 @@ def _addr(self, vec1, vec2, beta=1, alpha=1):
 
 
 def _matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
-    S = aten.linalg_svdvals.default(A)
-    if atol is None and rtol is None:
-        rtol = max(A.shape[-2], A.shape[-1]) * _EPS[A.dtype.to_real().name]
-    tol = S.amax(-1, keepdim=True) * (rtol or 0) if S.numel() else S.sum(-1, keepdim=True)
+    """Singular values (|eigenvalues| of the lower triangle for ``hermitian``, as torch's) above max(atol, rtol *
+    the largest); rtol defaults to eps * max(m, n), or to 0 when a positive atol is given."""
+    S = aten.linalg_eigvalsh.default(A, 'L').abs() if hermitian else aten.linalg_svdvals.default(A)
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else max(A.shape[-2], A.shape[-1]) * _EPS[A.dtype.to_real().name]
+    tol = S.amax(-1, keepdim=True) * rtol if S.numel() else S.sum(-1, keepdim=True)
     if atol is not None:
         tol = aten.where.self(tol > atol, tol, atol)
     return (S > tol).sum(-1)
@@ -569,7 +571,8 @@ def _matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
 
 declare('addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', composite=_addr, out=True)
 declare('linalg_matrix_rank(Tensor input, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor',
-        composite=lambda A, atol=None, rtol=None, hermitian=False: _matrix_rank(A, atol=atol, rtol=rtol),
+        composite=lambda A, atol=None, rtol=None, hermitian=False: _matrix_rank(A, atol=atol, rtol=rtol,
+                                                                               hermitian=hermitian),
         method=False, function=False, differentiable=False)
 declare('linalg_matrix_power(Tensor self, int n) -> Tensor', composite=_matrix_power, method=False, function=False)
 declare('matrix_power(Tensor self, int n) -> Tensor', composite=_matrix_power)

@@ -4,6 +4,7 @@ surface.py) and ``gradient`` (central differences inside, one-sided of order 1 o
 uniform grid or at given coordinates)."""
 import numbers
 
+from .._core.dtype import scalar_name
 from .._tensor import Tensor
 from ..ops import aten
 
@@ -38,6 +39,29 @@ def vander(x, N=None, increasing=False):
     powers = x.to(dtype).unsqueeze(1).expand(x.shape[0], n - 1).cumprod(1)
     result = aten.cat.default([ones, powers], 1)
     return result if increasing else result.flip(1)
+
+
+def linalg_vander(x, *, N=None):
+    """torch.linalg.vander: powers x^0, x^1, ..., x^(N-1) of each element along a new last dimension (batched over
+    x's leading dimensions; a 0-d x reads as one element). Integer inputs give int64 (a running product, as torch's).
+
+    >>> import ember
+    >>> ember.linalg.vander(ember.tensor([1, 2, 3]))
+    tensor([[1, 1, 1],
+            [1, 2, 4],
+            [1, 3, 9]])
+    """
+    E = _E()
+    if x.dtype not in (E.float32, E.float64, E.complex64, E.complex128) and (x.is_floating_point() or x.is_complex()
+                                                                           or x.dtype == E.bool):
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
+                           f"{scalar_name(x.dtype)}")
+    x = x.unsqueeze(-1) if x.dim() == 0 else x
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    powers = x.unsqueeze(-1).expand(*x.shape, n - 1).cumprod(-1)
+    return aten.cat.default([powers.new_ones(*x.shape, 1), powers], -1)
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):

@@ -572,6 +572,14 @@ def _int_mm(a, b):
     return np.matmul(a.astype(np.int32), b.astype(np.int32))
 
 
+_pinv_svd, _pinv_eigh = _converged('svd')(_linalg_pinv), _converged('eigh')(_linalg_pinv)
+
+
+def _pinv(a, rtol, hermitian, atol):
+    """linalg_pinv: a failed eigh (``hermitian``) or SVD raises torch's message for the one it ran."""
+    return (_pinv_eigh if hermitian else _pinv_svd)(a, rtol, hermitian, atol)
+
+
 KERNELS = {
     '_int_mm': _int_mm,
     'matmul': _matmul,
@@ -588,7 +596,7 @@ KERNELS = {
     'addbmm': _addbmm,
     'einsum': _einsum,
     '_trilinear': _trilinear,
-    'linalg_pinv': _converged('svd')(_linalg_pinv),
+    'linalg_pinv': _pinv,
     'diag_embed': _diag_embed,
     'linalg_cross': lambda a, b, dim: np.cross(a, b, axis=dim),
     'linalg_inv': _inv,
