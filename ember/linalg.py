@@ -26,7 +26,18 @@ def _with_out(op, out_op):
         return out_op(*args, out=out, **kwargs)
     fn.__name__ = fn.__qualname__ = op.schema.name.replace('linalg_', '')
     fn.__doc__ = f"See torch.linalg.{fn.__name__}."
+    fn.__signature__ = _signature(op)
     return fn
+
+
+def _signature(op):
+    """The schema's arguments and ``out``: what ``inspect.signature`` shows, and what a call is checked against
+    before ``__torch_function__`` sees it (``public_function``), as torch's argument parser checks it."""
+    import inspect
+    P = inspect.Parameter
+    params = [P('input' if a.name == 'self' else a.name, P.KEYWORD_ONLY if a.kwarg_only else P.POSITIONAL_OR_KEYWORD,
+                default=a.default if a.has_default else P.empty) for a in op.schema.arguments]
+    return inspect.Signature(params + [P('out', P.KEYWORD_ONLY, default=None)])
 
 
 def _plain(op, public, fields=None):
@@ -42,6 +53,7 @@ def _plain(op, public, fields=None):
         return _write_out(out, r, cast=False)
     fn.__name__ = fn.__qualname__ = public
     fn.__doc__ = f"See torch.linalg.{public}."
+    fn.__signature__ = _signature(op)
     return fn
 
 

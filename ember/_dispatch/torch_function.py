@@ -158,6 +158,38 @@ def _handle(public, args, kwargs):
     return handle_torch_function(public, args + tuple(kwargs.values()), *args, **kwargs)
 
 
+def _check_call(fn, name, args, kwargs):
+    """A call that does not fit ``fn``'s signature raises its TypeError before any handler runs, as torch's
+    argument parser (or Python, for a function written in Python) does: ``torch.linalg.solve(A)`` is an error
+    whatever A's ``__torch_function__`` would do. Only on the handler's path, so it costs the ordinary call nothing."""
+    sig = _signature(fn)
+    if sig is None:
+        return
+    try:
+        sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{name}() {_parser_message(sig, str(e), len(args))}") from None
+
+
+def _parser_message(sig, msg, given):
+    """inspect's binding error in the words of torch's argument parser."""
+    if msg.startswith('missing a required argument: '):
+        return f'missing 1 required positional arguments: "{msg.split(": ", 1)[1].strip(chr(39))}"'
+    if msg == 'too many positional arguments':
+        n = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in sig.parameters.values())
+        return f"takes {n} positional argument{'' if n == 1 else 's'} but {given} were given"
+    return msg
+
+
+@functools.lru_cache(maxsize=None)
+def _signature(fn):
+    import inspect
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
 def _by_keyword(fn, positional):
     """A handler that passes ``__torch_function__`` the first ``positional`` parameters by position and every
     other parameter by keyword, defaults included, as torch.nn.functional's Python functions do
@@ -221,12 +253,16 @@ def public_function(fn, positional=None):
             if t is list or t is tuple:
                 for e in a:
                     if type(e) is not T and _overloaded(e):
-                        return _handle(public, args, kwargs)
+                        return _checked_handle(public, args, kwargs)
             elif _overloaded(a):
-                return _handle(public, args, kwargs)
+                return _checked_handle(public, args, kwargs)
         if kwargs and has_torch_function(tuple(kwargs.values())):
-            return _handle(public, args, kwargs)
+            return _checked_handle(public, args, kwargs)
         return fn(*args, **kwargs)
+
+    def _checked_handle(public, args, kwargs):
+        _check_call(fn, public.__name__, args, kwargs)
+        return _handle(public, args, kwargs)
     public.__ember_public__ = True
     return public
 

@@ -205,7 +205,9 @@ def _public_signature(decl):
 
 def _with_structseq(fn, rt):
     def wrapper(*args, **kwargs):
-        return rt(*fn(*args, **kwargs))
+        r = fn(*args, **kwargs)
+        # the operator returns a plain tuple; what a __torch_function__ handler returned comes back as it is
+        return rt(*r) if type(r) is tuple else r
     return wrapper
 
 
