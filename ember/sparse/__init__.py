@@ -86,52 +86,22 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     return t
 
 
-def mm(mat1, mat2, reduce=None):
+def mm(mat1, mat2, reduce='sum'):
     """Sparse (COO, CSR or CSC) @ dense gives dense; unlike ``ember.mm``'s, the sparse operand's gradient keeps
-    its layout and sparsity pattern (torch's ``_sparse_addmm``, SparseAddmmBackward0). With ``reduce`` ('sum',
-    'mean', 'amax', 'amin'; a CSR ``mat1`` only) each output row reduces the products of its row's entries that
-    way instead of summing them (PyG's mean aggregation); a row without entries is 0.
+    its layout and sparsity pattern (torch's ``_sparse_addmm``, SparseAddmmBackward0).
 
     >>> import ember
     >>> s = ember.eye(2).to_sparse_csr()
     >>> ember.sparse.mm(s, ember.ones(2, 2))
     tensor([[1., 1.],
             [1., 1.]])
-    >>> ember.sparse.mm(ember.tensor([[1., 3.], [0., 0.]]).to_sparse_csr(), ember.ones(2, 1), 'mean')
-    tensor([[2.],
-            [0.]])
     """
-    if reduce is not None:
-        return _mm_reduce(mat1, mat2, reduce)
+    if reduce != 'sum':
+        raise NotImplementedError(f"torch.sparse.mm: reduce='{reduce}' is not supported by ember")
     if mat1.layout is not ember.strided and mat2.layout is ember.strided and mat1.dim() == 2 and mat2.dim() == 2:
         out = ember.zeros(mat1.shape[0], mat2.shape[1], dtype=mat2.dtype)
         return _ops.aten._sparse_addmm(out, mat1, mat2, beta=0)
     return ember.mm(mat1, mat2)
-
-
-def _mm_reduce(mat1, mat2, reduce):
-    """torch's _sparse_mm_reduce_impl, as a composite: each entry's product with its row of ``mat2``, reduced per
-    output row by scatter_reduce (whose gradients are the reductions' own)."""
-    if mat1.layout is ember.sparse_coo:
-        raise NotImplementedError("Could not run 'aten::_sparse_mm_reduce_impl' with arguments from the 'SparseCPU' "
-                                  "backend.")
-    if mat1.layout is not ember.sparse_csr:
-        name = {ember.sparse_csc: 'SparseCsc', ember.strided: 'Strided'}.get(mat1.layout, str(mat1.layout))
-        raise RuntimeError(f"sparse_mm_reduce: expect self to be SparseCsr, got {name}")
-    if reduce not in ('sum', 'mean', 'amax', 'amin'):
-        raise RuntimeError(f"sparse_mm_reduce: reduce type of {reduce} has not been enabled.")
-    crow, col, values = mat1.crow_indices(), mat1.col_indices(), mat1.values()
-    rows = _ops.aten._convert_indices_from_csr_to_coo(crow, col)[0]
-    products = values.unsqueeze(1) * mat2.index_select(0, col)
-    # amax/amin start from -inf/inf, which no product ties (a tie with the start would share its gradient), and
-    # rows without entries are 0 afterwards
-    start = {'amax': float('-inf'), 'amin': float('inf')}.get(reduce, 0.0)
-    out = ember.full((mat1.shape[0], mat2.shape[1]), start, dtype=products.dtype)
-    out = out.scatter_reduce(0, rows.unsqueeze(1).expand_as(products), products, reduce, include_self=False)
-    if start:
-        empty = (crow[1:] == crow[:-1]).unsqueeze(1)
-        out = ember.where(empty, ember.zeros((), dtype=out.dtype), out)
-    return out
 
 
 _COMPRESSED_NAMES = {ember.sparse_csr: ('crow_indices', 'col_indices', 'rows', 'ncols'),
