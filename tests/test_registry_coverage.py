@@ -61,7 +61,9 @@ TESTED_THROUGH = {
 # sparse-layout operators: OpInfo's generic tests compare strided tensors, so tests/test_sparse.py compares
 # these with torch (each name must appear there, checked below)
 TESTED_IN_SPARSE = ('_sparse_coo_tensor_with_dims_and_tensors', '_sparse_values_at', 'to_sparse', 'to_dense',
-                    'coalesce', 'sparse_mask', '_values', '_indices', '_sparse_addmm', '_sparse_mm_reduce_impl')
+                    'coalesce', 'sparse_mask', '_values', '_indices', '_sparse_addmm')
+# torch.sparse.mm(csr, dense, reduce=...)'s operators, compared with torch in tests/test_sparse_gaps23.py
+TESTED_IN_SPARSE_GAPS23 = ('_sparse_mm_reduce_impl', '_sparse_mm_reduce_impl_backward')
 # compressed-layout operators, compared with torch in tests/test_sparse_csr.py
 TESTED_IN_SPARSE_CSR = ('sparse_compressed_tensor', '_convert_indices_from_csr_to_coo',
                         '_convert_indices_from_coo_to_csr', '_to_sparse_csr',
@@ -153,6 +155,8 @@ def test_sparse_operators_are_tested_in_test_sparse():
     assert [n for n in TESTED_IN_SPARSE if n not in src] == []
     src = open(os.path.join(os.path.dirname(__file__), 'test_sparse_csr.py')).read()
     assert [n for n in TESTED_IN_SPARSE_CSR if n not in src] == []
+    src = open(os.path.join(os.path.dirname(__file__), 'test_sparse_gaps23.py')).read()
+    assert [n for n in TESTED_IN_SPARSE_GAPS23 if n not in src] == []
 
 
 def _norm(name):
@@ -169,7 +173,8 @@ def test_every_declared_operator_has_a_record():
         if name in OPS or _norm(name) in records or _norm(name).replace('linalg_', '') in records \
                 or _norm(name).replace('fft_', '') in records:
             continue
-        if name in TESTED_IN_SPARSE or name in TESTED_IN_SPARSE_CSR or name in TESTED_IN_SUBCLASSES or \
+        if name in TESTED_IN_SPARSE or name in TESTED_IN_SPARSE_CSR or name in TESTED_IN_SPARSE_GAPS23 or \
+                name in TESTED_IN_SUBCLASSES or \
                 name in TESTED_IN_USERS_GAPS or name in TESTED_IN_IMPORTS_GAPS or name in TESTED_IN_FOREACH or \
                 name in TESTED_IN_FUSED_OPTIM or name in TESTED_IN_QUANTIZATION or name in TESTED_IN_RNN_CELLS:
             continue

@@ -1,7 +1,13 @@
 """Overloads torch's aten namespace has that libraries name (PyG registers handlers for them at import:
 ``@implements(aten.sort.stable)``), each a composite of the operator ember declares for it, so that
 ``ember.ops.aten.<name>.<overload>`` exists and computes what torch's does."""
+import numpy as np
+
 from .registry import declare
+from .sparse import _layout_name as layout_name
+from .._core import dtype as D
+from .._core.coo import sparse_csr, strided
+from .._core.dtype import scalar_name, legacy_type_name
 from .products import _addmm_meta
 from .._dispatch.ops_namespace import aten
 from .._dispatch.modes import show_as, WHOLE, NUMBER_OTHER, NUMBER_SELF, ALWAYS
@@ -18,9 +24,49 @@ declare('_pin_memory(Tensor self, Device? device=None) -> Tensor', composite=lam
         function=False, method=False)
 
 
-def _sparse_mm_reduce_impl(self, other, reduce):
-    raise NotImplementedError("_sparse_mm_reduce_impl: ember has no reductions other than 'sum' for a CSR matrix "
-                              "product (ember.sparse.mm)")
+_REDUCTIONS = ('sum', 'prod', 'mean', 'amax', 'amin', 'max', 'min')     # torch's get_reduction_enum's names
+_ALIASES = {'max': 'amax', 'min': 'amin'}
+
+
+def _check_other(what, t, name, pos, dtype, size0):
+    """torch's check_sparse_mm_reduce_impl_inputs for one dense operand: strided, ``dtype``, 2-D of ``size0`` rows."""
+    if t.layout is not strided:
+        raise RuntimeError(f"Expected tensor to have Strided Layout, but got tensor with {layout_name(t)} Layout "
+                           f"(while checking arguments for {what})")
+    if t._dtype is not dtype:
+        raise RuntimeError(f"Expected tensor for argument #{pos} '{name}' to have scalar type {scalar_name(dtype)}; "
+                           f"but got {legacy_type_name(t._dtype)} instead (while checking arguments for {what})")
+    if t.dim() != 2 or t.shape[0] != size0:
+        raise RuntimeError(f"Expected a tensor of dimension 2 and tensor.size[0] == {size0} but got: dimension "
+                           f"{t.dim()} and tensor.size[0] = {t.shape[0] if t.dim() else 1}")
+
+
+def _sparse_mm_reduce_meta(self, other, reduce):
+    """torch's checks for torch.sparse.mm(csr, dense, reduce) in its order; (out, arg_out): arg_out holds the winning
+    entry of each output for amax/amin (NOTE [spmm reduce] in _backends/sparse/compressed.py), else is empty."""
+    if self.layout is not sparse_csr:
+        raise RuntimeError(f"sparse_mm_reduce: expect self to be SparseCsr, got {layout_name(self)}")
+    _check_other('sparse_mm_reduce', other, 'other', 1, self._dtype, self.shape[1])
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if reduce == 'prod':
+        raise RuntimeError("sparse_mm_reduce: reduce type of prod has not been enabled.")
+    reduce = _ALIASES.get(reduce, reduce)
+    if self._dtype.name not in ('float16', 'bfloat16', 'float32', 'float64'):
+        raise NotImplementedError(f"\"spmm_reduce_kernel\" not implemented for '{scalar_name(self._dtype)}'")
+    index = D.int32 if self._a.plain_indices.dtype == np.int32 else D.int64
+    arg_shape = (self.shape[0], other.shape[1]) if reduce in ('amax', 'amin') and self._a.nnz else (0,)
+    return [((self.shape[0], other.shape[1]), other._dtype), (arg_shape, index)]
+
+
+def _sparse_mm_reduce_backward_meta(self, grad_out, weight, reduce, arg_out, output_mask):
+    what = 'sparse_mm_reduce_backward'
+    if self.layout is not sparse_csr:
+        raise RuntimeError(f"{what}: expect self to be SparseCsr, got {layout_name(self)}")
+    _check_other(what, grad_out, 'grad_out', 1, self._dtype, self.shape[0])
+    _check_other(what, weight, 'other', 2, self._dtype, self.shape[1])
+    return [(tuple(self.shape), self._dtype) if output_mask[0] else None,
+            (tuple(weight.shape), weight._dtype) if output_mask[1] else None]
 
 
 def _scaled(g, s):
@@ -34,8 +80,15 @@ declare('_sparse_addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, 
             'self': lambda grad, beta: _scaled(grad, beta),
             'mat1': lambda grad, mat1, mat2, alpha: _scaled(grad.mm(mat2.t()).sparse_mask(mat1), alpha),
             'mat2': lambda grad, mat1, alpha: _scaled(mat1.t().mm(grad), alpha)})
+# torch.sparse.mm(csr, dense, reduce): a SparseCsrCPU kernel only, as torch's (a COO or dense input cannot run it);
+# its backward is torch's fused one, with no derivative of its own (torch's neither)
 declare('_sparse_mm_reduce_impl(Tensor self, Tensor other, str reduce) -> (Tensor, Tensor)',
-        composite=_sparse_mm_reduce_impl, function=False, method=False)
+        meta=_sparse_mm_reduce_meta, function=False, method=False, forward='not_implemented', derivatives={
+            ('self', 'other'): lambda grad, self, other, reduce, result1, output_mask:
+            aten._sparse_mm_reduce_impl_backward.default(self, grad, other, reduce, result1, output_mask)})
+declare('_sparse_mm_reduce_impl_backward(Tensor self, Tensor grad_out, Tensor weight, str reduce, Tensor arg_out, '
+        'bool[2] output_mask) -> (Tensor, Tensor)', meta=_sparse_mm_reduce_backward_meta, function=False,
+        method=False, derivatives={})
 
 
 # torch's overloads for calls ember makes with one operator that covers them (NOTE [boxed arguments]): each is a

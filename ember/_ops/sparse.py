@@ -56,6 +56,8 @@ _COMPRESSED_BETA = ("Sparse CSR tensor support is in beta state. If you miss a f
 def _wrap(r, dev):
     if isinstance(r, tuple):
         return tuple(_wrap(x, dev) for x in r)
+    if r is None:           # an output its output_mask left out (a backward kernel's)
+        return None
     if isinstance(r, (COOArray, CompressedArray)):
         if r.__class__ is CompressedArray:       # torch's SparseCsrTensorImpl warns at its first construction
             warn_once(_COMPRESSED_BETA, UserWarning)

@@ -86,18 +86,26 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     return t
 
 
-def mm(mat1, mat2, reduce='sum'):
+def mm(mat1, mat2, reduce=None):
     """Sparse (COO, CSR or CSC) @ dense gives dense; unlike ``ember.mm``'s, the sparse operand's gradient keeps
     its layout and sparsity pattern (torch's ``_sparse_addmm``, SparseAddmmBackward0).
+
+    With ``reduce`` ('sum', 'mean', 'amax' or 'amin'; torch's ``_sparse_mm.reduce``), ``mat1`` must be CSR and
+    ``mat2`` dense: ``out[i, j]`` reduces ``mat1[i, k] * mat2[k, j]`` over row i's stored entries only (a row with
+    none gives 0), as torch's ``_sparse_mm_reduce_impl``; even 'sum' then refuses a COO ``mat1``, as torch's.
 
     >>> import ember
     >>> s = ember.eye(2).to_sparse_csr()
     >>> ember.sparse.mm(s, ember.ones(2, 2))
     tensor([[1., 1.],
             [1., 1.]])
+    >>> a = ember.tensor([[1., 2.], [0., 4.]]).to_sparse_csr()
+    >>> ember.sparse.mm(a, ember.ones(2, 1), reduce='mean')
+    tensor([[1.5000],
+            [4.0000]])
     """
-    if reduce != 'sum':
-        raise NotImplementedError(f"torch.sparse.mm: reduce='{reduce}' is not supported by ember")
+    if reduce is not None:
+        return _ops.aten._sparse_mm_reduce_impl(mat1, mat2, reduce)[0]
     if mat1.layout is not ember.strided and mat2.layout is ember.strided and mat1.dim() == 2 and mat2.dim() == 2:
         out = ember.zeros(mat1.shape[0], mat2.shape[1], dtype=mat2.dtype)
         return _ops.aten._sparse_addmm(out, mat1, mat2, beta=0)

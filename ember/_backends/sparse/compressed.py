@@ -165,6 +165,88 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
     return (p + (_dense(self) if beta == 1 else _dense(self) * beta)).astype(p.dtype, copy=False)
 
 
+# --- torch.sparse.mm(csr, dense, reduce=...): torch's _sparse_mm_reduce_impl and its backward --------------
+# NOTE [spmm reduce]: out[m, k] reduces val[e] * other[col[e], k] over row m's entries e (a row with none gives
+# 0); 'mean' divides the sum by the row's count. 'amax'/'amin' also give, per output, the entry that won
+# (torch's arg_out): the first of equal ones, the last NaN where there is one, nnz where none beat the start
+# value (-inf for amax, +inf for amin); the backward sends each output's gradient to that entry only.
+
+_INIT = {'amax': -np.inf, 'amin': np.inf}
+_NAMES = {'max': 'amax', 'min': 'amin'}     # torch's other names for them
+
+
+def _opmath(a):
+    """Half and bfloat16 products and reductions run in float32, as torch's opmath type."""
+    return a.astype(np.float32) if a.dtype.itemsize < 4 else a
+
+
+def _row_ranges(a):
+    """Each entry's row, each row's count, and the rows with entries and their first entries."""
+    counts = np.diff(a.compressed_indices)
+    rows = np.flatnonzero(counts)
+    return expand_compressed(a.compressed_indices), counts, rows, a.compressed_indices[:-1][rows]
+
+
+def _sparse_mm_reduce_impl(a, other, reduce):
+    """(out, arg_out) of CSR ``a`` @ dense ``other`` reduced by ``reduce`` (NOTE [spmm reduce]); arg_out is empty
+    for 'sum'/'mean'. torch computes arg_out only when grad mode is on and an input requires grad; here always."""
+    col, nnz, reduce = a.plain_indices, a.nnz, _NAMES.get(reduce, reduce)
+    out = np.zeros((a.shape[0], other.shape[1]), other.dtype)
+    arg = np.empty((0,), col.dtype)
+    if not nnz:
+        return out, arg
+    _, counts, rows, starts = _row_ranges(a)
+    prod = _opmath(a.values)[:, None] * _opmath(other)[col]
+    if reduce in ('sum', 'mean'):
+        seg = np.add.reduceat(prod, starts, axis=0)
+        out[rows] = seg / counts[rows][:, None] if reduce == 'mean' else seg
+        return out, arg
+    seg = (np.maximum if reduce == 'amax' else np.minimum).reduceat(prod, starts, axis=0)
+    out[rows] = seg
+    return out, _arg_out(prod, seg, rows, starts, counts, reduce, (out.shape[0], out.shape[1]), col.dtype)
+
+
+def _arg_out(prod, seg, rows, starts, counts, reduce, shape, index_dtype):
+    nnz = prod.shape[0]
+    e = np.arange(nnz)[:, None]
+    first = np.minimum.reduceat(np.where(prod == np.repeat(seg, counts[rows], axis=0), e, nnz), starts, axis=0)
+    first[seg == _INIT[reduce]] = nnz            # no entry beat the start value: the output keeps it, as torch's
+    last_nan = np.maximum.reduceat(np.where(np.isnan(prod), e, -1), starts, axis=0)
+    arg = np.full(shape, nnz, index_dtype)
+    arg[rows] = np.where(last_nan >= 0, last_nan, first)
+    return arg
+
+
+def _sparse_mm_reduce_impl_backward(a, grad, other, reduce, arg_out, output_mask):
+    """Gradients of _sparse_mm_reduce_impl for ``a``'s values (a CSR tensor of its pattern) and ``other``."""
+    col, val, reduce = a.plain_indices, _opmath(a.values), _NAMES.get(reduce, reduce)
+    g, o = _opmath(np.asarray(grad)), _opmath(other)
+    if not a.nnz:
+        gv, go = val, np.zeros_like(o)
+    elif reduce in ('amax', 'amin'):
+        gv, go = _arg_backward(col, val, g, o, arg_out, a.nnz)
+    else:
+        row, counts, _, _ = _row_ranges(a)
+        scale = 1 / counts[row] if reduce == 'mean' else None
+        gv = np.einsum('ek,ek->e', g[row], o[col]) if output_mask[0] else None
+        w = val if scale is None else val * scale
+        go = _spmm(a.with_values(w).transposed(), g) if output_mask[1] else None
+        gv = gv if scale is None or gv is None else gv * scale
+    gs = (CompressedArray(a.layout, a.compressed_indices.copy(), col.copy(), gv.astype(a.values.dtype), a.shape)
+          if output_mask[0] else None)
+    return gs, (go.astype(other.dtype, copy=False) if output_mask[1] else None)
+
+
+def _arg_backward(col, val, g, o, arg_out, nnz):
+    """Each output's gradient to the entry that won it (none where arg_out is nnz)."""
+    m, k = np.nonzero(arg_out != nnz)
+    e = arg_out[m, k]
+    c = col[e]
+    gv = np.bincount(e, weights=g[m, k] * o[c, k], minlength=nnz)
+    go = np.bincount(c * o.shape[1] + k, weights=val[e] * g[m, k], minlength=o.size).reshape(o.shape)
+    return gv, go
+
+
 # --- pointwise and structure ----------------------------------------------------------------------------
 
 def _same_layout(r, layout):
@@ -245,7 +327,8 @@ KERNELS = {
     'mul.Tensor': mul, 'add.Tensor': add, 'neg': neg, 't': t, 'transpose.int': transpose, '_to_copy': _to_copy,
     'clone': clone, 'detach': detach, 'sum.dim_IntList': sum_dim, 'values': values,
     'crow_indices': compressed_indices, 'ccol_indices': compressed_indices, 'col_indices': plain_indices,
-    'row_indices': plain_indices,
+    'row_indices': plain_indices, '_sparse_mm_reduce_impl': _sparse_mm_reduce_impl,
+    '_sparse_mm_reduce_impl_backward': _sparse_mm_reduce_impl_backward,
 }
 CPU_KERNELS = {'sparse_compressed_tensor.comp_plain_value_size': _compressed_tensor, '_to_sparse_csr': _to_sparse_csr,
                '_to_sparse_csc': _to_sparse_csc, '_convert_indices_from_csr_to_coo': _convert_indices_from_csr_to_coo,
