@@ -178,3 +178,42 @@ def test_sparse_mm_reduce_impl_backward_called_directly(reduce, mask):
                                        np.asarray(u[-1] if isinstance(u, tuple) else u), rtol=1e-6, atol=1e-6)
             if isinstance(u, tuple):
                 assert u[0] == v[0]
+
+
+def _coo(lib):
+    a = lib.sparse_coo_tensor(lib.tensor([[0, 1, 1], [1, 0, 0]]), lib.tensor([1., 2, 3]), (2, 2))
+    b = lib.sparse_coo_tensor(lib.tensor([[0], [1]]), lib.tensor([-1.]), (2, 2)).coalesce()
+    return a, b
+
+
+@pytest.mark.parametrize('case', ['coalesced', 'uncoalesced', 'alpha', 'inplace', 'inplace_uncoalesced',
+                                  'dense_minus_sparse', 'dense_sub_', 'long_minus_float'])
+def test_sparse_coo_sub_as_torch(case):
+    """sub of COO tensors is torch's add with -alpha: the merged (coalesced) or concatenated pattern as add's."""
+    def run(lib):
+        a, b = _coo(lib)
+        r = {'coalesced': lambda: a.coalesce() - b, 'uncoalesced': lambda: a - b,
+             'alpha': lambda: lib.sub(a.coalesce(), b, alpha=2), 'inplace': lambda: a.coalesce().clone().sub_(b),
+             'inplace_uncoalesced': lambda: a.clone().sub_(b, alpha=.5), 'dense_minus_sparse': lambda: lib.ones(2, 2) - a,
+             'dense_sub_': lambda: lib.ones(2, 2).sub_(a, alpha=2), 'long_minus_float': lambda: a.long() - b}[case]()
+        if not r.is_sparse:
+            return 'dense', r.tolist()
+        return r.is_coalesced(), r._nnz(), r._indices().tolist(), r._values().tolist(), str(r.dtype).split('.')[-1]
+    t, e = both(run)
+    assert t[0] == 'ok' and e == t
+
+
+@pytest.mark.parametrize('case', ['sizes', 'sizes_broadcastable', 'dense_sizes', 'sparse_minus_dense',
+                                  'sparse_minus_number', 'bool'])
+@pytest.mark.parametrize('op', ['add', 'sub'])
+def test_sparse_coo_add_sub_errors(case, op):
+    """torch's add_sparse checks come before any broadcasting: its messages, not the broadcast one."""
+    def run(lib):
+        a, b = _coo(lib)
+        empty = lambda *size: lib.sparse_coo_tensor(lib.zeros(2, 0, dtype=lib.long), lib.zeros(0), size)
+        x, y = {'sizes': (a, empty(3, 2)), 'sizes_broadcastable': (a, empty(1, 2)), 'dense_sizes': (lib.ones(3, 2), a),
+                'sparse_minus_dense': (a, lib.ones(2, 2)), 'sparse_minus_number': (a, 1),
+                'bool': (a.bool(), b.bool())}[case]
+        getattr(lib, op)(x, y)
+    (tk, t), (ek, e) = both(run)
+    assert tk == ('NotImplementedError' if (case, op) == ('bool', 'add') else 'RuntimeError') and (ek, e) == (tk, t)

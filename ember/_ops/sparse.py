@@ -26,6 +26,7 @@ from .._dispatch.ops_namespace import aten
 from .registry import declare
 from .._warn import warn_once
 from .views import wrap_dim
+from .pointwise import _BOOL_MSG
 from .._core.dtype import _PROMOTE
 
 SPARSE_BIT = 1 << DispatchKey.SparseCPU
@@ -137,9 +138,41 @@ def _sparse_stack_meta(tensors, dim=0):
     return s0[:d] + (len(tensors),) + s0[d:], _promoted(tensors)
 
 
+def _sparse_sub_checks(self, other, alpha=1):
+    if self._dtype.name == 'bool' and getattr(other, '_dtype', None) is self._dtype:    # sub's own check comes first
+        raise RuntimeError(_BOOL_MSG['sub'])
+    _sparse_add_checks(self, other, alpha)
+
+
+def _sparse_add_checks(self, other, alpha=1):
+    """torch's add_sparse checks, before any broadcasting rule: equal sizes, and no sparse + dense (sub too)."""
+    a, b = self._a, getattr(other, '_a', None)
+    if a.__class__ is COOArray and b.__class__ is not COOArray:
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+    if tuple(a.shape) == tuple(b.shape):
+        if a.__class__ is COOArray and b.__class__ is COOArray and _promoted([self, other]).name == 'bool':
+            raise NotImplementedError("\"cadd_sparse\" not implemented for 'Bool'")
+        return
+    if a.__class__ is COOArray:
+        raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but {list(a.shape)} != "
+                           f"{list(b.shape)}")
+    raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size {list(a.shape)} while "
+                       f"other has size {list(b.shape)} (FYI: dense-sparse addition does not currently support "
+                       f"broadcasting)")
+
+
 # operators whose SparseCPU kernel checks other things than the dense meta function does (torch's sparse kernel
 # has rules and messages of its own): `sparse_kernel` runs these instead of the declaration's meta
 SPARSE_META = {'cat': _sparse_cat_meta, 'stack': _sparse_stack_meta}
+# and checks it runs before the declaration's meta (whose broadcasting message would come first)
+SPARSE_CHECKS = {'add.Tensor': _sparse_add_checks, 'sub.Tensor': _sparse_sub_checks}
+
+
+def _checked(check, meta):
+    def checked_meta(*args):
+        check(*args)
+        return meta(*args)
+    return checked_meta
 
 
 def sparse_kernel(op, fn, key=DispatchKey.SparseCPU):
@@ -150,6 +183,8 @@ def sparse_kernel(op, fn, key=DispatchKey.SparseCPU):
     meta = decl.meta if decl is not None and decl.kind in ('generic', 'pointwise') and decl.explicit is None else None
     own = SPARSE_META.get(op.schema.full_name) if key == DispatchKey.SparseCPU else None
     meta = own or meta
+    check = SPARSE_CHECKS.get(op.schema.full_name) if key == DispatchKey.SparseCPU else None
+    meta = meta if check is None or meta is None else _checked(check, meta)
     cast = own is not None or (decl is not None and decl.kind == 'pointwise')      # to the meta's promoted dtype
     cpu = _devmod.canonical('cpu')
 

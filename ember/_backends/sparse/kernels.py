@@ -201,9 +201,8 @@ def div(a, b):
 def add(a, b, alpha=1):
     if isinstance(a, COOArray) and isinstance(b, COOArray):
         if a.shape != b.shape:
-            raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size "
-                               f"{list(a.shape)} while other has size {list(b.shape)} (FYI: dense-sparse addition "
-                               f"does not currently support broadcasting)")
+            raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but {list(a.shape)} != "
+                               f"{list(b.shape)}")
         bv = b.values * alpha if alpha != 1 else b.values
         if not a.nnz or not b.nnz:
             return COOArray(np.concatenate([a.indices, b.indices], 1), np.concatenate([a.values, bv]), a.shape,
@@ -241,6 +240,11 @@ def _merge(a, b, bv):
     vals[ra] = a.values[take_a]
     vals[rb] += bv[take_b]
     return COOArray(idx, vals, a.shape, False)
+
+
+def sub(a, b, alpha=1):
+    """torch's sub of sparse operands: add with -alpha (a sparse minus a dense operand is refused as add's)."""
+    return add(a, b, -alpha)
 
 
 def neg(a):
@@ -358,7 +362,7 @@ def zeros_like(a, dtype=None, layout=None, device=None, pin_memory=None, memory_
 KERNELS = {
     'zeros_like': zeros_like, 'linear': linear, 'addmm': _sparse_addmm, 'mm': mm, 'matmul': mm, 'to_dense': to_dense, 'coalesce': coalesce, 'sparse_mask': sparse_mask,
     '_sparse_values_at': _sparse_values_at, '_values': values, 'values': values, '_indices': indices, 'transpose.int': transpose,
-    't': t, 'mul.Tensor': mul, 'div.Tensor': div, 'add.Tensor': add, 'neg': neg,
+    't': t, 'mul.Tensor': mul, 'div.Tensor': div, 'add.Tensor': add, 'sub.Tensor': sub, 'neg': neg,
     'sum.dim_IntList': sum_dim, '_to_copy': _to_copy, 'clone': clone, 'detach': detach, 'to_sparse': to_sparse,
     '_sparse_addmm': _sparse_addmm, 'index_select': index_select, 'cat': cat, 'stack': stack,
     'unsqueeze': unsqueeze, 'select.int': select,
