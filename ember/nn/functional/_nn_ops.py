@@ -805,20 +805,32 @@ def _reflect(x, lo, hi):
     return ember.where(flips.remainder(2) == 0, extra + lo, span - extra + lo)
 
 
-def _clip(x, n):
+# NOTE [grid_sample non-finite grid]: torch's CPU kernels disagree with each other on NaN / inf coordinates and
+# ember follows each. The 2-D kernel (vectorised) clips a NaN coordinate to 0 (border, reflection), and with zeros
+# padding multiplies its NaN weights with the zeroed out-of-bounds taps: the output is NaN (bilinear, bicubic), 0
+# (nearest). The 3-D kernel (scalar, std::min/std::max) clips NaN to size - 1, skips every out-of-bounds corner (a
+# point with a non-finite coordinate under zeros padding gives 0, not NaN), and its backward does not clip NaN
+# (nor, under reflection, inf): such a point gives no gradient at all, to the input or the grid.
+
+def _clip(x, n, nan_to):
     """x clamped into [0, n - 1] with torch's clip_coordinates_set_grad: the borders count as outside, so the
-    gradient to x is zero at and beyond them (a plain clamp would pass it at the border itself)."""
-    inside = (x > 0) & (x < n - 1)       # a NaN coordinate is clipped to 0, as torch's vectorised max(x, 0)
-    return ember.where(inside, x, x.detach().nan_to_num(0.0).clamp(0, n - 1))
+    gradient to x is zero at and beyond them (a plain clamp would pass it at the border itself). NaN becomes
+    ``nan_to`` (NOTE [grid_sample non-finite grid])."""
+    inside = (x > 0) & (x < n - 1)
+    return ember.where(inside, x, x.detach().clamp(0, n - 1).nan_to_num(nan_to))
 
 
-def _source(coord, n, padding_mode, align_corners):
+def _source(coord, n, padding_mode, align_corners, k):
+    """The pixel coordinate read for the normalised ``coord`` along a dim of size n, in a k-dim grid_sample."""
     x = _unnormalise(coord, n, align_corners)
+    nan_to = 0. if k == 2 else n - 1.               # NOTE [grid_sample non-finite grid]
     if padding_mode == 'border':
-        x = _clip(x, n)
+        x = _clip(x, n, nan_to)
     elif padding_mode == 'reflection':
         x = _reflect(x, 0, n - 1) if align_corners else _reflect(x, -0.5, n - 0.5)
-        x = _clip(x, n)
+        x = _clip(x, n, nan_to)
+    elif k == 3:                                    # zeros: every corner outside, finite weights
+        x = ember.where(x.isfinite(), x, -2.)
     return x
 
 
@@ -855,25 +867,34 @@ def _check_grid_sampler(input, grid, mode):
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
 
 
-def _gather_taps(input, out_sizes):
-    """``tap(idx)``: input at the integer index ``idx`` (one tensor per spatial dim, outermost first, each
-    (N, *out_sizes)) per output point, zero outside the input: (N, C, *out_sizes)."""
+def _gather_taps(input):
+    """``tap(idx)``: input at the integer-valued float indices ``idx`` (one tensor per spatial dim, outermost
+    first, broadcasting together to (N, *shape)), zero outside the input (and at NaN / inf): (N, C, *shape). All
+    taps are one gather, so the backward is one scatter."""
     n, c, sizes = input.shape[0], input.shape[1], list(input.shape[2:])
     flat = input.reshape(n, c, math.prod(sizes))
     strides = [math.prod(sizes[d + 1:]) for d in range(len(sizes))]
-    npts = math.prod(out_sizes)
 
     def tap(idx):
-        inside, lin = None, 0
+        inside, lin = None, None
         for i, size, stride in zip(idx, sizes, strides):
-            ok = (i >= 0) & (i <= size - 1)         # (False for a NaN coordinate: it reads zero)
+            ok = (i >= 0) & (i <= size - 1)
+            j = ember.where(ok, i, 0).long()        # int64 before the stride: bf16 rounds 1023 to 1024
+            j = j * stride if stride != 1 else j
             inside = ok if inside is None else inside & ok
-            # the flat index in int64: a NaN coordinate reads element 0 (masked), and a bfloat16 grid's
-            # index is clamped as an integer (1023 is no bfloat16: a clamp in bfloat16 gives 1024)
-            lin = lin + i.nan_to_num(0.0).clamp(-1, size).long().clamp(0, size - 1) * stride
-        lin = lin.reshape(n, 1, npts).expand(n, c, npts)
-        return flat.gather(2, lin).reshape(n, c, *out_sizes) * inside.unsqueeze(1).to(input.dtype)
+            lin = j if lin is None else lin + j
+        shape = list(lin.shape[1:])
+        pts = math.prod(shape)
+        taps = flat.gather(2, lin.reshape(n, 1, pts).expand(n, c, pts)).reshape(n, c, *shape)
+        return ember.where(inside.unsqueeze(1), taps, 0)    # where, not a product: no NaN gradient at a masked tap
     return tap
+
+
+def _on_corner_axis(parts, d, k):
+    """``parts`` (each (N, *out)) stacked on the corner axis d of k: (N, 1, .., len(parts), .., 1, *out), so that
+    the k dims' corners broadcast into the whole neighbourhood."""
+    t = ember.stack(parts, 1)
+    return t.reshape(t.shape[0], *[len(parts) if e == d else 1 for e in range(k)], *t.shape[2:])
 
 
 _CUBIC_A = -0.75    # torch's (and OpenCV's) cubic convolution constant
@@ -892,35 +913,39 @@ def _cubic_coefficients(t):
 
 
 def _bicubic_tap_index(i, n, padding_mode, align_corners):
-    """Where the integer tap i (a float tensor) reads, as ATen's compute_coordinates: the 4 x 4 neighbourhood is
-    clamped or reflected tap by tap (zeros padding reads zero outside, in _gather_taps)."""
+    """Where the integer taps i (a float tensor) read, as ATen's compute_coordinates: the 4 x 4 neighbourhood is
+    clamped or reflected tap by tap (zeros padding reads zero outside, in _gather_taps); NaN clips to 0, as
+    torch's 2-D kernel (NOTE [grid_sample non-finite grid])."""
     if padding_mode == 'border':
-        return i.clamp(0, n - 1)
+        return i.clamp(0, n - 1).nan_to_num(0.)
     if padding_mode == 'reflection':
         r = _reflect(i, 0, n - 1) if align_corners else _reflect(i, -0.5, n - 0.5)
-        return r.clamp(0, n - 1)
+        return r.clamp(0, n - 1).nan_to_num(0.)
     return i
 
 
 def _grid_sample_bicubic(input, grid, padding_mode, align_corners):
     """2-D bicubic grid_sample as torch's CPU kernel: 16 taps around floor(x), floor(y) of the unnormalised
-    (unclipped) coordinates, each placed by the padding mode; the gradient reaches the grid through the fractions
-    only (the taps' positions are integers), as torch's."""
+    (unclipped) coordinates, each placed by the padding mode, interpolated along x, then y; the gradient reaches
+    the grid through the fractions only (the taps' positions are integers), as torch's."""
     h, w = input.shape[2], input.shape[3]
     x = _unnormalise(grid[..., 0], w, align_corners)
     y = _unnormalise(grid[..., 1], h, align_corners)
     ix, iy = ember.floor(x).detach(), ember.floor(y).detach()
-    cx = [c.unsqueeze(1) for c in _cubic_coefficients(x - ix)]
-    cy = [c.unsqueeze(1) for c in _cubic_coefficients(y - iy)]
-    tap = _gather_taps(input, list(grid.shape[1:-1]))
-    cols = [_bicubic_tap_index(ix + d, w, padding_mode, align_corners) for d in (-1, 0, 1, 2)]
-    out = None
-    for i, d in enumerate((-1, 0, 1, 2)):               # rows of the neighbourhood, each interpolated along x
-        row = _bicubic_tap_index(iy + d, h, padding_mode, align_corners)
-        taps = [tap([row, col]) for col in cols]
-        along_x = cx[0] * taps[0] + cx[1] * taps[1] + cx[2] * taps[2] + cx[3] * taps[3]
-        out = cy[i] * along_x if out is None else out + cy[i] * along_x
-    return out
+    offsets = ember.tensor([-1., 0., 1., 2.], dtype=ix.dtype).reshape(4, *[1] * ix.dim())
+    rows = _bicubic_tap_index(iy.unsqueeze(0) + offsets, h, padding_mode, align_corners)    # (4, N, *out)
+    cols = _bicubic_tap_index(ix.unsqueeze(0) + offsets, w, padding_mode, align_corners)
+    taps = _gather_taps(input)([rows.movedim(0, 1).unsqueeze(2), cols.movedim(0, 1).unsqueeze(1)])  # (N, C, 4, 4, *out)
+    cx = _on_corner_axis(list(_cubic_coefficients(x - ix)), 1, 2).unsqueeze(1)
+    cy = _on_corner_axis(list(_cubic_coefficients(y - iy)), 0, 2).unsqueeze(1)
+    return ((taps * cx).sum(3, keepdim=True) * cy).sum((2, 3))
+
+
+def _no_grad_at_nonfinite_3d(out, grid, padding_mode):
+    """torch's 3-D backward reads NaN (reflection: NaN or inf) coordinates unclipped: no gradient from those
+    points (NOTE [grid_sample non-finite grid])."""
+    bad = grid.isnan() if padding_mode == 'border' else ~grid.isfinite()
+    return ember.where(bad.any(-1).unsqueeze(1), out.detach(), out)
 
 
 def grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corners=None):
@@ -928,7 +953,8 @@ def grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corner
     -1 being the left/top edge (the first pixel's centre with ``align_corners``); or, volumetric, (N, C, Do, Ho, Wo)
     of ``input`` (N, C, D, H, W) at the (x, y, z) of ``grid`` (N, Do, Ho, Wo, 3). ``mode`` 'bilinear' (trilinear
     in 3-D), 'nearest' or 'bicubic' (2-D only), ``padding_mode`` 'zeros', 'border' or 'reflection'. Written in
-    operators (gathers of the corner pixels and their weights), so gradients reach both the input and the grid.
+    operators (one gather of the corner pixels, and their weights), so gradients reach both the input and the grid.
+    NaN / inf in the grid give what torch's CPU kernels give (NOTE [grid_sample non-finite grid]).
 
     >>> img = ember.arange(4.).reshape(1, 1, 2, 2)
     >>> F.grid_sample(img, ember.zeros(1, 1, 1, 2), align_corners=False).item()
@@ -950,23 +976,30 @@ def grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corner
     _check_grid_sampler(input, grid, mode)
     if mode == 'bicubic':
         return _grid_sample_bicubic(input, grid, padding_mode, align_corners)
+    out = _grid_sample_linear_or_nearest(input, grid, mode, padding_mode, align_corners)
+    grad = ember.is_grad_enabled() and (input.requires_grad or grid.requires_grad)
+    if grad and grid.shape[-1] == 3 and padding_mode != 'zeros':
+        out = _no_grad_at_nonfinite_3d(out, grid, padding_mode)
+    if mode == 'nearest' and grad and grid.requires_grad:     # the grid's gradient is zeros, as torch's
+        out = _ZeroGradToGrid.apply(out, grid)
+    return out
+
+
+def _grid_sample_linear_or_nearest(input, grid, mode, padding_mode, align_corners):
     sizes = list(input.shape[2:])                      # (D,) H, W: outermost first; the grid lists x (W) first
     k = len(sizes)
-    src = [_source(grid[..., k - 1 - d], sizes[d], padding_mode, align_corners) for d in range(k)]
-    tap = _gather_taps(input, list(grid.shape[1:-1]))
-    if mode == 'nearest':       # round half to even, as torch's nearbyint; the grid's gradient is zeros, as torch's
-        out = tap([ember.round(s) for s in src])
-        return _ZeroGradToGrid.apply(out, grid) if grid.requires_grad and ember.is_grad_enabled() else out
+    src = [_source(grid[..., k - 1 - d], sizes[d], padding_mode, align_corners, k) for d in range(k)]
+    tap = _gather_taps(input)
+    if mode == 'nearest':       # round half to even, as torch's nearbyint
+        return tap([ember.round(s) for s in src])
     lo = [ember.floor(s) for s in src]
-    w1 = [(s - f).unsqueeze(1) for s, f in zip(src, lo)]
-    w = [(1 - a, a) for a in w1]
-    out = None
-    for corner in itertools.product((0, 1), repeat=k):  # x fastest, as torch's nw, ne, sw, se (tnw ... bse in 3-D)
-        term = tap([f + b for f, b in zip(lo, corner)])
-        for d in reversed(range(k)):                    # weights multiplied x first, as before
-            term = term * w[d][corner[d]]
-        out = term if out is None else out + term
-    return out
+    frac = [s - f for s, f in zip(src, lo)]
+    w = None
+    for d in reversed(range(k)):                       # x first: torch's (ix_se - ix) * (iy_se - iy) (* ...)
+        wd = _on_corner_axis([1 - frac[d], frac[d]], d, k)
+        w = wd if w is None else w * wd
+    taps = tap([_on_corner_axis([f, f + 1], d, k) for d, f in enumerate(lo)])     # (N, C, 2, 2(, 2), *out)
+    return (taps * w.unsqueeze(1)).sum(tuple(range(2, 2 + k)))
 
 
 @_autocast_composite('interpolate')    # matmuls inside, but torch's upsample kernels are not autocast
