@@ -549,3 +549,14 @@ def test_every_unary_inplace_variant_equals_its_function(name):
     r = getattr(y, name + '_')()
     assert r is y and y.dtype == x.dtype     # in place keeps the dtype (logical_not_ writes 0.0 / 1.0)
     assert np.array_equal(y.numpy(), want.numpy().astype(y.numpy().dtype), equal_nan=True)
+
+
+@pytest.mark.parametrize('dtype', ['bfloat16', 'float16'])
+@pytest.mark.parametrize('kwargs', [{}, dict(nan=1., posinf=2., neginf=-3.), dict(nan=4.)])
+def test_nan_to_num_half_precision_matches_torch(dtype, kwargs):
+    # NumPy's nan_to_num passed ml_dtypes' bfloat16 through untouched (not np.inexact): NaN and inf stayed
+    vals = [float('nan'), float('inf'), -float('inf'), 1.5, -0.25]
+    t = torch.tensor(vals, dtype=getattr(torch, dtype)).nan_to_num(**kwargs)
+    e = ember.tensor(vals, dtype=getattr(ember, dtype)).nan_to_num(**kwargs)
+    assert e.dtype == getattr(ember, dtype)
+    np.testing.assert_array_equal(e.float().numpy(), t.float().numpy())

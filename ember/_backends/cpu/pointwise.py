@@ -253,9 +253,16 @@ def _clamp(a, lo, hi):
         else _min_vs(r, hi)
 
 
+_BF16_MAX = (2 - 2 ** -7) * 2.0 ** 127     # bfloat16's largest finite value
+
+
 def _nan_to_num(a, nan, posinf, neginf):
     if a.dtype.kind in 'iub' or np.isfinite(a).all():       # nothing to replace: a copy (3x faster)
         return a.copy(order='K')        # in the input's layout, as torch's output
+    if _is_half(a.dtype) and not np.issubdtype(a.dtype, np.inexact):    # bfloat16, that np.nan_to_num passes over
+        top = _BF16_MAX
+        r = _nan_to_num(a.astype(np.float32), nan, top if posinf is None else posinf, -top if neginf is None else neginf)
+        return r.astype(a.dtype)
     return _input_layout(a, np.nan_to_num(a, copy=True, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf))
 
 
