@@ -56,3 +56,19 @@ def test_grid_sample_warnings_and_errors():
             F.grid_sample(ember.zeros(1, 1, 2, 2), ember.zeros(1, 1, 1, 2), padding_mode='wrap')
         with pytest.raises(ValueError, match='Expected a batch of 2D affine matrices of shape Nx2x3'):
             F.affine_grid(ember.zeros(1, 3, 3), (1, 1, 2, 2))
+
+
+@pytest.mark.parametrize('size', [(2, 1, 1, 4), (1, 2, 3, 1), (1, 2, 1, 1, 3), (2, 1, 3, 4, 5), (1, 1, 11, 11)])
+@pytest.mark.parametrize('align_corners', [False, True])
+def test_affine_grid_unit_sizes_and_warning_match_torch(size, align_corners):
+    # a unit-size dim samples its centre, 0 (torch's linspace_from_neg_one), not -1; align_corners warns there
+    rng = np.random.default_rng(1)
+    th = rng.standard_normal((size[0], len(size) - 2, len(size) - 1))
+    got = []
+    for lib in (torch, ember):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter('always')
+            g = lib.nn.functional.affine_grid(lib.tensor(th), size, align_corners=align_corners)
+        got.append((g.numpy(), [str(x.message) for x in w]))
+    np.testing.assert_allclose(got[1][0], got[0][0], rtol=1e-12, atol=1e-12)
+    assert got[1][0].shape == got[0][0].shape and got[1][1] == got[0][1]

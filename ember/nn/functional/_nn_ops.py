@@ -748,8 +748,10 @@ _MODES = {'nearest': None, 'nearest-exact': None, 'linear': 1, 'bilinear': 2, 'b
 
 def _base_coords(n, align_corners, dtype):
     """The normalised centres of n pixels in [-1, 1] (the corners' centres at +-1 with align_corners)."""
+    if n <= 1:
+        return ember.zeros(n, dtype=dtype)                         # torch's linspace_from_neg_one: the centre
     c = ember.linspace(-1, 1, n, dtype=dtype)
-    return c if align_corners or n <= 1 else c * (n - 1) / n      # two roundings, as torch's (not one factor)
+    return c if align_corners else c * (n - 1) / n                # two roundings, as torch's (not one factor)
 
 
 def affine_grid(theta, size, align_corners=None):
@@ -781,11 +783,17 @@ def affine_grid(theta, size, align_corners=None):
     else:
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
                                   f"respectively. Got size {size}.")
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
+                      "of affine_grid for details.")
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    k = len(spatial)
     axes = [_base_coords(n, align_corners, theta.dtype) for n in reversed(spatial)]   # x, y(, z)
-    mesh = ember.meshgrid(*reversed(axes), indexing='ij')                            # (.., y, x) order
-    base = ember.stack(list(reversed(mesh)) + [ember.ones_like(mesh[0])], dim=-1)   # (*spatial, k + 1)
+    axes = [a.reshape([a.shape[0] if e == k - 1 - d else 1 for e in range(k)]).expand(*spatial)
+            for d, a in enumerate(axes)]                                              # a meshgrid, in fewer ops
+    base = ember.stack(axes + [ember.ones(spatial, dtype=theta.dtype)], dim=-1)     # (*spatial, k + 1)
     grid = base.reshape(1, -1, base.shape[-1]).matmul(theta.transpose(1, 2))       # (N, prod, k)
     return grid.reshape(size[0], *spatial, len(spatial))
 
