@@ -746,11 +746,11 @@ _MODES = {'nearest': None, 'nearest-exact': None, 'linear': 1, 'bilinear': 2, 'b
 
 # --- spatial transformers: affine_grid and grid_sample ----------------------------------
 
-def _base_coords(n, align_corners, dtype):
+def _base_coords(n, align_corners, dtype, device):
     """The normalised centres of n pixels in [-1, 1] (the corners' centres at +-1 with align_corners)."""
     if n <= 1:
-        return ember.zeros(n, dtype=dtype)                         # torch's linspace_from_neg_one: the centre
-    c = ember.linspace(-1, 1, n, dtype=dtype)
+        return ember.zeros(n, dtype=dtype, device=device)     # the centre, as torch's linspace_from_neg_one
+    c = ember.linspace(-1, 1, n, dtype=dtype, device=device)
     return c if align_corners else c * (n - 1) / n                # two roundings, as torch's (not one factor)
 
 
@@ -790,10 +790,11 @@ def affine_grid(theta, size, align_corners=None):
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     k = len(spatial)
-    axes = [_base_coords(n, align_corners, theta.dtype) for n in reversed(spatial)]   # x, y(, z)
+    axes = [_base_coords(n, align_corners, theta.dtype, theta.device) for n in reversed(spatial)]   # x, y(, z)
     axes = [a.reshape([a.shape[0] if e == k - 1 - d else 1 for e in range(k)]).expand(*spatial)
             for d, a in enumerate(axes)]                                              # a meshgrid, in fewer ops
-    base = ember.stack(axes + [ember.ones(spatial, dtype=theta.dtype)], dim=-1)     # (*spatial, k + 1)
+    ones = ember.ones(spatial, dtype=theta.dtype, device=theta.device)
+    base = ember.stack(axes + [ones], dim=-1)                                       # (*spatial, k + 1)
     grid = base.reshape(1, -1, base.shape[-1]).matmul(theta.transpose(1, 2))       # (N, prod, k)
     return grid.reshape(size[0], *spatial, len(spatial))
 
@@ -940,7 +941,7 @@ def _grid_sample_bicubic(input, grid, padding_mode, align_corners):
     x = _unnormalise(grid[..., 0], w, align_corners)
     y = _unnormalise(grid[..., 1], h, align_corners)
     ix, iy = ember.floor(x).detach(), ember.floor(y).detach()
-    offsets = ember.tensor([-1., 0., 1., 2.], dtype=ix.dtype).reshape(4, *[1] * ix.dim())
+    offsets = ember.tensor([-1., 0., 1., 2.], dtype=ix.dtype, device=ix.device).reshape(4, *[1] * ix.dim())
     rows = _bicubic_tap_index(iy.unsqueeze(0) + offsets, h, padding_mode, align_corners)    # (4, N, *out)
     cols = _bicubic_tap_index(ix.unsqueeze(0) + offsets, w, padding_mode, align_corners)
     taps = _gather_taps(input)([rows.movedim(0, 1).unsqueeze(2), cols.movedim(0, 1).unsqueeze(1)])  # (N, C, 4, 4, *out)
