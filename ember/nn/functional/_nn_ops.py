@@ -887,6 +887,8 @@ def _gather_taps(input):
     def tap(idx):
         inside, lin = None, None
         for i, size, stride in zip(idx, sizes, strides):
+            if i.dtype in (ember.bfloat16, ember.float16):      # bounds compared exactly: in bf16, 1023 is 1024
+                i = i.double()
             ok = (i >= 0) & (i <= size - 1)
             j = ember.where(ok, i, 0).long()        # int64 before the stride: bf16 rounds 1023 to 1024
             j = j * stride if stride != 1 else j
