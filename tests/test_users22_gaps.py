@@ -14,19 +14,7 @@ import pytest
 import torch
 
 import ember
-
-
-def _both(fn):
-    """fn(lib) under torch and ember: (result, exception type and message)."""
-    out = []
-    for lib in (torch, ember):
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore')
-            try:
-                out.append(('ok', fn(lib)))
-            except Exception as e:      # noqa: BLE001 - the error is what is compared
-                out.append((type(e).__name__, str(e)))
-    return out
+from _harness import both as _both
 
 
 def _dt(t):
