@@ -399,3 +399,22 @@ def test_linear_and_addmm_of_a_sparse_input(bias, fn):
         assert (a is None) == (b is None)
         if a is not None:
             np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_compiling_fresh_modules_that_assign_a_number_through_a_mask():
+    # e3nn's NormActivation (`norms[norms < eps] = eps`), compiled for one module after another: the 0-d tensor
+    # setitem keeps for a number was made under the trace's fake mode and baked into the third graph as a constant
+    class M(ember.nn.Module):
+        def __init__(self, eps):
+            super().__init__()
+            self.eps = eps
+
+        def forward(self, x):
+            n = x.pow(2).sum(-1)
+            n[n < self.eps] = self.eps
+            return n.sqrt()
+    x = ember.randn(5, 3)
+    x[0] = 0
+    for eps in (1e-6, 1e-8, 1e-8, 1e-8):
+        out = ember.compile(M(eps), fullgraph=True)(x)
+        assert ember.equal(out, M(eps)(x.clone()))

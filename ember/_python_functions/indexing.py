@@ -28,6 +28,7 @@ from ..ops import aten
 from .._C._functorch import is_batchedtensor
 from .._core.dtype import SAME_DTYPE
 from ._out import write_out
+from ..utils._python_dispatch import _len_torch_dispatch_stack
 
 __all__ = ['where', 'nonzero', 'index_put', 'index_put_']
 
@@ -292,6 +293,8 @@ _SCALARS = {}
 def _scalar_tensor(value, dtype, device):
     """A 0-d tensor holding a Python number assigned with ``x[i] = 1.5``; kept (it is only ever read) so a loop of
     assignments does not build one per call."""
+    if _len_torch_dispatch_stack():     # under a mode (a trace, fake tensors) it is the mode's: made there each time
+        return aten.full.default((), value, dtype=dtype, device=device)
     key = (type(value), value, dtype, device)
     t = _SCALARS.get(key)
     if t is None:
