@@ -418,3 +418,18 @@ def test_compiling_fresh_modules_that_assign_a_number_through_a_mask():
     for eps in (1e-6, 1e-8, 1e-8, 1e-8):
         out = ember.compile(M(eps), fullgraph=True)(x)
         assert ember.equal(out, M(eps)(x.clone()))
+
+
+@pytest.mark.parametrize('call', [lambda lib, x: x > 0, lambda lib, x: x.clamp(0, 1), lambda lib, x: x.relu(),
+                                  lambda lib, x: lib.where(x > 0, x, 0), lambda lib, x: lib.maximum(x, x),
+                                  lambda lib, x: x.max(), lambda lib, x: x == x])
+def test_bfloat16_nan_comparisons_are_silent(call):
+    def run(lib):
+        x = lib.tensor([float('nan'), 1.0, float('inf')], dtype=lib.bfloat16)
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            r = call(lib, x)
+        return r.float().tolist()
+    t, e = both(run)
+    assert t[0] == 'ok'
+    np.testing.assert_array_equal(np.array(e[1], dtype=float), np.array(t[1], dtype=float))

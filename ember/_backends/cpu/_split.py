@@ -122,7 +122,7 @@ def split_pointwise(fn, cost=1, quiet=True):
     """``fn(*args, out=None)``, an elementwise kernel, run in blocks over the intra-op threads when its
     output is large: at least ``SPLIT_WORK // cost`` elements (NOTE [split pointwise]). With ``quiet`` the
     wrapper also sets NumPy's error state as ``_fp.quiet`` does (one wrapper, not two, on the small calls'
-    hot path)."""
+    hot path); with ``quiet='half'`` only for bfloat16/float8 operands (an exact kernel's)."""
     choice = _Choice()
 
     def split(args, out):
@@ -187,7 +187,19 @@ def split_pointwise(fn, cost=1, quiet=True):
             finally:
                 reset_state(token)
     else:
+        half = quiet == 'half' and _EXT is not None
+        if half:
+            set_state, reset_state = _EXT.set, _EXT.reset
+
         def kernel(*args, out=None):
+            a0 = args[0]
+            if half and a0.__class__ is _ndarray and a0.dtype.kind == 'V':
+                # ml_dtypes' bfloat16/float8 loops raise the invalid flag on NaN (NumPy's own exact loops do not)
+                token = set_state(_IGNORE)
+                try:
+                    return split(args, out)
+                finally:
+                    reset_state(token)
             lim = SPLIT_WORK // cost
             for a in args:
                 if a.__class__ is _ndarray and a.size >= lim:
@@ -198,7 +210,7 @@ def split_pointwise(fn, cost=1, quiet=True):
                     args[0].shape != args[1].shape and _broadcast_large(args[0], args[1], lim):
                 return split(args, out)
             return fn(*args) if out is None else fn(*args, out=out)
-        if quiet:       # pragma: no cover - other NumPy versions
+        if quiet is True:       # pragma: no cover - other NumPy versions
             kernel = _fp_quiet(kernel)
     kernel.__name__ = getattr(fn, '__name__', 'kernel')
     kernel.__wrapped__ = fn

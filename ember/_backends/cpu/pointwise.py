@@ -898,7 +898,21 @@ def _opmath(fn):
 
 
 _TABLE.update({name: _opmath(_TABLE[name]) for name in _OPMATH if name in _TABLE})
-KERNELS = {name: _split_pointwise(fn, 1 if fn in _CHEAP else 8, quiet=name not in _EXACT) if _splittable(fn)
-           else fn if name in _EXACT else _quiet(fn) for name, fn in _TABLE.items()}
+def _quiet_half(fn):
+    """An exact kernel (NumPy's own loops raise no floating-point flag for it), quiet for bfloat16/float8 operands,
+    whose ml_dtypes loops raise the invalid flag on a NaN (``x > 0``, ``clamp``): torch's are silent."""
+    q = _quiet(fn)
+
+    def kernel(*args, **kw):
+        a0 = args[0]
+        return q(*args, **kw) if a0.__class__ is np.ndarray and a0.dtype.kind == 'V' else fn(*args, **kw)
+    kernel.__name__ = getattr(fn, '__name__', 'kernel')
+    kernel.__wrapped__ = fn
+    kernel.accepts_out = getattr(q, 'accepts_out', False)
+    return kernel
+
+
+KERNELS = {name: _split_pointwise(fn, 1 if fn in _CHEAP else 8, quiet='half' if name in _EXACT else True)
+           if _splittable(fn) else _quiet_half(fn) if name in _EXACT else _quiet(fn) for name, fn in _TABLE.items()}
 KERNELS['add.Tensor'] = _split_add(_add, np.add)
 KERNELS['sub.Tensor'] = _split_add(_sub, np.subtract)
