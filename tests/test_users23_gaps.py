@@ -433,3 +433,55 @@ def test_bfloat16_nan_comparisons_are_silent(call):
     t, e = both(run)
     assert t[0] == 'ok'
     np.testing.assert_array_equal(np.array(e[1], dtype=float), np.array(t[1], dtype=float))
+
+
+def test_torch_function_handlers_still_see_the_public_function():
+    seen = []
+
+    class Duck:
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return 'handled'
+    assert ember.conv2d(Duck(), ember.ones(1, 1, 1, 1)) == 'handled' and seen[-1] is ember.conv2d
+    assert ember.add(Duck(), 1) == 'handled' and seen[-1] is ember.add
+
+
+def test_legacy_new_of_a_sparse_tensor_is_sparse():
+    def run(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            g = lib.sparse_coo_tensor(lib.tensor([[1, 2, 4], [0, 0, 0]]), lib.tensor([1., 2., 3.]), (5, 1)).coalesce()
+        out = []
+        for args in [(g._indices(), g._values() * 2, g.size()), (g._indices(), g._values() * 2), (), (2, 3)]:
+            r = g.new(*args)
+            out.append((str(r.layout).split('.')[-1], tuple(r.shape), r._nnz(), r.is_coalesced(),
+                        r.to_dense().flatten().tolist()))
+        return out
+    t, e = both(run)
+    assert t[0] == 'ok' and e == t
+    with pytest.raises(TypeError, match='only accepts sizes'):
+        ember.ones(2, 2).to_sparse().new((2, 3))
+
+
+def test_fx_names_tracers_copied_from_torch_use():
+    import ember.fx._symbolic_trace as st
+    from ember.fx._symbolic_trace import _Patcher
+    assert st._orig_module_call is ember.nn.Module.__call__ and st._orig_module_getattr is ember.nn.Module.__getattr__
+    assert st.FunctionType is type(test_fx_names_tracers_copied_from_torch_use) and isinstance(st.ScriptObject, type)
+
+    class C:
+        def f(self):
+            return 1
+    class D(C):
+        pass
+    with _Patcher() as p:       # every patch takes effect, as torch's (whose deduplicate check never fires)
+        p.patch_method(C, 'f', lambda self: 2)
+        p.patch_method(C, 'f', lambda self: 3)
+        assert C().f() == 3
+    assert C().f() == 1
+    with _Patcher() as p:       # PyG: Module.__call__, then Aggregation's, with deduplicate=False
+        p.patch_method(C, 'f', lambda self: 4, deduplicate=False)
+        p.patch_method(D, 'f', lambda self: 5, deduplicate=False)
+        assert (C().f(), D().f()) == (4, 5)
+    assert (C().f(), D().f()) == (1, 1) and 'f' not in D.__dict__

@@ -524,9 +524,24 @@ def _apply_(self, callable):
 
 
 def _new(self, *args, **kwargs):
-    """Legacy ``x.new(...)``: ``Tensor(...)`` with x's dtype and device."""
+    """Legacy ``x.new(...)``: ``Tensor(...)`` with x's dtype and device; of a sparse COO ``x``, a sparse tensor
+    (``g.new(indices, values, size)``, pytorch_optimizer's SM3 builds its sparse updates so)."""
+    if self.is_sparse and not kwargs:
+        return _sparse_new(self, args)
     from .._legacy_types import construct
     return construct(self.dtype, args, dict(kwargs), keep_tensor_dtype=True)
+
+
+def _sparse_new(self, args):
+    E = _E()
+    if args and isinstance(args[0], Tensor):        # (indices, values[, size]): as sparse_coo_tensor, unchecked
+        return E.sparse_coo_tensor(*args[:3], check_invariants=False)
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        raise TypeError("SparseTensor.new(sequence) only accepts sizes.  Please use torch.sparse_coo_tensor() or "
+                        "construct a strided tensor and convert it to sparse via to_sparse.")
+    size = tuple(int(n) for n in args) if args else (0,)
+    return E.sparse_coo_tensor(E.zeros(len(size), 0, dtype=E.int64), E.zeros(0, dtype=self.dtype), size,
+                               check_invariants=False, is_coalesced=True)
 
 
 Tensor.sum_to_size = _sum_to_size

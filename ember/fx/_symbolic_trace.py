@@ -18,6 +18,8 @@ from ember._warn import warnings
 import ember
 
 from ._compatibility import compatibility  # noqa: F401  (torch.fx._symbolic_trace.compatibility, used by PyG)
+from types import FunctionType  # noqa: F401,E402  names torch's module has, which tracers copied from it read
+from .._C import ScriptObject  # noqa: F401,E402
 from .graph import Graph
 from .graph_module import GraphModule
 from .node import Op
@@ -76,6 +78,10 @@ class _IdentityDict:
 # --- patching of globals and classes while tracing ---------------------------------------------------
 
 _wrapped_fns_to_patch = {}      # (id(globals), name) -> globals of a module that called wrap(name)
+# Module's own __call__ and __getattr__, read before any trace patches them (torch's names: tracers that copy torch's
+# Tracer.trace, PyG's among them, call these inside their patched wrappers)
+_orig_module_call = ember.nn.Module.__call__
+_orig_module_getattr = ember.nn.Module.__getattr__
 
 
 class _Patcher:
@@ -96,7 +102,10 @@ class _Patcher:
         self.patches_made.append((frame_dict, name, orig))
         frame_dict[name] = new_fn
 
-    def patch_method(self, cls, name, new_fn):
+    def patch_method(self, cls, name, new_fn, deduplicate=True):
+        """Patch ``cls.name`` until the patcher exits. ``deduplicate`` is torch's argument (PyG passes False to
+        patch Module and then Aggregation); torch's check of it reads a name its class mangles, so every call
+        patches there, and here."""
         self.patches_made.append((cls, name, cls.__dict__.get(name, _MISSING)))
         setattr(cls, name, new_fn)
 
