@@ -485,3 +485,21 @@ def test_fx_names_tracers_copied_from_torch_use():
         p.patch_method(D, 'f', lambda self: 5, deduplicate=False)
         assert (C().f(), D().f()) == (4, 5)
     assert (C().f(), D().f()) == (1, 1) and 'f' not in D.__dict__
+
+
+@pytest.mark.parametrize('layout', ['coo', 'csr'])
+def test_sparse_values_is_a_view_of_the_tensors_values(layout):
+    # PyG's EGConv: adj2 = adj.clone(); adj2.values().fill_(1.0)
+    def run(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            a = lib.sparse_coo_tensor(lib.tensor([[0, 0, 1, 2], [1, 2, 0, 1]]), lib.tensor([0.5, 2., 3., 4.]),
+                                      (3, 3)).coalesce()
+            if layout == 'csr':
+                a = a.to_sparse_csr()
+            b = a.clone()
+            b.values().fill_(1.0)
+            a._values().mul_(2) if layout == 'coo' else a.values().mul_(2)
+        return a.values().tolist(), b.values().tolist(), b.to_dense().tolist()
+    t, e = both(run)
+    assert t[0] == 'ok' and e == t

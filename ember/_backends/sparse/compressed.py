@@ -310,7 +310,8 @@ def sum_dim(a, dim=None, keepdim=False, dtype=None):
 
 
 def values(a):
-    return a.values.copy()
+    # the tensor's own values, as torch's values() is a view of them (PyG fills a clone's values() in place)
+    return a.values
 
 
 def compressed_indices(a):

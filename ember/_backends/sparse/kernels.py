@@ -78,7 +78,8 @@ def _sparse_values_at(src, indices):
 
 
 def values(a):
-    return a.values.copy()
+    # the tensor's own values, as torch's values() is a view of them (PyG fills a clone's values() in place)
+    return a.values
 
 
 def indices(a):
