@@ -503,3 +503,27 @@ def test_sparse_values_is_a_view_of_the_tensors_values(layout):
         return a.values().tolist(), b.values().tolist(), b.to_dense().tolist()
     t, e = both(run)
     assert t[0] == 'ok' and e == t
+
+
+@pytest.mark.parametrize('case', ['map_', 'map_bool', 'map_broadcast', 'map2_', 'dtype', 'requires_grad'])
+def test_tensor_map_and_map2(case):
+    # captum's TextTokenInput(skip_tokens=...) masks with map_
+    def run(lib):
+        if case == 'map_':
+            a = lib.zeros(3)
+            return a.map_(lib.arange(3.), lambda x, y: x + 2 * y).tolist()
+        if case == 'map_bool':
+            a = lib.zeros(5, dtype=lib.long)
+            return a.map_(lib.tensor([1, 2, 3, 4, 5]), lambda x, y: y not in {2, 4}).tolist()
+        if case == 'map_broadcast':
+            return lib.zeros(2, 3).map_(lib.arange(3.), lambda p, q: p + q * 2).tolist()
+        if case == 'map2_':
+            return lib.zeros(3).map2_(lib.ones(3), lib.full((3,), 2.), lambda p, q, r: p + q + r).tolist()
+        if case == 'dtype':
+            return lib.zeros(3, dtype=lib.long).map_(lib.ones(3), lambda x, y: x + y)
+        return lib.zeros(3, requires_grad=True).map_(lib.ones(3), lambda x, y: x + y)
+    t, e = both(run)
+    if t[0] == 'ok':
+        assert e == t
+    else:
+        assert e[0] == t[0] and e[1].replace('ember.', 'torch.') == t[1]

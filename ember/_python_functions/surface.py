@@ -523,6 +523,27 @@ def _apply_(self, callable):
     return self
 
 
+def _map_(self, *others_and_callable, name='map_'):
+    """CPU only: ``self[i] = callable(self[i], other[i], ...)`` in place, ``others`` broadcast to self's shape and of
+    its dtype (torch's map_ / map2_; slow: Python per element). captum's TextTokenInput masks tokens with it."""
+    E = _E()
+    *others, fn = others_and_callable
+    if self.requires_grad:
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
+    for o in others:
+        if o.dtype != self.dtype:
+            raise TypeError(f"{name}: expected {self.type()} for 'other' (got {o.type()})")
+    columns = [self.reshape(-1).tolist()] + [o.expand(self.shape).reshape(-1).tolist() for o in others]
+    flat = [fn(*values) for values in zip(*columns)]
+    with E.no_grad():
+        self.copy_(E.tensor(flat, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+def _map2_(self, x, y, callable):
+    return _map_(self, x, y, callable, name='map2_')
+
+
 def _new(self, *args, **kwargs):
     """Legacy ``x.new(...)``: ``Tensor(...)`` with x's dtype and device; of a sparse COO ``x``, a sparse tensor
     (``g.new(indices, values, size)``, pytorch_optimizer's SM3 builds its sparse updates so)."""
@@ -547,6 +568,8 @@ def _sparse_new(self, args):
 Tensor.sum_to_size = _sum_to_size
 Tensor.fill_diagonal_ = _fill_diagonal_
 Tensor.apply_ = _apply_
+Tensor.map_ = lambda self, tensor, callable: _map_(self, tensor, callable)
+Tensor.map2_ = _map2_
 Tensor.new = _new
 
 
