@@ -20,7 +20,7 @@ from ._core.dispatch_key import BACKEND_MASK as _BM, AUTOGRAD_BIT as _AUTOGRAD_B
 from ._dispatch import torch_function as _tf
 from ._warn import warn_once as _warn_once
 from ._core import naming as _naming
-from ._dispatch.dispatcher import STATE as _dispatch_state
+from ._dispatch.dispatcher import STATE as _dispatch_state, int_list_error as _int_list_error
 
 # item() asks _local_scalar_dense for these: a wrapper subclass has no data of its own, a quantized tensor dequantizes
 _ITEM_BY_OPERATOR = _PYTHON_SUBCLASS_BIT | (1 << _DK.QuantizedCPU)
@@ -641,17 +641,12 @@ class Tensor(TensorImpl):
 
 def _check_sizes(name, args):
     """torch's parser on a method's ``int[] size`` given as ints or as one sequence (``args``): its TypeError for a
-    value that is no int, which names the method and the place (one value, the first element, a later one)."""
+    value that is no int, naming the method."""
+    is_int = lambda e: hasattr(e, '__index__')      # noqa: E731
     seq = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
-    for k, e in enumerate(seq):
-        if not hasattr(e, '__index__'):
-            if seq is args and len(args) == 1:
-                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not {type(e).__name__}")
-            if k == 0:
-                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, but found element of "
-                                f"type {type(e).__name__} at pos 0")
-            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {k + 1} with error "
-                            f"\"type must be tuple of ints,but got {type(e).__name__}\"")
+    if not all(is_int(e) for e in seq):
+        raise _int_list_error(name, "argument 'size' (position 1)", args[0] if seq is args and len(args) == 1 else
+                              seq, is_int)
 
 
 def _inplace_view(name):

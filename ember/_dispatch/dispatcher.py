@@ -656,21 +656,25 @@ def _bad_arg_factory(op):
             args, kwargs = public_call(op, values[:i] + (_PYTHON_TYPES[value],) + values[i + 1:])
             return op.call(*args, **kwargs)
         if expected in ('int[]', 'SymInt[]') or expected.startswith('int['):
-            # torch's parser takes a sequence whose first element is an int as a list of ints and fails later
-            # unpacking it; a first element of another type fails the list at once
-            k, bad = next(((k, e) for k, e in enumerate(value) if not isinstance(e, _INT)), (0, value)) \
-                if isinstance(value, (list, tuple)) else (0, value)
-            if k:
-                name = where.split("'")[1] if "'" in where else where
-                raise TypeError(f"{op.schema.name}(): argument '{name}' failed to unpack the object at pos {k + 1} "
-                                f"with error \"type must be tuple of ints,but got {type(bad).__name__}\"")
-            if not isinstance(value, (list, tuple)):       # one value that is no int and no sequence
-                raise TypeError(f"{op.schema.name}(): {where} must be tuple of ints, not {type(value).__name__}")
-            raise TypeError(f"{op.schema.name}(): {where} must be tuple of ints, but found element of type "
-                            f"{type(bad).__name__} at pos 0")
+            raise int_list_error(op.schema.name, where, value, lambda e: isinstance(e, _INT))
         shown = {'Scalar': 'Number', 'ScalarType': 'torch.dtype', 'ScalarType?': 'torch.dtype'}.get(expected, expected)
         raise TypeError(f"{op.schema.name}(): {where} must be {shown}, not {type(value).__name__}")
     return bad
+
+
+def int_list_error(fname, where, value, is_int):
+    """torch's parser's TypeError for an ``int[]`` argument ``value`` (``where``: "argument 'size' (position 1)"):
+    one value that is no sequence; a sequence whose first element is no int (the list fails at once); or one whose
+    later element is not (torch took it as a list of ints and fails unpacking it)."""
+    if not isinstance(value, (list, tuple)):
+        return TypeError(f"{fname}(): {where} must be tuple of ints, not {type(value).__name__}")
+    k, bad = next(((k, e) for k, e in enumerate(value) if not is_int(e)), (0, value))
+    if k:
+        name = where.split("'")[1] if "'" in where else where
+        return TypeError(f"{fname}(): argument '{name}' failed to unpack the object at pos {k + 1} with error "
+                         f"\"type must be tuple of ints,but got {type(bad).__name__}\"")
+    return TypeError(f"{fname}(): {where} must be tuple of ints, but found element of type {type(bad).__name__} "
+                     f"at pos 0")
 
 
 def _mixed_devices(ks, *tensor_args):

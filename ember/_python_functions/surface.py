@@ -515,17 +515,10 @@ def _fill_diagonal_(self, fill_value, wrap=False):
     return self
 
 
-def _apply_(self, callable):
-    """CPU only: replace each element by ``callable(element)`` in place (slow: Python per element)."""
-    flat = [callable(v) for v in self.reshape(-1).tolist()]
-    with _E().no_grad():
-        self.copy_(_E().tensor(flat, dtype=self.dtype).reshape(self.shape))
-    return self
-
-
 def _map_(self, *others_and_callable, name='map_'):
     """CPU only: ``self[i] = callable(self[i], other[i], ...)`` in place, ``others`` broadcast to self's shape and of
-    its dtype (torch's map_ / map2_; slow: Python per element). captum's TextTokenInput masks tokens with it."""
+    its dtype (torch's apply_ with none, map_ / map2_ with one or two; slow: Python per element). captum's
+    TextTokenInput masks tokens with map_."""
     E = _E()
     *others, fn = others_and_callable
     if self.requires_grad:
@@ -538,6 +531,14 @@ def _map_(self, *others_and_callable, name='map_'):
     with E.no_grad():
         self.copy_(E.tensor(flat, dtype=self.dtype).reshape(self.shape))
     return self
+
+
+def _apply_(self, callable):
+    return _map_(self, callable, name='apply_')
+
+
+def _map1_(self, tensor, callable):
+    return _map_(self, tensor, callable)
 
 
 def _map2_(self, x, y, callable):
@@ -568,7 +569,7 @@ def _sparse_new(self, args):
 Tensor.sum_to_size = _sum_to_size
 Tensor.fill_diagonal_ = _fill_diagonal_
 Tensor.apply_ = _apply_
-Tensor.map_ = lambda self, tensor, callable: _map_(self, tensor, callable)
+Tensor.map_ = _map1_
 Tensor.map2_ = _map2_
 Tensor.new = _new
 
