@@ -200,10 +200,8 @@ def div(a, b):
 
 
 def add(a, b, alpha=1):
+    # sizes and layouts were checked by torch's add_sparse rules (_ops/sparse.py: SPARSE_CHECKS)
     if isinstance(a, COOArray) and isinstance(b, COOArray):
-        if a.shape != b.shape:
-            raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but {list(a.shape)} != "
-                               f"{list(b.shape)}")
         bv = b.values * alpha if alpha != 1 else b.values
         if not a.nnz or not b.nnz:
             return COOArray(np.concatenate([a.indices, b.indices], 1), np.concatenate([a.values, bv]), a.shape,
@@ -212,8 +210,6 @@ def add(a, b, alpha=1):
             return coalesce(COOArray(np.concatenate([a.indices, b.indices], 1), np.concatenate([a.values, bv]),
                                      a.shape, False))
         return _merge(a, b, bv)
-    if isinstance(a, COOArray):
-        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
     bd = _dense(b)
     return np.asarray(a) + (bd * alpha if alpha != 1 else bd)
 
