@@ -8,7 +8,6 @@ and of the other families, through the public API only.
 >>> F.conv2d(ember.ones(1, 1, 3, 3), ember.ones(1, 1, 2, 2)).shape
 ember.Size([1, 1, 2, 2])
 """
-import itertools
 import math
 from ember._warn import warnings
 
