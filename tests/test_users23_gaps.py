@@ -538,3 +538,18 @@ def test_fresh_seeded_generators_draw_torchs_values(seed):
     t, e = both(run)
     assert t[0] == 'ok'
     np.testing.assert_allclose(e[1], t[1], rtol=1e-6)
+
+
+def test_a_chain_of_views_keeps_no_old_view_alive():
+    # x = x[1:] in a loop: each view refers to its parent weakly, so the chain is freed as it goes
+    import gc
+    import weakref
+    x = ember.zeros(100)
+    first = x[1:]
+    ref = weakref.ref(first)
+    x = first
+    del first
+    for _ in range(10):
+        x = x[1:]
+    gc.collect()
+    assert ref() is None and x.shape == (89,)

@@ -25,6 +25,7 @@ NOTE [version counter]: every in-place kernel and every ``out=`` write bumps
 all of them and by autograd's saved-tensor checks.
 """
 import enum
+from weakref import ref as _weakref
 
 import numpy as np
 
@@ -47,7 +48,7 @@ class CreationMeta(enum.IntEnum):
 class TensorImpl:
     # defaults live on the class so that creating a tensor sets only what differs
     _base = None
-    _parent = None      # the view a view of a view was made from (NOTE [view history])
+    _parent = None      # a weak reference to the view a view of a view was made from (NOTE [view history])
     _storage = None
     _requires_grad = False
     _grad_fn = None
@@ -224,8 +225,8 @@ def make_view(self, shape, strides, offset, meta_backend=None):
     base = self._base
     if base is None:
         t._base = self
-    else:       # a view of a view: its parent too, which a write through it gives history (autograd/views.py)
-        t._base, t._parent = base, self
+    else:       # a view of a view: its parent too (weakly: a chain x = x[1:] keeps no old view alive), which a
+        t._base, t._parent = base, _weakref(self)       # write through it gives history (autograd/views.py)
     return t
 
 

@@ -209,11 +209,13 @@ def copy_slices(view, tmp):
     base._keys |= AUTOGRAD_BIT
     base._hist = base._hist + 1
     _set_view_history(view, base, idx)
-    parent = view._parent       # the views it was taken from (``a = x[:, :3]; a[:, 0] += q``) hold the written
-    while parent is not None:   # values too: those without history get it now, as torch's regenerate them
+    ref = view._parent          # the views it was taken from (``a = x[:, :3]; a[:, 0] += q``) hold the written
+    parent = ref() if ref is not None else None     # values too: those still alive without history get it now,
+    while parent is not None:                       # as torch's regenerate them
         if not parent._creation_meta and parent._grad_fn is None:
             _set_view_history(parent, base, _region(base, parent))
-        parent = parent._parent
+        ref = parent._parent
+        parent = ref() if ref is not None else None
 
 
 def _set_view_history(view, base, idx):
