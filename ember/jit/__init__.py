@@ -17,9 +17,13 @@ TorchScript source is parsed with ``ast`` and interpreted over ember's operators
 interpreter] in ``_interpreter.py``): what traced modules of layers, convolutions, normalisations and
 attention written with matmul use. Anything else raises NotImplementedError naming the construct and line.
 
+``trace_module(module, {'forward': inputs, 'other': inputs})`` traces several methods the same way. A traced
+call that fails raises torch's RuntimeError, "The following operation failed in the TorchScript interpreter."
+with the operator's error under it, whatever the eager code raised (an IndexError, a Python assert).
+
 ``script`` returns what it is given, exactly as torch does when its JIT is disabled: a ``@torch.jit.script``
-function or module runs its Python code, with the same results. ``freeze``, ``optimize_for_inference`` and
-``trace_module`` need TorchScript's compiler and raise. ``ScriptModule`` is torch's JIT-disabled base class, a
+function or module runs its Python code, with the same results. ``freeze`` and ``optimize_for_inference`` need
+TorchScript's compiler and raise. ``ScriptModule`` is torch's JIT-disabled base class, a
 plain nn.Module, so ``isinstance(m, torch.jit.ScriptModule)`` is False for any eager module, as in torch. The
 names that only matter to the compiler (``ignore``, ``unused``, ``export``, ``interface``, ``annotate``,
 ``Final``, ``is_scripting``) behave as they do in eager torch code.
@@ -27,13 +31,11 @@ names that only matter to the compiler (``ignore``, ``unused``, ``export``, ``in
 >>> import ember, io
 >>> m = ember.nn.Sequential(ember.nn.Linear(3, 2), ember.nn.ReLU()).eval()
 >>> traced = trace(m, ember.randn(4, 3))
->>> print(traced.code)
-def forward(self,
-    input: Tensor) -> Tensor:
+>>> for line in traced.code.splitlines()[-3:]:       # after the checks of the input's sizes
+...     print(line)
   linear = ops.aten.linear(input, getattr(self, "0").weight, getattr(self, "0").bias)
   relu = ops.aten.relu(linear)
   return relu
-<BLANKLINE>
 >>> buf = io.BytesIO(); traced.save(buf); _ = buf.seek(0)
 >>> loaded = load(buf)
 >>> x = ember.randn(4, 3)
@@ -54,7 +56,6 @@ def _absent(name):
 
 freeze = _absent('freeze')
 optimize_for_inference = _absent('optimize_for_inference')
-trace_module = _absent('trace_module')
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
@@ -89,21 +90,79 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     >>> f(ember.ones(2), ember.full((2,), 2.0))
     tensor([3., 3.])
     """
-    from ._trace import capture
     warnings.warn("`torch.jit.trace` is deprecated. Please switch to `torch.compile` or `torch.export`.",
                   DeprecationWarning)
     if example_kwarg_inputs is not None:
         if not isinstance(example_kwarg_inputs, dict):
             raise RuntimeError("example_kwarg_inputs should be a dict")
-        keys, args = list(example_kwarg_inputs), tuple(example_kwarg_inputs.values())
-        run = (lambda *values: func(**dict(zip(keys, values))))
-    elif example_inputs is not None:
-        args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
-        keys, run = None, func
-    else:
+    elif example_inputs is None:
         raise RuntimeError("example_kwarg_inputs should be a dict")
     root = func if isinstance(func, _Module) else None
-    cap = _record(capture, run, args, keys or _argument_names(func, len(args)), root)
+    cap = _trace_call(func, func, example_kwarg_inputs if example_kwarg_inputs is not None else example_inputs,
+                      example_kwarg_inputs is not None, strict, check_trace, root)
+    if root is not None:
+        return TopLevelTracedModule(root, cap)
+    return ScriptFunction._traced(func, cap)
+
+
+def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,
+                 strict=True, _force_outplace=False, _module_class=None, _compilation_unit=None,
+                 example_inputs_is_kwarg=False, _store_inputs=True):
+    """Trace several methods of ``mod``: ``inputs`` maps a method's name to its example inputs (a tuple, one
+    tensor, or with ``example_inputs_is_kwarg=True`` a dict of keyword arguments). The result is a
+    ``TracedModule`` whose ``forward`` (if traced) and other traced methods run the module's own methods, each
+    with its recorded graph. ``check_inputs`` is a list of such dicts: each traced method runs on them as
+    torch's check does, so that a method which cannot take them fails here.
+
+    >>> import ember
+    >>> m = ember.nn.Linear(3, 2)
+    >>> t = trace_module(m, {'forward': ember.ones(1, 3)})
+    >>> bool((t(ember.ones(1, 3)) == m(ember.ones(1, 3))).all())
+    True
+    """
+    warnings.warn("`torch.jit.trace_module` is deprecated. Please switch to `torch.compile` or `torch.export`.",
+                  DeprecationWarning)
+    if not isinstance(mod, _Module):
+        raise AttributeError("expected torch.nn.Module as the first argument")
+    if not isinstance(inputs, dict):
+        raise AttributeError("expected a dictionary of (method_name, input) pairs")
+    captures = {}
+    for name, example in inputs.items():
+        method = getattr(mod, name)
+        if example_inputs_is_kwarg and isinstance(example, dict):
+            valid = _argument_names(method, None)
+            for key in example:
+                if key not in valid:
+                    raise NameError(f"'{key}' is not in forward() method's arguments,\n"
+                                    f"                         valid arguments name are [{','.join(valid)}]")
+        call = mod if name == 'forward' else method
+        kwargs = example_inputs_is_kwarg and isinstance(example, dict)
+        captures[name] = _trace_call(call, method, example, kwargs, strict, check_trace and not check_inputs, mod)
+        for check in (check_inputs or []) if check_trace else []:
+            given = check[name]
+            if kwargs:
+                call(**given)
+            else:
+                call(*(given if isinstance(given, tuple) else (given,)))
+    from ._trace import Capture
+    traced = TopLevelTracedModule(mod, captures.get('forward', Capture(root=mod, error="forward was not traced")))
+    for name, cap in captures.items():
+        if name != 'forward':
+            object.__setattr__(traced, name, _TracedMethod(getattr(mod, name), cap))
+    return traced
+
+
+def _trace_call(call, signature_of, example, as_kwargs, strict, check_trace, root):
+    """Record ``call`` on its example inputs (positional: a tuple or one value; or a dict of keywords), then run
+    it three more times if ``check_trace``, as torch's checks do."""
+    from ._trace import capture
+    if as_kwargs:
+        keys, args = list(example), tuple(example.values())
+        run = (lambda *values: call(**dict(zip(keys, values))))
+    else:
+        args = example if isinstance(example, tuple) else (example,)
+        keys, run = None, call
+    cap = _record(capture, run, args, keys or _argument_names(signature_of, len(args)), root)
     if strict and cap.graph is not None and _dict_output(cap.graph):
         raise RuntimeError("Encountering a dict at the output of the tracer might cause the trace to be incorrect, this "
                            "is only valid if the container structure does not change based on the module's inputs. "
@@ -112,9 +171,42 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
                            "effects, pass strict=False to trace() to allow this behavior.")
     for _ in range(3 if check_trace else 0):
         run(*args)
-    if root is not None:
-        return TracedModule(root, cap)
-    return ScriptFunction._traced(func, cap)
+    return cap
+
+
+def _run_traced(fn, args, kwargs):
+    """Call a traced function or method as torch's TorchScript interpreter does: any failure is its RuntimeError,
+    "The following operation failed in the TorchScript interpreter.", with the cause under it."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        if isinstance(e, RuntimeError) and str(e).startswith(_INTERPRETER_FAILED):
+            raise
+        raise RuntimeError(f"{_INTERPRETER_FAILED}\nTraceback of TorchScript (most recent call last):\n"
+                           f"{type(e).__name__}: {e}") from e
+
+
+_INTERPRETER_FAILED = "The following operation failed in the TorchScript interpreter."
+
+
+class _TracedMethod:
+    """A method other than ``forward`` traced by ``trace_module``: calling it calls the module's method; ``graph``
+    and ``code`` are those of its recorded run."""
+
+    def __init__(self, method, capture):
+        self._method, self._capture = method, capture
+        self.name = self.__name__ = method.__name__
+
+    def __call__(self, *args, **kwargs):
+        return _run_traced(self._method, args, kwargs)
+
+    @property
+    def graph(self):
+        return _recorded(self._capture).graph
+
+    @property
+    def code(self):
+        return _code(self._capture, 'def forward(').replace('def forward(', f'def {self.name}(', 1)
 
 
 def _dict_output(graph):
@@ -144,6 +236,8 @@ def _argument_names(func, n):
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         params = []
+    if n is None:
+        return params
     return [params[i] if i < len(params) else f'argument_{i + 1}' for i in range(n)]
 
 
@@ -260,7 +354,7 @@ class ScriptFunction:
         return self
 
     def __call__(self, *args, **kwargs):
-        return self._fn(*args, **kwargs)
+        return _run_traced(self._fn, args, kwargs)
 
     @property
     def graph(self):
@@ -297,26 +391,37 @@ def _code(capture, head):
 
 
 class TracedModule(ScriptModule):
-    """A traced module (``trace(module, inputs)``): it holds the module's own parameters, buffers and submodules
-    (the same objects) and calling it runs the module eagerly; ``code``, ``graph`` and ``save`` are those of
-    the recorded run."""
+    """A traced module (``trace(module, inputs)``): it holds the module's own parameters and buffers (the same
+    dictionaries, so ``.to()`` and ``load_state_dict`` reach the module), its submodules as TracedModules of
+    theirs, and calling it runs the module eagerly; ``code``, ``graph`` and ``save`` are those of the recorded
+    run. Its name and repr are the module's class (``original_name``), as torch prints them."""
 
     def __init__(self, orig, capture=None):
         super().__init__()
-        for name, p in orig._parameters.items():
-            self.register_parameter(name, p)
-        for name, b in orig._buffers.items():
-            self.register_buffer(name, b, persistent=name not in orig._non_persistent_buffers_set)
+        from ._trace import Capture
+        self.__dict__['_parameters'] = orig._parameters
+        self.__dict__['_buffers'] = orig._buffers
+        self.__dict__['_non_persistent_buffers_set'] = orig._non_persistent_buffers_set
         for name, sub in orig._modules.items():
-            self.add_module(name, sub)
+            self.add_module(name, None if sub is None else TracedModule(
+                sub, Capture(root=sub, error="a submodule's calls are recorded in its parent's graph")))
         self.training = orig.training
         self.original_name = type(orig).__name__
         self._trace = (orig, capture)        # a tuple: the original module is no submodule of this one
 
     def forward(self, *args, **kwargs):
-        orig = self._trace[0]
-        orig.training = self.training
-        return orig(*args, **kwargs)
+        return _run_traced(self._trace[0], args, kwargs)
+
+    def train(self, mode=True):
+        super().train(mode)
+        self._trace[0].training = mode
+        return self
+
+    def _get_name(self):
+        return self.original_name
+
+    def extra_repr(self):
+        return f'original_name={self.original_name}'
 
     @property
     def graph(self):
@@ -332,7 +437,8 @@ class TracedModule(ScriptModule):
         write_archive(f, self._trace[0], forward_source(_recorded(self._trace[1]), '__torch__.?'), _extra_files)
 
 
-TopLevelTracedModule = TracedModule
+class TopLevelTracedModule(TracedModule):
+    """What ``trace`` and ``trace_module`` return for a module; its submodules are TracedModules."""
 
 
 class optimized_execution:

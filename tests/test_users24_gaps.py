@@ -1,0 +1,88 @@
+"""Gaps found by running libraries' own test suites under ``ember run`` (2026-11-28, second session). Each test
+compares with torch in the same process."""
+import pytest
+import torch
+
+import ember
+from _harness import both
+
+
+class _Enc:
+    """A module with a second method, for trace_module (e3nn traces its modules this way)."""
+
+    @staticmethod
+    def make(lib):
+        class Enc(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                lib.manual_seed(0)
+                self.lin = lib.nn.Linear(3, 2)
+                self.drop = lib.nn.Dropout(0.5)
+
+            def forward(self, x):
+                return self.drop(self.lin(x)).relu()
+
+            def encode(self, x):
+                return self.lin(x) * 2
+        return Enc()
+
+
+def test_trace_module_traces_each_method():
+    def run(lib):
+        m = _Enc.make(lib).eval()
+        x = lib.arange(6.).reshape(2, 3)
+        t = lib.jit.trace_module(m, {'forward': x, 'encode': (x[:1],)},
+                                 check_inputs=[{'forward': x + 1, 'encode': x}])
+        return (type(t).__name__, [type(c).__name__ for c in t.children()], t(x).mul(1e4).round().tolist(),
+                t.encode(x).mul(1e4).round().tolist(), isinstance(t, lib.jit.ScriptModule))
+    (kt, t), (ke, e) = both(run)
+    assert kt == ke == 'ok' and t == e
+
+
+@pytest.mark.parametrize('case', ['not_a_module', 'not_a_dict', 'kwarg_name', 'check_input_fails'])
+def test_trace_module_errors(case):
+    def run(lib):
+        m = _Enc.make(lib)
+        x = lib.ones(1, 3)
+        {'not_a_module': lambda: lib.jit.trace_module(lambda y: y, {'forward': x}),
+         'not_a_dict': lambda: lib.jit.trace_module(m, [x]),
+         'kwarg_name': lambda: lib.jit.trace_module(m, {'forward': {'y': x}}, example_inputs_is_kwarg=True),
+         'check_input_fails': lambda: lib.jit.trace_module(m, {'forward': x},
+                                                           check_inputs=[{'forward': lib.ones(1, 4)}])}[case]()
+    (kt, t), (ke, e) = both(run)
+    assert kt == ke != 'ok'
+    if case != 'check_input_fails':      # torch's check names its own graph comparison
+        assert t.split()[:3] == e.split()[:3]
+
+
+@pytest.mark.parametrize('case', ['module', 'function', 'method'])
+def test_a_failing_traced_call_raises_the_interpreters_runtime_error(case):
+    """torch runs a trace in its TorchScript interpreter: whatever the operator raised becomes a RuntimeError
+    whose first line says so and whose last line is the operator's error (e3nn catches RuntimeError)."""
+    def run(lib):
+        if case == 'module':
+            t = lib.jit.trace(lib.nn.Linear(3, 2), lib.ones(1, 3))
+            t(lib.ones(1, 4))
+        elif case == 'function':
+            t = lib.jit.trace(lambda x: x[..., 2], lib.zeros(3, 4))
+            t(lib.zeros(3, 2))
+        else:
+            t = lib.jit.trace_module(_Enc.make(lib), {'encode': lib.ones(1, 3)})
+            t.encode(lib.ones(1, 5))
+    (kt, t), (ke, e) = both(run)
+    assert kt == ke == 'RuntimeError'
+    assert t.splitlines()[0] == e.splitlines()[0] == "The following operation failed in the TorchScript interpreter."
+
+
+def test_traced_module_prints_and_trains_like_torchs():
+    """Its repr names the module's classes (``original_name``), ``eval()`` sets its submodules' flags, and
+    ``.double()`` reaches the parameters the module computes with."""
+    def run(lib):
+        lib.manual_seed(0)
+        t = lib.jit.trace(lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.Dropout(0.9)), lib.ones(1, 2))
+        t.eval()
+        t.double()
+        return (repr(t), t.training, [c.training for c in t.children()],
+                str(t(lib.ones(1, 2, dtype=lib.float64)).dtype).split('.')[-1], sorted(t.state_dict()))
+    (kt, t), (ke, e) = both(run)
+    assert kt == ke == 'ok' and t == e
