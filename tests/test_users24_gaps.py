@@ -31,8 +31,8 @@ def test_trace_module_traces_each_method():
     def run(lib):
         m = _Enc.make(lib).eval()
         x = lib.arange(6.).reshape(2, 3)
-        t = lib.jit.trace_module(m, {'forward': x, 'encode': (x[:1],)},
-                                 check_inputs=[{'forward': x + 1, 'encode': x}])
+        t = lib.jit.trace_module(m, {'forward': x, 'encode': [x[:1]]},      # one tensor, a tuple or a list
+                                 check_inputs=[{'forward': (x + 1,), 'encode': [x]}])
         return (type(t).__name__, [type(c).__name__ for c in t.children()], t(x).mul(1e4).round().tolist(),
                 t.encode(x).mul(1e4).round().tolist(), isinstance(t, lib.jit.ScriptModule))
     (kt, t), (ke, e) = both(run)

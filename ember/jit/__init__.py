@@ -137,19 +137,28 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
                                     f"                         valid arguments name are [{','.join(valid)}]")
         call = mod if name == 'forward' else method
         kwargs = example_inputs_is_kwarg and isinstance(example, dict)
+        example = example if kwargs else _make_tuple(example)
         captures[name] = _trace_call(call, method, example, kwargs, strict, check_trace and not check_inputs, mod)
         for check in (check_inputs or []) if check_trace else []:
             given = check[name]
             if kwargs:
                 call(**given)
             else:
-                call(*(given if isinstance(given, tuple) else (given,)))
+                call(*_make_tuple(given))
     from ._trace import Capture
     traced = TopLevelTracedModule(mod, captures.get('forward', Capture(root=mod, error="forward was not traced")))
     for name, cap in captures.items():
         if name != 'forward':
             object.__setattr__(traced, name, _TracedMethod(getattr(mod, name), cap))
     return traced
+
+
+def _make_tuple(example):
+    """trace_module's example inputs as a tuple: one tensor or dict is one argument, a list its elements."""
+    import ember
+    if isinstance(example, (ember.Tensor, dict)):
+        return (example,)
+    return example if isinstance(example, tuple) else tuple(example)
 
 
 def _trace_call(call, signature_of, example, as_kwargs, strict, check_trace, root):
