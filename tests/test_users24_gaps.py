@@ -86,3 +86,27 @@ def test_traced_module_prints_and_trains_like_torchs():
                 str(t(lib.ones(1, 2, dtype=lib.float64)).dtype).split('.')[-1], sorted(t.state_dict()))
     (kt, t), (ke, e) = both(run)
     assert kt == ke == 'ok' and t == e
+
+
+@pytest.mark.parametrize('name', ['conv2d', 'conv3d', 'zeros', 'cat'])
+def test_a_builtin_kept_as_class_attribute_binds_no_self(name):
+    """torch's builtins do not bind: kornia's HausdorffERLoss keeps ``conv = torch.conv2d`` and calls
+    ``self.conv(x, weight=k)``."""
+    def run(lib):
+        class Loss:
+            f = getattr(lib, name)
+        x = lib.ones(1, 1, 3, 3, 3) if name == 'conv3d' else lib.ones(1, 1, 3, 3)
+        call = {'conv2d': lambda f: f(x, weight=x, padding=1), 'conv3d': lambda f: f(x, x),
+                'zeros': lambda f: f(2, 3), 'cat': lambda f: f([x, x])}[name]
+        return call(Loss().f).sum().item(), call(Loss.f).shape == call(getattr(lib, name)).shape
+    (kt, t), (ke, e) = both(run)
+    assert kt == ke == 'ok' and t == e
+
+
+def test_builtin_functions_pickle_by_name_and_keep_their_signature():
+    import inspect
+    import pickle
+    assert pickle.loads(pickle.dumps(ember.conv2d)) is ember.conv2d
+    assert pickle.loads(pickle.dumps(ember.zeros)) is ember.zeros
+    assert list(inspect.signature(ember.conv2d).parameters)[:3] == ['input', 'weight', 'bias']
+    assert ember.conv2d.__name__ == 'conv2d' and 'conv2d' in repr(ember.conv2d)

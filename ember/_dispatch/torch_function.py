@@ -231,13 +231,35 @@ def _numpy_names(fn):
     return {k: v for k, v in _NUMPY_NAMES.items() if v in params and k not in params}
 
 
-def public_function(fn, positional=None):
+class builtin_function_or_method(staticmethod):
+    """A public function that torch defines in C (``torch.conv2d``, ``torch.cat``, ``torch.zeros``): called, it
+    calls the function; kept as a class attribute (``conv = torch.conv2d``, kornia's losses), it binds no
+    ``self``, as torch's builtins do not. It pickles by its name; ``inspect.signature`` reads the function's.
+
+    >>> import ember
+    >>> class Loss:
+    ...     conv = ember.conv2d
+    >>> Loss().conv(ember.ones(1, 1, 3, 3), ember.ones(1, 1, 3, 3)).item()
+    9.0
+    """
+    __slots__ = ()
+
+    def __reduce__(self):
+        return self.__qualname__
+
+    def __repr__(self):
+        return f'<built-in function {self.__name__}>'
+
+
+def public_function(fn, positional=None, builtin=False):
     """``fn`` as a public function that honours ``__torch_function__`` (NOTE [__torch_function__]).
     ``positional``: hand the first that many parameters over by position and the rest by keyword (see
-    ``_by_keyword``); None hands the call over as it was made."""
+    ``_by_keyword``); None hands the call over as it was made. ``builtin``: the result is a
+    ``builtin_function_or_method`` (no binding as a class attribute), and handlers receive that object."""
     T = _tensor_impl._tensor_class        # the exact type the scan skips first
     _handle = _by_keyword(fn, positional) if positional is not None else globals()['_handle']
     numpy_names = _numpy_names(fn)
+    me = None           # what handlers receive as func: the returned object
 
     @functools.wraps(fn)
     def public(*args, **kwargs):
@@ -245,7 +267,7 @@ def public_function(fn, positional=None):
             for k in numpy_names.keys() & kwargs.keys():
                 kwargs[numpy_names[k]] = kwargs.pop(k)
         if _MODES.stack:
-            return _handle(public, args, kwargs)
+            return _handle(me, args, kwargs)
         for a in args:
             t = type(a)
             if t is T or t in _PLAIN:
@@ -253,18 +275,20 @@ def public_function(fn, positional=None):
             if t is list or t is tuple:
                 for e in a:
                     if type(e) is not T and _overloaded(e):
-                        return _checked_handle(public, args, kwargs)
+                        return _checked_handle(args, kwargs)
             elif _overloaded(a):
-                return _checked_handle(public, args, kwargs)
+                return _checked_handle(args, kwargs)
         if kwargs and has_torch_function(tuple(kwargs.values())):
-            return _checked_handle(public, args, kwargs)
+            return _checked_handle(args, kwargs)
         return fn(*args, **kwargs)
 
-    def _checked_handle(public, args, kwargs):
+    def _checked_handle(args, kwargs):
         _check_call(fn, public.__name__, args, kwargs)
-        return _handle(public, args, kwargs)
+        return _handle(me, args, kwargs)
     public.__ember_public__ = True
-    return public
+    me = builtin_function_or_method(public) if builtin else public
+    me.__ember_public__ = True
+    return me
 
 
 

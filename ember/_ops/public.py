@@ -170,26 +170,6 @@ def _sparse_factory(name, layout, args, kwargs):
     return sparse_coo_tensor(empty((len(size), 0), dtype=int64, device=dev), empty((0,), dtype=dtype, device=dev), size)
 
 
-class builtin_function_or_method(staticmethod):
-    """An operator's public function that is no Tensor method (``ember.conv2d``, ``ember.zeros``), as torch's
-    builtins are: called, it calls the function; kept as a class attribute (``conv = torch.conv2d``, kornia's
-    losses), it binds no ``self``. It pickles by its name, ``inspect.signature`` reads the function's.
-
-    >>> import ember
-    >>> class Loss:
-    ...     conv = ember.conv2d
-    >>> Loss().conv(ember.ones(1, 1, 3, 3), ember.ones(1, 1, 3, 3)).item()
-    9.0
-    """
-    __slots__ = ()
-
-    def __reduce__(self):
-        return self.__qualname__
-
-    def __repr__(self):
-        return f'<built-in function {self.__name__}>'
-
-
 def _finish(fn, decl, name):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = decl.doc or f"{decl.op.schema}\n\nSee torch.{name}."
@@ -199,6 +179,7 @@ def _finish(fn, decl, name):
 
 
 from .._dispatch.dispatcher import _MISSING
+from .._dispatch.torch_function import builtin_function_or_method
 
 
 def _public_signature(decl):

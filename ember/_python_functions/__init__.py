@@ -15,6 +15,15 @@ import types
 
 from ..overrides import public_function
 
+# torch's public functions written in Python (torch/functional.py and a few in torch/__init__.py): a class
+# attribute holding one binds ``self``; every other public function here is a builtin in torch, which does not
+_WRITTEN_IN_PYTHON = frozenset({
+    'atleast_1d', 'atleast_2d', 'atleast_3d', 'block_diag', 'broadcast_shapes', 'broadcast_tensors',
+    'cartesian_prod', 'cdist', 'chain_matmul', 'einsum', 'istft', 'lu', 'meshgrid', 'norm', 'pca_lowrank', 'split',
+    'stft', 'svd_lowrank', 'tensordot', 'unique', 'unique_consecutive', 'unravel_index', 'solve', 'symeig', 'eig',
+    'matrix_rank', 'typename', 'is_storage', 'set_default_tensor_type', 'set_warn_always', 'is_warn_always_enabled',
+    'compile', 'sym_int', 'sym_float', 'sym_max', 'sym_min', 'sym_not', 'sym_ite'})
+
 
 def _public(fn, name, _done={}):
     """A hand-written function wrapped once (aliases stay one object); generated entry points and the
@@ -27,7 +36,7 @@ def _public(fn, name, _done={}):
     if getattr(fn, '_overloads', None) is not None:     # an overload group's chooser checks itself
         return fn
     if id(fn) not in _done:
-        wrapped = public_function(fn)
+        wrapped = public_function(fn, builtin=not name.startswith('_') and name not in _WRITTEN_IN_PYTHON)
         wrapped.__module__ = 'ember'      # pickled by reference as ember.<name>, the wrapped function
         if '<locals>' in wrapped.__qualname__ or wrapped.__qualname__ != wrapped.__name__:
             wrapped.__qualname__ = name   # made by a factory (ember.hann_window): its public name
