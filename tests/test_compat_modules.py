@@ -146,7 +146,7 @@ def test_jit_names_that_mean_nothing_eagerly():
     assert ember.jit.interface(int) is int
 
 
-def test_jit_script_and_trace_as_torch_without_its_jit():
+def test_jit_script_and_trace_as_torch_without_its_jit(tmp_path):
     import subprocess
     import sys
     code = ("import torch\n"
@@ -158,12 +158,21 @@ def test_jit_script_and_trace_as_torch_without_its_jit():
                          env={**__import__('os').environ, 'PYTORCH_JIT': '0'}).stdout
     assert out.split() == ['True'] * 2 + ['False'] * 2       # torch itself, with its JIT off
 
+    (tmp_path / 'prog.py').write_text(code)
+    ember_out = subprocess.run([sys.executable, '-m', 'ember', 'run', str(tmp_path / 'prog.py')], capture_output=True,
+                               text=True, check=True, env={**__import__('os').environ, 'PYTORCH_JIT': '0'}).stdout
+    assert ember_out.split() == out.split()
+
     def f(x):
         return x * 2
     m = ember.nn.Linear(2, 2)
-    assert ember.jit.script(f) is f and ember.jit.script(m) is m
+    assert ember.jit.script(f) is f
     assert not isinstance(m, ember.jit.ScriptModule) and not isinstance(f, ember.jit.ScriptFunction)
     assert ember.jit.script(f)(ember.ones(2)).tolist() == [2.0, 2.0]
+    # with its JIT on, torch scripts a module into a RecursiveScriptModule (tests/test_users24_gaps.py)
+    for L in (torch, ember):
+        s = L.jit.script(L.nn.Linear(2, 2))
+        assert type(s).__name__ == 'RecursiveScriptModule' and isinstance(s, L.jit.ScriptModule)
     # trace records the run as torch's tracer does with its JIT on (tests/test_jit_save.py): a TracedModule that
     # holds the module's own parameters, not the module itself
     for L in (torch, ember):

@@ -1,5 +1,7 @@
 """Gaps found by running libraries' own test suites under ``ember run`` (2026-11-28, second session). Each test
 compares with torch in the same process."""
+import warnings
+
 import pytest
 import torch
 
@@ -110,3 +112,128 @@ def test_builtin_functions_pickle_by_name_and_keep_their_signature():
     assert pickle.loads(pickle.dumps(ember.zeros)) is ember.zeros
     assert list(inspect.signature(ember.conv2d).parameters)[:3] == ['input', 'weight', 'bias']
     assert ember.conv2d.__name__ == 'conv2d' and 'conv2d' in repr(ember.conv2d)
+
+
+def _scriptable(lib, width=4):
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            lib.manual_seed(0)
+            self.lin = lib.nn.Linear(3, width)
+            self.k = 5
+
+        def forward(self, x):
+            assert x.shape[-1] == 3, "bad shape"
+            if x.shape[0] > 100:
+                raise ValueError("too big")
+            return self.lin(x)[..., 3]
+
+        def helper(self):
+            return 1
+
+        @lib.jit.export
+        def exported(self):
+            return self.k
+    return Net()
+
+
+def test_a_scripted_module_is_torchs_recursive_script_module():
+    """e3nn, kornia, PyG and torchinfo check the type, repr, attributes and refused hooks of a scripted
+    module; training it reaches the module's own parameters."""
+    def run(lib):
+        m = lib.jit.script(_scriptable(lib))
+        out = [type(m).__name__, repr(m), m.k, m.exported(), m.original_name, isinstance(m, lib.jit.ScriptModule),
+               lib.jit.script(m) is m, sorted(m.state_dict())]
+        m.k = 7
+        out.append(m.exported())
+        for hook in ('register_forward_hook', 'register_forward_pre_hook', 'register_full_backward_hook'):
+            try:
+                getattr(m, hook)(lambda *a: None)
+            except RuntimeError as e:
+                out.append(str(e))
+        try:
+            m.helper()
+        except AttributeError as e:
+            out.append(type(e).__name__)
+        m.eval()
+        m.double()
+        out += [m.training, m.lin.training, str(m.lin.weight.dtype).split('.')[-1]]
+        return out
+    (kt, t), (ke, e) = both(run)
+    assert kt == ke == 'ok' and t == e
+
+
+@pytest.mark.parametrize('case', ['operator', 'assert', 'raise'])
+def test_a_scripted_module_fails_as_torchscript_does(case):
+    """An operator's error is the interpreter's RuntimeError; the code's own assert or raise is jit.Error."""
+    def run(lib):
+        m = lib.jit.script(_scriptable(lib, width=2 if case == 'operator' else 4))
+        m({'operator': lib.ones(1, 3), 'assert': lib.ones(1, 4), 'raise': lib.ones(101, 3)}[case])
+    (kt, t), (ke, e) = both(run)
+    assert kt == ke == ('RuntimeError' if case == 'operator' else 'Error')
+    assert t.splitlines()[0] == e.splitlines()[0]
+    cause = {'operator': 'RuntimeError: ', 'assert': 'RuntimeError: AssertionError: bad shape',
+             'raise': 'builtins.ValueError: too big'}[case]
+    assert cause in t and cause in e       # (pytest's assert rewriting adds lines to this file's assert)
+
+
+def test_a_scripted_module_takes_scripted_submodules_only():
+    def run(lib):
+        m = lib.jit.script(_scriptable(lib))
+        m.lin = lib.jit.script(lib.nn.Linear(3, 4))
+        m.lin = lib.nn.Linear(3, 4)
+    (kt, t), (ke, e) = both(run)
+    assert kt == ke == 'RuntimeError' and t == e
+
+
+def test_script_with_the_jit_disabled_returns_the_module(monkeypatch):
+    monkeypatch.setenv('PYTORCH_JIT', '0')
+    m = ember.nn.Linear(2, 2)
+    assert ember.jit.script(m) is m
+
+
+def test_jit_isinstance_checks_typing_generics_eagerly():
+    """MONAI's BasicUNet calls torch.jit.isinstance in its forward."""
+    import typing
+    from typing import Dict, List, Optional, Tuple, Union
+    cases = [(lambda L: L.zeros(2), 'T'), (lambda L: None, 'T'), (lambda L: [L.zeros(2)], List['T']),
+             (lambda L: {'a': L.zeros(2)}, Dict[str, 'T']), (lambda L: [1], List['T']), (lambda L: [], List[int]),
+             (lambda L: (1, L.zeros(1)), Tuple[int, 'T']), (lambda L: (1,), Tuple[int, int]),
+             (lambda L: None, Optional[int]), (lambda L: 'a', Union[int, str]), (lambda L: [[1.]], list[list[int]]),
+             (lambda L: 1, (str, int)), (lambda L: 1, [int]), (lambda L: [1], list), (lambda L: {}, dict),
+             (lambda L: [1], typing.List), (lambda L: {'a': [L.zeros(1)]}, Dict[str, List['T']])]
+
+    def resolve(tp, L):
+        if tp == 'T':
+            return L.Tensor
+        if isinstance(tp, (list, tuple)):
+            return type(tp)(resolve(t, L) for t in tp)
+        args = typing.get_args(tp)
+        if args and any(a == 'T' or typing.get_args(a) for a in args):
+            return typing.get_origin(tp)[tuple(resolve(a, L) for a in args)] if typing.get_origin(tp) in (
+                list, dict, tuple) else {List: List, Dict: Dict, Tuple: Tuple}[getattr(typing, tp._name)][
+                tuple(resolve(a, L) for a in args)]
+        return tp
+
+    for make, tp in cases:
+        def run(lib):
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter('always')
+                r = lib.jit.isinstance(make(lib), resolve(tp, lib))
+            return r, [str(m.message) for m in w]
+        assert both(run)[0] == both(run)[1], tp
+
+
+def test_jit_attribute_and_fusion_settings():
+    def run(lib):
+        a = lib.jit.Attribute(3, int)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter('always')
+            with lib.jit.strict_fusion():
+                pass
+            old = lib.jit.set_fusion_strategy([('STATIC', 3)])
+            back = lib.jit.set_fusion_strategy(old)
+        return repr(a), a.value, a.type, tuple(a), old, back, [str(m.message) for m in w], \
+            lib.jit.onednn_fusion_enabled()
+    (kt, t), (ke, e) = both(run)
+    assert kt == ke == 'ok' and t == e

@@ -45,6 +45,8 @@ True
 import warnings
 
 from .._absent import absent
+
+_NOTHING = object()
 from ..futures import Future  # noqa: F401  torch.jit.Future is torch.futures.Future
 from ..nn.modules.module import Module as _Module
 
@@ -59,8 +61,10 @@ optimize_for_inference = _absent('optimize_for_inference')
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
-    """``obj`` itself, as ``torch.jit.script`` returns it with ``PYTORCH_JIT=0``: the function or module runs
-    eagerly.
+    """A module as torch's scripted module (a ``RecursiveScriptModule``, see the module docstring: it runs the
+    module's Python code, and fails and refuses hooks as TorchScript does); a function, a ScriptModule, or
+    anything with ``PYTORCH_JIT=0`` in the environment comes back as it is, as torch returns it with its JIT
+    disabled.
 
     >>> import ember
     >>> @script
@@ -68,12 +72,17 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     ...     return x * 2
     >>> f(ember.ones(2))
     tensor([2., 2.])
+    >>> type(script(ember.nn.Linear(2, 2))).__name__
+    'RecursiveScriptModule'
     """
+    import os
     warnings.warn("`torch.jit.script` is deprecated. Please switch to `torch.compile` or `torch.export`.",
                   DeprecationWarning)       # torch 2.13's, from its own module (hidden by the default filters)
     if optimize is not None:
         warnings.warn("`optimize` is deprecated and has no effect. Use `with torch.jit.optimized_execution()` "
                       "instead", FutureWarning, stacklevel=2)
+    if isinstance(obj, _Module) and not isinstance(obj, ScriptModule) and os.environ.get('PYTORCH_JIT') != '0':
+        return RecursiveScriptModule._script(obj)
     return obj
 
 
@@ -198,6 +207,29 @@ def _run_traced(fn, args, kwargs):
 _INTERPRETER_FAILED = "The following operation failed in the TorchScript interpreter."
 
 
+def _run_scripted(fn, args, kwargs):
+    """Call a scripted module's code as TorchScript runs it: an operator that fails raises RuntimeError, and the
+    code's own ``raise``/``assert`` raises ``torch.jit.Error``, both with the interpreter's first line. The
+    frame that raised tells them apart: an operator's error comes from ember's own code."""
+    import os
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        if isinstance(e, (RuntimeError, Error)) and str(e).startswith(_INTERPRETER_FAILED):
+            raise
+        tb = e.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        by_operator = os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(here + os.sep)
+        if by_operator and not isinstance(e, AssertionError):
+            raise RuntimeError(f"{_INTERPRETER_FAILED}\nTraceback of TorchScript (most recent call last):\n"
+                               f"RuntimeError: {e}") from e
+        cause = f"RuntimeError: AssertionError: {e}" if isinstance(e, AssertionError) else \
+            f"builtins.{type(e).__name__}: {e}"
+        raise Error(f"{_INTERPRETER_FAILED}\nTraceback of TorchScript (most recent call last):\n{cause}") from e
+
+
 class _TracedMethod:
     """A method other than ``forward`` traced by ``trace_module``: calling it calls the module's method; ``graph``
     and ``code`` are those of its recorded run."""
@@ -300,11 +332,103 @@ class ScriptModule(_Module):
     def __init__(self, arg=None):
         super().__init__()
 
+    def __setattr__(self, name, value):
+        if isinstance(value, Attribute):        # ``self.x = torch.jit.Attribute(3, int)`` stores 3
+            value = value.value
+        super().__setattr__(name, value)
+
 
 class RecursiveScriptModule(ScriptModule):
-    """A module loaded from a TorchScript archive (``load``): its parameters, buffers and submodules are those of
-    the file's objects, and ``forward`` runs the file's TorchScript code through ember's interpreter (NOTE
-    [TorchScript interpreter]). ``original_name`` is the class's name, ``code`` its forward's source."""
+    """A module loaded from a TorchScript archive (``load``), or a scripted module (``script``).
+
+    Loaded: its parameters, buffers and submodules are those of the file's objects, and ``forward`` runs the
+    file's TorchScript code through ember's interpreter (NOTE [TorchScript interpreter]); ``code`` is its
+    forward's source.
+
+    Scripted: it shares the module's parameter and buffer dictionaries (``.to()``, ``load_state_dict`` and
+    optimizers reach the module), its submodules are RecursiveScriptModules of theirs, and ``forward`` runs the
+    module's Python code, with TorchScript's errors (``_run_scripted``). As torch's, it shows the module's plain
+    attributes and its ``@torch.jit.export`` methods, not its other methods, and new hooks are refused (the
+    module's own, registered before scripting, run). ember has no TorchScript compiler, so it has no ``code``
+    and cannot be saved; a trace can (``ember.jit.trace``).
+
+    ``original_name`` is the module's class name in both."""
+    _scripted = None        # the module a scripted one runs
+
+    @classmethod
+    def _script(cls, orig):
+        m = cls()
+        d = m.__dict__
+        d['_parameters'], d['_buffers'] = orig._parameters, orig._buffers
+        d['_non_persistent_buffers_set'] = orig._non_persistent_buffers_set
+        for name, sub in orig._modules.items():
+            m.add_module(name, sub if sub is None or isinstance(sub, ScriptModule) else cls._script(sub))
+        m.training = orig.training
+        m.original_name = type(orig).__name__
+        d['_scripted'] = orig
+        return m
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            orig = self.__dict__.get('_scripted')
+            if orig is None or name.startswith('__'):
+                raise
+            value = getattr(orig, name, _NOTHING)
+            if value is _NOTHING or (getattr(value, '__self__', None) is orig and
+                                     not getattr(value, '_ember_jit_export', False)):
+                raise
+            return value
+
+    def __setattr__(self, name, value):
+        orig = self.__dict__.get('_scripted')
+        if orig is not None and isinstance(value, _Module) and name in self._modules:
+            if not isinstance(value, ScriptModule):
+                raise RuntimeError(f"Cannot re-assign modules in a ScriptModule with non-scripted module, tried to "
+                                   f"replace existing module '{name}': {value!r}")
+            inner = value.__dict__.get('_scripted')
+            setattr(orig, name, value if inner is None else inner)     # the module's code calls the new one
+        if orig is not None and not name.startswith('_') and name not in ('training', 'original_name') and \
+                name in orig.__dict__:      # a plain attribute of the module: scripted code reads that one
+            setattr(orig, name, value)
+            return
+        super().__setattr__(name, value)
+
+    def train(self, mode=True):
+        super().train(mode)
+        if self._scripted is not None:
+            self._scripted.training = mode
+        return self
+
+    def _get_name(self):
+        return 'RecursiveScriptModule'
+
+    def extra_repr(self):
+        return f'original_name={self.original_name}'
+
+    def _refuse_hook(self, name):
+        raise RuntimeError(f"{name} is not supported on ScriptModules")
+
+    def register_forward_hook(self, *args, **kwargs):
+        self._refuse_hook('register_forward_hook')
+
+    def register_forward_pre_hook(self, *args, **kwargs):
+        self._refuse_hook('register_forward_pre_hook')
+
+    def register_full_backward_hook(self, *args, **kwargs):
+        self._refuse_hook('register_full_backward_hook')
+
+    def register_full_backward_pre_hook(self, *args, **kwargs):
+        self._refuse_hook('register_full_backward_pre_hook')
+
+    def register_backward_hook(self, *args, **kwargs):
+        self._refuse_hook('register_backward_hook')
+
+    def save(self, f, _extra_files=None):
+        raise NotImplementedError("ember has no TorchScript compiler, so it cannot write a scripted or loaded "
+                                  "module's TorchScript; save a trace instead: ember.jit.trace(model, "
+                                  "example_inputs).save(f)")
 
     @classmethod
     def _build(cls, obj, interpreter):
@@ -341,10 +465,15 @@ class RecursiveScriptModule(ScriptModule):
         return m
 
     def forward(self, *args, **kwargs):
+        if self._scripted is not None:
+            return _run_scripted(self._scripted, args, kwargs)
         return self._interpreter.call(self, 'forward', args, kwargs)
 
     @property
     def code(self):
+        if self._scripted is not None:
+            raise NotImplementedError("ember has no TorchScript compiler: a scripted module runs its Python code "
+                                      "and has no TorchScript source (ember.jit.trace records one)")
         return self._interpreter.class_of(self._qualified_name)[2]['forward'].code
 
 
@@ -480,7 +609,9 @@ def annotate(the_type, the_value):
 
 
 def export(fn):
-    """``@torch.jit.export``: marks a method for the TorchScript compiler; eagerly the method itself."""
+    """``@torch.jit.export``: marks a method for the TorchScript compiler; eagerly the method itself, which a
+    scripted module shows (its other methods it does not, as torch's)."""
+    fn._ember_jit_export = True
     return fn
 
 
@@ -538,7 +669,109 @@ def _get_trace_graph(f, args=(), kwargs=None, strict=True, _force_outplace=False
                        "torch.utils.flop_counter.FlopCounterMode, or trace with torch.fx / make_fx")
 
 
+class Attribute(tuple):
+    """``torch.jit.Attribute(value, type)``: a value with its TorchScript type, as torch's named tuple; a
+    ScriptModule subclass stores the value itself."""
+    __slots__ = ()
+
+    def __new__(cls, value, type):
+        return super().__new__(cls, (value, type))
+
+    value = property(lambda self: self[0])
+    type = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f'Attribute(value={self[0]!r}, type={self[1]!r})'
+
+
+def _eager_isinstance(obj, target_type):
+    """``torch.jit.isinstance(obj, List[Tensor])``: ``isinstance`` that also checks the typing generics
+    TorchScript refines with (List, Dict, Tuple, Optional/Union), element by element, eagerly. An empty
+    container cannot show its element type, so it matches any, with torch's warning.
+
+    >>> import ember
+    >>> from typing import Dict, List
+    >>> ember.jit.isinstance([ember.ones(1)], List[ember.Tensor])
+    True
+    >>> ember.jit.isinstance({'a': 1}, Dict[str, ember.Tensor])
+    False
+    """
+    import collections.abc
+    if isinstance(target_type, collections.abc.Container):
+        if not isinstance(target_type, tuple):
+            raise RuntimeError("The second argument to `torch.jit.isinstance` must be a type or a tuple of types")
+        return any(_eager_isinstance(obj, t) for t in target_type)
+    return _matches(obj, target_type)
+
+
+def _matches(obj, tp):
+    import types
+    import typing
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    bare = {list: 'list', dict: 'dict', tuple: 'tuple', typing.List: 'List', typing.Dict: 'Dict',
+            typing.Tuple: 'Tuple', typing.Optional: 'Optional'}.get(tp)
+    if bare is not None:
+        if bare.lower() == 'dict':
+            raise RuntimeError(f"Attempted to use {bare} without contained types. Please add contained type, e.g. "
+                               f"{bare}[int, int]")
+        raise RuntimeError(f"Attempted to use {bare} without a contained type. Please add a contained type, e.g. "
+                           f"{bare}[int]")
+    if origin is None:
+        return isinstance(obj, tp)
+    if origin is typing.Union or origin is types.UnionType:
+        return obj is None or any(_matches(obj, t) for t in args)
+    if not isinstance(obj, origin):
+        return False
+    if origin in (list, dict, tuple) and not obj:
+        warnings.warn("The inner type of a container is lost when calling torch.jit.isinstance in eager mode. For "
+                      "example, List[int] would become list and therefore falsely return True for List[float] or "
+                      "List[str].")
+    if origin is list:
+        return all(_matches(e, args[0]) for e in obj)
+    if origin is dict:
+        return all(_matches(k, args[0]) and _matches(v, args[1]) for k, v in obj.items())
+    if origin is tuple:
+        return len(obj) == len(args) and all(_matches(e, t) for e, t in zip(obj, args))
+    return False
+
+
+class strict_fusion:
+    """``with torch.jit.strict_fusion():`` asserts fusion inside TorchScript; eagerly it warns, as torch's."""
+
+    def __init__(self):
+        warnings.warn("Only works in script mode")
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+_FUSION = {'onednn': False, 'strategy': [('STATIC', 2), ('DYNAMIC', 10)]}
+
+
+def enable_onednn_fusion(enabled):
+    """TorchScript's oneDNN fuser switch: kept, read back by ``onednn_fusion_enabled``; ember runs no fuser."""
+    _FUSION['onednn'] = bool(enabled)
+
+
+def onednn_fusion_enabled():
+    return _FUSION['onednn']
+
+
+def set_fusion_strategy(strategy):
+    """TorchScript's fusion strategy (``[('STATIC', 2), ('DYNAMIC', 10)]``): kept; returns the previous one."""
+    warnings.warn("`torch.jit.set_fusion_strategy` is deprecated. Please use `torch.compile` instead.",
+                  DeprecationWarning)
+    old, _FUSION['strategy'] = _FUSION['strategy'], list(strategy)
+    return old
+
+
 def __getattr__(name):
-    """Names of torch.jit that ember lacks: AttributeError, so that ``hasattr``/``getattr(jit, name, default)``
+    """``torch.jit.isinstance`` (not a global here: it would hide the builtin in this module); names of torch.jit
+    that ember lacks: AttributeError, so that ``hasattr``/``getattr(jit, name, default)``
     feature tests see them missing (the compiler's entry points above raise with the reason instead)."""
+    if name == 'isinstance':
+        return _eager_isinstance
     raise AttributeError(f"module 'ember.jit' has no attribute '{name}' (ember has no TorchScript compiler)")
