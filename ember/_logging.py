@@ -26,13 +26,34 @@ def _from_env():
             _on.add(name)
 
 
-def set_logs(**kwargs):
-    """``set_logs(graph_code=True, recompiles=True)``; an unknown name raises ValueError, as torch's."""
+# the other names torch's set_logs takes: its log aliases (a logging level each) and artifacts (on/off); accepted,
+# as torch does, but ember's compiler has no such events to print (no bytecode, inductor kernels or cudagraphs)
+TORCH_LOGS = ('all', 'dynamo', 'aot', 'autograd', 'dynamic', 'inductor', 'distributed', 'c10d', 'ddp', 'fsdp',
+              'dtensor', 'onnx', 'export')
+TORCH_ARTIFACTS = frozenset({
+    'bytecode', 'aot_joint_graph', 'ddp_graphs', 'graph', 'graph_code_verbose', 'side_effects', 'graph_sizes',
+    'recompiles_verbose', 'trace_source', 'trace_call', 'trace_bytecode', 'kernel_code', 'schedule', 'perf_hints',
+    'pre_grad_graphs', 'post_grad_graphs', 'ir_pre_fusion', 'ir_post_fusion', 'onnx_diagnostics', 'fusion',
+    'overlap', 'cudagraphs', 'sym_node', 'compiled_autograd', 'compiled_autograd_verbose', 'cudagraph_static_inputs',
+    'benchmarking', 'autotuning', 'incremental', 'graph_region_expansion', 'inductor_metrics', 'hierarchical_compile',
+    'compute_dependencies', 'caching'})
+_LEVELS = (50, 40, 30, 20, 10, 0)
+
+
+def set_logs(*, modules=None, **kwargs):
+    """``set_logs(graph_code=True, recompiles=True)``: these on, every other off (each call starts afresh, as
+    torch's: ``set_logs()`` turns all off). torch's other names are taken (a log alias with a logging level);
+    an unknown keyword raises TypeError, as torch's signature does."""
     for k, v in kwargs.items():
-        if k not in ARTIFACTS:
-            raise ValueError(f"Unrecognized log or artifact name passed to set_logs: {k}; valid ones are "
-                             f"{', '.join(ARTIFACTS)}")
-        (_on.add if v else _on.discard)(k)
+        if k in TORCH_LOGS:
+            if v is not None and (type(v) is not int or v not in _LEVELS):
+                raise ValueError(f"Unrecognized log level for log {k}: {v}, valid level values are: "
+                                 f"{','.join(map(str, _LEVELS))}")
+        elif k not in ARTIFACTS and k not in TORCH_ARTIFACTS:
+            raise TypeError(f"set_logs() got an unexpected keyword argument '{k}'")
+    del modules         # torch's per-module levels for Python loggers: ember's compiler logs through its artifacts
+    _on.clear()
+    _on.update(k for k, v in kwargs.items() if v and k in ARTIFACTS)
 
 
 def enabled(name):

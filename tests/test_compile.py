@@ -291,10 +291,21 @@ def test_logs_print_graph_and_output_code(capsys):
     assert '_k_linear' in err                              # the generated array code calls the kernel
 
 
-def test_set_logs_rejects_unknown_names():
+@pytest.mark.parametrize('kwargs', [{'not_a_log': True}, {'dynamic': True}, {'recompiles_verbose': True},
+                                    {'dynamo': 10, 'graph_sizes': True}])
+def test_set_logs_takes_torchs_names(kwargs):
     import ember._logging as L
-    with pytest.raises(ValueError, match='Unrecognized'):
-        L.set_logs(not_a_log=True)
+    import torch._logging as TL
+    out = []
+    for lib in (TL, L):
+        try:
+            lib.set_logs(**kwargs)
+            out.append('ok')
+        except Exception as e:      # noqa: BLE001 - the error is compared
+            out.append((type(e).__name__, str(e)))
+        finally:
+            lib.set_logs()
+    assert out[0] == out[1]
 
 
 # --- graph breaks ------------------------------------------------------------------------------

@@ -237,3 +237,27 @@ def test_jit_attribute_and_fusion_settings():
             lib.jit.onednn_fusion_enabled()
     (kt, t), (ke, e) = both(run)
     assert kt == ke == 'ok' and t == e
+
+
+def test_a_real_tensor_is_no_fake_tensor():
+    """transformers' is_tracing(t) asks isinstance(t, FakeTensor): every eager run looked like a trace."""
+    import torch._subclasses.fake_tensor as TF
+    import ember._subclasses.fake_tensor as EF
+    for lib, F in ((torch, TF), (ember, EF)):
+        x = lib.ones(2)
+        assert not isinstance(x, F.FakeTensor) and not isinstance(x, lib._subclasses.FakeTensor)
+        with F.FakeTensorMode() as mode:
+            assert isinstance(mode.from_tensor(x), F.FakeTensor)
+    assert issubclass(EF.FakeTensor, ember.Tensor)
+
+
+@pytest.mark.parametrize('call', ['squeeze', 'squeeze_', 'count_nonzero', 'squeeze_one', 'squeeze_list'])
+def test_a_methods_only_int_list_takes_varargs(call):
+    """transformers' speculative sampling calls q.squeeze(0, 1)."""
+    def run(lib):
+        x = lib.zeros(1, 1, 3)
+        r = {'squeeze': lambda: x.squeeze(0, 1), 'squeeze_': lambda: x.clone().squeeze_(0, 1),
+             'count_nonzero': lambda: x.count_nonzero(0, 1), 'squeeze_one': lambda: x.squeeze(1),
+             'squeeze_list': lambda: x.squeeze([0, 2])}[call]()
+        return tuple(r.shape)
+    assert both(run)[0] == both(run)[1]

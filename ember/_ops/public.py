@@ -36,6 +36,25 @@ def _vararg_position(op):
 _NOT_SIZES = (str, float, type(None), complex)
 
 
+def _method_vararg_position(op):
+    """1 for a method whose one positional argument after ``self`` is an int list of another name
+    (``x.squeeze(0, 1)``, ``x.count_nonzero(0, 1)``): torch's argument parser takes such a list as ``*ints``
+    whatever its name; None otherwise."""
+    positional = [a for a in op.schema.arguments if not a.kwarg_only]
+    if len(positional) == 2 and positional[0].base_type == 'Tensor' and \
+            positional[1].base_type in ('int[]', 'SymInt[]'):
+        return 1
+    return None
+
+
+def _with_method_varargs(fn, pos):
+    def wrapper(*args, **kwargs):
+        if len(args) > pos + 1:         # two or more ints: the list (one int or one list passes as it is)
+            args = args[:pos] + (args[pos:],)
+        return fn(*args, **kwargs)
+    return wrapper
+
+
 def _with_varargs(fn, pos):
     def wrapper(*args, **kwargs):
         n = len(args)
@@ -267,8 +286,11 @@ def build(Tensor, functions, nn_functional, results=None):
             op.public = fn
             if decl.out_op is not None:
                 decl.out_op.public = fn
+        mpos = _method_vararg_position(op) if pos is None and decl.method and decl.kind != 'factory' else None
         if decl.method and decl.kind != 'factory':
             meth = op.call if pos is None else _with_varargs(op.call, pos)
+            if mpos is not None:
+                meth = _with_method_varargs(meth, mpos)
             if rt is not None:
                 meth = _with_structseq(meth, rt)
             if not hasattr(Tensor, name) or getattr(getattr(Tensor, name), '_generated', True):
@@ -276,7 +298,8 @@ def build(Tensor, functions, nn_functional, results=None):
         if decl.inplace_op is not None:
             ip = decl.inplace_op.call
             if decl.method:
-                setattr(Tensor, name + '_', ip if pos is None else _with_varargs(ip, pos))
+                setattr(Tensor, name + '_', ip if pos is None and mpos is None else
+                        _with_varargs(ip, pos) if mpos is None else _with_method_varargs(ip, mpos))
             if decl.function:
                 functions[name + '_'] = ip
                 ip.__module__, ip.__qualname__ = 'ember', name + '_'

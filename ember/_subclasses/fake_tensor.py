@@ -46,7 +46,18 @@ def is_fake(t):
     return isinstance(t, ember.Tensor) and t.device.type == 'meta'
 
 
-FakeTensor = ember.Tensor      # a fake tensor is an ordinary Tensor on the meta device (see above)
+class _FakeTensorMeta(type):
+    def __instancecheck__(cls, obj):
+        return is_fake(obj)
+
+
+class FakeTensor(ember.Tensor, metaclass=_FakeTensorMeta):
+    """The class torch's fake tensors have. ember's fake tensor is an ordinary Tensor on the meta device (see
+    above), so ``isinstance(t, FakeTensor)`` asks ``is_fake(t)``: a real tensor is no FakeTensor (transformers
+    takes every tensor that is one for a trace in progress)."""
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("ember's fake tensors are meta tensors: make one with FakeTensorMode().from_tensor(t)")
 
 
 @contextlib.contextmanager
