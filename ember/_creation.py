@@ -160,6 +160,8 @@ def tensor_from(data, dtype=None, device=None, requires_grad=False):
     """``tensor``'s work, without its warning (``new_tensor`` warns in its own words)."""
     a, dt = _infer(data)
     dt = D.PYTHON_TYPES.get(dtype, dtype) or dt
+    if isinstance(a, np.ndarray):
+        a = D.through_float(a, dt.np)
     a = np.array(a, dtype=dt.np, copy=True, order='C')
     t = _place(make_tensor(a, dt, CPU), device)
     if requires_grad:

@@ -261,3 +261,60 @@ def test_a_methods_only_int_list_takes_varargs(call):
              'squeeze_list': lambda: x.squeeze([0, 2])}[call]()
         return tuple(r.shape)
     assert both(run)[0] == both(run)[1]
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float16', 'bfloat16', 'complex64', 'float64', 'int32'])
+@pytest.mark.parametrize('op', ['cumsum', 'cumprod'])
+def test_cumulative_ops_carry_torchs_accumulator(op, dtype):
+    """Every diffusers scheduler computes alphas_cumprod = cumprod(1 - betas): torch carries a float32 running
+    product in double, so ember's float32 one drifted (timesteps 998 for 999)."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    n = 3000 if op == 'cumsum' else 1000
+    base = rng.uniform(0.9, 1.0, (4, n)) if op == 'cumprod' else rng.uniform(0, 1, (4, n))
+    if dtype == 'complex64':
+        base = base + 1j * rng.uniform(-0.01, 0.01, base.shape)
+    if dtype == 'int32':
+        base = rng.integers(-3, 4, (4, n)) if op == 'cumsum' else rng.integers(1, 2, (4, n))
+
+    def run(lib):
+        x = lib.tensor(base).to(getattr(lib, dtype))
+        r = getattr(lib, op)(x, 1)
+        return r.to(lib.complex128 if dtype == 'complex64' else lib.float64).numpy()
+    (_, t), (_, e) = both(run)
+    np.testing.assert_array_equal(e, t)
+
+
+def _double_rounding_values():
+    """Doubles whose float16 differs when rounded directly and through float32 (torch's way)."""
+    import numpy as np
+    base = np.random.default_rng(0).uniform(0, 2000, 400000)
+    return base[base.astype(np.float16) != base.astype(np.float32).astype(np.float16)][:8]
+
+
+@pytest.mark.parametrize('how', ['to', 'tensor_list', 'tensor_scalar', 'full', 'fill_', 'index_fill', 'masked_fill',
+                                 'where', 'add', 'new_full', 'copy_', 'bfloat16_to', 'from_int64'])
+def test_half_values_are_made_through_float32_as_torchs(how):
+    """torch makes a Half or BFloat16 from a float, so a double rounds twice (a cumsum test of diffusers' met the
+    difference through torch.tensor(...).half())."""
+    import numpy as np
+    vals = _double_rounding_values()
+
+    def run(lib):
+        h = lib.float16
+        out = []
+        for v in vals.tolist():
+            out.append({'to': lambda: lib.tensor([v]).to(h), 'tensor_list': lambda: lib.tensor([v], dtype=h),
+                        'tensor_scalar': lambda: lib.tensor(v, dtype=h), 'full': lambda: lib.full((1,), v, dtype=h),
+                        'fill_': lambda: lib.zeros(1, dtype=h).fill_(v),
+                        'index_fill': lambda: lib.zeros(1, dtype=h).index_fill(0, lib.tensor([0]), v),
+                        'masked_fill': lambda: lib.zeros(1, dtype=h).masked_fill(lib.tensor([True]), v),
+                        'where': lambda: lib.where(lib.tensor([True]), v, lib.zeros(1, dtype=h)),
+                        'add': lambda: lib.zeros(1, dtype=h) + v, 'new_full': lambda: lib.zeros(1, dtype=h).new_full((1,), v),
+                        'copy_': lambda: lib.zeros(1, dtype=h).copy_(lib.tensor([v], dtype=lib.float64)),
+                        'bfloat16_to': lambda: lib.tensor([v * 1e3]).to(lib.bfloat16),
+                        'from_int64': lambda: lib.tensor([int(v * 1e5)]).to(lib.bfloat16)}[how]().item())
+        return out
+    (kt, t), (ke, e) = both(run)
+    assert kt == ke == 'ok'
+    np.testing.assert_array_equal(e, t)

@@ -90,10 +90,10 @@ def _half_scalar(x, cd, float32):
     """A number (or 0-d array) operand of a float16/bfloat16 computation: NOTE [half-precision scalars]."""
     if x.__class__ is np.ndarray:
         x = x[()]
-    if -65504 <= x <= 65504:
-        return np.float32(x) if float32 else cd.np.type(x)
+    if -65504 <= x <= 65504:        # (torch makes a Half or BFloat16 from a float: a double rounds twice)
+        return np.float32(x) if float32 else cd.np.type(np.float32(x))
     with np.errstate(over='ignore'):        # 1e6 is inf in float16, silently as in torch
-        return np.float32(x) if float32 else cd.np.type(x)
+        return np.float32(x) if float32 else cd.np.type(np.float32(x))
 
 
 def _cast_result(r, od):

@@ -8,6 +8,7 @@ import numpy as np
 
 from .._core.storage import MetaArray, preserve_strides
 from .._core.device import canonical
+from .._core.dtype import through_float
 from . import adapters
 from .._core.tensor_impl import make_tensor
 from .._warn import warn_once
@@ -54,6 +55,7 @@ def _cast(a, dt, copy=True):
     if a.dtype.kind == 'c' and dt.kind not in 'cb':     # torch warns once per process, at the user's line
         warn_once("Casting complex values to real discards the imaginary part", UserWarning)
         a = a.real
+    a = through_float(a, dt)
     if a.dtype.kind in 'fc' and dt.kind in 'iu':
         with np.errstate(invalid='ignore'):     # inf and NaN become integers as C casts them, silently as in torch
             return a.astype(dt, copy=copy)

@@ -19,6 +19,14 @@ def is_half(dt):
     return dt.itemsize == 2 and dt.kind in 'fV'
 
 
+def half_ready(value, dt):
+    """A number (or 0-d array) to fill an array of dtype ``dt`` with: for float16/bfloat16, a double goes through
+    float32 first, as torch makes its Half and BFloat16 values from a float (NOTE [half-precision scalars])."""
+    if is_half(dt) and (type(value) is float or getattr(value, 'dtype', None) == np.float64):
+        return np.float32(value)
+    return value
+
+
 def result_type(arrays):
     """NumPy's promotion of the arrays' dtypes; float16 with bfloat16 (which NumPy cannot promote) is float32, as
     torch's promotion gives."""

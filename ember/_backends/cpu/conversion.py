@@ -1,6 +1,7 @@
 """CPU kernels for copies."""
 import numpy as np
 
+from ._fp import half_ready
 from ._split import split_copy
 
 def _clone(a, memory_format):
@@ -16,7 +17,7 @@ def _clone(a, memory_format):
 
 
 KERNELS = {
-    'fill.Scalar': lambda a, value: np.full(a.shape, value, a.dtype),
-    'fill.Tensor': lambda a, value: np.full(a.shape, value, a.dtype),
+    'fill.Scalar': lambda a, value: np.full(a.shape, half_ready(value, a.dtype), a.dtype),
+    'fill.Tensor': lambda a, value: np.full(a.shape, half_ready(value, a.dtype), a.dtype),
     'clone': _clone,
 }

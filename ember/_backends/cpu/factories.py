@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 
+from ._fp import half_ready
 from ._torch_random import integers as _t_integers, normal as _t_normal, permutation as _t_permutation, uniform as _t_uniform
 
 
@@ -77,7 +78,7 @@ KERNELS = {
     'empty': lambda size, dtype, device: np.empty(size, dtype),
     'zeros': lambda size, dtype, device: np.zeros(size, dtype),
     'ones': lambda size, dtype, device: np.ones(size, dtype),
-    'full': lambda size, fill, dtype, device: np.full(size, fill, dtype),
+    'full': lambda size, fill, dtype, device: np.full(size, half_ready(fill, np.dtype(dtype)), dtype),
     'arange': _arange,
     'linspace': _linspace,
     'eye': lambda n, m, dtype, device: np.eye(n, m, dtype=dtype),

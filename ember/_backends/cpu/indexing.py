@@ -6,6 +6,7 @@ index *values* are data, so they are checked here, before anything is written
 """
 import numpy as np
 
+from ._fp import half_ready
 from ._layout import c_order
 
 
@@ -223,12 +224,12 @@ def _index_fill(a, dim, index, value):
     if index.size and (index.min() < -n or index.max() >= n):
         bad = index[(index < -n) | (index >= n)].flat[0]
         raise IndexError(f"index {int(bad)} is out of bounds for dimension {d} with size {n}")
-    o1[(slice(None),) * d + (index,)] = np.asarray(value).astype(a.dtype)
+    o1[(slice(None),) * d + (index,)] = np.asarray(half_ready(value, a.dtype)).astype(a.dtype)
     return out
 
 
 def _masked_fill(a, mask, value):
-    return np.where(mask, np.asarray(value).astype(a.dtype), a)
+    return np.where(mask, np.asarray(half_ready(value, a.dtype)).astype(a.dtype), a)
 
 
 def _masked_scatter(a, mask, source):

@@ -22,7 +22,7 @@ import numpy as np
 from ._complex import logaddexp_complex
 
 from ._lerp import lerp as _lerp, addcmul as _addcmul_formula, addcdiv as _addcdiv_formula, fma32 as _fma32
-from ._fp import quiet as _quiet, is_half as _is_half, result_type as _result_type
+from ._fp import quiet as _quiet, is_half as _is_half, result_type as _result_type, half_ready
 from ._layout import like as _input_layout, _c as _c_order_array
 from ._special import erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma, \
     polygamma as _polygamma_k, erfcx as _erfcx, i0 as _i0, i0e as _i0e, i1 as _i1, i1e as _i1e, \
@@ -387,15 +387,21 @@ def _select(c, a, b):
 def _where(c, a, b):
     if isinstance(a, np.ndarray) and (isinstance(b, np.ndarray) or _holds(a.dtype, b)):
         return _select(c, a, b)
-    return np.where(c, a, b)
+    if isinstance(a, np.ndarray) and not isinstance(b, np.ndarray):     # a number beside a float16/bfloat16 array
+        b = half_ready(b, a.dtype)                                      # is made through float32, as torch's
+    elif isinstance(b, np.ndarray) and not isinstance(a, np.ndarray):
+        a = half_ready(a, b.dtype)
+    return np.where(c, a, b)                                                                      # scalars]
 
 
 def _holds(dtype, number):
     """Whether ``number`` is exactly a value of ``dtype`` (NaN and inf are no integer's)."""
     try:
-        return np.asarray(number, dtype) == number
+        v = np.asarray(number, dtype)
     except (ValueError, OverflowError):
         return False
+    # (compared in float64: compared as they are, a float16 value equals any number that rounds to it)
+    return bool((v.astype(np.float64) if v.dtype.kind in 'fV' else v) == number)
 
 
 # --- activations --------------------------------------------------------------------

@@ -534,16 +534,25 @@ def _mode(a, dim, keepdim):
 
 # --- scans ---------------------------------------------------------------------------
 
-def _cumsum(a, dim, dtype):
-    if a.ndim == 0:
-        return _copy0(a, dtype)
-    return np.cumsum(a, axis=dim, dtype=np.float32 if _half(dtype) else dtype)
+# torch's CPU cumulative kernels carry the running value in acc_type: double for float32 (and complex double for
+# complex64), float for float16/bfloat16; each element is rounded to the result's type from it
+_CUM_ACC = {np.dtype(np.float32): np.float64, np.dtype(np.complex64): np.complex128}
 
 
-def _cumprod(a, dim, dtype):
-    if a.ndim == 0:
-        return _copy0(a, dtype)
-    return np.cumprod(a, axis=dim, dtype=dtype)
+def _cumulative(ufunc):
+    def kernel(a, dim, dtype):
+        if a.ndim == 0:
+            return _copy0(a, dtype)
+        dt = np.dtype(dtype)
+        acc = np.float32 if _half(dt) else _CUM_ACC.get(dt)
+        if acc is None:
+            return ufunc.accumulate(a, axis=dim, dtype=dt)
+        return ufunc.accumulate(a, axis=dim, dtype=acc).astype(dt)
+    return kernel
+
+
+_cumsum = _cumulative(np.add)
+_cumprod = _cumulative(np.multiply)
 
 
 def _logcumsumexp(a, dim):
