@@ -318,3 +318,23 @@ def test_half_values_are_made_through_float32_as_torchs(how):
     (kt, t), (ke, e) = both(run)
     assert kt == ke == 'ok'
     np.testing.assert_array_equal(e, t)
+
+
+@pytest.mark.parametrize('case', ['cl+x', 'x+cl', 'cl*x', 'cl-bias', 'bias+cl', 't+c', 'c+t', 't*2', 'cl+expanded',
+                                  'atan2', 'cl+double', 'lerp', 'addcmul'])
+def test_pointwise_results_follow_the_first_operands_layout(case):
+    """torch's TensorIterator lays a result out as its first operand where the operands' layouts conflict: the
+    residual add after diffusers' attention stays channels_last, and randn_like of it draws in that order."""
+    def run(lib):
+        lib.manual_seed(0)
+        x = lib.randn(2, 3, 4, 5)
+        cl = x.contiguous(memory_format=lib.channels_last)
+        t, c = x.transpose(1, 3), lib.randn(2, 5, 4, 3)
+        bias = lib.randn(1, 3, 1, 1)
+        r = {'cl+x': lambda: cl + x, 'x+cl': lambda: x + cl, 'cl*x': lambda: cl * x, 'cl-bias': lambda: cl - bias,
+             'bias+cl': lambda: bias + cl, 't+c': lambda: t + c, 'c+t': lambda: c + t, 't*2': lambda: t * 2,
+             'cl+expanded': lambda: cl + x[:, :1].expand(2, 3, 4, 5), 'atan2': lambda: lib.atan2(t, c),
+             'cl+double': lambda: cl + x.double(), 'lerp': lambda: lib.lerp(cl, x, 0.3),
+             'addcmul': lambda: lib.addcmul(cl, x, x)}[case]()
+        return r.stride(), lib.randn_like(r).flatten()[:6].tolist()
+    assert both(run)[0] == both(run)[1]

@@ -174,6 +174,28 @@ def _iterator_strides(shape, dt, operands):
     return None if strides is None else tuple(st * dt.itemsize for st in strides)
 
 
+def _torch_layout(r, arrays):
+    """``r``, a pointwise result NumPy laid out by its own rule, in the layout torch's TensorIterator gives
+    (NOTE [output strides]) where the two differ: where the operands' layouts conflict, NumPy falls back to C
+    order and torch follows the first operand (a channels_last ``r + x`` stays channels_last, so the
+    ``randn_like`` of it draws in that order). Only called when the first operand is not C-contiguous."""
+    full = [a for a in arrays if a.__class__ is np.ndarray and a.ndim]
+    if len(full) < 2 or all(a.strides == full[0].strides for a in full):     # no conflict: NumPy followed them
+        return r
+    inputs = [(a.shape, tuple(st // a.itemsize for st in a.strides)) if a.__class__ is np.ndarray else ((), ())
+              for a in arrays]
+    want = iterator_strides(r.shape, inputs)
+    if want is None:
+        return r if r.flags.c_contiguous else np.ascontiguousarray(r)
+    want = tuple(st * r.itemsize for st in want)
+    if r.strides == want:
+        return r
+    perm = sorted(range(r.ndim), key=lambda d: -want[d])        # the dimensions from slowest to fastest
+    out = np.empty([r.shape[d] for d in perm], r.dtype).transpose(np.argsort(perm))
+    out[...] = r
+    return out
+
+
 def _first_dev(ts):
     for t in ts:
         if isinstance(t, TensorImpl):
@@ -187,7 +209,7 @@ def _default_gen():
 
 
 _GLOBALS = lambda: {'_default_gen': _default_gen, '_T': TensorImpl, '_canon': _devmod.canonical, '_default_device': _devmod.get_default_device,
-                    '_first_dev': _first_dev, '_iterator_strides': _iterator_strides, '_make': make_tensor,
+                    '_first_dev': _first_dev, '_iterator_strides': _iterator_strides, '_torch_layout': _torch_layout, '_make': make_tensor,
                     '_wrap_outputs': wrap_outputs,
                     '_MetaArray': MetaArray, 'np': np, '_int_scalar': _int_scalar, '_half_scalar': _half_scalar, '_HALVES': _HALVES, '_cast_result': _cast_result, '_SCALARS': _SCALARS, '_to_numpy': from_numpy_dtype}
 
@@ -223,12 +245,16 @@ def functional_kernel(op, fn, key):
             lines += [f'    return _make(_MetaArray(_shape, _od.np, _iterator_strides(_shape, _od, ({operands},))), '
                       f'_od, {dev})']
         else:
+            tensors = [f'_{a.name}' for a in op.schema.arguments if a.base_type == 'Tensor']
+            layout = [f'        if _r.ndim > 2 and {tensors[0]}.__class__ is np.ndarray and not '
+                      f'{tensors[0]}.flags.c_contiguous: _r = _torch_layout(_r, ({", ".join(tensors)},))'] \
+                if len(tensors) > 1 else []
             lines += pre + ['    try:',
                             f'        _r = _fn({args})',
                             f'        if _r.__class__ in _SCALARS: _r = np.asarray(_r)',
                             # NumPy's builtin dtypes are singletons: the identity test settles the common case
-                            f'        if _r.dtype is not _od._np and _r.dtype != _od.np: _r = _cast_result(_r, _od)',
-                            f'        return _make(_r, _od, {dev})'] + explained
+                            f'        if _r.dtype is not _od._np and _r.dtype != _od.np: _r = _cast_result(_r, _od)']\
+                + layout + [f'        return _make(_r, _od, {dev})'] + explained
     else:
         if meta is not None:
             lines += [f'    _m = _meta({", ".join(names)})']
