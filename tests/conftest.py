@@ -16,3 +16,13 @@ def device_registry():
     restore = snapshot()
     yield
     restore()
+
+
+@pytest.fixture(autouse=True)
+def _distributions_validate():
+    """Each test starts with the distributions' argument checks on: the first torch.compile (and ember.compile) in
+    a process turns them off for good (torch's TorchPatcher), and under xdist any test may follow one."""
+    import torch.distributions
+    import ember.distributions
+    torch.distributions.Distribution.set_default_validate_args(True)
+    ember.distributions.Distribution.set_default_validate_args(True)

@@ -23,7 +23,8 @@ def _np(t):
 def test_map_values_and_gradients_as_torch():
     from torch._higher_order_ops.map import map as tmap
     from ember._higher_order_ops.map import map as emap
-    xv, yv = np.random.randn(4, 3).astype('float32'), np.random.randn(3).astype('float32')
+    rng = np.random.default_rng(0)
+    xv, yv = rng.standard_normal((4, 3)).astype('float32'), rng.standard_normal(3).astype('float32')
     outs, grads = [], []
     for lib, m in ((torch, tmap), (ember, emap)):
         x, y = lib.tensor(xv, requires_grad=True), lib.tensor(yv, requires_grad=True)
@@ -35,7 +36,8 @@ def test_map_values_and_gradients_as_torch():
     np.testing.assert_allclose(_np(outs[0][1]), _np(outs[1][1]), rtol=1e-6)
     assert outs[1][0].shape == ember.Size([4, 3])
     np.testing.assert_allclose(_np(grads[0][0]), _np(grads[1][0]), rtol=1e-5)
-    np.testing.assert_allclose(_np(grads[0][1]), _np(grads[1][1]), rtol=1e-5)
+    # (y's gradient sums four terms in another order: a sum that cancels to ~1e-3 differs in its last bits)
+    np.testing.assert_allclose(_np(grads[0][1]), _np(grads[1][1]), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize('case', ['empty', 'inconsistent', 'non_tensor', 'scalar_xs'])

@@ -338,3 +338,19 @@ def test_pointwise_results_follow_the_first_operands_layout(case):
              'addcmul': lambda: lib.addcmul(cl, x, x)}[case]()
         return r.stride(), lib.randn_like(r).flatten()[:6].tolist()
     assert both(run)[0] == both(run)[1]
+
+
+def test_compile_turns_distribution_validation_off_as_torchs(tmp_path):
+    """torch.compile's first use in a process (TorchPatcher.patch) sets Distribution.set_default_validate_args(False):
+    an invalid Normal then builds without a ValueError. Run in fresh processes (the patch happens once)."""
+    import subprocess
+    import sys
+    prog = tmp_path / 'prog.py'
+    prog.write_text("import torch\n"
+                    "print(torch.distributions.Distribution._validate_args)\n"
+                    "torch.compile(lambda x: x + 1)\n"
+                    "print(torch.distributions.Distribution._validate_args)\n"
+                    "print(float(torch.distributions.Normal(torch.tensor(0.), torch.tensor(-1.)).scale))\n")
+    outs = [subprocess.run(cmd + [str(prog)], capture_output=True, text=True, timeout=300, check=True).stdout.split()
+            for cmd in ([sys.executable], [sys.executable, '-m', 'ember', 'run'])]
+    assert outs[0] == outs[1] == ['True', 'False', '-1.0']

@@ -745,6 +745,18 @@ def _rebuild_optimized(mod, backend, fullgraph, dynamic, mode):
                    fullgraph=fullgraph, dynamic=dynamic, mode=mode)
 
 
+def _patch_once():
+    """What torch.compile's first use changes for the whole process (torch's TorchPatcher.patch): it turns the
+    distributions' argument validation off, so that a program that builds a distribution with invalid arguments
+    after compiling anything gets no ValueError under torch; ember's compile does the same."""
+    if not _PATCHED:
+        _PATCHED.append(True)
+        ember.distributions.Distribution.set_default_validate_args(False)
+
+
+_PATCHED = []
+
+
 def compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', mode=None, options=None,
             disable=False):
     """Compile a function or module (torch.compile's signature); see NOTE [capture and guards].
@@ -765,6 +777,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', mo
     if disable or getattr(model, '_ember_disabled', False):
         return model
     lookup_backend(backend)           # an unknown backend fails here, not at the first call
+    _patch_once()
     if isinstance(model, ember.nn.Module):
         cf = CompiledFunction(model._call_impl, backend, fullgraph, dynamic, mode, owner=model)
         return OptimizedModule(model, cf)
