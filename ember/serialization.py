@@ -275,19 +275,26 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL, _use_new_
 
 def write_atomically(path, write):
     """``write(fh, archive_name)`` into a temporary file beside ``path``, renamed to ``path`` once complete: a
-    failed or interrupted write leaves no partial file (checkpoints here, TorchScript archives in ember.jit)."""
+    failed or interrupted write leaves no partial file (checkpoints here, TorchScript archives in ember.jit).
+    A symbolic link is written through, as torch's in-place write does (``latest.pt`` pointing at a checkpoint
+    updates the checkpoint, and stays a link), and an existing file keeps its permissions."""
     path = os.fspath(path)
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', suffix='.tmp', dir=d)
+    target = os.path.realpath(path)
+    fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(target) + '.', suffix='.tmp',
+                               dir=os.path.dirname(target))
     try:
         with os.fdopen(fd, 'wb') as fh:
             write(fh, _archive_name(path))
             fh.flush()
             os.fsync(fh.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)     # mkstemp makes 0600 files; a checkpoint gets the usual mode
-        os.replace(tmp, path)
+        if os.path.exists(target):
+            mode = os.stat(target).st_mode & 0o777
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask        # mkstemp makes 0600 files; a checkpoint gets the usual mode
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

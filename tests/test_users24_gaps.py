@@ -354,3 +354,61 @@ def test_compile_turns_distribution_validation_off_as_torchs(tmp_path):
     outs = [subprocess.run(cmd + [str(prog)], capture_output=True, text=True, timeout=300, check=True).stdout.split()
             for cmd in ([sys.executable], [sys.executable, '-m', 'ember', 'run'])]
     assert outs[0] == outs[1] == ['True', 'False', '-1.0']
+
+
+def test_reduce_lr_on_plateau_steps_through_torchs_methods():
+    """ignite reduces one param group only by overriding _reduce_lr."""
+    def run(lib):
+        p = lib.nn.Parameter(lib.ones(1))
+        opt = lib.optim.SGD([{'params': [p]}, {'params': [lib.nn.Parameter(lib.ones(1))]}], lr=1.0)
+        seen = []
+
+        class OneGroup(lib.optim.lr_scheduler.ReduceLROnPlateau):
+            def _reduce_lr(self, epoch):
+                seen.append(epoch)
+                opt.param_groups[0]['lr'] *= self.factor
+        s = OneGroup(opt, factor=0.5, patience=0)
+        for m in (1.0, 2.0, 3.0):
+            s.step(m)
+        return seen, [g['lr'] for g in opt.param_groups], s._is_better(0.5, 1.0), s.mode_worse
+    (kt, t), (ke, e) = both(run)
+    assert kt == ke == 'ok' and t == e
+
+
+def test_save_writes_through_a_symlink_and_keeps_the_mode(tmp_path):
+    import os
+    for lib in (torch, ember):
+        real, link = tmp_path / f'{lib.__name__}_real.pt', tmp_path / f'{lib.__name__}_latest.pt'
+        real.write_bytes(b'')
+        os.chmod(real, 0o640)
+        os.symlink(real, link)
+        lib.save({'w': lib.ones(3)}, link)
+        assert os.path.islink(link) and oct(os.stat(real).st_mode & 0o777) == '0o640'
+        assert lib.load(real)['w'].tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize('call', ['positional', 'keyword', 'dtype', 'no_values'])
+def test_sparse_coo_tensor_of_a_size_only(call):
+    def run(lib):
+        t = {'positional': lambda: lib.sparse_coo_tensor((5, 3)), 'keyword': lambda: lib.sparse_coo_tensor(size=(5, 3)),
+             'dtype': lambda: lib.sparse_coo_tensor(size=(2,), dtype=lib.float64),
+             'no_values': lambda: lib.sparse_coo_tensor(lib.zeros(1, 0, dtype=lib.int64), size=(3,))}[call]()
+        return str(t.layout)[6:], str(t.dtype)[6:], tuple(t.shape), t._nnz()
+    (kt, t), (ke, e) = both(run)
+    assert kt == ke and (kt != 'ok' or t == e)
+
+
+@pytest.mark.parametrize('value', [['a', 'b'], [1.0, 2.0], {'a': 1}, None])
+def test_tensorboard_add_scalar_refuses_what_torchs_make_np_refuses(value, tmp_path):
+    from torch.utils.tensorboard import SummaryWriter as TW
+    from ember.utils.tensorboard import SummaryWriter as EW
+    out = []
+    for W, d in ((TW, tmp_path / 't'), (EW, tmp_path / 'e')):
+        w = W(str(d))
+        try:
+            w.add_scalar('x', value, 1)
+            out.append('ok')
+        except Exception as e:      # noqa: BLE001 - compared
+            out.append((type(e).__name__, str(e)))
+        w.close()
+    assert out[0] == out[1] and out[0][0] == 'NotImplementedError'

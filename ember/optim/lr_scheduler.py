@@ -564,49 +564,72 @@ class ChainedScheduler(_Composite):
 
 
 class ReduceLROnPlateau(LRScheduler):
+    """Reduce each group's learning rate by ``factor`` once the metric has not improved for ``patience`` steps.
+    Its steps are torch's methods (``_is_better``, ``_reduce_lr``), which subclasses override (ignite reduces one
+    group only by replacing ``_reduce_lr``)."""
+
     def __init__(self, optimizer, mode='min', factor=0.1, patience=10, threshold=1e-4, threshold_mode='rel',
                  cooldown=0, min_lr=0, eps=1e-8):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
-        if mode not in ('min', 'max'):
-            raise ValueError(f"mode {mode} is unknown!")
-        if threshold_mode not in ('rel', 'abs'):
-            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
         self.optimizer, self.factor = optimizer, factor
         self.min_lrs = _format_param('min_lr', optimizer, min_lr)
         self.default_min_lr = None if isinstance(min_lr, (list, tuple)) else min_lr
         self.patience, self.cooldown, self.cooldown_counter = patience, cooldown, 0
-        self.mode, self.threshold, self.threshold_mode, self.eps = mode, threshold, threshold_mode, eps
+        self.eps = eps
         self.last_epoch = 0
-        self.mode_worse = math.inf if mode == 'min' else -math.inf      # the worst value for the mode
+        self._init_is_better(mode, threshold, threshold_mode)
         self.best = self.mode_worse
         self.num_bad_epochs = 0
         self._last_lr = [g['lr'] for g in optimizer.param_groups]
 
-    def is_better(self, a, best):
+    def _init_is_better(self, mode, threshold, threshold_mode):
+        if mode not in ('min', 'max'):
+            raise ValueError(f"mode {mode} is unknown!")
+        if threshold_mode not in ('rel', 'abs'):
+            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
+        self.mode_worse = math.inf if mode == 'min' else -math.inf      # the worst value for the mode
+        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
+
+    def _is_better(self, a, best):
         if self.mode == 'min':
             return a < (best * (1. - self.threshold) if self.threshold_mode == 'rel' else best - self.threshold)
         return a > (best * (self.threshold + 1.) if self.threshold_mode == 'rel' else best + self.threshold)
 
     def step(self, metrics, epoch=None):
         current = float(metrics)
-        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
-        if self.is_better(current, self.best):
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = epoch
+        if self._is_better(current, self.best):
             self.best, self.num_bad_epochs = current, 0
         else:
             self.num_bad_epochs += 1
-        if self.cooldown_counter > 0:
+        if self.in_cooldown:
             self.cooldown_counter -= 1
             self.num_bad_epochs = 0
         if self.num_bad_epochs > self.patience:
-            for i, group in enumerate(self.optimizer.param_groups):
-                old = float(group['lr'])
-                new = max(old * self.factor, self.min_lrs[i])
-                if old - new > self.eps:
-                    group['lr'] = new
+            self._reduce_lr(epoch)
             self.cooldown_counter = self.cooldown
             self.num_bad_epochs = 0
         self._last_lr = [g['lr'] for g in self.optimizer.param_groups]
+
+    def _reduce_lr(self, epoch):
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(f"The number of param groups in the `optimizer` ({len(groups)}) differs from when "
+                                   f"`ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually due to a new "
+                                   "param group being added to the optimizer. Please modify the `min_lrs` field to "
+                                   "match the length of the `optimizer` param groups.")
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for i, group in enumerate(groups):
+            old = float(group['lr'])
+            new = max(old * self.factor, self.min_lrs[i])
+            if old - new > self.eps:
+                group['lr'] = new
 
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)

@@ -61,14 +61,26 @@ def _check_and_size(indices, values, size):
     return size
 
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, device=None, pin_memory=False,
                       requires_grad=False, check_invariants=None, is_coalesced=None):
-    """A sparse COO tensor with entries ``values`` at the columns of ``indices`` (duplicates add up).
+    """A sparse COO tensor with entries ``values`` at the columns of ``indices`` (duplicates add up); with a
+    size only (``sparse_coo_tensor((5, 3))`` or ``size=(5, 3)``), an empty one, as torch's other overload.
 
     >>> import ember
     >>> ember.sparse_coo_tensor([[0, 2]], [1., 5.], (3,)).to_dense()
     tensor([1., 0., 5.])
+    >>> ember.sparse_coo_tensor(size=(5, 3))._nnz()
+    0
     """
+    if values is None:
+        if size is None and indices is not None:
+            indices, size = None, indices
+        if indices is not None or size is None:
+            raise TypeError("sparse_coo_tensor() missing required argument 'values'" if indices is not None else
+                            "sparse_coo_tensor() missing required argument 'size'")
+        size = tuple(size)
+        indices = ember.zeros(len(size), 0, dtype=ember.int64)
+        values = ember.zeros(0, dtype=dtype or ember.get_default_dtype())
     if isinstance(indices, ember.Tensor) and indices.is_floating_point():
         raise RuntimeError(f"indices must be an int64 tensor")
     indices = _as_tensor(indices)

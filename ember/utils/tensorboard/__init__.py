@@ -45,11 +45,21 @@ def _arrays(v):
     return v
 
 
+def _checked_scalar(value):
+    """torch's make_np for add_scalar's value: an array, a number or a tensor; anything else (a list, a dict,
+    None) raises its NotImplementedError, which programs suppress (skorch's TensorBoard callback)."""
+    import numpy as np
+    if not (isinstance(value, (np.ndarray, Tensor)) or np.isscalar(value)):
+        raise NotImplementedError(f"Got {type(value)}, but numpy array or torch tensor are expected.")
+
+
 def _converting(name):
     method = getattr(_tbx.SummaryWriter, name)
 
     @functools.wraps(method)
     def add(self, *args, **kwargs):
+        if name == 'add_scalar':
+            _checked_scalar(args[1] if len(args) > 1 else kwargs.get('scalar_value'))
         with _tags_as_given():
             return method(self, *_arrays(args), **_arrays(kwargs))
     return add
