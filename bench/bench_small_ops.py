@@ -32,6 +32,8 @@ CASES = [
     ('cat([v, v])', 'lib.cat([v, v])', 5000), ('stack([v, v])', 'lib.stack([v, v])', 5000),
     ('stack(64 x (784,))', 'lib.stack(rows)', 500),
     ('tensor([1., 2.])', 'lib.tensor([1., 2.])', 5000), ('tensor(1000 x 100 list)', 'lib.tensor(L)', 5),
+    ('q + q (2,3,4,5)', 'q + q', 5000), ('s.squeeze(0)', 's.squeeze(0)', 5000), ('zeros(3)', 'lib.zeros(3)', 5000),
+    ('cumsum (1M float32)', 'lib.cumsum(big, 0)', 10),
 ]
 
 
@@ -40,7 +42,8 @@ def namespace(lib):
     return {'lib': lib, 'a': lib.randn(64, 10, generator=g), 'v': lib.randn(100, generator=g),
             'm': lib.randn(8, 8, 8, generator=g), 'idx': lib.tensor([1, 5, 7]),
             'rows': [lib.randn(784, generator=g) for _ in range(64)],
-            'L': [[float(i * j) for j in range(100)] for i in range(1000)]}
+            'L': [[float(i * j) for j in range(100)] for i in range(1000)],
+            'q': lib.randn(2, 3, 4, 5, generator=g), 's': lib.zeros(1, 1, 3), 'big': lib.randn(1 << 20, generator=g)}
 
 
 def per_call(stmt, ns, n, rounds):
