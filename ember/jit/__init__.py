@@ -158,7 +158,7 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
     traced = TopLevelTracedModule(mod, captures.get('forward', Capture(root=mod, error="forward was not traced")))
     for name, cap in captures.items():
         if name != 'forward':
-            object.__setattr__(traced, name, _TracedMethod(getattr(mod, name), cap))
+            object.__setattr__(traced, name, _TracedMethod._traced(getattr(mod, name), cap))
     return traced
 
 
@@ -228,26 +228,6 @@ def _run_scripted(fn, args, kwargs):
         cause = f"RuntimeError: AssertionError: {e}" if isinstance(e, AssertionError) else \
             f"builtins.{type(e).__name__}: {e}"
         raise Error(f"{_INTERPRETER_FAILED}\nTraceback of TorchScript (most recent call last):\n{cause}") from e
-
-
-class _TracedMethod:
-    """A method other than ``forward`` traced by ``trace_module``: calling it calls the module's method; ``graph``
-    and ``code`` are those of its recorded run."""
-
-    def __init__(self, method, capture):
-        self._method, self._capture = method, capture
-        self.name = self.__name__ = method.__name__
-
-    def __call__(self, *args, **kwargs):
-        return _run_traced(self._method, args, kwargs)
-
-    @property
-    def graph(self):
-        return _recorded(self._capture).graph
-
-    @property
-    def code(self):
-        return _code(self._capture, 'def forward(').replace('def forward(', f'def {self.name}(', 1)
 
 
 def _dict_output(graph):
@@ -506,6 +486,15 @@ class ScriptFunction:
         from ._archive import write_archive
         from ._trace import forward_source
         write_archive(f, PlaceholderModule(), forward_source(_recorded(self._capture), '__torch__.?'), _extra_files)
+
+
+class _TracedMethod(ScriptFunction):
+    """A method other than ``forward`` traced by ``trace_module``: calling it calls the module's method; ``graph``
+    and ``code`` are those of its recorded run (its code is a method: ``def name(self, ...)``)."""
+
+    @property
+    def code(self):
+        return _code(self._capture, 'def forward(').replace('def forward(', f'def {self.name}(', 1)
 
 
 class PlaceholderModule(_Module):
