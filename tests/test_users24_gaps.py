@@ -412,3 +412,11 @@ def test_tensorboard_add_scalar_refuses_what_torchs_make_np_refuses(value, tmp_p
             out.append((type(e).__name__, str(e)))
         w.close()
     assert out[0] == out[1] and out[0][0] == 'NotImplementedError'
+
+
+@pytest.mark.parametrize('shapes', [((2,), (3,)), ((1, 2), (3, 1), (4, 1, 5)), ((2, 3), (4, 3), (5, 3)), ((), (2,)),
+                                    ((2,), (1, 3)), (3, (2, 1)), ((0, 1), (1, 4)), ((2, -1),), ()])
+def test_broadcast_shapes_as_torchs(shapes):
+    """botorch matches broadcast_shapes' message with a regex."""
+    (kt, t), (ke, e) = both(lambda lib: tuple(lib.broadcast_shapes(*shapes)))
+    assert (kt, t) == (ke, e)

@@ -298,6 +298,17 @@ def broadcast_shapes(*shapes):
     >>> broadcast_shapes((2, 1), (1, 3))
     ember.Size([2, 3])
     """
-    from .._core.broadcast import broadcast_shapes as broadcast
     from .._tensor import Size
-    return Size(broadcast(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes])) if shapes else Size()
+    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    common = [1] * max((len(s) for s in shapes), default=0)
+    for k, shape in enumerate(shapes):
+        for i in range(-1, -1 - len(shape), -1):
+            if shape[i] < 0:
+                raise ValueError("Attempting to broadcast a dimension with negative length!")
+            if common[i] == 1:
+                common[i] = shape[i]
+            elif shape[i] != 1 and shape[i] != common[i]:     # torch's words (its Python broadcast_shapes)
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[i]} at {i}! Mismatching "
+                                   f"argument at index {k} had {shape}; but expected shape should be broadcastable "
+                                   f"to {common}")
+    return Size(common)
