@@ -47,7 +47,7 @@ TESTED_THROUGH = {
     # torch.special's operators, tested under their torch.special names
     'special_erfcx': 'special.erfcx', 'special_entr': 'special.entr', 'special_gammainc': 'special.gammainc',
     'special_gammaincc': 'special.gammaincc', 'special_i0e': 'special.i0e', 'special_i1': 'special.i1',
-    'special_i1e': 'special.i1e',
+    'special_i1e': 'special.i1e', 'special_log_ndtr': 'special.log_ndtr',
     **{f'special_{n}': f'special.{n}' for n in (
         'airy_ai', 'bessel_j0', 'bessel_j1', 'bessel_y0', 'bessel_y1', 'modified_bessel_i0', 'modified_bessel_i1',
         'modified_bessel_k0', 'modified_bessel_k1', 'scaled_modified_bessel_k0', 'scaled_modified_bessel_k1',

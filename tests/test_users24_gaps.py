@@ -420,3 +420,22 @@ def test_broadcast_shapes_as_torchs(shapes):
     """botorch matches broadcast_shapes' message with a regex."""
     (kt, t), (ke, e) = both(lambda lib: tuple(lib.broadcast_shapes(*shapes)))
     assert (kt, t) == (ke, e)
+
+
+@pytest.mark.parametrize('dtype,digits', [('float32', 20), ('float64', 100)])
+def test_log_ndtr_gradient_is_torchs_formula_far_in_the_tail(dtype, digits):
+    """log_ndtr is an operator with torch's derivative, grad * exp(-(result + x^2/2)) / sqrt(2 pi), whose
+    cancellation gives inf or 0 far in the lower tail; botorch's test asserts the infs."""
+    import numpy as np
+
+    def run(lib):
+        ten = lib.tensor(10, dtype=getattr(lib, dtype))
+        d = lib.arange(0, digits, dtype=getattr(lib, dtype))
+        x = lib.cat((-(ten ** d.flip(-1)), ten ** d)).requires_grad_()
+        y = lib.special.log_ndtr(x)
+        y.sum().backward()
+        return type(y.grad_fn).__name__, y.detach().double().numpy(), x.grad.double().numpy()
+    (kt, t), (ke, e) = both(run)
+    assert kt == ke == 'ok' and t[0] == e[0]
+    np.testing.assert_allclose(e[2], t[2], rtol=1e-5)       # the infs and zeros where torch has them
+    np.testing.assert_allclose(e[1], t[1], rtol=1e-6)

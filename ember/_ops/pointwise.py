@@ -405,6 +405,10 @@ pointwise('special_gammaincc(Tensor self, Tensor other) -> Tensor', 'float',
 unary('special_entr', 'float', lambda grad, self: grad * -(1 + self.log()), method=False, function=False)
 unary('special_erfcx', 'float', lambda grad, self, result: (2.0 * self * result - 2.0 / math.sqrt(math.pi)) * grad,
       method=False, function=False)
+# torch's formula (derivatives.yaml), whose exp(-(result + x^2/2)) cancels badly far in the lower tail: its gradient
+# there is inf or 0 rather than about -x, and programs (botorch's tests) see torch's values
+unary('special_log_ndtr', 'float', lambda grad, self, result: grad / math.sqrt(2 * math.pi) * (
+    result + self.pow(2) / 2).neg().exp(), method=False, function=False)
 unary('i0', 'float', lambda grad, self: grad * aten.special_i1.default(self))
 unary('special_i0e', 'float', lambda grad, self, result: grad * (aten.special_i1e.default(self) - self.sgn() * result),
       method=False, function=False)

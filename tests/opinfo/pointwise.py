@@ -111,6 +111,8 @@ for _n in ('gammainc', 'gammaincc'):    # differentiable in x only (torch: not i
                                        )], dtypes=FLOATS)
 op('special.entr', lambda dt: [*unary_samples(0.1, 4)(dt), S(np.array([0.0, -1.0, 2.0]).astype(dt))], dtypes=FLOATS)
 op('special.erfcx', lambda dt: [*unary_samples(-3, 20)(dt), S(_special(dt))], dtypes=FLOATS)
+op('special.log_ndtr', lambda dt: [*unary_samples(-6, 4)(dt), S(_special(dt)),
+                                   S(np.array([-40.0, -1.0, -1.0001, -0.9999, 12.0, -1e3]).astype(dt))], dtypes=FLOATS)
 for _n in ('i0e', 'i1', 'i1e'):
     op(f'special.{_n}', lambda dt: [*unary_samples(-25, 25)(dt), S(np.array([0.0, -1e-3, 30.0]).astype(dt))],
        dtypes=FLOATS)

@@ -286,6 +286,21 @@ def erfcx(a):
     return out.astype(a.dtype, copy=False)
 
 
+def log_ndtr(a):
+    """log(Phi(x)) as torch's calc_log_ndtr: with t = x * (1/sqrt 2), log(erfcx(-t) / 2) - t^2 below -1 (no
+    underflow however far the tail), log1p(-erfc(t) / 2) above. t and t^2 are computed in the input's type, as
+    torch's: in the far tail the result is -t^2 to the last bit, and torch's gradient formula cancels it."""
+    x = a if a.dtype.kind == 'f' and a.dtype.itemsize >= 4 else a.astype(np.float32)
+    t = x * x.dtype.type(math.sqrt(0.5))        # (c10::frac_sqrt_2, correctly rounded; 1 / sqrt(2.0) is not)
+    out = np.empty_like(x)
+    low = x < -1.0
+    with np.errstate(over='ignore', invalid='ignore', divide='ignore'):
+        tl = t[low]
+        out[low] = (np.log(erfcx(-tl.astype(np.float64)) / 2)).astype(x.dtype) - tl * tl
+        out[~low] = np.log1p(-_erf_erfc(t[~low].astype(np.float64))[1] / 2)
+    return out.astype(a.dtype, copy=False)
+
+
 def _bessel_i(x, nu, scaled):
     """I_nu(x) (nu = 0 or 1) for x >= 0, times exp(-x) when ``scaled``: the power series below 20 (all terms
     positive), the asymptotic series e^x / sqrt(2 pi x) (1 - (mu-1)/(8x) + (mu-1)(mu-9)/(2! (8x)^2) - ...) above."""

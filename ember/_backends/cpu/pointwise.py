@@ -25,7 +25,7 @@ from ._lerp import lerp as _lerp, addcmul as _addcmul_formula, addcdiv as _addcd
 from ._fp import quiet as _quiet, is_half as _is_half, result_type as _result_type, half_ready
 from ._layout import like as _input_layout, _c as _c_order_array
 from ._special import erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma, \
-    polygamma as _polygamma_k, erfcx as _erfcx, i0 as _i0, i0e as _i0e, i1 as _i1, i1e as _i1e, \
+    polygamma as _polygamma_k, erfcx as _erfcx, log_ndtr as _log_ndtr, i0 as _i0, i0e as _i0e, i1 as _i1, i1e as _i1e, \
     gammainc as _gammainc, gammaincc as _gammaincc    # NOTE [special
 #                                                                                   functions without scipy]
 from ._parallel import parallel_for
@@ -739,6 +739,7 @@ _TABLE = {
     'erfinv': _erfinv,
     'special_erfcx': _erfcx,
     'special_entr': _entr,
+    'special_log_ndtr': _log_ndtr,
     'special_gammainc': _gammainc,
     'special_gammaincc': _gammaincc,
     'i0': _i0,
@@ -880,7 +881,7 @@ _CHEAP = {_add, _sub, _relu, _threshold_backward, np.add, np.subtract, np.multip
 # logit stays out: torch's computes it step by step in the input's type, as NumPy does.
 _OPMATH = {'sigmoid', 'silu', 'silu_backward', 'gelu', 'gelu_backward', 'elu', 'softplus', 'hardswish', 'hardsigmoid',
            'log_sigmoid', 'rsqrt', 'sinc', 'lerp.Tensor', 'addcmul', 'addcdiv', 'erf', 'erfc', 'erfinv',
-           'ldexp.Tensor', 'softshrink', 'special_entr', 'special_erfcx'}
+           'ldexp.Tensor', 'softshrink', 'special_entr', 'special_erfcx', 'special_log_ndtr'}
 
 
 def _half(a):
