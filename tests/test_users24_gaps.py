@@ -439,3 +439,18 @@ def test_log_ndtr_gradient_is_torchs_formula_far_in_the_tail(dtype, digits):
     assert kt == ke == 'ok' and t[0] == e[0]
     np.testing.assert_allclose(e[2], t[2], rtol=1e-5)       # the infs and zeros where torch has them
     np.testing.assert_allclose(e[1], t[1], rtol=1e-6)
+
+
+@pytest.mark.parametrize('left', [True, False])
+@pytest.mark.parametrize('upper', [True, False])
+def test_solve_triangular_of_a_singular_matrix_gives_infs_as_torchs(left, upper):
+    """torch's trsm does not check the diagonal (botorch's cached-root test meets a zero pivot)."""
+    import numpy as np
+    A = np.array([[[2., 1., 0.], [1., 0., 1.], [3., 1., 4.]], [[0., 0., 0.], [0., 0., 0.], [0., 0., 0.]]])
+    B = np.arange(6.).reshape(3, 2) if left else np.arange(6.).reshape(2, 3)
+
+    def run(lib):
+        return lib.linalg.solve_triangular(lib.tensor(A), lib.tensor(B), upper=upper, left=left).numpy()
+    (kt, t), (ke, e) = both(run)
+    assert kt == ke == 'ok'
+    np.testing.assert_allclose(e, t, rtol=1e-12)

@@ -118,7 +118,14 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     if unitriangular:
         eye = aten.eye.default(A.shape[-1], dtype=A.dtype)
         T = T * (1 - eye) + eye
-    X = aten.linalg_solve.default(T, B) if left else aten.linalg_solve.default(T.mT, B.mT).mT
+    try:
+        X = aten.linalg_solve.default(T, B) if left else aten.linalg_solve.default(T.mT, B.mT).mT
+    except RuntimeError as e:       # a zero on the diagonal: torch's trsm gives infs and NaNs, not an error
+        from .linalg_more import _linalg_error, _substitute
+        if not isinstance(e, _linalg_error()):
+            raise
+        X = _substitute(T, B, upper, unitriangular) if left else \
+            _substitute(T.mT, B.mT, not upper, unitriangular).mT
     return X if out is None else write_out(out, X, same_dtype="expected scalar type {res} but found {out}")
 
 
