@@ -39,12 +39,14 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
             raise TypeError(f"No comparison pair was able to handle inputs of type {type(actual)} and "
                             f"{type(expected)}.")
         return _tensors(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, check_stride, msg)
+    if isinstance(actual, (np.number, np.bool_)):       # NumPy scalars compare as the Python numbers they hold
+        actual = actual.item()
+    if isinstance(expected, (np.number, np.bool_)):
+        expected = expected.item()
     if _is_number(actual) and _is_number(expected):
         if type(actual) is not type(expected) and check_dtype:
-            raise AssertionError(f"The values for attribute 'type' do not match: {type(actual)} != {type(expected)}.")
-        return _tensors(E.tensor(actual, dtype=E.float64 if isinstance(actual, float) else None),
-                        E.tensor(expected, dtype=E.float64 if isinstance(expected, float) else None),
-                        rtol, atol, equal_nan, False, False, False, msg)
+            raise AssertionError(f"The (d)types do not match: {type(actual)} != {type(expected)}.")
+        return _numbers(actual, expected, rtol, atol, equal_nan, msg)
     if isinstance(actual, collections.abc.Mapping) and isinstance(expected, collections.abc.Mapping):
         if set(actual) != set(expected):
             raise AssertionError(f"The keys of the mappings do not match:\n{sorted(map(str, actual))} != "
@@ -64,6 +66,27 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
     if actual is None and expected is None:
         return None
     raise TypeError(f"No comparison pair was able to handle inputs of type {type(actual)} and {type(expected)}.")
+
+
+def _numbers(a, b, rtol, atol, equal_nan, msg):
+    """Two Python numbers, with torch's report: bools must be equal, ints equal, floats and complex numbers
+    close with float64's (or complex128's) default tolerances."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        if a != b:
+            raise AssertionError(msg if isinstance(msg, str) else f"Booleans mismatch: {a} is not {b}")
+        return None
+    exact = isinstance(a, int) and isinstance(b, int)
+    if rtol is None:
+        rtol, atol = (0.0, 0.0) if exact else _TOL['float64']
+    diff = abs(a - b)
+    if diff <= atol + rtol * abs(b) or equal_nan and (a != a) and (b != b):
+        return None
+    if msg is not None:
+        raise AssertionError(msg if isinstance(msg, str) else msg(''))
+    rel = diff / abs(b) if b != 0 else (math.inf if diff else math.nan)
+    allowed = (lambda tol: '') if exact else (lambda tol: f" (up to {tol} allowed)")
+    raise AssertionError(f"Scalars are not {'equal' if exact else 'close'}!\n\nExpected {b} but got {a}.\n"
+                         f"Absolute difference: {diff}{allowed(atol)}\nRelative difference: {rel}{allowed(rtol)}")
 
 
 def _tensors(a, b, rtol, atol, equal_nan, check_device, check_dtype, check_stride, msg):

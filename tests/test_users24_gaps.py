@@ -454,3 +454,15 @@ def test_solve_triangular_of_a_singular_matrix_gives_infs_as_torchs(left, upper)
     (kt, t), (ke, e) = both(run)
     assert kt == ke == 'ok'
     np.testing.assert_allclose(e, t, rtol=1e-12)
+
+
+@pytest.mark.parametrize('pair', [(1.0, 'f64'), (1.0, 'f32'), ('f32', 'f64'), (1, 'i64'), (1, 1.0), (True, 'b'),
+                                  (1.0, 1.1), ('i32', 'i64'), (1, 2), (1 + 1j, 1 + 2j), (float('nan'), 1.0),
+                                  (True, False), (1.0, 0.0)])
+def test_assert_close_of_numbers_as_torchs(pair):
+    """botorch compares a Python float with a NumPy float64 (torch: the number it holds)."""
+    import numpy as np
+    conv = {'f64': np.float64(1.0), 'f32': np.float32(1.0), 'i64': np.int64(1), 'i32': np.int32(1), 'b': np.bool_(True)}
+    a, b = (conv.get(x, x) if isinstance(x, str) else x for x in pair)
+    (kt, t), (ke, e) = both(lambda lib: lib.testing.assert_close(a, b))
+    assert (kt, t) == (ke, e)
