@@ -39,6 +39,9 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
             raise TypeError(f"No comparison pair was able to handle inputs of type {type(actual)} and "
                             f"{type(expected)}.")
         return _tensors(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, check_stride, msg)
+    if isinstance(actual, np.ndarray) and isinstance(expected, np.ndarray):     # as tensors, as torch's pair does
+        return _tensors(E.as_tensor(actual), E.as_tensor(expected), rtol, atol, equal_nan, check_device,
+                        check_dtype, check_stride, msg)
     if isinstance(actual, (np.number, np.bool_)):       # NumPy scalars compare as the Python numbers they hold
         actual = actual.item()
     if isinstance(expected, (np.number, np.bool_)):
