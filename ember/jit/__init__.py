@@ -21,12 +21,15 @@ attention written with matmul use. Anything else raises NotImplementedError nami
 call that fails raises torch's RuntimeError, "The following operation failed in the TorchScript interpreter."
 with the operator's error under it, whatever the eager code raised (an IndexError, a Python assert).
 
-``script`` returns what it is given, exactly as torch does when its JIT is disabled: a ``@torch.jit.script``
-function or module runs its Python code, with the same results. ``freeze`` and ``optimize_for_inference`` need
-TorchScript's compiler and raise. ``ScriptModule`` is torch's JIT-disabled base class, a
-plain nn.Module, so ``isinstance(m, torch.jit.ScriptModule)`` is False for any eager module, as in torch. The
-names that only matter to the compiler (``ignore``, ``unused``, ``export``, ``interface``, ``annotate``,
-``Final``, ``is_scripting``) behave as they do in eager torch code.
+``script(module)`` returns torch's ``RecursiveScriptModule`` (see the class): the module's state, attributes and
+exported methods, hooks refused, TorchScript's errors, while running the module's Python code (ember has no
+TorchScript compiler, so it cannot be saved). A ``@torch.jit.script`` function, and anything with
+``PYTORCH_JIT=0``, comes back as it is, as torch returns it with its JIT disabled. ``freeze`` and
+``optimize_for_inference`` need TorchScript's compiler and raise. ``ScriptModule`` is torch's base class, an
+nn.Module (``class M(torch.jit.ScriptModule)`` with ``@torch.jit.script_method`` methods runs eagerly), so an
+eager module is no instance of it, as in torch. The names that only matter to the compiler (``ignore``,
+``unused``, ``export``, ``interface``, ``annotate``, ``Final``, ``is_scripting``) behave as they do in eager
+torch code.
 
 >>> import ember, io
 >>> m = ember.nn.Sequential(ember.nn.Linear(3, 2), ember.nn.ReLU()).eval()
