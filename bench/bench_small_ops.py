@@ -34,6 +34,7 @@ CASES = [
     ('tensor([1., 2.])', 'lib.tensor([1., 2.])', 5000), ('tensor(1000 x 100 list)', 'lib.tensor(L)', 5),
     ('q + q (2,3,4,5)', 'q + q', 5000), ('s.squeeze(0)', 's.squeeze(0)', 5000), ('zeros(3)', 'lib.zeros(3)', 5000),
     ('cumsum (1M float32)', 'lib.cumsum(big, 0)', 10),
+    ('Generator().manual_seed(1) + randn(4)', 'lib.randn(4, generator=lib.Generator().manual_seed(1))', 500),
 ]
 
 

@@ -66,8 +66,16 @@ class Generator:
         if not -0x8000_0000_0000_0000 <= seed <= 0xffff_ffff_ffff_ffff:
             raise RuntimeError(f"Overflow when unpacking long long")
         self._seed = seed & 0xffff_ffff_ffff_ffff
-        self._rng = _Stream(_mt19937(self._seed))
+        self.__dict__.pop('_rng', None)     # the engine is seeded at its first use (__getattr__)
         return self
+
+    def __getattr__(self, name):
+        """``_rng``, the engine, made from the seed when first used: seeding mt19937 costs ~30 µs, and
+        ``Generator().manual_seed(s)`` would otherwise seed twice (torchsde makes one per noise draw)."""
+        if name != '_rng' or '_seed' not in self.__dict__:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        rng = self._rng = _Stream(_mt19937(self._seed))
+        return rng
 
     def seed(self):
         s = int.from_bytes(np.random.SeedSequence().generate_state(2, np.uint32).tobytes(), 'little')
