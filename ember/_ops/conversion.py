@@ -55,7 +55,8 @@ def _cast(a, dt, copy=True):
     if a.dtype.kind == 'c' and dt.kind not in 'cb':     # torch warns once per process, at the user's line
         warn_once("Casting complex values to real discards the imaginary part", UserWarning)
         a = a.real
-    a = through_float(a, dt)
+    if dt.itemsize == 2:        # float16/bfloat16 from a double: through float32, as torch's
+        a = through_float(a, dt)
     if a.dtype.kind in 'fc' and dt.kind in 'iu':
         with np.errstate(invalid='ignore'):     # inf and NaN become integers as C casts them, silently as in torch
             return a.astype(dt, copy=copy)

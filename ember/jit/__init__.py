@@ -321,6 +321,19 @@ class ScriptModule(_Module):
         super().__setattr__(name, value)
 
 
+def _mirror(m, orig, wrap):
+    """Make the wrapper ``m`` (a scripted or traced module) stand for ``orig``: the module's parameter and buffer
+    dictionaries themselves (so ``.to()``, ``load_state_dict`` and optimizers reach the module), ``wrap(sub)`` for
+    each submodule, its mode, and its class name as ``original_name``."""
+    d = m.__dict__
+    d['_parameters'], d['_buffers'] = orig._parameters, orig._buffers
+    d['_non_persistent_buffers_set'] = orig._non_persistent_buffers_set
+    for name, sub in orig._modules.items():
+        m.add_module(name, None if sub is None else wrap(sub))
+    m.training = orig.training
+    m.original_name = type(orig).__name__
+
+
 class RecursiveScriptModule(ScriptModule):
     """A module loaded from a TorchScript archive (``load``), or a scripted module (``script``).
 
@@ -341,14 +354,8 @@ class RecursiveScriptModule(ScriptModule):
     @classmethod
     def _script(cls, orig):
         m = cls()
-        d = m.__dict__
-        d['_parameters'], d['_buffers'] = orig._parameters, orig._buffers
-        d['_non_persistent_buffers_set'] = orig._non_persistent_buffers_set
-        for name, sub in orig._modules.items():
-            m.add_module(name, sub if sub is None or isinstance(sub, ScriptModule) else cls._script(sub))
-        m.training = orig.training
-        m.original_name = type(orig).__name__
-        d['_scripted'] = orig
+        _mirror(m, orig, lambda sub: sub if isinstance(sub, ScriptModule) else cls._script(sub))
+        m.__dict__['_scripted'] = orig
         return m
 
     def __getattr__(self, name):
@@ -529,14 +536,8 @@ class TracedModule(ScriptModule):
     def __init__(self, orig, capture=None):
         super().__init__()
         from ._trace import Capture
-        self.__dict__['_parameters'] = orig._parameters
-        self.__dict__['_buffers'] = orig._buffers
-        self.__dict__['_non_persistent_buffers_set'] = orig._non_persistent_buffers_set
-        for name, sub in orig._modules.items():
-            self.add_module(name, None if sub is None else TracedModule(
-                sub, Capture(root=sub, error="a submodule's calls are recorded in its parent's graph")))
-        self.training = orig.training
-        self.original_name = type(orig).__name__
+        _mirror(self, orig, lambda sub: TracedModule(
+            sub, Capture(root=sub, error="a submodule's calls are recorded in its parent's graph")))
         self._trace = (orig, capture)        # a tuple: the original module is no submodule of this one
 
     def forward(self, *args, **kwargs):

@@ -391,7 +391,7 @@ def _where(c, a, b):
         b = half_ready(b, a.dtype)                                      # is made through float32, as torch's
     elif isinstance(b, np.ndarray) and not isinstance(a, np.ndarray):
         a = half_ready(a, b.dtype)
-    return np.where(c, a, b)                                                                      # scalars]
+    return np.where(c, a, b)
 
 
 def _holds(dtype, number):
