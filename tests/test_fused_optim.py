@@ -79,11 +79,13 @@ def test_fused_operator_errors_as_torch():
 @pytest.mark.parametrize('dtype', ['float32', 'float64'])
 @pytest.mark.parametrize('options', [{}, {'amsgrad': True}, {'maximize': True, 'weight_decay': 0.1}])
 def test_fused_true_gives_the_single_tensor_update_bit_for_bit(cls, dtype, options):
+    """``foreach=False`` runs the single-tensor update; ``fused=True`` and the CPU default (NOTE [foreach] in
+    optim/optimizer.py) the fused operator, which must give its bits."""
     results = []
-    for fused in (None, True):
+    for kw in (dict(foreach=False), dict(fused=True), {}):
         ember.manual_seed(0)
         model = ember.nn.Sequential(ember.nn.Linear(6, 5), ember.nn.Tanh(), ember.nn.Linear(5, 2)).to(getattr(ember, dtype))
-        opt = getattr(ember.optim, cls)(model.parameters(), lr=0.05, fused=fused, **options)
+        opt = getattr(ember.optim, cls)(model.parameters(), lr=0.05, **kw, **options)
         x = ember.randn(8, 6, dtype=getattr(ember, dtype))
         for _ in range(4):
             opt.zero_grad()
@@ -91,8 +93,9 @@ def test_fused_true_gives_the_single_tensor_update_bit_for_bit(cls, dtype, optio
             opt.step()
         results.append([p.detach().numpy().copy() for p in model.parameters()] +
                        [opt.state[p]['exp_avg_sq'].numpy().copy() for p in model.parameters()])
-    for a, b in zip(*results):
-        np.testing.assert_array_equal(a, b)
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_fused_true_trains_as_torch_fused():
@@ -159,3 +162,41 @@ def test_the_fused_step_standing_in_for_foreach_moves_version_counters():
                 y.backward()
         else:
             y.backward()
+
+
+def _step_ops(opt):
+    """The operators an optimizer step dispatches, as the profiler lists them."""
+    with ember.profiler.profile() as prof:
+        opt.step()
+    return {e.key for e in prof.key_averages()}
+
+
+def test_the_cpu_default_runs_the_fused_operator_for_plain_float_tensors():
+    """NOTE [foreach] in optim/optimizer.py: plain float32/float64 parameters take the fused operator by default;
+    ``foreach=False``, float16 parameters and a dispatch mode keep the single-tensor operators torch's CPU update
+    runs."""
+    from ember.utils._python_dispatch import TorchDispatchMode
+
+    class Names(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.append(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+
+    def opt_for(dtype=ember.float32, **kw):
+        m = ember.nn.Linear(3, 2).to(dtype)
+        m(ember.randn(4, 3, dtype=dtype)).sum().backward()
+        return ember.optim.AdamW(m.parameters(), lr=0.1, **kw)
+
+    assert 'aten::_fused_adamw_' in _step_ops(opt_for())
+    assert 'aten::_fused_adamw_' in _step_ops(opt_for(ember.float64))
+    for opt in (opt_for(foreach=False), opt_for(ember.float16)):
+        ops = _step_ops(opt)
+        assert 'aten::_fused_adamw_' not in ops and 'aten::lerp_' in ops
+    opt = opt_for()
+    with Names() as mode:
+        opt.step()
+    assert '_fused_adamw_' not in mode.names and mode.names.count('lerp_') == 2

@@ -8,6 +8,8 @@ import functools
 import math
 
 import ember
+from ..overrides import _is_torch_function_mode_enabled
+from ..utils._python_dispatch import _get_current_dispatch_mode
 from .optimizer import Optimizer, _required, _zeros0, _closure_loss, _check_lr, _check_adam_like, _check_weight_decay
 
 
@@ -132,6 +134,8 @@ def _fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *,
             increment_version(t)
 
 
+_PLAIN = (ember.Tensor, ember.nn.Parameter)
+_CPU_FUSED_DTYPES = (ember.float32, ember.float64)
 _FUSED_DEVICES = ['mps', 'cuda', 'xpu', 'hpu', 'cpu', 'mtia', 'privateuseone']     # torch's list, for its message
 
 
@@ -144,9 +148,12 @@ def _check_fused(fused, foreach, differentiable):
 
 
 def _fused(group, params):
-    """Whether a group's step runs the fused operator: when asked (``fused=True``), and by default where every
-    parameter is a floating-point tensor on a CUDA device, whose kernel launches the per-tensor operators would
-    multiply (NOTE [foreach] in optimizer.py). Not while ember.compile traces the step."""
+    """Whether a group's step runs the fused operator: when asked (``fused=True``), and by default (NOTE [foreach]
+    in optimizer.py) where every parameter is a floating-point tensor on a CUDA device, whose kernel launches the
+    per-tensor operators would multiply, or a plain float32/float64 CPU tensor with a dense gradient of its dtype,
+    where the fused kernel gives the single-tensor update's bits without its ~8 dispatched operators per
+    parameter. Not while ember.compile traces the step, nor under a dispatch or function mode or for a
+    ``__torch_function__`` subclass: those see the single-tensor update's operators, as under torch."""
     if ember.compiler.is_compiling() or group['differentiable'] or not params:
         return False
     fused = group['fused']
@@ -156,8 +163,18 @@ def _fused(group, params):
                 raise RuntimeError(f"`fused=True` requires all the params to be floating point Tensors of supported "
                                    f"devices: {_FUSED_DEVICES} but {p.dtype} and {p.device.type}")
         return True
-    return fused is None and group['foreach'] is not False and \
-        all(p.device.type == 'cuda' and p.is_floating_point() for p in params)
+    if fused is not None or group['foreach'] is False:
+        return False
+    if all(p.device.type == 'cuda' and p.is_floating_point() for p in params):
+        return True
+    if _get_current_dispatch_mode() is not None or _is_torch_function_mode_enabled():
+        return False
+    for p in params:
+        g = p.grad
+        if (p.__class__ not in _PLAIN or g.__class__ is not ember.Tensor or p.dtype not in _CPU_FUSED_DTYPES
+                or g.dtype is not p.dtype or g.layout is not ember.strided or p.device.type != 'cpu'):
+            return False
+    return True
 
 
 class Adam(Optimizer):

@@ -18,6 +18,12 @@ operators per parameter is a launch after ember's dispatch (~40 us), so where
 torch's default is foreach, Adam and AdamW run the fused step instead, one
 operator for all the parameters (NOTE [fused optimizer steps] in
 ember/_ops/optim_ops.py; ``foreach=False`` keeps the single-tensor update).
+On the CPU, Adam's eight operators per parameter cost a char-GPT's 53
+parameters ~3 ms a step in dispatch (8.7 against 5.8 ms), so there too Adam and
+AdamW run the fused operator by default for plain float32/float64 tensors: its
+kernel gives the single-tensor update's bits (tests/test_fused_optim.py), and
+under a dispatch or function mode, or for a tensor subclass, the single-tensor
+update runs, so what those see is torch's sequence of operators.
 ``fused=True`` runs it on any device, as torch's.
 """
 import collections

@@ -20,15 +20,13 @@ _BLOCK = 1 << 16         # float64 temporaries of 512 KB: in cache while a block
 def fma32(x, y, z, out=None):
     """``x * y + z`` rounded once, for float32 operands (scalars are float32 values). Large operands of one
     shape run in cache-sized blocks over the intra-op threads, so the float64 temporaries stay in cache."""
+    if max(np.size(x), np.size(y), np.size(z)) < 4 * _BLOCK:
+        return _fma32_whole(x, y, z, out)
     shape = np.broadcast_shapes(np.shape(x), np.shape(y), np.shape(z))
     flat = [_flat(v, shape) for v in (x, y, z)]
     n = int(np.prod(shape))
-    if n < 4 * _BLOCK or any(f is None for f in flat) or (out is not None and not out.flags.c_contiguous):
-        r = np.add(np.multiply(x, y, dtype=np.float64), z, dtype=np.float64)
-        if out is None:
-            return r.astype(np.float32)
-        np.copyto(out, r, casting='unsafe')
-        return out
+    if any(f is None for f in flat) or (out is not None and not out.flags.c_contiguous):
+        return _fma32_whole(x, y, z, out)
     result = np.empty(shape, np.float32) if out is None else out
     dst = result.reshape(-1)
     fx, fy, fz = flat
@@ -38,11 +36,33 @@ def fma32(x, y, z, out=None):
         for i in range(lo * _BLOCK, min(hi * _BLOCK, n), _BLOCK):
             j = min(i + _BLOCK, n)
             part = t[:j - i]
-            np.multiply(_part(fx, i, j), _part(fy, i, j), out=part, dtype=np.float64)
-            np.add(part, _part(fz, i, j), out=part)
+            _to64(_part(fx, i, j), part)
+            np.multiply(part, _64(_part(fy, i, j)), out=part)
+            np.add(part, _64(_part(fz, i, j)), out=part)
             np.copyto(dst[i:j], part, casting='unsafe')
     parallel_for(-(-n // _BLOCK), run, 4)
     return result
+
+
+def _64(v):
+    """``v`` in float64: an array converted whole (the casts inside a mixed-dtype ufunc run in small
+    buffers, ~2x slower), a number or 0-d array as a float64 number."""
+    return v.astype(np.float64) if np.ndim(v) else np.float64(v)
+
+
+def _to64(v, dst):
+    if np.ndim(v):
+        np.copyto(dst, v)
+    else:
+        dst.fill(v)
+
+
+def _fma32_whole(x, y, z, out):
+    r = np.add(np.multiply(_64(x), _64(y)), _64(z))
+    if out is None:
+        return r.astype(np.float32)
+    np.copyto(out, r, casting='unsafe')
+    return out
 
 
 def _flat(v, shape):
