@@ -2,6 +2,7 @@
 
     python bench/bench_train.py                 # all cases, table with steps/s, ratio and peak RSS
     python bench/bench_train.py --case gpt --profile   # cProfile of ember's char-GPT step
+    python bench/bench_train.py --case gpt --opt-step  # the optimizer's step alone, ember and torch in one process
 
 Cases: (a) MLP 784-512-512-10, batch 128, SGD(momentum); (b) CNN Conv 1->16->32 with 2x2 max pools
 and a Linear, batch 64 on 28x28, SGD(momentum); (c) char-GPT (4 layers, 4 heads, n_embd 128,
@@ -94,9 +95,29 @@ def main():
     ap.add_argument('--repeats', type=int, default=3, help='alternating runs per library; medians are reported')
     ap.add_argument('--child', nargs=2, metavar=('LIB', 'CASE'))
     ap.add_argument('--profile', action='store_true')
+    ap.add_argument('--opt-step', action='store_true', help="time opt.step() alone (after one backward), both libraries")
     a = ap.parse_args()
     if a.child:
         print(json.dumps(run_one(a.child[0], a.child[1], a.seconds)))
+        return
+    if a.opt_step:
+        import ember
+        import torch
+        for case in a.case:
+            ms = {}
+            for lib in (ember, torch):
+                model, opt, loss_fn = build(lib, case)
+                loss_fn().backward()
+                for _ in range(3):
+                    opt.step()
+                ts = []
+                for _ in range(30):
+                    t0 = time.perf_counter()
+                    opt.step()
+                    ts.append(time.perf_counter() - t0)
+                ms[lib.__name__] = statistics.median(ts) * 1e3
+            print(f"{case}: opt.step() ember {ms['ember']:.2f} ms, torch {ms['torch']:.2f} ms, "
+                  f"ratio {ms['ember'] / ms['torch']:.2f}")
         return
     if a.profile:
         import cProfile
