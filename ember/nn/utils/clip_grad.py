@@ -1,6 +1,5 @@
 """Gradient clipping: ``clip_grad_norm_`` (returns the total norm as a tensor) and ``clip_grad_value_``."""
 import functools
-import math
 import types
 from ember._warn import warnings
 
@@ -18,21 +17,6 @@ def _no_grad(fn):
     return wrapper
 
 
-def _norm(t, p):
-    """The p-norm of all of ``t``'s elements as a 0-d tensor (linalg.vector_norm's definition)."""
-    if p == math.inf:
-        return t.abs().amax() if t.numel() else t.new_tensor(0.0).sum()
-    if p == -math.inf:
-        return t.abs().amin()
-    if p == 0:
-        return (t != 0).sum().to(t.dtype)
-    if p == 2:
-        return (t * t).sum().sqrt()
-    if p == 1:
-        return t.abs().sum()
-    return (t.abs() ** p).sum() ** (1.0 / p)
-
-
 def _check_foreach(foreach, tensors):
     if foreach and any(t.device.type not in ('cpu', 'cuda') for t in tensors):
         raise RuntimeError(f"foreach=True was passed, but can't use the foreach API on {tensors[0].device.type} "
@@ -41,25 +25,21 @@ def _check_foreach(foreach, tensors):
 
 @_no_grad
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    """The norm of the norms of ``tensors`` (as if they were concatenated into one vector)."""
+    """The norm of the norms of ``tensors`` (as if they were concatenated into one vector), computed as torch's:
+    each tensor's ``linalg.vector_norm`` (grouped by device and dtype, as torch's foreach path groups them), then
+    the norm of their stack, so that the result has torch's bits too (NOTE [torch's 2-norm order])."""
+    import ember
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     norm_type = float(norm_type)
     if not tensors:
-        from ... import _functions as _E
-        return _E.zeros(())
+        return ember.tensor(0.0)
     _check_foreach(foreach, tensors)
     first = tensors[0].device
-    norms = [_norm(g, norm_type).to(first) for g in tensors]
-    if len(norms) == 1:
-        total = _norm(norms[0], norm_type)
-    elif norm_type == math.inf:
-        total = functools.reduce(lambda a, b: a.maximum(b), norms)
-    elif norm_type == -math.inf:
-        total = functools.reduce(lambda a, b: a.minimum(b), norms)
-    elif norm_type == 0:
-        total = functools.reduce(lambda a, b: a + b, [(n != 0).to(n.dtype) for n in norms])
-    else:
-        total = functools.reduce(lambda a, b: a + b, [n.abs() ** norm_type for n in norms]) ** (1.0 / norm_type)
+    groups = {}
+    for t in tensors:
+        groups.setdefault((t.device, t.dtype), []).append(t)
+    norms = [ember.linalg.vector_norm(t, norm_type).to(first) for group in groups.values() for t in group]
+    total = ember.linalg.vector_norm(ember.stack(norms), norm_type)
     if error_if_nonfinite and bool(total.isnan() | total.isinf()):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
                            "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
