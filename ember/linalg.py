@@ -9,6 +9,8 @@ them); this module gives them their torch.linalg names.
 tensor([[0.5000, 0.0000],
         [0.0000, 0.2500]])
 """
+import functools
+
 from .ops import aten
 from ._python_functions._out import write_out as _write_out
 from .return_types import _structseq
@@ -76,8 +78,27 @@ slogdet = _plain(aten.linalg_slogdet.default, 'slogdet', ['sign', 'logabsdet'])
 solve = _plain(aten.linalg_solve.default, 'solve')
 cholesky = _with_out(aten.linalg_cholesky.default, aten.linalg_cholesky.out)
 qr = _plain(aten.linalg_qr.default, 'qr', ['Q', 'R'])
-svd = _plain(aten.linalg_svd.default, 'svd', ['U', 'S', 'Vh'])
-svdvals = _plain(aten.linalg_svdvals.default, 'svdvals')
+
+
+def _with_driver(fn):
+    """torch's keyword-only ``driver`` (cuSOLVER's algorithm): None anywhere, a name only for a CUDA input."""
+    import inspect
+
+    @functools.wraps(fn)
+    def public(A, *args, driver=None, **kwargs):
+        if driver is not None and getattr(getattr(A, 'device', None), 'type', 'cpu') != 'cuda':
+            raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
+                               "cuSOLVER backend.")
+        return fn(A, *args, **kwargs)
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())
+    public.__signature__ = sig.replace(parameters=params[:-1] + [
+        inspect.Parameter('driver', inspect.Parameter.KEYWORD_ONLY, default=None), params[-1]])
+    return public
+
+
+svd = _with_driver(_plain(aten.linalg_svd.default, 'svd', ['U', 'S', 'Vh']))
+svdvals = _with_driver(_plain(aten.linalg_svdvals.default, 'svdvals'))
 eigh = _plain(aten.linalg_eigh.default, 'eigh', ['eigenvalues', 'eigenvectors'])
 eigvalsh = _plain(aten.linalg_eigvalsh.default, 'eigvalsh')
 eig = _plain(aten.linalg_eig.default, 'eig', ['eigenvalues', 'eigenvectors'])

@@ -108,9 +108,10 @@ Work = _mpi_backend.Work     # what async_op=True returns: wait(), is_completed(
 class ProcessGroup:
     """A group of ranks that run collectives together (the default group, or one made by ``new_group``)."""
 
-    def __init__(self, backend, ranks, name, timeout, backend_name='mpi'):
+    def __init__(self, backend, ranks, name, timeout, backend_name='mpi', store=None):
         self._backend, self._ranks, self._name = backend, list(ranks), name
-        self._timeout, self._backend_name = timeout, backend_name
+        self._timeout, self._backend_name = timeout, backend_name     # the name asked for: get_backend() says it
+        self._store = store         # kept while the group lives, as torch's: a FileStore's file stays until then
 
     def rank(self):
         return self._backend.rank
@@ -345,7 +346,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         raise ValueError(f"init_process_group: this process is rank {comm.Get_rank()} of {comm.Get_size()} in "
                          f"MPI, but rank={rank}, world_size={world_size} were asked for")
     backend_obj = _mpi_backend.Backend(comm.Dup(), seconds)
-    _STATE.default = ProcessGroup(backend_obj, range(comm.Get_size()), group_name or '0', seconds)
+    _STATE.default = ProcessGroup(backend_obj, range(comm.Get_size()), group_name or '0', seconds, name, store)
     _STATE.groups = {_STATE.default: list(range(comm.Get_size()))}
     _set_threads_per_rank(comm)
     if name != 'mpi' and backend_obj.rank == 0:
@@ -492,7 +493,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     comm = base.Create_group(mgroup, tag=_STATE.count % 32000)
     mgroup.Free()
     seconds = _mpi_backend._seconds(timeout) if timeout is not None else pg._timeout
-    new = ProcessGroup(_mpi_backend.Backend(comm, seconds), ranks, group_desc or str(_STATE.count), seconds)
+    new = ProcessGroup(_mpi_backend.Backend(comm, seconds), ranks, group_desc or str(_STATE.count), seconds,
+                       _backend_name(backend) if backend is not None else pg._backend_name)
     _STATE.groups[new] = ranks
     return new
 

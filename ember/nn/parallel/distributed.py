@@ -35,6 +35,7 @@ Example (2 ranks, ``emberrun --nproc_per_node=2``)::
     model(x).sum().backward()        # param.grad: the average of both ranks' gradients
 """
 import contextlib
+import weakref
 
 import ember
 import ember.distributed as dist
@@ -72,6 +73,19 @@ def _bucket_assignment(params, caps):
             open_[key] = {'params': [], 'bytes': 0, 'count': b['count'] + 1}
     done += [(b['params'], k) for k, b in open_.items() if b['params']]
     return done
+
+
+class Reducer:
+    """``ddp.reducer``: torch's C++ Reducer, of which libraries call ``prepare_for_backward(outputs)`` to have the
+    next backward reduce (accelerate's ``trigger_sync_in_backward``, after a forward under ``no_sync``)."""
+
+    def __init__(self, ddp):
+        self._ddp = weakref.ref(ddp)
+
+    def prepare_for_backward(self, outputs):
+        ddp = self._ddp()
+        ddp._active = True
+        ddp._prepare_for_backward(outputs)
 
 
 class DistributedDataParallel(Module):
@@ -132,6 +146,7 @@ class DistributedDataParallel(Module):
         self._ready = set()
         self._used = None             # find_unused_parameters: ids of parameters this rank used
         self._hooks = [p.register_post_accumulate_grad_hook(self._grad_ready) for _, p in self._params]
+        self.reducer = Reducer(self)
 
     # --- construction -----------------------------------------------------------------------------------
     def _verify_same_model(self):
