@@ -28,3 +28,52 @@ def test_clip_grad_norm_computes_as_torch():
     for lib in (torch, ember):
         with pytest.raises(RuntimeError, match='non-finite'):
             lib.nn.utils.get_total_norm([lib.tensor([float('inf')]), lib.ones(2)], error_if_nonfinite=True)
+
+
+def test_svd_takes_torchs_driver_keyword():
+    """peft's IncrementalPCA calls ``linalg.svd(X, full_matrices=False, driver=None)``."""
+    a = np.random.default_rng(2).standard_normal((6, 4)).astype('float32')
+    for fn in ('svd', 'svdvals'):
+        t = getattr(torch.linalg, fn)(torch.tensor(a), driver=None)
+        e = getattr(ember.linalg, fn)(ember.tensor(a), driver=None)
+        np.testing.assert_allclose((e[1] if fn == 'svd' else e).numpy(), (t[1] if fn == 'svd' else t).numpy(),
+                                   rtol=1e-5)
+        msgs = []
+        for lib in (torch, ember):
+            with pytest.raises(RuntimeError) as info:
+                getattr(lib.linalg, fn)(lib.tensor(a), driver='gesvd')
+            msgs.append(str(info.value))
+        assert msgs[0] == msgs[1]
+
+
+_DIST_PROGRAM = '''
+import gc, os, sys, tempfile
+import torch, torch.distributed as dist
+os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[1])
+tmp = tempfile.NamedTemporaryFile(delete=False); tmp.close()
+dist.init_process_group("gloo", rank=0, world_size=1, store=dist.FileStore(tmp.name, 1))
+gc.collect()
+print("store_file_kept", os.path.exists(tmp.name))
+print("backend", dist.get_backend(), dist.get_backend() == dist.Backend.GLOO)
+torch.manual_seed(0)
+m = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(3, 2))
+with m.no_sync():
+    m(torch.randn(2, 3)).sum().backward()
+m.reducer.prepare_for_backward([])
+m(torch.randn(2, 3)).sum().backward()
+print("grad", round(m.module.weight.grad.norm().item(), 5))
+dist.destroy_process_group()
+os.path.exists(tmp.name) and os.unlink(tmp.name)
+'''
+
+
+def test_process_group_keeps_its_store_names_its_backend_and_ddp_has_a_reducer(tmp_path):
+    """accelerate's debug_launcher rendezvous file (its FileStore's file must outlive init_process_group), its
+    "Backend: gloo" and its ``trigger_sync_in_backward`` (``ddp.reducer.prepare_for_backward([])``)."""
+    import subprocess
+    import sys
+    prog = tmp_path / 'prog.py'
+    prog.write_text(_DIST_PROGRAM)
+    outs = [subprocess.run(cmd + [str(prog), port], capture_output=True, text=True, timeout=300, check=True).stdout
+            for cmd, port in (([sys.executable], '29631'), ([sys.executable, '-m', 'ember', 'run'], '29632'))]
+    assert outs[0] == outs[1] and 'store_file_kept True' in outs[1], outs
