@@ -14,8 +14,14 @@ from .distributed import DistributedSampler
 from ._utils.collate import default_collate, default_convert
 from ._utils.worker import get_worker_info
 from .dataloader import DataLoader
+from .datapipes._decorator import (argument_validation, functional_datapipe, guaranteed_datapipes_determinism,
+                                   non_deterministic, runtime_validation, runtime_validation_disabled)
+from .datapipes.datapipe import DataChunk, DFIterDataPipe, IterDataPipe, MapDataPipe
+from . import datapipes  # noqa: F401,E402  (registers the functional names: dp.map, dp.shuffle, ...)
 
-__all__ = ['BatchSampler', 'ChainDataset', 'ConcatDataset', 'DataLoader', 'Dataset', 'DistributedSampler',
-           'IterableDataset', 'RandomSampler', 'Sampler', 'SequentialSampler', 'StackDataset', 'Subset',
+__all__ = ['BatchSampler', 'ChainDataset', 'ConcatDataset', 'DFIterDataPipe', 'DataChunk', 'DataLoader', 'Dataset',
+           'DistributedSampler', 'IterDataPipe', 'IterableDataset', 'MapDataPipe', 'argument_validation',
+           'functional_datapipe', 'guaranteed_datapipes_determinism', 'non_deterministic', 'runtime_validation',
+           'runtime_validation_disabled', 'RandomSampler', 'Sampler', 'SequentialSampler', 'StackDataset', 'Subset',
            'SubsetRandomSampler', 'TensorDataset', 'WeightedRandomSampler', 'default_collate', 'default_convert',
            'get_worker_info', 'random_split']

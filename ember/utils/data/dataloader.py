@@ -10,6 +10,7 @@ _utils/shm.py). Shutdown (end of epoch, ``del``, garbage collection of an
 abandoned iterator, interpreter exit) is one function, ``_WorkerPool.shutdown``,
 registered with ``weakref.finalize`` so that it runs exactly once.
 """
+import functools
 import itertools
 import math
 import multiprocessing as mp
@@ -29,6 +30,9 @@ from ._utils.collate import default_collate, default_convert
 from ._utils.worker import (ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration, _worker_loop,
                             get_worker_info, register_process_reducer)
 from .dataset import IterableDataset
+from . import graph_settings
+from .datapipes.datapipe import (IterDataPipe, MapDataPipe, _IterDataPipeSerializationWrapper,
+                                 _MapDataPipeSerializationWrapper)
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _seed_from
 
 __all__ = ['DataLoader', 'get_worker_info', 'default_collate', 'default_convert']
@@ -59,6 +63,33 @@ class _DatasetKind:
     def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
         return _utils.fetch.create_fetcher(kind == _DatasetKind.Iterable, dataset, auto_collation, collate_fn,
                                            drop_last)
+
+
+def _get_distributed_settings():
+    dist = ember.distributed
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_world_size(), dist.get_rank()
+    return 1, 0
+
+
+def _sharding_worker_init_fn(worker_init_fn, world_size, rank_id, worker_id):
+    """A DataPipe's worker: shard over all workers of all ranks (rank-major), then run the user's init fn."""
+    info = get_worker_info()
+    if not isinstance(info.dataset, (IterDataPipe, MapDataPipe)):
+        raise AssertionError("datapipe must be an instance of IterDataPipe or MapDataPipe")
+    graph_settings.apply_sharding(info.dataset, info.num_workers * world_size, worker_id * world_size + rank_id)
+    if worker_init_fn is not None:
+        worker_init_fn(worker_id)
+
+
+def _shared_seed(generator):
+    """The seed a DataPipe's random pipes get per epoch (torch broadcasts it over a gloo group when
+    distributed; ember draws it on each rank: seed the loader's generator alike on every rank)."""
+    return _seed_from(generator)
+
+
+def _seeded_datapipe(dataset, seed):
+    return graph_settings.apply_random_seed(dataset, ember.Generator().manual_seed(seed))
 
 
 class DataLoader(Generic[T_co]):
@@ -98,10 +129,17 @@ class DataLoader(Generic[T_co]):
         self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
+        if isinstance(dataset, IterDataPipe):   # as torch: the loader holds a wrapper that pickles with dill too
+            self.dataset = _IterDataPipeSerializationWrapper(dataset)
+        elif isinstance(dataset, MapDataPipe):
+            self.dataset = _MapDataPipeSerializationWrapper(dataset)
 
         if isinstance(dataset, IterableDataset):
             self._dataset_kind = _DatasetKind.Iterable
-            if shuffle not in {False, None}:
+            if isinstance(dataset, IterDataPipe):
+                if shuffle is not None:   # (a Shuffler this adds is not the wrapped pipe: torch's behaviour too)
+                    dataset = graph_settings.apply_shuffle_settings(dataset, shuffle=shuffle)
+            elif shuffle not in {False, None}:
                 raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, "
                                  f"but got shuffle={shuffle}")
             if sampler is not None:
@@ -225,6 +263,10 @@ from ._utils.pin_memory import pin_memory as _pin  # noqa: E402  (torch's module
 class _BaseDataLoaderIter:
     def __init__(self, loader):
         self._dataset = loader.dataset
+        self._shared_seed = None
+        if isinstance(self._dataset, IterDataPipe):
+            self._shared_seed = _shared_seed(loader.generator)
+            self._dataset = _seeded_datapipe(self._dataset, self._shared_seed)
         self._iterable = loader._dataset_kind == _DatasetKind.Iterable     # torch's protocol: fastai drives these
         #                                                                    iterators with a loader of its own
         self._IterableDataset_len_called = loader._IterableDataset_len_called
@@ -249,6 +291,9 @@ class _BaseDataLoaderIter:
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
         self._IterableDataset_len_called = loader._IterableDataset_len_called
+        if isinstance(self._dataset, IterDataPipe):
+            self._shared_seed = _shared_seed(loader.generator)
+            self._dataset = _seeded_datapipe(self._dataset, self._shared_seed)
 
     def _next_index(self):
         return next(self._sampler_iter)
@@ -279,6 +324,8 @@ class _BaseDataLoaderIter:
 class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
+        if isinstance(self._dataset, (IterDataPipe, MapDataPipe)):
+            graph_settings.apply_sharding(self._dataset, *_get_distributed_settings())
         self._fetcher = _utils.fetch.create_fetcher(self._iterable, self._dataset, self._auto_collation,
                                                     self._collate_fn, self._drop_last)
 
@@ -290,7 +337,7 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 class _WorkerPool:
     """The worker processes of one iterator and everything to tear down with them (see ``shutdown``)."""
 
-    def __init__(self, loader, base_seed, iterable, auto_collation, collate_fn, drop_last):
+    def __init__(self, loader, base_seed, iterable, auto_collation, collate_fn, drop_last, dataset, shared_seed):
         ctx = loader.multiprocessing_context or mp.get_context()
         if ctx.get_start_method() != 'fork':
             register_process_reducer()   # tensors inside the dataset must reach a spawned worker
@@ -306,9 +353,9 @@ class _WorkerPool:
                 q.cancel_join_thread()   # never block interpreter exit on tasks a dead worker will not read
                 r, w = ctx.Pipe(duplex=False)
                 p = ctx.Process(target=_worker_loop, daemon=True,
-                                args=(iterable, loader.dataset, q, w, self.done_event, auto_collation, collate_fn,
-                                      drop_last, base_seed, loader.worker_init_fn, wid, loader.num_workers,
-                                      self.prefix))
+                                args=(iterable, dataset, q, w, self.done_event, auto_collation, collate_fn,
+                                      drop_last, base_seed, _worker_init_fn(loader, dataset), wid,
+                                      loader.num_workers, self.prefix, shared_seed))
                 p.start()
                 w.close()   # only the worker writes: its death then reads as EOF here
                 self.index_queues.append(q)
@@ -352,6 +399,13 @@ class _WorkerPool:
             shm.unlink_prefix(self.prefix)
 
 
+def _worker_init_fn(loader, dataset):
+    """The user's worker_init_fn; for a DataPipe, first shard it over the workers (torch's forward compatibility)."""
+    if isinstance(dataset, (IterDataPipe, MapDataPipe)):
+        return functools.partial(_sharding_worker_init_fn, loader.worker_init_fn, *_get_distributed_settings())
+    return loader.worker_init_fn
+
+
 def _describe_exit(p):
     code = p.exitcode
     if code is not None and code < 0:
@@ -369,7 +423,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
         self._pool = _WorkerPool(loader, self._base_seed, self._iterable, self._auto_collation, self._collate_fn,
-                                 self._drop_last)
+                                 self._drop_last, self._dataset, self._shared_seed)
         for wid, p in enumerate(self._pool.workers):
             p._ember_worker_id = wid
         self._finalizer = weakref.finalize(self, self._pool.shutdown)
@@ -386,7 +440,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
         if not first_iter:   # persistent workers: restart their fetchers, and drop last epoch's leftovers
             for q in self._pool.index_queues:
-                q.put(_ResumeIteration())
+                q.put(_ResumeIteration(self._shared_seed))
             pending = self._num_workers
             while pending > 0:
                 idx, _ = self._get_data()

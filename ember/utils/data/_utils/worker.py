@@ -92,7 +92,11 @@ class _IterableDatasetStopIteration:
 
 
 class _ResumeIteration:
-    """Sent to persistent workers at the start of each new epoch; they answer with the same object."""
+    """Sent to persistent workers at the start of each new epoch; they answer with the same object. ``seed``:
+    the epoch's seed for a DataPipe's random pipes (the same in every worker, so shuffles agree before sharding)."""
+
+    def __init__(self, seed=None):
+        self.seed = seed
 
 
 def _generate_state(base_seed, worker_id):
@@ -143,14 +147,26 @@ def _send(conn, obj, arena):
     conn.send_bytes(payload)
 
 
+def _seed_datapipe(dataset, seed):
+    """A DataPipe's random pipes seeded from the loader's shared seed (other datasets unchanged)."""
+    from ..datapipes.datapipe import IterDataPipe
+    if not isinstance(dataset, IterDataPipe):
+        return dataset
+    if seed is None:
+        raise AssertionError("shared_seed must be provided for IterDataPipe workers")
+    from ..graph_settings import apply_random_seed
+    return apply_random_seed(dataset, ember.Generator().manual_seed(seed))
+
+
 def _worker_loop(iterable, dataset, index_queue, result_conn, done_event, auto_collation, collate_fn, drop_last,
-                 base_seed, init_fn, worker_id, num_workers, shm_prefix):
+                 base_seed, init_fn, worker_id, num_workers, shm_prefix, shared_seed=None):
     global _worker_info
     try:
         seed = base_seed + worker_id
         random.seed(seed)
         ember.manual_seed(seed)
         np.random.seed(_generate_state(base_seed, worker_id))
+        dataset = _seed_datapipe(dataset, shared_seed)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
         arena = shm.set_worker_arena(f'{shm_prefix}{worker_id}_', worker_id)
         init_exception = fetcher = None
@@ -175,6 +191,7 @@ def _worker_loop(iterable, dataset, index_queue, result_conn, done_event, auto_c
             if isinstance(r, _ResumeIteration):
                 _send(result_conn, (r, None), arena)
                 iteration_end = False
+                dataset = _seed_datapipe(dataset, r.seed)
                 if init_exception is None:
                     fetcher = create_fetcher(iterable, dataset, auto_collation, collate_fn, drop_last)
                 continue
