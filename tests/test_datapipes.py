@@ -127,8 +127,6 @@ def test_traverse_dps_and_graph_pipes():
         a = I.IterableWrapper(range(4))
         dp = a.map(add_one).shuffle().batch(2)
         return dp
-    for (L, I, M, G), gr in zip(LIBS, (tgraph, egraph)):
-        pass
     t, e = both(build)
     tg, eg = tgraph.traverse_dps(t), egraph.traverse_dps(e)
     assert _graph_names(tg) == _graph_names(eg) and len(_graph_names(eg)) == 1
@@ -255,3 +253,13 @@ def test_cpp_extension():
                  lambda: ecpp.BuildExtension.with_options(use_ninja=False)()):
         with pytest.raises(RuntimeError, match="cannot build or load C\\+\\+/CUDA extensions"):
             call()
+
+
+def test_persistent_workers_reseed_each_epoch_as_torch():
+    def build(L, I, M, G):
+        L.manual_seed(1)
+        dp = I.IterableWrapper(range(12)).shuffle().sharding_filter().map(add_one)
+        dl = L.utils.data.DataLoader(dp, batch_size=None, num_workers=2, persistent_workers=True)
+        return [int(x) for x in dl] + [int(x) for x in dl]
+    t, e = both(build)
+    assert t == e and t[:12] != t[12:]

@@ -121,9 +121,9 @@ class IterDataPipe(_DataPipeBase, IterableDataset[_T_co], metaclass=_IterDataPip
     Creating an iterator calls ``reset()``; only the newest iterator of a DataPipe may be read.
 
     >>> from ember.utils.data.datapipes.iter import IterableWrapper
-    >>> dp = IterableWrapper(range(6)).map(lambda x: x * 10).filter(lambda x: x % 20 == 0)
+    >>> dp = IterableWrapper(range(-3, 3)).map(abs).filter(bool)
     >>> list(dp)
-    [0, 20, 40]
+    [3, 2, 1, 1, 2]
     >>> list(IterableWrapper(range(5)).batch(2))
     [[0, 1], [2, 3], [4]]
     """
@@ -157,9 +157,9 @@ class MapDataPipe(_DataPipeBase, Dataset[_T_co], metaclass=_DataPipeMeta):
     """A map-style DataPipe: subclasses define ``__getitem__`` (and usually ``__len__``).
 
     >>> from ember.utils.data.datapipes.map import SequenceWrapper
-    >>> dp = SequenceWrapper(range(4)).map(lambda x: x + 1)
+    >>> dp = SequenceWrapper(range(4)).map(str)
     >>> list(dp), dp[2]
-    ([1, 2, 3, 4], 3)
+    (['0', '1', '2', '3'], '2')
     """
     functions: dict = {}
 

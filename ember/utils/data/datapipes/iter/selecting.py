@@ -13,8 +13,8 @@ class FilterIterDataPipe(IterDataPipe):
     ``filter_fn`` must return a Python bool (ValueError otherwise, as in torch).
 
     >>> from ember.utils.data.datapipes.iter import IterableWrapper
-    >>> list(IterableWrapper(range(6)).filter(lambda x: x % 3 == 0))
-    [0, 3]
+    >>> list(IterableWrapper([0, 1, '', 'a']).filter(bool))
+    [1, 'a']
     """
 
     def __init__(self, datapipe, filter_fn, input_col=None):
