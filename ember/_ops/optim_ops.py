@@ -10,8 +10,8 @@ operations, in the same order, on each parameter's arrays in place, so on the CP
 update's bits, and the CUDA backend runs its twin. As in torch: the arguments are written in place without
 bumping version counters (torch's fused kernels don't), half-precision parameters are updated in float32 and
 rounded once, ``grad_scale`` unscales the gradients (written back) and a nonzero ``found_inf`` skips the
-step. The optimizers use it for ``fused=True`` and, on a CUDA device, by default (NOTE [foreach] in
-optim/optimizer.py).
+step. The optimizers use it for ``fused=True`` and by default on a CUDA device and for plain float32/float64
+CPU tensors (NOTE [foreach] in optim/optimizer.py).
 """
 from .registry import declare
 
