@@ -93,17 +93,18 @@ class _DataPipeBase:
 
     @classmethod
     def set_getstate_hook(cls, hook_fn):
-        kind = cls._kind()
-        if kind.getstate_hook is not None and hook_fn is not None:
-            raise RuntimeError("Attempt to override existing getstate_hook")
-        kind.getstate_hook = hook_fn
+        cls._set_hook('getstate_hook', hook_fn)
 
     @classmethod
     def set_reduce_ex_hook(cls, hook_fn):
+        cls._set_hook('reduce_ex_hook', hook_fn)
+
+    @classmethod
+    def _set_hook(cls, name, hook_fn):
         kind = cls._kind()
-        if kind.reduce_ex_hook is not None and hook_fn is not None:
-            raise RuntimeError("Attempt to override existing reduce_ex_hook")
-        kind.reduce_ex_hook = hook_fn
+        if getattr(kind, name) is not None and hook_fn is not None:
+            raise RuntimeError(f"Attempt to override existing {name}")
+        setattr(kind, name, hook_fn)
 
     def __repr__(self):
         return self.repr_hook(self) if self.repr_hook is not None else str(self.__class__.__qualname__)

@@ -7,6 +7,13 @@ from ..datapipe import DataChunk, IterDataPipe
 __all__ = ['BatcherIterDataPipe', 'UnBatcherIterDataPipe']
 
 
+def _batcher_init(dp, datapipe, batch_size, drop_last, wrapper_class):
+    """The arguments both Batchers (iterable and map-style) check and keep."""
+    if batch_size <= 0:
+        raise AssertionError("Batch size is required to be larger than 0!")
+    dp.datapipe, dp.batch_size, dp.drop_last, dp.wrapper_class = datapipe, batch_size, drop_last, wrapper_class
+
+
 @functional_datapipe('batch')
 class BatcherIterDataPipe(IterDataPipe):
     """Group items into lists of ``batch_size`` (the last one shorter unless ``drop_last``), each a ``wrapper_class``.
@@ -17,13 +24,8 @@ class BatcherIterDataPipe(IterDataPipe):
     """
 
     def __init__(self, datapipe, batch_size, drop_last=False, wrapper_class=DataChunk):
-        if batch_size <= 0:
-            raise AssertionError("Batch size is required to be larger than 0!")
         super().__init__()
-        self.datapipe = datapipe
-        self.batch_size = batch_size
-        self.drop_last = drop_last
-        self.wrapper_class = wrapper_class
+        _batcher_init(self, datapipe, batch_size, drop_last, wrapper_class)
 
     def __iter__(self):
         batch = []

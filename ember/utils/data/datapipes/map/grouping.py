@@ -3,6 +3,7 @@ from collections.abc import Sized
 
 from .._decorator import functional_datapipe
 from ..datapipe import DataChunk, MapDataPipe
+from ..iter.grouping import _batcher_init
 
 __all__ = ['BatcherMapDataPipe']
 
@@ -17,13 +18,8 @@ class BatcherMapDataPipe(MapDataPipe):
     """
 
     def __init__(self, datapipe, batch_size, drop_last=False, wrapper_class=DataChunk):
-        if batch_size <= 0:
-            raise AssertionError("Batch size is required to be larger than 0!")
         super().__init__()
-        self.datapipe = datapipe
-        self.batch_size = batch_size
-        self.drop_last = drop_last
-        self.wrapper_class = wrapper_class
+        _batcher_init(self, datapipe, batch_size, drop_last, wrapper_class)
 
     def __getitem__(self, index):
         batch = []
