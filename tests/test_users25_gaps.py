@@ -77,3 +77,23 @@ def test_process_group_keeps_its_store_names_its_backend_and_ddp_has_a_reducer(t
     outs = [subprocess.run(cmd + [str(prog), port], capture_output=True, text=True, timeout=300, check=True).stdout
             for cmd, port in (([sys.executable], '29631'), ([sys.executable, '-m', 'ember', 'run'], '29632'))]
     assert outs[0] == outs[1] and 'store_file_kept True' in outs[1], outs
+
+
+def test_torch_testing_internal_testcase_assert_equal():
+    """timm's optimizer tests import torch.testing._internal.common_utils.TestCase for assertEqual on tensors and
+    state dicts (torch's needs the expecttest package, absent here, so the cases state torch's documented rules)."""
+    from ember.testing._internal.common_utils import TestCase
+    tc = TestCase()
+    w = ember.randn(3, 2)
+    tc.assertEqual({'state': {0: {'step': ember.tensor(3.), 'exp_avg': w}}, 'param_groups': [{'lr': 0.1}]},
+                   {'state': {0: {'step': ember.tensor(3.), 'exp_avg': w + 1e-7}}, 'param_groups': [{'lr': 0.1}]})
+    tc.assertEqual(ember.tensor([1., float('nan')]), [1., float('nan')])        # NaN equal; a list as a tensor
+    tc.assertEqual(ember.tensor(2), 2)
+    for a, b, kw in [(w, w + 1e-3, {}), (ember.ones(2), ember.ones(2, dtype=ember.float64), {}),
+                     ({'a': 1}, {'b': 1}, {}), ([1, 2], [1, 2, 3], {}), ('x', 'y', {}),
+                     (w, w + 1e-3, {'atol': 1e-5, 'rtol': 0})]:
+        with pytest.raises(AssertionError):
+            tc.assertEqual(a, b, **kw)
+    tc.assertEqual(w, w + 1e-3, atol=1e-2, rtol=0)
+    tc.assertEqual(ember.ones(2), ember.ones(2, dtype=ember.float64), exact_dtype=False)
+    tc.assertNotEqual(w, w + 1)
