@@ -164,7 +164,22 @@ def __getattr__(name):
         return importlib.import_module(f'ember.{name}')
     if name in ('SymInt', 'SymFloat', 'SymBool'):      # torch.SymInt: the symbolic sizes of ember.fx
         return getattr(importlib.import_module('ember.fx.experimental.symbolic_shapes'), name)
+    if name in _DEPRECATED_HAS:          # torch's deprecated build flags, read from backends as torch's say
+        where = _DEPRECATED_HAS[name]
+        if name in ('has_cuda', 'has_mps', 'has_cudnn', 'has_mkldnn'):
+            from ._warn import warnings
+            warnings.warn(f"'{name}' is deprecated, please use 'torch.{where}()'", UserWarning, stacklevel=2)
+        if where is None:           # NumPy's LAPACK and FFT are always there
+            return True
+        module, fn = where.rsplit('.', 1)
+        return getattr(importlib.import_module(f'ember.{module}'), fn)()
     raise AttributeError(f"module 'ember' has no attribute '{name}'")
+
+
+_DEPRECATED_HAS = {'has_cuda': 'backends.cuda.is_built', 'has_mps': 'backends.mps.is_built',
+                   'has_cudnn': 'backends.cudnn.is_available', 'has_mkldnn': 'backends.mkldnn.is_available',
+                   'has_openmp': 'backends.openmp.is_available', 'has_mkl': 'backends.mkl.is_available',
+                   'has_lapack': None, 'has_spectral': None}
 
 from . import optim  # noqa: E402  (after the operators: optim uses the public API)
 

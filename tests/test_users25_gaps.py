@@ -97,3 +97,36 @@ def test_torch_testing_internal_testcase_assert_equal():
     tc.assertEqual(w, w + 1e-3, atol=1e-2, rtol=0)
     tc.assertEqual(ember.ones(2), ember.ones(2, dtype=ember.float64), exact_dtype=False)
     tc.assertNotEqual(w, w + 1)
+
+
+def test_uint8_fill_wraps_negative_ints_and_overflow_is_torchs_error():
+    """torchio's RandomLabelsToImage writes -1 into a uint8 tensor: torch's uint8 takes -255..255 (negatives wrap);
+    other out-of-range ints are torch's RuntimeError."""
+    out = []
+    for lib in (torch, ember):
+        t = lib.zeros(3, dtype=lib.uint8)
+        t[0] = -1
+        t[lib.tensor([False, True, False])] = -2
+        r = [t.tolist(), lib.full((2,), -255, dtype=lib.uint8).tolist(), lib.zeros(2, dtype=lib.uint8).fill_(-3).tolist()]
+        for dt, v in ((lib.uint8, 256), (lib.uint8, -256), (lib.int8, 200), (lib.int16, 40000)):
+            with pytest.raises(RuntimeError) as info:
+                lib.full((1,), v, dtype=dt)
+            r.append(str(info.value))
+        out.append(r)
+    assert out[0] == out[1]
+
+
+def test_deprecated_build_flags():
+    """neuralop's tests read ``torch.has_cuda``: the deprecated flags, with torch's warnings for the four that warn."""
+    import warnings
+    for name in ('has_cuda', 'has_mps', 'has_cudnn', 'has_mkldnn', 'has_openmp', 'has_lapack', 'has_mkl',
+                 'has_spectral'):
+        msgs = []
+        for lib in (torch, ember):
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter('always')
+                value = getattr(lib, name)
+            assert isinstance(value, bool)
+            msgs.append([str(x.message) for x in w])
+        assert msgs[0] == msgs[1], name
+    assert ember.has_cuda is False and ember.has_lapack is True

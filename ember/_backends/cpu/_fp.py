@@ -24,6 +24,12 @@ def half_ready(value, dt):
     float32 first, as torch makes its Half and BFloat16 values from a float (NOTE [half-precision scalars])."""
     if is_half(dt) and (type(value) is float or getattr(value, 'dtype', None) == np.float64):
         return np.float32(value)
+    if type(value) is int and dt.kind in 'iu' and dt.itemsize < 8:
+        if dt == np.uint8 and -255 <= value < 0:        # torch's uint8 takes a negative int, wrapped
+            return value + 256
+        info = np.iinfo(dt)
+        if not info.min <= value <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {dt.name}_t without overflow")
     return value
 
 
