@@ -19,6 +19,9 @@ def is_half(dt):
     return dt.itemsize == 2 and dt.kind in 'fV'
 
 
+_INT_RANGE = {}      # dtype -> (min, max) of the integer dtypes fills have met
+
+
 def half_ready(value, dt):
     """A number (or 0-d array) to fill an array of dtype ``dt`` with: for float16/bfloat16, a double goes through
     float32 first, as torch makes its Half and BFloat16 values from a float (NOTE [half-precision scalars])."""
@@ -27,8 +30,8 @@ def half_ready(value, dt):
     if type(value) is int and dt.kind in 'iu' and dt.itemsize < 8:
         if dt == np.uint8 and -255 <= value < 0:        # torch's uint8 takes a negative int, wrapped
             return value + 256
-        info = np.iinfo(dt)
-        if not info.min <= value <= info.max:
+        lo, hi = _INT_RANGE.get(dt) or _INT_RANGE.setdefault(dt, (int(np.iinfo(dt).min), int(np.iinfo(dt).max)))
+        if not lo <= value <= hi:
             raise RuntimeError(f"value cannot be converted to type {dt.name}_t without overflow")
     return value
 

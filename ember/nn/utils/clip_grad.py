@@ -27,7 +27,8 @@ def _check_foreach(foreach, tensors):
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """The norm of the norms of ``tensors`` (as if they were concatenated into one vector), computed as torch's:
     each tensor's ``linalg.vector_norm`` (grouped by device and dtype, as torch's foreach path groups them), then
-    the norm of their stack, so that the result has torch's bits too (NOTE [torch's 2-norm order])."""
+    the norm of their stack. (torch's float32 norm sums in another order: BENCHMARKS.md, "torch's float32 2-norm
+    order".)"""
     import ember
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     norm_type = float(norm_type)
