@@ -667,7 +667,7 @@ def _inplace_view(name):
             self._grad_fn = inplace_view_node(v._grad_fn, overloads) if v._grad_fn is not None else None
             self._output_nr = v._output_nr
             if self._base is not None:      # v is a view of the same base: its way there replaces ours
-                self._view_fn, self._hist, self._dtype_view = v._view_fn, v._hist, v._dtype_view
+                self._view_fn, self._hist = v._view_fn, v._hist
             self._vc[0] += 1
             return self
         with _no_grad():

@@ -68,7 +68,6 @@ class TensorImpl:
     _acc_ref = None     # weak reference to a leaf's AccumulateGrad node
     _creation_meta = CreationMeta.DEFAULT   # NOTE [view creation meta] in autograd/views.py
     _view_version = 0   # the version counter's value when a view that is not DEFAULT was made
-    _dtype_view = None  # NOTE [complex views]: the node name of a .real/.imag/view_as_real/view_as_complex view
     _fw = None          # NOTE [forward AD] in autograd/forward.py: {dual level: tangent} of a dual tensor
     _bt = None          # NOTE [vmap] in _functorch/batching.py: (physical tensor, level) of a BatchedTensor
 

@@ -5,8 +5,9 @@ NOTE [complex views]: ``z.real``, ``z.imag``, ``view_as_real(z)`` and ``view_as_
 with their input but reinterpret its dtype (complex64 <-> pairs of float32), which the operator table's views
 (sizes, strides and offset in elements of one dtype) cannot express; so their kernels (CompositeImplicitAutograd, on every backend including Meta) make them here, and when the
 input requires grad they get a node of their own (RealBackward0, ...; NOTE [complex gradients] in
-autograd/kernels.py has the derivatives). Writing into one in place while autograd records is refused: the
-rebasing of the base's history (views.copy_slices) indexes elements of one dtype.
+autograd/kernels.py has the derivatives). Writing into one in place while autograd records rebases the base's
+history as for any view (autograd/views.py, neuraloperator's ``out_fft[..., 0].imag.zero_()``): the view's
+region in its base is counted in real units, a complex gradient read as its ``view_as_real`` pairs.
 """
 
 from .._core import dtype as D
@@ -46,7 +47,6 @@ def _dtype_view(self, va, dtype, node_cls, offset):
     t._storage = self._storage
     t._offset = offset      # in elements of the view's dtype
     t._base = self._base if self._base is not None else self
-    t._dtype_view = node_cls.__name__
     if self._keys & AUTOGRAD_BIT and is_grad_enabled():
         node = node_cls()
         node.next_functions = (gradient_edge(self),)

@@ -572,11 +572,6 @@ def rebase_history(self, tmp):
     """Make ``self`` (just overwritten in place with ``tmp``'s values) carry ``tmp``'s history.
     A view's base is rebased too (torch's CopySlices), see views.py."""
     if self._base is not None and (self._base._keys & AUTOGRAD_BIT or tmp._grad_fn is not None):
-        if self._dtype_view is not None:      # NOTE [complex views] in _ops/complex_views.py
-            raise RuntimeError(f"ember: an in-place operation recorded by autograd on a view made by "
-                               f"{self._dtype_view[:-len('Backward0')]} (.real, .imag, view_as_real, "
-                               f"view_as_complex) is not supported; compute the new complex tensor out of place "
-                               f"(e.g. ember.complex(re, im))")
         from .views import copy_slices
         copy_slices(self, tmp)
         return

@@ -101,38 +101,68 @@ def check_view_version(view):
         raise rebase_error(view, indirect=True)
 
 
-def _region(base, view):
-    """Flat (C-order) indices into ``base`` of each element of ``view`` (an int64 tensor, flattened in the view's
-    C order), computed with operators from the two geometries: number the base's elements in a buffer laid out
-    like the storage, then read that buffer through the view's geometry."""
-    dev = base.device
-    bshape, vshape, bst, vst = tuple(base.shape), tuple(view.shape), base.stride(), view.stride()
-    boff, voff = base.storage_offset(), view.storage_offset()
+def _units(t, split):
+    """The geometry of ``t`` (shape, strides, offset) counted in elements of its storage; when ``split`` (a real
+    view of a complex tensor or the reverse, NOTE [complex views]) a complex tensor is counted in real units:
+    its (real, imaginary) pairs are a last dimension of size 2."""
+    shape, st, off = tuple(t.shape), t.stride(), t.storage_offset()
+    if split and t._dtype.is_complex:
+        return shape + (2,), tuple(s * 2 for s in st) + (1,), off * 2
+    return shape, st, off
+
+
+class _Region:
+    """Where a view's elements lie in its base: ``idx``, an int64 tensor of flat (C-order) indices into the
+    base's elements, one per element of the view (flattened in the view's C order). Between a complex base and a
+    real view (``.real``, ``.imag``, ``view_as_real``) or a real base and a complex view (``view_as_complex``) both
+    are counted in real units, and a complex gradient is read as its ``view_as_real`` pairs. The three gradient
+    maps are operators (each differentiable, so create_graph=True records them): extract the region (the base's
+    shape -> the view's), embed it (the view's -> zeros of the base's shape), and write it into the base's."""
+
+    def __init__(self, base, view):
+        split = base._dtype.is_complex != view._dtype.is_complex
+        self._bc, self._vc = split and base._dtype.is_complex, split and view._dtype.is_complex
+        self.base_shape, self.view_shape = tuple(base.shape), tuple(view.shape)
+        self.idx = _region_index(base.device, _units(base, split), _units(view, split))
+
+    @staticmethod
+    def _flat(t, pairs):
+        return (aten.view_as_real.default(t) if pairs else t).reshape(-1)
+
+    @staticmethod
+    def _shaped(flat, shape, pairs):
+        return aten.view_as_complex.default(flat.reshape(shape + (2,))) if pairs else flat.reshape(shape)
+
+    def extract(self, g):
+        return self._shaped(self._flat(g, self._bc).index_select(0, self.idx), self.view_shape, self._vc)
+
+    def embed(self, r):
+        flat = self._flat(r, self._vc)
+        n = prod(self.base_shape) * (2 if self._bc else 1)
+        z = aten.zeros.default((n,), dtype=flat.dtype, device=flat.device).index_copy(0, self.idx, flat)
+        return self._shaped(z, self.base_shape, self._bc)
+
+    def zero(self, g):
+        return self._shaped(self._flat(g, self._bc).index_fill(0, self.idx, 0), self.base_shape, self._bc)
+
+    def replace(self, g, r):
+        flat = self._flat(g, self._bc).index_copy(0, self.idx, self._flat(r, self._vc))
+        return self._shaped(flat, self.base_shape, self._bc)
+
+
+def _region_index(dev, base_geometry, view_geometry):
+    """The flat indices of a view's elements in its base's, computed with operators from the two geometries:
+    number the base's elements in a buffer laid out like the storage, then read that buffer as the view."""
+    (bshape, bst, boff), (vshape, vst, voff) = base_geometry, view_geometry
     ext = lambda off, shape, st: off + sum((n - 1) * s for n, s in zip(shape, st)) + 1 if all(shape) else off
     n = max(ext(boff, bshape, bst), ext(voff, vshape, vst), 1)
     numbered = aten.full.default((n,), -1, dtype=_int64, device=dev).index_copy(
         0, aten._strided_index.default(bshape, bst, boff, device=dev),
-        aten.arange.default(base.numel(), dtype=_int64, device=dev))
+        aten.arange.default(prod(bshape), dtype=_int64, device=dev))
     idx = numbered.index_select(0, aten._strided_index.default(vshape, vst, voff, device=dev))
     if dev.type != 'meta' and idx.numel() and bool((idx < 0).any()):
         raise RuntimeError("in-place operation on a view that is not inside its base's elements")
     return idx
-
-
-# The three gradient maps, in operators (each differentiable, so create_graph=True records them):
-# extract the region (base's shape -> the view's), embed it (the view's -> zeros of the base's shape), zero it.
-
-def _extract(g, idx, view_shape):
-    return g.reshape(-1).index_select(0, idx).reshape(view_shape)
-
-
-def _embed(r, idx, base_shape):
-    z = aten.zeros.default((prod(base_shape),), dtype=r.dtype, device=r.device)
-    return z.index_copy(0, idx, r.reshape(-1)).reshape(base_shape)
-
-
-def _zero_region(g, idx):
-    return g.reshape(-1).index_fill(0, idx, 0).reshape(g.shape)
 
 
 class CopySlices(Node):
@@ -144,9 +174,9 @@ class CopySlices(Node):
     def name(self):
         return 'torch::autograd::CopySlices'
 
-    def __init__(self, idx, view_shape, fn):
+    def __init__(self, region, fn):
         super().__init__()
-        self._idx, self._view_shape, self._fn = idx, view_shape, fn
+        self._region, self._fn = region, fn
         self._fresh_outputs = fn._fresh_outputs     # NOTE [gradient ownership]: fn's outputs are handed on
 
     # fn's saved tensors are this node's: the engine releases them after it ran, and refuses a second run
@@ -161,13 +191,13 @@ class CopySlices(Node):
         if g is None:
             return (None,) * len(self.next_functions)
         fn = self._fn
-        r = fn.apply((_extract(g, self._idx, self._view_shape),))
+        r = fn.apply((self._region.extract(g),))
         if self.next_functions[0][0] is None:
             base = None
         elif r[0] is None:
-            base = _zero_region(g, self._idx)
+            base = self._region.zero(g)
         else:
-            base = g.reshape(-1).index_copy(0, self._idx, r[0].reshape(-1)).reshape(g.shape)
+            base = self._region.replace(g, r[0])
         return (base,) + tuple(r[1:])
 
 
@@ -175,13 +205,17 @@ class AsStridedBackward0(Node):
     """A view's history regenerated from its rebased base: the view's gradient embedded in the base's shape."""
     _fresh_outputs = True     # NOTE [gradient ownership]
 
-    def __init__(self, idx, base_shape):
+    def __init__(self, region):
         super().__init__()
-        self._idx, self._base_shape = idx, base_shape
+        self._region = region
+
+    def name(self):
+        # torch replays view_as_complex for a complex view of a real base (as_strided cannot change the dtype)
+        return 'ViewAsComplexBackward0' if self._region._vc else 'AsStridedBackward0'
 
     def apply(self, grads):
         g = grads[0]
-        return (None if g is None else _embed(g, self._idx, self._base_shape),)
+        return (None if g is None else self._region.embed(g),)
 
 
 # NOTE [view history]: every rebase bumps the base's ``_hist`` counter: an in-place write with history
@@ -197,29 +231,29 @@ class AsStridedBackward0(Node):
 def copy_slices(view, tmp):
     """Rebase ``view._base`` after ``view`` was overwritten with ``tmp`` (which has a grad_fn)."""
     base = view._base
-    idx = _region(base, view)
+    region = _Region(base, view)
     fn = tmp._grad_fn
     if tmp._output_nr:          # (an in-place operator's node has one output)
         raise RuntimeError(f"ember: an in-place write through a view recorded output {tmp._output_nr} of "
                            f"{fn.name()}; expected its only output")
-    node = CopySlices(idx, tuple(view.shape), fn)
+    node = CopySlices(region, fn)
     base_edge = gradient_edge(base) if base._keys & AUTOGRAD_BIT else (None, 0)
     node.next_functions = (base_edge,) + tuple(fn.next_functions[1:])
     base._grad_fn, base._output_nr = node, 0
     base._keys |= AUTOGRAD_BIT
     base._hist = base._hist + 1
-    _set_view_history(view, base, idx)
+    _set_view_history(view, base, region)
     ref = view._parent          # the views it was taken from (``a = x[:, :3]; a[:, 0] += q``) hold the written
     parent = ref() if ref is not None else None     # values too: those still alive without history get it now,
     while parent is not None:                       # as torch's regenerate them
         if not parent._creation_meta and parent._grad_fn is None:
-            _set_view_history(parent, base, _region(base, parent))
+            _set_view_history(parent, base, _Region(base, parent))
         ref = parent._parent
         parent = ref() if ref is not None else None
 
 
-def _set_view_history(view, base, idx):
-    regen = AsStridedBackward0(idx, tuple(base.shape))
+def _set_view_history(view, base, region):
+    regen = AsStridedBackward0(region)
     regen.next_functions = ((base._grad_fn, base._output_nr),)
     view._grad_fn, view._output_nr = regen, 0
     view._keys |= AUTOGRAD_BIT
@@ -237,11 +271,8 @@ def view_edge(view):
 
 def regenerate(view):
     """A stale view's grad_fn, made again from its base's current history (NOTE [view history])."""
-    if view._dtype_view is not None:          # NOTE [complex views] in _ops/complex_views.py
-        raise RuntimeError("ember: this .real/.imag/view_as_real/view_as_complex view was made before its base "
-                           "was modified in place; take the view again after the in-place operation")
     base = view._base
-    _set_view_history(view, base, _region(base, view))
+    _set_view_history(view, base, _Region(base, view))
 
 
 # --- copy_ ---------------------------------------------------------------------
