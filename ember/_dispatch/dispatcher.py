@@ -383,7 +383,9 @@ def overloads_of(qualname):
 
 # --- code generation of each operator's entry point ------------------------
 
-_NUMBER = (int, float, complex, bool, np.number, np.bool_)
+# NumPy's complex64 (not a Python complex, as complex128 is) is not taken as a number: torch's parser reads it with
+# ``float()``, dropping the imaginary part with NumPy's ComplexWarning (torchio's RandomSpike); ``bad`` does that
+_NUMBER = (int, float, complex, bool, np.integer, np.floating, np.bool_)
 _INT = (int, np.integer)
 from .._core.dtype import PYTHON_TYPES as _PYTHON_TYPES, dtype as _DTYPE  # noqa: E402
 from .._core.dtype import ALIASES as _ALIASES, _BY_NAME  # noqa: E402
@@ -640,26 +642,32 @@ def _bad_arg_factory(op):
             # torch's parser takes a 0-d tensor for a Scalar (``torch.full(size, t.max())``) or a float
             # (``allclose(a, b, atol=tol_tensor)``), and a 0-d integer one for an int (``x.narrow(0, start_tensor,
             # 2)``): its value is the number
-            i = next(i for i, v in enumerate(values) if v is value)
-            args, kwargs = public_call(op, values[:i] + (value.item(),) + values[i + 1:])
-            return op.call(*args, **kwargs)
+            return _call_with(op, values, value, value.item())
         if (expected == 'Tensor' and values and isinstance(value, (int, float, complex))
                 and op.schema.name in _NUMBERS_AS_TENSORS):
             # torch's parser lets these take a number where a Tensor goes (``torch.div(8, 4, rounding_mode='trunc')``,
             # ``t.copy_(5)``): a 0-d tensor of it, int64 / the default float dtype
             from .._creation import tensor
-            i = next(i for i, v in enumerate(values) if v is value)
-            args, kwargs = public_call(op, values[:i] + (tensor(value),) + values[i + 1:])
-            return op.call(*args, **kwargs)
+            return _call_with(op, values, value, tensor(value))
+        if isinstance(value, np.complexfloating) and expected.rstrip('?') in ('Scalar', 'float', 'Tensor') and values:
+            from .._warn import warn     # NumPy's warning, at the user's line
+            warn("Casting complex values to real discards the imaginary part",
+                 getattr(np, "exceptions", np).ComplexWarning)        # (np.ComplexWarning before NumPy 1.25)
+            return _call_with(op, values, value, float(value.real))
         if expected.rstrip('?') == 'ScalarType' and value in _PYTHON_TYPES and values:     # dtype=int: int64, ...
-            i = next(i for i, v in enumerate(values) if v is value)
-            args, kwargs = public_call(op, values[:i] + (_PYTHON_TYPES[value],) + values[i + 1:])
-            return op.call(*args, **kwargs)
+            return _call_with(op, values, value, _PYTHON_TYPES[value])
         if expected in ('int[]', 'SymInt[]') or expected.startswith('int['):
             raise int_list_error(op.schema.name, where, value, lambda e: isinstance(e, _INT))
         shown = {'Scalar': 'Number', 'ScalarType': 'torch.dtype', 'ScalarType?': 'torch.dtype'}.get(expected, expected)
         raise TypeError(f"{op.schema.name}(): {where} must be {shown}, not {type(value).__name__}")
     return bad
+
+
+def _call_with(op, values, value, new):
+    """Call ``op`` again with the argument ``value`` (of the call's ``values``) read as torch's parser reads it."""
+    i = next(i for i, v in enumerate(values) if v is value)
+    args, kwargs = public_call(op, values[:i] + (new,) + values[i + 1:])
+    return op.call(*args, **kwargs)
 
 
 def int_list_error(fname, where, value, is_int):

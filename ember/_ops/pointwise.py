@@ -777,7 +777,9 @@ def _to_complex_meta(name, a_name, b_name):
 # complex gradients (NOTE [complex gradients]); each input takes the real part of what reaches it
 declare('complex(Tensor real, Tensor imag) -> Tensor', kind='pointwise', meta=_to_complex_meta('complex', 'real', 'imag'),
         out=True, method=False, complex_formulas=True,
-        derivatives={'real': lambda grad: grad.real, 'imag': lambda grad: grad.imag},
+        # torch's formulas (at::real(grad), at::imag(grad)) name the inputs to its code generator, which saves them:
+        # writing into ``real`` or ``imag`` in place before backward raises, as there
+        derivatives={'real': lambda grad, real: grad.real, 'imag': lambda grad, imag: grad.imag},
         forward=lambda real_t, imag_t, result: aten.complex.default(
             real_t if real_t is not None else aten.zeros_like.default(result.real),
             imag_t if imag_t is not None else aten.zeros_like.default(result.real)))

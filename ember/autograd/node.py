@@ -13,6 +13,7 @@ re-attaches the node when unpacked.
 """
 import itertools
 import types
+import re
 import weakref
 
 from ..utils.hooks import RemovableHandle
@@ -312,8 +313,8 @@ class SavedVariable:
         if self.unpack_hook is None and t._vc[0] != self.version:
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{_type_str(t)} {list(t.shape)}], which is output {self.output_nr} of "
-                f"{_producer(t, node, self.is_output)}, is at version {t._vc[0]}; expected version {self.version} "
+                f"operation: [{_type_str(t)} {list(t.shape)}]{_producer(t, node, self)} is at version {t._vc[0]}; "
+                f"expected version {self.version} "
                 f"instead. Hint: enable anomaly detection to find the operation that failed to compute its "
                 f"gradient, with ember.autograd.set_detect_anomaly(True).")
         if self.is_output:
@@ -345,8 +346,12 @@ def _strip_grad_fn(t):
     return s
 
 
-def _producer(t, node, is_output):
-    return node.name() if is_output else (t._grad_fn.name() if t._grad_fn is not None else 'a leaf')
+def _producer(t, node, saved):
+    """torch's ", which is output 0 of Mul," (its node's name without "Backward0"); nothing for a leaf."""
+    fn = node if saved.is_output else t._grad_fn
+    if fn is None:
+        return ''
+    return f", which is output {saved.output_nr} of {re.sub(r'Backward[0-9]*$', '', fn.name())},"
 
 
 def _type_str(t):
