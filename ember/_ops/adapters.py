@@ -546,15 +546,54 @@ def check_no_internal_overlap(t):
                                    "the operation.")
 
 
+# NOTE [memory overlap]: torch's TensorIterator refuses an input that shares some, but not all, of its memory with
+# the tensor it writes (``x[1:] += x[:-1]``, ``x.copy_(x.t())``), where the result would depend on the order of the
+# writes: get_overlap_status says PARTIAL when both tensors are non-overlapping and dense and their byte ranges
+# intersect without being the same range with the same strides. Tensors that share memory share a root base here
+# (``_base``), so the check costs one comparison per input when they do not. Where either tensor has gaps torch says
+# "too hard" and writes in its loop order; ember computes the result before writing it (NumPy buffers), so there the
+# two can differ (``x[:, 1:] = x[:, :-1]``).
+
+def _root(t):
+    return t if t._base is None else t._base
+
+
+def check_no_partial_overlap(out, args):
+    """torch's assert_no_partial_overlap between the written-to tensor ``out`` and each tensor in ``args``."""
+    root = _root(out)
+    for t in args:
+        if isinstance(t, TensorImpl) and t is not out and _root(t) is root and _partial_overlap(out, t):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                               "refer to a single memory location. Please clone() the tensor before performing the "
+                               "operation.")
+
+
+def _partial_overlap(a, b):
+    if not (a._a.size and b._a.size):
+        return False
+    sa, sb = a.stride(), b.stride()
+    if not (is_dense(a._a.shape, sa) and is_dense(b._a.shape, sb)):
+        return False        # torch's TOO_HARD
+    ia, ib = a._a.itemsize, b._a.itemsize
+    a0, b0 = a.storage_offset() * ia, b.storage_offset() * ib
+    a1, b1 = a0 + a._a.size * ia, b0 + b._a.size * ib
+    if a0 == b0 and a1 == b1:
+        return sa != sb or ia != ib
+    return a0 < b1 and b0 < a1
+
+
 def inplace_kernel(decl, functional):
     """``add_`` from ``add``: compute out of place, check it fits ``self``, then write
     (or write directly, NOTE [in-place fast path])."""
     direct = getattr(functional, 'write_in_place', None)
     overlap_ok = 'overlap_ok' in decl.tags
+    iterator = decl.kind == 'pointwise'     # NOTE [memory overlap]
 
     def kernel(ks, self, *args):
         if not overlap_ok:
             check_no_internal_overlap(self)
+        if iterator:
+            check_no_partial_overlap(self, args)
         if direct is not None and not isinstance(self._a, MetaArray):
             r = direct(self, *args)
             if r is not None:
@@ -611,6 +650,8 @@ def out_kernel(decl, functional):
             if o._a.shape != r._a.shape:
                 resize_out(o, r._a.shape, like=r._a if keeps_layout else None)
             check_no_internal_overlap(o)
+            if keeps_layout:
+                check_no_partial_overlap(o, ins)
             write_into(o, r._a)
         return outs[0] if n == 1 else tuple(outs)
     kernel.__qualname__ = f'out::{decl.out_op.schema.full_name}'

@@ -546,11 +546,14 @@ def inplace_autograd_kernel(decl):
     npos = sum(1 for a in decl.op.schema.arguments if not a.kwarg_only) - 1
     kwnames = [a.name for a in decl.op.schema.arguments if a.kwarg_only]
     overlap_ok = 'overlap_ok' in decl.tags
+    iterator = decl.kind == 'pointwise'     # NOTE [memory overlap] in _ops/adapters.py
 
     def kernel(ks, self, *args):
         check_inplace(self)
         if not overlap_ok:
             adapters.check_no_internal_overlap(self)
+        if iterator:
+            adapters.check_no_partial_overlap(self, args)
         # the old value of self is saved for the other inputs' formulas even when self needs no grad
         src = self.clone() if needs_self else self
         if needs_self and src._a.__class__ is MetaArray and src._a.strides == self._a.strides:

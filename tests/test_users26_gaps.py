@@ -1,0 +1,95 @@
+"""Gaps found by running libraries' test suites in the session of 2026-11-28 (fourth): each test compares ember
+with torch in the same process."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _outcome(f):
+    """(values or None, error class or None, the first words of the message)."""
+    try:
+        r = f()
+        return (r.dtype.__str__().split('.')[-1], r.tolist()), None, ''
+    except Exception as e:      # noqa: BLE001 (the class is compared)
+        return None, type(e).__name__, str(e)[:60]
+
+
+def test_numpy_complex64_scalar_is_read_as_a_float():
+    """torchio's RandomSpike: a complex tensor op an ``np.complex64`` (not a Python complex, as complex128 is):
+    torch's parser reads it with float(), dropping the imaginary part with NumPy's ComplexWarning."""
+    s = np.complex64(3 + 1j)
+    for case in [lambda L: L.zeros(2, dtype=L.complex64) + s, lambda L: L.ones(2) * s,
+                 lambda L: L.full((2,), s), lambda L: L.zeros(2, dtype=L.complex64).fill_(s),
+                 lambda L: L.ones(2).add(1, alpha=s), lambda L: L.ones(2) < s,
+                 lambda L: L.zeros(2, dtype=L.complex64) - np.complex128(1j), lambda L: L.tensor(s)]:
+        with warnings.catch_warnings(record=True) as we:
+            warnings.simplefilter('always')
+            e = _outcome(lambda: case(ember))
+        with warnings.catch_warnings(record=True) as wt:
+            warnings.simplefilter('always')
+            t = _outcome(lambda: case(torch))
+        assert e == t
+        assert [w.category for w in we] == [w.category for w in wt]
+        assert all(w.filename == __file__ for w in we)
+
+
+def test_complex_saves_its_inputs_as_torch():
+    """torch's code generator saves ``real`` and ``imag`` for complex()'s formulas: writing one in place before
+    backward raises the version error."""
+    for lib in (torch, ember):
+        w = lib.randn(3, requires_grad=True)
+        re = w * 1
+        c = lib.complex(re, w * 2)
+        re.add_(1)
+        with pytest.raises(RuntimeError, match=r"\[(torch|ember).FloatTensor \[3\]\], which is output 0 of Add, is at "
+                                               r"version 1; expected version 0"):
+            c.abs().sum().backward()
+
+
+def test_version_error_names_the_node_as_torch():
+    """torch 2.13's message: "output 0 of Mul" (no "Backward0"), and no such clause for a leaf."""
+    msgs = []
+    for lib in (torch, ember):
+        w = lib.randn(3, requires_grad=True)
+        out = []
+        for k in range(3):
+            a = w * 1
+            b = a.sin() if k == 0 else a.exp()
+            if k == 2:
+                with lib.no_grad():
+                    w.mul_(1)
+                b = w.cos()
+                with lib.no_grad():
+                    w.mul_(1)
+            (b.add_(1) if k == 1 else a.mul_(2))
+            try:
+                b.sum().backward()
+                out.append('ok')
+            except RuntimeError as e:
+                out.append(str(e).split(' Hint')[0].replace('ember.', 'torch.'))
+        msgs.append(out)
+    assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize('case', ['x[1:] += x[:-1]', 'x2[1:] += x2[:-1]', 'torch.add(x[1:], 1, out=x[:-1])',
+                                  'x[1:].mul_(x[:-1])', 'x2.copy_(x2.t())', 'x[:5] = x[5:]', 'x[::2] = x[1::2]',
+                                  'x[2:8].copy_(x[2:8])', 'x[1:].add_(x[1:])', 'x.add_(x)',
+                                  'x2[1:, 1:] += x2[:-1, :-1]'])
+def test_partial_memory_overlap_is_refused_as_torch(case):
+    """NOTE [memory overlap]: an input that shares part of the written tensor's memory (both dense) raises
+    torch's error; the same memory, disjoint memory, or tensors with gaps do not (x2[1:, 1:]: torch writes in its
+    loop order there, ember computes first, so only the outcome's kind is compared for that case)."""
+    res = []
+    for lib in (torch, ember):
+        x, x2 = lib.arange(10.), lib.arange(16.).reshape(4, 4)
+        try:
+            exec(case, {'torch': lib, 'x': x, 'x2': x2})
+            res.append((x.tolist(), x2.tolist()) if '1:, 1:' not in case else 'ran')
+        except RuntimeError as e:
+            res.append(str(e))
+            assert (x.tolist(), x2.tolist()) == (list(range(10)), [list(range(i, i + 4)) for i in range(0, 16, 4)])
+    assert res[0] == res[1]
