@@ -33,7 +33,7 @@ chalf = complex32
 uint8 = uint8
 from ._core.memory_format import (memory_format, contiguous_format, preserve_format, channels_last,  # noqa: E402
                                   channels_last_3d)
-from ._core.coo import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc
+from ._core.coo import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged
 from ._core.quantized import (qscheme, per_tensor_affine, per_channel_affine, per_tensor_symmetric,  # noqa: E402
                               per_channel_symmetric, per_channel_affine_float_qparams)
 
@@ -210,6 +210,7 @@ _install_compressed(Tensor)
 from ._ops.quantized import install_methods as _install_quantized
 _install_quantized(Tensor)
 from . import sparse  # noqa: E402  torch.sparse
+from . import nested  # noqa: E402,F401  torch.nested: jagged tensors (a front end on the subclass hooks)
 from . import func  # noqa: E402  torch.func: composable transforms (a front end on autograd)
 from .func import vmap  # noqa: E402  torch.vmap
 from ._functorch import vmap as _functorch_vmap, apis as _functorch_apis  # noqa: E402,F401  (torch imports them)

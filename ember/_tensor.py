@@ -287,6 +287,12 @@ class Tensor(TensorImpl):
         return self._device.type == 'meta'
 
     @property
+    def is_nested(self):
+        """Whether this is a nested tensor (ember.nested): False for every tensor but a NestedTensor, which answers
+        for itself (NOTE [nested tensors] in ember/nested/_internal/nested_tensor.py)."""
+        return False
+
+    @property
     def layout(self):
         cls = self._a.__class__
         return _sparse_coo if cls is _COOArray else self._a.layout if cls is _CompressedArray else _strided

@@ -104,10 +104,11 @@ class layout:
 
 strided = layout('strided')
 sparse_coo = layout('sparse_coo')
+jagged = layout('jagged')      # a nested tensor's packed layout (ember.nested): a layout that only NestedTensor reports
 # torch's compressed sparse layouts: ember makes no tensor of them, but code compares layouts against them
 sparse_csr, sparse_csc, sparse_bsr, sparse_bsc = (layout(n) for n in ('sparse_csr', 'sparse_csc', 'sparse_bsr',
                                                                        'sparse_bsc'))
-_LAYOUTS = {lt.name: lt for lt in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)}
+_LAYOUTS = {lt.name: lt for lt in (strided, sparse_coo, jagged, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)}
 
 
 def _layout_by_name(name):
