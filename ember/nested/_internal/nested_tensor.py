@@ -64,7 +64,7 @@ class NestedTensor(Tensor):
         """The packed components: (sum_j, ...) for the jagged layout, the flat buffer for the strided one."""
         if self._nt_layout is ember.strided:
             return ember.cat([c.reshape(-1) for c in components(self)])
-        return self._values
+        return self._values.view(self._values.shape)    # a new view each time, as torch's _nested_get_values
 
     def offsets(self):
         if self._nt_layout is ember.strided:

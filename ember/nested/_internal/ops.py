@@ -150,7 +150,7 @@ def _dim(func, nt):
 
 @register('__len__')
 def _len(func, nt):
-    return nt._size[0]
+    return _shape(func, nt)[0]      # torch's __len__ reads the shape, which a strided nested tensor lacks
 
 
 @register('numel', 'nelement')
@@ -246,7 +246,9 @@ def _clone(func, nt, memory_format=None):
 
 @register('contiguous')
 def _contiguous(func, nt, memory_format=None):
-    return nt if nt._is_contiguous() else _clone(func, nt)
+    if nt._is_contiguous():
+        return nt
+    return _clone(func, nt) if nt._lengths is not None else wrap_like(nt._values.contiguous(), nt)
 
 
 @register('to', 'float', 'double', 'half', 'bfloat16', 'int', 'long', 'bool', 'cpu', 'cuda', 'type_as')
@@ -633,6 +635,9 @@ def _sdpa(func, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=Fals
     if _ndim(query) > 3 and query._ragged_idx == 1:     # ragged outside the attention dims: the values are a batch
         out = func(query._values, key._values, value._values, **kw)
         return wrap_like(out, query)
+    # torch's only CPU backend for jagged inputs (math) takes (B, j, H, E)-contiguous inputs and no causal mask
+    if is_causal or not all(_transpose(None, t, 1, 2)._is_contiguous() for t in (query, key, value)):
+        raise RuntimeError('No viable backend for scaled_dot_product_attention was found.')
     qs, ks, vs = (_unbind(func, t) for t in (query, key, value))
     if not len(qs) == len(ks) == len(vs):
         raise RuntimeError(f'scaled_dot_product_attention(): query, key and value have batch sizes {len(qs)}, '
