@@ -440,3 +440,71 @@ def _is_float(s):
         return True
     except ValueError:
         return False
+
+
+def test_cat_split_chunk_permute_and_like_factories():
+    def run(lib):
+        nt = _jagged(lib, requires_grad=True)
+        a, b = nt.chunk(2, dim=-1)
+        c = lib.cat([b, a * 2], dim=-1)
+        parts = nt.split([2, 4], dim=2)
+        p = nt.unflatten(-1, (2, 3)).permute(0, 2, 1, 3)
+        batches = nt.chunk(2, dim=0)
+        return [_norm(c.shape), c.values(), [_norm(q.shape) for q in parts], _norm(p.shape), _norm(p.stride()),
+                p.values(), [b_.offsets().tolist() for b_ in batches], [b_.values() for b_ in batches],
+                lib.zeros_like(nt).values(), lib.ones_like(nt).shape == nt.shape,
+                nt.masked_fill(nt > 0, 0.).values(), _outcome(lambda: lib.cat([nt, nt], dim=1)),
+                _outcome(lambda: nt.permute(1, 0, 2))]
+    t, e = _both(run)
+    for x, y in zip(t, e):
+        if isinstance(x, list) and x and hasattr(x[0], 'shape'):
+            for u, v in zip(x, y):
+                _close(u, v)
+        elif hasattr(x, 'shape') and not isinstance(x, str):
+            _close(x, y)
+        else:
+            assert _norm(y) == _norm(x)
+
+
+def test_gradients_through_cat_split_and_permute():
+    """torch 2.13 crashes (a segmentation fault) in the backward of chunk/split on jagged tensors: the reference is
+    the same computation on the dense values."""
+    nt = _jagged(ember, requires_grad=True)
+    a, b = nt.chunk(2, dim=-1)
+    loss = ember.cat([b, a * 2], dim=-1).values().sum() + \
+        nt.unflatten(-1, (2, 3)).permute(0, 2, 1, 3).values().exp().sum() + nt.split([2, 4], dim=2)[1].values().sin().sum()
+    loss.backward()
+    v = torch.cat([torch.tensor(_rand(n, 6)) for n in LENS]).requires_grad_()
+    a, b = v.chunk(2, dim=-1)
+    ref = torch.cat([b, a * 2], dim=-1).sum() + v.unflatten(-1, (2, 3)).permute(1, 0, 2).exp().sum() + \
+        v.split([2, 4], dim=1)[1].sin().sum()
+    ref.backward()
+    _close(ref, loss)
+    _close(v.grad, nt.grad.values())
+
+
+def test_strided_nested_tensor_size_and_backward_with_a_nested_gradient():
+    def run(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            st = lib.nested.nested_tensor([lib.ones(2, 3), lib.ones(4, 3)])
+        nt = lib.nested.nested_tensor([lib.tensor(_rand(2, 3)), lib.tensor(_rand(4, 3))], layout=lib.jagged)
+        nt.requires_grad_()
+        out = nt * 3
+        out.backward(lib.nested.nested_tensor_from_jagged(lib.tensor(_rand(6, 3, seed=5)), nt.offsets()))
+        return [st._nested_tensor_size().tolist(), _outcome(lambda: nt._nested_tensor_size()), nt.grad.is_nested,
+                nt.grad.values().tolist(), nt.is_leaf]
+    t, e = _both(run)
+    assert e == t
+
+
+def test_deepcopy_keeps_shape_and_leafness():
+    import copy
+
+    def run(lib):
+        nt = _jagged(lib, requires_grad=True)
+        d = copy.deepcopy(nt)
+        return [_norm(d.shape), d.shape[1] == nt.shape[1], d.requires_grad, d.is_leaf, d.offsets() is nt.offsets(),
+                d.values().tolist() == nt.values().tolist(), type(d).__name__]
+    t, e = _both(run)
+    assert e == t

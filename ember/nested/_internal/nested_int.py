@@ -29,6 +29,13 @@ def get_tensor_nested_int(tensor):
     return entry[1]
 
 
+def set_tensor_nested_int(tensor, j):
+    """Let ``tensor`` (a copy of offsets) stand for the nested int ``j`` too (``copy.deepcopy`` of a nested tensor
+    keeps its shape, as torch's)."""
+    key = id(tensor)
+    _registry[key] = (weakref.ref(tensor, lambda _, key=key: _registry.pop(key, None)), j)
+
+
 class NestedInt:
     """``j<id>`` times ``coeff``: a ragged size (NOTE [nested ints]).
 

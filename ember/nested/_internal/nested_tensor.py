@@ -76,6 +76,12 @@ class NestedTensor(Tensor):
             raise AttributeError("'Tensor' object has no attribute 'lengths'")
         return self._lengths
 
+    def _nested_tensor_size(self):
+        """The components' sizes, one row each (the strided layout's; torch's jagged layout lacks it)."""
+        if self._nt_layout is not ember.strided:
+            raise NotImplementedError('aten._nested_tensor_size.default')
+        return ember.tensor([list(c.shape) for c in components(self)], dtype=ember.int64)
+
     def _get_max_seqlen(self):
         if 'max_seqlen' not in self._metadata_cache:
             self._metadata_cache['max_seqlen'] = int(self._seq_lengths().max().item())

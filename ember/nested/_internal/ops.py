@@ -263,6 +263,20 @@ def _to(func, nt, *args, **kwargs):
     return wrap_like(values, nt, offsets=offsets, lengths=lengths)
 
 
+@register('__deepcopy__')
+def _deepcopy(func, nt, memo):
+    """A copy with its own values and offsets and the same shape (the same nested int), as torch's."""
+    import copy
+    from .nested_int import set_tensor_nested_int
+    offsets = copy.deepcopy(nt._offsets, memo)
+    lengths = None if nt._lengths is None else copy.deepcopy(nt._lengths, memo)
+    set_tensor_nested_int(offsets if lengths is None else lengths, nt._size[nt._ragged_idx])
+    out = NestedTensor(copy.deepcopy(nt._values, memo), offsets, lengths=lengths, _ragged_idx=nt._ragged_idx,
+                       _metadata_cache=dict(nt._metadata_cache), _layout=nt._nt_layout)
+    memo[id(nt)] = out
+    return out
+
+
 # --- pointwise ---------------------------------------------------------------------------------------------------
 
 def _raggedness_matches(nt, size):
@@ -449,6 +463,75 @@ def _reshape(func, nt, *shape):
     return wrap_like(getattr(nt._values, name)(inner), nt)
 
 
+@register('permute')
+def _permute(func, nt, *dims):
+    dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+    n = len(nt._size)
+    if len(dims) != n:
+        raise ValueError(f'permute(): number of dimensions in the tensor input ({n}) does not match the length of '
+                         f'the desired ordering of dimensions i.e. input.dim() = {n} is not equal to len(dims) = '
+                         f'{len(dims)}')
+    dims = [_canon(n, d) for d in dims]
+    if dims[0] != 0:
+        raise ValueError('Permute is not supported on the batch dimension for jagged NT')
+    values = nt._values.permute(*[d - 1 for d in dims[1:]])
+    return wrap_like(values, nt, _ragged_idx=dims.index(nt._ragged_idx))
+
+
+@register('cat', 'concat', 'concatenate')
+def _cat(func, tensors, dim=0):
+    tensors = list(tensors)
+    nt = next(t for t in tensors if isinstance(t, NestedTensor))
+    if not all(isinstance(t, NestedTensor) and _raggedness_matches(nt, t._size) for t in tensors):
+        raise RuntimeError('cat(): expected nested tensors with the same raggedness (the same offsets)')
+    k = _inner(nt, dim, 'cat')
+    return wrap_like(ember.cat([t._values for t in tensors], k), nt)
+
+
+@register('split', 'chunk', 'split_with_sizes', 'tensor_split')
+def _split(func, nt, sizes, dim=0):
+    name, _ = _call_name(func)
+    if _canon(len(nt._size), dim) == 0 and name == 'chunk' and nt._lengths is None:
+        return _chunk_batch(nt, sizes)
+    k = _inner(nt, dim, name)
+    return tuple(wrap_like(v, nt) for v in func(nt._values, sizes, k))
+
+
+def _chunk_batch(nt, chunks):
+    """``chunk`` along the batch dim: each piece is a nested tensor of its own (new offsets, a new nested int)."""
+    b = nt._size[0]
+    step = -(-b // chunks)
+    off = nt._offsets.tolist()
+    k = nt._ragged_idx - 1
+    pieces = []
+    for s in range(0, b, step):
+        e = min(s + step, b)
+        values = nt._values.narrow(k, off[s], off[e] - off[s])
+        offsets = nt._offsets[s:e + 1] - off[s]
+        pieces.append(NestedTensor(values, offsets, _ragged_idx=nt._ragged_idx, _layout=nt._nt_layout))
+    return tuple(pieces)
+
+
+@register('zeros_like', 'ones_like', 'empty_like', 'rand_like', 'randn_like', 'full_like', 'randint_like')
+def _like(func, nt, *args, **kwargs):
+    return wrap_like(func(nt._values, *args, **kwargs), nt)
+
+
+@register('masked_fill', 'masked_fill_')
+def _masked_fill(func, *args, **kwargs):
+    name, _ = _call_name(func)
+    return pointwise(func, name, *args, **kwargs)
+
+
+@register('expand_as', 'broadcast_to')
+def _expand_as(func, nt, other):
+    if isinstance(nt, NestedTensor) and (other is nt or (isinstance(other, NestedTensor) and
+                                                         _raggedness_matches(nt, other._size) and
+                                                         tuple(other._values.shape) == tuple(nt._values.shape))):
+        return nt
+    raise NotImplementedError('aten.expand_as: nested tensors expand to themselves only')
+
+
 # --- reductions and normalizations --------------------------------------------------------------------------------
 
 def _reduce(func, name, nt, dim, keepdim, **kwargs):
@@ -556,7 +639,14 @@ def _matmul(func, a, b):
 # --- stacking, padding ---------------------------------------------------------------------------------------------
 
 def to_padded_tensor(nt, padding, output_size=None):
-    """torch.nested.to_padded_tensor: components padded with ``padding`` to one dense tensor (B, max_j, ...)."""
+    """torch.nested.to_padded_tensor: components padded with ``padding`` to one dense tensor (B, max_j, ...).
+    For the jagged layout ``output_size`` sets the padded length of the ragged dim alone (as torch's).
+
+    >>> import ember
+    >>> nt = ember.nested.nested_tensor([ember.ones(1, 2), ember.ones(2, 2)], layout=ember.jagged)
+    >>> ember.nested.to_padded_tensor(nt, 0.).tolist()
+    [[[1.0, 1.0], [0.0, 0.0]], [[1.0, 1.0], [1.0, 1.0]]]
+    """
     if not isinstance(nt, NestedTensor):
         raise RuntimeError('to_padded_tensor(): expected a nested tensor')
     if nt._lengths is not None:
