@@ -508,3 +508,19 @@ def test_deepcopy_keeps_shape_and_leafness():
                 d.values().tolist() == nt.values().tolist(), type(d).__name__]
     t, e = _both(run)
     assert e == t
+
+
+def test_autograd_grad_and_backward_with_nested_tensors():
+    def run(lib):
+        nt = _jagged(lib, requires_grad=True)
+        w = lib.tensor(_rand(6, 2), requires_grad=True)
+        out = (nt @ w).sin()
+        g_nt, g_w = lib.autograd.grad(out.values().sum(), (nt, w), retain_graph=True)
+        g2, = lib.autograd.grad(out, nt, grad_outputs=lib.ones_like(out), retain_graph=True)
+        lib.autograd.backward([out], [lib.ones_like(out)])
+        return [type(g_nt).__name__, g_nt.is_nested, g_nt.shape == nt.shape, g_nt.values(), g_w, g2.values(),
+                nt.grad.values(), w.grad]
+    t, e = _both(run)
+    assert e[:3] == t[:3] == ['NestedTensor', True, True]
+    for x, y in zip(t[3:], e[3:]):
+        _close(x, y)

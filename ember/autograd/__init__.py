@@ -8,6 +8,8 @@ tensor([2., 4.])
 import numpy as _np
 
 from .._dispatch import dispatcher as _dispatcher
+from .._dispatch.torch_function import has_torch_function as _has_torch_function, \
+    handle_torch_function as _handle_torch_function
 from .._core.dispatch_key import PYTHON_BIT as _PYTHON_BIT
 from .._core.tensor_impl import TensorImpl as _TensorImpl, make_tensor as _make_tensor
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
@@ -138,10 +140,13 @@ def _tuple(x):
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (torch.autograd.backward)."""
     tensors = _tuple(tensors)
+    inputs = _tuple(inputs)
+    if _has_torch_function(tensors + (inputs or ())):       # a subclass answers for itself, as in torch
+        return _handle_torch_function(backward, tensors + (inputs or ()), tensors, grad_tensors=grad_tensors,
+                                      retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
     grad_tensors = _tuple(grad_tensors) or (None,) * len(tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    inputs = _tuple(inputs)
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     grads = _make_grads(tensors, grad_tensors)
@@ -158,6 +163,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs, inputs = _tuple(outputs), _tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if _has_torch_function(outputs + inputs):       # a subclass answers for itself (nested tensors), as in torch
+        return _handle_torch_function(grad, outputs + inputs, outputs, inputs, grad_outputs=grad_outputs,
+                                      retain_graph=retain_graph, create_graph=create_graph, only_inputs=only_inputs,
+                                      allow_unused=allow_unused, is_grads_batched=is_grads_batched,
+                                      materialize_grads=materialize_grads)
     grad_outputs = _tuple(grad_outputs) or (None,) * len(outputs)
     if allow_unused is None:
         allow_unused = materialize_grads

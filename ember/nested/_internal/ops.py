@@ -216,11 +216,31 @@ def _retain_grad(func, nt):
     nt._values.retain_grad()
 
 
+def _unwrap(ts):
+    if ts is None:
+        return None
+    if isinstance(ts, Tensor):
+        return ts._values if isinstance(ts, NestedTensor) else ts
+    return tuple(_unwrap(t) for t in ts)
+
+
 @register('backward')
-def _backward(func, nt, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    if isinstance(gradient, NestedTensor):
-        gradient = gradient._values
-    nt._values.backward(gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+def _backward(func, tensors, *args, **kwargs):
+    """``nt.backward(gradient)`` and ``torch.autograd.backward(tensors, grad_tensors)``: on the values."""
+    if func is ember.autograd.backward:
+        kwargs = {k: _unwrap(v) if k in ('grad_tensors', 'inputs') else v for k, v in kwargs.items()}
+        return func(_unwrap(tensors), *_unwrap(args), **kwargs)
+    kwargs = {k: _unwrap(v) if k in ('gradient', 'inputs') else v for k, v in kwargs.items()}
+    args = tuple(_unwrap(a) if i in (0, 3) else a for i, a in enumerate(args))
+    tensors._values.backward(*args, **kwargs)
+
+
+@register('grad')
+def _autograd_grad(func, outputs, inputs, grad_outputs=None, **kwargs):
+    """``torch.autograd.grad`` with nested outputs or inputs: on the values; a nested input's gradient is nested."""
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    res = func(_unwrap(outputs), _unwrap(inputs), _unwrap(grad_outputs), **kwargs)
+    return tuple(wrap_like(g, i) if isinstance(i, NestedTensor) and g is not None else g for g, i in zip(res, inputs))
 
 
 @register('detach')
