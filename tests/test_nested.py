@@ -524,3 +524,16 @@ def test_autograd_grad_and_backward_with_nested_tensors():
     assert e[:3] == t[:3] == ['NestedTensor', True, True]
     for x, y in zip(t[3:], e[3:]):
         _close(x, y)
+
+
+def test_strided_reprs_with_autograd_and_binary_ops_between_separate_tensors():
+    def run(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            a = lib.nested.nested_tensor([lib.ones(2), lib.ones(3)], requires_grad=True)
+            b = lib.nested.nested_tensor([lib.ones(2) * 2, lib.ones(3) * 3])
+            c = lib.nested.nested_tensor([lib.ones(3), lib.ones(2)])
+        j = lib.nested.nested_tensor([lib.ones(2, 2), lib.ones(3, 2)], layout=lib.jagged)
+        return [repr(a), repr(a * 2), repr(a + b), _outcome(lambda: a + c)[0], tuple(j.to_padded_tensor(0.).shape)]
+    t, e = _both(run)
+    assert [_norm(x) for x in e] == [_norm(x) for x in t]

@@ -25,7 +25,7 @@ import ember
 from ember import Tensor
 from ember._C import DisableTorchFunctionSubclass
 
-from .nested_int import get_tensor_nested_int
+from .nested_int import NestedInt, get_tensor_nested_int
 
 
 class NestedTensor(Tensor):
@@ -47,7 +47,9 @@ class NestedTensor(Tensor):
             raise AssertionError(f'values and offsets must be on the same device, but got values.device='
                                  f'{values.device} and offsets.device={offsets.device}')
         r = Tensor._make_wrapper_subclass(cls, values.shape, dtype=values.dtype, device=values.device)
-        ragged = get_tensor_nested_int(offsets if lengths is None else lengths)
+        # a strided nested tensor shows no nested int (its shape is an error): it takes none from the counter
+        ragged = NestedInt(0) if _layout is ember.strided else \
+            get_tensor_nested_int(offsets if lengths is None else lengths)
         k = _ragged_idx - 1
         r._values, r._offsets, r._lengths, r._ragged_idx = values, offsets, lengths, _ragged_idx
         r._size = (offsets.shape[0] - 1, *values.shape[:k], ragged, *values.shape[k + 1:])
@@ -81,6 +83,11 @@ class NestedTensor(Tensor):
         if self._nt_layout is not ember.strided:
             raise NotImplementedError('aten._nested_tensor_size.default')
         return ember.tensor([list(c.shape) for c in components(self)], dtype=ember.int64)
+
+    def to_padded_tensor(self, padding, output_size=None):
+        """``torch.nested.to_padded_tensor(self, padding, output_size)`` as a method."""
+        from .ops import to_padded_tensor
+        return to_padded_tensor(self, padding, output_size)
 
     def _get_max_seqlen(self):
         if 'max_seqlen' not in self._metadata_cache:
@@ -131,9 +138,14 @@ class NestedTensor(Tensor):
 
 
 def _strided_repr(nt):
-    """torch's ``nested_tensor([...])`` form: each component's repr, indented by two spaces."""
-    comps = [repr(c).replace('\n', '\n  ') for c in components(nt)]
-    return 'nested_tensor([\n' + ',\n'.join('  ' + c for c in comps) + '\n])'
+    """torch's ``nested_tensor([...])`` form: each component's repr, indented by two spaces, then the autograd state
+    (components of a nested tensor that requires grad print ``requires_grad=True``, as torch's do)."""
+    v = nt._values
+    comps = [c.detach().requires_grad_(v.requires_grad) for c in components(nt)]
+    shown = [repr(c).replace('\n', '\n  ') for c in comps]
+    tail = f', grad_fn=<{type(v.grad_fn).__name__}>' if v.grad_fn is not None else \
+        ', requires_grad=True' if v.requires_grad else ''
+    return 'nested_tensor([\n' + ',\n'.join('  ' + c for c in shown) + '\n]' + tail + ')'
 
 
 def components(nt):

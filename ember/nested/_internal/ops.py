@@ -299,8 +299,14 @@ def _deepcopy(func, nt, memo):
 
 # --- pointwise ---------------------------------------------------------------------------------------------------
 
-def _raggedness_matches(nt, size):
-    return len(nt._size) == len(size) and nt._size[nt._ragged_idx] == size[nt._ragged_idx]
+def _raggedness_matches(nt, other):
+    """Jagged: the same nested int at the same dim (torch's ``raggedness_matches``); strided (no nested ints): the
+    same component lengths, as torch compares nested sizes."""
+    if len(nt._size) != len(other._size) or nt._ragged_idx != other._ragged_idx:
+        return False
+    if _is_strided(nt) or _is_strided(other):
+        return _is_strided(nt) and _is_strided(other) and nt._seq_lengths().tolist() == other._seq_lengths().tolist()
+    return nt._size[nt._ragged_idx] == other._size[nt._ragged_idx]
 
 
 def _squeeze_leading_ones(t):
@@ -335,7 +341,7 @@ def pointwise(func, name, *args, **kwargs):
     an in-place one writes the values and returns the nested tensor."""
     nts = [a for a in args[:2] if isinstance(a, NestedTensor)]
     nt = nts[0]
-    if len(nts) == 2 and not _raggedness_matches(nts[0], nts[1]._size):
+    if len(nts) == 2 and not _raggedness_matches(nts[0], nts[1]):
         raise RuntimeError(f'cannot call binary pointwise function {name} with inputs of shapes '
                            f'{_shape_str(nts[0])} and {_shape_str(nts[1])}')
     new = []
@@ -502,7 +508,7 @@ def _permute(func, nt, *dims):
 def _cat(func, tensors, dim=0):
     tensors = list(tensors)
     nt = next(t for t in tensors if isinstance(t, NestedTensor))
-    if not all(isinstance(t, NestedTensor) and _raggedness_matches(nt, t._size) for t in tensors):
+    if not all(isinstance(t, NestedTensor) and _raggedness_matches(nt, t) for t in tensors):
         raise RuntimeError('cat(): expected nested tensors with the same raggedness (the same offsets)')
     k = _inner(nt, dim, 'cat')
     return wrap_like(ember.cat([t._values for t in tensors], k), nt)
@@ -546,7 +552,7 @@ def _masked_fill(func, *args, **kwargs):
 @register('expand_as', 'broadcast_to')
 def _expand_as(func, nt, other):
     if isinstance(nt, NestedTensor) and (other is nt or (isinstance(other, NestedTensor) and
-                                                         _raggedness_matches(nt, other._size) and
+                                                         _raggedness_matches(nt, other) and
                                                          tuple(other._values.shape) == tuple(nt._values.shape))):
         return nt
     raise NotImplementedError('aten.expand_as: nested tensors expand to themselves only')
