@@ -183,6 +183,8 @@ def normalize_storage_type(storage_type):
 
 
 def _tensor_reduce_args(t):
+    if t.is_nested:         # a nested tensor is its parts (ember.nested: torch's _rebuild_njt)
+        return t.__reduce_ex__(2)
     if type(t) is not Tensor and not _is_ember_class(type(t)) and not getattr(t, '_is_param', False):
         # a user's Tensor subclass: torch's _rebuild_from_type_v2 rebuilds the tensor, makes it an instance of the
         # class (as_subclass) and restores the attributes the user set on it

@@ -537,3 +537,27 @@ def test_strided_reprs_with_autograd_and_binary_ops_between_separate_tensors():
         return [repr(a), repr(a * 2), repr(a + b), _outcome(lambda: a + c)[0], tuple(j.to_padded_tensor(0.).shape)]
     t, e = _both(run)
     assert [_norm(x) for x in e] == [_norm(x) for x in t]
+
+
+def test_pickle_round_trip_and_type():
+    import pickle
+
+    def run(lib):
+        nt = _jagged(lib, requires_grad=True)
+        back = pickle.loads(pickle.dumps(nt))
+        return [type(back).__name__, _norm(back.shape), back.values().tolist() == nt.values().tolist(),
+                back.offsets().tolist(), back.requires_grad, _norm(nt.type()), _norm(nt.type(lib.float64).dtype)]
+    t, e = _both(run)
+    assert e == t
+
+
+def test_save_and_load(tmp_path):
+    """ember.save writes a nested tensor as torch's ``_rebuild_njt`` of its parts: ember and torch both load it."""
+    nt = _jagged(ember, requires_grad=True)
+    path = tmp_path / 'nt.pt'
+    ember.save({'x': nt}, path)
+    back = ember.load(path)['x']
+    theirs = torch.load(path)['x']
+    assert back.is_nested and _norm(back.shape) == _norm(nt.shape) == _norm(theirs.shape)
+    assert back.values().tolist() == nt.values().tolist() == theirs.values().tolist()
+    assert back.offsets().tolist() == theirs.offsets().tolist() and theirs.requires_grad

@@ -9,8 +9,10 @@ import ember
 from ember import Tensor
 
 from ._internal.nested_tensor import (NestedTensor as _NestedTensor, jagged_from_list as _jagged_from_list,
-                                      nested_view_from_values_offsets_lengths as _view)
+                                      nested_view_from_values_offsets_lengths as _view, _rebuild_njt)
 from ._internal.ops import to_padded_tensor
+
+ember.serialization.add_safe_globals([_NestedTensor, _rebuild_njt])     # as torch.nested does: weights_only loads
 
 __all__ = ['to_padded_tensor', 'as_nested_tensor', 'nested_tensor', 'nested_tensor_from_jagged', 'narrow',
            'masked_select']

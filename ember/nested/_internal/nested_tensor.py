@@ -137,6 +137,12 @@ class NestedTensor(Tensor):
         raise NotImplementedError(f'{func}: not supported for nested tensors')
 
 
+def _rebuild_njt(kwargs):
+    """Unpickling (``__reduce_ex__`` in ops.py): a nested tensor over the unpickled parts."""
+    kwargs = dict(kwargs)
+    return NestedTensor(kwargs.pop('values'), kwargs.pop('offsets'), **kwargs)
+
+
 def _strided_repr(nt):
     """torch's ``nested_tensor([...])`` form: each component's repr, indented by two spaces, then the autograd state
     (components of a nested tensor that requires grad print ``requires_grad=True``, as torch's do)."""

@@ -93,8 +93,7 @@ def jagged_torch_function(func, *args, **kwargs):
 # answered by the wrapper itself: it has the values' dtype and device
 _AS_IS_PROPERTIES = frozenset({'dtype', 'device', 'is_cpu', 'is_cuda', 'is_meta', 'is_sparse', 'is_quantized',
                                'is_mkldnn', 'is_mps', 'is_xpu', 'is_sparse_csr', 'itemsize', 'names', '__class__'})
-_AS_IS = frozenset({'is_floating_point', 'is_complex', 'element_size', 'get_device', '__format__', 'is_signed',
-                    '__reduce_ex__', 'type', 'data_ptr'})
+_AS_IS = frozenset({'is_floating_point', 'is_complex', 'element_size', 'get_device', '__format__', 'is_signed'})
 
 
 # --- metadata ---------------------------------------------------------------------------------------------------
@@ -295,6 +294,20 @@ def _deepcopy(func, nt, memo):
                        _metadata_cache=dict(nt._metadata_cache), _layout=nt._nt_layout)
     memo[id(nt)] = out
     return out
+
+
+@register('type')
+def _type(func, nt, *args, **kwargs):
+    return func(nt, *args, **kwargs) if not args and not kwargs else _to(func, nt, *args, **kwargs)
+
+
+@register('__reduce_ex__')
+def _reduce_ex(func, nt, proto):
+    """Pickled as its parts (torch's ``_rebuild_njt``): the values and offsets pickle as the tensors they are."""
+    from .nested_tensor import _rebuild_njt
+    return _rebuild_njt, ({'values': nt._values, 'offsets': nt._offsets, 'lengths': nt._lengths,
+                           '_ragged_idx': nt._ragged_idx, '_layout': nt._nt_layout,
+                           'requires_grad': nt._values.requires_grad},)     # (torch's reader reads this flag)
 
 
 # --- pointwise ---------------------------------------------------------------------------------------------------
