@@ -68,13 +68,9 @@ def _call_name(func):
 @functools.lru_cache(maxsize=None)
 def _is_pointwise(name):
     packet = getattr(aten, name[:-1] if name.endswith('_') else name, None)
-    if packet is None:
+    if packet is None or not hasattr(packet, 'overloads'):
         return False
-    try:
-        overloads = [getattr(packet, o) for o in packet.overloads()]
-    except Exception:
-        return False
-    return any(ember.Tag.pointwise in getattr(o, 'tags', ()) for o in overloads)
+    return any(ember.Tag.pointwise in getattr(getattr(packet, o), 'tags', ()) for o in packet.overloads())
 
 
 def jagged_torch_function(func, *args, **kwargs):
@@ -86,8 +82,8 @@ def jagged_torch_function(func, *args, **kwargs):
         return func(*args, **kwargs)
     if kind == 'call' and _is_pointwise(name):
         return pointwise(func, name, *args, **kwargs)
-    raise NotImplementedError(f'aten.{name}: not supported for nested tensors (jagged layout)'
-                              if kind == 'call' else f'Tensor.{name}: not supported for nested tensors')
+    raise NotImplementedError(f'aten.{name}: not supported for nested tensors' if kind == 'call' else
+                              f'Tensor.{name}: not supported for nested tensors')
 
 
 # answered by the wrapper itself: it has the values' dtype and device
