@@ -93,3 +93,37 @@ def test_partial_memory_overlap_is_refused_as_torch(case):
             res.append(str(e))
             assert (x.tolist(), x2.tolist()) == (list(range(10)), [list(range(i, i + 4)) for i in range(0, 16, 4)])
     assert res[0] == res[1]
+
+
+def test_compiled_eager_backend_replays_the_functions_grad_mode():
+    """timm's compiled optimizer steps (``torch.compile(opt.step, backend='eager')``): the step runs under
+    ``@no_grad``; the captured graph turns grad mode off and on where the function did (NOTE [grad mode in
+    captured graphs]), so the second call, which replays the graph, does not write a leaf with grad mode on."""
+    res = []
+    for lib in (torch, ember):
+        lib._dynamo.reset()
+        q = lib.nn.Parameter(lib.ones(4))
+        opt = lib.optim.SGD([q], lr=0.1, momentum=0.9)
+        step = lib.compile(opt.step, backend='eager')
+        out = []
+        for _ in range(3):
+            q.grad = lib.ones_like(q)
+            step()
+            out.append((q.detach().tolist(), lib.is_grad_enabled()))
+        gms = []
+
+        def backend(gm, example_inputs):
+            gms.append(gm)
+            return gm
+
+        p = lib.nn.Parameter(lib.ones(3))
+
+        def f(x):
+            y = x * 2
+            with lib.no_grad():
+                p.add_(1)
+            return y.sin()
+        r = lib.compile(f, backend=backend)(lib.ones(3, requires_grad=True))
+        calls = [n.args for n in gms[0].graph.nodes if getattr(n.target, '__name__', '') == '_set_grad_enabled']
+        res.append((out, r.requires_grad, p.tolist(), calls))
+    assert res[0] == res[1]

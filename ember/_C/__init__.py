@@ -27,6 +27,13 @@ def _log_api_usage_once(event):
     return None
 
 
+def _set_grad_enabled(mode):
+    """Turn grad mode on or off for this thread (what ``set_grad_enabled`` does on entry; a captured graph calls
+    it where the traced function changed the mode: NOTE [grad mode in captured graphs])."""
+    from ..autograd.grad_mode import _set_enabled
+    _set_enabled(bool(mode))
+
+
 def _get_tracing_state():
     """None: no TorchScript tracer is running (ember has none)."""
     return None

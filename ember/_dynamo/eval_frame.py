@@ -422,7 +422,7 @@ class CompiledFunction:
             probe[i] = ember.empty(shape, dtype=t.dtype, device='meta').requires_grad_(t.requires_grad)
         try:
             with _NoDataReads():
-                other = trace(self.fn, probe, spec, want_grad, dyn)
+                other = trace(self.fn, probe, spec, want_grad, dyn, grad_mode_nodes=not self.backend.wants_joint)
         except Exception as e:        # the function rejects the probe size: keep the static version
             return f'tracing at another size failed ({type(e).__name__}: {e})'
         a, b = graph_signature(traced.graph), graph_signature(other.graph)
@@ -445,14 +445,15 @@ class CompiledFunction:
             _tracing.on = True
             snapshot = _Snapshot(getattr(self.fn, '__self__', None), self.owner)
             with _Collector() as col, _NoDataReads():
-                traced = trace(self.fn, flat, spec, want_grad, dynamic or None)
+                traced = trace(self.fn, flat, spec, want_grad, dynamic or None,
+                               grad_mode_nodes=not self.backend.wants_joint)
             if dynamic:
                 why_not = self._verify_dynamic(flat, spec, dynamic, want_grad, traced)
                 if why_not is not None:
                     _logging.log('recompiles', f'{self._name()}: sizes stay static: {why_not}')
                     dynamic = None
                     with _Collector() as col, _NoDataReads():
-                        traced = trace(self.fn, flat, spec, want_grad)
+                        traced = trace(self.fn, flat, spec, want_grad, grad_mode_nodes=not self.backend.wants_joint)
         except ForbiddenCall:
             _tracing.on = False
             raise

@@ -91,7 +91,23 @@ class _Tracer(PythonKeyTracer):
         return node if node is not None else super().node_of(t)
 
 
+    grad_mode = None        # the grad mode the graph runs in so far, when it records changes (NOTE below)
+
     def dispatch(self, func, args, kwargs):
+        if self.grad_mode is not None and ember.is_grad_enabled() != self.grad_mode:
+            self.set_grad_mode_node()
+        return self._dispatch(func, args, kwargs)
+
+    def set_grad_mode_node(self):
+        """NOTE [grad mode in captured graphs]: a graph that is replayed through the dispatcher (the 'eager'
+        backend, a callable backend) runs under the grad mode of its caller; where the traced function changed the
+        mode (an optimizer's ``@no_grad`` step, a ``with no_grad():`` block), the graph calls
+        ``ember._C._set_grad_enabled`` before the next operator, as torch's captured graphs do."""
+        from ember._C import _set_grad_enabled
+        self.grad_mode = ember.is_grad_enabled()
+        self.graph.create_node('call_function', _set_grad_enabled, (self.grad_mode,))
+
+    def _dispatch(self, func, args, kwargs):
         """An in-place operator on an intermediate value that is not a view is recorded as its out-of-place
         form: the generated code then never overwrites an array whose old value the backward may still read
         (autograd saved it), which is what functionalisation guarantees; the tensor's node is the new value from
@@ -140,12 +156,14 @@ class Traced:
         return [n.target for n in self.graph.nodes if n.op == 'call_function' and isinstance(n.target, OpOverload)]
 
 
-def trace(fn, flat_args, in_spec, want_grad, dynamic=None):
+def trace(fn, flat_args, in_spec, want_grad, dynamic=None, grad_mode_nodes=False):
     """Capture ``fn(*args, **kwargs)`` (``flat_args``/``in_spec``: the pytree of ``(args, kwargs)``) on fake
     tensors; with ``want_grad``, through the backward too (NOTE [AOTAutograd]). ``dynamic``: ``{position in
     flat_args: dims}`` whose sizes are traced as symbols (NOTE [symbolic sizes]); ``Traced.shape_env`` then
-    holds the guards on them. Errors the function raises on fake tensors (data-dependent Python control
-    flow, above all) propagate to the caller."""
+    holds the guards on them. ``grad_mode_nodes``: trace under the caller's grad mode and record the function's
+    changes of it (NOTE [grad mode in captured graphs]), for a graph that is not differentiated ahead of time.
+    Errors the function raises on fake tensors (data-dependent Python control flow, above all) propagate to the
+    caller."""
     # no decomposition table: ember's fused primitives (linear, matmul and their backward kernels) stay whole,
     # as eager ember runs them (make_fx decomposes them to show torch's graphs)
     shape_env = ShapeEnv() if dynamic else None
@@ -161,10 +179,15 @@ def trace(fn, flat_args, in_spec, want_grad, dynamic=None):
             n_inputs += 1
         else:
             inputs.append(a)
-    with ember.autograd.set_grad_enabled(want_grad):
+    start = ember.is_grad_enabled() if grad_mode_nodes else want_grad
+    if grad_mode_nodes:
+        tracer.grad_mode = start
+    with ember.autograd.set_grad_enabled(start):
         with tracer.modes():
             args, kwargs = pytree.tree_unflatten(inputs, in_spec)
             out = fn(*args, **kwargs)
+        if grad_mode_nodes and ember.is_grad_enabled() != tracer.grad_mode:    # the mode the function returns in
+            tracer.set_grad_mode_node()
         flat_out, out_spec = pytree.tree_flatten(out)
         out_is_tensor = [isinstance(o, ember.Tensor) for o in flat_out]
         out_diff = [isinstance(o, ember.Tensor) and o.requires_grad and o.dtype.is_floating_point
