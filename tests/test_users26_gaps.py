@@ -127,3 +127,23 @@ def test_compiled_eager_backend_replays_the_functions_grad_mode():
         calls = [n.args for n in gms[0].graph.nodes if getattr(n.target, '__name__', '') == '_set_grad_enabled']
         res.append((out, r.requires_grad, p.tolist(), calls))
     assert res[0] == res[1]
+
+
+def test_fx_tracer_subclass_without_proxy_factory_keyword():
+    """torchvision's NodePathTracer (timm's FX feature extraction) overrides create_proxy without
+    ``proxy_factory_fn``: torch passes that keyword only where the signature has it."""
+    res = []
+    for lib in (torch, ember):
+        class MyTracer(lib.fx.Tracer):
+            def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None, *_):
+                return super().create_proxy(kind, target, args, kwargs, name, type_expr)
+
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = lib.nn.Parameter(lib.ones(3))
+
+            def forward(self, x):
+                return x * self.w
+        res.append([n.op for n in MyTracer().trace(M()).nodes])
+    assert res[0] == res[1]

@@ -314,10 +314,13 @@ class Tracer(TracerBase):
             for n, p in collection:
                 if attr_val is p:
                     if n not in parameter_proxy_cache:
-                        factory = (None if not self.param_shapes_constant
-                                   else lambda node: ParameterProxy(self, node, n, attr_val))
-                        parameter_proxy_cache[n] = self.create_proxy(Op.GET_ATTR, n, (), {},
-                                                                     proxy_factory_fn=factory)
+                        kwargs = {}
+                        # a subclass's create_proxy may not take the keyword (torchvision's NodePathTracer):
+                        # torch passes it only where the signature has it
+                        if 'proxy_factory_fn' in inspect.signature(self.create_proxy).parameters:
+                            kwargs['proxy_factory_fn'] = (None if not self.param_shapes_constant
+                                                          else lambda node: ParameterProxy(self, node, n, attr_val))
+                        parameter_proxy_cache[n] = self.create_proxy(Op.GET_ATTR, n, (), {}, **kwargs)
                     return parameter_proxy_cache[n]
             return None
         if isinstance(attr_val, ember.nn.Parameter):
