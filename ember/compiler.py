@@ -53,9 +53,9 @@ def is_compiling():
 is_dynamo_compiling = is_compiling
 
 
-def disable(fn=None, recursive=True):
+def disable(fn=None, recursive=True, *, reason=None):
     from ._dynamo import disable as _disable
-    return _disable(fn, recursive)
+    return _disable(fn, recursive, reason=reason)
 
 
 def allow_in_graph(fn):

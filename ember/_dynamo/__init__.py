@@ -4,7 +4,7 @@ See NOTE [capture and guards] in ``eval_frame.py``; the backends are in ``backen
 ``ember._functorch.aot_autograd``, the code generator in ``ember._inductor``.
 """
 from . import config
-from .eval_frame import compile, reset, OptimizedModule, counters
+from .eval_frame import compile, reset, OptimizedModule, counters, is_dynamo_supported, is_inductor_supported
 from .backends import list_backends, register_backend, lookup_backend
 from .exc import Unsupported
 from .explain import explain, ExplainOutput
@@ -36,20 +36,31 @@ def mark_static_address(t, guard=False):
     t._dynamo_static_input_type = 'guarded' if guard else 'unguarded'
 
 
-def disable(fn=None, recursive=True):
+def disable(fn=None, recursive=True, *, reason=None, wrapping=True):
     """Run ``fn`` eagerly (torch._dynamo.disable): compiling it returns it unchanged, and calling it while a
     compiled function is being traced ends that graph (a graph break), since ember's capture cannot leave a
-    hole in a graph for Python to fill."""
+    hole in a graph for Python to fill. The wrapper carries torch's markers (``_torchdynamo_disable``,
+    ``_torchdynamo_orig_callable``...), which libraries look for (lightning's tests); a Module is compiled
+    with ``disable=True`` instead, as torch's is."""
     if fn is None:
-        return lambda f: disable(f, recursive)
+        return lambda f: disable(f, recursive, reason=reason, wrapping=wrapping)
+    from ember.nn import Module
+    if isinstance(fn, Module):
+        from .eval_frame import compile as _compile
+        m = _compile(fn, disable=True)
+        m.forward = disable(m.forward, recursive, reason=reason)
+        return m
     import functools
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if is_compiling():
-            raise Unsupported(f'{getattr(fn, "__qualname__", fn)} is marked ember._dynamo.disable')
+            raise Unsupported(f'{getattr(fn, "__qualname__", fn)} is marked ember._dynamo.disable'
+                              + (f': {reason}' if reason else ''))
         return fn(*args, **kwargs)
-    wrapper._ember_disabled = True
+    wrapper._torchdynamo_disable, wrapper._torchdynamo_disable_msg = True, reason
+    wrapper._torchdynamo_disable_recursive, wrapper._torchdynamo_orig_callable = recursive, fn
+    wrapper._torchdynamo_wrapper_id = id(wrapper)
     return wrapper
 
 

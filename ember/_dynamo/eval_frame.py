@@ -61,7 +61,8 @@ from ember.fx.experimental.symbolic_shapes import graph_signature
 def _current(t):
     return t.get() if t.__class__ is GradOf else t
 
-__all__ = ['compile', 'OptimizedModule', 'reset', 'counters', 'CompiledFunction']
+__all__ = ['compile', 'OptimizedModule', 'reset', 'counters', 'CompiledFunction', 'is_dynamo_supported',
+           'is_inductor_supported']
 
 counters = {'frames': 0, 'compiles': 0, 'recompiles': 0, 'graph_breaks': 0, 'unique_graphs': 0}
 _ALL = []            # every compiled callable, for reset()
@@ -775,7 +776,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', mo
     if model is None:
         return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
                                  options=options, disable=disable)
-    if disable or getattr(model, '_ember_disabled', False):
+    if disable or getattr(model, '_torchdynamo_disable', False):
         return model
     lookup_backend(backend)           # an unknown backend fails here, not at the first call
     _patch_once()
@@ -785,3 +786,13 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', mo
     if not callable(model):
         raise RuntimeError(f'ember.compile expects a callable or a Module, got {type(model).__name__}')
     return CompiledFunction(model, backend, fullgraph, dynamic, mode)
+
+
+def is_dynamo_supported():
+    """True: ember's capture runs wherever ember runs (torch checks its Python version and platform)."""
+    return True
+
+
+def is_inductor_supported():
+    """True: ember's code generator writes Python for the CPU backend, which every platform has."""
+    return True

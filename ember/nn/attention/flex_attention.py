@@ -468,4 +468,4 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
 # torch's advice, torch.compile(flex_attention) and torch.compile(create_block_mask), returns them unchanged:
 # ember's capture would hold a BlockMask argument as an opaque constant guarded by identity (a new mask each
 # step would recompile) and cannot return one. Called inside a compiled model, they are traced as usual.
-flex_attention._ember_disabled = create_block_mask._ember_disabled = True
+flex_attention._torchdynamo_disable = create_block_mask._torchdynamo_disable = True
