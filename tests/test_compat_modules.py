@@ -80,7 +80,7 @@ def test_data_classes_are_generic_as_torch():
     assert [b.tolist() for b in DataLoader(Squares(), batch_sampler=Batches())] == [[0, 1], [4]]
 
 
-def test_hub_cache_without_downloads(tmp_path, monkeypatch):
+def test_hub_cache(tmp_path, monkeypatch):
     monkeypatch.setenv('TORCH_HOME', str(tmp_path))
     assert ember.hub.get_dir() == os.path.join(str(tmp_path), 'hub')
     sd = {'w': ember.arange(4.0)}
@@ -98,8 +98,6 @@ def test_hub_cache_without_downloads(tmp_path, monkeypatch):
     bad.write_bytes(plain.read_bytes())
     with pytest.raises(RuntimeError, match='invalid hash value'):
         ember.hub.load_state_dict_from_url('https://example.org/model-deadbeef.pth', check_hash=True)
-    with pytest.raises(RuntimeError, match='does not download'):
-        ember.hub.load_state_dict_from_url('https://example.org/absent.pth')
     with pytest.raises(NotImplementedError, match='hubconf'):
         ember.hub.load('pytorch/vision', 'resnet18')
     # torch finds the same file in the same cache
@@ -228,3 +226,35 @@ def test_embedding_bag_module_and_errors():
     with pytest.raises(NotImplementedError, match="only supported for mode='sum'"):
         ember.nn.functional.embedding_bag(ember.tensor([1, 2]), ember.eye(3), ember.tensor([0]),
                                           per_sample_weights=ember.ones(2))
+
+
+def test_hub_downloads_into_its_cache(tmp_path, monkeypatch):
+    """load_state_dict_from_url downloads an absent checkpoint (lightning's tests serve one from a local HTTP
+    server), as torch's; a download whose SHA-256 does not match the name's prefix leaves no file behind."""
+    import functools
+    import http.server
+    import threading
+    served = tmp_path / 'served'
+    served.mkdir()
+    ember.save({'w': ember.arange(3.0)}, str(served / 'ck.pt'))
+    digest = hashlib.sha256((served / 'ck.pt').read_bytes()).hexdigest()
+    (served / 'ck-0000beef.pt').write_bytes((served / 'ck.pt').read_bytes())
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f'http://127.0.0.1:{server.server_address[1]}'
+        monkeypatch.setenv('TORCH_HOME', str(tmp_path / 'home'))
+        got = ember.hub.load_state_dict_from_url(f'{url}/ck.pt', progress=False)
+        assert got['w'].tolist() == [0.0, 1.0, 2.0]
+        cache = tmp_path / 'home' / 'hub' / 'checkpoints'
+        assert sorted(p.name for p in cache.iterdir()) == ['ck.pt']
+        with pytest.raises(RuntimeError, match='invalid hash value'):
+            ember.hub.load_state_dict_from_url(f'{url}/ck-0000beef.pt', check_hash=True, progress=False)
+        assert sorted(p.name for p in cache.iterdir()) == ['ck.pt']         # no partial file
+        dst = tmp_path / 'direct.pt'
+        ember.hub.download_url_to_file(f'{url}/ck.pt', str(dst), hash_prefix=digest[:6], progress=False)
+        assert dst.read_bytes() == (served / 'ck.pt').read_bytes()
+    finally:
+        server.shutdown()
