@@ -304,3 +304,33 @@ def test_nnodes_syntax_errors(nnodes):
     from ember.distributed import run
     with pytest.raises(SystemExit, match='nnodes'):
         run.run(run.parse_args([f'--nnodes={nnodes}', 'x.py']))
+
+
+def test_rank_zero_may_wait_for_the_rank_it_started(tmp_path):
+    """lightning's strategy='ddp' launch: rank 0 starts rank 1 as a subprocess, both join with env://, and rank 0
+    waits for rank 1 to exit before exiting itself. A rank of a rendezvous world leaves without MPI_Finalize
+    (which would wait for rank 0), as torch's ranks leave one by one; no shared memory name is left behind."""
+    script = tmp_path / 'launch.py'
+    script.write_text(f'''
+import os, subprocess, sys
+import ember, ember.distributed as dist
+if os.environ.get('RANK') is None:
+    env = dict(os.environ, MASTER_ADDR='127.0.0.1', MASTER_PORT='{_free_port()}', WORLD_SIZE='2')
+    child = subprocess.Popen([sys.executable] + sys.argv, env=dict(env, RANK='1', LOCAL_RANK='1'))
+    os.environ.update(env, RANK='0', LOCAL_RANK='0')
+else:
+    child = None
+dist.init_process_group('gloo')
+t = ember.tensor([float(dist.get_rank() + 1)])
+dist.all_reduce(t)
+print('rank', dist.get_rank(), t.item(), flush=True)
+dist.destroy_process_group()
+if child is not None:
+    sys.exit(child.wait(timeout=60))
+''')
+    shm = lambda: {f for f in os.listdir('/dev/shm') if f.startswith('mpich_shm_')}
+    before = shm()
+    p = subprocess.run([sys.executable, str(script)], env=_env(), capture_output=True, text=True, timeout=90)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert sorted(p.stdout.split('\n')[:2]) == ['rank 0 3.0', 'rank 1 3.0']
+    assert shm() - before == set()

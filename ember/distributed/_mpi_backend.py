@@ -174,9 +174,17 @@ def record_error(tp, value, tb):
 
 def _shutdown():
     """At exit: finalize MPI when it is safe (every rank got here: a barrier that honours the monitor and the
-    timeout), else leave it (a rank failed: finalizing would wait for it forever)."""
+    timeout), else leave it (a rank failed: finalizing would wait for it forever). A world formed by ember's
+    rendezvous is not finalized at all: ``MPI_Finalize`` waits for every rank, while torch's ranks leave one by
+    one (lightning's rank 0 waits for the rank it started to exit before exiting itself); the rank says goodbye
+    to the rendezvous server, which is the process manager MPICH would otherwise tell, and removes its shared
+    memory names (the mappings of ranks still running stay valid)."""
     MPI = WORLD.MPI
     if MPI is None or MPI.Is_finalized():
+        return
+    if WORLD.monitor is not None and WORLD.broken is None:
+        WORLD.monitor.bye()
+        _unlink_segments()
         return
     if WORLD.broken is None and WORLD.finalize:
         try:
@@ -194,11 +202,15 @@ def _shutdown():
         if WORLD.monitor is not None:
             WORLD.monitor.failed(WORLD.broken)
             WORLD.monitor.close()
-        for path in WORLD.segments:     # MPICH removes its shared memory in MPI_Finalize, which cannot run now
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+        _unlink_segments()
+
+
+def _unlink_segments():
+    for path in WORLD.segments:     # MPICH removes its shared memory in MPI_Finalize, which does not run here
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def _shm_segments():
