@@ -147,3 +147,33 @@ def test_fx_tracer_subclass_without_proxy_factory_keyword():
                 return x * self.w
         res.append([n.op for n in MyTracer().trace(M()).nodes])
     assert res[0] == res[1]
+
+
+def test_swalr_state_dict_leaves_out_its_function():
+    """lightning's SWA checkpoints: SWALR's state keeps the strategy's name, not the annealing function."""
+    res = []
+    for lib in (torch, ember):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.zeros(2))], lr=0.1)
+        sched = lib.optim.swa_utils.SWALR(opt, swa_lr=0.05, anneal_epochs=3, anneal_strategy='linear')
+        sched.step()
+        sd = sched.state_dict()
+        other = lib.optim.swa_utils.SWALR(lib.optim.SGD([lib.nn.Parameter(lib.zeros(2))], lr=0.1), swa_lr=0.05)
+        other.load_state_dict(sd)
+        res.append((sorted(sd), other.anneal_func(0.5), sd['_anneal_strategy']))
+    assert res[0] == res[1]
+
+
+def test_dtype_and_device_pickle_as_torchs():
+    """A dtype pickles as a global (torch's ``__reduce__`` returns its name, which YAML refuses: lightning skips
+    such hyperparameters with a warning); a device without an index pickles with one argument."""
+    import pickle
+    import yaml
+    for lib in (torch, ember):
+        for d in (lib.float32, lib.bool, lib.bfloat16, lib.int64):
+            assert pickle.loads(pickle.dumps(d)) is d
+        with pytest.raises(ValueError):
+            yaml.dump(lib.float32)
+    assert ember.float32.__reduce__() == torch.float32.__reduce__() == 'float32'
+    assert ember.device('cpu').__reduce__()[1] == torch.device('cpu').__reduce__()[1] == ('cpu',)
+    assert ember.device('cpu', 0).__reduce__()[1] == torch.device('cpu', 0).__reduce__()[1]
+    assert yaml.dump(ember.device('cpu')).replace('ember', 'torch') == yaml.dump(torch.device('cpu'))

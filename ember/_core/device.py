@@ -111,6 +111,7 @@ class device:
     device(type='cuda', index=1)
     """
     __slots__ = ('type', 'index', '_iface')
+    __module__ = 'ember'        # torch.device's place, where pickle and YAML name the class
     _cache = {}
 
     def __new__(cls, type=None, index=None):
@@ -164,7 +165,7 @@ class device:
         return hash((self.type, self.index))
 
     def __reduce__(self):
-        return (device, (self.type, self.index))
+        return (device, (self.type,) if self.index is None else (self.type, self.index))     # torch's arguments
 
     def __enter__(self):
         """``with ember.device('meta'):`` makes this the default device of the factory functions (and so of the

@@ -34,6 +34,7 @@ class dtype:
     (True, 4)
     """
     __slots__ = ('name', '_np', 'itemsize', 'category', 'is_signed', '_rank', '__weakref__')
+    __module__ = 'ember'        # torch.dtype's place: pickle finds each dtype as ember.<name> (__reduce__)
 
     def __init__(self, name, np_dtype, category, rank):
         # immutable: a dtype is shared by the whole process (a checkpoint must not be able to change it)
@@ -83,7 +84,7 @@ class dtype:
         return f'{naming.shown}.{self.name}'
 
     def __reduce__(self):
-        return (_dtype_by_name, (self.name,))
+        return self.name        # a global, as torch's: pickle writes ember.float32 (and YAML refuses it, as torch's)
 
 
 bool_ = dtype('bool', np.bool_, _BOOL, 0)

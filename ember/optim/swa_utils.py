@@ -154,11 +154,24 @@ class SWALR(LRScheduler):
             group['swa_lr'] = lr
         if anneal_strategy not in ('cos', 'linear'):
             raise ValueError(f"anneal_strategy must by one of 'cos' or 'linear', instead got {anneal_strategy}")
-        self.anneal_func = self._cosine_anneal if anneal_strategy == 'cos' else self._linear_anneal
+        self._set_anneal_func(anneal_strategy)
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
             raise ValueError(f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}")
         self.anneal_epochs = anneal_epochs
         super().__init__(optimizer, last_epoch)
+
+    def _set_anneal_func(self, anneal_strategy):
+        self._anneal_strategy = anneal_strategy
+        self.anneal_func = self._cosine_anneal if anneal_strategy == 'cos' else self._linear_anneal
+
+    def state_dict(self):
+        """The scheduler's attributes but the optimizer and the annealing function (a checkpoint keeps the
+        strategy's name, as torch's, so it loads without ember's function)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ('optimizer', 'anneal_func')}
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.update(state_dict)
+        self._set_anneal_func(self._anneal_strategy)
 
     @staticmethod
     def _linear_anneal(t):
