@@ -16,7 +16,7 @@ TESTED_THROUGH = {
     '_min_other': 'min', '_median_all': 'median',
     '_median_dim': 'median', '_nanmedian_all': 'nanmedian', '_nanmedian_dim': 'nanmedian', '_div_mode': 'div',
     '_linalg_matrix_norm_str': 'linalg.matrix_norm', '_linalg_norm_str': 'linalg.norm', '_unique2': 'unique',
-    'unique_dim': 'unique', '_to_copy': 'to', '_cdist_forward': 'cdist', 'log_sigmoid': 'nn.functional.logsigmoid',
+    'unique_dim': 'unique', '_to_copy': 'to', '_cdist_forward': 'cdist', '_euclidean_dist': 'cdist', 'log_sigmoid': 'nn.functional.logsigmoid',
     '_pdist_forward': 'nn.functional.pdist',
     '_strided_index': 'as_strided',                 # the index map behind as_strided's backward
     '_resize_output_': 'max',                       # out= of the hand-written functions (test_pointwise)

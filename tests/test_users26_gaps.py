@@ -177,3 +177,28 @@ def test_dtype_and_device_pickle_as_torchs():
     assert ember.device('cpu').__reduce__()[1] == torch.device('cpu').__reduce__()[1] == ('cpu',)
     assert ember.device('cpu', 0).__reduce__()[1] == torch.device('cpu', 0).__reduce__()[1]
     assert yaml.dump(ember.device('cpu')).replace('ember', 'torch') == yaml.dump(torch.device('cpu'))
+
+
+@pytest.mark.parametrize('s1,s2,mode', [((2, 30, 5), (30, 5), 'use_mm_for_euclid_dist_if_necessary'),
+                                        ((3, 4), (5, 4), 'use_mm_for_euclid_dist'),
+                                        ((40, 3), (2, 1, 7, 3), 'use_mm_for_euclid_dist_if_necessary'),
+                                        ((26, 3), (3, 3), 'donot_use_mm_for_euclid_dist'),
+                                        ((4, 3), (5, 3), 'use_mm_for_euclid_dist_if_necessary')])
+def test_cdist_takes_torchs_matrix_product_path(s1, s2, mode):
+    """vector-quantize-pytorch's codebook distances: torch's cdist(p=2) with more than 25 rows is one matrix
+    product (O(P R) memory; ember built the (P, R, M) differences); values, gradients and nodes as torch's."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(s1).astype('float32'), rng.standard_normal(s2).astype('float32')
+    out = []
+    for lib in (torch, ember):
+        x, y = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        d = lib.cdist(x, y, compute_mode=mode)
+        (d * d.detach().cos()).sum().backward()
+        out.append((d.detach().numpy(), x.grad.numpy(), y.grad.numpy(), d.grad_fn.name(),
+                    [type(f).__name__ for f, _ in d.grad_fn.next_functions if f is not None]))
+    for u, v in zip(out[0][:3], out[1][:3]):
+        np.testing.assert_allclose(v, u, rtol=1e-5, atol=1e-5)
+    assert out[0][3:] == out[1][3:]
+    for lib in (torch, ember):
+        with pytest.raises(ValueError, match='bad is not a valid value for compute_mode'):
+            lib.cdist(lib.ones(2, 2), lib.ones(2, 2), compute_mode='bad')

@@ -360,14 +360,19 @@ def _one_hot_rule(op):
 
 
 def _cdist_rule(op):
+    """cdist's two kernels (_cdist_forward, _euclidean_dist) per sample: one call with the batch in front of the
+    broadcast batch dimensions (_euclidean_dist's, expanded: its backward does not reduce a broadcast)."""
     def rule(level, args):
-        x1, x2, p, mode = args
+        x1, x2, rest = args[0], args[1], list(args[2:])
         B = _batch_size(args, level)
         r = max(x1.dim(), x2.dim())      # batch dimensions broadcast from the right: align them past the batch
         a, b = (_physical_or_expanded(t, level, B) for t in (x1, x2))
         a = a.reshape((B,) + (1,) * (r - x1.dim()) + tuple(a.shape[1:]))
         b = b.reshape((B,) + (1,) * (r - x2.dim()) + tuple(b.shape[1:]))
-        return make_batched(op.call_in_schema_order([a, b, p, mode]), level)
+        if not rest:
+            batch = tuple(max(m, n) for m, n in zip(a.shape[:-2], b.shape[:-2]))
+            a, b = a.expand(batch + tuple(a.shape[-2:])), b.expand(batch + tuple(b.shape[-2:]))
+        return make_batched(op.call_in_schema_order([a, b] + rest), level)
     return rule
 
 
@@ -672,7 +677,7 @@ def rule_for(decl):
              'unfold_backward': _unfold_backward_rule, 'copy_': _copy_rule, 'put': _put_rule, 'take': _take_rule,
              'masked_scatter': _masked_scatter_rule, 'searchsorted.Tensor': _searchsorted_rule,
              'searchsorted.Scalar': _searchsorted_rule, 'bucketize.Tensor': _bucketize_rule,
-             'one_hot': _one_hot_rule, '_cdist_forward': _cdist_rule, 'native_layer_norm': _layer_norm_rule,
+             'one_hot': _one_hot_rule, '_cdist_forward': _cdist_rule, '_euclidean_dist': _cdist_rule, 'native_layer_norm': _layer_norm_rule,
              'native_layer_norm_backward': _layer_norm_backward_rule, 'repeat': _repeat_rule,
              'index_put': _index_put_rule, 'embedding': _embedding_rule, 'native_batch_norm': _batch_norm_rule,
              'native_batch_norm_backward': _batch_norm_backward_rule, 'native_group_norm': _group_norm_rule,

@@ -9,6 +9,8 @@ Meta functions here hold every shape check and error message; the CPU kernels
 in ``_backends/cpu/shape.py`` assume valid input. Derivatives are written in
 ember operators, so every formula differentiates again.
 """
+import math
+
 from .._core import dtype as D
 from .._core.dtype import scalar_name as _tname
 from .._core.tensor_impl import TensorImpl
@@ -883,12 +885,53 @@ def _cdist_grads(grad, x1, x2, p, result):
 
 
 declare('_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor', forward='transpose', meta=_cdist_meta, method=False,
+        grad_name='CdistBackward0',
         derivatives={'x1': lambda grad, x1, x2, p, result: _cdist_grads(grad, x1, x2, p, result)[0],
                      'x2': lambda grad, x1, x2, p, result: _cdist_grads(grad, x1, x2, p, result)[1]})
 
 
+def _euclidean_dist_meta(x1, x2):
+    return tuple(x1._a.shape[:-1]) + (x2._a.shape[-2],), D._PROMOTE[x1._dtype, x2._dtype]
+
+
+def _euclidean_dist_grads(grad, x1, x2, result):
+    """torch's _euclidean_dist_backward: with r = grad / dist (0 where the distance is 0),
+    d/dx1 = x1 * sum_j r - r @ x2 and d/dx2 = x2 * sum_i r - r^T @ x1."""
+    ratio = (grad / result).masked_fill(result == 0, 0)
+    return (x1 * ratio.sum(-1, keepdim=True) - ratio.matmul(x2),
+            x2 * ratio.sum(-2).unsqueeze(-1) - ratio.mT.matmul(x1))
+
+
+# torch's Euclidean distances through one matrix product, [-2 x1, |x1|^2, 1] @ [x2, 1, |x2|^2]^T (clamped at 1e-30,
+# then the square root): what cdist computes for p=2 once either side has more than 25 rows, in O(P R) memory where
+# the differences take O(P R M)
+declare('_euclidean_dist(Tensor x1, Tensor x2) -> Tensor', meta=_euclidean_dist_meta, method=False, forward='transpose',
+        derivatives={'x1': lambda grad, x1, x2, result: _euclidean_dist_grads(grad, x1, x2, result)[0],
+                     'x2': lambda grad, x1, x2, result: _euclidean_dist_grads(grad, x1, x2, result)[1]})
+
+_CDIST_MODES = {None: 0, 'use_mm_for_euclid_dist_if_necessary': 0, 'use_mm_for_euclid_dist': 1,
+                'donot_use_mm_for_euclid_dist': 2}
+
+
 def _cdist(x1, x2, p=2.0, compute_mode=None):
-    return aten._cdist_forward.default(x1, x2, float(p), None)
+    """torch's cdist: for p=2 with more than 25 rows on either side (or compute_mode='use_mm_for_euclid_dist'),
+    the matrix-product form over the broadcast batch; else the differences (_cdist_forward)."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    mode = _CDIST_MODES[compute_mode]
+    _cdist_meta(x1, x2, p)
+    r1, r2 = x1.shape[-2], x2.shape[-2]
+    if p != 2 or mode == 2 or (mode == 0 and r1 <= 25 and r2 <= 25) or not x1.numel() or not x2.numel():
+        return aten._cdist_forward.default(x1, x2, float(p), None)
+    from .pointwise import broadcast_shapes
+    batch = broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    n = math.prod(batch)
+    if n != 1:      # as torch's cdist_impl: each side expanded to the batch (a copy where that broadcasts) and
+        # flattened to (batch, rows, columns)
+        x1, x2 = (x if tuple(x.shape[:-2]) == batch else x.expand(batch + tuple(x.shape[-2:])).clone()
+                  for x in (x1, x2))
+        x1, x2 = x1.reshape((n,) + tuple(x1.shape[-2:])), x2.reshape((n,) + tuple(x2.shape[-2:]))
+    return aten._euclidean_dist.default(x1, x2).view(batch + (r1, r2))    # torch's view to the output's shape
 
 
 declare('cdist(Tensor x1, Tensor x2, float p=2, str? compute_mode=None) -> Tensor', composite=_cdist, method=False)

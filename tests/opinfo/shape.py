@@ -172,7 +172,11 @@ op('combinations', _s(S(Arg((4,))), S(Arg((4,)), 3), S(Arg((3,)), 2, True), S(Ar
 _CD = np.array([[0., 1., 2.], [2., 3., 1.]])
 op('cdist', _s(*[S(Arg((3, 4)), Arg((5, 4)), p) for p in (0., 1., 2., 3.5, float('inf'))],
                S(Arg((2, 3, 4)), Arg((5, 4))), S(Arg((2, 1, 3, 2)), Arg((4, 5, 2))), S(_CD, _CD[:1]), S(_CD, _CD[:1], 1.),
-               S(_CD, _CD[:1], 3.), S(Arg((3,)), Arg((3,))), S(Arg((3, 4)), Arg((5, 3))), S(Arg((3, 4)), Arg((5, 4)), -1.)),
+               S(_CD, _CD[:1], 3.), S(Arg((3,)), Arg((3,))), S(Arg((3, 4)), Arg((5, 3))), S(Arg((3, 4)), Arg((5, 4)), -1.),
+               # torch's matrix-product path (_euclidean_dist): p=2 with more than 25 rows, or asked for
+               S(Arg((30, 4)), Arg((5, 4))), S(Arg((2, 27, 3)), Arg((1, 4, 3))),
+               S(Arg((3, 4)), Arg((5, 4)), 2., 'use_mm_for_euclid_dist'),
+               S(Arg((30, 4)), Arg((5, 4)), 2., 'donot_use_mm_for_euclid_dist')),
    atol=1e-4, rtol=1e-5, gradgrad=False)     # torch has no double backward for cdist
 op('_unique2', _s(S(np.array([3, 1, 2, 1, 3])), S(np.array([[3, 1], [1, 3]]), True, True, True),
                   S(np.array([3, 1, 3]), True, False, True), S(np.array([], dtype=np.int64))),

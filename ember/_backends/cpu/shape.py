@@ -224,6 +224,15 @@ def _cdist(x1, x2, p, compute_mode):
     return _pnorm(np.abs(x1[..., :, None, :] - x2[..., None, :, :]), p)
 
 
+def _euclidean_dist(x1, x2):
+    """torch's matrix-product form: [-2 x1, |x1|^2, 1] @ [x2, 1, |x2|^2]^T, clamped at 1e-30, square-rooted."""
+    n1 = np.square(x1).sum(-1, keepdims=True)
+    n2 = np.square(x2).sum(-1, keepdims=True)
+    a = np.concatenate([x1 * x1.dtype.type(-2), n1, np.ones_like(n1)], -1)
+    b = np.concatenate([x2, np.ones_like(n2), n2], -1)
+    return np.sqrt(np.maximum(np.matmul(a, np.swapaxes(b, -1, -2)), a.dtype.type(1e-30)))
+
+
 def _pdist(a, p):
     """Distances of the rows i < j, in row-major order of (i, j)."""
     i, j = np.triu_indices(a.shape[0], 1)
@@ -269,6 +278,7 @@ KERNELS = {
     'bucketize.Tensor': lambda a, b, out_int32, right: np.searchsorted(b, a, side='right' if right else 'left'),
     'one_hot': _one_hot,
     '_cdist_forward': _cdist,
+    '_euclidean_dist': _euclidean_dist,
     '_pdist_forward': _pdist,
     **{f'{name}_pad{k}d': _pad_gather(mode) for mode, name in (('reflect', 'reflection'), ('replicate', 'replication'))
        for k in (1, 2, 3)},
