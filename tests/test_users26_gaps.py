@@ -202,3 +202,12 @@ def test_cdist_takes_torchs_matrix_product_path(s1, s2, mode):
     for lib in (torch, ember):
         with pytest.raises(ValueError, match='bad is not a valid value for compute_mode'):
             lib.cdist(lib.ones(2, 2), lib.ones(2, 2), compute_mode='bad')
+
+
+def test_deprecation_warnings_of_assert_allclose_and_script_method():
+    """torchcde's and x-transformers' suites: torch 2.13 warns for these two deprecated names."""
+    for lib in (torch, ember):
+        with pytest.warns(FutureWarning, match=r'`torch.testing.assert_allclose\(\)` is deprecated since 1.12'):
+            lib.testing.assert_allclose(lib.ones(2), lib.ones(2))
+        with pytest.warns(DeprecationWarning, match='`torch.jit.script_method` is deprecated'):
+            lib.jit.script_method(lambda x: x)

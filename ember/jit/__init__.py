@@ -290,6 +290,9 @@ def load(f, map_location=None, _extra_files=None, _restore_shapes=False):
 
 
 def script_method(fn):
+    """Marks a ScriptModule's method for compilation in torch; ember's scripted modules run Python: ``fn`` itself."""
+    warnings.warn("`torch.jit.script_method` is deprecated. Please switch to `torch.compile` or `torch.export`.",
+                  DeprecationWarning)       # torch 2.13's, from its own module (hidden by the default filters)
     return fn
 
 

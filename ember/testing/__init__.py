@@ -135,6 +135,10 @@ def _tensors(a, b, rtol, atol, equal_nan, check_device, check_dtype, check_strid
 
 def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=''):
     """Deprecated torch name: ``assert_close`` without the dtype check, NaNs equal."""
+    from .._warn import warn
+    warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future release. Please "
+         "use `torch.testing.assert_close()` instead. You can find detailed upgrade instructions in "
+         "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning)
     E = _E()
     if not isinstance(actual, E.Tensor):
         actual = E.tensor(actual)
