@@ -210,4 +210,8 @@ def test_deprecation_warnings_of_assert_allclose_and_script_method():
         with pytest.warns(FutureWarning, match=r'`torch.testing.assert_allclose\(\)` is deprecated since 1.12'):
             lib.testing.assert_allclose(lib.ones(2), lib.ones(2))
         with pytest.warns(DeprecationWarning, match='`torch.jit.script_method` is deprecated'):
-            lib.jit.script_method(lambda x: x)
+            lib.jit.script_method(_identity)
+
+
+def _identity(x):
+    return x
