@@ -303,7 +303,11 @@ def _call_node(node, grads, retain_graph, _observed=False):
         for hook in list(node._hooks.values()):
             r = hook(tuple(outs), tuple(grads))
             if r is not None:
-                outs = tuple(r)
+                r = tuple(r)
+                if len(r) != len(outs):
+                    raise RuntimeError(f"hook '{getattr(hook, '__name__', type(hook).__name__)}' has returned an "
+                                       f"incorrect number of values (got {len(r)}, but expected {len(outs)})")
+                outs = r
         for g in outs:          # the hooks saw them
             if g is not None:
                 g._grad_owner = False
