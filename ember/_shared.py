@@ -142,7 +142,11 @@ def reduce_tensor(t):
         raise RuntimeError("Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd "
                            "does not support crossing process boundaries.  If you just want to transfer the data, "
                            "call detach() on the tensor before serializing (e.g., putting it on the queue).")
+    cls = None if type(t) is Tensor else type(t)     # a Parameter arrives as a Parameter (torch's rebuild)
     if not t.is_shared():
+        if t._base is not None and cls is not None:
+            from .serialization import _reduce_tensor      # by value, as a plain view below
+            return _rebuild_subclass, (cls, _reduce_tensor(t.detach()), bool(t.requires_grad))
         if t._base is not None:
             # A view of memory that is not shared: torch moves the whole storage to shared memory, base and views
             # alike; ember's share_memory_ can only give this tensor a copy, whose segment would be unlinked when
@@ -153,16 +157,23 @@ def reduce_tensor(t):
     a = t.numpy(force=True)
     name, nbytes, root = segment_of(a)
     return _rebuild_tensor, (name, nbytes, _ptr(a) - _ptr(root), a.shape, a.strides, a.dtype, t.dtype.name,
-                             bool(t.requires_grad))
+                             bool(t.requires_grad), cls)
 
 
-def _rebuild_tensor(name, nbytes, offset, shape, strides, np_dtype, dtype_name, requires_grad):
+def _rebuild_subclass(cls, reduced, requires_grad):
+    fn, args = reduced[:2]
+    return cls(fn(*args), requires_grad)
+
+
+def _rebuild_tensor(name, nbytes, offset, shape, strides, np_dtype, dtype_name, requires_grad, cls=None):
     from . import from_numpy
     a = np.ndarray(shape, np_dtype, buffer=open_segment(name, nbytes), offset=offset, strides=strides)
     t = from_numpy(a)
     if t.dtype.name != dtype_name:
         import ember
         t = t.view(getattr(ember, dtype_name if dtype_name != 'bool' else 'bool'))
+    if cls is not None:
+        return cls(t, requires_grad)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -172,4 +183,6 @@ def register_reducers():
     """Tensors sent through multiprocessing queues, pipes and process arguments travel by shared memory."""
     from multiprocessing.reduction import ForkingPickler
     from ._tensor import Tensor
+    from .nn.parameter import Parameter
     ForkingPickler.register(Tensor, reduce_tensor)
+    ForkingPickler.register(Parameter, reduce_tensor)   # its own __reduce_ex__ would share a temporary detach()

@@ -29,3 +29,14 @@ def echo_plus_one(q_in, q_out):
     t.add_(1)               # the parent's tensor is the same memory
     q_out.put(ember.arange(4.) * 2)
     q_out.put('done')
+
+
+
+def report_kinds(rank, out, *tensors):
+    """What arrived (type, requires_grad, sum) for each argument; then one in-place add to the first (the test
+    runs it for torch and ember: the no_grad is that library's)."""
+    import importlib
+    lib = importlib.import_module(type(tensors[1]).__module__.split('.')[0])
+    out.put([(type(t).__name__, t.requires_grad, round(float(t.sum()), 4)) for t in tensors])
+    with lib.no_grad():
+        tensors[0].add_(1)

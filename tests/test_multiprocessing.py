@@ -98,3 +98,25 @@ def test_namespace_has_torchs_names():
         assert hasattr(torch.multiprocessing, name)
         assert hasattr(mp, name), name
     assert mp.cpu_count() == multiprocessing.cpu_count()
+
+
+def _spawn_parameters(lib):
+    lib.manual_seed(0)
+    p = lib.nn.Parameter(lib.randn(2, 3))
+    frozen = lib.nn.Parameter(lib.ones(2), requires_grad=False)
+    t = lib.randn(3, requires_grad=True)
+    ctx = multiprocessing.get_context('spawn')
+    out = ctx.SimpleQueue()
+    before = p.sum().item()
+    lib.multiprocessing.start_processes(kids.report_kinds, args=(out, p, frozen, t), nprocs=1,
+                                        start_method='spawn')
+    return out.get(), p.is_shared(), round(p.sum().item() - before, 4)
+
+
+def test_spawn_parameter_args_arrive_as_parameters_like_torch():
+    """A Parameter stays a Parameter (requires_grad kept) in a spawned child, shares the parent's memory; its
+    shared segment must outlive the pickling (it once was a temporary detach(), unlinked too early)."""
+    got, want = _spawn_parameters(ember), _spawn_parameters(torch)
+    assert got == want
+    assert [k[:2] for k in want[0]] == [('Parameter', True), ('Parameter', False), ('Tensor', True)]
+    assert want[1:] == (True, 6.0)
