@@ -17,6 +17,7 @@ from .distributed_c10d import (__all__ as _c10d_all, new_subgroups_by_enumeratio
                                is_torchelastic_launched)
 from .errors import DistError, DistBackendError, DistNetworkError, DistStoreError  # noqa: F401
 from ._store import Store, HashStore, FileStore, TCPStore, PrefixStore  # noqa: F401
+from .utils import _broadcast_coalesced, _verify_params_across_processes  # noqa: F401,E402  torch's C++ helpers
 from . import algorithms  # noqa: F401,E402  torch.distributed.algorithms (DDP communication hooks)
 from . import constants  # noqa: F401  torch.distributed.constants (default timeouts)
 from . import rpc  # noqa: F401  torch.distributed.rpc (is_available() is False: ember has no RPC)

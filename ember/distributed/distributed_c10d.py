@@ -419,6 +419,16 @@ def _default():
     return _STATE.default
 
 
+def _get_default_group():
+    """The default ProcessGroup (``init_process_group``'s), torch's ``distributed_c10d._get_default_group``."""
+    return _default()
+
+
+def _rank_not_in_group(group):
+    """True when ``group`` is what ``new_group`` returned on a rank outside it (None: the world, never)."""
+    return group is not None and group == GroupMember.NON_GROUP_MEMBER
+
+
 def _group(group):
     """The ProcessGroup to run on, or None when this rank is not in it (torch warns and does nothing)."""
     pg = _default()
@@ -502,8 +512,11 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
 def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_options=None, group_desc=None):
     """Split the world into consecutive groups of ``group_size`` ranks: ``(my group, all groups)``."""
     world = get_world_size()
-    if group_size is None:
-        group_size = int(os.environ.get('LOCAL_WORLD_SIZE', 0)) or world
+    if group_size is None:      # torch: one group per machine's GPUs; without GPUs the size must be given
+        if not ember.cuda.is_available():
+            raise ValueError("Default group size only takes effect when CUDA is available.If your subgroup using a "
+                             "backend that does not depend on CUDA,please pass in 'group_size' correctly.")
+        group_size = ember.cuda.device_count()
     if group_size <= 0:
         raise ValueError(f"The arg 'group_size' ({group_size}) must be positive")
     if world % group_size != 0:
