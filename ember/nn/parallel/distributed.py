@@ -35,6 +35,8 @@ Example (2 ranks, ``emberrun --nproc_per_node=2``)::
     model(x).sum().backward()        # param.grad: the average of both ranks' gradients
 """
 import contextlib
+import os
+from ember._warn import warnings
 import weakref
 
 import ember
@@ -44,6 +46,9 @@ from ..modules.module import Module
 __all__ = ['DistributedDataParallel']
 
 _DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024
+# dtype names as torch's C++ logger writes them (``_get_ddp_logging_data()['dtypes']``)
+_CPP_DTYPE = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16',
+              'int64': 'long int', 'int32': 'int'}
 
 
 class _Bucket:
@@ -116,6 +121,7 @@ class DistributedDataParallel(Module):
         self.process_group = process_group
         self.dim, self.broadcast_buffers = dim, broadcast_buffers
         self.find_unused_parameters = find_unused_parameters or static_graph
+        self._find_unused_arg = find_unused_parameters      # what the logging data reports
         self.static_graph = static_graph
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.require_backward_grad_sync = True
@@ -134,7 +140,7 @@ class DistributedDataParallel(Module):
         if init_sync:
             self._sync_from_rank0(p for _, p in module.named_parameters())
             self._sync_from_rank0(module.buffers())
-        cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
+        cap = self._bucket_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
         reverse = [p for _, p in reversed(self._params)]
         self._buckets = [_Bucket(i, ps, dt) for i, (ps, dt) in
                          enumerate(_bucket_assignment(reverse, [min(_DEFAULT_FIRST_BUCKET_BYTES, cap), cap]))]
@@ -147,6 +153,7 @@ class DistributedDataParallel(Module):
         self._used = None             # find_unused_parameters: ids of parameters this rank used
         self._hooks = [p.register_post_accumulate_grad_hook(self._grad_ready) for _, p in self._params]
         self.reducer = Reducer(self)
+        self._iterations = self._logged_iteration = 0     # backward passes; the last one torch's logger samples
 
     # --- construction -----------------------------------------------------------------------------------
     def _verify_same_model(self):
@@ -251,6 +258,9 @@ class DistributedDataParallel(Module):
     def _finish(self):
         """Every bucket is launched: wait for them and put the averages into ``param.grad``."""
         self._active = False
+        k = self._iterations        # torch's logger samples iterations 0-10, then every 100th
+        self._logged_iteration = k if k <= 10 or k % 100 == 0 else self._logged_iteration
+        self._iterations += 1
         used_anywhere = None
         if self._used is not None:
             self._used_work.wait()
@@ -307,7 +317,48 @@ class DistributedDataParallel(Module):
                 for b in self._buckets]
 
     def _set_static_graph(self):
+        """Declare the graph static after construction (torch's private API; ``static_graph=True`` calls it)."""
+        if self.static_graph:
+            warnings.warn("You've set static_graph to be True, no need to set it again.", stacklevel=2)
+            return
+        if self._iterations or self._active:
+            raise RuntimeError("set_static_graph() should be called before training loop starts and after "
+                               "DistributedDataParallel is constructed.")
+        if self.find_unused_parameters:
+            warnings.warn("You passed find_unused_parameters=true to DistributedDataParallel, `_set_static_graph` "
+                          "will detect unused parameters automatically, so you do not need to set "
+                          "find_unused_parameters=true, just be sure these unused parameters will not change during "
+                          "training loop while calling `_set_static_graph`.", stacklevel=2)
         self.static_graph = self.find_unused_parameters = True
+
+    def _get_ddp_logging_data(self):
+        """torch's debugging dict of the construction arguments and the reducer's state (what torch's C++ logger
+        gives on CPU that ember knows; no timings). Like torch without a debug level, it has no
+        ``can_set_static_graph`` key."""
+        params = [p for _, p in self._params]
+        env = os.environ
+        data = {
+            'module_name': type(self.module).__name__, 'backend_name': dist.get_backend(self.process_group),
+            'world_size': self.world_size, 'rank': dist.get_rank(self.process_group),
+            'device_ids': '', 'output_device': -1, 'is_multi_device_module': 0,
+            'broadcast_buffers': int(self.broadcast_buffers), 'bucket_cap_bytes': self._bucket_cap,
+            'find_unused_parameters': int(self._find_unused_arg),
+            'gradient_as_bucket_view': int(self.gradient_as_bucket_view),
+            'has_sync_bn': int(any(type(m).__name__ == 'SyncBatchNorm' for m in self.module.modules())),
+            'num_parameter_tensors': len(params),
+            'total_parameter_size_bytes': sum(p.numel() * p.element_size() for p in params),
+            'dtypes': ', '.join(sorted({_CPP_DTYPE.get(str(p.dtype).split('.')[-1], str(p.dtype)) for p in params})),
+            'bucket_sizes': ', '.join(str(b.buffer.numel() * b.buffer.element_size()) for b in self._buckets),
+            'master_addr': env.get('MASTER_ADDR', 'N/A'), 'master_port': env.get('MASTER_PORT', 'N/A'),
+            'cuda_visible_devices': env.get('CUDA_VISIBLE_DEVICES', 'N/A'),
+            'torch_distributed_debug': env.get('TORCH_DISTRIBUTED_DEBUG', 'N/A'),
+            'iteration': self._logged_iteration,
+        }
+        if self.static_graph:
+            data['static_graph'] = 1
+        if self._iterations:
+            data['num_buckets_reduced'] = len(self._buckets)
+        return data
 
 
 def _reachable_leaves(out):
