@@ -101,3 +101,55 @@ def test_node_hook_wrong_count_raises_like_torch():
             y.backward()
         return str(e.value)
     assert run(ember) == run(torch)
+
+
+# --- torch.distributed.utils' local helpers and _get_default_group before init, in-process against torch -------
+
+def _dist_utils_trace(lib):
+    import dataclasses
+    from collections import OrderedDict, namedtuple
+    from importlib import import_module
+    u = import_module(f'{lib.__name__}.distributed.utils')
+    c10d = import_module(f'{lib.__name__}.distributed.distributed_c10d')
+    out = []
+    flat, keys = u._pack_kwargs(1, 2, a=3, b=4)
+    out.append((flat, keys, u._unpack_kwargs(flat, keys), u._unpack_kwargs((1,), ())))
+    with pytest.raises(AssertionError) as e:
+        u._unpack_kwargs((1,), ('a', 'b'))
+    out.append(str(e.value))
+
+    @dataclasses.dataclass
+    class DC:
+        x: object
+        n: int
+    NT = namedtuple('NT', 'a b')
+    tree = {'l': [lib.ones(2), 3], 'o': OrderedDict(k=lib.ones(1)), 't': (lib.ones(1),), 'nt': NT(lib.ones(1), 'z'),
+            'dc': DC(lib.ones(2), 5)}
+    doubled = u._apply_to_tensors(lambda t: t * 2, tree)
+    out.append((type(doubled['o']).__name__, type(doubled['nt']).__name__, doubled['dc'].n,
+                doubled['l'][0].tolist(), doubled['nt'].a.tolist(), doubled['dc'].x.tolist()))
+    args, kwargs = u._cast_forward_inputs(lib.float64, lib.ones(2), lib.arange(2), x=lib.ones(1))
+    out.append(([str(a.dtype) for a in args], str(kwargs['x'].dtype), u._cast_forward_inputs(None, 1) == ((1,), {})))
+    moved = u._to_kwargs((lib.ones(2), 'a'), {'k': lib.ones(1)}, lib.device('cpu'), False)
+    out.append((len(moved), len(moved[0]), moved[0][0][1], sorted(moved[1][0])))
+    sd = {'layer.a': 1, 'layer.b': 2, 'other': 3}
+    u._replace_by_prefix(sd, 'layer.', 'module.layer.')
+    out.append(sorted(sd))
+    with pytest.raises(ValueError) as e:
+        u._replace_by_prefix(sd, 'x', 'x')
+    out.append(str(e.value))
+    inner = lib.nn.Linear(1, 1)
+    outer = lib.nn.Sequential(inner)
+    other = lib.nn.ReLU()
+    out.append([m is outer or m is other for m in u._get_root_modules([inner, outer, other])])
+    with pytest.raises(ValueError) as e:
+        c10d._get_default_group()
+    out.append(str(e.value))
+    return out
+
+
+def test_distributed_utils_helpers_like_torch():
+    got, want = _dist_utils_trace(ember), _dist_utils_trace(torch)
+    assert len(want) == len(got) == 9
+    for g, w in zip(got, want):
+        assert str(g).replace('ember', 'torch') == str(w)
