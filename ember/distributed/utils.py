@@ -23,16 +23,24 @@ __all__ = []
 # --- what torch has in C++ (torch.distributed._broadcast_coalesced, _verify_params_across_processes) ---------
 
 def _buckets(tensors, buffer_size):
-    """Consecutive runs of same-dtype tensors of at most ``buffer_size`` bytes (a larger tensor goes alone)."""
-    out, cur, nbytes = [], [], 0
+    """The tensors grouped by dtype (first appearance order, the same on every rank), each group cut into runs of
+    at most ``buffer_size`` bytes (a larger tensor goes alone): BatchNorm's float and int64 buffers make two
+    buckets, not two per layer."""
+    by_dtype = {}
     for t in tensors:
-        size = t.numel() * t.element_size()
-        if cur and (t.dtype != cur[0].dtype or nbytes + size > buffer_size):
-            out.append(cur)
-            cur, nbytes = [], 0
-        cur.append(t)
-        nbytes += size
-    return out + [cur] if cur else out
+        by_dtype.setdefault(t.dtype, []).append(t)
+    out = []
+    for group in by_dtype.values():
+        cur, nbytes = [], 0
+        for t in group:
+            size = t.numel() * t.element_size()
+            if cur and nbytes + size > buffer_size:
+                out.append(cur)
+                cur, nbytes = [], 0
+            cur.append(t)
+            nbytes += size
+        out.append(cur)
+    return out
 
 
 def _broadcast_coalesced(process_group, tensors, buffer_size, src=0):

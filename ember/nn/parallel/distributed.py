@@ -41,11 +41,13 @@ import weakref
 
 import ember
 import ember.distributed as dist
+from ember.distributed.utils import _broadcast_coalesced
 from ..modules.module import Module
 
 __all__ = ['DistributedDataParallel']
 
 _DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024
+_BROADCAST_BUCKET_BYTES = 250 * 1024 * 1024      # torch's broadcast_bucket_size for parameters and buffers
 # dtype names as torch's C++ logger writes them (``_get_ddp_logging_data()['dtypes']``)
 _CPP_DTYPE = {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half', 'bfloat16': 'c10::BFloat16',
               'int64': 'long int', 'int32': 'int'}
@@ -171,9 +173,9 @@ class DistributedDataParallel(Module):
                                        f"{dist.get_rank()} and shape {list(b[0])} and dtype {b[1]} on rank {r}.")
 
     def _sync_from_rank0(self, tensors):
-        with ember.no_grad():
-            for t in tensors:
-                dist.broadcast(t.detach(), src=dist.get_global_rank(self._group(), 0), group=self.process_group)
+        """Group rank 0's values into ``tensors``: one broadcast per 250 MB of them (torch's
+        ``_broadcast_coalesced`` bucket), not one per tensor."""
+        _broadcast_coalesced(self.process_group, [t.detach() for t in tensors], _BROADCAST_BUCKET_BYTES, src=0)
 
     def _group(self):
         return self.process_group if self.process_group is not None else dist.group.WORLD
