@@ -166,12 +166,14 @@ def test_add_safe_globals_and_the_context_manager():
         assert ember.load(_opened(data)) == {'p': pt(1, 2)}
         assert pt in S.get_safe_globals()
     assert pt not in S.get_safe_globals()
+    before = S.get_safe_globals()       # what ember's own modules registered (ember.nested's, as torch's)
     S.add_safe_globals([pt])
     try:
         assert ember.load(_opened(data))['p'].y == 2
     finally:
         S.clear_safe_globals()
-    assert S.get_safe_globals() == []
+        assert S.get_safe_globals() == []
+        S.add_safe_globals(before)
 
 
 # --- ember reads what ember writes, and torch reads it too ------------------------------------
