@@ -32,6 +32,8 @@ def cases(lib):
     big_a = lib.from_numpy(rng.random((1024, 1024), dtype=np.float32))
     big_b = lib.from_numpy(rng.random((1024, 1024), dtype=np.float32))
     x = lib.from_numpy(rng.random((8, 16, 32), dtype=np.float32))
+    c1 = lib.from_numpy(rng.random((1, 1024, 512), dtype=np.float32))
+    c2 = lib.from_numpy(rng.random((1024, 512), dtype=np.float32))
     return [
         ('a + b (32,32) f32', lambda: a32 + b32, 20000),
         ('a @ b (64,64) f32', lambda: a64 @ b64, 5000),
@@ -44,6 +46,8 @@ def cases(lib):
         ('addcmul_(b, b, value=1e-3) (1024,1024)', lambda: big_a.addcmul_(big_b, big_b, value=1e-3), 100),
         ('tanh (1024,1024) f32 (rounded once)', lambda: big_a.tanh(), 20),
         ('tanh (32,32) f32', lambda: a32.tanh(), 20000),
+        # torch's matrix-product path for p=2 with more than 25 rows (vector-quantize's codebook distances)
+        ('cdist (1,1024,512) x (1024,512) p=2', lambda: lib.cdist(c1, c2), 5),
     ]
 
 
