@@ -67,20 +67,19 @@ def register_module_forward_hook(hook, *, always_call=False):
 
 def register_module_backward_hook(hook):
     """Deprecated non-full backward hook for every module (see ``Module.register_backward_hook``)."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
-        raise RuntimeError(_MIXED_GLOBAL)
-    _global_is_full_backward_hook = False
-    h = RemovableHandle(_global_backward_hooks)
-    _global_backward_hooks[h.id] = hook
-    return h
+    return _register_global_backward_hook(hook, full=False)
 
 
 def register_module_full_backward_hook(hook):
+    return _register_global_backward_hook(hook, full=True)
+
+
+def _register_global_backward_hook(hook, full):
+    """Every module's backward hooks are all full or all not, as torch's: mixing the two kinds raises."""
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
+    if _global_is_full_backward_hook is (not full):
         raise RuntimeError(_MIXED_GLOBAL)
-    _global_is_full_backward_hook = True
+    _global_is_full_backward_hook = full
     h = RemovableHandle(_global_backward_hooks)
     _global_backward_hooks[h.id] = hook
     return h
