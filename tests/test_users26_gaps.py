@@ -215,3 +215,23 @@ def test_deprecation_warnings_of_assert_allclose_and_script_method():
 
 def _identity(x):
     return x
+
+
+@pytest.mark.parametrize('w', [0.1, 0.7, -0.3, 1.0])
+def test_large_lerp_and_addcmul_in_place_keep_torchs_bits(w):
+    """lerp_/addcmul_ of float32 tensors above the block size write into their tensor block by block (one
+    float64 multiply-add per element, torch's fused rounding), also where the output is another operand."""
+    rng = np.random.default_rng(3)
+    n = (1 << 18) * 4 + 3
+    a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    res = []
+    for lib in (torch, ember):
+        x, y = lib.tensor(a), lib.tensor(b)
+        x.lerp_(y, w)
+        z = lib.tensor(b)
+        lib.lerp(lib.tensor(a), z, w, out=z)            # the output is the end operand
+        u = lib.tensor(a)
+        u.addcmul_(lib.tensor(b), u, value=w)           # the tensor written is also a factor
+        res.append([t.numpy().view(np.uint32) for t in (x, z, u)])
+    for e, t in zip(res[1], res[0]):
+        np.testing.assert_array_equal(e, t)

@@ -63,8 +63,10 @@ def quiet(fn):
     kernel.__name__ = getattr(fn, '__name__', 'kernel')
     kernel.__wrapped__ = fn     # generated graph code calls fn inside one quiet region for the whole graph
     code = getattr(fn, '__code__', None)     # its parameters only: a local variable named out does not count
-    kernel.accepts_out = isinstance(fn, np.ufunc) or (code is not None and 'out' in code.co_varnames[
-        :code.co_argcount + code.co_kwonlyargcount])
+    kernel.accepts_out = getattr(fn, 'accepts_out', None)
+    if kernel.accepts_out is None:
+        kernel.accepts_out = isinstance(fn, np.ufunc) or (code is not None and 'out' in code.co_varnames[
+            :code.co_argcount + code.co_kwonlyargcount])
     return kernel
 
 

@@ -83,8 +83,10 @@ def lerp(a, end, w, out=None):
     """torch's two-sided lerp, exact at both ends: ``a + w (end - a)`` where |w| < 1/2, else
     ``end - (1 - w)(end - a)``, each a fused multiply-add for float32 (NOTE [fused multiply-add in float32]);
     the pointwise kernel and the fused optimizer steps' ``lerp_``."""
+    fused = np.result_type(a, end) == _F32
+    if fused and np.ndim(w) == 0 and not np.iscomplexobj(w) and _blocked(a, end, out):
+        return _lerp32_blocks(a, end, float(w), out)
     d = np.asarray(end - a)      # an array even for 0-d operands (NumPy gives a scalar there), written in place below
-    fused = d.dtype == _F32
     if np.ndim(w) == 0:      # a scalar weight picks one side for every element
         w = complex(w) if np.iscomplexobj(w) else float(w)
         if fused:
@@ -104,6 +106,42 @@ def lerp(a, end, w, out=None):
         return r
     out[...] = r
     return out
+
+
+def _blocked(a, end, out):
+    """Large float32 operands of one shape, C-contiguous (``out`` too, or absent): lerp runs in blocks."""
+    return (a.__class__ is np.ndarray and end.__class__ is np.ndarray and a.size >= 4 * _BLOCK
+            and a.shape == end.shape and a.dtype == end.dtype == _F32 and a.flags.c_contiguous
+            and end.flags.c_contiguous and (out is None or out.shape == a.shape and out.dtype == _F32
+                                            and out.flags.c_contiguous))
+
+
+def _lerp32_blocks(a, end, w, out):
+    """lerp with a scalar weight for large float32 arrays, block by block over the intra-op threads: the float32
+    difference ``end - a`` (rounded, as torch's), then the fused multiply-add in float64 on the side ``w``
+    picks, written into ``out`` (which may be ``a`` or ``end``: each block reads its inputs before writing)."""
+    low = abs(w) < 0.5
+    scale = np.float64(np.float32(w) if low else -(np.float32(1) - np.float32(w)))
+    n = a.size
+    fa, fe = a.reshape(-1), end.reshape(-1)
+    result = np.empty(a.shape, _F32) if out is None else out
+    dst, base = result.reshape(-1), fa if low else fe
+
+    def run(lo, hi):
+        d = np.empty(_BLOCK, _F32)
+        t = np.empty(_BLOCK, np.float64)
+        u = np.empty(_BLOCK, np.float64)
+        for i in range(lo * _BLOCK, min(hi * _BLOCK, n), _BLOCK):
+            j = min(i + _BLOCK, n)
+            k = j - i
+            np.subtract(fe[i:j], fa[i:j], out=d[:k])
+            np.copyto(t[:k], d[:k])
+            np.multiply(t[:k], scale, out=t[:k])
+            np.copyto(u[:k], base[i:j])
+            np.add(t[:k], u[:k], out=t[:k])
+            np.copyto(dst[i:j], t[:k], casting='unsafe')
+    parallel_for(-(-n // _BLOCK), run, 4)
+    return result
 
 
 def addcmul(a, t1, t2, value, out=None):

@@ -889,7 +889,9 @@ def _half(a):
     return a.__class__ is np.ndarray and _is_half(a.dtype)
 
 
-def _opmath(fn):
+def _opmath(fn, writes_out=False):
+    """``fn`` computing half-precision operands in float32 (NOTE [half-precision opmath]); ``writes_out``: it may be
+    handed ``out=`` the array of an in-place call's own tensor (its result does not depend on the order of writes)."""
     def kernel(*args, **kwargs):
         half = next((a.dtype for a in args if _half(a)), None)
         if half is None:
@@ -901,10 +903,13 @@ def _opmath(fn):
         out[...] = r
         return out
     kernel.__name__ = getattr(fn, '__name__', 'kernel')
+    kernel.accepts_out = writes_out
     return kernel
 
 
-_TABLE.update({name: _opmath(_TABLE[name]) for name in _OPMATH if name in _TABLE})
+# lerp_ and addcmul_ (EMA updates, optimizers) write into their tensor directly: their kernels read each block of
+# their operands before writing it (_lerp.py)
+_TABLE.update({name: _opmath(_TABLE[name], name in ('lerp.Tensor', 'addcmul')) for name in _OPMATH if name in _TABLE})
 def _quiet_half(fn):
     """An exact kernel (NumPy's own loops raise no floating-point flag for it), quiet for bfloat16/float8 operands,
     whose ml_dtypes loops raise the invalid flag on a NaN (``x > 0``, ``clamp``): torch's are silent."""
