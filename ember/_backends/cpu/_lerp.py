@@ -84,7 +84,7 @@ def lerp(a, end, w, out=None):
     ``end - (1 - w)(end - a)``, each a fused multiply-add for float32 (NOTE [fused multiply-add in float32]);
     the pointwise kernel and the fused optimizer steps' ``lerp_``."""
     fused = np.result_type(a, end) == _F32
-    if fused and np.ndim(w) == 0 and not np.iscomplexobj(w) and _blocked(a, end, out):
+    if fused and np.ndim(w) == 0 and not np.iscomplexobj(w) and _blocked(a, end, out=out):
         return _lerp32_blocks(a, end, float(w), out)
     d = np.asarray(end - a)      # an array even for 0-d operands (NumPy gives a scalar there), written in place below
     if np.ndim(w) == 0:      # a scalar weight picks one side for every element
@@ -108,12 +108,12 @@ def lerp(a, end, w, out=None):
     return out
 
 
-def _blocked(a, end, out):
-    """Large float32 operands of one shape, C-contiguous (``out`` too, or absent): lerp runs in blocks."""
-    return (a.__class__ is np.ndarray and end.__class__ is np.ndarray and a.size >= 4 * _BLOCK
-            and a.shape == end.shape and a.dtype == end.dtype == _F32 and a.flags.c_contiguous
-            and end.flags.c_contiguous and (out is None or out.shape == a.shape and out.dtype == _F32
-                                            and out.flags.c_contiguous))
+def _blocked(a, *others, out=None):
+    """Large float32 operands of one shape, C-contiguous (``out`` too, or absent): the kernel runs in blocks."""
+    return (a.__class__ is np.ndarray and a.size >= 4 * _BLOCK and a.dtype == _F32 and a.flags.c_contiguous
+            and all(o.__class__ is np.ndarray and o.shape == a.shape and o.dtype == _F32 and o.flags.c_contiguous
+                    for o in others)
+            and (out is None or out.shape == a.shape and out.dtype == _F32 and out.flags.c_contiguous))
 
 
 def _lerp32_blocks(a, end, w, out):
@@ -144,9 +144,38 @@ def _lerp32_blocks(a, end, w, out):
     return result
 
 
+def _addcmul32_blocks(a, t1, t2, value, out):
+    """addcmul for large float32 arrays, block by block over the intra-op threads: ``value * t1`` rounded to
+    float32 (torch's order), then the fused multiply-add in float64, written into ``out`` (which may be any of the
+    operands: each block reads its inputs before writing)."""
+    n = a.size
+    fa, f1, f2 = a.reshape(-1), t1.reshape(-1), t2.reshape(-1)
+    result = np.empty(a.shape, _F32) if out is None else out
+    dst, v = result.reshape(-1), np.float32(value)
+
+    def run(lo, hi):
+        d = np.empty(_BLOCK, _F32)
+        t = np.empty(_BLOCK, np.float64)
+        u = np.empty(_BLOCK, np.float64)
+        for i in range(lo * _BLOCK, min(hi * _BLOCK, n), _BLOCK):
+            j = min(i + _BLOCK, n)
+            k = j - i
+            np.multiply(f1[i:j], v, out=d[:k])
+            np.copyto(t[:k], d[:k])
+            np.copyto(u[:k], f2[i:j])
+            np.multiply(t[:k], u[:k], out=t[:k])
+            np.copyto(u[:k], fa[i:j])
+            np.add(t[:k], u[:k], out=t[:k])
+            np.copyto(dst[i:j], t[:k], casting='unsafe')
+    parallel_for(-(-n // _BLOCK), run, 4)
+    return result
+
+
 def addcmul(a, t1, t2, value, out=None):
     """torch's order: ``(value * t1) * t2 + a``, the last two fused for float32 (NOTE [fused multiply-add in
     float32]); ``value`` already in the operands' dtype where that is integral."""
+    if _blocked(a, t1, t2, out=out) and not np.iscomplexobj(value):
+        return _addcmul32_blocks(a, t1, t2, value, out)
     vt1 = t1 if value == 1 else np.multiply(t1, value)
     if np.result_type(a, vt1, t2) == _F32:
         return fma32(vt1, t2, a, out)
