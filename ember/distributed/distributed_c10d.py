@@ -343,8 +343,15 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         rank, world_size, host, port = _rendezvous_params(init_method, rank, world_size, seconds)
     comm = _mpi_backend.start(rank, world_size, host, port, seconds, store)
     if (rank >= 0 and comm.Get_rank() != rank) or (world_size >= 0 and comm.Get_size() != world_size):
+        why = ''
+        if comm.Get_size() == 1 and not _mpi_backend.launched_by_process_manager():
+            # MPI can be started once per process, and MPICH cannot join processes that each started it alone
+            why = (" (MPI was already started in this process as a world of one, before init_process_group: "
+                   "`from mpi4py import MPI` starts it, as pytorch-lightning's MPIEnvironment.detect() does; "
+                   "start the ranks with mpiexec, or keep mpi4py from being imported first: with lightning, "
+                   "Trainer(plugins=[LightningEnvironment()]) or strategy='ddp_spawn')")
         raise ValueError(f"init_process_group: this process is rank {comm.Get_rank()} of {comm.Get_size()} in "
-                         f"MPI, but rank={rank}, world_size={world_size} were asked for")
+                         f"MPI, but rank={rank}, world_size={world_size} were asked for{why}")
     backend_obj = _mpi_backend.Backend(comm.Dup(), seconds)
     _STATE.default = ProcessGroup(backend_obj, range(comm.Get_size()), group_name or '0', seconds, name, store)
     _STATE.groups = {_STATE.default: list(range(comm.Get_size()))}
