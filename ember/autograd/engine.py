@@ -24,14 +24,15 @@ from .node import AccumulateGrad, gradient_edge, _FREED, SavedVariable
 from . import anomaly
 
 
-def _dependencies(roots):
-    """For every node reachable from ``roots``: how many edges lead into it."""
+def _dependencies(roots, active=None):
+    """For every node reachable from ``roots``: how many edges lead into it. With ``active`` (NOTE [grad
+    inputs]), only those nodes and the edges between them count."""
     # each node once, also when several roots are outputs of one node (the pieces of a split)
     deps, stack = {}, list(dict.fromkeys(n for n in roots if n is not None))
     seen = set(stack)
     while stack:
         for nxt, _ in stack.pop().next_functions:
-            if nxt is None:
+            if nxt is None or active is not None and nxt not in active:
                 continue
             if nxt in deps:
                 deps[nxt] += 1
@@ -113,7 +114,6 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
         if node is None:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
     root_nodes = [n for n, _ in roots]
-    deps = _dependencies(root_nodes)
     targets = needed = None
     capture_at = {}      # (node, input_nr) -> indices of the inputs whose gradient flows in there
     if inputs is not None:
@@ -123,6 +123,14 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
         for i, (n, nr) in enumerate(targets):
             if n is not None:
                 capture_at.setdefault((n, nr), []).append(i)
+        # the nodes that run or capture: a node from which no input is reachable has no effect, and neither has
+        # anything behind it, so the walk leaves them out (torchcde's many small autograd.grad calls on a long
+        # graph walked all of it each time)
+        active = needed | {n for n, _ in capture_at}
+        root_nodes = [n for n in root_nodes if n in active]
+        deps = _dependencies(root_nodes, active)
+    else:
+        deps = _dependencies(root_nodes)
     capture_nodes = {n for n, _ in capture_at}
     captured = {}
 
@@ -204,8 +212,10 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                             else:
                                 b[nr] = s = prev + g
                                 s._grad_owner = True
-                d = deps[nxt] - 1
-                deps[nxt] = d
+                d = deps.get(nxt)
+                if d is None:           # outside the inputs' part of the graph (NOTE [grad inputs])
+                    continue
+                deps[nxt] = d = d - 1
                 if d == 0:
                     heappush(heap, (-nxt._seq, nxt))
         for fn in _task.callbacks:      # in order; a callback may queue more, which run after it
