@@ -117,41 +117,30 @@ def _blocked(a, *others, out=None):
 
 
 def _lerp32_blocks(a, end, w, out):
-    """lerp with a scalar weight for large float32 arrays, block by block over the intra-op threads: the float32
-    difference ``end - a`` (rounded, as torch's), then the fused multiply-add in float64 on the side ``w``
-    picks, written into ``out`` (which may be ``a`` or ``end``: each block reads its inputs before writing)."""
+    """lerp with a scalar weight for large float32 arrays: the float32 difference ``end - a`` (rounded, as
+    torch's), then the fused multiply-add on the side ``w`` picks (``_fma32_blocks``)."""
     low = abs(w) < 0.5
     scale = np.float64(np.float32(w) if low else -(np.float32(1) - np.float32(w)))
-    n = a.size
     fa, fe = a.reshape(-1), end.reshape(-1)
-    result = np.empty(a.shape, _F32) if out is None else out
-    dst, base = result.reshape(-1), fa if low else fe
-
-    def run(lo, hi):
-        d = np.empty(_BLOCK, _F32)
-        t = np.empty(_BLOCK, np.float64)
-        u = np.empty(_BLOCK, np.float64)
-        for i in range(lo * _BLOCK, min(hi * _BLOCK, n), _BLOCK):
-            j = min(i + _BLOCK, n)
-            k = j - i
-            np.subtract(fe[i:j], fa[i:j], out=d[:k])
-            np.copyto(t[:k], d[:k])
-            np.multiply(t[:k], scale, out=t[:k])
-            np.copyto(u[:k], base[i:j])
-            np.add(t[:k], u[:k], out=t[:k])
-            np.copyto(dst[i:j], t[:k], casting='unsafe')
-    parallel_for(-(-n // _BLOCK), run, 4)
-    return result
+    return _fma32_blocks(a.shape, out, lambda i, j, d: np.subtract(fe[i:j], fa[i:j], out=d), scale,
+                         fa if low else fe)
 
 
 def _addcmul32_blocks(a, t1, t2, value, out):
-    """addcmul for large float32 arrays, block by block over the intra-op threads: ``value * t1`` rounded to
-    float32 (torch's order), then the fused multiply-add in float64, written into ``out`` (which may be any of the
-    operands: each block reads its inputs before writing)."""
-    n = a.size
-    fa, f1, f2 = a.reshape(-1), t1.reshape(-1), t2.reshape(-1)
-    result = np.empty(a.shape, _F32) if out is None else out
-    dst, v = result.reshape(-1), np.float32(value)
+    """addcmul for large float32 arrays: ``value * t1`` rounded to float32 (torch's order), then the fused
+    multiply-add with ``t2`` and ``a`` (``_fma32_blocks``)."""
+    f1, v = t1.reshape(-1), np.float32(value)
+    return _fma32_blocks(a.shape, out, lambda i, j, d: np.multiply(f1[i:j], v, out=d), t2.reshape(-1),
+                         a.reshape(-1))
+
+
+def _fma32_blocks(shape, out, first, y, z):
+    """``first * y + z`` rounded once to float32, block by block over the intra-op threads, into ``out`` (or a new
+    array): ``first(i, j, d)`` writes the block's float32 first factor into ``d``; ``y`` is a float64 number or a
+    flat array, ``z`` a flat array. ``out`` may be any of the operands: each block reads its inputs before
+    writing."""
+    result = np.empty(shape, _F32) if out is None else out
+    dst, n = result.reshape(-1), result.size
 
     def run(lo, hi):
         d = np.empty(_BLOCK, _F32)
@@ -160,11 +149,14 @@ def _addcmul32_blocks(a, t1, t2, value, out):
         for i in range(lo * _BLOCK, min(hi * _BLOCK, n), _BLOCK):
             j = min(i + _BLOCK, n)
             k = j - i
-            np.multiply(f1[i:j], v, out=d[:k])
+            first(i, j, d[:k])
             np.copyto(t[:k], d[:k])
-            np.copyto(u[:k], f2[i:j])
-            np.multiply(t[:k], u[:k], out=t[:k])
-            np.copyto(u[:k], fa[i:j])
+            if np.ndim(y):
+                np.copyto(u[:k], y[i:j])
+                np.multiply(t[:k], u[:k], out=t[:k])
+            else:
+                np.multiply(t[:k], y, out=t[:k])
+            np.copyto(u[:k], z[i:j])
             np.add(t[:k], u[:k], out=t[:k])
             np.copyto(dst[i:j], t[:k], casting='unsafe')
     parallel_for(-(-n // _BLOCK), run, 4)

@@ -912,10 +912,14 @@ class Module:
         return h
 
     def register_full_backward_hook(self, hook, prepend=False):
-        if self._is_full_backward_hook is False:
+        return self._register_backward_hook(hook, full=True, prepend=prepend)
+
+    def _register_backward_hook(self, hook, full, prepend=False):
+        """A module's backward hooks are all full or all not, as torch's: mixing the two kinds raises."""
+        if self._is_full_backward_hook is (not full):
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
                                "Please use only one of them.")
-        self._is_full_backward_hook = True
+        self._is_full_backward_hook = full
         h = RemovableHandle(self._backward_hooks)
         self._backward_hooks[h.id] = hook
         if prepend:
@@ -933,13 +937,7 @@ class Module:
         >>> lin(ember.randn(2, 4)).sum().backward()
         3 1
         """
-        if self._is_full_backward_hook is True:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
-                               "Please use only one of them.")
-        self._is_full_backward_hook = False
-        h = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[h.id] = hook
-        return h
+        return self._register_backward_hook(hook, full=False)
 
     def _get_backward_hooks(self):
         """(full hooks, non-full hooks) this call runs: global ones first, as torch orders them."""
