@@ -549,20 +549,17 @@ def check_no_internal_overlap(t):
 # NOTE [memory overlap]: torch's TensorIterator refuses an input that shares some, but not all, of its memory with
 # the tensor it writes (``x[1:] += x[:-1]``, ``x.copy_(x.t())``), where the result would depend on the order of the
 # writes: get_overlap_status says PARTIAL when both tensors are non-overlapping and dense and their byte ranges
-# intersect without being the same range with the same strides. Tensors that share memory share a root base here
-# (``_base``), so the check costs one comparison per input when they do not. Where either tensor has gaps torch says
-# "too hard" and writes in its loop order; ember computes the result before writing it (NumPy buffers), so there the
-# two can differ (``x[:, 1:] = x[:, :-1]``).
-
-def _root(t):
-    return t if t._base is None else t._base
-
+# intersect without being the same range with the same strides. Tensors that share memory share a version counter
+# here (``_vc``: views, detach), so the check costs one identity test per input when they do not. Where either
+# tensor has gaps torch says "too hard" and writes in its loop order; ember computes the result before writing it
+# (NumPy buffers), so there the two can differ (``x[:, 1:] = x[:, :-1]``).
 
 def check_no_partial_overlap(out, args):
     """torch's assert_no_partial_overlap between the written-to tensor ``out`` and each tensor in ``args``."""
-    root = _root(out)
+    vc = out._vc
     for t in args:
-        if isinstance(t, TensorImpl) and t is not out and _root(t) is root and _partial_overlap(out, t):
+        if t.__class__ is not float and isinstance(t, TensorImpl) and t._vc is vc and t is not out \
+                and _partial_overlap(out, t):
             raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
                                "refer to a single memory location. Please clone() the tensor before performing the "
                                "operation.")
@@ -592,8 +589,11 @@ def inplace_kernel(decl, functional):
     def kernel(ks, self, *args):
         if not overlap_ok:
             check_no_internal_overlap(self)
-        if iterator:
-            check_no_partial_overlap(self, args)
+        if iterator:        # NOTE [memory overlap]: the identity test inline, the check only for shared memory
+            vc = self._vc
+            for t in args:
+                if isinstance(t, TensorImpl) and t._vc is vc:
+                    check_no_partial_overlap(self, (t,))
         if direct is not None and not isinstance(self._a, MetaArray):
             r = direct(self, *args)
             if r is not None:

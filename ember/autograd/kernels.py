@@ -552,8 +552,11 @@ def inplace_autograd_kernel(decl):
         check_inplace(self)
         if not overlap_ok:
             adapters.check_no_internal_overlap(self)
-        if iterator:
-            adapters.check_no_partial_overlap(self, args)
+        if iterator:        # NOTE [memory overlap] in _ops/adapters.py
+            vc = self._vc
+            for t in args:
+                if isinstance(t, TensorImpl) and t._vc is vc:
+                    adapters.check_no_partial_overlap(self, (t,))
         # the old value of self is saved for the other inputs' formulas even when self needs no grad
         src = self.clone() if needs_self else self
         if needs_self and src._a.__class__ is MetaArray and src._a.strides == self._a.strides:
