@@ -48,7 +48,7 @@ class CreationMeta(enum.IntEnum):
 class TensorImpl:
     # defaults live on the class so that creating a tensor sets only what differs
     _base = None
-    _parent = None      # a weak reference to the view a view of a view was made from (NOTE [view history])
+    _views = None       # weak references to the views made while it had no history (NOTE [view history])
     _storage = None
     _requires_grad = False
     _grad_fn = None
@@ -223,10 +223,44 @@ def make_view(self, shape, strides, offset, meta_backend=None):
     t._strides = strides
     base = self._base
     if base is None:
-        t._base = self
-    else:       # a view of a view: its parent too (weakly: a chain x = x[1:] keeps no old view alive), which a
-        t._base, t._parent = base, _weakref(self)       # write through it gives history (autograd/views.py)
+        t._base = base = self
+    else:
+        t._base = base
+    if not base._keys & AUTOGRAD_BIT:   # the base may gain history later: its views will too (NOTE [view history])
+        views = base._views             # (note_view, inline: most views are of tensors without history)
+        if views is None:
+            base._views = _ViewRefs(t)
+        else:
+            views.append(_weakref(t))
+            if len(views) >= views.cap:
+                views.prune()
     return t
+
+
+def note_view(base, view):
+    """Remember ``view`` of ``base``, a base without history (NOTE [view history] in autograd/views.py)."""
+    views = base._views
+    if views is None:
+        base._views = _ViewRefs(view)
+    else:
+        views.append(_weakref(view))
+        if len(views) >= views.cap:
+            views.prune()
+
+
+class _ViewRefs(list):
+    """Weak references to the views of a base made while it had no history (NOTE [view history] in
+    autograd/views.py). Dead references are dropped when the list doubles past what was alive at the last pruning,
+    so a base viewed again and again (a dataset's batches) keeps a short list."""
+    __slots__ = ('cap',)
+
+    def __init__(self, view):
+        super().__init__((_weakref(view),))
+        self.cap = 64
+
+    def prune(self):
+        self[:] = [r for r in self if r() is not None]
+        self.cap = max(64, 2 * len(self))
 
 
 def _xp_view(flat, dtype, shape, strides, offset):

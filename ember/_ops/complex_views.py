@@ -14,7 +14,7 @@ from .._core import dtype as D
 from .._core.dtype import scalar_name
 from .._core.dispatch_key import AUTOGRAD_BIT
 from .._core.storage import MetaArray
-from .._core.tensor_impl import make_tensor, _xp_view
+from .._core.tensor_impl import make_tensor, note_view, _xp_view
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.node import Node, gradient_edge
 from .._dispatch.ops_namespace import aten
@@ -53,6 +53,8 @@ def _dtype_view(self, va, dtype, node_cls, offset):
         t._grad_fn, t._output_nr = node, 0
         t._keys |= AUTOGRAD_BIT
         t._hist = t._base._hist
+    elif not t._base._keys & AUTOGRAD_BIT:
+        note_view(t._base, t)
     return t
 
 

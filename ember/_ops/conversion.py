@@ -14,6 +14,7 @@ from .._core.tensor_impl import make_tensor
 from .._warn import warn_once
 from .pointwise import broadcast_shapes
 from .registry import declare
+from ..autograd.kernels import cast_grad
 from .overloads import overloads
 
 
@@ -97,10 +98,10 @@ def _clone_meta(self, memory_format=None):
 
 declare('_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool non_blocking=False) -> Tensor', forward='linear',
         explicit=_to_copy, method=False,
-        derivatives={'self': lambda grad, self_dtype, self_device: grad.to(self_dtype).to(self_device)})
+        derivatives={'self': lambda grad, self_dtype, self_device: cast_grad(grad, self_dtype, self_device)})
 # 'cross_device': src may live on any device (the kernel moves it), as torch's copy_ allows
 declare('copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)', explicit=_copy_, tags=('cross_device',),
-        derivatives={'src': lambda grad, src: grad.to(src.dtype).to(src.device)}, function=False, name='copy_')
+        derivatives={'src': lambda grad, src: cast_grad(grad, src.dtype, src.device)}, function=False, name='copy_')
 declare('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', forward='linear', meta=_clone_meta,
         derivatives={'self': lambda grad: grad})
 declare('contiguous(Tensor self, *, MemoryFormat memory_format=contiguous_format) -> Tensor', function=False,

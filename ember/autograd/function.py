@@ -275,7 +275,7 @@ def _wire(node, args, output):
         if id(outs[i]) in non_diff or id(o) in non_diff or not (o._dtype.is_floating_point or o._dtype.is_complex):
             continue
         n_diff += 1
-        if id(o) in dirty and o._base is not None:
+        if id(o) in dirty:      # its views (made earlier) are stale, or get history (NOTE [view history])
             from .kernels import rebase_history
             rebase_history(o, _Edge(node, i))
             continue

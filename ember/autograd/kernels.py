@@ -51,6 +51,15 @@ _SPECIAL = ('grad', 'grads', 'result', 'results', 'result0', 'result1', 'result2
 _RESULTS = ('result', 'results', 'result0', 'result1', 'result2', 'result3')
 
 
+def cast_grad(g, dtype, device):
+    """A gradient in the dtype and on the device of the input it is for (the backward of ``to`` and ``copy_``):
+    a complex gradient of a real input is its real part, as torch's ``_to_copy_backward`` takes it (no cast
+    warning)."""
+    if g.dtype.is_complex and not dtype.is_complex:
+        g = g.real
+    return g.to(dtype).to(device)
+
+
 def sum_to(g, shape):
     """Sum ``g`` down to ``shape`` (undo broadcasting): the one place ember does this."""
     shape = tuple(shape)
@@ -585,6 +594,9 @@ def rebase_history(self, tmp):
     self._output_nr = tmp._output_nr
     self._keys |= AUTOGRAD_BIT
     self._hist = self._hist + 1     # views made earlier are stale now
+    if self._views is not None:     # or had none (NOTE [view history] in views.py)
+        from .views import adopt_views
+        adopt_views(self)
 
 
 def out_autograd_kernel(decl):

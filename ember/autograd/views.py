@@ -119,11 +119,21 @@ class _Region:
     maps are operators (each differentiable, so create_graph=True records them): extract the region (the base's
     shape -> the view's), embed it (the view's -> zeros of the base's shape), and write it into the base's."""
 
-    def __init__(self, base, view):
+    def __init__(self, base, view, lazy=False):
         split = base._dtype.is_complex != view._dtype.is_complex
         self._bc, self._vc = split and base._dtype.is_complex, split and view._dtype.is_complex
         self.base_shape, self.view_shape = tuple(base.shape), tuple(view.shape)
-        self.idx = _region_index(base.device, _units(base, split), _units(view, split))
+        self._geometry = (base.device, _units(base, split), _units(view, split))
+        self._idx = None if lazy else _region_index(*self._geometry)
+
+    @property
+    def idx(self):
+        """The indices, made at the first use when the region was made ``lazy`` (a view given history because its
+        base gained some: most are never used, NOTE [view history])."""
+        idx = self._idx
+        if idx is None:
+            idx = self._idx = _region_index(*self._geometry)
+        return idx
 
     @staticmethod
     def _flat(t, pairs):
@@ -224,9 +234,11 @@ class AsStridedBackward0(Node):
 # was made before that write, so its grad_fn no longer describes its value: gradient_edge regenerates it
 # from the base's current history before it is used (torch's AsStridedBackward0). A view that is not DEFAULT
 # (NOTE [view creation meta]) is never regenerated: using one once its storage was written raises, as in torch.
-# A view without history written through a view of itself (``a = x[:, :3]; a[:, 0] = q``) gets its grad_fn at the
-# write (copy_slices follows ``_parent``); torch checks every view's version at each use instead, so a view of the
-# base taken earlier and never written through (``v = x[:3]; x[0] = q``) still has no history in ember.
+# A view made while its base had no history has no grad_fn and no Autograd key, so the dispatcher would never
+# ask about it again; torch asks at every use (VariableHooks::grad_fn compares versions). So a base without
+# history keeps weak references to its views (``_views``, kept in make_view) and the write that gives it history
+# gives them theirs (adopt_views): a DEFAULT view an AsStridedBackward0 into the base's new history (its region's
+# indices made at its first use), any other view the Autograd key alone, so that using it raises torch's error.
 
 def copy_slices(view, tmp):
     """Rebase ``view._base`` after ``view`` was overwritten with ``tmp`` (which has a grad_fn)."""
@@ -243,13 +255,21 @@ def copy_slices(view, tmp):
     base._keys |= AUTOGRAD_BIT
     base._hist = base._hist + 1
     _set_view_history(view, base, region)
-    ref = view._parent          # the views it was taken from (``a = x[:, :3]; a[:, 0] += q``) hold the written
-    parent = ref() if ref is not None else None     # values too: those still alive without history get it now,
-    while parent is not None:                       # as torch's regenerate them
-        if not parent._creation_meta and parent._grad_fn is None:
-            _set_view_history(parent, base, _Region(base, parent))
-        ref = parent._parent
-        parent = ref() if ref is not None else None
+    if base._views is not None:     # ``a = x[:, :3]; a[:, 0] = q``: a holds q too (NOTE [view history])
+        adopt_views(base)
+
+
+def adopt_views(base):
+    """Give the views ``base`` had while it had no history theirs, now that it has some (NOTE [view history])."""
+    refs, base._views = base._views, None
+    for ref in refs:
+        v = ref()
+        if v is None or v._grad_fn is not None or v._requires_grad or v._base is not base:
+            continue
+        if v._creation_meta:
+            v._keys |= AUTOGRAD_BIT         # its next use raises (check_view_version)
+        else:
+            _set_view_history(v, base, _Region(base, v, lazy=True))
 
 
 def _set_view_history(view, base, region):
@@ -298,10 +318,10 @@ class CopyBackwards(Node):
         out_src = None
         if r is not None:
             shape, dtype, device = self._src_meta
-            from .kernels import sum_to
+            from .kernels import sum_to, cast_grad
             out_src = sum_to(g, shape) if tuple(g.shape) != shape else g
             if out_src.dtype is not dtype or out_src.device != device:
-                out_src = out_src.to(device=device, dtype=dtype)
+                out_src = cast_grad(out_src, dtype, device)
         return (out_self, out_src)
 
 
