@@ -702,3 +702,28 @@ def test_grad_of_several_outputs_of_one_node():
                     lib.autograd.grad([y, y], [x], [lib.ones(2, 2), lib.full((2, 2), 3.)])[0])
     for e, t in zip(res[ember], res[torch]):
         np.testing.assert_allclose(e.numpy(), t.numpy())
+
+
+def test_grad_inputs_anywhere_in_a_random_graph():
+    """autograd.grad for inputs picked at random among the nodes of a random graph (shared operands, inputs
+    behind other inputs, unused ones): which nodes run (engine._needed) decides every captured gradient."""
+    import random
+    res = {}
+    for lib in (torch, ember):
+        random.seed(0)
+        lib.manual_seed(0)
+        nodes = [lib.rand(3, requires_grad=True) for _ in range(4)]
+        for _ in range(60):
+            a, b = random.sample(nodes, 2)
+            op = random.choice('mas')
+            nodes.append(a * b if op == 'm' else a + b if op == 'a' else a.sin() + b)
+        loss = sum(o.sum() for o in nodes[-3:])
+        res[lib] = [[None if g is None else g.tolist() for g in
+                     lib.autograd.grad(loss, random.sample(nodes[:-3], 5), allow_unused=True, retain_graph=True)]
+                    for _ in range(20)]
+    assert any(g is None for r in res[ember] for g in r) and any(g is not None for r in res[ember] for g in r)
+    for e, t in zip(res[ember], res[torch]):
+        assert [g is None for g in e] == [g is None for g in t]
+        for ge, gt in zip(e, t):
+            if gt is not None:
+                np.testing.assert_allclose(ge, gt, rtol=1e-5)

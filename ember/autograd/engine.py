@@ -53,29 +53,37 @@ def _dependencies(roots, active=None):
 # when the node is not run, and the one that arrived (before those hooks) when it is run, as in torch.
 def _needed(roots, targets, inputs_run):
     """The nodes that run: those from which some target edge is reachable through a node's inputs, and the
-    target nodes themselves when ``inputs_run``: an iterative post-order walk, then one sweep in which every
-    node comes after the nodes it leads to."""
-    target_nodes = {n for n, _ in targets}
-    order, seen = [], set()
+    target nodes themselves when ``inputs_run``. One walk down from the roots records each node's parents (the
+    nodes with an edge into it), then the targets' ancestors are marked walking up: about half the time of a
+    post-order walk and a sweep (torchdiffeq's adjoint calls ``autograd.grad`` once per solver step on a
+    graph whose history runs thousands of nodes deep)."""
+    parents = {}        # node -> its one parent, or a list of them when several (most nodes have one)
     stack = []
     for r in roots:
-        if r is not None and r not in seen:
-            seen.add(r)
-            stack.append((r, iter(r.next_functions)))
-        while stack:
-            node, it = stack[-1]
-            for nxt, _ in it:
-                if nxt is not None and nxt not in seen:
-                    seen.add(nxt)
-                    stack.append((nxt, iter(nxt.next_functions)))
-                    break
+        if r is not None and r not in parents:
+            parents[r] = ()
+            stack.append(r)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            p = parents.get(nxt)
+            if p is None:
+                parents[nxt] = node
+                stack.append(nxt)
+            elif p.__class__ is list:
+                p.append(node)
             else:
-                stack.pop()
-                order.append(node)
-    needed = set(target_nodes) if inputs_run else set()
-    for node in order:
-        if any(nxt in needed or nxt in target_nodes for nxt, _ in node.next_functions if nxt is not None):
-            needed.add(node)
+                parents[nxt] = [node] if p == () else [p, node]
+    work = list({n for n, _ in targets if n in parents})
+    needed = set(work) if inputs_run else set()
+    while work:
+        p = parents[work.pop()]
+        for p in (p if p.__class__ is list or p == () else (p,)):
+            if p not in needed:
+                needed.add(p)
+                work.append(p)
     return needed
 
 
