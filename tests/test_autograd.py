@@ -727,3 +727,47 @@ def test_grad_inputs_anywhere_in_a_random_graph():
         for ge, gt in zip(e, t):
             if gt is not None:
                 np.testing.assert_allclose(ge, gt, rtol=1e-5)
+
+
+def test_grad_computes_only_the_gradients_asked_for():
+    """autograd.grad(out, x) through linear layers computes no weight gradient (torch's
+    task_should_compute_output): no operator computes a tensor of a weight's shape during it."""
+    from ember.utils._python_dispatch import TorchDispatchMode as EmberMode
+    from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
+
+    def shapes_made(lib, Mode, wrt):
+        class Shapes(Mode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                for o in (out if isinstance(out, (tuple, list)) else (out,)):
+                    if isinstance(o, lib.Tensor) and o.untyped_storage().data_ptr() not in params:
+                        seen.append(tuple(o.shape))     # computed, not a view of a parameter
+                return out
+        lib.manual_seed(0)
+        net = lib.nn.Sequential(lib.nn.Linear(128, 256), lib.nn.Tanh(), lib.nn.Linear(256, 128))
+        x = lib.randn(4, 128, requires_grad=True)
+        out = net(x).pow(2).sum()
+        seen, params = [], {p.untyped_storage().data_ptr() for p in net.parameters()}
+        with Shapes():
+            g = lib.autograd.grad(out, x if wrt == 'x' else net[2].weight)
+        return seen, g[0]
+
+    for wrt in ('x', 'w'):
+        (se, ge), (st, gt) = shapes_made(ember, EmberMode, wrt), shapes_made(torch, TorchMode, wrt)
+        for shapes in (se, st):     # a weight's gradient (either layer's, or its transpose) is computed for w only
+            assert ((128, 256) in shapes or (256, 128) in shapes) == (wrt == 'w'), shapes
+        np.testing.assert_allclose(ge.numpy(), gt.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_grad_through_an_in_place_write_into_a_view():
+    """autograd.grad to either input of ``v.mul_(q)`` on a view: the in-place node runs inside CopySlices, whose
+    first edge (the base's) is not the in-place node's (the view's old value)."""
+    res = {}
+    for lib in (torch, ember):
+        w = lib.tensor([1., 2., 3.], requires_grad=True)
+        q = lib.tensor([4., 5.], requires_grad=True)
+        base = w * 1
+        base[:2].mul_(q)
+        out = (base * lib.tensor([1., 10., 100.])).sum()
+        res[lib] = [[g.tolist() for g in lib.autograd.grad(out, ins, retain_graph=True)] for ins in (w, q, (q, w))]
+    assert res[ember] == res[torch]

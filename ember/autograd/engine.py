@@ -51,6 +51,9 @@ def _dependencies(roots, active=None):
 # node runs (torch: ``needed_`` is set on every input's node). A node from which no input is reachable is
 # skipped altogether: its tensor hooks do not fire. A captured gradient is the one the tensor hooks returned
 # when the node is not run, and the one that arrived (before those hooks) when it is run, as in torch.
+# A node that runs computes only the gradients of its inputs whose nodes run or capture (``task_active``, torch's
+# ``task_should_compute_output``): jacrev of an MLP wrt its input computes no weight gradients (under vmap those
+# are per-sample: (256, 256, 256) per layer for a 256-wide MLP).
 def _needed(roots, targets, inputs_run):
     """The nodes that run: those from which some target edge is reachable through a node's inputs, and the
     target nodes themselves when ``inputs_run``. One walk down from the roots records each node's parents (the
@@ -90,9 +93,16 @@ def _needed(roots, targets, inputs_run):
 class _Task(threading.local):
     retain_graph = False        # the running backward's retain_graph, for a node that frees its own saved values
     callbacks = None            # the running backward's final callbacks (queue_callback); None outside a backward
+    active = None               # with inputs: the nodes that run or capture (NOTE [grad inputs]); None: all
 
 
 _task = _Task()
+
+
+def task_active():
+    """The nodes the backward running in this thread runs or captures at, when it was given inputs; None when it
+    runs all (NOTE [grad inputs])."""
+    return _task.active
 
 
 def retaining_graph():
@@ -138,6 +148,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
         root_nodes = [n for n in root_nodes if n in active]
         deps = _dependencies(root_nodes, active)
     else:
+        active = None
         deps = _dependencies(root_nodes)
     capture_nodes = {n for n, _ in capture_at}
     captured = {}
@@ -158,6 +169,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     _set_enabled(create_graph)
     prev_retain, _task.retain_graph = _task.retain_graph, retain_graph
     prev_callbacks, _task.callbacks = _task.callbacks, []
+    prev_active, _task.active = _task.active, active
     tf_kept = _STATE.keep & TORCH_FUNCTION_BIT
     _STATE.keep &= ~TORCH_FUNCTION_BIT      # NOTE [torch function modes]: backward is below the public API
     try:
@@ -232,6 +244,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
         _set_enabled(prev_mode)
         _task.retain_graph = prev_retain
         _task.callbacks = prev_callbacks
+        _task.active = prev_active
         _STATE.keep |= tf_kept      # only this bit: grad mode lives in the same set
     if inputs is None:
         return None

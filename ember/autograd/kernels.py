@@ -40,6 +40,7 @@ from .._core.tensor_impl import TensorImpl
 from .._core.dtype import float16, bfloat16
 from .node import Node, SavedVariable, gradient_edge, leaf_edge, saved_attrs, _SEQ
 from . import anomaly, saved_hooks
+from .engine import _task
 from .views import check_inplace
 from .._core.storage import MetaArray
 from .grad_mode import is_grad_enabled as _grad_enabled
@@ -149,6 +150,9 @@ class FormulaNode(Node):
             grad = grad_outputs[0] if grad_outputs and grad_outputs[0] is not None else _zeros(self._out_meta[0])
         out, k = [], 0
         nf, in_meta = self.next_functions, self._in_meta
+        active = _task.active
+        if active is not None:      # autograd.grad: inputs whose nodes neither run nor capture get no gradient
+            nf = tuple(e if e[0] in active else (None, 0) for e in nf)      # (NOTE [grad inputs] in engine.py)
         formulas = self._plans if self._first_order is None or _grad_enabled() else self._first_plans
         for name, fn, params, arity, simple in formulas:
             if arity == 1:
@@ -159,7 +163,7 @@ class FormulaNode(Node):
                 if simple:      # the formula reads grad and saved values only (nearly all of them)
                     g = fn(*[grad if p == 'grad' else saved[p] for p in params])
                 else:
-                    g = fn(**self._formula_kwargs(params, grad, grads, saved, k, 1))
+                    g = fn(**self._formula_kwargs(params, grad, grads, saved, k, 1, nf))
                 m = in_meta[k]
                 # _fit, with its nothing-to-do case inline
                 if g is not None and m is not None and (g._a.shape != m[0] or g._dtype is not m[1]):
@@ -172,7 +176,7 @@ class FormulaNode(Node):
                 out.extend([None] * n)
                 k += n
                 continue
-            g = fn(**self._formula_kwargs(params, grad, grads, saved, k, n))
+            g = fn(**self._formula_kwargs(params, grad, grads, saved, k, n, nf))
             if arity == 'list' or n != 1:
                 out.extend(None if x is None else _fit(x, m) for x, m in zip(g, in_meta[k:k + n]))
             else:
@@ -180,7 +184,7 @@ class FormulaNode(Node):
             k += n
         return tuple(out)
 
-    def _formula_kwargs(self, params, grad, grads, saved, k, n):
+    def _formula_kwargs(self, params, grad, grads, saved, k, n, nf):
         kwargs = {}
         for p in params:
             if p == 'grad':
@@ -188,7 +192,7 @@ class FormulaNode(Node):
             elif p == 'grads':
                 kwargs[p] = grads
             elif p == 'output_mask':        # which inputs of a joint formula need a gradient
-                kwargs[p] = [e[0] is not None for e in self.next_functions[k:k + n]]
+                kwargs[p] = [e[0] is not None for e in nf[k:k + n]]
             else:
                 kwargs[p] = saved.get(p)        # None: not saved, no gradient that reads it is wanted (saved_for)
         return kwargs

@@ -31,6 +31,7 @@ from .._core.dispatch_key import AUTOGRAD_BIT, DispatchKey, below
 from .._core.tensor_impl import TensorImpl, CreationMeta
 from .._dispatch.ops_namespace import aten
 from .node import Node, gradient_edge
+from .engine import task_active
 
 _BELOW = below(DispatchKey.Autograd)
 
@@ -201,7 +202,16 @@ class CopySlices(Node):
         if g is None:
             return (None,) * len(self.next_functions)
         fn = self._fn
-        r = fn.apply((self._region.extract(g),))
+        old = fn.next_functions[0][0]       # the view's old value: not on the engine's walk (this node's edge 0 is
+        active = task_active()              # the base's), so with inputs it is let through (NOTE [grad inputs])
+        if active is None or old is None or old in active:
+            r = fn.apply((self._region.extract(g),))
+        else:
+            active.add(old)
+            try:
+                r = fn.apply((self._region.extract(g),))
+            finally:
+                active.discard(old)
         if self.next_functions[0][0] is None:
             base = None
         elif r[0] is None:
