@@ -244,6 +244,9 @@ class builtin_function_or_method(staticmethod):
     """
     __slots__ = ()
 
+    def __getattr__(self, name):        # the function's own attributes (``_op``, ``_overloads``)
+        return getattr(self.__wrapped__, name)
+
     def __reduce__(self):
         return self.__qualname__
 

@@ -312,6 +312,7 @@ def make_chooser(name, ops, out_ops=None, public_name=None):
     chooser.__doc__ = f"{shown}: one of\n" + '\n'.join(f'    {c[2]}' for c in cands) + \
         f"\n\nchosen by the arguments' types (see ember/_ops/overloads.py). See torch.{shown}."
     chooser._overloads = [c[2] for c in cands]
+    chooser._public = public        # what __torch_function__ receives: the namespace's builtin (public._as_builtins)
     return chooser
 
 
@@ -363,6 +364,10 @@ def install(Tensor, functions):
                 fn.__module__ = 'ember'
             if g.function:
                 functions[public] = fn
+                if public == name:      # what __torch_function__ receives as func (NOTE [__torch_function__])
+                    for d in decls:
+                        if d.op.public is None:
+                            d.op.public = fn
             if g.method:
                 setattr(Tensor, public, fn)
             if inplace:

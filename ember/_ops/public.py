@@ -6,6 +6,8 @@ op has an out variant, ``*size`` varargs for shape arguments and
 method ``Tensor.<name>_`` and, where declared, ``ember.nn.functional.<name>``.
 Nothing here is written per operator.
 """
+import types
+
 from numpy import generic as _np_generic
 
 from .registry import DECLS
@@ -306,6 +308,31 @@ def build(Tensor, functions, nn_functional, results=None):
                 decl.inplace_op.public = ip
     from .overloads import install          # overload groups (overloads.py) take their public names last
     install(Tensor, functions)
+    _as_builtins(functions)
+
+
+def _as_builtins(functions):
+    """torch's public functions are builtins (``torch.add``, ``torch.tanh``): kept as a class attribute
+    (``act = torch.tanh`` in a class body) they bind no ``self``. The functions that are also Tensor methods
+    (where ember's method is the same Python function) get a ``builtin_function_or_method`` of their own in the
+    namespace; the Tensor method stays the function, and ``__torch_function__`` handlers receive the namespace's
+    object (op.public), as before."""
+    from .._dispatch.dispatcher import all_ops
+    made = {}
+    for name, fn in functions.items():
+        if name.startswith('_') or type(fn) is not types.FunctionType:
+            continue
+        w = made.get(id(fn))
+        if w is None:
+            w = made[id(fn)] = (fn, builtin_function_or_method(fn))
+            chosen = getattr(fn, '_public', None)     # an overload group's chooser reports itself
+            if chosen is not None and chosen[0] is fn:
+                chosen[0] = w[1]
+        functions[name] = w[1]
+    for op in all_ops().values():
+        w = made.get(id(op.public))
+        if w is not None and w[0] is op.public and not op.public.__name__.endswith('_'):
+            op.public = w[1]        # (an in-place operator's handlers receive the Tensor method, as torch's)
 
 
 _BINARY = {'add': 'add', 'sub': 'sub', 'mul': 'mul', 'truediv': 'div', 'floordiv': 'floor_divide',
