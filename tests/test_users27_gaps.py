@@ -47,3 +47,44 @@ def test_torch_function_receives_the_public_function(name):
         f(x, x) if name in ('add', 'matmul') else f(x)
         return calls[0] is f
     assert seen(ember) == seen(torch) is True
+
+
+@pytest.mark.parametrize('mode,kw', [('nearest', {}), ('nearest-exact', {}), ('bilinear', {'align_corners': False}),
+                                     ('bilinear', {'align_corners': True}), ('bicubic', {'align_corners': False}),
+                                     ('area', {})])
+def test_a_non_finite_pixel_reaches_only_the_outputs_that_read_it(mode, kw):
+    """torch's resampling kernels read each output's taps; ember's dense (out, in) matrix products turned one
+    inf or nan into a channel of NaN (ptflops' and torchview's models)."""
+    import warnings
+    res = {}
+    for lib in (torch, ember):
+        x = lib.tensor(np.random.default_rng(0).random((1, 2, 6, 6)).astype(np.float32))
+        x[0, 0, 2, 3] = float('inf')
+        x[0, 1, 4, 1] = float('nan')
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')          # and no NumPy invalid-value warning
+            y = lib.nn.functional.interpolate(x, size=(9, 11), mode=mode, **kw)
+            p = lib.nn.functional.adaptive_avg_pool2d(x, (4, 5))
+        res[lib] = [t.numpy() for t in (y, p)]
+    for e, t in zip(res[ember], res[torch]):
+        np.testing.assert_array_equal(np.isfinite(e), np.isfinite(t))
+        np.testing.assert_allclose(e[np.isfinite(e)], t[np.isfinite(t)], rtol=1e-5, atol=1e-6)
+        assert 0 < (~np.isfinite(e)).sum() < e.size // 2
+
+
+def test_resampling_shows_no_matrix_product():
+    """A FLOP counter sees no matrix product in a resize (torch's upsample kernels count none), and the
+    resampled gradient still matches torch's."""
+    from ember.utils.flop_counter import FlopCounterMode
+    x = ember.rand(1, 3, 14, 14, requires_grad=True)
+    with FlopCounterMode(display=False) as fc:
+        y = ember.nn.functional.interpolate(x, scale_factor=2, mode='bilinear')
+    assert fc.get_total_flops() == 0
+    grads = {}
+    for lib in (torch, ember):
+        g = lib.tensor(x.detach().numpy(), requires_grad=True)
+        for mode in ('nearest', 'bilinear', 'bicubic'):
+            lib.nn.functional.interpolate(g, scale_factor=(1.5, 2.0), mode=mode).pow(2).sum().backward()
+        grads[lib] = g.grad.numpy()
+    np.testing.assert_allclose(grads[ember], grads[torch], rtol=1e-4, atol=1e-5)
+    assert y.shape == (1, 3, 28, 28)

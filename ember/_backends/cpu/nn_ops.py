@@ -761,13 +761,30 @@ def _along(a, m, axis):
 
 
 def adaptive_avg_pool(x, output_size):
-    """Adaptive average pooling is separable: one fixed averaging matrix per spatial dim (A_h @ x @ A_w.T)."""
+    """Adaptive average pooling is separable: per spatial dim, each output sums its window (gathered at the
+    largest window size, the surplus positions left out) and divides by its size. Summing the gathered values
+    (not a product with an averaging matrix, whose 0 * inf terms spread a non-finite input to every output) keeps an
+    inf or nan in the windows that hold it, as torch's kernel does. A finite input takes the averaging matrices
+    (A_h @ x @ A_w.T: BLAS, ~6x faster than the gathers on 32x32 -> 7x7)."""
     o = tuple(int(v) for v in output_size)
     nd = len(o)
     out = x
+    if np.isfinite(x).all():
+        for i, oo in enumerate(o):
+            out = _along(out, _adaptive_matrix(x.shape[-nd + i], oo, x.dtype), -nd + i)
+        return np.ascontiguousarray(out)
     for i, oo in enumerate(o):
-        out = _along(out, _adaptive_matrix(x.shape[-nd + i], oo, x.dtype), -nd + i)
-    return np.ascontiguousarray(out)
+        axis = x.ndim - nd + i
+        n = x.shape[axis]
+        idx, mask = _adaptive_windows(n, oo)                # (oo, k) each
+        g = np.take(out, idx, axis=axis)                    # ..., oo, k, ...
+        shape = [1] * g.ndim
+        shape[axis], shape[axis + 1] = idx.shape
+        if not mask.all():
+            g = np.where(mask.reshape(shape), g, g.dtype.type(0))
+        counts = mask.sum(1).astype(x.dtype).reshape(shape[:axis + 1] + shape[axis + 2:])
+        out = np.add.reduce(g, axis=axis + 1) / counts
+    return np.ascontiguousarray(out, dtype=x.dtype)
 
 
 def _adaptive_avg_pool_backward(g, x, nd):

@@ -692,21 +692,24 @@ def _aa_matrix(n_in, n_out, mode, scale):
 
 
 def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype):
-    """The (n_out, n_in) matrix of 1-D resampling; every mode ember supports is separable."""
+    """The (n_out, n_in) matrix of 1-D resampling (the uint8 kernels' fixed-point weights): its taps summed."""
     import numpy as np
-    o = np.arange(n_out, dtype=np.float64)
     m = np.zeros((n_out, n_in), np.float64)
     rows = np.arange(n_out)
-    if mode == 'nearest':
+    for idx, w in _interp_taps(n_in, n_out, mode, align_corners, scale):
+        np.add.at(m, (rows, idx), 1.0 if w is None else w)
+    return m
+
+
+def _interp_taps(n_in, n_out, mode, align_corners, scale):
+    """The taps of 1-D resampling, as torch's upsample kernels read them: a list of (input index, weight) pairs
+    of arrays over the outputs (the weight None for the nearest modes). _interp_matrix sums them into a matrix."""
+    import numpy as np
+    o = np.arange(n_out, dtype=np.float64)
+    if mode in ('nearest', 'nearest-exact'):
         s = (n_in / n_out) if scale is None else 1.0 / scale
-        src = np.minimum(np.floor(o * s).astype(np.int64), n_in - 1)
-        m[rows, src] = 1
-        return m
-    if mode == 'nearest-exact':
-        s = (n_in / n_out) if scale is None else 1.0 / scale
-        src = np.minimum(np.floor((o + 0.5) * s).astype(np.int64), n_in - 1)
-        m[rows, src] = 1
-        return m
+        src = np.floor((o + (0.5 if mode == 'nearest-exact' else 0.0)) * s).astype(np.int64)
+        return [(np.minimum(src, n_in - 1), None)]
     if align_corners:
         s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
         x = o * s
@@ -717,11 +720,8 @@ def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype):
         if not align_corners:
             x = np.maximum(x, 0)
         x0 = np.minimum(np.floor(x).astype(np.int64), n_in - 1)
-        x1 = np.minimum(x0 + 1, n_in - 1)
         lam = x - x0
-        np.add.at(m, (rows, x0), 1 - lam)
-        np.add.at(m, (rows, x1), lam)
-        return m
+        return [(x0, 1 - lam), (np.minimum(x0 + 1, n_in - 1), lam)]
     if mode == 'bicubic':
         A = -0.75
         x0 = np.floor(x).astype(np.int64)
@@ -732,10 +732,8 @@ def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype):
 
         def far(d):    # 1 < |d| < 2
             return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A
-        ws = [far(t + 1), near(t), near(1 - t), far(2 - t)]
-        for k, w in zip(range(-1, 3), ws):
-            np.add.at(m, (rows, np.clip(x0 + k, 0, n_in - 1)), w)
-        return m
+        return [(np.clip(x0 + k, 0, n_in - 1), w)
+                for k, w in zip(range(-1, 3), [far(t + 1), near(t), near(1 - t), far(2 - t)])]
     raise NotImplementedError(f"Got unsupported interpolation mode: {mode}")
 
 
@@ -1075,11 +1073,27 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
     # other integer inputs are resampled in float32 and rounded to the nearest integer in range; nearest modes
     # pick values, so they stay in the input's dtype
     out = input.to(ember.float32) if blend else input
-    for d in range(nsp):
-        m = _aa_matrix(isz[d], osz[d], mode, scales[d]) if antialias else \
-            _interp_matrix(isz[d], osz[d], mode, align_corners, scales[d], None)
-        mt = ember.from_numpy(m).to(dtype=out.dtype, device=input.device)
-        out = out.movedim(2 + d, -1).matmul(mt.transpose(0, 1)).movedim(-1, 2 + d)
+    aten = ember.ops.aten
+    for d in reversed(range(nsp)):      # the last dim first: torch's kernels nest it innermost
+        dim = 2 + d
+        if antialias:
+            mt = ember.from_numpy(_aa_matrix(isz[d], osz[d], mode, scales[d])).to(dtype=out.dtype,
+                                                                                   device=input.device)
+            out = out.movedim(dim, -1).matmul(mt.transpose(0, 1)).movedim(-1, dim)
+            continue
+        # NOTE [resampling taps]: each output reads its taps (1 for nearest, 2 for linear, 4 for bicubic) by
+        # index, weighted: a non-finite input reaches only the outputs that read it, as in torch's kernels (a
+        # dense (out, in) matrix product spread one inf or nan to every output through its 0 * inf terms), and
+        # no matrix product shows up in a dispatch mode or a FLOP counter (torch's upsample kernels count none)
+        acc = None
+        for idx, w in _interp_taps(isz[d], osz[d], mode, align_corners, scales[d]):
+            v = aten.index_select.default(out, dim, ember.from_numpy(idx).to(input.device))
+            if w is not None:
+                shape = [1] * out.dim()
+                shape[dim] = osz[d]
+                v = aten.mul.Tensor(v, ember.from_numpy(w.reshape(shape)).to(dtype=out.dtype, device=input.device))
+            acc = v if acc is None else aten.add.Tensor(acc, v)
+        out = acc
     if blend:
         info = ember.iinfo(input.dtype)
         out = out.round().clamp(info.min, info.max).to(input.dtype)
