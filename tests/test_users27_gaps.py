@@ -88,3 +88,21 @@ def test_resampling_shows_no_matrix_product():
         grads[lib] = g.grad.numpy()
     np.testing.assert_allclose(grads[ember], grads[torch], rtol=1e-4, atol=1e-5)
     assert y.shape == (1, 3, 28, 28)
+
+
+def test_v2_transforms_offer_their_v1_get_params():
+    """torchvision's v2 transforms bind their v1 class's ``get_params`` (lightly's RandomResizedCropWithLocation
+    subclasses v2.RandomResizedCrop and calls ``self.get_params``)."""
+    from ember.vision import transforms as v1
+    from ember.vision.transforms import v2
+    for name in ('RandomResizedCrop', 'RandomCrop', 'RandomRotation', 'RandomAffine', 'RandomPerspective',
+                 'ColorJitter', 'GaussianBlur'):
+        assert getattr(v2, name).get_params is getattr(v1, name).get_params, name
+
+    class WithLocation(v2.RandomResizedCrop):
+        def forward(self, img):
+            i, j, h, w = self.get_params(img, self.scale, self.ratio)
+            return (i, j, h, w), v2.functional.resized_crop(img, i, j, h, w, self.size)
+    ember.manual_seed(0)
+    (i, j, h, w), out = WithLocation(8)(ember.rand(3, 32, 32))
+    assert out.shape == (3, 8, 8) and 0 <= i <= 32 - h and 0 <= j <= 32 - w

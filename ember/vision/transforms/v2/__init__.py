@@ -86,6 +86,13 @@ class Transform(ember.nn.Module):
     Leaves of the ``_passthrough`` types are returned unchanged (e.g. masks through colour transforms).
     """
     _passthrough = ()
+    _v1_transform_cls = None    # the v1 class whose ``get_params`` a subclass offers, as torchvision's
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        v1 = cls.__dict__.get('_v1_transform_cls')
+        if v1 is not None and hasattr(v1, 'get_params'):
+            cls.get_params = staticmethod(v1.get_params)
 
     def make_params(self, flat_inputs):
         return {}
@@ -257,6 +264,7 @@ class CenterCrop(_Geometric):
 
 class RandomResizedCrop(_Geometric):
     """A random area/aspect crop, resized to ``size`` (v1's parameter draws)."""
+    _v1_transform_cls = _v1.RandomResizedCrop
 
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0),
                  interpolation=InterpolationMode.BILINEAR, antialias=True):
@@ -281,6 +289,7 @@ class RandomResizedCrop(_Geometric):
 
 class RandomCrop(_Geometric):
     """A random ``size`` window, after optional ``padding`` (and padding up to ``size`` with pad_if_needed)."""
+    _v1_transform_cls = _v1.RandomCrop
 
     def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode='constant'):
         super().__init__()
@@ -342,6 +351,7 @@ class Pad(_Geometric):
 
 class RandomRotation(_Geometric):
     """Rotate by an angle drawn uniformly from ``degrees``."""
+    _v1_transform_cls = _v1.RandomRotation
 
     def __init__(self, degrees, interpolation=InterpolationMode.NEAREST, expand=False, center=None, fill=0):
         super().__init__()
@@ -368,6 +378,7 @@ def _fill_for(fill, inpt):
 
 class RandomAffine(_Geometric):
     """Rotate, translate, scale and shear by amounts drawn once per call (v1's draws and checks)."""
+    _v1_transform_cls = _v1.RandomAffine
 
     def __init__(self, degrees, translate=None, scale=None, shear=None, interpolation=InterpolationMode.NEAREST,
                  fill=0, center=None):
@@ -390,6 +401,7 @@ class RandomAffine(_Geometric):
 
 class RandomPerspective(_RandomApply, _Geometric):
     """With probability ``p``, a perspective warp moving each corner inwards by up to ``distortion_scale``."""
+    _v1_transform_cls = _v1.RandomPerspective
 
     def __init__(self, distortion_scale=0.5, p=0.5, interpolation=InterpolationMode.BILINEAR, fill=0):
         super().__init__(p)
@@ -524,6 +536,7 @@ class ToTensor(Transform):
 
 class ColorJitter(_Color):
     """Random brightness, contrast, saturation and hue in a random order (v1's draws)."""
+    _v1_transform_cls = _v1.ColorJitter
 
     def __init__(self, brightness=None, contrast=None, saturation=None, hue=None):
         super().__init__()
@@ -544,6 +557,7 @@ class ColorJitter(_Color):
 
 class GaussianBlur(_Color):
     """v1's GaussianBlur for a whole sample: one sigma drawn per call, masks and boxes passed through."""
+    _v1_transform_cls = _v1.GaussianBlur
 
     def __init__(self, kernel_size, sigma=(0.1, 2.0)):
         super().__init__()
