@@ -106,3 +106,43 @@ def test_v2_transforms_offer_their_v1_get_params():
     ember.manual_seed(0)
     (i, j, h, w), out = WithLocation(8)(ember.rand(3, 32, 32))
     assert out.shape == (3, 8, 8) and 0 <= i <= 32 - h and 0 <= j <= 32 - w
+
+
+def test_module_backward_flops_with_an_unused_output_and_multi_grad_hooks():
+    """FlopCounterMode gives a module the FLOPs of its backward when one of its outputs gets no gradient (its
+    ModuleTracker waits for the outputs the engine reaches, torch's register_multi_grad_hook); a multi-grad hook
+    on the tensor backward starts from never fires (torch counts only nodes an edge leads to)."""
+    def counts(lib):
+        from importlib import import_module
+        FlopCounterMode = import_module(lib.__name__ + '.utils.flop_counter').FlopCounterMode
+        reg = import_module(lib.__name__ + '.autograd.graph').register_multi_grad_hook
+        nn = lib.nn
+
+        class Two(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l = nn.Linear(8, 8)
+
+            def forward(self, x):
+                y = self.l(x)
+                return y, y * 2
+
+        class Outer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.sub = Two()
+
+            def forward(self, x):
+                return self.sub(x)[0].sum()
+        lib.manual_seed(0)
+        x = lib.randn(4, 8, requires_grad=True)
+        with FlopCounterMode(display=False) as fc:
+            Outer()(x).backward()
+        fired = []
+        y = x * 2
+        reg((y,), lambda gs: fired.append('root'))
+        z = y * 3
+        reg((y, x), lambda gs: fired.append(tuple(g is None for g in gs)))
+        z.sum().backward()
+        return {k: sum(v.values()) for k, v in fc.get_flop_counts().items()}, fired
+    assert counts(ember) == counts(torch)

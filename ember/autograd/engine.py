@@ -94,9 +94,19 @@ class _Task(threading.local):
     retain_graph = False        # the running backward's retain_graph, for a node that frees its own saved values
     callbacks = None            # the running backward's final callbacks (queue_callback); None outside a backward
     active = None               # with inputs: the nodes that run or capture (NOTE [grad inputs]); None: all
+    will_run = None             # the nodes the running backward executes (will_engine_execute_node)
 
 
 _task = _Task()
+
+
+def will_engine_execute_node(node):
+    """Whether the backward running in this thread executes ``node`` (torch's ``_will_engine_execute_node``): a
+    node an edge of the graph leads to (a root that none leads to does not count, as in torch), and with inputs
+    one that runs or captures."""
+    if _task.will_run is None:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+    return node in _task.will_run
 
 
 def task_active():
@@ -170,6 +180,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     prev_retain, _task.retain_graph = _task.retain_graph, retain_graph
     prev_callbacks, _task.callbacks = _task.callbacks, []
     prev_active, _task.active = _task.active, active
+    prev_will_run, _task.will_run = _task.will_run, (active if active is not None else deps)
     tf_kept = _STATE.keep & TORCH_FUNCTION_BIT
     _STATE.keep &= ~TORCH_FUNCTION_BIT      # NOTE [torch function modes]: backward is below the public API
     try:
@@ -245,6 +256,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
         _task.retain_graph = prev_retain
         _task.callbacks = prev_callbacks
         _task.active = prev_active
+        _task.will_run = prev_will_run
         _STATE.keep |= tf_kept      # only this bit: grad mode lives in the same set
     if inputs is None:
         return None

@@ -168,14 +168,17 @@ class _MultiHandle:
 
 def register_multi_grad_hook(tensors, fn, *, mode='all'):
     """``fn`` sees the gradients of several tensors in one backward: with ``mode='all'``, once per backward, the
-    tuple of their gradients (None for those the backward did not reach), after the last one is computed; with
-    ``mode='any'``, the first gradient computed. Made of tensor hooks and, for 'all', a callback queued on the
-    running backward (torch's ``queue_callback``), so it fires even when some tensors get no gradient."""
-    from .engine import queue_callback, in_backward
+    tuple of their gradients (None for those the backward does not reach), as soon as the last one it reaches is
+    computed (torch's count: the tensors whose node the engine executes, ``will_engine_execute_node``; a tensor
+    ``backward()`` starts from is not counted, so a hook on it alone never fires, as in torch); with
+    ``mode='any'``, the first gradient computed. Made of tensor hooks and a callback queued on the running
+    backward (torch's ``queue_callback``) that forgets what this backward saw."""
+    from .engine import queue_callback, in_backward, will_engine_execute_node
+    from .node import gradient_edge
     if mode not in ('all', 'any'):
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
     tensors = tuple(tensors)
-    state = {'grads': None, 'fired': False}
+    state = {'grads': None, 'fired': False, 'left': 0}
 
     def hook_for(i):
         def hook(grad):
@@ -185,14 +188,15 @@ def register_multi_grad_hook(tensors, fn, *, mode='all'):
                     queue_callback(lambda: state.update(fired=False))
                     fn(grad)
                 return None
-            if state['grads'] is None:
+            if state['grads'] is None:      # the first of this backward: how many it will see
                 state['grads'] = [None] * len(tensors)
-
-                def done():
-                    grads, state['grads'] = tuple(state['grads']), None
-                    fn(grads)
-                queue_callback(done)
+                state['left'] = sum(1 for t in tensors if t.requires_grad and
+                                    will_engine_execute_node(gradient_edge(t)[0]))
+                queue_callback(lambda: state.update(grads=None))
             state['grads'][i] = grad
+            state['left'] -= 1
+            if state['left'] == 0:
+                fn(tuple(state['grads']))
             return None
         return hook
     return _MultiHandle([t.register_hook(hook_for(i)) for i, t in enumerate(tensors) if t.requires_grad])

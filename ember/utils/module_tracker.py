@@ -22,37 +22,13 @@ import logging
 import weakref
 
 from ..autograd import engine
+from ..autograd.graph import register_multi_grad_hook
 from ..nn.modules.module import register_module_forward_pre_hook, register_module_forward_hook
 from ._pytree import tree_flatten
 
 __all__ = ['ModuleTracker']
 
 logger = logging.getLogger(__name__)
-
-
-class _AllGradsHook:
-    """``fn()`` once per backward, when the gradients of all of ``tensors`` have been computed (torch's
-    ``register_multi_grad_hook(mode='all')``, counting each tensor once). Unlike torch's it cannot tell which
-    tensors this backward will reach, so one that it does not reach holds the call back; what a backward has
-    seen is forgotten when it ends."""
-
-    def __init__(self, tensors, fn):
-        tensors = list({id(t): t for t in tensors}.values())
-        self.fn, self.n, self.seen = fn, len(tensors), set()
-        self.handles = [t.register_hook(self._hook(i)) for i, t in enumerate(tensors)]
-
-    def _hook(self, i):
-        def hook(grad):
-            if not self.seen:
-                engine.queue_callback(self.seen.clear)
-            self.seen.add(i)
-            if len(self.seen) == self.n:
-                self.fn()
-        return hook
-
-    def remove(self):
-        for h in self.handles:
-            h.remove()
 
 
 def _grad_tensors(tree):
@@ -121,14 +97,14 @@ class ModuleTracker:
         self._get_append_fn(name, False)()
         tensors = _grad_tensors(input)
         if tensors:     # its backward ends with its inputs' gradients
-            self._hooks.append(_AllGradsHook(tensors, self._get_pop_fn(name, True)))
+            self._hooks.append(register_multi_grad_hook(tensors, self._get_pop_fn(name, True)))
 
     def _fw_post_hook(self, mod, input, output):
         name = self._get_mod_name(mod)
         self._get_pop_fn(name, False)()
         tensors = _grad_tensors(output)
         if tensors:     # and starts with its outputs'
-            self._hooks.append(_AllGradsHook(tensors, self._get_append_fn(name, True)))
+            self._hooks.append(register_multi_grad_hook(tensors, self._get_append_fn(name, True)))
 
     def __enter__(self):
         self._fw_pre_handle = register_module_forward_pre_hook(self._fw_pre_hook)
