@@ -146,3 +146,67 @@ def test_module_backward_flops_with_an_unused_output_and_multi_grad_hooks():
         z.sum().backward()
         return {k: sum(v.values()) for k, v in fc.get_flop_counts().items()}, fired
     assert counts(ember) == counts(torch)
+
+
+def test_multihead_attention_hands_one_call_to_torch_function():
+    """nn.MultiheadAttention calls the public F.multi_head_attention_forward, so a torch function mode (torchview's
+    graphs) sees that one call, not the ~20 inside it."""
+    def seen(lib):
+        from importlib import import_module
+        Mode = import_module(lib.__name__ + '.overrides').TorchFunctionMode
+        names = []
+
+        class M(Mode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                names.append(getattr(func, '__name__', str(func)))
+                return func(*args, **(kwargs or {}))
+        m = lib.nn.MultiheadAttention(8, 2)
+        x = lib.rand(3, 1, 8)
+        with M():
+            m(x, x, x)
+        return [n for n in names if n not in ('__get__', 'dim')]
+    assert seen(ember) == seen(torch) == ['multi_head_attention_forward']
+
+
+def test_resnet_blocks_add_the_shortcut_in_place():
+    """torchvision's BasicBlock and Bottleneck write ``out += identity`` (torchview draws add_)."""
+    import ember.vision
+    from ember.overrides import TorchFunctionMode
+    names = []
+
+    class M(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            names.append(getattr(func, '__name__', str(func)))
+            return func(*args, **(kwargs or {}))
+    for block in (ember.vision.models.resnet.BasicBlock(4, 4), ember.vision.models.resnet.Bottleneck(16, 4)):
+        names.clear()
+        with M():
+            block(ember.rand(2, block.conv1.in_channels, 5, 5))
+        assert any(n in ('__iadd__', 'add_') for n in names) and 'add' not in names, names
+
+
+def test_trace_of_a_bound_forward_is_a_traced_module():
+    """torch.jit.trace(model.forward, x) traces the module (torchview's traced MLP reads ``.training``)."""
+    import warnings
+    for lib in (torch, ember):
+        m = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.ReLU())
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            t = lib.jit.trace(m.forward, lib.ones(1, 3))
+        assert type(t).__name__ == 'TopLevelTracedModule' and t.training and isinstance(t, lib.nn.Module)
+        assert t(lib.ones(2, 3)).shape == (2, 2)
+
+
+def test_profiler_events_have_torchs_fields():
+    """fvcore's and ptflops' profiler readers touch ``flops``, ``device_time_total``, ``node_id`` and the rest:
+    present, with torch's values for a CPU run without FLOP counting."""
+    def fields(lib):
+        from importlib import import_module
+        profile = import_module(lib.__name__ + '.profiler').profile
+        m, x = lib.nn.Linear(8, 8), lib.rand(4, 8)
+        with profile() as p:
+            m(x)
+        e, a = p.events()[0], p.key_averages()[0]
+        return (e.name, e.flops, e.node_id, e.kernels, e.device_time_total, e.self_device_time_total, e.use_device,
+                a.flops, a.node_id, a.device_time_total, a.self_device_time_total)
+    assert fields(ember) == fields(torch)

@@ -11,6 +11,7 @@ chrome://tracing and Perfetto open: one complete ("X") event per range, nested b
 
 Times are kept in integer nanoseconds (``time.perf_counter_ns``) and shown in microseconds, as torch's.
 """
+import warnings
 import json
 import os
 
@@ -58,6 +59,21 @@ class FunctionEvent:
     device_type = 'cpu'
     is_async = is_remote = is_legacy = False
     _base_ns = 0
+    # torch's fields for what ember does not record: device kernels, FLOPs (``with_flops`` is not computed),
+    # distributed node ids, the forward thread and autograd sequence numbers of backward ops
+    flops = 0
+    node_id = -1
+    fwd_thread = 0
+    sequence_nr = -1
+    kernels = []
+    use_device = None
+    device_time_total = self_device_time_total = 0
+
+    @property
+    def cuda_time_total(self):
+        warnings.warn("`cuda_time_total` is deprecated. Use `device_time_total` instead.", FutureWarning,
+                      stacklevel=2)
+        return self.device_time_total
 
     def __init__(self, id, name, thread, start_ns, end_ns=None, category='cpu_op', overload_name='', base_ns=0):
         self.id, self.name, self.thread, self.start_ns = id, name, thread, start_ns
@@ -146,6 +162,8 @@ class FunctionEventAvg:
         self.device_memory_usage, self.self_device_memory_usage = {}, {}
         self.is_user_annotation = False
         self.overload_name = ''
+        self.flops, self.node_id = 0, -1
+        self.device_time_total = self.self_device_time_total = 0
 
     def add(self, e):
         self.count += e.count
@@ -158,6 +176,7 @@ class FunctionEventAvg:
             for d, n in theirs.items():
                 mine[d] = mine.get(d, 0) + n
         self.is_user_annotation = e.is_user_annotation
+        self.flops += e.flops
         return self
 
     @property

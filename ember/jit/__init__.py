@@ -109,6 +109,11 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
             raise RuntimeError("example_kwarg_inputs should be a dict")
     elif example_inputs is None:
         raise RuntimeError("example_kwarg_inputs should be a dict")
+    if isinstance(getattr(func, '__self__', None), _Module) and getattr(func, '__name__', None) == 'forward':
+        # a module's bound forward traces the module, as torch's (a TopLevelTracedModule, with .training)
+        inputs = example_kwarg_inputs if example_kwarg_inputs is not None else example_inputs
+        return trace_module(func.__self__, {'forward': inputs}, check_trace=check_trace, strict=strict,
+                            example_inputs_is_kwarg=example_kwarg_inputs is not None)
     root = func if isinstance(func, _Module) else None
     cap = _trace_call(func, func, example_kwarg_inputs if example_kwarg_inputs is not None else example_inputs,
                       example_kwarg_inputs is not None, strict, check_trace, root)

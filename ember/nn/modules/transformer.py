@@ -15,7 +15,8 @@ from ..._tensor import Tensor
 from ... import bool as _bool, get_default_dtype
 from ... import _functions as _E
 from .. import functional as F
-from ..functional._mha import multi_head_attention_forward, _canonical_mask, _causal_mask  # noqa: F401
+from ..functional._mha import _canonical_mask, _causal_mask  # noqa: F401
+from .. import functional as _F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
@@ -110,7 +111,7 @@ class MultiheadAttention(Module):
                     value = key
             else:
                 query, key, value = (x.transpose(1, 0) for x in (query, key, value))
-        out, weights = multi_head_attention_forward(
+        out, weights = _F.multi_head_attention_forward(     # the public one: __torch_function__ sees one call
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
             self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias, training=self.training,
             key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,

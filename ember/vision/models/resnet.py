@@ -67,7 +67,8 @@ class BasicBlock(nn.Module):
         out = self.bn2(self.conv2(out))
         if self.downsample is not None:
             identity = self.downsample(x)
-        return self.relu(out + identity)
+        out += identity         # in place, as torchvision's (graph tools see add_)
+        return self.relu(out)
 
 
 class Bottleneck(nn.Module):
@@ -95,7 +96,8 @@ class Bottleneck(nn.Module):
         out = self.bn3(self.conv3(out))
         if self.downsample is not None:
             identity = self.downsample(x)
-        return self.relu(out + identity)
+        out += identity         # in place, as torchvision's (graph tools see add_)
+        return self.relu(out)
 
 
 class ResNet(nn.Module):
