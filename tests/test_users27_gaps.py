@@ -210,3 +210,32 @@ def test_profiler_events_have_torchs_fields():
         return (e.name, e.flops, e.node_id, e.kernels, e.device_time_total, e.self_device_time_total, e.use_device,
                 a.flops, a.node_id, a.device_time_total, a.self_device_time_total)
     assert fields(ember) == fields(torch)
+
+
+def test_sdpa_and_interpolate_reach_no_patched_tensor_method():
+    """ptflops patches Tensor.matmul/mm/softmax... to count FLOPs; torch's scaled_dot_product_attention (math
+    path) and interpolate are C++ and never reach them, so a patched method sees no call (ptflops counted the
+    attention's products twice and a resize as 16x its MACs)."""
+    def patched_calls(lib):
+        F = lib.nn.functional
+        names = ['matmul', 'mm', 'bmm', 'mul', 'add', 'softmax', 'transpose', 'movedim', 'contiguous']
+        saved = {n: getattr(lib.Tensor, n) for n in names}
+        calls = []
+
+        def spy(n, f):
+            def w(*a, **k):
+                calls.append(n)
+                return f(*a, **k)
+            return w
+        for n, f in saved.items():
+            setattr(lib.Tensor, n, spy(n, f))
+        try:
+            q = lib.rand(2, 6, 16)
+            F.scaled_dot_product_attention(q, q, q, is_causal=True)
+            F.interpolate(lib.rand(1, 3, 10, 10), size=(20, 20), mode='bilinear')
+            F.interpolate(lib.rand(1, 3, 10, 10), scale_factor=2)
+        finally:
+            for n, f in saved.items():
+                setattr(lib.Tensor, n, f)
+        return calls
+    assert patched_calls(ember) == patched_calls(torch) == []

@@ -117,12 +117,15 @@ def _repeat_heads(t, rep):
 
 
 def _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    """torch's math path, in aten operators (as torch's C++ composite: a profiler that patches the public
+    ``Tensor.matmul`` counts the call to scaled_dot_product_attention alone, ptflops' FLOPs)."""
     if query.dtype in (_dt.float16, _dt.bfloat16):
         # torch's math path computes half precision in float32 and rounds the output once (its
         # allow_fp16_bf16_reduction_math_sdp setting, False by default)
-        up = lambda t: t.float() if t is not None and t.dtype in (_dt.float16, _dt.bfloat16) else t
-        return _math(up(query), up(key), up(value), up(attn_mask), dropout_p, is_causal, scale,
-                     enable_gqa).to(query.dtype)
+        up = lambda t: aten._to_copy.default(t, dtype=_dt.float32) \
+            if t is not None and t.dtype in (_dt.float16, _dt.bfloat16) else t
+        return aten._to_copy.default(_math(up(query), up(key), up(value), up(attn_mask), dropout_p, is_causal,
+                                           scale, enable_gqa), dtype=query.dtype)
     L, S = query.shape[-2], key.shape[-2]
     if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
         rep = query.shape[-3] // key.shape[-3]
@@ -131,25 +134,27 @@ def _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     # as torch's math path: query and key each scaled by sqrt(|scale|) before the product, so the product saves
     # the scaled copies (an in-place change of query or key afterwards is allowed, as in torch)
     root = math.sqrt(abs(scale))
-    scores = (query * (-root if scale < 0 else root)).matmul(key.transpose(-2, -1) * root)
+    mul, fill, inf = aten.mul.Tensor, aten.masked_fill.Scalar, float('-inf')
+    scores = aten.matmul.default(mul(query, -root if scale < 0 else root),
+                                 mul(aten.transpose.int(key, -2, -1), root))
     if is_causal:      # combined with attn_mask when both are given, as torch's CPU kernel does
-        causal = aten.ones.default((L, S), dtype=_dt.bool_, device=query.device).tril()
-        scores = scores.masked_fill(causal.logical_not(), float('-inf'))
+        causal = aten.tril.default(aten.ones.default((L, S), dtype=_dt.bool_, device=query.device))
+        scores = fill(scores, aten.logical_not.default(causal), inf)
     if attn_mask is not None:
         if attn_mask.dtype is _dt.bool_:
-            scores = scores.masked_fill(attn_mask.logical_not(), float('-inf'))
+            scores = fill(scores, aten.logical_not.default(attn_mask), inf)
         else:
-            scores = scores + attn_mask
+            scores = aten.add.Tensor(scores, attn_mask)
     if is_causal or attn_mask is not None:
         # torch's _safe_softmax: a row whose scores are all -inf (a query that may attend to nothing, as left
         # padding makes) gives zeros, not softmax's NaNs, and passes no gradient (nor NaNs) back
-        empty = scores.eq(float('-inf')).all(-1, keepdim=True)
-        attn = scores.masked_fill(empty, 0.0).softmax(-1).masked_fill(empty, 0.0)
+        empty = aten.all.dims(aten.eq.Scalar(scores, inf), [-1], True)
+        attn = fill(aten.softmax.int(fill(scores, empty, 0.0), -1), empty, 0.0)
     else:
-        attn = scores.softmax(-1)
+        attn = aten.softmax.int(scores, -1)
     if dropout_p > 0.0:
         attn = aten.dropout.default(attn, dropout_p, True)
-    return attn.matmul(value)
+    return aten.matmul.default(attn, value)
 
 
 # which of scaled_dot_product_attention's kernels may run (torch's at::Context flags): torch.backends.cuda's

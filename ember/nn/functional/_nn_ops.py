@@ -1098,7 +1098,7 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
         info = ember.iinfo(input.dtype)
         out = out.round().clamp(info.min, info.max).to(input.dtype)
     # torch's upsampling kernels lay the result out as the input (NOTE [channels_last outputs])
-    return out.contiguous(memory_format=suggest_memory_format(input))
+    return aten.contiguous.default(out, memory_format=suggest_memory_format(input))
 
 
 def _interpolate_quantized(input, size, mode, scales):
