@@ -212,13 +212,14 @@ def test_profiler_events_have_torchs_fields():
     assert fields(ember) == fields(torch)
 
 
-def test_sdpa_and_interpolate_reach_no_patched_tensor_method():
+def test_sdpa_interpolate_and_tensordot_reach_no_patched_tensor_method():
     """ptflops patches Tensor.matmul/mm/softmax... to count FLOPs; torch's scaled_dot_product_attention (math
     path) and interpolate are C++ and never reach them, so a patched method sees no call (ptflops counted the
     attention's products twice and a resize as 16x its MACs)."""
     def patched_calls(lib):
         F = lib.nn.functional
-        names = ['matmul', 'mm', 'bmm', 'mul', 'add', 'softmax', 'transpose', 'movedim', 'contiguous']
+        names = ['matmul', 'mm', 'bmm', 'mul', 'add', 'softmax', 'transpose', 'movedim', 'contiguous', 'permute',
+                 'reshape']
         saved = {n: getattr(lib.Tensor, n) for n in names}
         calls = []
 
@@ -234,6 +235,7 @@ def test_sdpa_and_interpolate_reach_no_patched_tensor_method():
             F.scaled_dot_product_attention(q, q, q, is_causal=True)
             F.interpolate(lib.rand(1, 3, 10, 10), size=(20, 20), mode='bilinear')
             F.interpolate(lib.rand(1, 3, 10, 10), scale_factor=2)
+            lib.tensordot(q, q, dims=([2], [2]))
         finally:
             for n, f in saved.items():
                 setattr(lib.Tensor, n, f)

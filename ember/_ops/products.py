@@ -1057,12 +1057,14 @@ def _tensordot(a, b, dims):
     ka = [d for d in range(a.dim()) if d not in da]
     kb = [d for d in range(b.dim()) if d not in db]
     n = _prod(max(a.shape[x], b.shape[y]) for x, y in zip(da, db))
-    pa = a.permute(ka + da).reshape(_prod(a.shape[d] for d in ka), n) if all(a.shape[x] == b.shape[y] for x, y in
-                                                                             zip(da, db)) else None
-    if pa is None:      # size-1 contracted dims broadcast (torch sums the other side over them)
+    if not all(a.shape[x] == b.shape[y] for x, y in zip(da, db)):
+        # size-1 contracted dims broadcast (torch sums the other side over them)
         return aten.einsum.default(_tensordot_eq(a.dim(), b.dim(), da, db), [a, b])
-    pb = b.permute(db + kb).reshape(n, _prod(b.shape[d] for d in kb))
-    return pa.mm(pb).reshape([a.shape[d] for d in ka] + [b.shape[d] for d in kb])
+    # aten operators, not Tensor methods (which a profiler may patch: torch's composite is C++)
+    reshape, permute = aten.reshape.default, aten.permute.default
+    pa = reshape(permute(a, ka + da), [_prod(a.shape[d] for d in ka), n])
+    pb = reshape(permute(b, db + kb), [n, _prod(b.shape[d] for d in kb)])
+    return reshape(aten.mm.default(pa, pb), [a.shape[d] for d in ka] + [b.shape[d] for d in kb])
 
 
 def _tensordot_eq(na, nb, da, db):
