@@ -241,3 +241,29 @@ def test_sdpa_interpolate_and_tensordot_reach_no_patched_tensor_method():
                 setattr(lib.Tensor, n, f)
         return calls
     assert patched_calls(ember) == patched_calls(torch) == []
+
+
+def test_v2_mixup_and_cutmix_as_torchvision():
+    """v2.MixUp and v2.CutMix (torchvision's reference training recipes): lam from Beta(alpha, alpha) drawn as
+    torch draws it for the seed; images mixed with the batch rolled by one, labels one-hot and mixed alike."""
+    from ember.vision import tv_tensors
+    from ember.vision.transforms import v2
+    torch.manual_seed(0)
+    timgs = torch.rand(4, 3, 8, 10)
+    lam = float(torch.distributions.Beta(torch.tensor([0.7]), torch.tensor([0.7])).sample(()))
+    ember.manual_seed(0)
+    imgs, labels = ember.rand(4, 3, 8, 10), ember.tensor([0, 1, 2, 0])
+    out, mixed = v2.MixUp(num_classes=3, alpha=0.7)(imgs, labels)
+    want = timgs.roll(1, 0).mul_(1 - lam).add_(timgs.mul(lam))
+    np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(mixed[1].numpy(), [1 - lam, lam, 0.], rtol=1e-6)
+    img, mixed = v2.CutMix(num_classes=3)(tv_tensors.Image(imgs), labels)
+    assert type(img).__name__ == 'Image' and mixed.shape == (4, 3)
+    changed = (img != imgs).any(1)          # one box, the same in every image, taken from the previous image
+    assert bool((img[1][:, changed[1]] == imgs[0][:, changed[1]]).all())
+    kept = 1 - changed[1].float().mean().item() if changed.any() else 1.0
+    assert abs(float(mixed[1, 1]) - kept) < 0.02 or bool((imgs[0] == imgs[1]).all())
+    with pytest.raises(ValueError, match='num_classes must be passed'):
+        v2.MixUp()(imgs, labels)
+    with pytest.raises(ValueError, match='Expected a batched input with 4 dims'):
+        v2.CutMix(num_classes=3)(imgs[0], labels)

@@ -35,7 +35,8 @@ __all__ = ['Transform', 'Compose', 'RandomApply', 'RandomChoice', 'RandomOrder',
            'ToPILImage', 'ToTensor', 'ColorJitter', 'Grayscale', 'RandomGrayscale', 'RGB', 'GaussianBlur',
            'RandomAffine', 'RandomPerspective', 'TenCrop', 'FiveCrop', 'LinearTransformation', 'RandomInvert',
            'RandomPosterize', 'RandomSolarize', 'RandomAdjustSharpness', 'RandomAutocontrast', 'RandomEqualize',
-           'ConvertBoundingBoxFormat', 'ClampBoundingBoxes', 'SanitizeBoundingBoxes', 'InterpolationMode',
+           'ConvertBoundingBoxFormat', 'ClampBoundingBoxes', 'SanitizeBoundingBoxes', 'MixUp', 'CutMix',
+           'InterpolationMode',
            'AutoAugmentPolicy', 'AutoAugment', 'RandAugment', 'TrivialAugmentWide', 'AugMix', 'functional']
 
 
@@ -778,3 +779,114 @@ class SanitizeBoundingBoxes(Transform):
                 return x
             return out if is_label else tv_tensors.wrap(out, like=x)
         return rebuild([keep_valid(x) for x in leaves])
+
+
+class _BaseMixUpCutMix(Transform):
+    """A batch transform: images (or videos) mixed with the batch rolled by one, labels (class indices, one-hot
+    encoded here, or already probabilities) mixed by the same proportion. ``lam`` is drawn from Beta(alpha, alpha)
+    with ember's generator (torch's draws for a seed)."""
+
+    def __init__(self, *, alpha=1.0, num_classes=None, labels_getter='default'):
+        super().__init__()
+        self.alpha = float(alpha)
+        self._dist = ember.distributions.Beta(ember.tensor([alpha]), ember.tensor([alpha]))
+        self.num_classes = num_classes
+        if labels_getter != 'default' and not callable(labels_getter):
+            raise ValueError(f"labels_getter should either be 'default' or a callable, but got {labels_getter}.")
+        self._labels_getter = _default_labels if labels_getter == 'default' else labels_getter
+
+    def forward(self, *inputs):
+        sample = inputs if len(inputs) > 1 else inputs[0]
+        leaves, rebuild = _flatten(sample)
+        if any(_is_pil(x) or isinstance(x, (tv_tensors.BoundingBoxes, tv_tensors.Mask)) for x in leaves):
+            raise ValueError(f"{type(self).__name__}() does not support PIL images, bounding boxes and masks.")
+        labels = self._labels_getter(sample)
+        if not isinstance(labels, ember.Tensor):
+            raise ValueError(f"The labels must be a tensor, but got {type(labels)} instead.")
+        if labels.ndim not in (1, 2):
+            raise ValueError(f"labels should be index based with shape (batch_size,) or probability based with shape "
+                             f"(batch_size, num_classes), but got a tensor of shape {labels.shape} instead.")
+        if labels.ndim == 2 and self.num_classes is not None and labels.shape[-1] != self.num_classes:
+            raise ValueError(f"When passing 2D labels, the number of elements in last dimension must match "
+                             f"num_classes: {labels.shape[-1]} != {self.num_classes}. You can Leave num_classes to "
+                             f"None.")
+        if labels.ndim == 1 and self.num_classes is None:
+            raise ValueError("num_classes must be passed if the labels are index-based (1D)")
+        needs = _needs_transform(leaves)
+        params = dict(labels=labels, batch_size=labels.shape[0],
+                      **self.make_params([x for x, n in zip(leaves, needs) if n]))
+        needs = [n or x is labels for x, n in zip(leaves, needs)]    # the labels are transformed too
+        return rebuild([self.transform(x, params) if n else x for x, n in zip(leaves, needs)])
+
+    def _check_image_or_video(self, inpt, batch_size):
+        expected = 5 if isinstance(inpt, tv_tensors.Video) else 4
+        if inpt.ndim != expected:
+            raise ValueError(f"Expected a batched input with {expected} dims, but got {inpt.ndim} dimensions "
+                             f"instead.")
+        if inpt.shape[0] != batch_size:
+            raise ValueError(f"The batch size of the image or video does not match the batch size of the labels: "
+                             f"{inpt.shape[0]} != {batch_size}.")
+
+    def _mixup_label(self, label, lam):
+        if label.ndim == 1:
+            label = ember.nn.functional.one_hot(label, num_classes=self.num_classes)
+        if not label.dtype.is_floating_point:
+            label = label.float()
+        return label.roll(1, 0).mul_(1.0 - lam).add_(label.mul(lam))
+
+    def _mixes(self, inpt):
+        return isinstance(inpt, (tv_tensors.Image, tv_tensors.Video)) or is_pure_tensor(inpt)
+
+
+class MixUp(_BaseMixUpCutMix):
+    """torchvision's MixUp: ``lam * batch + (1 - lam) * batch.roll(1, 0)``, for the images and the labels.
+
+    >>> ember.manual_seed(0)
+    >>> images, labels = MixUp(num_classes=3)(ember.rand(4, 3, 8, 8), ember.tensor([0, 1, 2, 0]))
+    >>> tuple(images.shape), tuple(labels.shape), round(float(labels.sum()), 4)
+    ((4, 3, 8, 8), (4, 3), 4.0)
+    """
+
+    def make_params(self, flat_inputs):
+        return dict(lam=float(self._dist.sample(())))
+
+    def transform(self, inpt, params):
+        lam = params['lam']
+        if inpt is params['labels']:
+            return self._mixup_label(inpt, lam)
+        if not self._mixes(inpt):
+            return inpt
+        self._check_image_or_video(inpt, params['batch_size'])
+        out = inpt.roll(1, 0).mul_(1.0 - lam).add_(inpt.mul(lam))
+        return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, tv_tensors.TVTensor) else out
+
+
+class CutMix(_BaseMixUpCutMix):
+    """torchvision's CutMix: a box of each image replaced by the same box of the previous image in the batch; the
+    labels mixed by the area kept."""
+
+    def make_params(self, flat_inputs):
+        import math
+        lam = float(self._dist.sample(()))
+        H, W = _query_size(flat_inputs)
+        r_x = ember.randint(W, size=(1,))
+        r_y = ember.randint(H, size=(1,))
+        r = 0.5 * math.sqrt(1.0 - lam)
+        r_w_half, r_h_half = int(r * W), int(r * H)
+        x1 = int(ember.clamp(r_x - r_w_half, min=0))
+        y1 = int(ember.clamp(r_y - r_h_half, min=0))
+        x2 = int(ember.clamp(r_x + r_w_half, max=W))
+        y2 = int(ember.clamp(r_y + r_h_half, max=H))
+        return dict(box=(x1, y1, x2, y2), lam_adjusted=float(1.0 - (x2 - x1) * (y2 - y1) / (W * H)))
+
+    def transform(self, inpt, params):
+        if inpt is params['labels']:
+            return self._mixup_label(inpt, params['lam_adjusted'])
+        if not self._mixes(inpt):
+            return inpt
+        self._check_image_or_video(inpt, params['batch_size'])
+        x1, y1, x2, y2 = params['box']
+        rolled = inpt.roll(1, 0)
+        out = inpt.clone()
+        out[..., y1:y2, x1:x2] = rolled[..., y1:y2, x1:x2]
+        return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, tv_tensors.TVTensor) else out
