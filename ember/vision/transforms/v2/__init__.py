@@ -841,7 +841,7 @@ class _BaseMixUpCutMix(Transform):
 class MixUp(_BaseMixUpCutMix):
     """torchvision's MixUp: ``lam * batch + (1 - lam) * batch.roll(1, 0)``, for the images and the labels.
 
-    >>> ember.manual_seed(0)
+    >>> _ = ember.manual_seed(0)
     >>> images, labels = MixUp(num_classes=3)(ember.rand(4, 3, 8, 8), ember.tensor([0, 1, 2, 0]))
     >>> tuple(images.shape), tuple(labels.shape), round(float(labels.sum()), 4)
     ((4, 3, 8, 8), (4, 3), 4.0)
