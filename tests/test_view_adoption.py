@@ -5,28 +5,11 @@ the errors for views that may not be regenerated."""
 import gc
 import warnings
 
-import numpy as np
 import pytest
 import torch
 
 import ember
-
-
-def observe(fn):
-    try:
-        return ('ok', _plain(fn()))
-    except Exception as e:      # noqa: BLE001 - the error is what is compared
-        return (type(e).__name__, str(e))
-
-
-def _plain(v):
-    if isinstance(v, (tuple, list)):
-        return tuple(_plain(x) for x in v)
-    if hasattr(v, 'tolist') and hasattr(v, 'requires_grad'):
-        return ('tensor', np.round(np.array(v.detach().tolist(), dtype=float), 5).tolist())
-    if hasattr(v, 'next_functions'):
-        return ('node', type(v).__name__)
-    return v
+from test_view_creation_modes import observe
 
 
 def _sibling_view(lib):

@@ -227,13 +227,7 @@ def make_view(self, shape, strides, offset, meta_backend=None):
     else:
         t._base = base
     if not base._keys & AUTOGRAD_BIT:   # the base may gain history later: its views will too (NOTE [view history])
-        views = base._views             # (note_view, inline: most views are of tensors without history)
-        if views is None:
-            base._views = _ViewRefs(t)
-        else:
-            views.append(_weakref(t))
-            if len(views) >= views.cap:
-                views.prune()
+        note_view(base, t)
     return t
 
 
