@@ -1074,17 +1074,25 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
     # pick values, so they stay in the input's dtype
     out = input.to(ember.float32) if blend else input
     aten = ember.ops.aten
+    # NOTE [resampling taps]: each output reads its taps (1 for nearest, 2 for linear, 4 for bicubic) by index,
+    # weighted: a non-finite input reaches only the outputs that read it, as in torch's kernels, where a dense
+    # (out, in) matrix product spreads one inf or nan to every output through its 0 * inf terms. The matrix
+    # product is 2-4x faster for the linear and cubic modes, so a finite input whose values can be read here (a
+    # plain tensor, no dispatch mode, vmap or compile: there the taps, which also show no matrix product to a FLOP
+    # counter, as torch's upsample kernels count none) takes it
+    dense = (antialias or mode not in ('nearest', 'nearest-exact')) and _values_readable(out) and \
+        bool(aten.all.default(aten.isfinite.default(out)))
     for d in reversed(range(nsp)):      # the last dim first: torch's kernels nest it innermost
         dim = 2 + d
-        if antialias:
-            mt = ember.from_numpy(_aa_matrix(isz[d], osz[d], mode, scales[d])).to(dtype=out.dtype,
-                                                                                   device=input.device)
-            out = out.movedim(dim, -1).matmul(mt.transpose(0, 1)).movedim(-1, dim)
+        if antialias or dense:
+            m = _aa_matrix(isz[d], osz[d], mode, scales[d]) if antialias else \
+                _interp_matrix(isz[d], osz[d], mode, align_corners, scales[d], None)
+            mt = ember.from_numpy(m.T.copy()).to(dtype=out.dtype, device=input.device)
+            nd = out.dim()
+            to_last = [i for i in range(nd) if i != dim] + [dim]
+            back = list(range(dim)) + [nd - 1] + list(range(dim, nd - 1))
+            out = aten.permute.default(aten.matmul.default(aten.permute.default(out, to_last), mt), back)
             continue
-        # NOTE [resampling taps]: each output reads its taps (1 for nearest, 2 for linear, 4 for bicubic) by
-        # index, weighted: a non-finite input reaches only the outputs that read it, as in torch's kernels (a
-        # dense (out, in) matrix product spread one inf or nan to every output through its 0 * inf terms), and
-        # no matrix product shows up in a dispatch mode or a FLOP counter (torch's upsample kernels count none)
         acc = None
         for idx, w in _interp_taps(isz[d], osz[d], mode, align_corners, scales[d]):
             v = aten.index_select.default(out, dim, ember.from_numpy(idx).to(input.device))
@@ -1099,6 +1107,15 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
         out = out.round().clamp(info.min, info.max).to(input.dtype)
     # torch's upsampling kernels lay the result out as the input (NOTE [channels_last outputs])
     return aten.contiguous.default(out, memory_format=suggest_memory_format(input))
+
+
+def _values_readable(t):
+    """Whether a kernel choice may read ``t``'s values: a plain tensor with data, outside tracing (no dispatch
+    mode, vmap level or compile, where reading them would make the trace depend on them)."""
+    from ...utils._python_dispatch import _get_current_dispatch_mode
+    from ..._C._functorch import is_batchedtensor
+    return type(t) is ember.Tensor and t.device.type != 'meta' and _get_current_dispatch_mode() is None and \
+        not is_batchedtensor(t) and not ember.compiler.is_compiling()
 
 
 def _interpolate_quantized(input, size, mode, scales):
