@@ -267,3 +267,27 @@ def test_v2_mixup_and_cutmix_as_torchvision():
         v2.MixUp()(imgs, labels)
     with pytest.raises(ValueError, match='Expected a batched input with 4 dims'):
         v2.CutMix(num_classes=3)(imgs[0], labels)
+
+
+def test_v2_random_erasing_draws_as_v1():
+    """v2.RandomErasing: one ``rand(1)`` for ``p``, then v1's draws for the rectangle (compared with torchvision
+    0.28 on torch when written: the same rectangles and pixels for a seed); masks pass through with a warning."""
+    from ember.vision import transforms as v1, tv_tensors
+    from ember.vision.transforms import v2
+    img = ember.rand(3, 16, 20)
+    for value in (0.0, 'random', (0.1, 0.2, 0.3)):
+        ember.manual_seed(3)
+        ember.rand(1)
+        i, j, h, w, v = v1.RandomErasing.get_params(img, scale=(0.1, 0.5), ratio=(0.3, 3.3),
+                                                    value=[0.0] if value == 0.0 else None if value == 'random'
+                                                    else list(value))
+        ember.manual_seed(3)
+        out = v2.RandomErasing(p=1.0, scale=(0.1, 0.5), value=value)(img)
+        changed = (out != img).any(0)
+        assert bool(changed[i:i + h, j:j + w].all()) and int(changed.sum()) == h * w
+    with pytest.warns(UserWarning, match='passing through inputs of type tv_tensors.Mask'):
+        out = v2.RandomErasing(p=1.0)({'image': tv_tensors.Image(img), 'mask': tv_tensors.Mask(ember.ones(16, 20))})
+    assert float(out['mask'].sum()) == 320.0
+    with pytest.raises(ValueError, match="it should be 'random'"):
+        v2.RandomErasing(value='x')
+    assert v2.RandomErasing.get_params is v1.RandomErasing.get_params

@@ -35,7 +35,7 @@ __all__ = ['Transform', 'Compose', 'RandomApply', 'RandomChoice', 'RandomOrder',
            'ToPILImage', 'ToTensor', 'ColorJitter', 'Grayscale', 'RandomGrayscale', 'RGB', 'GaussianBlur',
            'RandomAffine', 'RandomPerspective', 'TenCrop', 'FiveCrop', 'LinearTransformation', 'RandomInvert',
            'RandomPosterize', 'RandomSolarize', 'RandomAdjustSharpness', 'RandomAutocontrast', 'RandomEqualize',
-           'ConvertBoundingBoxFormat', 'ClampBoundingBoxes', 'SanitizeBoundingBoxes', 'MixUp', 'CutMix',
+           'ConvertBoundingBoxFormat', 'ClampBoundingBoxes', 'SanitizeBoundingBoxes', 'MixUp', 'CutMix', 'RandomErasing',
            'InterpolationMode',
            'AutoAugmentPolicy', 'AutoAugment', 'RandAugment', 'TrivialAugmentWide', 'AugMix', 'functional']
 
@@ -890,3 +890,62 @@ class CutMix(_BaseMixUpCutMix):
         out = inpt.clone()
         out[..., y1:y2, x1:x2] = rolled[..., y1:y2, x1:x2]
         return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, tv_tensors.TVTensor) else out
+
+
+class RandomErasing(_RandomApply):
+    """torchvision's v2 RandomErasing: with probability ``p``, a rectangle of the image (``scale`` of its area,
+    aspect ratio in ``ratio``, drawn as torchvision draws it, up to 10 tries) set to ``value`` (a number, one per
+    channel, or ``'random'`` for normal draws). Boxes, keypoints and masks pass through with a warning."""
+    _v1_transform_cls = _v1.RandomErasing
+
+    def __init__(self, p=0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0.0, inplace=False):
+        super().__init__(p=p)
+        if not isinstance(value, (numbers.Number, str, tuple, list)):
+            raise TypeError("Argument value should be either a number or str or a sequence")
+        if isinstance(value, str) and value != "random":
+            raise ValueError("If value is str, it should be 'random'")
+        if not isinstance(scale, Sequence):
+            raise TypeError("Scale should be a sequence")
+        if not isinstance(ratio, Sequence):
+            raise TypeError("Ratio should be a sequence")
+        if scale[0] > scale[1] or ratio[0] > ratio[1]:
+            import warnings
+            warnings.warn("Scale and ratio should be of kind (min, max)")
+        if scale[0] < 0 or scale[1] > 1:
+            raise ValueError("Scale should be between 0 and 1")
+        self.scale, self.ratio, self.inplace = scale, ratio, inplace
+        self.value = None if isinstance(value, str) else \
+            [float(value)] if isinstance(value, numbers.Number) else [float(v) for v in value]
+        self._log_ratio = ember.log(ember.tensor(self.ratio))
+
+    def make_params(self, flat_inputs):
+        import math
+        c, H, W = next(F.get_dimensions(x) for x in flat_inputs
+                       if isinstance(x, (tv_tensors.Image, tv_tensors.Video)) or is_pure_tensor(x) or _is_pil(x))
+        if self.value is not None and len(self.value) not in (1, c):
+            raise ValueError(f"If value is a sequence, it should have either a single value or {c} (number of inpt "
+                             f"channels)")
+        area = H * W
+        lo, hi = self._log_ratio
+        for _ in range(10):
+            erase_area = area * ember.empty(1).uniform_(self.scale[0], self.scale[1]).item()
+            aspect = ember.exp(ember.empty(1).uniform_(lo, hi)).item()
+            h, w = int(round(math.sqrt(erase_area * aspect))), int(round(math.sqrt(erase_area / aspect)))
+            if not (h < H and w < W):
+                continue
+            v = ember.empty([c, h, w], dtype=ember.float32).normal_() if self.value is None else \
+                ember.tensor(self.value)[:, None, None]
+            i = ember.randint(0, H - h + 1, size=(1,)).item()
+            j = ember.randint(0, W - w + 1, size=(1,)).item()
+            return dict(i=i, j=j, h=h, w=w, v=v)
+        return dict(i=0, j=0, h=H, w=W, v=None)
+
+    def transform(self, inpt, params):
+        if isinstance(inpt, (tv_tensors.BoundingBoxes, tv_tensors.Mask)):
+            import warnings
+            warnings.warn(f"{type(self).__name__}() is currently passing through inputs of type "
+                          f"tv_tensors.{type(inpt).__name__}. This will likely change in the future.")
+            return inpt
+        if params['v'] is None:
+            return inpt
+        return F.erase(inpt, params['i'], params['j'], params['h'], params['w'], params['v'], self.inplace)
