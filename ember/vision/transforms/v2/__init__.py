@@ -900,19 +900,7 @@ class RandomErasing(_RandomApply):
 
     def __init__(self, p=0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0.0, inplace=False):
         super().__init__(p=p)
-        if not isinstance(value, (numbers.Number, str, tuple, list)):
-            raise TypeError("Argument value should be either a number or str or a sequence")
-        if isinstance(value, str) and value != "random":
-            raise ValueError("If value is str, it should be 'random'")
-        if not isinstance(scale, Sequence):
-            raise TypeError("Scale should be a sequence")
-        if not isinstance(ratio, Sequence):
-            raise TypeError("Ratio should be a sequence")
-        if scale[0] > scale[1] or ratio[0] > ratio[1]:
-            import warnings
-            warnings.warn("Scale and ratio should be of kind (min, max)")
-        if scale[0] < 0 or scale[1] > 1:
-            raise ValueError("Scale should be between 0 and 1")
+        _v1.RandomErasing(p, scale, ratio, value, inplace)      # v1's argument checks (the same as v2's)
         self.scale, self.ratio, self.inplace = scale, ratio, inplace
         self.value = None if isinstance(value, str) else \
             [float(value)] if isinstance(value, numbers.Number) else [float(v) for v in value]
