@@ -180,14 +180,23 @@ def _low_rank_views(state, index, batches):
     return ps, qs
 
 
-def powerSGD_hook(state, bucket):
-    """Average the bucket with PowerSGD (see the module's docstring): a Future of the bucket's tensor."""
+def _begin(state, bucket):
+    """(group, its size, the bucket's tensor, a Future of a plain all-reduce before ``start_powerSGD_iter`` or
+    None): what both hooks do first."""
     group = state.process_group if state.process_group is not None else dist.group.WORLD
-    world_size = dist.get_world_size(group)
-    input_tensor = bucket.buffer()
+    tensor = bucket.buffer()
+    warm_up = None
     if state.iter < state.start_powerSGD_iter:
         state.maybe_increase_iter(bucket)
-        return default._allreduce_fut(group, input_tensor)
+        warm_up = default._allreduce_fut(group, tensor)
+    return group, dist.get_world_size(group), tensor, warm_up
+
+
+def powerSGD_hook(state, bucket):
+    """Average the bucket with PowerSGD (see the module's docstring): a Future of the bucket's tensor."""
+    group, world_size, input_tensor, warm_up = _begin(state, bucket)
+    if warm_up is not None:
+        return warm_up
     dtype, index = input_tensor.dtype, bucket.index()
     input_tensor_cp = _apply_error_feedback(state, index, input_tensor)
     matrices, uncompressed, ps_size, qs_size = _split_by_compression(state, bucket.gradients())
@@ -261,12 +270,9 @@ def batched_powerSGD_hook(state, bucket):
     """PowerSGD on the whole bucket viewed as one square matrix (zero-padded): fewer, larger products, a coarser
     approximation. A Future of the bucket's values (torch resizes the bucket's own tensor to the padded
     length and back; ember pads a copy, so the bucket's views stay valid)."""
-    group = state.process_group if state.process_group is not None else dist.group.WORLD
-    world_size = dist.get_world_size(group)
-    bucket_tensor = bucket.buffer()
-    if state.iter < state.start_powerSGD_iter:
-        state.maybe_increase_iter(bucket)
-        return default._allreduce_fut(group, bucket_tensor)
+    group, world_size, bucket_tensor, warm_up = _begin(state, bucket)
+    if warm_up is not None:
+        return warm_up
     total_length = bucket_tensor.shape[0]
     state.total_numel_before_compression += total_length
     side = math.ceil(math.sqrt(total_length))
