@@ -192,6 +192,16 @@ def _begin(state, bucket):
     return group, dist.get_world_size(group), tensor, warm_up
 
 
+def _end(state, bucket, index, input_tensor_cp, input_tensor):
+    """What both hooks do last: keep the error for feedback, drop the memories without warm start, count."""
+    if state.use_error_feedback:
+        state.error_dict[index] = input_tensor_cp - input_tensor
+    if not state.warm_start:
+        state.p_memory_dict.clear()
+        state.q_memory_dict.clear()
+    state.maybe_increase_iter(bucket)
+
+
 def powerSGD_hook(state, bucket):
     """Average the bucket with PowerSGD (see the module's docstring): a Future of the bucket's tensor."""
     group, world_size, input_tensor, warm_up = _begin(state, bucket)
@@ -247,12 +257,7 @@ def powerSGD_hook(state, bucket):
                 if tensor.shape[0] > 1:
                     for i, original in enumerate(shape_to_tensors[tensor.shape[1:]]):
                         original.copy_(tensor[i])
-        if state.use_error_feedback:
-            state.error_dict[index] = input_tensor_cp - input_tensor
-        if not state.warm_start:
-            state.p_memory_dict.clear()
-            state.q_memory_dict.clear()
-        state.maybe_increase_iter(bucket)
+        _end(state, bucket, index, input_tensor_cp, input_tensor)
         return input_tensor
 
     return fut.then(_no_grad(unpack_uncompressed_tensors_and_allreduce_ps)).then(_no_grad(compute_qs)) \
@@ -301,12 +306,7 @@ def batched_powerSGD_hook(state, bucket):
     def decompress(fut):
         state.q_memory_dict[index] = fut.value().div_(world_size)
         ember.matmul(state.p_memory_dict[index], state.q_memory_dict[index].t(), out=matrix)
-        if state.use_error_feedback:
-            state.error_dict[index] = input_tensor_cp - input_tensor
-        if not state.warm_start:
-            state.p_memory_dict.clear()
-            state.q_memory_dict.clear()
-        state.maybe_increase_iter(bucket)
+        _end(state, bucket, index, input_tensor_cp, input_tensor)
         return input_tensor[:total_length]
 
     return fut.then(_no_grad(compute_q)).then(_no_grad(decompress))
